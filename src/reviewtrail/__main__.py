@@ -1,0 +1,3 @@
+from reviewtrail.cli import main
+
+main()

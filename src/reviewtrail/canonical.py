@@ -1,0 +1,76 @@
+"""RFC 8785 (JCS) canonical JSON: the only byte form reviewtrail ever hashes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import rfc8785
+
+from reviewtrail.errors import CanonicalJSONError
+
+__all__ = ["canonical_flat", "canonical_json", "canonical_sha256", "loads_canonical"]
+
+
+def canonical_json(value: Any, *, field: str = "value") -> bytes:
+    """Return the RFC 8785 bytes of ``value``.
+
+    Raises :class:`CanonicalJSONError` naming ``field`` for NaN, Infinity, lone
+    surrogates, integers beyond the IEEE-754 safe range and non-JSON types.
+    """
+    try:
+        return rfc8785.dumps(value)
+    except rfc8785.FloatDomainError as exc:
+        raise CanonicalJSONError(f"not representable in canonical JSON ({exc})", field=field) from exc
+    except rfc8785.IntegerDomainError as exc:
+        raise CanonicalJSONError(f"integer outside the JSON safe range ({exc})", field=field) from exc
+    except rfc8785.CanonicalizationError as exc:
+        raise CanonicalJSONError(
+            f"cannot be canonicalized ({exc}); lone surrogates are not allowed", field=field
+        ) from exc
+    except (TypeError, ValueError) as exc:
+        raise CanonicalJSONError(f"not a JSON value ({exc})", field=field) from exc
+
+
+_FLAT_DUMPS = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
+_SAFE_INT = 2**53 - 1
+
+
+def canonical_flat(obj: dict[str, str | int | None], *, field: str = "value") -> bytes:
+    """RFC 8785 bytes of a flat object with ASCII keys and str / int / null values.
+
+    A fast path for fixed-shape headers: for such objects JCS coincides with
+    sorted-key, separator-free JSON without ASCII escaping (strings escape only
+    quote, backslash and control characters, in lowercase ``\\u00xx``). The test
+    suite checks this equivalence against the general implementation.
+    """
+    for key, value in obj.items():
+        if not key.isascii():
+            return canonical_json(obj, field=field)
+        if isinstance(value, bool) or (isinstance(value, int) and abs(value) > _SAFE_INT):
+            return canonical_json(obj, field=field)
+        if isinstance(value, float):
+            return canonical_json(obj, field=field)
+    try:
+        return _FLAT_DUMPS(obj).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise CanonicalJSONError(
+            f"cannot be canonicalized ({exc.reason}); lone surrogates are not allowed", field=field
+        ) from exc
+
+
+def canonical_sha256(value: Any, *, field: str = "value") -> str:
+    """SHA-256 (lowercase hex) of the canonical bytes of ``value``."""
+    return hashlib.sha256(canonical_json(value, field=field)).hexdigest()
+
+
+def loads_canonical(data: bytes, *, field: str = "value") -> Any:
+    """Parse JSON bytes and check they are exactly canonical (RFC 8785)."""
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CanonicalJSONError(f"not valid UTF-8 JSON ({exc})", field=field) from exc
+    if canonical_json(value, field=field) != data:
+        raise CanonicalJSONError("bytes are not in RFC 8785 canonical form", field=field)
+    return value

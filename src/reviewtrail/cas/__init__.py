@@ -1,0 +1,40 @@
+"""Content-addressed storage: SHA-256 addresses, verified reads, no delete.
+
+Public API::
+
+    from reviewtrail.cas import FilesystemCas, MemoryCas, CasRef, CasObjectRef
+"""
+
+from reviewtrail.cas._filesystem import FilesystemCas
+from reviewtrail.cas._memory import MemoryCas
+from reviewtrail.cas._protocol import BARE_SEARCH, CHUNK as CHUNK_SIZE, AnyRef, CasStore, Location, ObjectCheck, VerifyingReader
+from reviewtrail.cas._refs import (
+    DEFAULT_MEDIA_TYPE,
+    POOLS,
+    CasObjectRef,
+    CasRef,
+    Pool,
+    check_hex,
+    parse_address,
+    refs_in,
+)
+
+__all__ = [
+    "BARE_SEARCH",
+    "CHUNK_SIZE",
+    "ObjectCheck",
+    "DEFAULT_MEDIA_TYPE",
+    "POOLS",
+    "AnyRef",
+    "CasObjectRef",
+    "CasRef",
+    "CasStore",
+    "FilesystemCas",
+    "Location",
+    "MemoryCas",
+    "Pool",
+    "VerifyingReader",
+    "check_hex",
+    "parse_address",
+    "refs_in",
+]

@@ -1,0 +1,239 @@
+"""Filesystem CAS: OCI image-layout pools under ``<store>/versioning/<pool>/``.
+
+Publishing protocol (seed §1): write a temporary file in the pool's ``ingest/``
+folder, fsync it, make it read-only, ``os.link`` it to ``blobs/sha256/<hex>``
+(which never overwrites), fsync the ``blobs`` directory. An existing object is
+verified before it is reused; a corrupt one is reported by name, never reused
+and never repaired. A failure at any point leaves nothing under ``blobs/``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from reviewtrail.cas._protocol import CHUNK, CasStore, Location, VerifyingReader
+from reviewtrail.cas._refs import POOLS, Pool, check_hex
+from reviewtrail.errors import CorruptObjectError, StoreNotInitializedError
+
+__all__ = ["FilesystemCas", "OCI_LAYOUT", "OCI_INDEX"]
+
+OCI_LAYOUT = {"imageLayoutVersion": "1.0.0"}
+OCI_INDEX = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": []}
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _load_syncfs() -> object | None:
+    name = ctypes.util.find_library("c")
+    if not name:
+        return None
+    try:
+        libc = ctypes.CDLL(name, use_errno=True)
+        fn = libc.syncfs
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_SYNCFS = _load_syncfs()
+
+
+def _sync_filesystem_of(directory: Path, paths: list[str]) -> None:
+    """Make the data of every staged file durable with one barrier when possible.
+
+    ``syncfs(2)`` flushes the whole filesystem once instead of one fsync per
+    file; without it (non-Linux) each file is fsynced.
+    """
+    if _SYNCFS is not None:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            if _SYNCFS(fd) == 0:  # type: ignore[operator]
+                return
+        finally:
+            os.close(fd)
+    for p in paths:
+        fd = os.open(p, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+class FilesystemCas(CasStore):
+    """The embedded CAS under a store folder."""
+
+    def __init__(self, root: str | os.PathLike[str], *, create: bool = False) -> None:
+        self.root = Path(root)
+        if create:
+            self.initialize()
+        elif not all((self._pool_dir(p) / "oci-layout").is_file() for p in POOLS):
+            raise StoreNotInitializedError(
+                f"no CAS at {self.root}; run 'reviewtrail init' first", field="store"
+            )
+
+    # --- layout ---------------------------------------------------------------------------
+    def _pool_dir(self, pool: Pool) -> Path:
+        return self.root / "versioning" / pool
+
+    def _blobs(self, pool: Pool) -> Path:
+        return self._pool_dir(pool) / "blobs" / "sha256"
+
+    def _ingest(self, pool: Pool) -> Path:
+        return self._pool_dir(pool) / "ingest"
+
+    def _legacy_path(self, hexdigest: str) -> Path:
+        return self.root / "cas" / "sha256" / hexdigest[:2] / hexdigest
+
+    def object_path(self, location: Location, hexdigest: str) -> Path:
+        """Where an object lives (the address is validated first)."""
+        check_hex(hexdigest)
+        if location == "legacy":
+            return self._legacy_path(hexdigest)
+        return self._blobs(location) / hexdigest
+
+    def initialize(self) -> None:
+        """Create both pools' OCI layouts (idempotent, atomic per file)."""
+        for pool in POOLS:
+            base = self._pool_dir(pool)
+            for d in (self._blobs(pool), self._ingest(pool)):
+                d.mkdir(parents=True, exist_ok=True)
+            for name, doc in (("oci-layout", OCI_LAYOUT), ("index.json", OCI_INDEX)):
+                target = base / name
+                if target.exists():
+                    continue
+                fd, tmp = tempfile.mkstemp(dir=self._ingest(pool), prefix=f".{name}.")
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(json.dumps(doc).encode())
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                with contextlib.suppress(FileExistsError):
+                    os.link(tmp, target)
+                os.unlink(tmp)
+            _fsync_dir(base)
+
+    # --- raw primitives -------------------------------------------------------------------
+    def _open_raw(self, location: Location, hexdigest: str) -> BinaryIO | None:
+        try:
+            return open(self.object_path(location, hexdigest), "rb")  # noqa: SIM115
+        except FileNotFoundError:
+            return None
+
+    def _list(self, location: Location) -> Iterator[str]:
+        if location == "legacy":
+            base = self.root / "cas" / "sha256"
+            if not base.is_dir():
+                return
+            for sub in sorted(base.iterdir()):
+                if sub.is_dir():
+                    for entry in sorted(sub.iterdir()):
+                        yield entry.name
+                else:
+                    yield sub.name
+            return
+        blobs = self._blobs(location)
+        if blobs.is_dir():
+            yield from sorted(os.listdir(blobs))
+
+    def _new_temp(self, pool: Pool) -> tuple[int, str]:
+        return tempfile.mkstemp(dir=self._ingest(pool), prefix="put-")
+
+    def _stage_file(self, pool: Pool, path: str) -> tuple[str, int, bytes | str]:
+        h = hashlib.sha256()
+        size = 0
+        fd, tmp = self._new_temp(pool)
+        try:
+            buf = bytearray(CHUNK)
+            view = memoryview(buf)
+            with open(path, "rb", buffering=0) as src:
+                while n := src.readinto(buf):  # type: ignore[attr-defined]
+                    chunk = view[:n]
+                    h.update(chunk)
+                    while chunk:
+                        written = os.write(fd, chunk)
+                        chunk = chunk[written:]
+                    size += n
+            os.fsync(fd)
+            os.fchmod(fd, 0o444)
+        except BaseException:
+            os.close(fd)
+            os.unlink(tmp)
+            raise
+        os.close(fd)
+        return h.hexdigest(), size, tmp
+
+    def _existing_is_intact(self, pool: Pool, hexdigest: str) -> bool:
+        """``False`` when absent; ``True`` when intact; raise when corrupt."""
+        target = self._blobs(pool) / hexdigest
+        try:
+            fh = open(target, "rb")  # noqa: SIM115
+        except FileNotFoundError:
+            return False
+        name = f"{pool}/sha256:{hexdigest}"
+        with VerifyingReader(fh, hexdigest, None, name) as reader:
+            try:
+                while reader.read(CHUNK):
+                    pass
+            except CorruptObjectError as exc:
+                raise CorruptObjectError(
+                    f"existing object {name} at {target} is corrupt; refusing to reuse or replace it"
+                ) from exc
+        return True
+
+    def _publish(self, pool: Pool, blobs: list[tuple[str, bytes | str]]) -> None:
+        blob_dir = self._blobs(pool)
+        staged: list[tuple[str, str]] = []
+        seen: set[str] = set()
+        try:
+            for hexdigest, content in blobs:
+                if hexdigest in seen:
+                    if isinstance(content, str):
+                        os.unlink(content)
+                    continue
+                seen.add(hexdigest)
+                if self._existing_is_intact(pool, hexdigest):
+                    if isinstance(content, str):
+                        os.unlink(content)
+                    continue
+                if isinstance(content, str):
+                    staged.append((hexdigest, content))
+                    continue
+                fd, tmp = self._new_temp(pool)
+                staged.append((hexdigest, tmp))
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(content)
+                    os.fchmod(fh.fileno(), 0o444)
+                    if len(blobs) == 1:
+                        fh.flush()
+                        os.fsync(fh.fileno())
+            if not staged:
+                return
+            if len(blobs) > 1:
+                _sync_filesystem_of(self._ingest(pool), [t for _, t in staged])
+            for hexdigest, tmp in staged:
+                try:
+                    os.link(tmp, blob_dir / hexdigest)
+                except FileExistsError:
+                    # Another writer published the same address first: verify it.
+                    self._existing_is_intact(pool, hexdigest)
+            _fsync_dir(blob_dir)
+        finally:
+            for _, tmp in staged:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)

@@ -1,0 +1,242 @@
+"""The CAS store contract and the logic every backend shares.
+
+Backends implement a handful of raw primitives (open an object's bytes, publish
+new objects, list objects); addressing, pool search order, verification on every
+read and the typed-ref checks live here once.
+"""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+import os
+from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from typing import IO, Literal
+
+from reviewtrail.cas._refs import (
+    DEFAULT_MEDIA_TYPE,
+    POOLS,
+    CasObjectRef,
+    CasRef,
+    Pool,
+    check_media_type,
+    check_pool,
+    parse_address,
+)
+from reviewtrail.errors import CorruptObjectError, InvalidInputError, ObjectNotFoundError
+
+__all__ = ["BARE_SEARCH", "CHUNK", "AnyRef", "CasStore", "Location", "ObjectCheck", "VerifyingReader"]
+
+CHUNK = 1 << 20
+Location = Literal["data", "agent-state", "legacy"]
+AnyRef = CasRef | CasObjectRef | str
+# Search order for a bare hash (seed §1): data, then agent-state, then the legacy layout.
+BARE_SEARCH: tuple[Location, ...] = ("data", "agent-state", "legacy")
+
+
+@dataclass(frozen=True)
+class ObjectCheck:
+    """The outcome of re-hashing one stored object."""
+
+    location: Location
+    name: str
+    size: int
+    problem: str | None
+
+
+class VerifyingReader:
+    """A read-only stream that hashes what it yields and fails at the end on mismatch.
+
+    The final read that reaches end of stream raises :class:`CorruptObjectError`
+    instead of returning ``b""`` when the bytes do not hash to the address or the
+    size differs, so a consumer that reads to the end never accepts corrupt data.
+    """
+
+    def __init__(self, raw: IO[bytes], hexdigest: str, size: int | None, name: str) -> None:
+        self._raw = raw
+        self._expected = hexdigest
+        self._size = size
+        self._hash = hashlib.sha256()
+        self._seen = 0
+        self._name = name
+        self._done = False
+
+    def read(self, n: int = -1) -> bytes:
+        chunk = self._raw.read(n) if n is not None and n >= 0 else self._raw.read()
+        if chunk:
+            self._hash.update(chunk)
+            self._seen += len(chunk)
+            if self._size is not None and self._seen > self._size:
+                raise CorruptObjectError(f"object {self._name} is larger than its recorded size {self._size}")
+        if not chunk or n is None or n < 0:
+            self._finish()
+        return chunk
+
+    def _finish(self) -> None:
+        if self._done:
+            return
+        self._done = True
+        if self._size is not None and self._seen != self._size:
+            raise CorruptObjectError(
+                f"object {self._name} has {self._seen} bytes, its reference says {self._size}"
+            )
+        if self._hash.hexdigest() != self._expected:
+            raise CorruptObjectError(f"object {self._name} does not hash to its address")
+
+    @property
+    def bytes_read(self) -> int:
+        return self._seen
+
+    def close(self) -> None:
+        self._raw.close()
+
+    def __enter__(self) -> VerifyingReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class CasStore(abc.ABC):
+    """A content-addressed store with pools ``data`` and ``agent-state``.
+
+    There is no delete or overwrite: objects are only ever added.
+    """
+
+    # --- raw primitives each backend supplies -------------------------------------------
+    @abc.abstractmethod
+    def _open_raw(self, location: Location, hexdigest: str) -> IO[bytes] | None:
+        """Open an object's stored bytes, or ``None`` when absent."""
+
+    @abc.abstractmethod
+    def _publish(self, pool: Pool, blobs: list[tuple[str, bytes | str]]) -> None:
+        """Durably publish ``(hex, bytes-or-staged-path)`` pairs, never overwriting.
+
+        Must verify an existing object before reusing it and raise
+        :class:`CorruptObjectError` naming it when it is corrupt.
+        """
+
+    @abc.abstractmethod
+    def _list(self, location: Location) -> Iterator[str]:
+        """Yield the names (normally hex addresses) stored at ``location``."""
+
+    def _stage_file(self, pool: Pool, path: str) -> tuple[str, int, bytes | str]:
+        """Read ``path`` once, hashing as it goes; return (hex, size, staged)."""
+        h = hashlib.sha256()
+        parts: list[bytes] = []
+        with open(path, "rb") as fh:
+            while chunk := fh.read(CHUNK):
+                h.update(chunk)
+                parts.append(chunk)
+        data = b"".join(parts)
+        return h.hexdigest(), len(data), data
+
+    # --- writes ---------------------------------------------------------------------------
+    def put(self, data: bytes, *, pool: Pool = "data", media_type: str = DEFAULT_MEDIA_TYPE) -> CasRef:
+        """Store ``data``; return its typed ref. Idempotent."""
+        return self.put_many([data], pool=pool, media_type=media_type)[0]
+
+    def put_many(
+        self, items: Iterable[bytes], *, pool: Pool = "data", media_type: str = DEFAULT_MEDIA_TYPE
+    ) -> list[CasRef]:
+        """Store a batch; one durability barrier for the whole batch."""
+        pool = check_pool(pool)
+        media_type = check_media_type(media_type)
+        blobs: list[tuple[str, bytes | str]] = []
+        refs: list[CasRef] = []
+        for data in items:
+            if not isinstance(data, (bytes, bytearray, memoryview)):
+                raise InvalidInputError(f"expected bytes, got {type(data).__name__}", field="data")
+            raw = bytes(data)
+            hexdigest = hashlib.sha256(raw).hexdigest()
+            blobs.append((hexdigest, raw))
+            refs.append(CasRef(pool=pool, digest=f"sha256:{hexdigest}", size=len(raw), media_type=media_type))
+        self._publish(pool, blobs)
+        return refs
+
+    def put_file(
+        self, path: str | os.PathLike[str], *, pool: Pool = "data", media_type: str = DEFAULT_MEDIA_TYPE
+    ) -> CasRef:
+        """Store a file's bytes, hashing while copying (one pass, constant memory)."""
+        pool = check_pool(pool)
+        media_type = check_media_type(media_type)
+        p = os.fspath(path)
+        if not os.path.isfile(p):
+            raise InvalidInputError(f"{p!r} is not a readable regular file", field="path")
+        hexdigest, size, staged = self._stage_file(pool, p)
+        self._publish(pool, [(hexdigest, staged)])
+        return CasRef(pool=pool, digest=f"sha256:{hexdigest}", size=size, media_type=media_type)
+
+    # --- reads ----------------------------------------------------------------------------
+    def _candidates(self, ref: AnyRef) -> tuple[str, int | None, tuple[Location, ...]]:
+        if isinstance(ref, CasRef):
+            return ref.hash, ref.size, (ref.pool,)
+        if isinstance(ref, CasObjectRef):
+            return ref.hash, ref.size, BARE_SEARCH
+        if isinstance(ref, str):
+            return parse_address(ref), None, BARE_SEARCH
+        raise InvalidInputError(f"not a CAS reference: {type(ref).__name__}", field="ref")
+
+    def locate(self, ref: AnyRef) -> Location | None:
+        """The first location holding this address (without verifying), or ``None``."""
+        hexdigest, _size, where = self._candidates(ref)
+        for loc in where:
+            fh = self._open_raw(loc, hexdigest)
+            if fh is not None:
+                fh.close()
+                return loc
+        return None
+
+    def open(self, ref: AnyRef) -> VerifyingReader:
+        """Open an object for streaming; reading to the end verifies hash and size."""
+        hexdigest, size, where = self._candidates(ref)
+        for loc in where:
+            fh = self._open_raw(loc, hexdigest)
+            if fh is not None:
+                return VerifyingReader(fh, hexdigest, size, f"{loc}/sha256:{hexdigest}")
+        raise ObjectNotFoundError(f"no object sha256:{hexdigest} in {', '.join(where)}", field="ref")
+
+    def read(self, ref: AnyRef) -> bytes:
+        """Return an object's bytes after verifying hash and size."""
+        with self.open(ref) as reader:
+            return reader.read()
+
+    def verify(self, ref: AnyRef) -> bool:
+        """True only when the object exists (in the ref's pool, for typed refs) and is intact."""
+        try:
+            with self.open(ref) as reader:
+                while reader.read(CHUNK):
+                    pass
+        except (ObjectNotFoundError, CorruptObjectError):
+            return False
+        return True
+
+    def has(self, ref: AnyRef) -> bool:
+        """Like :meth:`verify`: present and intact; typed refs also match pool and size."""
+        return self.verify(ref)
+
+    def check_object(self, location: Location, name: str) -> ObjectCheck:
+        """Re-hash one stored object; the result says its size and any problem."""
+        try:
+            hexdigest = parse_address(name)
+        except InvalidInputError:
+            return ObjectCheck(location, name, 0, f"{location}: stray file {name!r} is not a SHA-256 address")
+        label = f"{location}/sha256:{hexdigest}"
+        fh = self._open_raw(location, hexdigest)
+        if fh is None:
+            return ObjectCheck(location, hexdigest, 0, f"{label}: vanished while verifying")
+        reader = VerifyingReader(fh, hexdigest, None, label)
+        try:
+            with reader:
+                while reader.read(CHUNK):
+                    pass
+        except CorruptObjectError as exc:
+            return ObjectCheck(location, hexdigest, reader.bytes_read, str(exc))
+        return ObjectCheck(location, hexdigest, reader.bytes_read, None)
+
+    def iter_objects(self) -> Iterator[tuple[Location, str]]:
+        """Every stored object name, pool by pool, legacy last."""
+        for loc in (*POOLS, "legacy"):
+            for name in self._list(loc):  # type: ignore[arg-type]
+                yield loc, name  # type: ignore[misc]

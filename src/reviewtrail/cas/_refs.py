@@ -1,0 +1,162 @@
+"""CAS references: the only form in which records point at bytes."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from reviewtrail.errors import InvalidAddressError, InvalidInputError
+
+__all__ = [
+    "DEFAULT_MEDIA_TYPE",
+    "POOLS",
+    "CasObjectRef",
+    "CasRef",
+    "Pool",
+    "check_hex",
+    "parse_address",
+    "refs_in",
+]
+
+Pool = Literal["data", "agent-state"]
+POOLS: tuple[Pool, ...] = ("data", "agent-state")
+DEFAULT_MEDIA_TYPE = "application/octet-stream"
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+# RFC 6838 type/subtype with optional parameters; conservative on purpose.
+_MEDIA_TYPE = re.compile(
+    r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}"
+    r"(\s*;\s*[A-Za-z0-9!#$&^_.+-]+=(\"[^\"\\]*\"|[A-Za-z0-9!#$&^_.+-]+))*"
+)
+
+
+def check_hex(value: object, *, field: str = "hash") -> str:
+    """Return ``value`` if it is exactly 64 lowercase hex digits, else raise.
+
+    Runs before any file access: separators, ``..``, a trailing newline and
+    uppercase digits are all rejected.
+    """
+    if not isinstance(value, str) or _HEX64.fullmatch(value) is None:
+        raise InvalidAddressError(
+            f"{value!r} is not a SHA-256 address (exactly 64 lowercase hex digits)", field=field
+        )
+    return value
+
+
+def parse_address(value: str, *, field: str = "address") -> str:
+    """Accept ``<hex>`` or ``sha256:<hex>`` and return the bare hex."""
+    if isinstance(value, str) and value.startswith("sha256:"):
+        return check_hex(value[len("sha256:") :], field=field)
+    return check_hex(value, field=field)
+
+
+def check_pool(value: object, *, field: str = "pool") -> Pool:
+    if value == "data":
+        return "data"
+    if value == "agent-state":
+        return "agent-state"
+    raise InvalidInputError(f"{value!r} is not a pool; use one of {', '.join(POOLS)}", field=field)
+
+
+def check_media_type(value: object, *, field: str = "mediaType") -> str:
+    if not isinstance(value, str) or _MEDIA_TYPE.fullmatch(value) is None:
+        raise InvalidInputError(f"{value!r} is not a media type like 'text/plain'", field=field)
+    return value
+
+
+class CasObjectRef(BaseModel):
+    """``{hash, size}``: the untyped reference records store (seed §1)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    hash: str
+    size: Annotated[int, Field(ge=0)]
+
+    @field_validator("hash")
+    @classmethod
+    def _hash(cls, v: str) -> str:
+        return check_hex(v)
+
+    @property
+    def digest(self) -> str:
+        return f"sha256:{self.hash}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"hash": self.hash, "size": self.size}
+
+
+class CasRef(BaseModel):
+    """``{pool, digest, size, mediaType}``: the typed reference."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    pool: Pool
+    digest: str
+    size: Annotated[int, Field(ge=0)]
+    media_type: str = Field(default=DEFAULT_MEDIA_TYPE, alias="mediaType")
+
+    @field_validator("digest")
+    @classmethod
+    def _digest(cls, v: str) -> str:
+        if not v.startswith("sha256:"):
+            raise InvalidAddressError(f"{v!r} must start with 'sha256:'", field="digest")
+        check_hex(v[len("sha256:") :], field="digest")
+        return v
+
+    @field_validator("media_type")
+    @classmethod
+    def _media(cls, v: str) -> str:
+        return check_media_type(v)
+
+    @property
+    def hash(self) -> str:
+        return self.digest[len("sha256:") :]
+
+    def object_ref(self) -> CasObjectRef:
+        return CasObjectRef(hash=self.hash, size=self.size)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pool": self.pool, "digest": self.digest, "size": self.size, "mediaType": self.media_type}
+
+
+_OBJECT_KEYS = frozenset({"hash", "size"})
+_TYPED_KEYS = frozenset({"pool", "digest", "size", "mediaType"})
+
+
+def refs_in(value: Any) -> list[CasObjectRef | CasRef]:
+    """Every CAS reference in a JSON value, found by shape.
+
+    An object whose keys are exactly ``{hash, size}`` or exactly
+    ``{pool, digest, size, mediaType}`` is a reference. A shape that matches but
+    does not validate raises :class:`InvalidInputError`, so a malformed reference
+    can never slip into the ledger unnoticed.
+    """
+    found: list[CasObjectRef | CasRef] = []
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            keys = item.keys()
+            if keys == _OBJECT_KEYS:
+                found.append(_validate_ref(CasObjectRef, item))
+                continue
+            if keys == _TYPED_KEYS:
+                found.append(_validate_ref(CasRef, item))
+                continue
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return found
+
+
+def _validate_ref(model: type[CasObjectRef] | type[CasRef], item: dict[str, Any]) -> CasObjectRef | CasRef:
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(item)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "ref"
+        raise InvalidInputError(f"malformed CAS reference {item!r}: {first['msg']}", field=loc) from exc

@@ -1,0 +1,11 @@
+"""Command-line interface. Entry point: :func:`main`."""
+
+from __future__ import annotations
+
+__all__ = ["main"]
+
+
+def main() -> None:
+    from reviewtrail.cli._app import main as run
+
+    run()

@@ -1,0 +1,31 @@
+"""The ``reviewtrail`` command: a thin shell over the library.
+
+Command modules import the library inside their functions so ``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from reviewtrail.cli import _cas, _ledger, _store
+
+EXIT_CODES = """Exit codes: 0 ok; 1 internal error; 2 invalid input; 3 not found; \
+4 integrity failure; 5 configuration or backend unavailable; 6 conflict."""
+
+app = typer.Typer(
+    name="reviewtrail",
+    help="Chain of custody for judgments about AI work: a content-addressed store and an "
+    "append-only, hash-chained ledger.\n\n" + EXIT_CODES,
+    epilog="Example: reviewtrail init && reviewtrail cas put results.csv && reviewtrail verify",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("init")(_store.init)
+app.command("verify")(_store.verify)
+app.add_typer(_cas.app, name="cas")
+app.add_typer(_ledger.app, name="ledger")
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,124 @@
+"""``reviewtrail ledger``: read the append-only log."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, table
+
+app = typer.Typer(help="The append-only, hash-chained ledger.", no_args_is_help=True)
+JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
+
+
+@app.command("tail")
+@handle_errors
+def tail(
+    n: Annotated[int, typer.Option("-n", "--lines", min=1, help="How many records.")] = 20,
+    type: Annotated[str | None, typer.Option("--type", help="'name@version' exactly, or 'name' for every version.")] = None,
+    subject: Annotated[str | None, typer.Option("--subject", help="Only records about this subject.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show the last records, oldest first.
+
+    Example: reviewtrail ledger tail -n 5 --type cas.note --json
+    """
+    from reviewtrail.store import Store
+
+    with Store.open() as store:
+        records = store.ledger.tail(n, type=type, subject=subject)
+    if as_json:
+        print_json([r.to_json() for r in records])
+        return
+    if not records:
+        print("no records")
+        return
+    table(
+        "ledger",
+        ["seq", "time", "type", "actor", "privacy", "subject", "hash"],
+        [[str(r.seq), r.time, r.type, r.actor, r.privacy, r.subject or "", r.hash[:16]] for r in records],
+    )
+
+
+@app.command("show")
+@handle_errors
+def show(record_id: Annotated[str, typer.Argument(help="Record id.")], as_json: JsonOpt = False) -> None:
+    """Show one record with its payload, and any records that supersede it.
+
+    Example: reviewtrail ledger show 4706c9ae-a85b-49e3-a849-79e24e1bbcfd --json
+    """
+    import json
+
+    from reviewtrail.store import Store
+
+    with Store.open() as store:
+        record = store.ledger.get(record_id)
+        superseded_by = store.ledger.superseded_by(record_id)
+    doc = record.to_json()
+    doc["supersededBy"] = superseded_by
+    if as_json:
+        print_json(doc)
+    else:
+        for key, value in doc.items():
+            shown = json.dumps(value, ensure_ascii=False, indent=2) if isinstance(value, (dict, list)) else value
+            print(f"{key}: {shown}")
+
+
+@app.command("append")
+@handle_errors
+def append(
+    type: Annotated[str, typer.Option("--type", help="Record type 'name@version', e.g. eval.result@1.")],
+    actor: Annotated[str, typer.Option("--actor", help="Who makes this record.")],
+    privacy: Annotated[str, typer.Option("--privacy", help="public-source, private or sensitive.")],
+    payload: Annotated[
+        str, typer.Option("--payload", help="JSON object, '@FILE' to read it from a file, or '-' for stdin.")
+    ] = "{}",
+    subject: Annotated[str | None, typer.Option("--subject", help="What the record is about.")] = None,
+    supersedes: Annotated[str | None, typer.Option("--supersedes", help="Id of the record this corrects.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Append one record. CAS references in the payload must point at intact objects.
+
+    Example: reviewtrail ledger append --type eval.result@1 --actor alice --privacy private
+    --payload '{"file": {"hash": "<64 hex>", "size": 12}}'
+    """
+    from reviewtrail.ledger import NewRecord
+    from reviewtrail.store import Store
+
+    record = NewRecord.make(
+        type=type,
+        actor=actor,
+        privacy=privacy,
+        payload=_read_payload(payload),
+        subject=subject,
+        supersedes=supersedes,
+    )
+    with Store.open() as store:
+        [env] = store.append([record])
+    if as_json:
+        print_json(env.to_json())
+    else:
+        print(f"seq {env.seq} id {env.id} hash {env.hash}")
+
+
+def _read_payload(value: str) -> object:
+    import json
+    import sys
+
+    from reviewtrail.errors import InvalidInputError
+
+    if value == "-":
+        text = sys.stdin.read()
+    elif value.startswith("@"):
+        try:
+            with open(value[1:], encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError as exc:
+            raise InvalidInputError(f"cannot read {value[1:]!r}: {exc.strerror}", field="payload") from exc
+    else:
+        text = value
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"not valid JSON: {exc}", field="payload") from exc

@@ -1,0 +1,103 @@
+"""The one exception hierarchy of reviewtrail.
+
+Every error a caller can act on derives from :class:`ReviewtrailError` and carries
+the documented process exit code the CLI uses for it (see README, "Exit codes").
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "EXIT_BACKEND",
+    "EXIT_CONFLICT",
+    "EXIT_INTEGRITY",
+    "EXIT_INTERNAL",
+    "EXIT_INVALID",
+    "EXIT_NOT_FOUND",
+    "EXIT_OK",
+    "BackendUnavailableError",
+    "CanonicalJSONError",
+    "ConfigError",
+    "ConflictError",
+    "CorruptObjectError",
+    "IntegrityError",
+    "InvalidAddressError",
+    "InvalidInputError",
+    "NotFoundError",
+    "ObjectNotFoundError",
+    "ReviewtrailError",
+    "StoreNotInitializedError",
+]
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_INVALID = 2
+EXIT_NOT_FOUND = 3
+EXIT_INTEGRITY = 4
+EXIT_BACKEND = 5
+EXIT_CONFLICT = 6
+
+
+class ReviewtrailError(Exception):
+    """Base of every reviewtrail error."""
+
+    exit_code: int = EXIT_INTERNAL
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        self.field = field
+        super().__init__(f"{field}: {message}" if field else message)
+
+
+class InvalidInputError(ReviewtrailError, ValueError):
+    """Input failed validation; ``field`` names what was wrong."""
+
+    exit_code = EXIT_INVALID
+
+
+class CanonicalJSONError(InvalidInputError):
+    """A value has no RFC 8785 form (NaN, Infinity, lone surrogate, huge int...)."""
+
+
+class InvalidAddressError(InvalidInputError):
+    """A CAS address is not exactly 64 lowercase hex digits (or ``sha256:`` + that)."""
+
+
+class NotFoundError(ReviewtrailError, LookupError):
+    """Something asked for does not exist."""
+
+    exit_code = EXIT_NOT_FOUND
+
+
+class ObjectNotFoundError(NotFoundError):
+    """No CAS object with this address (in the pools searched)."""
+
+
+class IntegrityError(ReviewtrailError):
+    """Stored bytes or records do not match their recorded hashes."""
+
+    exit_code = EXIT_INTEGRITY
+
+
+class CorruptObjectError(IntegrityError):
+    """A CAS object's bytes do not hash to its address, or its size differs."""
+
+
+class ConflictError(ReviewtrailError):
+    """The operation conflicts with what is already recorded."""
+
+    exit_code = EXIT_CONFLICT
+
+
+class ConfigError(ReviewtrailError):
+    """Configuration is missing or invalid."""
+
+    exit_code = EXIT_BACKEND
+
+
+class StoreNotInitializedError(ConfigError):
+    """No reviewtrail store at the configured location."""
+
+
+class BackendUnavailableError(ReviewtrailError):
+    """A configured backend (database, object store) cannot be reached."""
+
+    exit_code = EXIT_BACKEND

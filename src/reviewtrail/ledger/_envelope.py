@@ -1,0 +1,234 @@
+"""The ledger envelope and its hash chain: pure functions, no I/O.
+
+Chain rule (documented in docs/architecture.md)::
+
+    header      = {seq, id, type, time, actor, privacy, subject, supersedes,
+                   payloadHash, prevHash}
+    payloadHash = sha256(payload)            # payload is RFC 8785 bytes
+    hash        = sha256(ascii(prevHash) || JCS(header))
+    prevHash    = hash of record seq-1, or 64 zeros for seq 1
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import uuid
+from functools import cached_property
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from reviewtrail.canonical import canonical_flat, canonical_json
+from reviewtrail.cas import refs_in
+from reviewtrail.errors import InvalidInputError
+
+__all__ = [
+    "GENESIS_HASH",
+    "PRIVACY_LEVELS",
+    "Envelope",
+    "NewRecord",
+    "Privacy",
+    "chain_problems",
+    "compute_hash",
+    "format_time",
+    "header_of",
+    "seal",
+]
+
+Privacy = Literal["public-source", "private", "sensitive"]
+PRIVACY_LEVELS: tuple[Privacy, ...] = ("public-source", "private", "sensitive")
+GENESIS_HASH = "0" * 64
+TYPE_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*@[1-9][0-9]{0,8}")
+_MAX_TEXT = 1024
+
+
+def format_time(moment: datetime) -> str:
+    """RFC 3339 UTC with microseconds and a ``Z``."""
+    if moment.tzinfo is None:
+        raise InvalidInputError("must be timezone-aware", field="time")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _check_text(value: str, field: str) -> str:
+    if not value or len(value) > _MAX_TEXT or any(ord(c) < 32 for c in value):
+        raise ValueError(f"{field} must be 1..{_MAX_TEXT} printable characters")
+    return value
+
+
+class NewRecord(BaseModel):
+    """A record to append; the ledger assigns ``seq`` and the hashes."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    type: str
+    actor: str
+    privacy: Privacy
+    payload: Any = Field(default_factory=dict)
+    subject: str | None = None
+    supersedes: str | None = None
+    id: str = Field(default_factory=lambda: str(uuid.uuid4()))
+    time: datetime | None = None
+
+    @field_validator("type")
+    @classmethod
+    def _type(cls, v: str) -> str:
+        if TYPE_PATTERN.fullmatch(v) is None:
+            raise ValueError(f"{v!r} is not 'name@version' (e.g. 'cas.put@1')")
+        return v
+
+    @field_validator("actor", "id")
+    @classmethod
+    def _text(cls, v: str) -> str:
+        return _check_text(v, "value")
+
+    @field_validator("subject", "supersedes")
+    @classmethod
+    def _opt_text(cls, v: str | None) -> str | None:
+        return None if v is None else _check_text(v, "value")
+
+    @classmethod
+    def make(cls, **fields: Any) -> NewRecord:
+        """Build a record, turning validation failures into :class:`InvalidInputError`."""
+        try:
+            return cls(**fields)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            loc = ".".join(str(p) for p in first["loc"]) or "record"
+            raise InvalidInputError(first["msg"], field=loc) from exc
+
+
+class Envelope(BaseModel):
+    """A sealed ledger record."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
+
+    seq: int
+    id: str
+    type: str
+    time: str
+    actor: str
+    privacy: str
+    subject: str | None
+    supersedes: str | None
+    payload: bytes
+    payload_hash: str = Field(alias="payloadHash")
+    prev_hash: str = Field(alias="prevHash")
+    hash: str
+
+    @cached_property
+    def payload_value(self) -> Any:
+        """The payload parsed as JSON (parsed once, then cached)."""
+        return json.loads(self.payload)
+
+    def payload_json(self) -> Any:
+        return self.payload_value
+
+    def to_json(self) -> dict[str, Any]:
+        """The wire form: every envelope field, payload decoded as JSON."""
+        doc = header_of(self)
+        doc["payload"] = self.payload_json()
+        doc["hash"] = self.hash
+        return doc
+
+
+def header_of(env: Envelope) -> dict[str, Any]:
+    return {
+        "seq": env.seq,
+        "id": env.id,
+        "type": env.type,
+        "time": env.time,
+        "actor": env.actor,
+        "privacy": env.privacy,
+        "subject": env.subject,
+        "supersedes": env.supersedes,
+        "payloadHash": env.payload_hash,
+        "prevHash": env.prev_hash,
+    }
+
+
+def compute_hash(prev_hash: str, header: dict[str, Any]) -> str:
+    return hashlib.sha256(prev_hash.encode("utf-8") + canonical_flat(header, field="envelope")).hexdigest()
+
+
+def encode_payload(record: NewRecord) -> bytes:
+    """Canonical payload bytes; malformed CAS references are rejected here."""
+    refs_in(record.payload)
+    return canonical_json(record.payload, field="payload")
+
+
+def seal(record: NewRecord, *, seq: int, prev_hash: str, now: datetime, payload: bytes | None = None) -> Envelope:
+    """Turn a new record into the envelope at ``seq`` after ``prev_hash``."""
+    body = encode_payload(record) if payload is None else payload
+    time = format_time(record.time or now)
+    header = {
+        "seq": seq,
+        "id": record.id,
+        "type": record.type,
+        "time": time,
+        "actor": record.actor,
+        "privacy": record.privacy,
+        "subject": record.subject,
+        "supersedes": record.supersedes,
+        "payloadHash": hashlib.sha256(body).hexdigest(),
+        "prevHash": prev_hash,
+    }
+    return Envelope(
+        seq=seq,
+        id=record.id,
+        type=record.type,
+        time=time,
+        actor=record.actor,
+        privacy=record.privacy,
+        subject=record.subject,
+        supersedes=record.supersedes,
+        payload=body,
+        payload_hash=header["payloadHash"],
+        prev_hash=prev_hash,
+        hash=compute_hash(prev_hash, header),
+    )
+
+
+def record_problems(env: Envelope) -> list[str]:
+    """What is wrong with one envelope on its own (not its link to the previous one)."""
+    where = f"ledger seq {env.seq} ({env.id})"
+    problems: list[str] = []
+    if hashlib.sha256(env.payload).hexdigest() != env.payload_hash:
+        problems.append(f"{where}: payload does not hash to payloadHash")
+    try:
+        if canonical_json(json.loads(env.payload)) != env.payload:
+            problems.append(f"{where}: payload bytes are not canonical JSON")
+    except (ValueError, InvalidInputError):
+        problems.append(f"{where}: payload is not valid JSON")
+    if TYPE_PATTERN.fullmatch(env.type) is None:
+        problems.append(f"{where}: type {env.type!r} is not 'name@version'")
+    if env.privacy not in PRIVACY_LEVELS:
+        problems.append(f"{where}: privacy {env.privacy!r} is not one of {', '.join(PRIVACY_LEVELS)}")
+    try:
+        expected = compute_hash(env.prev_hash, header_of(env))
+    except InvalidInputError:
+        expected = None
+    if expected != env.hash:
+        problems.append(f"{where}: hash does not match the envelope")
+    return problems
+
+
+def chain_problems(envelopes: Iterable[Envelope]) -> Iterator[str]:
+    """Every broken link, gap or altered record in an ordered run of envelopes from seq 1."""
+    prev_hash = GENESIS_HASH
+    expected_seq = 1
+    seen_ids: set[str] = set()
+    for env in envelopes:
+        if env.seq != expected_seq:
+            yield f"ledger: expected seq {expected_seq}, found {env.seq} (gap or reorder)"
+        if env.prev_hash != prev_hash:
+            yield f"ledger seq {env.seq} ({env.id}): prevHash does not match the hash of seq {env.seq - 1}"
+        if env.id in seen_ids:
+            yield f"ledger seq {env.seq}: id {env.id} used twice"
+        seen_ids.add(env.id)
+        yield from record_problems(env)
+        prev_hash = env.hash
+        expected_seq = env.seq + 1

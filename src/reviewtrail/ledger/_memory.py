@@ -1,0 +1,83 @@
+"""In-memory ledger for tests: same contract, nothing durable."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import Any
+
+from reviewtrail.ledger._envelope import Envelope, NewRecord
+from reviewtrail.ledger._projections import Projection
+from reviewtrail.ledger._protocol import Ledger, check_range, missing, parse_type_filter, seal_batch
+
+__all__ = ["MemoryLedger"]
+
+
+class MemoryLedger(Ledger):
+    def __init__(self, projections: Iterable[Projection] | None = None) -> None:
+        super().__init__(projections)
+        self._records: list[Envelope] = []
+        self._by_id: dict[str, Envelope] = {}
+        self._tables_data: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {t: {} for t in self._tables}
+        self._lock = threading.Lock()
+
+    def _append(self, records: list[NewRecord], payloads: list[bytes], now: datetime) -> list[Envelope]:
+        with self._lock:
+            last = self._records[-1] if self._records else None
+            envs = seal_batch(
+                records,
+                payloads,
+                head=(last.seq, last.hash) if last else None,
+                now=now,
+                known_ids=lambda ids: {i for i in ids if i in self._by_id},
+            )
+            rows = self._projection_rows(envs)  # computed before any state changes
+            self._records.extend(envs)
+            self._by_id.update((e.id, e) for e in envs)
+            for table, row in rows:
+                key = tuple(row[k] for k in self._tables[table].key)
+                self._tables_data[table][key] = dict(row)
+            return envs
+
+    def read(
+        self,
+        *,
+        start: int = 1,
+        end: int | None = None,
+        type: str | None = None,
+        subject: str | None = None,
+        limit: int | None = None,
+    ) -> Iterator[Envelope]:
+        check_range(start, end, limit)
+        tf = parse_type_filter(type) if type is not None else None
+        count = 0
+        for env in list(self._records[start - 1 : end]):
+            if limit is not None and count >= limit:
+                return
+            if (tf is None or tf.matches(env.type)) and (subject is None or env.subject == subject):
+                count += 1
+                yield env
+
+    def get(self, record_id: str) -> Envelope:
+        try:
+            return self._by_id[record_id]
+        except KeyError:
+            raise missing(record_id) from None
+
+    def head(self) -> Envelope | None:
+        return self._records[-1] if self._records else None
+
+    def tail(self, n: int = 20, *, type: str | None = None, subject: str | None = None) -> list[Envelope]:
+        matched = list(self.read(type=type, subject=subject))
+        return matched[-n:] if n > 0 else []
+
+    def _select_rows(self, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
+        return [
+            dict(r) for r in self._tables_data[table].values() if all(r.get(k) == v for k, v in where.items())
+        ]
+
+    # Test hook: what only an attacker with write access to memory could do.
+    def tamper(self, seq: int, **changes: Any) -> None:
+        env = self._records[seq - 1]
+        self._records[seq - 1] = env.model_copy(update=changes)

@@ -1,0 +1,128 @@
+"""Projections: query tables derived from records, written in the append's transaction.
+
+A projection is pure: given an envelope it returns the rows to upsert. Backends
+create its tables, apply its rows inside the same transaction as the append, and
+rebuild it from the whole ledger when its version changes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from reviewtrail.cas import CasObjectRef, refs_in
+from reviewtrail.ledger._envelope import Envelope
+
+__all__ = [
+    "BUILTIN_PROJECTIONS",
+    "Projection",
+    "ProjectionTable",
+    "Row",
+    "registered_projections",
+    "register_projection",
+]
+
+ColumnKind = Literal["text", "int"]
+Row = tuple[str, dict[str, Any]]
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,40}")
+
+
+@dataclass(frozen=True)
+class ProjectionTable:
+    """A query table: columns with kinds, and the key rows are upserted on."""
+
+    name: str
+    columns: tuple[tuple[str, ColumnKind], ...]
+    key: tuple[str, ...]
+    indexes: tuple[tuple[str, ...], ...] = ()
+
+    def __post_init__(self) -> None:
+        names = [c for c, _ in self.columns]
+        for n in (self.name, *names):
+            if _NAME.fullmatch(n) is None:
+                raise ValueError(f"bad projection identifier {n!r}")
+        if not set(self.key) <= set(names) or not self.key:
+            raise ValueError(f"key of {self.name} must be a non-empty subset of its columns")
+        for idx in self.indexes:
+            if not set(idx) <= set(names):
+                raise ValueError(f"index on {self.name} names unknown columns {idx}")
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(c for c, _ in self.columns)
+
+
+@dataclass(frozen=True)
+class Projection:
+    """A named, versioned set of tables and the pure function that fills them."""
+
+    name: str
+    version: int
+    tables: tuple[ProjectionTable, ...]
+    rows: Callable[[Envelope], Iterable[Row]] = field(compare=False)
+
+    def table(self, name: str) -> ProjectionTable:
+        for t in self.tables:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+
+def _cas_ref_rows(env: Envelope) -> Iterable[Row]:
+    for ref in refs_in(env.payload_value):
+        pool = None if isinstance(ref, CasObjectRef) else ref.pool
+        yield "cas_refs", {"seq": env.seq, "hash": ref.hash, "size": ref.size, "pool": pool or ""}
+
+
+def _supersession_rows(env: Envelope) -> Iterable[Row]:
+    if env.supersedes is not None:
+        yield "supersessions", {"superseded_id": env.supersedes, "by_id": env.id, "seq": env.seq}
+
+
+CAS_REFS = Projection(
+    name="cas_refs",
+    version=1,
+    tables=(
+        ProjectionTable(
+            "cas_refs",
+            (("seq", "int"), ("hash", "text"), ("size", "int"), ("pool", "text")),
+            key=("seq", "hash", "pool"),
+            indexes=(("hash",),),
+        ),
+    ),
+    rows=_cas_ref_rows,
+)
+
+SUPERSESSIONS = Projection(
+    name="supersessions",
+    version=1,
+    tables=(
+        ProjectionTable(
+            "supersessions",
+            (("superseded_id", "text"), ("by_id", "text"), ("seq", "int")),
+            key=("superseded_id", "by_id"),
+        ),
+    ),
+    rows=_supersession_rows,
+)
+
+BUILTIN_PROJECTIONS: tuple[Projection, ...] = (CAS_REFS, SUPERSESSIONS)
+_REGISTRY: dict[str, Projection] = {p.name: p for p in BUILTIN_PROJECTIONS}
+
+
+def register_projection(projection: Projection) -> None:
+    """Make a projection part of every ledger opened afterwards."""
+    existing = _REGISTRY.get(projection.name)
+    if existing is not None and existing is not projection:
+        raise ValueError(f"projection {projection.name!r} is already registered")
+    tables = {t.name for p in _REGISTRY.values() if p is not projection for t in p.tables}
+    clash = tables & {t.name for t in projection.tables}
+    if clash:
+        raise ValueError(f"projection tables already taken: {sorted(clash)}")
+    _REGISTRY[projection.name] = projection
+
+
+def registered_projections() -> tuple[Projection, ...]:
+    return tuple(_REGISTRY.values())

@@ -1,0 +1,187 @@
+"""The ledger contract and the logic every backend shares."""
+
+from __future__ import annotations
+
+import abc
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from reviewtrail.errors import ConflictError, InvalidInputError, NotFoundError
+from reviewtrail.ledger._envelope import (
+    GENESIS_HASH,
+    TYPE_PATTERN,
+    Envelope,
+    NewRecord,
+    chain_problems,
+    encode_payload,
+    seal,
+)
+from reviewtrail.ledger._projections import Projection, Row, registered_projections
+
+__all__ = ["Ledger", "TypeFilter", "parse_type_filter"]
+
+_TYPE_NAME = re.compile(r"[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*")
+
+
+class TypeFilter:
+    """``name@version`` matches one version exactly; a bare ``name`` matches every version."""
+
+    def __init__(self, exact: str | None, prefix: str | None) -> None:
+        self.exact = exact
+        self.prefix = prefix
+
+    def matches(self, type_: str) -> bool:
+        if self.exact is not None:
+            return type_ == self.exact
+        assert self.prefix is not None
+        return type_.startswith(self.prefix)
+
+
+def parse_type_filter(value: str) -> TypeFilter:
+    if "@" in value:
+        if TYPE_PATTERN.fullmatch(value) is None:
+            raise InvalidInputError(f"{value!r} is not 'name@version'", field="type")
+        return TypeFilter(value, None)
+    if _TYPE_NAME.fullmatch(value) is None:
+        raise InvalidInputError(f"{value!r} is not a record type name", field="type")
+    return TypeFilter(None, value + "@")
+
+
+def seal_batch(
+    records: Sequence[NewRecord],
+    payloads: Sequence[bytes],
+    *,
+    head: tuple[int, str] | None,
+    now: datetime,
+    known_ids: Callable[[list[str]], set[str]],
+) -> list[Envelope]:
+    """Seal a batch after ``head`` (seq, hash); reject reused ids and dangling supersedes."""
+    ids = [r.id for r in records]
+    wanted = set(ids) | {r.supersedes for r in records if r.supersedes is not None}
+    existing = known_ids(sorted(wanted))
+    for r in records:
+        if r.id in existing:
+            raise ConflictError(f"a record with id {r.id!r} already exists", field="id")
+    seq, prev = head if head is not None else (0, GENESIS_HASH)
+    batch_ids: set[str] = set()
+    out: list[Envelope] = []
+    for record, payload in zip(records, payloads, strict=True):
+        if record.supersedes is not None and record.supersedes not in existing | batch_ids:
+            raise InvalidInputError(f"no earlier record with id {record.supersedes!r}", field="supersedes")
+        seq += 1
+        env = seal(record, seq=seq, prev_hash=prev, now=now, payload=payload)
+        out.append(env)
+        prev = env.hash
+        batch_ids.add(record.id)
+    return out
+
+
+class Ledger(abc.ABC):
+    """An append-only, hash-chained log of typed, versioned records.
+
+    There is no update or delete; a correction is a new record whose
+    ``supersedes`` names the record it corrects.
+    """
+
+    def __init__(self, projections: Iterable[Projection] | None = None) -> None:
+        self.projections: tuple[Projection, ...] = (
+            tuple(projections) if projections is not None else registered_projections()
+        )
+        self._tables = {t.name: t for p in self.projections for t in p.tables}
+
+    # --- writes ---------------------------------------------------------------------------
+    def append(self, records: Iterable[NewRecord]) -> list[Envelope]:
+        """Append a batch atomically: all records get consecutive seqs, or none is written."""
+        batch = list(records)
+        if not batch:
+            return []
+        for i, r in enumerate(batch):
+            if not isinstance(r, NewRecord):
+                raise InvalidInputError(f"expected NewRecord, got {type(r).__name__}", field=f"records[{i}]")
+        ids = [r.id for r in batch]
+        if len(set(ids)) != len(ids):
+            raise InvalidInputError("the same id appears twice in one batch", field="id")
+        payloads = [encode_payload(r) for r in batch]
+        return self._append(batch, payloads, datetime.now(UTC))
+
+    @abc.abstractmethod
+    def _append(self, records: list[NewRecord], payloads: list[bytes], now: datetime) -> list[Envelope]:
+        """Seal and store the batch and its projection rows in one transaction."""
+
+    def _projection_rows(self, envelopes: Iterable[Envelope]) -> list[Row]:
+        rows: list[Row] = []
+        for env in envelopes:
+            for projection in self.projections:
+                rows.extend(projection.rows(env))
+        return rows
+
+    # --- reads ----------------------------------------------------------------------------
+    @abc.abstractmethod
+    def read(
+        self,
+        *,
+        start: int = 1,
+        end: int | None = None,
+        type: str | None = None,
+        subject: str | None = None,
+        limit: int | None = None,
+    ) -> Iterator[Envelope]:
+        """Records with ``start <= seq <= end`` in seq order, optionally filtered."""
+
+    @abc.abstractmethod
+    def get(self, record_id: str) -> Envelope:
+        """The record with this id; :class:`NotFoundError` when there is none."""
+
+    @abc.abstractmethod
+    def head(self) -> Envelope | None:
+        """The last record, or ``None`` for an empty ledger."""
+
+    @abc.abstractmethod
+    def tail(self, n: int = 20, *, type: str | None = None, subject: str | None = None) -> list[Envelope]:
+        """The last ``n`` matching records, oldest first."""
+
+    @abc.abstractmethod
+    def _select_rows(self, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
+        """Projection rows with column equality filters."""
+
+    def rows(self, table: str, **where: Any) -> list[dict[str, Any]]:
+        """Query a projection table: ``ledger.rows("cas_refs", hash=h)``."""
+        spec = self._tables.get(table)
+        if spec is None:
+            raise NotFoundError(f"no projection table {table!r}", field="table")
+        unknown = set(where) - set(spec.column_names)
+        if unknown:
+            raise InvalidInputError(f"unknown columns {sorted(unknown)} for {table}", field="where")
+        return self._select_rows(table, where)
+
+    def superseded_by(self, record_id: str) -> list[str]:
+        """Ids of records that name ``record_id`` as superseded, in append order."""
+        return [r["by_id"] for r in sorted(self.rows("supersessions", superseded_id=record_id), key=lambda r: r["seq"])]
+
+    def verify(self) -> Iterator[str]:
+        """Every problem in the chain: gaps, broken links, altered records."""
+        return chain_problems(self.read())
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release connections."""
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def check_range(start: int, end: int | None, limit: int | None) -> None:
+    if start < 1:
+        raise InvalidInputError("must be >= 1", field="start")
+    if end is not None and end < start:
+        raise InvalidInputError("must be >= start", field="end")
+    if limit is not None and limit < 0:
+        raise InvalidInputError("must be >= 0", field="limit")
+
+
+def missing(record_id: str) -> NotFoundError:
+    return NotFoundError(f"no record with id {record_id!r}", field="id")

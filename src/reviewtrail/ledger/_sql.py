@@ -1,0 +1,330 @@
+"""What the SQLite and PostgreSQL ledgers share: schema, migrations, queries.
+
+SQL is written once with ``?`` placeholders and ``{BLOB}``/``{BIGINT}`` type
+names; each backend supplies its dialect, transactions and write lock.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from reviewtrail.ledger._envelope import Envelope, NewRecord
+from reviewtrail.ledger._projections import Projection, ProjectionTable
+from reviewtrail.ledger._protocol import Ledger, check_range, missing, parse_type_filter, seal_batch
+
+__all__ = ["SCHEMA_VERSION", "Cursor", "SqlLedger"]
+
+_COLUMNS = "seq, id, type, time, actor, privacy, subject, supersedes, payload, payload_hash, prev_hash, hash"
+_PAGE = 1000
+_ID_CHUNK = 500
+
+
+class Cursor(Protocol):
+    def execute(self, sql: str, params: Sequence[Any] = ..., /) -> Any: ...
+    def executemany(self, sql: str, params: Iterable[Sequence[Any]], /) -> Any: ...
+    def fetchall(self) -> list[Any]: ...
+    def fetchone(self) -> Any: ...
+
+
+# Versioned migrations: (version, description, statements). Never edit a shipped one; add a new one.
+MIGRATIONS: list[tuple[int, str, list[str]]] = [
+    (
+        1,
+        "records table, indexes, projection state",
+        [
+            """CREATE TABLE rt_records (
+                seq {BIGINT} PRIMARY KEY,
+                id TEXT NOT NULL UNIQUE,
+                type TEXT NOT NULL,
+                time TEXT NOT NULL,
+                actor TEXT NOT NULL,
+                privacy TEXT NOT NULL,
+                subject TEXT,
+                supersedes TEXT,
+                payload {BLOB} NOT NULL,
+                payload_hash TEXT NOT NULL,
+                prev_hash TEXT NOT NULL,
+                hash TEXT NOT NULL
+            )""",
+            "CREATE INDEX rt_records_type ON rt_records (type, seq)",
+            "CREATE INDEX rt_records_subject ON rt_records (subject, seq)",
+            "CREATE TABLE rt_projection_state (name TEXT PRIMARY KEY, version INTEGER NOT NULL)",
+            "{APPEND_ONLY}",
+        ],
+    ),
+]
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+def _row_to_env(row: Sequence[Any]) -> Envelope:
+    return Envelope(
+        seq=row[0],
+        id=row[1],
+        type=row[2],
+        time=row[3],
+        actor=row[4],
+        privacy=row[5],
+        subject=row[6],
+        supersedes=row[7],
+        payload=bytes(row[8]),
+        payload_hash=row[9],
+        prev_hash=row[10],
+        hash=row[11],
+    )
+
+
+def _env_row(env: Envelope) -> tuple[Any, ...]:
+    return (
+        env.seq,
+        env.id,
+        env.type,
+        env.time,
+        env.actor,
+        env.privacy,
+        env.subject,
+        env.supersedes,
+        env.payload,
+        env.payload_hash,
+        env.prev_hash,
+        env.hash,
+    )
+
+
+class SqlLedger(Ledger):
+    dialect: str
+    types: dict[str, str]
+    append_only_ddl: list[str]
+
+    def __init__(self, projections: Iterable[Projection] | None = None) -> None:
+        super().__init__(projections)
+        self._migrate()
+        self._sync_projections()
+
+    # --- dialect hooks ----------------------------------------------------------------------
+    @abc.abstractmethod
+    def _write_txn(self) -> contextlib.AbstractContextManager[Cursor]:
+        """A transaction holding the ledger's single-writer lock."""
+
+    @abc.abstractmethod
+    def _read(self) -> contextlib.AbstractContextManager[Cursor]:
+        """A cursor for reads (each statement sees committed data)."""
+
+    @abc.abstractmethod
+    def _migration_lock(self, cur: Cursor) -> None:
+        """Serialize schema changes among processes (inside the write transaction)."""
+
+    def _q(self, sql: str) -> str:
+        return sql
+
+    def _ddl(self, stmt: str) -> list[str]:
+        if stmt == "{APPEND_ONLY}":
+            return list(self.append_only_ddl)
+        return [stmt.format(**self.types)]
+
+    # --- schema ---------------------------------------------------------------------------
+    def _migrate(self) -> None:
+        with self._write_txn() as cur:
+            self._migration_lock(cur)
+            cur.execute(
+                "CREATE TABLE IF NOT EXISTS rt_migrations (version INTEGER PRIMARY KEY, "
+                "description TEXT NOT NULL, applied_at TEXT NOT NULL)"
+            )
+            cur.execute("SELECT version FROM rt_migrations")
+            done = {r[0] for r in cur.fetchall()}
+            for version, description, statements in MIGRATIONS:
+                if version in done:
+                    continue
+                for stmt in statements:
+                    for sql in self._ddl(stmt):
+                        cur.execute(sql)
+                cur.execute(
+                    self._q("INSERT INTO rt_migrations (version, description, applied_at) VALUES (?, ?, ?)"),
+                    (version, description, datetime.now(UTC).isoformat()),
+                )
+
+    def schema_version(self) -> int:
+        with self._read() as cur:
+            cur.execute("SELECT MAX(version) FROM rt_migrations")
+            return int(cur.fetchone()[0] or 0)
+
+    def _table_ddl(self, table: ProjectionTable) -> list[str]:
+        kinds = {"text": "TEXT", "int": self.types["BIGINT"]}
+        cols = ", ".join(f"{c} {kinds[k]}" for c, k in table.columns)
+        stmts = [f"CREATE TABLE IF NOT EXISTS rt_p_{table.name} ({cols}, PRIMARY KEY ({', '.join(table.key)}))"]
+        for idx in table.indexes:
+            stmts.append(
+                f"CREATE INDEX IF NOT EXISTS rt_p_{table.name}_{'_'.join(idx)} ON rt_p_{table.name} ({', '.join(idx)})"
+            )
+        return stmts
+
+    def _sync_projections(self) -> None:
+        """Create projection tables; rebuild any whose version changed since last time."""
+        with self._read() as cur:
+            cur.execute("SELECT name, version FROM rt_projection_state")
+            state = {r[0]: r[1] for r in cur.fetchall()}
+        stale = [p for p in self.projections if state.get(p.name) != p.version]
+        if not stale:
+            return
+        with self._write_txn() as cur:
+            self._migration_lock(cur)
+            cur.execute("SELECT name, version FROM rt_projection_state")
+            state = {r[0]: r[1] for r in cur.fetchall()}
+            stale = [p for p in self.projections if state.get(p.name) != p.version]
+            for p in stale:
+                for table in p.tables:
+                    for sql in self._table_ddl(table):
+                        cur.execute(sql)
+                    cur.execute(f"DELETE FROM rt_p_{table.name}")
+            if stale:
+                self._replay(cur, stale)
+            for p in stale:
+                cur.execute(self._q("DELETE FROM rt_projection_state WHERE name = ?"), (p.name,))
+                cur.execute(self._q("INSERT INTO rt_projection_state (name, version) VALUES (?, ?)"), (p.name, p.version))
+
+    def _replay(self, cur: Cursor, projections: list[Projection]) -> None:
+        last = 0
+        while True:
+            cur.execute(
+                self._q(f"SELECT {_COLUMNS} FROM rt_records WHERE seq > ? ORDER BY seq LIMIT ?"), (last, _PAGE)
+            )
+            page = [_row_to_env(r) for r in cur.fetchall()]
+            if not page:
+                return
+            rows = [row for env in page for p in projections for row in p.rows(env)]
+            self._write_rows(cur, rows)
+            last = page[-1].seq
+
+    def _write_rows(self, cur: Cursor, rows: list[tuple[str, dict[str, Any]]]) -> None:
+        by_table: dict[str, list[dict[str, Any]]] = {}
+        for table, row in rows:
+            by_table.setdefault(table, []).append(row)
+        for name, items in by_table.items():
+            spec = self._tables[name]
+            cols = spec.column_names
+            others = [c for c in cols if c not in spec.key]
+            conflict = (
+                "DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in others) if others else "DO NOTHING"
+            )
+            sql = (
+                f"INSERT INTO rt_p_{name} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)}) "
+                f"ON CONFLICT ({', '.join(spec.key)}) {conflict}"
+            )
+            cur.executemany(self._q(sql), [tuple(r[c] for c in cols) for r in items])
+
+    # --- writes ---------------------------------------------------------------------------
+    def _known_ids(self, cur: Cursor, ids: list[str]) -> set[str]:
+        found: set[str] = set()
+        for i in range(0, len(ids), _ID_CHUNK):
+            chunk = ids[i : i + _ID_CHUNK]
+            cur.execute(
+                self._q(f"SELECT id FROM rt_records WHERE id IN ({', '.join('?' for _ in chunk)})"), chunk
+            )
+            found.update(r[0] for r in cur.fetchall())
+        return found
+
+    def _append(self, records: list[NewRecord], payloads: list[bytes], now: datetime) -> list[Envelope]:
+        with self._write_txn() as cur:
+            cur.execute("SELECT seq, hash FROM rt_records ORDER BY seq DESC LIMIT 1")
+            last = cur.fetchone()
+            envs = seal_batch(
+                records,
+                payloads,
+                head=(int(last[0]), str(last[1])) if last else None,
+                now=now,
+                known_ids=lambda ids: self._known_ids(cur, ids),
+            )
+            cur.executemany(
+                self._q(f"INSERT INTO rt_records ({_COLUMNS}) VALUES ({', '.join('?' * 12)})"),
+                [_env_row(e) for e in envs],
+            )
+            self._write_rows(cur, self._projection_rows(envs))
+            return envs
+
+    # --- reads ----------------------------------------------------------------------------
+    def _filters(self, type: str | None, subject: str | None) -> tuple[str, list[Any]]:
+        sql, params = "", []
+        if type is not None:
+            tf = parse_type_filter(type)
+            if tf.exact is not None:
+                sql += " AND type = ?"
+                params.append(tf.exact)
+            else:
+                assert tf.prefix is not None
+                sql += " AND type LIKE ? ESCAPE '!'"
+                escaped = tf.prefix.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+                params.append(escaped + "%")
+        if subject is not None:
+            sql += " AND subject = ?"
+            params.append(subject)
+        return sql, params
+
+    def read(
+        self,
+        *,
+        start: int = 1,
+        end: int | None = None,
+        type: str | None = None,
+        subject: str | None = None,
+        limit: int | None = None,
+    ) -> Iterator[Envelope]:
+        check_range(start, end, limit)
+        extra, params = self._filters(type, subject)
+        if end is not None:
+            extra += " AND seq <= ?"
+            params.append(end)
+        last = start - 1
+        remaining = limit
+        while remaining is None or remaining > 0:
+            page = _PAGE if remaining is None else min(_PAGE, remaining)
+            with self._read() as cur:
+                cur.execute(
+                    self._q(f"SELECT {_COLUMNS} FROM rt_records WHERE seq > ?{extra} ORDER BY seq LIMIT ?"),
+                    [last, *params, page],
+                )
+                rows = cur.fetchall()
+            if not rows:
+                return
+            for row in rows:
+                yield _row_to_env(row)
+            last = rows[-1][0]
+            if remaining is not None:
+                remaining -= len(rows)
+            if len(rows) < page:
+                return
+
+    def get(self, record_id: str) -> Envelope:
+        with self._read() as cur:
+            cur.execute(self._q(f"SELECT {_COLUMNS} FROM rt_records WHERE id = ?"), (record_id,))
+            row = cur.fetchone()
+        if row is None:
+            raise missing(record_id)
+        return _row_to_env(row)
+
+    def head(self) -> Envelope | None:
+        with self._read() as cur:
+            cur.execute(f"SELECT {_COLUMNS} FROM rt_records ORDER BY seq DESC LIMIT 1")
+            row = cur.fetchone()
+        return None if row is None else _row_to_env(row)
+
+    def tail(self, n: int = 20, *, type: str | None = None, subject: str | None = None) -> list[Envelope]:
+        if n <= 0:
+            return []
+        extra, params = self._filters(type, subject)
+        with self._read() as cur:
+            cur.execute(
+                self._q(f"SELECT {_COLUMNS} FROM rt_records WHERE seq > 0{extra} ORDER BY seq DESC LIMIT ?"),
+                [*params, n],
+            )
+            rows = cur.fetchall()
+        return [_row_to_env(r) for r in reversed(rows)]
+
+    def _select_rows(self, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
+        cols = self._tables[table].column_names
+        clause = " AND ".join(f"{k} = ?" for k in where) or "1 = 1"
+        with self._read() as cur:
+            cur.execute(self._q(f"SELECT {', '.join(cols)} FROM rt_p_{table} WHERE {clause}"), list(where.values()))
+            return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
