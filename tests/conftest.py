@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from support.pgserver import PgServer, find_bindir  # noqa: E402
+from support.pgserver import PgServer, find_bindir
 
 STRICT = os.environ.get("REVIEWTRAIL_STRICT") == "1"
 

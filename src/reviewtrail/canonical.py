@@ -10,7 +10,7 @@ import rfc8785
 
 from reviewtrail.errors import CanonicalJSONError
 
-__all__ = ["canonical_flat", "canonical_json", "canonical_sha256", "loads_canonical"]
+__all__ = ["canonical_flat", "canonical_json", "canonical_sha256", "loads_canonical", "loads_json"]
 
 
 def canonical_json(value: Any, *, field: str = "value") -> bytes:
@@ -65,10 +65,21 @@ def canonical_sha256(value: Any, *, field: str = "value") -> str:
     return hashlib.sha256(canonical_json(value, field=field)).hexdigest()
 
 
+def _parse_int(text: str) -> int | float:
+    # JCS numbers are IEEE-754 doubles: 2**53 written by a float must read back as one.
+    value = int(text)
+    return value if abs(value) <= _SAFE_INT else float(value)
+
+
+def loads_json(data: bytes | str) -> Any:
+    """Parse JSON the way canonical bytes are meant: integers beyond 2**53 are doubles."""
+    return json.loads(data, parse_int=_parse_int)
+
+
 def loads_canonical(data: bytes, *, field: str = "value") -> Any:
     """Parse JSON bytes and check they are exactly canonical (RFC 8785)."""
     try:
-        value = json.loads(data.decode("utf-8"))
+        value = loads_json(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CanonicalJSONError(f"not valid UTF-8 JSON ({exc})", field=field) from exc
     if canonical_json(value, field=field) != data:

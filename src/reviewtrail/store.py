@@ -152,7 +152,9 @@ class Store:
             report.refs_checked += 1
             where: tuple[Location, ...] = (ref.pool,) if isinstance(ref, CasRef) else BARE_SEARCH
             label = f"ledger seq {env.seq} ({env.id}) -> {ref.digest}"
-            found = next(((loc, ref.hash) for loc in where if (loc, ref.hash) in intact or (loc, ref.hash) in bad), None)
+            found = next(
+                ((loc, ref.hash) for loc in where if (loc, ref.hash) in intact or (loc, ref.hash) in bad), None
+            )
             if found is None:
                 problems.append(f"{label}: object missing from {', '.join(where)}")
             elif found in bad:
@@ -160,4 +162,3 @@ class Store:
             elif intact[found] != ref.size:
                 problems.append(f"{label}: size {ref.size} recorded, object has {intact[found]} bytes")
         return problems
-

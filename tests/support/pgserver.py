@@ -6,6 +6,7 @@ Used by the tests and the benchmarks. As root, the server runs as the
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pwd
@@ -54,13 +55,30 @@ class PgServer:
 
     def start(self) -> PgServer:
         self._run(
-            str(self.bindir / "initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust",
-            "-E", "UTF8", "--locale=C", "--no-sync",
+            str(self.bindir / "initdb"),
+            "-D",
+            str(self.data),
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--locale=C",
+            "--no-sync",
         )
         opts = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.tmp} -c max_connections=100"
         self._run(
-            str(self.bindir / "pg_ctl"), "-D", str(self.data), "-o", opts,
-            "-l", str(self.tmp / "server.log"), "-w", "-t", "60", "start",
+            str(self.bindir / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-o",
+            opts,
+            "-l",
+            str(self.tmp / "server.log"),
+            "-w",
+            "-t",
+            "60",
+            "start",
         )
         return self
 
@@ -77,10 +95,8 @@ class PgServer:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
 
     def stop(self) -> None:
-        try:
+        with contextlib.suppress(subprocess.CalledProcessError):
             self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")
-        except subprocess.CalledProcessError:
-            pass
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def __enter__(self) -> PgServer:

@@ -7,7 +7,17 @@ Public API::
 
 from reviewtrail.cas._filesystem import FilesystemCas
 from reviewtrail.cas._memory import MemoryCas
-from reviewtrail.cas._protocol import BARE_SEARCH, CHUNK as CHUNK_SIZE, AnyRef, CasStore, Location, ObjectCheck, VerifyingReader
+from reviewtrail.cas._protocol import (
+    BARE_SEARCH,
+    AnyRef,
+    CasStore,
+    Location,
+    ObjectCheck,
+    VerifyingReader,
+)
+from reviewtrail.cas._protocol import (
+    CHUNK as CHUNK_SIZE,
+)
 from reviewtrail.cas._refs import (
     DEFAULT_MEDIA_TYPE,
     POOLS,
@@ -22,7 +32,6 @@ from reviewtrail.cas._refs import (
 __all__ = [
     "BARE_SEARCH",
     "CHUNK_SIZE",
-    "ObjectCheck",
     "DEFAULT_MEDIA_TYPE",
     "POOLS",
     "AnyRef",
@@ -32,6 +41,7 @@ __all__ = [
     "FilesystemCas",
     "Location",
     "MemoryCas",
+    "ObjectCheck",
     "Pool",
     "VerifyingReader",
     "check_hex",

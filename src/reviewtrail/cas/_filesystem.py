@@ -24,7 +24,7 @@ from reviewtrail.cas._protocol import CHUNK, CasStore, Location, VerifyingReader
 from reviewtrail.cas._refs import POOLS, Pool, check_hex
 from reviewtrail.errors import CorruptObjectError, StoreNotInitializedError
 
-__all__ = ["FilesystemCas", "OCI_LAYOUT", "OCI_INDEX"]
+__all__ = ["OCI_INDEX", "OCI_LAYOUT", "FilesystemCas"]
 
 OCI_LAYOUT = {"imageLayoutVersion": "1.0.0"}
 OCI_INDEX = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": []}
@@ -84,9 +84,7 @@ class FilesystemCas(CasStore):
         if create:
             self.initialize()
         elif not all((self._pool_dir(p) / "oci-layout").is_file() for p in POOLS):
-            raise StoreNotInitializedError(
-                f"no CAS at {self.root}; run 'reviewtrail init' first", field="store"
-            )
+            raise StoreNotInitializedError(f"no CAS at {self.root}; run 'reviewtrail init' first", field="store")
 
     # --- layout ---------------------------------------------------------------------------
     def _pool_dir(self, pool: Pool) -> Path:
@@ -131,7 +129,7 @@ class FilesystemCas(CasStore):
     # --- raw primitives -------------------------------------------------------------------
     def _open_raw(self, location: Location, hexdigest: str) -> BinaryIO | None:
         try:
-            return open(self.object_path(location, hexdigest), "rb")  # noqa: SIM115
+            return open(self.object_path(location, hexdigest), "rb")
         except FileNotFoundError:
             return None
 
@@ -162,7 +160,7 @@ class FilesystemCas(CasStore):
             buf = bytearray(CHUNK)
             view = memoryview(buf)
             with open(path, "rb", buffering=0) as src:
-                while n := src.readinto(buf):  # type: ignore[attr-defined]
+                while n := src.readinto(buf):
                     chunk = view[:n]
                     h.update(chunk)
                     while chunk:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import abc
 import hashlib
 import os
-from dataclasses import dataclass
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import IO, Literal
 
 from reviewtrail.cas._refs import (
@@ -78,9 +78,7 @@ class VerifyingReader:
             return
         self._done = True
         if self._size is not None and self._seen != self._size:
-            raise CorruptObjectError(
-                f"object {self._name} has {self._seen} bytes, its reference says {self._size}"
-            )
+            raise CorruptObjectError(f"object {self._name} has {self._seen} bytes, its reference says {self._size}")
         if self._hash.hexdigest() != self._expected:
             raise CorruptObjectError(f"object {self._name} does not hash to its address")
 

@@ -39,9 +39,7 @@ def check_hex(value: object, *, field: str = "hash") -> str:
     uppercase digits are all rejected.
     """
     if not isinstance(value, str) or _HEX64.fullmatch(value) is None:
-        raise InvalidAddressError(
-            f"{value!r} is not a SHA-256 address (exactly 64 lowercase hex digits)", field=field
-        )
+        raise InvalidAddressError(f"{value!r} is not a SHA-256 address (exactly 64 lowercase hex digits)", field=field)
     return value
 
 

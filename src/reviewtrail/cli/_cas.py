@@ -18,7 +18,9 @@ JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
 @handle_errors
 def put(
     file: Annotated[Path, typer.Argument(help="File to store.", dir_okay=False)],
-    pool: Annotated[str, typer.Option(help="Pool: 'data' (workspace files) or 'agent-state' (agent run data).")] = "data",
+    pool: Annotated[
+        str, typer.Option(help="Pool: 'data' (workspace files) or 'agent-state' (agent run data).")
+    ] = "data",
     media_type: Annotated[str, typer.Option("--media-type", help="Media type recorded in the typed ref.")] = (
         "application/octet-stream"
     ),

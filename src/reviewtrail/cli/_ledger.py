@@ -16,7 +16,9 @@ JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
 @handle_errors
 def tail(
     n: Annotated[int, typer.Option("-n", "--lines", min=1, help="How many records.")] = 20,
-    type: Annotated[str | None, typer.Option("--type", help="'name@version' exactly, or 'name' for every version.")] = None,
+    type: Annotated[
+        str | None, typer.Option("--type", help="'name@version' exactly, or 'name' for every version.")
+    ] = None,
     subject: Annotated[str | None, typer.Option("--subject", help="Only records about this subject.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -37,7 +39,11 @@ def tail(
     table(
         "ledger",
         ["seq", "time", "type", "actor", "privacy", "subject", "hash"],
-        [[str(r.seq), r.time, r.type, r.actor, r.privacy, r.subject or "", r.hash[:16]] for r in records],
+        [
+            [str(r.seq), r.time[:19].replace("T", " "), r.type, r.actor, r.privacy, r.subject or "", r.hash[:12]]
+            for r in records
+        ],
+        no_wrap=("seq", "time", "type", "hash"),
     )
 
 

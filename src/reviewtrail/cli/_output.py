@@ -41,19 +41,24 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
         except ReviewtrailError as exc:
             fail(str(exc), exc.exit_code, as_json=as_json, field=exc.field, kind=type(exc).__name__)
         except OSError as exc:
-            fail(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), EXIT_INTERNAL, as_json=as_json, kind="OSError")
+            fail(
+                f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "),
+                EXIT_INTERNAL,
+                as_json=as_json,
+                kind="OSError",
+            )
         raise AssertionError("unreachable")  # pragma: no cover
 
     return wrapper
 
 
-def table(title: str, columns: list[str], rows: list[list[str]]) -> None:
+def table(title: str, columns: list[str], rows: list[list[str]], *, no_wrap: tuple[str, ...] = ()) -> None:
     from rich.console import Console
     from rich.table import Table
 
     t = Table(title=title)
     for c in columns:
-        t.add_column(c, overflow="fold")
+        t.add_column(c, overflow="fold", no_wrap=c in no_wrap)
     for r in rows:
         t.add_row(*r)
     Console().print(t)

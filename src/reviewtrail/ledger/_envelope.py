@@ -12,17 +12,16 @@ Chain rule (documented in docs/architecture.md)::
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import uuid
-from functools import cached_property
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from reviewtrail.canonical import canonical_flat, canonical_json
+from reviewtrail.canonical import canonical_flat, canonical_json, loads_json
 from reviewtrail.cas import refs_in
 from reviewtrail.errors import InvalidInputError
 
@@ -122,7 +121,7 @@ class Envelope(BaseModel):
     @cached_property
     def payload_value(self) -> Any:
         """The payload parsed as JSON (parsed once, then cached)."""
-        return json.loads(self.payload)
+        return loads_json(self.payload)
 
     def payload_json(self) -> Any:
         return self.payload_value
@@ -199,7 +198,7 @@ def record_problems(env: Envelope) -> list[str]:
     if hashlib.sha256(env.payload).hexdigest() != env.payload_hash:
         problems.append(f"{where}: payload does not hash to payloadHash")
     try:
-        if canonical_json(json.loads(env.payload)) != env.payload:
+        if canonical_json(loads_json(env.payload)) != env.payload:
             problems.append(f"{where}: payload bytes are not canonical JSON")
     except (ValueError, InvalidInputError):
         problems.append(f"{where}: payload is not valid JSON")

@@ -73,9 +73,7 @@ class MemoryLedger(Ledger):
         return matched[-n:] if n > 0 else []
 
     def _select_rows(self, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
-        return [
-            dict(r) for r in self._tables_data[table].values() if all(r.get(k) == v for k, v in where.items())
-        ]
+        return [dict(r) for r in self._tables_data[table].values() if all(r.get(k) == v for k, v in where.items())]
 
     # Test hook: what only an attacker with write access to memory could do.
     def tamper(self, seq: int, **changes: Any) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 from reviewtrail.errors import BackendUnavailableError
 from reviewtrail.ledger._projections import Projection
@@ -25,8 +25,8 @@ _MIGRATION_LOCK_KEY = 0x5245_5654  # "REVT"
 
 class PostgresLedger(SqlLedger):
     dialect = "postgresql"
-    types = {"BLOB": "BYTEA", "BIGINT": "BIGINT"}
-    append_only_ddl = [
+    types: ClassVar[dict[str, str]] = {"BLOB": "BYTEA", "BIGINT": "BIGINT"}
+    append_only_ddl: ClassVar[list[str]] = [
         """CREATE OR REPLACE FUNCTION rt_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN RAISE EXCEPTION 'ledger records are append-only'; END $$""",
         "CREATE TRIGGER rt_records_no_change BEFORE UPDATE OR DELETE ON rt_records "

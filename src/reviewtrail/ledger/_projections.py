@@ -20,8 +20,8 @@ __all__ = [
     "Projection",
     "ProjectionTable",
     "Row",
-    "registered_projections",
     "register_projection",
+    "registered_projections",
 ]
 
 ColumnKind = Literal["text", "int"]

@@ -10,7 +10,7 @@ import abc
 import contextlib
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from reviewtrail.ledger._envelope import Envelope, NewRecord
 from reviewtrail.ledger._projections import Projection, ProjectionTable
@@ -95,9 +95,9 @@ def _env_row(env: Envelope) -> tuple[Any, ...]:
 
 
 class SqlLedger(Ledger):
-    dialect: str
-    types: dict[str, str]
-    append_only_ddl: list[str]
+    dialect: ClassVar[str]
+    types: ClassVar[dict[str, str]]
+    append_only_ddl: ClassVar[list[str]]
 
     def __init__(self, projections: Iterable[Projection] | None = None) -> None:
         super().__init__(projections)
@@ -183,14 +183,14 @@ class SqlLedger(Ledger):
                 self._replay(cur, stale)
             for p in stale:
                 cur.execute(self._q("DELETE FROM rt_projection_state WHERE name = ?"), (p.name,))
-                cur.execute(self._q("INSERT INTO rt_projection_state (name, version) VALUES (?, ?)"), (p.name, p.version))
+                cur.execute(
+                    self._q("INSERT INTO rt_projection_state (name, version) VALUES (?, ?)"), (p.name, p.version)
+                )
 
     def _replay(self, cur: Cursor, projections: list[Projection]) -> None:
         last = 0
         while True:
-            cur.execute(
-                self._q(f"SELECT {_COLUMNS} FROM rt_records WHERE seq > ? ORDER BY seq LIMIT ?"), (last, _PAGE)
-            )
+            cur.execute(self._q(f"SELECT {_COLUMNS} FROM rt_records WHERE seq > ? ORDER BY seq LIMIT ?"), (last, _PAGE))
             page = [_row_to_env(r) for r in cur.fetchall()]
             if not page:
                 return
@@ -206,9 +206,7 @@ class SqlLedger(Ledger):
             spec = self._tables[name]
             cols = spec.column_names
             others = [c for c in cols if c not in spec.key]
-            conflict = (
-                "DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in others) if others else "DO NOTHING"
-            )
+            conflict = "DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in others) if others else "DO NOTHING"
             sql = (
                 f"INSERT INTO rt_p_{name} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)}) "
                 f"ON CONFLICT ({', '.join(spec.key)}) {conflict}"
@@ -220,9 +218,7 @@ class SqlLedger(Ledger):
         found: set[str] = set()
         for i in range(0, len(ids), _ID_CHUNK):
             chunk = ids[i : i + _ID_CHUNK]
-            cur.execute(
-                self._q(f"SELECT id FROM rt_records WHERE id IN ({', '.join('?' for _ in chunk)})"), chunk
-            )
+            cur.execute(self._q(f"SELECT id FROM rt_records WHERE id IN ({', '.join('?' for _ in chunk)})"), chunk)
             found.update(r[0] for r in cur.fetchall())
         return found
 

@@ -7,6 +7,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
+from typing import ClassVar
 
 from reviewtrail.errors import BackendUnavailableError
 from reviewtrail.ledger._projections import Projection
@@ -19,8 +20,8 @@ _BUSY_TIMEOUT_S = 60.0
 
 class SqliteLedger(SqlLedger):
     dialect = "sqlite"
-    types = {"BLOB": "BLOB", "BIGINT": "INTEGER"}
-    append_only_ddl = [
+    types: ClassVar[dict[str, str]] = {"BLOB": "BLOB", "BIGINT": "INTEGER"}
+    append_only_ddl: ClassVar[list[str]] = [
         "CREATE TRIGGER rt_records_no_update BEFORE UPDATE ON rt_records "
         "BEGIN SELECT RAISE(ABORT, 'ledger records are append-only'); END",
         "CREATE TRIGGER rt_records_no_delete BEFORE DELETE ON rt_records "

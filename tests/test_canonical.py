@@ -1,0 +1,85 @@
+"""RFC 8785 canonical JSON: errors for what has no canonical form; the flat fast path agrees."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import rfc8785
+from hypothesis import given
+from hypothesis import strategies as st
+
+from reviewtrail.canonical import canonical_flat, canonical_json, loads_canonical, loads_json
+from reviewtrail.errors import CanonicalJSONError, InvalidInputError
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(exclude_categories=("Cs",))),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(st.text(st.characters(exclude_categories=("Cs",)), max_size=8), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, {"a": [1, math.nan]}])
+def test_nan_and_infinity_are_rejected_with_the_field_named(bad: object) -> None:
+    with pytest.raises(CanonicalJSONError) as err:
+        canonical_json(bad, field="payload")
+    assert err.value.field == "payload"
+    assert isinstance(err.value, InvalidInputError)
+
+
+@pytest.mark.parametrize("bad", ["\ud800", {"k": "x\udfffy"}, {"\ud800": 1}])
+def test_lone_surrogates_are_rejected(bad: object) -> None:
+    with pytest.raises(CanonicalJSONError, match="surrogate"):
+        canonical_json(bad)
+
+
+def test_huge_integers_and_non_json_types_are_rejected() -> None:
+    with pytest.raises(CanonicalJSONError):
+        canonical_json(2**60)
+    with pytest.raises(CanonicalJSONError):
+        canonical_json({"a": object()})
+
+
+def test_known_vector() -> None:
+    # RFC 8785 §3.2.3 style: keys sorted by UTF-16 code units, numbers in ECMAScript form.
+    assert canonical_json({"b": 1.0, "a": [1e21, 0.5], "\u20ac": "x", "\U0001f600": None}) == (
+        b'{"a":[1e+21,0.5],"b":1,"\xe2\x82\xac":"x","\xf0\x9f\x98\x80":null}'
+    )
+
+
+@given(json_values)
+def test_canonical_bytes_round_trip_and_are_stable(value: object) -> None:
+    data = canonical_json(value)
+    assert canonical_json(loads_canonical(data)) == data
+    assert canonical_json(loads_json(data)) == data
+
+
+@given(
+    st.dictionaries(
+        st.text(st.characters(max_codepoint=127), min_size=1, max_size=12),
+        st.none() | st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1) | st.text(),
+        max_size=12,
+    )
+)
+def test_flat_fast_path_matches_rfc8785(obj: dict[str, str | int | None]) -> None:
+    try:
+        expected = rfc8785.dumps(obj)
+    except rfc8785.CanonicalizationError:
+        with pytest.raises(CanonicalJSONError):
+            canonical_flat(obj)
+        return
+    assert canonical_flat(obj) == expected
+
+
+def test_non_canonical_bytes_are_refused() -> None:
+    with pytest.raises(CanonicalJSONError, match="canonical"):
+        loads_canonical(b'{"b":1, "a":2}')
+    with pytest.raises(CanonicalJSONError):
+        loads_canonical(b"NaN")

@@ -1,0 +1,169 @@
+"""Whole-store verification: every object, every link, every reference; any changed byte is reported."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from reviewtrail.cas import CasRef, FilesystemCas, MemoryCas
+from reviewtrail.config import Settings
+from reviewtrail.errors import InvalidInputError, StoreNotInitializedError
+from reviewtrail.ledger import MemoryLedger, NewRecord
+from reviewtrail.store import Store
+
+
+def make_store(tmp_path: Path) -> Store:
+    root = tmp_path / "store"
+    return Store.init(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
+
+
+def populate(store: Store) -> list[CasRef]:
+    a = store.cas.put(b"alpha file bytes\n", media_type="text/plain")
+    b = store.cas.put(b"agent transcript", pool="agent-state")
+    store.append(
+        [
+            NewRecord(type="t.file@1", actor="x", privacy="private", payload={"file": a.to_json()}),
+            NewRecord(type="t.run@1", actor="x", privacy="private", payload={"log": b.object_ref().to_json()}),
+            NewRecord(type="t.note@1", actor="x", privacy="public-source", payload={"text": "no refs"}),
+        ]
+    )
+    return [a, b]
+
+
+def test_intact_store_verifies(tmp_path: Path) -> None:
+    with make_store(tmp_path) as store:
+        populate(store)
+        report = store.verify()
+    assert report.ok, report.problems
+    assert (report.objects_checked, report.records_checked, report.refs_checked) == (2, 3, 2)
+
+
+def test_verify_reports_progress(tmp_path: Path) -> None:
+    seen: list[tuple[str, int, int]] = []
+    with make_store(tmp_path) as store:
+        populate(store)
+        store.verify(progress=lambda phase, adv, total: seen.append((phase, adv, total)))
+    assert seen.count(("objects", 1, 2)) == 2 and seen.count(("records", 1, 3)) == 3
+
+
+def test_every_byte_of_every_object_is_covered(tmp_path: Path) -> None:
+    with make_store(tmp_path) as store:
+        refs = populate(store)
+        cas = store.cas
+        assert isinstance(cas, FilesystemCas)
+        for ref in refs:
+            path = cas.object_path(ref.pool, ref.hash)
+            original = path.read_bytes()
+            path.chmod(0o644)
+            for i in range(len(original)):
+                changed = bytearray(original)
+                changed[i] ^= 0x20
+                path.write_bytes(bytes(changed))
+                report = store.verify()
+                assert not report.ok
+                assert any(ref.hash in p for p in report.problems), (i, report.problems)
+            path.write_bytes(original)
+        assert store.verify().ok
+
+
+def test_every_byte_of_every_record_is_covered(tmp_path: Path) -> None:
+    with make_store(tmp_path) as store:
+        populate(store)
+    db = tmp_path / "store" / "ledger.sqlite"
+    conn = sqlite3.connect(db)
+    conn.execute("DROP TRIGGER rt_records_no_update")
+    columns = ["id", "type", "time", "actor", "privacy", "subject", "payload", "payload_hash", "prev_hash", "hash"]
+    rows = conn.execute(f"SELECT seq, {', '.join(columns)} FROM rt_records").fetchall()
+    conn.commit()
+    for row in rows:
+        seq = row[0]
+        for col, value in zip(columns, row[1:], strict=True):
+            if value is None:
+                continue
+            raw = bytes(value) if isinstance(value, bytes) else value.encode()
+            for i in range(0, len(raw), max(1, len(raw) // 7)):
+                changed = bytearray(raw)
+                changed[i] ^= 0x01
+                new: bytes | str = bytes(changed) if isinstance(value, bytes) else bytes(changed).decode("latin-1")
+                conn.execute(f"UPDATE rt_records SET {col} = ? WHERE seq = ?", (new, seq))
+                conn.commit()
+                with Store.open(Settings(store=tmp_path / "store", database_url=f"sqlite:///{db}")) as store:
+                    report = store.verify()
+                assert not report.ok, (seq, col, i)
+                conn.execute(f"UPDATE rt_records SET {col} = ? WHERE seq = ?", (value, seq))
+                conn.commit()
+    conn.close()
+    with Store.open(Settings(store=tmp_path / "store", database_url=f"sqlite:///{db}")) as store:
+        assert store.verify().ok
+
+
+def test_missing_and_wrong_size_references_are_reported(tmp_path: Path) -> None:
+    cas, ledger = MemoryCas(), MemoryLedger()
+    store = Store(cas, ledger)
+    ref = cas.put(b"12345")
+    ghost = hashlib.sha256(b"never stored").hexdigest()
+    ledger.append(
+        [
+            NewRecord(type="t.a@1", actor="x", privacy="private", payload={"f": {"hash": ghost, "size": 12}}),
+            NewRecord(type="t.b@1", actor="x", privacy="private", payload={"f": {"hash": ref.hash, "size": 4}}),
+            NewRecord(
+                type="t.c@1",
+                actor="x",
+                privacy="private",
+                payload={"f": CasRef(pool="agent-state", digest=ref.digest, size=5).to_json()},
+            ),
+        ]
+    )
+    problems = store.verify().problems
+    assert any("seq 1" in p and "missing" in p for p in problems)
+    assert any("seq 2" in p and "size 4" in p for p in problems)
+    assert any("seq 3" in p and "agent-state" in p for p in problems)
+
+
+def test_store_append_refuses_dangling_references(tmp_path: Path) -> None:
+    with make_store(tmp_path) as store:
+        ghost = {"hash": "0" * 64, "size": 1}
+        with pytest.raises(InvalidInputError) as err:
+            store.append([NewRecord(type="t.a@1", actor="x", privacy="private", payload={"f": ghost})])
+        assert err.value.field == "records[0].payload"
+        assert store.ledger.head() is None
+
+
+def test_legacy_objects_are_verified(tmp_path: Path) -> None:
+    with make_store(tmp_path) as store:
+        data = b"written by an old version"
+        h = hashlib.sha256(data).hexdigest()
+        legacy = tmp_path / "store" / "cas" / "sha256" / h[:2] / h
+        legacy.parent.mkdir(parents=True)
+        legacy.write_bytes(data)
+        store.append(
+            [NewRecord(type="t.a@1", actor="x", privacy="private", payload={"f": {"hash": h, "size": len(data)}})]
+        )
+        assert store.verify().ok
+        legacy.write_bytes(data + b"!")
+        problems = store.verify().problems
+        assert any(h in p and "legacy" in p for p in problems)
+
+
+def test_stray_files_in_blobs_are_reported(tmp_path: Path) -> None:
+    with make_store(tmp_path) as store:
+        (tmp_path / "store" / "versioning" / "data" / "blobs" / "sha256" / "tmp-123").write_bytes(b"x")
+        problems = store.verify().problems
+    assert any("stray file 'tmp-123'" in p for p in problems)
+
+
+def test_open_requires_init(tmp_path: Path) -> None:
+    with pytest.raises(StoreNotInitializedError):
+        Store.open(Settings(store=tmp_path / "none", database_url="memory:"))
+
+
+def test_init_is_idempotent_and_keeps_data(tmp_path: Path) -> None:
+    with make_store(tmp_path) as store:
+        populate(store)
+    with make_store(tmp_path) as store:
+        assert store.verify().ok
+        head = store.ledger.head()
+        assert head is not None and head.seq == 3
