@@ -354,3 +354,26 @@ def test_open_ledger_rejects_unknown_urls(tmp_path: Path) -> None:
         open_ledger("mysql://x")
     with pytest.raises(ConfigError):
         open_ledger(f"sqlite:///{tmp_path}/missing-dir/l.sqlite")
+
+
+def test_typed_payloads_are_validated_on_append() -> None:
+    from pydantic import Field
+
+    from reviewtrail.ledger import RecordPayload, new_record, payload_schemas, record_type
+
+    @record_type("test.typed-score@1")
+    class Score(RecordPayload):
+        run_id: str = Field(alias="runId")
+        score: float
+
+    led = MemoryLedger()
+    [env] = led.append([new_record(Score(run_id="r1", score=0.5), actor="a", privacy="private")])
+    assert env.type == "test.typed-score@1" and env.payload_value == {"runId": "r1", "score": 0.5}
+    with pytest.raises(InvalidInputError) as err:
+        led.append([rec(type="test.typed-score@1", payload={"runId": "r2", "score": "high"})])
+    assert err.value.field == "records[0].payload.score"
+    with pytest.raises(InvalidInputError):
+        led.append([rec(type="test.typed-score@1", payload={"runId": "r2", "score": 1, "extra": 1})])
+    assert [e.seq for e in led.read()] == [1]
+    schema = payload_schemas()["test.typed-score@1"]
+    assert set(schema["properties"]) == {"runId", "score"}

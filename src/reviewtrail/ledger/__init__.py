@@ -33,6 +33,14 @@ from reviewtrail.ledger._projections import (
 )
 from reviewtrail.ledger._protocol import Ledger
 from reviewtrail.ledger._sql import MIGRATIONS, SCHEMA_VERSION
+from reviewtrail.ledger._types import (
+    RecordPayload,
+    new_record,
+    payload_model,
+    payload_schemas,
+    record_type,
+    validate_payload,
+)
 
 __all__ = [
     "GENESIS_HASH",
@@ -46,13 +54,19 @@ __all__ = [
     "Privacy",
     "Projection",
     "ProjectionTable",
+    "RecordPayload",
     "chain_problems",
     "compute_hash",
     "header_of",
+    "new_record",
     "open_ledger",
+    "payload_model",
+    "payload_schemas",
     "record_problems",
+    "record_type",
     "register_projection",
     "registered_projections",
+    "validate_payload",
 ]
 
 

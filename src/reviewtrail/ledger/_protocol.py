@@ -19,6 +19,7 @@ from reviewtrail.ledger._envelope import (
     seal,
 )
 from reviewtrail.ledger._projections import Projection, Row, registered_projections
+from reviewtrail.ledger._types import validate_payload
 
 __all__ = ["Ledger", "TypeFilter", "parse_type_filter"]
 
@@ -103,6 +104,8 @@ class Ledger(abc.ABC):
         ids = [r.id for r in batch]
         if len(set(ids)) != len(ids):
             raise InvalidInputError("the same id appears twice in one batch", field="id")
+        for i, r in enumerate(batch):
+            validate_payload(r.type, r.payload, field=f"records[{i}].payload")
         payloads = [encode_payload(r) for r in batch]
         return self._append(batch, payloads, datetime.now(UTC))
 
