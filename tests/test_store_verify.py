@@ -167,3 +167,23 @@ def test_init_is_idempotent_and_keeps_data(tmp_path: Path) -> None:
         assert store.verify().ok
         head = store.ledger.head()
         assert head is not None and head.seq == 3
+
+
+def test_interrupted_write_leftovers_are_noted_and_cleanable(tmp_path: Path) -> None:
+    import os
+
+    with make_store(tmp_path) as store:
+        populate(store)
+        ingest = tmp_path / "store" / "versioning" / "data" / "ingest"
+        old, fresh = ingest / "put-old", ingest / "put-fresh"
+        old.write_bytes(b"partial")
+        fresh.write_bytes(b"in progress")
+        os.utime(old, (1_000_000, 1_000_000))
+        report = store.verify()
+        assert report.ok and len(report.notes) == 1 and "1 temporary file" in report.notes[0]
+        cas = store.cas
+        assert isinstance(cas, FilesystemCas)
+        assert cas.clean_ingest() == [old]
+        assert fresh.exists() and not old.exists()
+        assert store.verify().notes == []
+        assert store.verify().objects_checked == 2

@@ -28,6 +28,7 @@ class VerifyReport:
     records_checked: int = 0
     refs_checked: int = 0
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -40,6 +41,7 @@ class VerifyReport:
             "recordsChecked": self.records_checked,
             "refsChecked": self.refs_checked,
             "problems": list(self.problems),
+            "notes": list(self.notes),
         }
 
 
@@ -132,6 +134,14 @@ class Store:
 
         report.problems.extend(list(chain_problems(counted())))
         report.problems.extend(ref_problems)
+        if isinstance(self.cas, FilesystemCas):
+            stale = self.cas.stale_ingest()
+            if stale:
+                size = sum(p.stat().st_size for p in stale if p.exists())
+                report.notes.append(
+                    f"{len(stale)} temporary file(s) ({size} bytes) left in ingest/ by interrupted writes; "
+                    "'reviewtrail cas clean-ingest' removes them"
+                )
         if head is not None and report.records_checked != head.seq:
             report.problems.append(f"ledger: head is seq {head.seq} but {report.records_checked} records were read")
         return report

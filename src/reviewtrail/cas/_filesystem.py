@@ -126,6 +126,33 @@ class FilesystemCas(CasStore):
                 os.unlink(tmp)
             _fsync_dir(base)
 
+    # --- interrupted writes ------------------------------------------------------------------
+    def stale_ingest(self, older_than: float = 3600.0) -> list[Path]:
+        """Temporary files left in ``ingest/`` by interrupted writes, older than ``older_than`` seconds.
+
+        They are never objects (nothing under ``blobs/`` points at them); a write still in
+        progress is younger than any sensible threshold.
+        """
+        import time
+
+        cutoff = time.time() - older_than
+        stale: list[Path] = []
+        for pool in POOLS:
+            for entry in sorted(self._ingest(pool).iterdir()):
+                with contextlib.suppress(FileNotFoundError):
+                    if entry.is_file() and entry.stat().st_mtime < cutoff:
+                        stale.append(entry)
+        return stale
+
+    def clean_ingest(self, older_than: float = 3600.0) -> list[Path]:
+        """Remove stale temporary files (see :meth:`stale_ingest`); objects are never touched."""
+        removed: list[Path] = []
+        for entry in self.stale_ingest(older_than):
+            with contextlib.suppress(FileNotFoundError):
+                entry.unlink()
+                removed.append(entry)
+        return removed
+
     # --- raw primitives -------------------------------------------------------------------
     def _open_raw(self, location: Location, hexdigest: str) -> BinaryIO | None:
         try:

@@ -92,3 +92,28 @@ def verify(
         raise typer.Exit(EXIT_NOT_FOUND)
     if state == "corrupt":
         raise typer.Exit(EXIT_INTEGRITY)
+
+
+@app.command("clean-ingest")
+@handle_errors
+def clean_ingest(
+    older_than: Annotated[
+        float, typer.Option("--older-than", min=0, help="Only files older than this many seconds.")
+    ] = 3600.0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remove temporary files that interrupted writes left in the pools' ingest/ folders.
+
+    Stored objects are never touched; a write in progress is younger than the threshold.
+
+    Example: reviewtrail cas clean-ingest --older-than 86400
+    """
+    from reviewtrail.cas import FilesystemCas
+    from reviewtrail.store import Store
+
+    with Store.open() as store:
+        removed = store.cas.clean_ingest(older_than) if isinstance(store.cas, FilesystemCas) else []
+    if as_json:
+        print_json({"removed": [str(p) for p in removed]})
+    else:
+        print(f"removed {len(removed)} temporary file(s)")

@@ -82,6 +82,8 @@ def verify(as_json: JsonOpt = False) -> None:
             f"{report.objects_checked} objects, {report.records_checked} records, "
             f"{report.refs_checked} CAS references checked"
         )
+        for note in report.notes:
+            print(f"note: {note}")
         if report.ok:
             print(f"intact: {summary}")
         else:
