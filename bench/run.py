@@ -1,0 +1,97 @@
+"""Run the reviewtrail benchmarks and print a report: ``make bench`` (``BENCH_ARGS=--quick`` to smoke-test).
+
+Each benchmark measures reviewtrail and a baseline in the same run, interleaving the
+repetitions, and reports medians: the figure, the baseline, the ratio (baseline time /
+our time, so > 1 means reviewtrail is faster), the target and PASS/MISS (REPORT when
+there is no target, SKIP when a prerequisite is missing). This is a report, never an
+assertion: a missed target still exits 0; only a crashing benchmark makes it non-zero.
+See the docstrings of bench_cas.py and bench_ledger.py for what is measured and how.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+import traceback
+from collections.abc import Callable
+
+import bench_cas
+import bench_ledger
+from _util import WORK_ROOT, Config, Result
+
+BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
+    "cas_put_file": (bench_cas.bench_put_file, "put_file of a large random file vs sha256sum && cp && sync"),
+    "cas_put_many": (bench_cas.bench_put_many, "put_many of 4 KiB objects vs git hash-object -w --stdin-paths"),
+    "ledger_sqlite": (bench_ledger.bench_sqlite, "SQLite ledger append, batches of 1,000 vs raw sqlite3"),
+    "ledger_postgres": (bench_ledger.bench_postgres, "PostgreSQL ledger append, batches of 1,000 vs raw psycopg"),
+}
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer repetitions (smoke test)")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=list(BENCHMARKS),
+        metavar="NAME",
+        help=f"run only this benchmark (repeatable): {', '.join(BENCHMARKS)}",
+    )
+    parser.add_argument("--reps", type=int, help="repetitions for every benchmark (overrides the defaults)")
+    args = parser.parse_args(argv)
+    if args.reps is not None and args.reps < 1:
+        parser.error("--reps must be >= 1")
+    return args
+
+
+def run_one(name: str, cfg: Config) -> Result:
+    fn, title = BENCHMARKS[name]
+    print(f"\n== {name}: {title}", flush=True)
+    start = time.perf_counter()
+    try:
+        result = fn(cfg)
+    except Exception as exc:
+        traceback.print_exc()
+        result = Result(name, "ERROR", notes=[f"crashed: {type(exc).__name__}: {exc}"])
+    print(result.line())
+    for note in result.notes:
+        print(f"   {note}")
+    print(f"   ({time.perf_counter() - start:.1f} s)", flush=True)
+    return result
+
+
+def summary(results: list[Result]) -> str:
+    header = ("benchmark", "ours", "baseline", "ratio", "target", "status")
+    rows = [header] + [(r.name, r.ours, r.baseline, r.ratio_text, r.target, r.status) for r in results]
+    widths = [max(len(row[c]) for row in rows) for c in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    cfg = Config(quick=args.quick, reps=args.reps)
+    names = list(dict.fromkeys(args.only)) if args.only else list(BENCHMARKS)
+    print(
+        f"reviewtrail benchmarks ({'quick' if cfg.quick else 'full'}): python {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs, work files under {WORK_ROOT}"
+    )
+    print("ratio = baseline time / our time (> 1: reviewtrail is faster); figures are medians over repetitions")
+    start = time.perf_counter()
+    results = [run_one(name, cfg) for name in names]
+    print("\nSummary")
+    print(summary(results))
+    print(f"\ntotal runtime {time.perf_counter() - start:.1f} s")
+    crashed = [r.name for r in results if r.status == "ERROR"]
+    if crashed:
+        print(f"crashed: {', '.join(crashed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
