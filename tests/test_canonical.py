@@ -83,3 +83,34 @@ def test_non_canonical_bytes_are_refused() -> None:
         loads_canonical(b'{"b":1, "a":2}')
     with pytest.raises(CanonicalJSONError):
         loads_canonical(b"NaN")
+
+
+_any_text = st.text(
+    st.characters(min_codepoint=0, max_codepoint=0x10FFFF)
+    | st.sampled_from(["\ud800", "\udfff", "\ue000", "\U0001f600"]),
+    max_size=6,
+)
+wide_values = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2**60), max_value=2**60) | st.floats() | _any_text,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(_any_text, children, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(wide_values)
+def test_canonical_json_matches_rfc8785_exactly(value: object) -> None:
+    """The fast path never disagrees with the reference implementation, bytes or errors."""
+    try:
+        expected = rfc8785.dumps(value)
+    except rfc8785.CanonicalizationError:
+        with pytest.raises(CanonicalJSONError):
+            canonical_json(value)
+        return
+    assert canonical_json(value) == expected
+
+
+def test_key_order_is_by_utf16_code_units() -> None:
+    # U+E000 sorts after U+1F600 by code point, before it by UTF-16 code unit (0xD83D).
+    value = {"\ue000": 1, "\U0001f600": 2}
+    assert canonical_json(value) == rfc8785.dumps(value)
+    assert canonical_json(value).index("\U0001f600".encode()) < canonical_json(value).index("\ue000".encode())

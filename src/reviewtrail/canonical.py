@@ -19,6 +19,13 @@ def canonical_json(value: Any, *, field: str = "value") -> bytes:
     Raises :class:`CanonicalJSONError` naming ``field`` for NaN, Infinity, lone
     surrogates, integers beyond the IEEE-754 safe range and non-JSON types.
     """
+    if _is_plain(value):
+        try:
+            return _PLAIN_DUMPS(value).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise CanonicalJSONError(
+                f"cannot be canonicalized ({exc.reason}); lone surrogates are not allowed", field=field
+            ) from exc
     try:
         return rfc8785.dumps(value)
     except rfc8785.FloatDomainError as exc:
@@ -33,27 +40,54 @@ def canonical_json(value: Any, *, field: str = "value") -> bytes:
         raise CanonicalJSONError(f"not a JSON value ({exc})", field=field) from exc
 
 
-_FLAT_DUMPS = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
+# Fast path. For values made only of objects, arrays, strings, booleans, null and
+# safe integers, whose object keys hold no code point at or above U+D800, RFC 8785
+# coincides with sorted-key, separator-free JSON without ASCII escaping: strings
+# escape only quote, backslash and control characters (lowercase \\u00xx), and
+# sorting by code point equals sorting by UTF-16 code unit. Floats (whose ECMAScript
+# form differs from Python's repr) and anything else go through ``rfc8785``.
+# tests/test_canonical.py checks the equivalence on generated values.
+_PLAIN_DUMPS = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
 _SAFE_INT = 2**53 - 1
+_KEY_LIMIT = "\ud800"
+
+
+def _is_plain(value: Any) -> bool:
+    stack = [value]
+    pop, push = stack.pop, stack.append
+    while stack:
+        item = pop()
+        t = type(item)
+        if t is str or t is bool or item is None:
+            continue
+        if t is int:
+            if -_SAFE_INT <= item <= _SAFE_INT:
+                continue
+            return False
+        if t is dict:
+            for key, child in item.items():
+                if type(key) is not str or (key and max(key) >= _KEY_LIMIT):
+                    return False
+                push(child)
+            continue
+        if t is list:
+            stack.extend(item)
+            continue
+        return False
+    return True
 
 
 def canonical_flat(obj: dict[str, str | int | None], *, field: str = "value") -> bytes:
-    """RFC 8785 bytes of a flat object with ASCII keys and str / int / null values.
-
-    A fast path for fixed-shape headers: for such objects JCS coincides with
-    sorted-key, separator-free JSON without ASCII escaping (strings escape only
-    quote, backslash and control characters, in lowercase ``\\u00xx``). The test
-    suite checks this equivalence against the general implementation.
-    """
+    """RFC 8785 bytes of a flat object with ASCII keys (a record header): same bytes as
+    :func:`canonical_json`, without walking a tree."""
     for key, value in obj.items():
-        if not key.isascii():
-            return canonical_json(obj, field=field)
-        if isinstance(value, bool) or (isinstance(value, int) and abs(value) > _SAFE_INT):
-            return canonical_json(obj, field=field)
-        if isinstance(value, float):
+        if not (
+            key.isascii()
+            and (value is None or type(value) is str or (type(value) is int and -_SAFE_INT <= value <= _SAFE_INT))
+        ):
             return canonical_json(obj, field=field)
     try:
-        return _FLAT_DUMPS(obj).encode("utf-8")
+        return _PLAIN_DUMPS(obj).encode("utf-8")
     except UnicodeEncodeError as exc:
         raise CanonicalJSONError(
             f"cannot be canonicalized ({exc.reason}); lone surrogates are not allowed", field=field

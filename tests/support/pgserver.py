@@ -38,17 +38,19 @@ class PgServer:
         if bindir is None:
             raise RuntimeError("PostgreSQL server binaries (initdb, pg_ctl) not found")
         self.bindir = bindir
-        self.tmp = Path(tempfile.mkdtemp(prefix="rt-pg-"))
-        self.data = self.tmp / "data"
-        self.port = _free_port()
         self._prefix: list[str] = []
+        owner: pwd.struct_passwd | None = None
         if os.geteuid() == 0:
             try:
-                user = pwd.getpwnam("postgres")
+                owner = pwd.getpwnam("postgres")
             except KeyError as exc:
                 raise RuntimeError("running as root but there is no 'postgres' user to run the server") from exc
-            os.chown(self.tmp, user.pw_uid, user.pw_gid)
             self._prefix = ["runuser", "-u", "postgres", "--"]
+        self.tmp = Path(tempfile.mkdtemp(prefix="rt-pg-"))
+        if owner is not None:
+            os.chown(self.tmp, owner.pw_uid, owner.pw_gid)
+        self.data = self.tmp / "data"
+        self.port = _free_port()
 
     def _run(self, *args: str) -> None:
         subprocess.run([*self._prefix, *args], check=True, capture_output=True, timeout=120)
@@ -100,7 +102,11 @@ class PgServer:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def __enter__(self) -> PgServer:
-        return self.start()
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
 
     def __exit__(self, *exc: object) -> None:
         self.stop()

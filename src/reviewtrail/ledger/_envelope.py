@@ -12,9 +12,11 @@ Chain rule (documented in docs/architecture.md)::
 from __future__ import annotations
 
 import hashlib
+import os
 import re
-import uuid
+import time
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any, Literal
@@ -35,6 +37,8 @@ __all__ = [
     "compute_hash",
     "format_time",
     "header_of",
+    "may_hold_refs",
+    "new_id",
     "seal",
 ]
 
@@ -43,6 +47,19 @@ PRIVACY_LEVELS: tuple[Privacy, ...] = ("public-source", "private", "sensitive")
 GENESIS_HASH = "0" * 64
 TYPE_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*@[1-9][0-9]{0,8}")
 _MAX_TEXT = 1024
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def new_id() -> str:
+    """A time-ordered UUID (version 7 layout: 48-bit Unix milliseconds, then random bits).
+
+    Ids sort roughly by creation time, which keeps database indexes local.
+    """
+    ms = time.time_ns() // 1_000_000
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = (ms & (2**48 - 1)) << 80 | 0x7 << 76 | (rand >> 68 & 0xFFF) << 64 | 0b10 << 62 | (rand & (2**62 - 1))
+    h = f"{value:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def format_time(moment: datetime) -> str:
@@ -53,7 +70,7 @@ def format_time(moment: datetime) -> str:
 
 
 def _check_text(value: str, field: str) -> str:
-    if not value or len(value) > _MAX_TEXT or any(ord(c) < 32 for c in value):
+    if not value or len(value) > _MAX_TEXT or _CONTROL.search(value) is not None:
         raise ValueError(f"{field} must be 1..{_MAX_TEXT} printable characters")
     return value
 
@@ -69,7 +86,7 @@ class NewRecord(BaseModel):
     payload: Any = Field(default_factory=dict)
     subject: str | None = None
     supersedes: str | None = None
-    id: str = Field(default_factory=lambda: str(uuid.uuid4()))
+    id: str = Field(default_factory=new_id)
     time: datetime | None = None
 
     @field_validator("type")
@@ -100,10 +117,9 @@ class NewRecord(BaseModel):
             raise InvalidInputError(first["msg"], field=loc) from exc
 
 
-class Envelope(BaseModel):
-    """A sealed ledger record."""
-
-    model_config = ConfigDict(frozen=True, populate_by_name=True)
+@dataclass(frozen=True, eq=True)
+class Envelope:
+    """A sealed ledger record. Python attributes are snake_case; :meth:`to_json` gives the wire names."""
 
     seq: int
     id: str
@@ -114,8 +130,8 @@ class Envelope(BaseModel):
     subject: str | None
     supersedes: str | None
     payload: bytes
-    payload_hash: str = Field(alias="payloadHash")
-    prev_hash: str = Field(alias="prevHash")
+    payload_hash: str
+    prev_hash: str
     hash: str
 
     @cached_property
@@ -155,14 +171,22 @@ def compute_hash(prev_hash: str, header: dict[str, Any]) -> str:
 
 def encode_payload(record: NewRecord) -> bytes:
     """Canonical payload bytes; malformed CAS references are rejected here."""
-    refs_in(record.payload)
-    return canonical_json(record.payload, field="payload")
+    body = canonical_json(record.payload, field="payload")
+    if may_hold_refs(body):
+        refs_in(record.payload)
+    return body
+
+
+def may_hold_refs(payload: bytes) -> bool:
+    """False when canonical payload bytes cannot contain a CAS reference (every ref has a "size" key)."""
+    return b'"size":' in payload
 
 
 def seal(record: NewRecord, *, seq: int, prev_hash: str, now: datetime, payload: bytes | None = None) -> Envelope:
     """Turn a new record into the envelope at ``seq`` after ``prev_hash``."""
     body = encode_payload(record) if payload is None else payload
     time = format_time(record.time or now)
+    payload_hash = hashlib.sha256(body).hexdigest()
     header = {
         "seq": seq,
         "id": record.id,
@@ -172,7 +196,7 @@ def seal(record: NewRecord, *, seq: int, prev_hash: str, now: datetime, payload:
         "privacy": record.privacy,
         "subject": record.subject,
         "supersedes": record.supersedes,
-        "payloadHash": hashlib.sha256(body).hexdigest(),
+        "payloadHash": payload_hash,
         "prevHash": prev_hash,
     }
     return Envelope(
@@ -185,7 +209,7 @@ def seal(record: NewRecord, *, seq: int, prev_hash: str, now: datetime, payload:
         subject=record.subject,
         supersedes=record.supersedes,
         payload=body,
-        payload_hash=header["payloadHash"],
+        payload_hash=payload_hash,
         prev_hash=prev_hash,
         hash=compute_hash(prev_hash, header),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Iterable, Iterator
 from datetime import datetime
@@ -78,4 +79,4 @@ class MemoryLedger(Ledger):
     # Test hook: what only an attacker with write access to memory could do.
     def tamper(self, seq: int, **changes: Any) -> None:
         env = self._records[seq - 1]
-        self._records[seq - 1] = env.model_copy(update=changes)
+        self._records[seq - 1] = dataclasses.replace(env, **changes)

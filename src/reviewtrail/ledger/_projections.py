@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from reviewtrail.cas import CasObjectRef, refs_in
-from reviewtrail.ledger._envelope import Envelope
+from reviewtrail.ledger._envelope import Envelope, may_hold_refs
 
 __all__ = [
     "BUILTIN_PROJECTIONS",
@@ -71,6 +71,8 @@ class Projection:
 
 
 def _cas_ref_rows(env: Envelope) -> Iterable[Row]:
+    if not may_hold_refs(env.payload):
+        return
     for ref in refs_in(env.payload_value):
         pool = None if isinstance(ref, CasObjectRef) else ref.pool
         yield "cas_refs", {"seq": env.seq, "hash": ref.hash, "size": ref.size, "pool": pool or ""}

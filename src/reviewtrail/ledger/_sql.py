@@ -61,6 +61,8 @@ SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 
 def _row_to_env(row: Sequence[Any]) -> Envelope:
+    # Values are taken as stored: a tampered row keeps its odd types, and verification reports it.
+    payload = row[8]
     return Envelope(
         seq=row[0],
         id=row[1],
@@ -70,7 +72,7 @@ def _row_to_env(row: Sequence[Any]) -> Envelope:
         privacy=row[5],
         subject=row[6],
         supersedes=row[7],
-        payload=bytes(row[8]),
+        payload=bytes(payload) if isinstance(payload, (bytes, bytearray, memoryview)) else str(payload).encode(),
         payload_hash=row[9],
         prev_hash=row[10],
         hash=row[11],
