@@ -300,3 +300,14 @@ def test_failed_write_midway_leaves_nothing(tmp_path: Path, monkeypatch: pytest.
         cas.put_file(src)
     assert list((tmp_path / "versioning" / "data" / "blobs" / "sha256").iterdir()) == []
     assert list((tmp_path / "versioning" / "data" / "ingest").iterdir()) == []
+
+
+def test_put_file_onto_a_corrupt_object_leaves_no_temp_file(tmp_path: Path) -> None:
+    cas = FilesystemCas(tmp_path / "s", create=True)
+    ref = cas.put(b"hello")
+    _fs_tamper(cas)("data", ref.hash, b"tampered")
+    src = tmp_path / "src.bin"
+    src.write_bytes(b"hello")
+    with pytest.raises(CorruptObjectError):
+        cas.put_file(src)
+    assert list((tmp_path / "s" / "versioning" / "data" / "ingest").iterdir()) == []

@@ -223,23 +223,21 @@ class FilesystemCas(CasStore):
 
     def _publish(self, pool: Pool, blobs: list[tuple[str, bytes | str]]) -> None:
         blob_dir = self._blobs(pool)
+        # Every temp file this call owns, removed in the end whatever happens.
+        temps: list[str] = [c for _, c in blobs if isinstance(c, str)]
         staged: list[tuple[str, str]] = []
         seen: set[str] = set()
         try:
             for hexdigest, content in blobs:
-                if hexdigest in seen:
-                    if isinstance(content, str):
-                        os.unlink(content)
+                if hexdigest in seen or self._existing_is_intact(pool, hexdigest):
+                    seen.add(hexdigest)
                     continue
                 seen.add(hexdigest)
-                if self._existing_is_intact(pool, hexdigest):
-                    if isinstance(content, str):
-                        os.unlink(content)
-                    continue
                 if isinstance(content, str):
                     staged.append((hexdigest, content))
                     continue
                 fd, tmp = self._new_temp(pool)
+                temps.append(tmp)
                 staged.append((hexdigest, tmp))
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(content)
@@ -259,6 +257,6 @@ class FilesystemCas(CasStore):
                     self._existing_is_intact(pool, hexdigest)
             _fsync_dir(blob_dir)
         finally:
-            for _, tmp in staged:
+            for tmp in temps:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)

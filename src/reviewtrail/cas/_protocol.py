@@ -146,7 +146,7 @@ class CasStore(abc.ABC):
         for data in items:
             if not isinstance(data, (bytes, bytearray, memoryview)):
                 raise InvalidInputError(f"expected bytes, got {type(data).__name__}", field="data")
-            raw = bytes(data)
+            raw = data if isinstance(data, bytes) else bytes(data)
             hexdigest = hashlib.sha256(raw).hexdigest()
             blobs.append((hexdigest, raw))
             refs.append(CasRef(pool=pool, digest=f"sha256:{hexdigest}", size=len(raw), media_type=media_type))
