@@ -32,7 +32,7 @@ def canonical_json(value: Any, *, field: str = "value") -> bytes:
         raise CanonicalJSONError(f"not representable in canonical JSON ({exc})", field=field) from exc
     except rfc8785.IntegerDomainError as exc:
         raise CanonicalJSONError(f"integer outside the JSON safe range ({exc})", field=field) from exc
-    except rfc8785.CanonicalizationError as exc:
+    except (rfc8785.CanonicalizationError, UnicodeError) as exc:
         raise CanonicalJSONError(
             f"cannot be canonicalized ({exc}); lone surrogates are not allowed", field=field
         ) from exc
