@@ -19,6 +19,7 @@ import traceback
 from collections.abc import Callable
 
 import bench_cas
+import bench_cli
 import bench_ledger
 from _util import WORK_ROOT, Config, Result
 
@@ -27,6 +28,7 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
     "cas_put_many": (bench_cas.bench_put_many, "put_many of 4 KiB objects vs git hash-object -w --stdin-paths"),
     "ledger_sqlite": (bench_ledger.bench_sqlite, "SQLite ledger append, batches of 1,000 vs raw sqlite3"),
     "ledger_postgres": (bench_ledger.bench_postgres, "PostgreSQL ledger append, batches of 1,000 vs raw psycopg"),
+    "cli_help": (bench_cli.bench_help, "reviewtrail --help start-up vs python -c pass"),
 }
 
 

@@ -377,3 +377,23 @@ def test_typed_payloads_are_validated_on_append() -> None:
     assert [e.seq for e in led.read()] == [1]
     schema = payload_schemas()["test.typed-score@1"]
     assert set(schema["properties"]) == {"runId", "score"}
+
+
+def test_a_failing_projection_rolls_back_the_whole_append(backend: Backend) -> None:
+    def rows(env: Any) -> list[tuple[str, dict[str, Any]]]:
+        if env.payload_value.get("n") == 13:
+            raise RuntimeError("projection failed")
+        return [("seen", {"seq": env.seq})]
+
+    seen = Projection(
+        name="seen", version=1, tables=(ProjectionTable("seen", (("seq", "int"),), key=("seq",)),), rows=rows
+    )
+    led = backend.reopen([seen]) if not isinstance(backend.ledger, MemoryLedger) else MemoryLedger([seen])
+    led.append([rec(1)])
+    with pytest.raises(RuntimeError, match="projection failed"):
+        led.append([rec(12), rec(13)])
+    assert [e.seq for e in led.read()] == [1]
+    assert led.rows("seen") == [{"seq": 1}]
+    led.append([rec(14)])
+    assert [e.seq for e in led.read()] == [1, 2]
+    assert sorted(r["seq"] for r in led.rows("seen")) == [1, 2]
