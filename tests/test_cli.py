@@ -175,3 +175,26 @@ def test_console_script_runs(tmp_path: Path) -> None:
     assert json.loads(out.stdout)["records"] == 0
     help_out = subprocess.run([str(exe), "--help"], capture_output=True, text=True, check=True).stdout
     assert "Exit codes" in help_out
+
+
+@pytest.mark.postgres
+def test_store_on_postgresql(store_env: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REVIEWTRAIL_DATABASE_URL", pg_url)
+    code, out, _ = run("init", "--json")
+    assert code == 0 and json.loads(out)["databaseUrl"] == pg_url
+    f = store_env / "x"
+    f.write_bytes(b"on postgres")
+    ref = json.loads(run("cas", "put", str(f), "--json")[1])
+    code, _, _ = run(
+        "ledger", "append", "--type", "a@1", "--actor", "a", "--privacy", "private", "--payload", json.dumps({"f": ref})
+    )
+    assert code == 0
+    code, out, _ = run("verify", "--json")
+    assert code == 0 and json.loads(out)["refsChecked"] == 1
+    assert not (store_env / "store" / "ledger.sqlite").exists()
+
+
+def test_unreachable_database_exits_5(store_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REVIEWTRAIL_DATABASE_URL", "postgresql://nobody:secret@127.0.0.1:1/none")
+    code, _, err = run("init")
+    assert code == 5 and "cannot connect to PostgreSQL" in err and "secret" not in err

@@ -20,12 +20,7 @@ def canonical_json(value: Any, *, field: str = "value") -> bytes:
     surrogates, integers beyond the IEEE-754 safe range and non-JSON types.
     """
     if _is_plain(value):
-        try:
-            return _PLAIN_DUMPS(value).encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise CanonicalJSONError(
-                f"cannot be canonicalized ({exc.reason}); lone surrogates are not allowed", field=field
-            ) from exc
+        return _dump_plain(value, field)
     try:
         return rfc8785.dumps(value)
     except rfc8785.FloatDomainError as exc:
@@ -50,6 +45,15 @@ def canonical_json(value: Any, *, field: str = "value") -> bytes:
 _PLAIN_DUMPS = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
 _SAFE_INT = 2**53 - 1
 _KEY_LIMIT = "\ud800"
+
+
+def _dump_plain(value: Any, field: str) -> bytes:
+    try:
+        return _PLAIN_DUMPS(value).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise CanonicalJSONError(
+            f"cannot be canonicalized ({exc.reason}); lone surrogates are not allowed", field=field
+        ) from exc
 
 
 def _is_plain(value: Any) -> bool:
@@ -86,12 +90,7 @@ def canonical_flat(obj: dict[str, str | int | None], *, field: str = "value") ->
             and (value is None or type(value) is str or (type(value) is int and -_SAFE_INT <= value <= _SAFE_INT))
         ):
             return canonical_json(obj, field=field)
-    try:
-        return _PLAIN_DUMPS(obj).encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise CanonicalJSONError(
-            f"cannot be canonicalized ({exc.reason}); lone surrogates are not allowed", field=field
-        ) from exc
+    return _dump_plain(obj, field)
 
 
 def canonical_sha256(value: Any, *, field: str = "value") -> str:
