@@ -42,5 +42,5 @@ def bench_help(cfg: Config) -> Result:
         baseline=f"{t.baseline_median * 1000:.0f} ms (python -c pass)",
         ratio=t.ratio,
         target="< 300 ms",
-        notes=[f"median of {reps}; per-rep seconds: {t.spread()}"],
+        notes=[f"median of {reps}", t.spread()],
     )
