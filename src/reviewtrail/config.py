@@ -17,9 +17,10 @@ from pathlib import Path
 
 from reviewtrail.errors import ConfigError
 
-__all__ = ["CONFIG_FILE", "DEFAULT_STORE", "Settings", "find_config_file", "load_settings"]
+__all__ = ["CONFIG_FILE", "DEFAULT_STORE", "STORE_MARKER", "Settings", "find_config_file", "load_settings"]
 
 CONFIG_FILE = "reviewtrail.toml"
+STORE_MARKER = "reviewtrail-store.json"
 DEFAULT_STORE = ".reviewtrail"
 _KEYS = {"store", "database_url"}
 
@@ -29,6 +30,11 @@ class Settings:
     store: Path
     database_url: str
     config_file: Path | None = None
+
+    @property
+    def store_exists(self) -> bool:
+        """Whether ``reviewtrail init`` has created a store at :attr:`store`."""
+        return (self.store / STORE_MARKER).is_file()
 
     @property
     def uses_default_database(self) -> bool:

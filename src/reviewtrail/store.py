@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reviewtrail.cas import BARE_SEARCH, CasRef, CasStore, FilesystemCas, Location, refs_in
+from reviewtrail.config import STORE_MARKER as _MARKER
 from reviewtrail.config import Settings, load_settings
 from reviewtrail.errors import InvalidInputError, StoreNotInitializedError
 from reviewtrail.ledger import Envelope, Ledger, NewRecord, chain_problems, open_ledger
@@ -16,7 +17,6 @@ from reviewtrail.ledger import Envelope, Ledger, NewRecord, chain_problems, open
 __all__ = ["STORE_FORMAT", "Progress", "Store", "VerifyReport"]
 
 STORE_FORMAT = 1
-_MARKER = "reviewtrail-store.json"
 
 # (phase, advance, total) — total is known up front for every phase.
 Progress = Callable[[str, int, int], None]
@@ -74,7 +74,7 @@ class Store:
     def open(cls, settings: Settings | None = None) -> Store:
         """Open an existing store; :class:`StoreNotInitializedError` when there is none."""
         settings = settings or load_settings()
-        if not (settings.store / _MARKER).is_file():
+        if not settings.store_exists:
             raise StoreNotInitializedError(
                 f"no reviewtrail store at {settings.store}; run 'reviewtrail init' first", field="store"
             )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typer
 
-from reviewtrail.cli import _cas, _ledger, _store
+from reviewtrail.cli import _cas, _ledger, _store, _trace
 
 EXIT_CODES = """Exit codes: 0 ok; 1 internal error; 2 invalid input; 3 not found; \
 4 integrity failure; 5 configuration or backend unavailable; 6 conflict."""
@@ -26,6 +26,7 @@ app.command("init")(_store.init)
 app.command("verify")(_store.verify)
 app.add_typer(_cas.app, name="cas")
 app.add_typer(_ledger.app, name="ledger")
+app.add_typer(_trace.app, name="trace")
 
 
 def main() -> None:

@@ -1,0 +1,61 @@
+"""Reviewer-call tracing in the ``.aris/traces`` protocol layout.
+
+Public API::
+
+    from reviewtrail.tracing import ReviewCall, record_call, trace_review, traced_review
+    from reviewtrail.tracing import model_family, assess, resolve_mode, verify_traces
+"""
+
+from reviewtrail.tracing._assurance import (
+    SENTINELS,
+    SUCCESS_STATUSES,
+    Assurance,
+    Identity,
+    acceptance_status,
+    assess,
+    effective_reviewer,
+    independence_verified,
+    normalize_reported,
+    review_independence,
+)
+from reviewtrail.tracing._documents import ReviewCall, TraceMode
+from reviewtrail.tracing._families import FAMILIES, ROUTE_PREFIXES, UNKNOWN, model_family
+from reviewtrail.tracing._layout import check_name, project_root
+from reviewtrail.tracing._modes import inline_mode, resolve_mode
+from reviewtrail.tracing._reader import TraceCall, TraceRun, find_run, iter_runs, load_run
+from reviewtrail.tracing._record import TraceResult, record_call, trace_review, traced_review
+from reviewtrail.tracing._verify import load_schema, verify_traces
+
+__all__ = [
+    "FAMILIES",
+    "ROUTE_PREFIXES",
+    "SENTINELS",
+    "SUCCESS_STATUSES",
+    "UNKNOWN",
+    "Assurance",
+    "Identity",
+    "ReviewCall",
+    "TraceCall",
+    "TraceMode",
+    "TraceResult",
+    "TraceRun",
+    "acceptance_status",
+    "assess",
+    "check_name",
+    "effective_reviewer",
+    "find_run",
+    "independence_verified",
+    "inline_mode",
+    "iter_runs",
+    "load_run",
+    "load_schema",
+    "model_family",
+    "normalize_reported",
+    "project_root",
+    "record_call",
+    "resolve_mode",
+    "review_independence",
+    "trace_review",
+    "traced_review",
+    "verify_traces",
+]

@@ -1,0 +1,155 @@
+"""Reviewer identity and assurance: pure functions, no I/O.
+
+- The effective reviewer model is the reported one (source ``backend-reported``)
+  when reported and not a sentinel; else the requested one (source ``requested``);
+  else none (source ``unavailable``). A sentinel or missing report is stored as null.
+- ``review_independence`` compares the executor's and the effective reviewer's
+  families: ``cross-family``, ``same-family``, or ``unknown`` when either is unknown.
+- ``acceptance_status`` is ``accepted`` only when every condition holds; otherwise
+  ``provisional``. ``independence_verified`` needs validated identity evidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from reviewtrail.tracing._families import UNKNOWN, model_family
+
+__all__ = [
+    "SENTINELS",
+    "SUCCESS_STATUSES",
+    "Assurance",
+    "Identity",
+    "acceptance_status",
+    "assess",
+    "effective_reviewer",
+    "independence_verified",
+    "is_sentinel",
+    "normalize_reported",
+    "review_independence",
+]
+
+SENTINELS = frozenset({"unknown", "unavailable", "none", "null", ""})
+SUCCESS_STATUSES = frozenset({"ok", "fallback_used", "success", "completed"})
+ModelSource = Literal["backend-reported", "requested", "unavailable"]
+Independence = Literal["cross-family", "same-family", "unknown"]
+Acceptance = Literal["accepted", "provisional"]
+ReviewerKind = Literal["model", "deterministic"]
+
+
+def is_sentinel(value: str | None) -> bool:
+    return value is None or value.strip().lower() in SENTINELS
+
+
+def normalize_reported(reported: str | None) -> str | None:
+    """The reported model as stored: ``None`` for a missing report or a sentinel."""
+    return None if is_sentinel(reported) else (reported or "").strip()
+
+
+def effective_reviewer(requested: str | None, reported: str | None) -> tuple[str | None, ModelSource]:
+    real = normalize_reported(reported)
+    if real is not None:
+        return real, "backend-reported"
+    if not is_sentinel(requested):
+        return (requested or "").strip(), "requested"
+    return None, "unavailable"
+
+
+def review_independence(executor_model: str | None, reviewer_model: str | None) -> Independence:
+    a, b = model_family(executor_model), model_family(reviewer_model)
+    if UNKNOWN in (a, b):
+        return "unknown"
+    return "same-family" if a == b else "cross-family"
+
+
+def acceptance_status(
+    *,
+    status: str,
+    review_completed: bool,
+    review_scope_complete: bool,
+    review_positive: bool,
+    independence: str,
+    reviewer_model_source: str,
+    identity_validated: bool,
+    reviewer_kind: str = "model",
+) -> Acceptance:
+    """``accepted`` only when every condition holds; anything else stays ``provisional``.
+
+    A deterministic verifier never yields ``accepted``: it cannot stand in for a
+    semantic model review.
+    """
+    conditions = (
+        status.strip().lower() in SUCCESS_STATUSES,
+        review_completed is True,
+        review_scope_complete is True,
+        review_positive is True,
+        independence == "cross-family",
+        reviewer_model_source == "backend-reported" or identity_validated is True,
+        reviewer_kind == "model",
+    )
+    return "accepted" if all(conditions) else "provisional"
+
+
+def independence_verified(independence: str, identity_validated: bool) -> bool:
+    """True only with validated identity evidence of a cross-family pair; a family relation alone never suffices."""
+    return identity_validated is True and independence == "cross-family"
+
+
+@dataclass(frozen=True)
+class Identity:
+    requested_reviewer_model: str | None
+    reported_reviewer_model: str | None
+    reviewer_model: str | None
+    reviewer_model_source: ModelSource
+    model_family: str
+    executor_family: str
+
+
+@dataclass(frozen=True)
+class Assurance:
+    identity: Identity
+    review_independence: Independence
+    acceptance_status: Acceptance
+    independence_verified: bool
+
+
+def assess(
+    *,
+    executor_model: str | None,
+    requested_reviewer_model: str | None,
+    reported_reviewer_model: str | None,
+    status: str,
+    review_completed: bool,
+    review_scope_complete: bool,
+    review_positive: bool,
+    identity_validated: bool = False,
+    reviewer_kind: str = "model",
+) -> Assurance:
+    """Every identity and assurance label of one call, from the caller's facts."""
+    reviewer, source = effective_reviewer(requested_reviewer_model, reported_reviewer_model)
+    independence = review_independence(executor_model, reviewer)
+    requested = None if is_sentinel(requested_reviewer_model) else (requested_reviewer_model or "").strip()
+    identity = Identity(
+        requested_reviewer_model=requested,
+        reported_reviewer_model=normalize_reported(reported_reviewer_model),
+        reviewer_model=reviewer,
+        reviewer_model_source=source,
+        model_family=model_family(reviewer),
+        executor_family=model_family(executor_model),
+    )
+    return Assurance(
+        identity=identity,
+        review_independence=independence,
+        acceptance_status=acceptance_status(
+            status=status,
+            review_completed=review_completed,
+            review_scope_complete=review_scope_complete,
+            review_positive=review_positive,
+            independence=independence,
+            reviewer_model_source=source,
+            identity_validated=identity_validated,
+            reviewer_kind=reviewer_kind,
+        ),
+        independence_verified=independence_verified(independence, identity_validated),
+    )

@@ -1,0 +1,53 @@
+"""Input handling for ``trace save``: prompt/response from flags, files or stdin."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from reviewtrail.errors import InvalidInputError
+
+__all__ = ["read_prompt", "read_response", "split_files"]
+
+
+def _read_bytes(path: Path, field: str) -> bytes:
+    if str(path) == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return path.read_bytes()
+    except FileNotFoundError as exc:
+        raise InvalidInputError(f"{path} does not exist", field=field) from exc
+    except IsADirectoryError as exc:
+        raise InvalidInputError(f"{path} is a folder", field=field) from exc
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read {path}: {exc.strerror}", field=field) from exc
+
+
+def read_prompt(text: str | None, path: Path | None) -> str | None:
+    if text is not None and path is not None:
+        raise InvalidInputError("give --prompt or --prompt-file, not both", field="prompt")
+    if path is None:
+        return text
+    data = _read_bytes(path, "prompt-file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(
+            f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})", field="prompt-file"
+        ) from exc
+
+
+def read_response(text: str | None, path: Path | None) -> bytes | None:
+    """The response's exact bytes."""
+    if text is not None and path is not None:
+        raise InvalidInputError("give --response or --response-file, not both", field="response")
+    if path is not None:
+        return _read_bytes(path, "response-file")
+    return text.encode("utf-8") if text is not None else None
+
+
+def split_files(values: list[str] | None) -> list[str]:
+    out: list[str] = []
+    for value in values or []:
+        out.extend(part.strip() for part in value.replace("\n", ",").split(",") if part.strip())
+    return out

@@ -1,0 +1,65 @@
+"""Model families, from one data table.
+
+A model name belongs to a family only when exactly one family's patterns match it
+(case-insensitively, on word boundaries); otherwise it is ``unknown``. Route
+prefixes (``openrouter/``, ``ollama/``, ``bedrock/``, ``azure/``) are stripped first:
+the route never decides the family, the model name does.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+__all__ = ["FAMILIES", "ROUTE_PREFIXES", "UNKNOWN", "model_family"]
+
+UNKNOWN = "unknown"
+ROUTE_PREFIXES = ("openrouter/", "ollama/", "bedrock/", "azure/")
+
+# family -> name tokens. A token matches when it is not preceded by a letter or digit and
+# not followed by a letter (a digit may follow: "gpt4o", "o3", "qwen2.5", "glm4").
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "openai": ("openai", "gpt", "chatgpt", "o1", "o3", "o4", "davinci", "codex-mini", "text-embedding"),
+    "anthropic": ("anthropic", "claude", "opus", "sonnet", "haiku"),
+    "google": ("google", "gemini", "gemma", "palm", "bard", "learnlm"),
+    "deepseek": ("deepseek",),
+    "xai": ("xai", "x-ai", "grok"),
+    "moonshot": ("moonshot", "moonshotai", "kimi"),
+    "qwen": ("qwen", "qwq", "qvq", "tongyi"),
+    "zhipu": ("zhipu", "zhipuai", "glm", "chatglm", "codegeex"),
+    "minimax": ("minimax", "abab"),
+    "xiaomi": ("xiaomi", "mimo"),
+    "bytedance": ("bytedance", "doubao", "skylark", "seed-oss"),
+    "meta": ("meta", "meta-llama", "llama", "codellama"),
+    "mistral": ("mistral", "mistralai", "mixtral", "codestral", "magistral", "devstral", "pixtral", "ministral"),
+}
+
+
+def _pattern(tokens: tuple[str, ...]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True))
+    return re.compile(rf"(?<![a-z0-9])(?:{alternatives})(?![a-z])")
+
+
+_PATTERNS = {family: _pattern(tokens) for family, tokens in FAMILIES.items()}
+
+
+def strip_route(name: str) -> str:
+    lowered = name.strip().lower()
+    changed = True
+    while changed:
+        changed = False
+        for prefix in ROUTE_PREFIXES:
+            if lowered.startswith(prefix):
+                lowered = lowered[len(prefix) :]
+                changed = True
+    return lowered
+
+
+@cache
+def model_family(name: str | None) -> str:
+    """The one family whose patterns match ``name``, else ``unknown``."""
+    if not name or not name.strip():
+        return UNKNOWN
+    model = strip_route(name)
+    matched = {family for family, pattern in _PATTERNS.items() if pattern.search(model)}
+    return matched.pop() if len(matched) == 1 else UNKNOWN

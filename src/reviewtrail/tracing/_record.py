@@ -1,0 +1,188 @@
+"""Record reviewer calls: one function, a context manager and a decorator."""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+from reviewtrail.tracing._documents import (
+    ReviewCall,
+    TraceMode,
+    build_event,
+    build_meta,
+    build_request,
+    build_run_meta,
+)
+from reviewtrail.tracing._layout import project_root, skill_dir
+from reviewtrail.tracing._modes import resolve_mode
+from reviewtrail.tracing._writer import allocate_and_write, append_event, idle_window, local_today
+
+__all__ = ["TraceResult", "record_call", "trace_review", "traced_review"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class TraceResult:
+    """Where a call was written (all ``None`` in ``off`` mode) and its labels."""
+
+    mode: TraceMode
+    run_id: str | None = None
+    call_number: int | None = None
+    run_path: Path | None = None
+    request_path: Path | None = None
+    response_path: Path | None = None
+    meta_path: Path | None = None
+    acceptance_status: str | None = None
+    review_independence: str | None = None
+    ledger_record_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "run_id": self.run_id,
+            "call_number": self.call_number,
+            "run_path": str(self.run_path) if self.run_path else None,
+            "request_path": str(self.request_path) if self.request_path else None,
+            "response_path": str(self.response_path) if self.response_path else None,
+            "meta_path": str(self.meta_path) if self.meta_path else None,
+            "acceptance_status": self.acceptance_status,
+            "review_independence": self.review_independence,
+            "ledger_record_id": self.ledger_record_id,
+        }
+
+
+def record_call(
+    call: ReviewCall,
+    *,
+    project_dir: str | Path | None = None,
+    mode: str | None = None,
+    skill_args: str | None = None,
+    run_id: str | None = None,
+    env: Mapping[str, str] | None = None,
+    ledger: bool = True,
+) -> TraceResult:
+    """Write one reviewer call in the ``.aris/traces`` layout, append its event, and
+    (when a reviewtrail store exists for the project and ``ledger`` is true) record it
+    in the ledger. Validates everything before writing anything."""
+    env = os.environ if env is None else env
+    call.validate()
+    chosen: TraceMode = resolve_mode(mode, skill_args=skill_args, env=env)
+    if chosen == "off":
+        return TraceResult(mode="off")
+    project = project_root(project_dir)
+    now = datetime.now().astimezone()
+    start, end = call.times(now)
+    assurance = call.assurance()
+    skill_path = skill_dir(project, call.skill)
+    slot = allocate_and_write(
+        skill_path,
+        purpose=call.purpose,
+        today=local_today(start),
+        run_id=run_id or env.get("ARIS_TRACE_RUN_ID") or None,
+        thread_id=call.thread_id,
+        executor=call.executor,
+        backend=call.backend,
+        idle_seconds=idle_window(env),
+        run_meta=build_run_meta(call, run_id="", started=start, project_dir=str(project), mode=chosen),
+        request=build_request(call, assurance, number=0, start=start, mode=chosen),
+        response=call.response if chosen == "full" and call.response is not None else None,
+        meta=build_meta(call, assurance, number=0, start=start, end=end, mode=chosen),
+    )
+    trace_path = f"{slot.path.relative_to(project).as_posix()}/"
+    number = slot.files.number
+    append_event(project, build_event(call, assurance, trace_path=trace_path, number=number, end=end, mode=chosen))
+    record_id = None
+    if ledger:
+        from reviewtrail.tracing._ledger_link import record_in_store
+
+        meta_doc = build_meta(call, assurance, number=number, start=start, end=end, mode=chosen)
+        record_id = record_in_store(
+            project,
+            skill=call.skill,
+            run_id=slot.run_id,
+            trace_path=trace_path,
+            prompt=call.prompt,
+            response=call.response,
+            meta=meta_doc,
+            mode=chosen,
+            actor=call.executor or "unknown-executor",
+        )
+    return TraceResult(
+        mode=chosen,
+        run_id=slot.run_id,
+        call_number=number,
+        run_path=slot.path,
+        request_path=slot.files.request,
+        response_path=slot.files.response if chosen == "full" and call.response is not None else None,
+        meta_path=slot.files.meta,
+        acceptance_status=assurance.acceptance_status,
+        review_independence=assurance.review_independence,
+        ledger_record_id=record_id,
+    )
+
+
+@contextmanager
+def trace_review(
+    skill: str,
+    purpose: str,
+    *,
+    project_dir: str | Path | None = None,
+    mode: str | None = None,
+    skill_args: str | None = None,
+    run_id: str | None = None,
+    **facts: Any,
+) -> Iterator[ReviewCall]:
+    """Wrap a reviewer call; the trace is written when the block ends.
+
+    Set ``call.response`` (str or bytes, kept verbatim), ``call.verdict``, the completion
+    flags and ``call.reported_reviewer_model`` inside the block. ``duration_ms`` is
+    measured. An exception becomes status ``error`` with the error kept, and nothing is
+    marked completed or positive; the exception is re-raised after the trace is written.
+    """
+    call = ReviewCall(skill=skill, purpose=purpose, **facts)
+    call.validate()
+    started = datetime.now().astimezone()
+    t0 = time.perf_counter()
+    try:
+        yield call
+    except BaseException as exc:
+        call.status = "error"
+        call.error = {"type": type(exc).__name__, "message": str(exc)}
+        call.review_completed = call.review_scope_complete = call.review_positive = False
+        raise
+    finally:
+        call.duration_ms = int((time.perf_counter() - t0) * 1000)
+        call.started_at = started
+        call.ended_at = datetime.now().astimezone()
+        if isinstance(call.response, str):
+            call.response = call.response.encode("utf-8")
+        record_call(call, project_dir=project_dir, mode=mode, skill_args=skill_args, run_id=run_id)
+
+
+def traced_review(
+    skill: str, purpose: str, *, prompt_arg: str = "prompt", **options: Any
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Decorator: trace every call of a function that takes a prompt and returns the response text."""
+
+    def wrap(fn: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(fn)
+        def inner(*args: P.args, **kwargs: P.kwargs) -> R:
+            prompt = kwargs.get(prompt_arg, args[0] if args else None)
+            with trace_review(skill, purpose, prompt=prompt if isinstance(prompt, str) else None, **options) as call:
+                result = fn(*args, **kwargs)
+                if isinstance(result, (str, bytes)):
+                    call.response = result.encode("utf-8") if isinstance(result, str) else result
+            return result
+
+        return inner
+
+    return wrap

@@ -1,0 +1,157 @@
+"""``trace verify``: every trace file against the shipped JSON Schemas, plus the rules
+a schema cannot express (file names agree with contents, response bytes match their
+recorded hash, meta mode holds no text, assurance labels follow from the facts)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from reviewtrail.errors import NotFoundError
+from reviewtrail.tracing._assurance import acceptance_status, review_independence
+from reviewtrail.tracing._layout import ARIS_DIR, RUN_ID, events_path, traces_root
+from reviewtrail.tracing._reader import TraceRun, iter_runs, load_run
+
+__all__ = ["SCHEMA_FILES", "load_schema", "verify_traces"]
+
+SCHEMA_FILES = {
+    "run.meta": "run.meta.schema.json",
+    "request": "request.schema.json",
+    "meta": "meta.schema.json",
+    "event": "event.schema.json",
+}
+
+
+@cache
+def load_schema(kind: str) -> dict[str, Any]:
+    text = resources.files("reviewtrail.tracing").joinpath("schemas", SCHEMA_FILES[kind]).read_text(encoding="utf-8")
+    doc: dict[str, Any] = json.loads(text)
+    return doc
+
+
+@cache
+def _validator(kind: str) -> Any:
+    from jsonschema import Draft202012Validator, FormatChecker
+
+    return Draft202012Validator(load_schema(kind), format_checker=FormatChecker())
+
+
+def _schema_problems(kind: str, doc: Any, where: str) -> list[str]:
+    errors = sorted(_validator(kind).iter_errors(doc), key=lambda e: list(e.path))
+    return [f"{where}: {'.'.join(str(p) for p in e.path) or '<root>'}: {e.message}" for e in errors]
+
+
+def _load(path: Path, where: str, problems: list[str]) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        problems.append(f"{where}: missing")
+    except (OSError, ValueError) as exc:
+        problems.append(f"{where}: not valid JSON ({exc})")
+    return None
+
+
+def _run_problems(run: TraceRun, project: Path) -> list[str]:
+    problems: list[str] = []
+    rel = run.path.relative_to(project) if run.path.is_relative_to(project) else run.path
+    run_meta = _load(run.path / "run.meta.json", f"{rel}/run.meta.json", problems)
+    if run_meta is not None:
+        problems += _schema_problems("run.meta", run_meta, f"{rel}/run.meta.json")
+        if isinstance(run_meta, dict) and (run_meta.get("run_id") != run.run_id or run_meta.get("skill") != run.skill):
+            problems.append(f"{rel}/run.meta.json: skill/run_id do not match the folder {run.skill}/{run.run_id}")
+    for call in run.calls:
+        stem = f"{rel}/{call.files.stem}"
+        request = _load(call.files.request, f"{stem}.request.json", problems)
+        meta = _load(call.files.meta, f"{stem}.meta.json", problems)
+        for kind, doc in (("request", request), ("meta", meta)):
+            if doc is None:
+                continue
+            problems += _schema_problems(kind, doc, f"{stem}.{kind}.json")
+            if isinstance(doc, dict) and (doc.get("call_number") != call.number or doc.get("purpose") != call.purpose):
+                problems.append(f"{stem}.{kind}.json: call_number/purpose do not match the file name")
+        if isinstance(meta, dict):
+            problems += _meta_rules(call.files.response, meta, request if isinstance(request, dict) else None, stem)
+    return problems
+
+
+def _meta_rules(response: Path, meta: dict[str, Any], request: dict[str, Any] | None, stem: str) -> list[str]:
+    problems: list[str] = []
+    mode = meta.get("trace_mode", "full")
+    if response.exists():
+        if mode == "meta":
+            problems.append(f"{stem}.response.md: present in a meta-mode call")
+        data = response.read_bytes()
+        if meta.get("response_sha256") not in (None, hashlib.sha256(data).hexdigest()):
+            problems.append(f"{stem}.response.md: does not match response_sha256 in the meta file")
+        if meta.get("response_bytes") not in (None, len(data)):
+            problems.append(f"{stem}.response.md: size differs from response_bytes in the meta file")
+    elif mode == "full" and meta.get("response_sha256") is not None:
+        problems.append(f"{stem}.response.md: missing although the meta file records a response")
+    if request is not None and mode == "meta" and "prompt" in request:
+        problems.append(f"{stem}.request.json: holds prompt text in a meta-mode call")
+    try:
+        independence = review_independence(meta.get("executor_model"), meta.get("reviewer_model"))
+        expected = acceptance_status(
+            status=str(meta.get("status", "")),
+            review_completed=meta.get("review_completed") is True,
+            review_scope_complete=meta.get("review_scope_complete") is True,
+            review_positive=meta.get("review_positive") is True,
+            independence=str(meta.get("review_independence")),
+            reviewer_model_source=str(meta.get("reviewer_model_source")),
+            identity_validated=meta.get("identity_validated") is True,
+            reviewer_kind=str(meta.get("reviewer_kind", "model")),
+        )
+    except (TypeError, AttributeError):
+        return problems
+    if "executor_model" in meta and meta.get("review_independence") != independence:
+        problems.append(
+            f"{stem}.meta.json: review_independence {meta.get('review_independence')!r} does not follow from the models"
+        )
+    if meta.get("acceptance_status") != expected:
+        label = meta.get("acceptance_status")
+        problems.append(f"{stem}.meta.json: acceptance_status {label!r} does not follow from the facts ({expected})")
+    if request is not None and request.get("acceptance_status") not in (None, meta.get("acceptance_status")):
+        problems.append(f"{stem}: request and meta disagree on acceptance_status")
+    return problems
+
+
+def verify_traces(path: Path) -> tuple[int, list[str]]:
+    """Check every trace file under ``path`` (a project, its ``.aris``, a skill folder or a run folder).
+
+    Returns (files checked, problems).
+    """
+    path = path.absolute()
+    if not path.exists():
+        raise NotFoundError(f"{path} does not exist", field="path")
+    if RUN_ID.fullmatch(path.name) and path.is_dir():
+        runs, project = [load_run(path)], path.parent.parent.parent.parent
+    elif path.parent.name == "traces" and path.parent.parent.name == ARIS_DIR:
+        project = path.parent.parent.parent
+        runs = list(iter_runs(project, path.name))
+    else:
+        project = path.parent if path.name == ARIS_DIR else path
+        if not traces_root(project).is_dir() and not events_path(project).exists():
+            raise NotFoundError(f"no .aris/traces under {project}", field="path")
+        runs = list(iter_runs(project))
+    problems: list[str] = []
+    checked = 0
+    for run in runs:
+        checked += 1 + sum(1 + (c.files.meta.exists()) + (c.files.response.exists()) for c in run.calls)
+        problems += _run_problems(run, project)
+    events = events_path(project)
+    if events.exists() and not RUN_ID.fullmatch(path.name):
+        checked += 1
+        for i, line in enumerate(events.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                doc = json.loads(line)
+            except ValueError as exc:
+                problems.append(f".aris/meta/events.jsonl line {i}: not valid JSON ({exc})")
+                continue
+            problems += _schema_problems("event", doc, f".aris/meta/events.jsonl line {i}")
+    return checked, problems

@@ -1,0 +1,243 @@
+"""Writing a trace: run and call allocation, atomic files, the event line.
+
+Run rule (which ``runNN`` a call joins), in order:
+
+1. an explicit run id (``run_id=`` / ``--run-id`` / ``ARIS_TRACE_RUN_ID``) is joined,
+   and created if it does not exist yet;
+2. a call with a ``thread_id`` joins the latest run of the skill (any day) that
+   already holds a call of that thread: a continuation stays with its thread;
+3. otherwise it joins today's latest run when that run's last call was written less
+   than the idle window ago (``ARIS_TRACE_RUN_IDLE_MINUTES``, default 30) and the run
+   has the same executor and reviewer backend;
+4. otherwise it starts the next ``runNN`` of today (local date).
+
+Allocation holds an exclusive ``flock`` on the skill folder, and every file is
+published with exclusive creation (a temp file linked to its final name, which fails
+rather than overwrite), so concurrent writers never share a number or replace a file
+— including writers that do not take the lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import secrets
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from reviewtrail.errors import ConflictError
+from reviewtrail.tracing._layout import RUN_ID, CallFiles, call_files, check_run_id, events_path, parse_call_filename
+
+__all__ = ["RunSlot", "allocate_and_write", "append_event", "write_new"]
+
+_DEFAULT_IDLE_MINUTES = 30.0
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def dumps(doc: dict[str, Any]) -> bytes:
+    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def write_new(path: Path, data: bytes, scratch: Path) -> None:
+    """Create ``path`` with ``data`` atomically; ``FileExistsError`` if it exists (never overwritten)."""
+    fd, tmp = _mkstemp(scratch)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.link(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def _mkstemp(folder: Path) -> tuple[int, str]:
+    name = folder / f".tmp-{os.getpid()}-{secrets.token_hex(6)}"
+    return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), str(name)
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class RunSlot:
+    run_id: str
+    path: Path
+    created: bool
+    files: CallFiles
+
+
+def _runs(skill_path: Path) -> list[tuple[str, int, Path]]:
+    out = []
+    for entry in skill_path.iterdir():
+        m = RUN_ID.fullmatch(entry.name)
+        if m and entry.is_dir():
+            out.append((m["date"], int(m["n"]), entry))
+    return sorted(out)
+
+
+def _calls(run: Path) -> list[tuple[int, str, str]]:
+    return [p for p in (parse_call_filename(e.name) for e in run.iterdir()) if p is not None]
+
+
+def _run_meta(run: Path) -> dict[str, Any]:
+    try:
+        value = json.loads((run / "run.meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _has_thread(run: Path, thread_id: str) -> bool:
+    for number, purpose, kind in _calls(run):
+        if kind != "request.json":
+            continue
+        try:
+            doc = json.loads((run / f"{number:03d}-{purpose}.request.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict) and doc.get("thread_id") == thread_id:
+            return True
+    return False
+
+
+def choose_run(
+    skill_path: Path,
+    *,
+    today: str,
+    run_id: str | None,
+    thread_id: str | None,
+    executor: str | None,
+    backend: str | None,
+    idle_seconds: float,
+    now: float,
+) -> tuple[str, bool]:
+    """(run id, must create) by the run rule in this module's docstring."""
+    if run_id is not None:
+        check_run_id(run_id)
+        return run_id, not (skill_path / run_id).is_dir()
+    runs = _runs(skill_path)
+    if thread_id:
+        for _date, _n, path in reversed(runs):
+            if _has_thread(path, thread_id):
+                return path.name, False
+    todays = [r for r in runs if r[0] == today]
+    if todays:
+        _date, n, path = todays[-1]
+        meta = _run_meta(path)
+        entries = [path / "run.meta.json", *(p for p in path.iterdir() if parse_call_filename(p.name))]
+        last = max((e.stat().st_mtime for e in entries if e.exists()), default=0.0)
+        if now - last < idle_seconds and meta.get("executor") == executor and meta.get("reviewer_backend") == backend:
+            return path.name, False
+        return f"{today}_run{n + 1:02d}", True
+    return f"{today}_run01", True
+
+
+def idle_window(env: Mapping[str, str]) -> float:
+    raw = env.get("ARIS_TRACE_RUN_IDLE_MINUTES")
+    try:
+        return float(raw) * 60 if raw else _DEFAULT_IDLE_MINUTES * 60
+    except ValueError:
+        return _DEFAULT_IDLE_MINUTES * 60
+
+
+def allocate_and_write(
+    skill_path: Path,
+    *,
+    purpose: str,
+    today: str,
+    run_id: str | None,
+    thread_id: str | None,
+    executor: str | None,
+    backend: str | None,
+    idle_seconds: float,
+    run_meta: dict[str, Any],
+    request: dict[str, Any],
+    response: bytes | None,
+    meta: dict[str, Any],
+) -> RunSlot:
+    """Pick the run and the next call number, then publish request, response and meta (meta last)."""
+    skill_path.mkdir(parents=True, exist_ok=True)
+    with _locked(skill_path):
+        chosen, create = choose_run(
+            skill_path,
+            today=today,
+            run_id=run_id,
+            thread_id=thread_id,
+            executor=executor,
+            backend=backend,
+            idle_seconds=idle_seconds,
+            now=time.time(),
+        )
+        run = skill_path / chosen
+        while create:
+            try:
+                run.mkdir()
+            except FileExistsError:  # a writer without the lock took it: next number
+                m = RUN_ID.fullmatch(chosen)
+                assert m is not None
+                chosen = f"{m['date']}_run{int(m['n']) + 1:02d}"
+                run = skill_path / chosen
+                continue
+            write_new(run / "run.meta.json", dumps({**run_meta, "run_id": chosen}), skill_path)
+            _fsync_dir(skill_path)
+            break
+        number = max((n for n, _, _ in _calls(run)), default=0) + 1
+        while True:
+            files = call_files(run, number, purpose)
+            try:
+                write_new(files.request, dumps({**request, "call_number": number}), skill_path)
+                break
+            except FileExistsError:
+                number += 1
+        for path, data in (
+            (files.response, response),
+            (files.meta, dumps({**meta, "call_number": number})),
+        ):
+            if data is None:
+                continue
+            try:
+                write_new(path, data, skill_path)
+            except FileExistsError as exc:
+                raise ConflictError(f"{path} was created by another writer", field="call_number") from exc
+        _fsync_dir(run)
+    return RunSlot(chosen, run, create, files)
+
+
+def append_event(project: Path, event: dict[str, Any]) -> None:
+    """Append one JSON line to ``.aris/meta/events.jsonl`` (one write, under an exclusive lock)."""
+    path = events_path(project)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = (json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def local_today(moment: datetime) -> str:
+    return moment.astimezone().strftime("%Y-%m-%d")
