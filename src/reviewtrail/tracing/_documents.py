@@ -103,7 +103,9 @@ def _digest(data: bytes | None) -> tuple[str | None, int | None]:
     return hashlib.sha256(data).hexdigest(), len(data)
 
 
-def build_run_meta(call: ReviewCall, *, run_id: str, started: datetime, project_dir: str, mode: TraceMode) -> dict[str, Any]:
+def build_run_meta(
+    call: ReviewCall, *, run_id: str, started: datetime, project_dir: str, mode: TraceMode
+) -> dict[str, Any]:
     return {
         "skill": call.skill,
         "run_id": run_id,
@@ -193,7 +195,9 @@ def build_meta(
     }
 
 
-def build_event(call: ReviewCall, a: Assurance, *, trace_path: str, number: int, end: datetime, mode: TraceMode) -> dict[str, Any]:
+def build_event(
+    call: ReviewCall, a: Assurance, *, trace_path: str, number: int, end: datetime, mode: TraceMode
+) -> dict[str, Any]:
     return {
         "event": "review_trace",
         "skill": call.skill,
