@@ -98,7 +98,7 @@ def _runs(skill_path: Path) -> list[tuple[str, int, Path]]:
 
 
 def _calls(run: Path) -> list[tuple[int, str, str]]:
-    return [p for p in (parse_call_filename(e.name) for e in run.iterdir()) if p is not None]
+    return [p for p in map(parse_call_filename, os.listdir(run)) if p is not None]
 
 
 def _run_meta(run: Path) -> dict[str, Any]:
@@ -146,8 +146,8 @@ def choose_run(
     if todays:
         _date, n, path = todays[-1]
         meta = _run_meta(path)
-        entries = [path / "run.meta.json", *(p for p in path.iterdir() if parse_call_filename(p.name))]
-        last = max((e.stat().st_mtime for e in entries if e.exists()), default=0.0)
+        # Publishing a file links a new name into the run folder, so its mtime is the last activity.
+        last = path.stat().st_mtime
         if now - last < idle_seconds and meta.get("executor") == executor and meta.get("reviewer_backend") == backend:
             return path.name, False
         return f"{today}_run{n + 1:02d}", True
