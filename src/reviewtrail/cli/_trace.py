@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from reviewtrail.cli import _trace_debug, _trace_export
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json
 
 app = typer.Typer(help="Reviewer-call traces in the .aris/traces layout.", no_args_is_help=True)
@@ -204,13 +205,5 @@ def verify(
         raise typer.Exit(EXIT_INTEGRITY)
 
 
-def _register_extras() -> None:
-    import importlib
-    import importlib.util
-
-    for name in ("reviewtrail.cli._trace_debug", "reviewtrail.cli._trace_export"):
-        if importlib.util.find_spec(name) is not None:  # TEMP until both land
-            importlib.import_module(name).register(app)
-
-
-_register_extras()
+_trace_debug.register(app)
+_trace_export.register(app)
