@@ -28,13 +28,11 @@ from reviewtrail.tracing._otel import (
     KIND_INTERNAL,
     STATUS_ERROR,
     STATUS_UNSET,
-    export_to_endpoint,
-    export_to_file,
     genai_provider_name,
     otlp_json,
     spans_for_run,
-    traces_url,
 )
+from reviewtrail.tracing._otel_export import export_to_endpoint, export_to_file, traces_url
 from reviewtrail.tracing._reader import TraceRun, find_run, iter_runs
 
 PROMPT = "SECRET-PROMPT: please review section 3 of the confidential paper"

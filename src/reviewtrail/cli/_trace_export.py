@@ -10,7 +10,7 @@ import typer
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json
 
 if TYPE_CHECKING:
-    from reviewtrail.tracing._otel import OtlpExport
+    from reviewtrail.tracing._otel_export import OtlpExport
     from reviewtrail.tracing._reader import TraceRun
 
 JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
@@ -58,7 +58,7 @@ def export_otel(
     """
     from reviewtrail.errors import InvalidInputError, NotFoundError
     from reviewtrail.tracing._layout import project_root, traces_root
-    from reviewtrail.tracing._otel import export_to_endpoint, export_to_file
+    from reviewtrail.tracing._otel_export import export_to_endpoint, export_to_file
 
     if (output is None) == (endpoint is None):
         raise InvalidInputError("give exactly one of --output FILE or --endpoint URL", field="output")
