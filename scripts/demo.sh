@@ -29,6 +29,28 @@ reviewtrail ledger append --type demo.review@1 --actor demo-reviewer --privacy p
   --subject eval:run-1 --payload "{\"review\": $md, \"verdict\": \"accept\"}"
 reviewtrail ledger tail
 
+step "trace three rounds of an LLM review through the save_trace.sh drop-in"
+git init -q "$work"   # the project root is the git top level
+reviewtrail trace install-helper --project-dir "$work"
+helper=$(reviewtrail trace resolve-helper --project-dir "$work")
+round() {  # round N SCORE VERDICT TEXT [flags...]
+  local n=$1 score=$2 verdict=$3 text=$4; shift 4
+  printf 'Review the method section of the paper (round %s).\n' "$n" > "prompt-$n.txt"
+  printf 'Score: %s/10\n\n%s\n\nVerdict: %s\n' "$score" "$text" "$verdict" > "response-$n.md"
+  bash "$helper" --skill auto-review-loop --purpose "round-$n-review" --backend claude \
+    --tool mcp__claude__review --executor codex --executor-model gpt-5 \
+    --requested-reviewer-model claude-opus-4 --reported-reviewer-model claude-opus-4-1 \
+    --thread-id demo-thread --prompt-file "prompt-$n.txt" --response-file "response-$n.md" \
+    --status ok --verdict "$verdict" --review-completed --review-scope-complete "$@" >/dev/null
+}
+round 1 5 "not ready" "The ablation study is missing; the main claim cannot be assessed."
+round 2 7 almost "The ablation was added. However, the baseline numbers still need a citation."
+round 3 8 ready "All concerns are addressed." --review-positive
+reviewtrail trace ls --project-dir "$work"
+run=$(reviewtrail trace ls --project-dir "$work" --json | python3 -c 'import json,sys; r=json.load(sys.stdin)[0]; print(r["skill"] + "/" + r["run_id"])')
+reviewtrail trace divergence "$run" --project-dir "$work"
+reviewtrail trace verify "$work"
+
 step "verify: everything intact"
 reviewtrail verify
 

@@ -61,4 +61,5 @@ def table(title: str, columns: list[str], rows: list[list[str]], *, no_wrap: tup
         t.add_column(c, overflow="fold", no_wrap=c in no_wrap)
     for r in rows:
         t.add_row(*r)
-    Console().print(t)
+    # A terminal gets its own width; a pipe or a file gets long lines rather than folded cells.
+    Console(width=None if sys.stdout.isatty() else 200).print(t)
