@@ -10,8 +10,6 @@ and never repaired. A failure at any point leaves nothing under ``blobs/``.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import hashlib
 import json
 import os
@@ -20,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from reviewtrail._durable import fsync_dir, sync_files
 from reviewtrail.cas._protocol import CHUNK, CasStore, Location, VerifyingReader
 from reviewtrail.cas._refs import POOLS, Pool, check_hex
 from reviewtrail.errors import CorruptObjectError, StoreNotInitializedError
@@ -28,52 +27,6 @@ __all__ = ["OCI_INDEX", "OCI_LAYOUT", "FilesystemCas"]
 
 OCI_LAYOUT = {"imageLayoutVersion": "1.0.0"}
 OCI_INDEX = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": []}
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _load_syncfs() -> object | None:
-    name = ctypes.util.find_library("c")
-    if not name:
-        return None
-    try:
-        libc = ctypes.CDLL(name, use_errno=True)
-        fn = libc.syncfs
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes = [ctypes.c_int]
-    fn.restype = ctypes.c_int
-    return fn
-
-
-_SYNCFS = _load_syncfs()
-
-
-def _sync_filesystem_of(directory: Path, paths: list[str]) -> None:
-    """Make the data of every staged file durable with one barrier when possible.
-
-    ``syncfs(2)`` flushes the whole filesystem once instead of one fsync per
-    file; without it (non-Linux) each file is fsynced.
-    """
-    if _SYNCFS is not None:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            if _SYNCFS(fd) == 0:  # type: ignore[operator]
-                return
-        finally:
-            os.close(fd)
-    for p in paths:
-        fd = os.open(p, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 class FilesystemCas(CasStore):
@@ -124,7 +77,7 @@ class FilesystemCas(CasStore):
                 with contextlib.suppress(FileExistsError):
                     os.link(tmp, target)
                 os.unlink(tmp)
-            _fsync_dir(base)
+            fsync_dir(base)
 
     # --- interrupted writes ------------------------------------------------------------------
     def stale_ingest(self, older_than: float = 3600.0) -> list[Path]:
@@ -248,14 +201,14 @@ class FilesystemCas(CasStore):
             if not staged:
                 return
             if len(blobs) > 1:
-                _sync_filesystem_of(self._ingest(pool), [t for _, t in staged])
+                sync_files(self._ingest(pool), [t for _, t in staged])
             for hexdigest, tmp in staged:
                 try:
                     os.link(tmp, blob_dir / hexdigest)
                 except FileExistsError:
                     # Another writer published the same address first: verify it.
                     self._existing_is_intact(pool, hexdigest)
-            _fsync_dir(blob_dir)
+            fsync_dir(blob_dir)
         finally:
             for tmp in temps:
                 with contextlib.suppress(FileNotFoundError):

@@ -31,20 +31,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from reviewtrail._durable import fsync_dir, sync_files
 from reviewtrail.errors import ConflictError
 from reviewtrail.tracing._layout import RUN_ID, CallFiles, call_files, check_run_id, events_path, parse_call_filename
 
 __all__ = ["RunSlot", "allocate_and_write", "append_event", "write_new"]
 
 _DEFAULT_IDLE_MINUTES = 30.0
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def dumps(doc: dict[str, Any]) -> bytes:
@@ -99,6 +92,16 @@ def _runs(skill_path: Path) -> list[tuple[str, int, Path]]:
 
 def _calls(run: Path) -> list[tuple[int, str, str]]:
     return [p for p in map(parse_call_filename, os.listdir(run)) if p is not None]
+
+
+def _last_number(run: Path) -> int:
+    """The highest call number in a run folder (a cheap scan: names start with ``NNN-``)."""
+    best = 0
+    for name in os.listdir(run):
+        head, sep, _ = name.partition("-")
+        if sep and head.isdigit() and len(head) >= 3:
+            best = max(best, int(head))
+    return best
 
 
 def _run_meta(run: Path) -> dict[str, Any]:
@@ -201,28 +204,59 @@ def allocate_and_write(
                 run = skill_path / chosen
                 continue
             write_new(run / "run.meta.json", dumps({**run_meta, "run_id": chosen}), skill_path)
-            _fsync_dir(skill_path)
+            fsync_dir(skill_path)
             break
-        number = max((n for n, _, _ in _calls(run)), default=0) + 1
-        while True:
-            files = call_files(run, number, purpose)
+        files = _publish_call(run, skill_path, _last_number(run) + 1, purpose, request, response, meta)
+        fsync_dir(run)
+    return RunSlot(chosen, run, create, files)
+
+
+def _stage(folder: Path, data: bytes) -> str:
+    fd, tmp = _mkstemp(folder)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    return tmp
+
+
+def _publish_call(
+    run: Path,
+    scratch: Path,
+    number: int,
+    purpose: str,
+    request: dict[str, Any],
+    response: bytes | None,
+    meta: dict[str, Any],
+) -> CallFiles:
+    """Stage the call's files, make them durable with one barrier, then link them (meta last).
+
+    The request file's exclusive creation claims the number; if another writer holds it,
+    the next number is tried.
+    """
+    while True:
+        files = call_files(run, number, purpose)
+        docs = [(files.request, dumps({**request, "call_number": number}))]
+        if response is not None:
+            docs.append((files.response, response))
+        docs.append((files.meta, dumps({**meta, "call_number": number})))
+        temps: list[str] = []
+        try:
+            temps = [_stage(scratch, data) for _, data in docs]
+            sync_files(scratch, temps)
             try:
-                write_new(files.request, dumps({**request, "call_number": number}), skill_path)
-                break
+                os.link(temps[0], files.request)
             except FileExistsError:
                 number += 1
-        for path, data in (
-            (files.response, response),
-            (files.meta, dumps({**meta, "call_number": number})),
-        ):
-            if data is None:
                 continue
-            try:
-                write_new(path, data, skill_path)
-            except FileExistsError as exc:
-                raise ConflictError(f"{path} was created by another writer", field="call_number") from exc
-        _fsync_dir(run)
-    return RunSlot(chosen, run, create, files)
+            for (path, _), tmp in zip(docs[1:], temps[1:], strict=True):
+                try:
+                    os.link(tmp, path)
+                except FileExistsError as exc:
+                    raise ConflictError(f"{path} was created by another writer", field="call_number") from exc
+            return files
+        finally:
+            for tmp in temps:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
 
 
 def append_event(project: Path, event: dict[str, Any]) -> None:
