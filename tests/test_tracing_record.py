@@ -256,3 +256,27 @@ def test_project_root_is_the_git_top_level(tmp_path: Path, monkeypatch: pytest.M
     assert result.run_path is not None and result.run_path.is_relative_to(tmp_path / ".aris" / "traces")
     assert not (sub / ".aris").exists()
     os.chdir(tmp_path)
+
+
+def test_wrong_types_are_rejected_before_anything_is_written(tmp_path: Path) -> None:
+    for bad in ({"response": 42}, {"prompt": b"bytes"}, {"verdict": 7}, {"files_referenced": ["ok", ""]}):
+        with pytest.raises(InvalidInputError):
+            record_call(call(**bad), project_dir=tmp_path, env=ENV)
+    assert not (tmp_path / ".aris").exists()
+    text = record_call(call(response="plain text"), project_dir=tmp_path, env=ENV)
+    assert text.response_path is not None and text.response_path.read_bytes() == b"plain text"
+
+
+def test_an_unreachable_store_is_reported_after_the_trace_is_safe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reviewtrail.cas import FilesystemCas
+    from reviewtrail.errors import BackendUnavailableError
+
+    FilesystemCas(tmp_path / ".reviewtrail", create=True)
+    (tmp_path / ".reviewtrail" / "reviewtrail-store.json").write_text('{"format": 1}')
+    monkeypatch.setenv("REVIEWTRAIL_STORE", str(tmp_path / ".reviewtrail"))
+    monkeypatch.setenv("REVIEWTRAIL_DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none")
+    with pytest.raises(BackendUnavailableError, match=r"trace written to .* but not recorded"):
+        record_call(call(), project_dir=tmp_path)
+    assert verify_traces(tmp_path)[1] == []

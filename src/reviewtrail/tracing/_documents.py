@@ -61,7 +61,18 @@ class ReviewCall:
     output_tokens: int | None = None
 
     def validate(self) -> None:
+        """Check every fact before anything is written; a str response is kept as its UTF-8 bytes."""
         check_name(self.skill, "skill")
+        if isinstance(self.response, str):
+            self.response = self.response.encode("utf-8")
+        if self.response is not None and not isinstance(self.response, bytes):
+            raise InvalidInputError(f"must be bytes or text, not {type(self.response).__name__}", field="response")
+        if self.prompt is not None and not isinstance(self.prompt, str):
+            raise InvalidInputError(f"must be text, not {type(self.prompt).__name__}", field="prompt")
+        for name in ("verdict", "thread_id", "agent_id", "model", "backend", "tool", "executor", "effort"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise InvalidInputError(f"must be text, not {type(value).__name__}", field=name)
         check_name(self.purpose, "purpose")
         if not self.status or not self.status.strip():
             raise InvalidInputError("must not be empty", field="status")

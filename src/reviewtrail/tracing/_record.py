@@ -102,20 +102,25 @@ def record_call(
     append_event(project, build_event(call, assurance, trace_path=trace_path, number=number, end=end, mode=chosen))
     record_id = None
     if ledger:
+        from reviewtrail.errors import ReviewtrailError
         from reviewtrail.tracing._ledger_link import record_in_store
 
         meta_doc = build_meta(call, assurance, number=number, start=start, end=end, mode=chosen)
-        record_id = record_in_store(
-            project,
-            skill=call.skill,
-            run_id=slot.run_id,
-            trace_path=trace_path,
-            prompt=call.prompt,
-            response=call.response,
-            meta=meta_doc,
-            mode=chosen,
-            actor=call.executor or "unknown-executor",
-        )
+        try:
+            record_id = record_in_store(
+                project,
+                skill=call.skill,
+                run_id=slot.run_id,
+                trace_path=trace_path,
+                prompt=call.prompt,
+                response=call.response,
+                meta=meta_doc,
+                mode=chosen,
+                actor=call.executor or "unknown-executor",
+            )
+        except ReviewtrailError as exc:
+            exc.args = (f"trace written to {slot.files.meta} but not recorded in the store: {exc}",)
+            raise
     return TraceResult(
         mode=chosen,
         run_id=slot.run_id,
