@@ -397,3 +397,23 @@ def test_a_failing_projection_rolls_back_the_whole_append(backend: Backend) -> N
     led.append([rec(14)])
     assert [e.seq for e in led.read()] == [1, 2]
     assert sorted(r["seq"] for r in led.rows("seen")) == [1, 2]
+
+
+def test_a_unique_projection_key_makes_the_second_claim_fail(backend: Backend) -> None:
+    from reviewtrail.errors import ConflictError
+
+    claims = Projection(
+        name="claims",
+        version=1,
+        tables=(ProjectionTable("claims", (("slot", "text"), ("seq", "int")), key=("slot",), on_conflict="error"),),
+        rows=lambda env: [("claims", {"slot": env.payload_value["slot"], "seq": env.seq})],
+    )
+    led = backend.reopen([claims]) if not isinstance(backend.ledger, MemoryLedger) else MemoryLedger([claims])
+    led.append([rec(payload={"slot": "v1"})])
+    with pytest.raises(ConflictError):
+        led.append([rec(payload={"slot": "v2"}), rec(payload={"slot": "v1"})])
+    with pytest.raises(ConflictError):
+        led.append([rec(payload={"slot": "v3"}), rec(payload={"slot": "v3"})])
+    assert [e.seq for e in led.read()] == [1]
+    led.append([rec(payload={"slot": "v2"})])
+    assert sorted(r["slot"] for r in led.rows("claims")) == ["v1", "v2"]

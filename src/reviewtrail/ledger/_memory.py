@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
+from reviewtrail.errors import ConflictError
 from reviewtrail.ledger._envelope import Envelope, NewRecord
 from reviewtrail.ledger._projections import Projection
 from reviewtrail.ledger._protocol import Ledger, check_range, missing, parse_type_filter, seal_batch
@@ -34,6 +35,13 @@ class MemoryLedger(Ledger):
                 known_ids=lambda ids: {i for i in ids if i in self._by_id},
             )
             rows = self._projection_rows(envs)  # computed before any state changes
+            staged: set[tuple[str, tuple[Any, ...]]] = set()
+            for table, row in rows:
+                spec = self._tables[table]
+                key = tuple(row[k] for k in spec.key)
+                if spec.on_conflict == "error" and (key in self._tables_data[table] or (table, key) in staged):
+                    raise ConflictError(f"{table}: a row with this key is already recorded", field=table)
+                staged.add((table, key))
             self._records.extend(envs)
             self._by_id.update((e.id, e) for e in envs)
             for table, row in rows:

@@ -54,6 +54,11 @@ class PostgresLedger(SqlLedger):
     def _q(self, sql: str) -> str:
         return sql.replace("%", "%%").replace("?", "%s")
 
+    def _is_unique_violation(self, exc: Exception) -> bool:
+        import psycopg.errors
+
+        return isinstance(exc, psycopg.errors.UniqueViolation)
+
     @contextlib.contextmanager
     def _write_txn(self) -> Iterator[Cursor]:
         with self._lock, self._conn.transaction(), self._conn.cursor() as cur:

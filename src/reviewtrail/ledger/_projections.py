@@ -37,6 +37,9 @@ class ProjectionTable:
     columns: tuple[tuple[str, ColumnKind], ...]
     key: tuple[str, ...]
     indexes: tuple[tuple[str, ...], ...] = ()
+    # What a second row with the same key does: replace the first ("update"), or make the
+    # whole append fail with ConflictError ("error"), e.g. to claim a version number once.
+    on_conflict: Literal["update", "error"] = "update"
 
     def __post_init__(self) -> None:
         names = [c for c, _ in self.columns]

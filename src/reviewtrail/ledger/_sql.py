@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol
 
+from reviewtrail.errors import ConflictError
 from reviewtrail.ledger._envelope import Envelope, NewRecord
 from reviewtrail.ledger._projections import Projection, ProjectionTable
 from reviewtrail.ledger._protocol import Ledger, check_range, missing, parse_type_filter, seal_batch
@@ -122,6 +123,9 @@ class SqlLedger(Ledger):
     def _q(self, sql: str) -> str:
         return sql
 
+    def _is_unique_violation(self, exc: Exception) -> bool:
+        return "UNIQUE" in str(exc).upper()
+
     def _ddl(self, stmt: str) -> list[str]:
         if stmt == "{APPEND_ONLY}":
             return list(self.append_only_ddl)
@@ -208,12 +212,18 @@ class SqlLedger(Ledger):
             spec = self._tables[name]
             cols = spec.column_names
             others = [c for c in cols if c not in spec.key]
-            conflict = "DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in others) if others else "DO NOTHING"
-            sql = (
-                f"INSERT INTO rt_p_{name} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)}) "
-                f"ON CONFLICT ({', '.join(spec.key)}) {conflict}"
-            )
-            cur.executemany(self._q(sql), [tuple(r[c] for c in cols) for r in items])
+            sql = f"INSERT INTO rt_p_{name} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})"
+            if spec.on_conflict == "update":
+                conflict = (
+                    "DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in others) if others else "DO NOTHING"
+                )
+                sql += f" ON CONFLICT ({', '.join(spec.key)}) {conflict}"
+            try:
+                cur.executemany(self._q(sql), [tuple(r[c] for c in cols) for r in items])
+            except Exception as exc:
+                if spec.on_conflict == "error" and self._is_unique_violation(exc):
+                    raise ConflictError(f"{name}: a row with this key is already recorded ({exc})", field=name) from exc
+                raise
 
     # --- writes ---------------------------------------------------------------------------
     def _known_ids(self, cur: Cursor, ids: list[str]) -> set[str]:
