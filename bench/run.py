@@ -21,6 +21,7 @@ from collections.abc import Callable
 import bench_cas
 import bench_cli
 import bench_ledger
+import bench_provenance
 import bench_trace
 from _util import WORK_ROOT, Config, Result
 
@@ -30,6 +31,8 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
     "ledger_sqlite": (bench_ledger.bench_sqlite, "SQLite ledger append, batches of 1,000 vs raw sqlite3"),
     "ledger_postgres": (bench_ledger.bench_postgres, "PostgreSQL ledger append, batches of 1,000 vs raw psycopg"),
     "cli_help": (bench_cli.bench_help, "reviewtrail --help start-up vs python -c pass"),
+    "sandbox_run": (bench_provenance.bench_sandbox, "reviewtrail run of `true` vs a plain subprocess of `true`"),
+    "lineage_query": (bench_provenance.bench_lineage, "lineage of an artifact in a store with 10,000 runs"),
     "trace_record": (bench_trace.bench_record, "record_call of one reviewer call vs plain writes + fsync"),
     "trace_save_cli": (bench_trace.bench_cli, "reviewtrail trace save as a process vs python -c pass"),
 }

@@ -51,6 +51,20 @@ run=$(reviewtrail trace ls --project-dir "$work" --json | python3 -c 'import jso
 reviewtrail trace divergence "$run" --project-dir "$work"
 reviewtrail trace verify "$work"
 
+step "sandboxed runs in a session: write a file, declare it, change it, declare it again"
+session=$(reviewtrail session new --project demo)
+reviewtrail run --session "$session" --lang python \
+  -c "open('summary.md','w').write('# Results\n\n- model A: 0.81\n')" --env SEED=7
+reviewtrail artifact declare summary.md --session "$session" --path summary.md --actor demo-agent
+reviewtrail run --session "$session" --lang bash -c "echo '- model B: 0.84' >> summary.md"
+reviewtrail artifact declare summary.md --session "$session" --path summary.md --actor demo-agent
+reviewtrail artifact diff summary.md@1 summary.md@2 --project demo
+
+step "lineage of summary.md@2 (runs, cwd, environment, session)"
+reviewtrail provenance summary.md@2 --project demo
+reviewtrail session rm "$session"
+reviewtrail provenance summary.md@1 --project demo | tail -n 3
+
 step "verify: everything intact"
 reviewtrail verify
 

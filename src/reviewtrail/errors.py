@@ -14,6 +14,7 @@ __all__ = [
     "EXIT_INVALID",
     "EXIT_NOT_FOUND",
     "EXIT_OK",
+    "EXIT_RUN_FAILED",
     "BackendUnavailableError",
     "CanonicalJSONError",
     "ConfigError",
@@ -35,6 +36,7 @@ EXIT_NOT_FOUND = 3
 EXIT_INTEGRITY = 4
 EXIT_BACKEND = 5
 EXIT_CONFLICT = 6
+EXIT_RUN_FAILED = 7  # `reviewtrail run`: the sandboxed code failed or was cancelled (and was recorded)
 
 
 class ReviewtrailError(Exception):

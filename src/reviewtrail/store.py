@@ -45,6 +45,13 @@ class VerifyReport:
         }
 
 
+def _load_record_types() -> None:
+    """Register every package's record types and projections before a ledger is opened, so
+    every writer validates the same payloads and keeps the same query tables."""
+    import reviewtrail.models
+    import reviewtrail.provenance  # noqa: F401
+
+
 class Store:
     """The CAS and the ledger together."""
 
@@ -57,6 +64,7 @@ class Store:
     @classmethod
     def init(cls, settings: Settings | None = None) -> Store:
         """Create (or re-open) the store at the configured location. Idempotent."""
+        _load_record_types()
         settings = settings or load_settings()
         root = settings.store
         if root.exists() and not root.is_dir():
@@ -73,6 +81,7 @@ class Store:
     @classmethod
     def open(cls, settings: Settings | None = None) -> Store:
         """Open an existing store; :class:`StoreNotInitializedError` when there is none."""
+        _load_record_types()
         settings = settings or load_settings()
         if not settings.store_exists:
             raise StoreNotInitializedError(

@@ -1,0 +1,340 @@
+"""``reviewtrail run | session | artifact | provenance``: sandboxed runs and the lineage of artifacts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, table
+
+session_app = typer.Typer(help="Sessions: each owns a sandbox workspace.", no_args_is_help=True)
+artifact_app = typer.Typer(help="The artifact catalog: versions per (project, name).", no_args_is_help=True)
+JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
+ProjectOpt = Annotated[str, typer.Option("--project", envvar="REVIEWTRAIL_PROJECT", help="Project id.")]
+
+
+@handle_errors
+def run(
+    file: Annotated[Path | None, typer.Argument(help="File with the code to run.")] = None,
+    code: Annotated[str | None, typer.Option("-c", "--code", help="Code to run.")] = None,
+    session: Annotated[str | None, typer.Option("--session", help="Session id (default: a new session).")] = None,
+    project: ProjectOpt = "default",
+    lang: Annotated[str, typer.Option("--lang", help="python or bash.")] = "python",
+    env: Annotated[list[str] | None, typer.Option("--env", help="K=V injected into the sandbox (repeatable).")] = None,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds before the run is cancelled.")] = 60.0,
+    network: Annotated[str, typer.Option("--network", help="none (default) or allowlist.")] = "none",
+    allow: Annotated[list[str] | None, typer.Option("--allow", help="Allowlisted host (allowlist mode).")] = None,
+    cwd: Annotated[str, typer.Option("--cwd", help="Working directory inside /workspace.")] = "/workspace",
+    as_json: JsonOpt = False,
+) -> None:
+    """Run code under bubblewrap in a session's workspace and record the ExecutionRun.
+
+    Exits 0 when the code succeeded, 7 when it failed or was cancelled (still recorded).
+
+    Example: reviewtrail run --session 01a2... --lang python -c "open('out.txt','w').write('hi')" --json
+    """
+    from reviewtrail.errors import EXIT_RUN_FAILED, InvalidInputError
+    from reviewtrail.provenance import create_session, run_code
+    from reviewtrail.store import Store
+
+    if (file is None) == (code is None):
+        raise InvalidInputError("give exactly one of FILE or -c CODE", field="code")
+    if file is not None:
+        try:
+            code = file.read_text(encoding="utf-8")
+        except FileNotFoundError as exc:
+            raise InvalidInputError(f"{file} does not exist", field="file") from exc
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidInputError(f"cannot read {file}: {exc}", field="file") from exc
+    injected: dict[str, str] = {}
+    for item in env or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise InvalidInputError(f"{item!r} is not K=V", field="env")
+        injected[key] = value
+    assert code is not None
+    with Store.open() as store:
+        session_id = session or create_session(store, project).session_id
+        outcome = run_code(
+            store,
+            session_id=session_id,
+            code=code,
+            lang=lang,
+            env=injected,
+            timeout=timeout,
+            network=network,  # type: ignore[arg-type]  # checked by run_code
+            allowlist=allow or [],
+            cwd=cwd,
+        )
+    if as_json:
+        print_json(outcome.to_json())
+    else:
+        r = outcome.run
+        if outcome.result is not None:
+            import sys
+
+            sys.stdout.buffer.write(outcome.result.stdout)
+            sys.stderr.buffer.write(outcome.result.stderr)
+        print(
+            f"run {outcome.envelope.id} in session {session_id}: {r.status} (exit {r.exit_code}), "
+            f"created {len(r.created_files)}, modified {len(r.modified_files)} file(s)"
+        )
+    if outcome.run.status != "succeeded":
+        raise typer.Exit(EXIT_RUN_FAILED)
+
+
+@session_app.command("new")
+@handle_errors
+def session_new(project: ProjectOpt = "default", as_json: JsonOpt = False) -> None:
+    """Start a session with an empty workspace.
+
+    Example: reviewtrail session new --project paper-42 --json
+    """
+    from reviewtrail.provenance import create_session
+    from reviewtrail.store import Store
+
+    with Store.open() as store:
+        info = create_session(store, project)
+    print_json(info.to_json()) if as_json else print(info.session_id)
+
+
+@session_app.command("ls")
+@handle_errors
+def session_ls(
+    project: Annotated[str | None, typer.Option("--project", help="Only this project.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List sessions.
+
+    Example: reviewtrail session ls --json
+    """
+    from reviewtrail.provenance import list_sessions
+    from reviewtrail.store import Store
+
+    with Store.open() as store:
+        sessions = list_sessions(store, project)
+    if as_json:
+        print_json([s.to_json() for s in sessions])
+        return
+    table(
+        "sessions",
+        ["session", "project", "created", "state"],
+        [[s.session_id, s.project_id, s.created_at, "deleted" if s.deleted else "live"] for s in sessions],
+    )
+
+
+@session_app.command("rm")
+@handle_errors
+def session_rm(session_id: Annotated[str, typer.Argument(help="Session id.")], as_json: JsonOpt = False) -> None:
+    """Delete a session's workspace; its runs, artifacts and CAS objects stay.
+
+    Example: reviewtrail session rm 01a2b3c4-...
+    """
+    from reviewtrail.provenance import delete_session
+    from reviewtrail.store import Store
+
+    with Store.open() as store:
+        info = delete_session(store, session_id)
+    print_json(info.to_json()) if as_json else print(f"deleted workspace of session {info.session_id}")
+
+
+@artifact_app.command("declare")
+@handle_errors
+def artifact_declare(
+    name: Annotated[str, typer.Argument(help="Artifact name.")],
+    session: Annotated[str, typer.Option("--session", help="Session whose workspace holds the file.")],
+    path: Annotated[str, typer.Option("--path", help="File path inside the workspace.")],
+    media_type: Annotated[str | None, typer.Option("--media-type", help="Media type (default: by suffix).")] = None,
+    prompt_manifest: Annotated[
+        str | None, typer.Option("--prompt-manifest", help="Record id of the model turn that declared it.")
+    ] = None,
+    actor: Annotated[str, typer.Option("--actor", help="Who declares it.")] = "agent",
+    as_json: JsonOpt = False,
+) -> None:
+    """declare_artifact: make a workspace file the next version of NAME (origin llm_declared).
+
+    Example: reviewtrail artifact declare results.csv --session 01a2... --path results.csv
+    """
+    from reviewtrail.provenance import declare_artifact
+    from reviewtrail.store import Store
+
+    with Store.open() as store:
+        info = declare_artifact(
+            store,
+            session_id=session,
+            name=name,
+            path=path,
+            media_type=media_type,
+            actor=actor,
+            prompt_manifest_id=prompt_manifest,
+        )
+    _print_version(info.to_json(), as_json)
+
+
+@artifact_app.command("upload")
+@handle_errors
+def artifact_upload(
+    name: Annotated[str, typer.Argument(help="Artifact name.")],
+    file: Annotated[Path, typer.Argument(help="File to upload.")],
+    project: ProjectOpt = "default",
+    media_type: Annotated[str | None, typer.Option("--media-type", help="Media type (default: by suffix).")] = None,
+    actor: Annotated[str, typer.Option("--actor", help="Who uploads it.")] = "user",
+    as_json: JsonOpt = False,
+) -> None:
+    """Upload a file as the next version of NAME (origin user_upload).
+
+    Example: reviewtrail artifact upload dataset.csv ./data/dataset.csv --project paper-42
+    """
+    from reviewtrail.provenance import upload_artifact
+    from reviewtrail.store import Store
+
+    with Store.open() as store:
+        info = upload_artifact(store, name=name, file=file, project_id=project, media_type=media_type, actor=actor)
+    _print_version(info.to_json(), as_json)
+
+
+def _print_version(doc: dict[str, object], as_json: bool) -> None:
+    if as_json:
+        print_json(doc)
+    else:
+        content = doc["content"]
+        assert isinstance(content, dict)
+        print(f"{doc['name']}@{doc['version']} {content['digest']} ({content['size']} bytes, {doc['origin']})")
+
+
+@artifact_app.command("ls")
+@handle_errors
+def artifact_ls(project: ProjectOpt = "default", as_json: JsonOpt = False) -> None:
+    """List artifacts (latest version of each).
+
+    Example: reviewtrail artifact ls --project paper-42 --json
+    """
+    from reviewtrail.provenance import list_artifacts
+    from reviewtrail.store import Store
+
+    with Store.open() as store:
+        items = list_artifacts(store, project)
+    if as_json:
+        print_json([i.to_json() for i in items])
+        return
+    table(
+        "artifacts",
+        ["name", "latest", "origin", "digest", "size", "created"],
+        [
+            [
+                i.version.name,
+                str(i.version.version),
+                i.version.origin,
+                str(i.version.content["digest"])[:19],
+                str(i.version.content["size"]),
+                i.version.created_at,
+            ]
+            for i in items
+        ],
+    )
+
+
+@artifact_app.command("show")
+@handle_errors
+def artifact_show(
+    name: Annotated[str, typer.Argument(help="Artifact name.")],
+    project: ProjectOpt = "default",
+    as_json: JsonOpt = False,
+) -> None:
+    """Show every version of an artifact.
+
+    Example: reviewtrail artifact show results.csv --json
+    """
+    from reviewtrail.provenance import versions_of
+    from reviewtrail.store import Store
+
+    with Store.open() as store:
+        versions = versions_of(store, name, project)
+    if not versions:
+        from reviewtrail.errors import NotFoundError
+
+        raise NotFoundError(f"no artifact {name!r} in project {project}", field="name")
+    if as_json:
+        print_json([v.to_json() for v in versions])
+        return
+    table(
+        f"{name} ({versions[0].version.artifact_id})",
+        ["version", "origin", "digest", "size", "session", "created"],
+        [
+            [
+                str(v.version.version),
+                v.version.origin,
+                str(v.version.content["digest"])[:19],
+                str(v.version.content["size"]),
+                str((v.version.session_snapshot or {}).get("sessionId", "")),
+                v.version.created_at,
+            ]
+            for v in versions
+        ],
+    )
+
+
+@artifact_app.command("diff")
+@handle_errors
+def artifact_diff(
+    old: Annotated[str, typer.Argument(help="NAME@VERSION")],
+    new: Annotated[str, typer.Argument(help="NAME@VERSION")],
+    project: ProjectOpt = "default",
+    as_json: JsonOpt = False,
+) -> None:
+    """Diff two versions of a text artifact, computed from the CAS (never stored).
+
+    Example: reviewtrail artifact diff results.csv@1 results.csv@2
+    """
+    from reviewtrail.provenance import get_version, parse_spec
+    from reviewtrail.provenance._diff import artifact_version_diff
+    from reviewtrail.store import Store
+
+    (a_name, a_ver), (b_name, b_ver) = parse_spec(old), parse_spec(new)
+    with Store.open() as store:
+        a, b = get_version(store, a_name, a_ver, project), get_version(store, b_name, b_ver, project)
+        diff = artifact_version_diff(
+            store.cas.read(a.version.content["digest"]),
+            store.cas.read(b.version.content["digest"]),
+            old_media_type=a.version.content["mediaType"],
+            new_media_type=b.version.content["mediaType"],
+            old_label=f"{a_name}@{a.version.version}",
+            new_label=f"{b_name}@{b.version.version}",
+        )
+    print_json(diff.to_json()) if as_json else print(diff.unified(), end="")
+
+
+@handle_errors
+def provenance(
+    spec: Annotated[str, typer.Argument(help="NAME or NAME@VERSION.")],
+    project: ProjectOpt = "default",
+    format: Annotated[str, typer.Option("--format", help="tree, json, prov (W3C PROV-JSON) or in-toto.")] = "tree",
+    as_json: JsonOpt = False,
+) -> None:
+    """Trace an artifact version back to its derivations, runs, sessions and model turns.
+
+    Example: reviewtrail provenance results.csv@2 --format prov > results.prov.json
+    """
+    from reviewtrail.errors import InvalidInputError
+    from reviewtrail.provenance import lineage, parse_spec, render_tree
+    from reviewtrail.store import Store
+
+    name, version = parse_spec(spec)
+    if format not in ("tree", "json", "prov", "in-toto"):
+        raise InvalidInputError(f"{format!r} is not tree, json, prov or in-toto", field="format")
+    with Store.open() as store:
+        graph = lineage(store, name, version, project)
+    if format == "prov":
+        from reviewtrail.provenance._export import to_prov_json
+
+        print_json(to_prov_json(graph))
+    elif format == "in-toto":
+        from reviewtrail.provenance._export import to_in_toto
+
+        print_json(to_in_toto(graph))
+    elif format == "json" or as_json:
+        print_json(graph.to_json())
+    else:
+        print(render_tree(graph))

@@ -1,0 +1,65 @@
+"""LLM backends whose every call yields a prompt manifest and a usage record.
+
+Public API::
+
+    from reviewtrail.models import OpenAICompatibleBackend, AnthropicBackend, ScriptedBackend, invoke
+    backend = OpenAICompatibleBackend("https://api.openai.com/v1", api_key, "gpt-4o")
+    result = invoke(store, backend, [{"role": "user", "content": "Check this claim."}], system="Be terse.")
+    result.completion.text, result.manifest_envelope.id, result.usage_envelope.id
+
+    from reviewtrail.models import price
+    price("openai", "gpt-4o", 1000, 500)   # Cost(amount='0.0075', currency='USD', source='genai-prices')
+
+Importing this package registers the record types ``provenance.prompt-manifest@1`` and
+``provenance.model-usage@1``, so appends of those types are validated.
+"""
+
+from reviewtrail.models._anthropic import ANTHROPIC_VERSION, DEFAULT_MAX_TOKENS, AnthropicBackend
+from reviewtrail.models._completion import Completion, ModelBackend
+from reviewtrail.models._invoke import JSON_MEDIA_TYPE, TEXT_MEDIA_TYPE, Invocation, invoke
+from reviewtrail.models._openai import OpenAICompatibleBackend
+from reviewtrail.models._prices import price
+from reviewtrail.models._records import (
+    CALL_TYPES,
+    MANIFEST_TYPE,
+    REDACTION_STATUSES,
+    USAGE_TYPE,
+    CallType,
+    Cost,
+    CostSource,
+    ModelInvocationUsage,
+    PromptManifest,
+    RedactionStatus,
+    SkillRef,
+    TokenUsage,
+)
+from reviewtrail.models._scripted import SCRIPTED_HOST, ScriptedBackend, ScriptedCall
+
+__all__ = [
+    "ANTHROPIC_VERSION",
+    "CALL_TYPES",
+    "DEFAULT_MAX_TOKENS",
+    "JSON_MEDIA_TYPE",
+    "MANIFEST_TYPE",
+    "REDACTION_STATUSES",
+    "SCRIPTED_HOST",
+    "TEXT_MEDIA_TYPE",
+    "USAGE_TYPE",
+    "AnthropicBackend",
+    "CallType",
+    "Completion",
+    "Cost",
+    "CostSource",
+    "Invocation",
+    "ModelBackend",
+    "ModelInvocationUsage",
+    "OpenAICompatibleBackend",
+    "PromptManifest",
+    "RedactionStatus",
+    "ScriptedBackend",
+    "ScriptedCall",
+    "SkillRef",
+    "TokenUsage",
+    "invoke",
+    "price",
+]

@@ -1,0 +1,96 @@
+"""The Anthropic Messages API."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from reviewtrail.errors import BackendUnavailableError, ConfigError
+from reviewtrail.models._completion import Completion, check_messages, check_settings, count
+from reviewtrail.models._http import HttpBackend, endpoint_parts
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["ANTHROPIC_VERSION", "DEFAULT_MAX_TOKENS", "AnthropicBackend"]
+
+ANTHROPIC_VERSION = "2023-06-01"
+# The Messages API requires max_tokens; this is sent (and recorded) when settings omit it.
+DEFAULT_MAX_TOKENS = 1024
+_RESERVED = frozenset({"model", "messages", "system", "stream"})
+
+
+class AnthropicBackend(HttpBackend):
+    """``POST {base_url}/v1/messages`` with ``x-api-key`` and ``anthropic-version`` headers.
+
+    The system prompt is the top-level ``system`` field; ``settings`` go into the body
+    unchanged, with ``max_tokens`` defaulting to :data:`DEFAULT_MAX_TOKENS`.
+    """
+
+    label = "Anthropic endpoint"
+    provider = "anthropic"
+
+    def __init__(
+        self,
+        api_key: str,
+        model: str,
+        base_url: str = "https://api.anthropic.com",
+        *,
+        timeout: float = 120.0,
+        client: httpx.Client | None = None,
+    ) -> None:
+        if not api_key:
+            raise ConfigError("an Anthropic API key is required", field="api_key")
+        super().__init__(api_key=api_key, timeout=timeout, client=client)
+        self.base_url, self.endpoint_host = endpoint_parts(base_url)
+        self.model = model
+
+    def __repr__(self) -> str:
+        return f"AnthropicBackend(base_url={self.base_url!r}, model={self.model!r})"
+
+    def complete(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        system: str | None = None,
+        settings: Mapping[str, Any] | None = None,
+    ) -> Completion:
+        plain = check_messages(messages)
+        sent = {"max_tokens": DEFAULT_MAX_TOKENS, **check_settings(settings, _RESERVED)}
+        body: dict[str, Any] = {"model": self.model, "messages": plain, **sent}
+        if system is not None:
+            body["system"] = system
+        headers = {
+            "content-type": "application/json",
+            "accept": "application/json",
+            "x-api-key": self._api_key or "",
+            "anthropic-version": ANTHROPIC_VERSION,
+        }
+        url = f"{self.base_url}/v1/messages"
+        data = self._post(url, headers, body)
+        blocks = data.get("content")
+        if not isinstance(blocks, list):
+            raise BackendUnavailableError(f"{self.label} at {url} answered without a content list")
+        reported = data.get("usage")
+        usage: dict[str, Any] = reported if isinstance(reported, dict) else {}
+        uncached = count(usage.get("input_tokens"))
+        cache_write = count(usage.get("cache_creation_input_tokens"))
+        cache_read = count(usage.get("cache_read_input_tokens"))
+        # Anthropic's input_tokens excludes cached tokens; the Completion counts all input.
+        total_input = None if uncached is None else uncached + (cache_write or 0) + (cache_read or 0)
+        return Completion(
+            text="".join(_block_text(b) for b in blocks),
+            model_reported=data["model"] if isinstance(data.get("model"), str) else None,
+            input_tokens=total_input,
+            output_tokens=count(usage.get("output_tokens")),
+            cache_read_tokens=cache_read,
+            cache_write_tokens=cache_write,
+            raw=data,
+            settings=sent,
+        )
+
+
+def _block_text(block: Any) -> str:
+    if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+        return str(block["text"])
+    return ""

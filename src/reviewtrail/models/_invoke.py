@@ -1,0 +1,171 @@
+"""One model call, recorded: CAS objects for the text, then a manifest and a usage record in one batch."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from reviewtrail.canonical import canonical_json
+from reviewtrail.errors import InvalidInputError
+from reviewtrail.ledger import Envelope, NewRecord, Privacy, new_record
+from reviewtrail.models._completion import Completion, ModelBackend, check_messages, check_settings
+from reviewtrail.models._prices import price
+from reviewtrail.models._records import (
+    CALL_TYPES,
+    MANIFEST_TYPE,
+    REDACTION_STATUSES,
+    CallType,
+    ModelInvocationUsage,
+    PromptManifest,
+    RedactionStatus,
+    SkillRef,
+    TokenUsage,
+)
+
+if TYPE_CHECKING:
+    from reviewtrail.store import Store
+
+__all__ = ["JSON_MEDIA_TYPE", "TEXT_MEDIA_TYPE", "Invocation", "invoke"]
+
+TEXT_MEDIA_TYPE = "text/plain"  # UTF-8 bytes
+JSON_MEDIA_TYPE = "application/json"  # RFC 8785 bytes
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """The answer and the two records that now vouch for it."""
+
+    completion: Completion
+    manifest_envelope: Envelope
+    usage_envelope: Envelope
+
+    @property
+    def manifest(self) -> PromptManifest:
+        return PromptManifest.model_validate(self.manifest_envelope.payload_value)
+
+    @property
+    def usage(self) -> ModelInvocationUsage:
+        return ModelInvocationUsage.model_validate(self.usage_envelope.payload_value)
+
+
+def invoke(
+    store: Store,
+    backend: ModelBackend,
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    system: str | None = None,
+    settings: Mapping[str, Any] | None = None,
+    skill_refs: Iterable[SkillRef | Mapping[str, Any]] = (),
+    specialist: str | None = None,
+    session_id: str | None = None,
+    call_type: CallType = "task",
+    actor: str = "agent",
+    privacy: Privacy = "private",
+    redaction_status: RedactionStatus = "not-applied",
+) -> Invocation:
+    """Call ``backend`` and record the call in ``store``.
+
+    Inputs are checked before the call. Then the system prompt (``text/plain``), the
+    message list (its RFC 8785 JSON, ``application/json``) and the response text
+    (``text/plain``) go to the ``agent-state`` CAS pool, and a
+    ``provenance.prompt-manifest@1`` record and a ``provenance.model-usage@1`` record
+    pointing at it are appended in one atomic batch; both have subject
+    ``model-call:<manifest id>``.
+
+    If the backend call fails (:class:`~reviewtrail.errors.BackendUnavailableError` or
+    any other error), the error propagates and nothing is written: no CAS object, no
+    record. (Should the append itself fail, the CAS objects already stored stay, unreferenced
+    and harmless.) Prompts are recorded as given: no secret redaction is applied
+    (``redactionStatus`` says ``not-applied`` unless the caller asserts ``not-required``).
+    """
+    if call_type not in CALL_TYPES:
+        raise InvalidInputError(f"{call_type!r} is not one of {', '.join(CALL_TYPES)}", field="call_type")
+    if redaction_status not in REDACTION_STATUSES:
+        raise InvalidInputError(
+            f"{redaction_status!r} is not one of {', '.join(REDACTION_STATUSES)}", field="redaction_status"
+        )
+    plain = check_messages(messages)
+    messages_bytes = canonical_json(plain, field="messages")
+    check_settings(settings, frozenset())
+    refs = tuple(_skill_ref(r, i) for i, r in enumerate(skill_refs))
+    NewRecord.make(type=MANIFEST_TYPE, actor=actor, privacy=privacy)  # actor and privacy, before paying for a call
+
+    started_at = datetime.now(UTC)
+    t0 = time.monotonic()
+    completion = backend.complete(plain, system=system, settings=settings)
+    duration_ms = round((time.monotonic() - t0) * 1000)
+    ended_at = datetime.now(UTC)
+
+    cas = store.cas
+    system_ref = (
+        None if system is None else cas.put(system.encode("utf-8"), pool="agent-state", media_type=TEXT_MEDIA_TYPE)
+    )
+    messages_ref = cas.put(messages_bytes, pool="agent-state", media_type=JSON_MEDIA_TYPE)
+    response_ref = cas.put(completion.text.encode("utf-8"), pool="agent-state", media_type=TEXT_MEDIA_TYPE)
+
+    model = completion.model_reported or backend.model
+    usage = TokenUsage.of(completion.input_tokens, completion.output_tokens)
+    cost = price(
+        backend.provider,
+        model,
+        completion.input_tokens,
+        completion.output_tokens,
+        cache_read_tokens=completion.cache_read_tokens,
+        cache_write_tokens=completion.cache_write_tokens,
+        at=started_at,
+    )
+    manifest = PromptManifest(
+        model=model,
+        endpoint_host=backend.endpoint_host,
+        system_prompt=system_ref,
+        input_messages=messages_ref,
+        response=response_ref,
+        skill_refs=refs,
+        specialist=specialist,
+        usage=usage,
+        cost=cost,
+        runtime_settings={**(settings or {}), **completion.settings},
+        redaction_status=redaction_status,
+        session_id=session_id,
+        started_at=started_at,
+        ended_at=ended_at,
+        call_type=call_type,
+    )
+    # The usage record names the manifest by id and payload hash, both known before appending.
+    manifest_id = new_record(manifest, actor=actor, privacy=privacy).id
+    subject = f"model-call:{manifest_id}"
+    manifest_record = new_record(manifest, actor=actor, privacy=privacy, subject=subject, id=manifest_id)
+    usage_record = new_record(
+        ModelInvocationUsage(
+            usage=usage,
+            cost=cost,
+            started_at=started_at,
+            ended_at=ended_at,
+            duration_ms=duration_ms,
+            manifest_id=manifest_record.id,
+            manifest_hash=hashlib.sha256(canonical_json(manifest_record.payload)).hexdigest(),
+            call_type=call_type,
+        ),
+        actor=actor,
+        privacy=privacy,
+        subject=subject,
+    )
+    manifest_env, usage_env = store.append([manifest_record, usage_record])
+    return Invocation(completion, manifest_env, usage_env)
+
+
+def _skill_ref(value: SkillRef | Mapping[str, Any], index: int) -> SkillRef:
+    if isinstance(value, SkillRef):
+        return value
+    from pydantic import ValidationError
+
+    try:
+        return SkillRef.model_validate(dict(value))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise InvalidInputError(first["msg"], field=f"skill_refs[{index}].{loc}".rstrip(".")) from exc

@@ -1,0 +1,164 @@
+"""The two ledger records every model call yields: a prompt manifest and a usage record (seed §3).
+
+``provenance.prompt-manifest@1`` says exactly what was sent and received (by CAS reference,
+never inline); ``provenance.model-usage@1`` carries only tokens, cost and time, and points
+at its manifest. Wire names are camelCase; Python attributes are snake_case.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
+
+from reviewtrail.cas import CasRef
+from reviewtrail.ledger import RecordPayload, record_type
+
+__all__ = [
+    "CALL_TYPES",
+    "MANIFEST_TYPE",
+    "REDACTION_STATUSES",
+    "USAGE_TYPE",
+    "CallType",
+    "Cost",
+    "CostSource",
+    "ModelInvocationUsage",
+    "PromptManifest",
+    "RedactionStatus",
+    "SkillRef",
+    "TokenUsage",
+]
+
+MANIFEST_TYPE = "provenance.prompt-manifest@1"
+USAGE_TYPE = "provenance.model-usage@1"
+
+# What new records may say. Stored records may hold older call types: readers accept any string.
+CallType = Literal["task", "paper-vision"]
+CALL_TYPES: tuple[CallType, ...] = ("task", "paper-vision")
+# No automatic secret redaction exists: "not-applied" says so; "not-required" is the caller's assertion.
+RedactionStatus = Literal["not-applied", "not-required"]
+REDACTION_STATUSES: tuple[RedactionStatus, ...] = ("not-applied", "not-required")
+CostSource = Literal["genai-prices", "unknown"]
+
+_DECIMAL = re.compile(r"(0|[1-9][0-9]*)(\.[0-9]+)?")
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+Count = Annotated[int, Field(ge=0)] | None
+
+
+def _wire_time(moment: datetime) -> str:
+    """RFC 3339 UTC with microseconds and a ``Z`` (the ledger's own time format)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid")
+
+
+class SkillRef(_Part):
+    """A skill the call was made with: its id, content hash (``sha256:<hex>``), version and revision."""
+
+    id: str = Field(min_length=1)
+    content_hash: str = Field(alias="contentHash")
+    version: str | None = None
+    revision: str | None = None
+    specialist: str | None = None
+
+    @field_validator("content_hash")
+    @classmethod
+    def _hash(cls, v: str) -> str:
+        if _DIGEST.fullmatch(v) is None:
+            raise ValueError(f"{v!r} is not 'sha256:' followed by 64 lowercase hex digits")
+        return v
+
+
+class TokenUsage(_Part):
+    """Token counts as the provider reported them; ``None`` where it reported nothing."""
+
+    input_tokens: Count = Field(default=None, alias="inputTokens")
+    output_tokens: Count = Field(default=None, alias="outputTokens")
+    total_tokens: Count = Field(default=None, alias="totalTokens")
+
+    @classmethod
+    def of(cls, input_tokens: int | None, output_tokens: int | None) -> TokenUsage:
+        total = None if input_tokens is None or output_tokens is None else input_tokens + output_tokens
+        return cls(input_tokens=input_tokens, output_tokens=output_tokens, total_tokens=total)
+
+
+class Cost(_Part):
+    """A price in USD as a decimal string, or ``None`` with source ``unknown``: never invented."""
+
+    amount: str | None = None
+    currency: Literal["USD"] = "USD"
+    source: CostSource = "unknown"
+
+    @field_validator("amount")
+    @classmethod
+    def _amount(cls, v: str | None) -> str | None:
+        if v is not None and _DECIMAL.fullmatch(v) is None:
+            raise ValueError(f"{v!r} is not a non-negative decimal like '0.0075'")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Cost:
+        if (self.amount is None) != (self.source == "unknown"):
+            raise ValueError("amount is null exactly when source is 'unknown'")
+        return self
+
+    @classmethod
+    def unknown(cls) -> Cost:
+        return cls(amount=None, source="unknown")
+
+
+class _Timed(RecordPayload):
+    started_at: AwareDatetime = Field(alias="startedAt")
+    ended_at: AwareDatetime = Field(alias="endedAt")
+    # Any string on read, so records written with older call types stay readable.
+    call_type: str = Field(alias="callType", min_length=1)
+
+    @field_serializer("started_at", "ended_at")
+    def _time(self, moment: datetime) -> str:
+        return _wire_time(moment)
+
+
+@record_type(MANIFEST_TYPE)
+class PromptManifest(_Timed):
+    """One model turn: who answered, from where, with what input, settings and result."""
+
+    model: str = Field(min_length=1)
+    endpoint_host: str = Field(alias="endpointHost", min_length=1)
+    system_prompt: CasRef | None = Field(alias="systemPrompt")
+    input_messages: CasRef = Field(alias="inputMessages")
+    response: CasRef
+    skill_refs: tuple[SkillRef, ...] = Field(default=(), alias="skillRefs")
+    specialist: str | None = None
+    usage: TokenUsage
+    cost: Cost
+    runtime_settings: dict[str, Any] = Field(default_factory=dict, alias="runtimeSettings")
+    redaction_status: RedactionStatus = Field(alias="redactionStatus")
+    session_id: str | None = Field(default=None, alias="sessionId")
+
+
+@record_type(USAGE_TYPE)
+class ModelInvocationUsage(_Timed):
+    """Tokens, cost and time of one call, and its manifest: no prompt or response text, ever.
+
+    ``manifestHash`` is the manifest record's ``payloadHash`` (SHA-256 of its RFC 8785 payload
+    bytes): known before the pair is appended, so both go in one atomic batch.
+    """
+
+    usage: TokenUsage
+    cost: Cost
+    duration_ms: int = Field(alias="durationMs", ge=0)
+    manifest_id: str = Field(alias="manifestId", min_length=1)
+    manifest_hash: str = Field(alias="manifestHash")
+
+    @field_validator("manifest_hash")
+    @classmethod
+    def _hash(cls, v: str) -> str:
+        if _HEX64.fullmatch(v) is None:
+            raise ValueError(f"{v!r} is not 64 lowercase hex digits (the manifest record's payloadHash)")
+        return v

@@ -1,0 +1,73 @@
+"""Provenance: sandboxed execution runs, sessions, artifacts and versions, lineage.
+
+Public API::
+
+    from reviewtrail.provenance import create_session, run_code, declare_artifact, upload_artifact
+    from reviewtrail.provenance import lineage, render_tree, versions_of, get_version
+"""
+
+from reviewtrail.ledger import register_projection
+from reviewtrail.provenance._catalog import (
+    VersionInfo,
+    declare_artifact,
+    get_version,
+    list_artifacts,
+    parse_spec,
+    record_version,
+    upload_artifact,
+    versions_of,
+)
+from reviewtrail.provenance._graph import Edge, LineageGraph, Node
+from reviewtrail.provenance._lineage import lineage, render_tree
+from reviewtrail.provenance._records import (
+    ORIGINS,
+    PROVENANCE_PROJECTION,
+    ArtifactDerivation,
+    ArtifactVersion,
+    ExecutionRun,
+    SessionCreated,
+    SessionDeleted,
+    artifact_id_for,
+)
+from reviewtrail.provenance._runs import RunOutcome, run_code
+from reviewtrail.provenance._sessions import (
+    DEFAULT_PROJECT,
+    SessionInfo,
+    create_session,
+    delete_session,
+    get_session,
+    list_sessions,
+)
+
+register_projection(PROVENANCE_PROJECTION)
+
+__all__ = [
+    "DEFAULT_PROJECT",
+    "ORIGINS",
+    "ArtifactDerivation",
+    "ArtifactVersion",
+    "Edge",
+    "ExecutionRun",
+    "LineageGraph",
+    "Node",
+    "RunOutcome",
+    "SessionCreated",
+    "SessionDeleted",
+    "SessionInfo",
+    "VersionInfo",
+    "artifact_id_for",
+    "create_session",
+    "declare_artifact",
+    "delete_session",
+    "get_session",
+    "get_version",
+    "lineage",
+    "list_artifacts",
+    "list_sessions",
+    "parse_spec",
+    "record_version",
+    "render_tree",
+    "run_code",
+    "upload_artifact",
+    "versions_of",
+]

@@ -1,0 +1,237 @@
+"""The artifact catalog: a version chain per (projectId, name) with a stable artifact id.
+
+A version is created only by an upload, a download (MCP), a remote job's pulled-back
+output, or ``declare_artifact`` from an agent; an ordinary run's file changes never
+create one by themselves. Version numbers are claimed through a unique projection key,
+so two writers can never both create version N.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from reviewtrail.cas import CasRef
+from reviewtrail.errors import ConflictError, InvalidInputError, NotFoundError
+from reviewtrail.ledger import Envelope, new_record
+from reviewtrail.ledger._envelope import format_time
+from reviewtrail.provenance._records import ArtifactVersion, Origin, artifact_id_for
+from reviewtrail.provenance._runs import media_type_for
+from reviewtrail.provenance._sessions import DEFAULT_PROJECT, check_project, get_session, require_live_session
+from reviewtrail.store import Store
+
+__all__ = [
+    "VersionInfo",
+    "declare_artifact",
+    "get_version",
+    "list_artifacts",
+    "parse_spec",
+    "record_version",
+    "upload_artifact",
+    "versions_of",
+]
+
+_RETRIES = 8
+
+
+@dataclass(frozen=True)
+class VersionInfo:
+    version: ArtifactVersion
+    envelope: Envelope
+
+    def to_json(self) -> dict[str, Any]:
+        doc = self.version.model_dump(mode="json", by_alias=True)
+        doc["recordId"] = self.envelope.id
+        doc["seq"] = self.envelope.seq
+        return doc
+
+
+def _check_name(name: str) -> str:
+    if not name or len(name) > 256 or any(ord(c) < 32 for c in name) or "@" in name:
+        raise InvalidInputError(f"{name!r} is not an artifact name (1-256 printable characters, no '@')", field="name")
+    return name
+
+
+def parse_spec(spec: str) -> tuple[str, int | None]:
+    """``NAME`` or ``NAME@VERSION``."""
+    name, sep, version = spec.rpartition("@") if "@" in spec else (spec, "", "")
+    if not sep:
+        return _check_name(spec), None
+    if not version.isdigit() or int(version) < 1:
+        raise InvalidInputError(f"{version!r} is not a version number", field="version")
+    return _check_name(name), int(version)
+
+
+def versions_of(store: Store, name: str, project_id: str = DEFAULT_PROJECT) -> list[VersionInfo]:
+    rows = store.ledger.rows("prov_artifact_versions", artifact_id=artifact_id_for(project_id, _check_name(name)))
+    out = []
+    for row in sorted(rows, key=lambda r: r["version"]):
+        env = store.ledger.get(row["record_id"])
+        out.append(VersionInfo(ArtifactVersion.model_validate(env.payload_value), env))
+    return out
+
+
+def get_version(store: Store, name: str, version: int | None = None, project_id: str = DEFAULT_PROJECT) -> VersionInfo:
+    check_project(project_id)
+    artifact_id = artifact_id_for(project_id, _check_name(name))
+    rows = store.ledger.rows("prov_artifact_versions", artifact_id=artifact_id)
+    if not rows:
+        raise NotFoundError(f"no artifact {name!r} in project {project_id}", field="name")
+    if version is None:
+        row = max(rows, key=lambda r: r["version"])
+    else:
+        matches = [r for r in rows if r["version"] == version]
+        if not matches:
+            raise NotFoundError(f"artifact {name!r} has no version {version} (latest: {len(rows)})", field="version")
+        row = matches[0]
+    env = store.ledger.get(row["record_id"])
+    return VersionInfo(ArtifactVersion.model_validate(env.payload_value), env)
+
+
+def list_artifacts(store: Store, project_id: str = DEFAULT_PROJECT) -> list[VersionInfo]:
+    """The latest version of every artifact in the project, by name."""
+    rows = store.ledger.rows("prov_artifact_versions", project_id=check_project(project_id))
+    latest: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        if row["name"] not in latest or row["version"] > latest[row["name"]]["version"]:
+            latest[row["name"]] = row
+    out = []
+    for name in sorted(latest):
+        env = store.ledger.get(latest[name]["record_id"])
+        out.append(VersionInfo(ArtifactVersion.model_validate(env.payload_value), env))
+    return out
+
+
+def record_version(
+    store: Store,
+    *,
+    project_id: str,
+    name: str,
+    origin: Origin,
+    content: CasRef,
+    actor: str,
+    session_id: str | None = None,
+    source_path: str | None = None,
+    derivation_ids: list[str] | None = None,
+    prompt_manifest_id: str | None = None,
+    external_ref: str | None = None,
+) -> VersionInfo:
+    """Append the next version of ``(project_id, name)``; retried when another writer claimed the number."""
+    check_project(project_id)
+    _check_name(name)
+    artifact_id = artifact_id_for(project_id, name)
+    snapshot = None
+    if session_id is not None:
+        s = get_session(store, session_id)
+        snapshot = {
+            "sessionId": s.session_id,
+            "projectId": s.project_id,
+            "createdAt": s.created_at,
+            "recordId": s.record_id,
+        }
+    for _attempt in range(_RETRIES):
+        rows = store.ledger.rows("prov_artifact_versions", artifact_id=artifact_id)
+        number = max((r["version"] for r in rows), default=0) + 1
+        payload = ArtifactVersion(
+            artifact_id=artifact_id,
+            project_id=project_id,
+            name=name,
+            version=number,
+            origin=origin,
+            content=content.to_json(),
+            session_snapshot=snapshot,
+            source_path=source_path,
+            derivation_ids=derivation_ids or [],
+            prompt_manifest_id=prompt_manifest_id,
+            external_ref=external_ref,
+            created_at=format_time(datetime.now(UTC)),
+        )
+        record = new_record(payload, actor=actor, privacy="private", subject=f"artifact:{artifact_id}")
+        try:
+            [env] = store.append([record])
+        except ConflictError:
+            continue
+        return VersionInfo(payload, env)
+    raise ConflictError(f"could not claim a version number for {name!r} after {_RETRIES} tries", field="name")
+
+
+def _workspace_path(workspace: Path, path: str) -> tuple[Path, str]:
+    rel = PurePosixPath(path[len("/workspace/") :] if path.startswith("/workspace/") else path)
+    if rel.is_absolute() or ".." in rel.parts or not rel.parts:
+        raise InvalidInputError(f"{path!r} is not a path inside the workspace", field="path")
+    full = workspace / Path(*rel.parts)
+    real = Path(os.path.realpath(full))
+    if not real.is_relative_to(Path(os.path.realpath(workspace))):
+        raise InvalidInputError(f"{path!r} leads outside the workspace", field="path")
+    if not real.is_file():
+        raise InvalidInputError(f"{path!r} is not a file in the workspace", field="path")
+    return real, rel.as_posix()
+
+
+def declare_artifact(
+    store: Store,
+    *,
+    session_id: str,
+    name: str,
+    path: str,
+    project_id: str | None = None,
+    media_type: str | None = None,
+    actor: str = "agent",
+    prompt_manifest_id: str | None = None,
+) -> VersionInfo:
+    """``declare_artifact`` from an agent: the workspace file becomes the next version (origin llm_declared),
+    linked to the derivations that produced exactly these bytes at this path in this session."""
+    session = require_live_session(store, session_id)
+    real, rel = _workspace_path(session.workspace, path)
+    content = store.cas.put_file(real, pool="data", media_type=media_type or media_type_for(rel))
+    derivations = [
+        r
+        for r in store.ledger.rows("prov_derivations", session_id=session_id, path=rel)
+        if r["digest"] == content.digest
+    ]
+    if prompt_manifest_id is not None:
+        store.ledger.get(prompt_manifest_id)  # must exist
+    return record_version(
+        store,
+        project_id=project_id or session.project_id,
+        name=name,
+        origin="llm_declared",
+        content=content,
+        actor=actor,
+        session_id=session_id,
+        source_path=rel,
+        derivation_ids=[r["record_id"] for r in sorted(derivations, key=lambda r: r["seq"])],
+        prompt_manifest_id=prompt_manifest_id,
+    )
+
+
+def upload_artifact(
+    store: Store,
+    *,
+    name: str,
+    file: str | Path,
+    project_id: str = DEFAULT_PROJECT,
+    media_type: str | None = None,
+    actor: str = "user",
+    session_id: str | None = None,
+    origin: Origin = "user_upload",
+    external_ref: str | None = None,
+) -> VersionInfo:
+    """A user upload (or, with ``origin="mcp_download"`` and ``external_ref``, an MCP download)."""
+    if origin not in ("user_upload", "mcp_download"):
+        raise InvalidInputError("uploads are user_upload or mcp_download", field="origin")
+    content = store.cas.put_file(file, pool="data", media_type=media_type or media_type_for(str(file)))
+    return record_version(
+        store,
+        project_id=project_id,
+        name=name,
+        origin=origin,
+        content=content,
+        actor=actor,
+        session_id=session_id,
+        source_path=Path(file).name,
+        external_ref=external_ref,
+    )

@@ -1,0 +1,381 @@
+"""Persistent kernels: one long-lived python or bash worker inside ONE bubblewrap sandbox.
+
+The sandbox is the one :mod:`._sandbox` builds (same mounts, namespaces, ``--clearenv`` +
+:func:`effective_env`), with the workspace's root as the starting directory. The worker's
+stdin is ``/dev/null``; code and results travel over two extra pipes:
+
+* python: the host sends ``[4-byte big-endian length][JSON {"code", "sentinel"}]``; the
+  worker runs the code with ``exec`` in one ``__main__`` namespace kept across evaluations
+  and answers with a frame ``{"exit_code", "cwd", "env"}`` (``os.getcwd()`` and
+  ``dict(os.environ)`` observed at the end of the evaluation). An exception is exit code 1
+  with its traceback on stderr; ``SystemExit`` gives its code; the kernel carries on.
+* bash: the request pipe is bash's script, so every evaluation runs at the top level of
+  one shell (``cd``, variables, functions persist). The host writes ``eval '<code>'``
+  followed by a call that reports ``$?``, ``pwd -P`` and the exported variables as
+  NUL-separated records ending with an empty record. ``exit`` (or ``exec``) ends the kernel.
+
+Before it answers, the worker writes a per-evaluation random sentinel to its original
+stdout and stderr; the host attributes everything before it to that evaluation (keeping at
+most ``max_output`` bytes per stream). Output that background processes write between
+evaluations is dropped. A timeout or cancellation kills the whole sandbox: the result is
+``"cancelled"`` and any later :meth:`evaluate` raises :class:`BackendUnavailableError`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import ClassVar, Self
+
+from reviewtrail.errors import BackendUnavailableError, InvalidInputError
+from reviewtrail.provenance._sandbox import (
+    BASH,
+    DEFAULT_MAX_OUTPUT,
+    PYTHON,
+    SANDBOX_WORKSPACE,
+    Drain,
+    Network,
+    SandboxResult,
+    Status,
+    check_code,
+    check_env,
+    check_network,
+    check_timeout,
+    effective_env,
+    host_workspace,
+    kill_sandbox,
+    require_bwrap,
+    sandbox_options,
+    start_sandbox,
+)
+
+__all__ = ["PythonKernel", "ShellKernel"]
+
+_POLL = 0.05
+_GRACE = 5.0
+_START_TIMEOUT = 30.0
+
+_PY_WORKER = """\
+import json, os, sys, traceback, types
+
+def _status(exc):
+    if exc.code is None or isinstance(exc.code, int):
+        return exc.code or 0
+    print(exc.code, file=sys.stderr)
+    return 1
+
+def _serve(requests, replies):
+    os.set_inheritable(requests, False)
+    os.set_inheritable(replies, False)
+    out, err = os.dup(1), os.dup(2)
+    main = types.ModuleType("__main__")
+    sys.modules["__main__"] = main
+    sys.argv = ["-c"]
+    requests, replies = os.fdopen(requests, "rb"), os.fdopen(replies, "wb")
+    while len(head := requests.read(4)) == 4:
+        req = json.loads(requests.read(int.from_bytes(head, "big")))
+        status = 0
+        try:
+            exec(compile(req["code"], "<sandbox>", "exec"), main.__dict__)
+        except SystemExit as exc:
+            status = _status(exc)
+        except BaseException as exc:
+            traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next if exc.__traceback__ else None)
+            status = 1
+        for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        mark = req["sentinel"].encode()
+        os.write(out, mark)
+        os.write(err, mark)
+        try:
+            cwd = os.getcwd()
+        except OSError:
+            cwd = "unavailable"
+        body = json.dumps({"exit_code": status, "cwd": cwd, "env": dict(os.environ)}).encode()
+        replies.write(len(body).to_bytes(4, "big") + body)
+        replies.flush()
+
+_serve(int(sys.argv[1]), int(sys.argv[2]))
+"""
+
+# The first text bash reads from its script pipe; {req}/{resp} are the passed fd numbers.
+_BASH_BOOTSTRAP = """\
+exec {{__rt_out}}>&1 {{__rt_err}}>&2 {{__rt_resp}}>&{resp} {resp}>&- {req}<&-
+__rt_end() {{
+  local __rt_s=$1 __rt_n IFS=$' \\t\\n'
+  printf '%s' "$2" >&$__rt_out
+  printf '%s' "$2" >&$__rt_err
+  {{ printf '%s\\0%s\\0' "$__rt_s" "$(pwd -P 2>/dev/null || echo unavailable)"
+    for __rt_n in $(compgen -e); do [[ -n ${{!__rt_n+x}} ]] && printf '%s=%s\\0' "$__rt_n" "${{!__rt_n}}"; done
+    printf '\\0'; }} >&$__rt_resp
+  return "$__rt_s"
+}}
+"""
+
+
+class _Kernel:
+    """The plumbing both kernels share: the sandbox, the output drains, the reply reader."""
+
+    lang: ClassVar[str]
+
+    def __init__(
+        self,
+        workspace: Path,
+        env: Mapping[str, str] | None = None,
+        network: Network = "none",
+        *,
+        max_output: int = DEFAULT_MAX_OUTPUT,
+    ) -> None:
+        check_env(env or {})
+        check_network(network)
+        if isinstance(max_output, bool) or not isinstance(max_output, int) or max_output < 0:
+            raise InvalidInputError("must be a byte count >= 0", field="max_output")
+        bwrap = require_bwrap()
+        self.kernel_id = str(uuid.uuid4())
+        self.workspace = workspace
+        self.network: Network = network
+        self.max_output = max_output
+        self._dead: str | None = None
+        self._lock = threading.Lock()
+        self._replies: queue.Queue[bytes | None] = queue.Queue()
+        options = sandbox_options(host_workspace(workspace), SANDBOX_WORKSPACE, effective_env(env or {}), network)
+        req_r, req_w = os.pipe()
+        resp_r, resp_w = os.pipe()
+        try:
+            self._proc, out_fd, err_fd, self.argv = start_sandbox(
+                bwrap, options, self._command(req_r, resp_w), (req_r, resp_w)
+            )
+        except BaseException:
+            os.close(req_w)
+            os.close(resp_r)
+            raise
+        finally:
+            os.close(req_r)
+            os.close(resp_w)
+        self._requests = req_w
+        # Captures open from the start, so what the sandbox says while starting is kept for the check below.
+        self._out = Drain(out_fd, f"kernel-{self.kernel_id}-stdout", max_output)
+        self._err = Drain(err_fd, f"kernel-{self.kernel_id}-stderr", max_output)
+        threading.Thread(target=self._read_replies, args=(resp_r,), daemon=True).start()
+        self._bootstrap()
+        first = self._evaluate("", _START_TIMEOUT, None, keep=True)
+        if first.status != "succeeded":
+            self.close()
+            detail = (first.error or "") + " " + first.stderr.decode("utf-8", "replace").strip()
+            raise BackendUnavailableError(f"the {self.lang} kernel did not start: {detail.strip()}", field="kernel")
+
+    # --- per-language hooks ----------------------------------------------------------------------
+    def _command(self, requests: int, replies: int) -> list[str]:
+        raise NotImplementedError
+
+    def _bootstrap(self) -> None:
+        """Anything to send before the first evaluation."""
+
+    def _request(self, code: str, sentinel: str) -> bytes:
+        raise NotImplementedError
+
+    def _split(self, buf: bytearray) -> bytes | None:
+        """Remove and return one complete reply frame from ``buf``, or None."""
+        raise NotImplementedError
+
+    def _parse(self, frame: bytes) -> tuple[int, str, dict[str, str]]:
+        raise NotImplementedError
+
+    # --- plumbing ------------------------------------------------------------------------------
+    def _read_replies(self, fd: int) -> None:
+        buf = bytearray()
+        try:
+            while chunk := os.read(fd, 1 << 16):
+                buf += chunk
+                while (frame := self._split(buf)) is not None:
+                    self._replies.put(frame)
+        finally:
+            os.close(fd)
+            self._replies.put(None)
+
+    def _send(self, data: bytes) -> bool:
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self._requests, view) :]
+        except BrokenPipeError:
+            return False
+        return True
+
+    def _await_reply(self, deadline: float, cancel: threading.Event | None) -> tuple[str, bytes | None]:
+        while True:
+            if cancel is not None and cancel.is_set():
+                return "cancelled", None
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return "timeout", None
+            try:
+                frame = self._replies.get(timeout=min(remaining, _POLL) if cancel is not None else remaining)
+            except queue.Empty:
+                continue
+            return ("replied", frame) if frame is not None else ("exited", None)
+
+    def _kill(self, reason: str) -> None:
+        self._dead = reason
+        kill_sandbox(self._proc)
+        os.close(self._requests)
+
+    def _reap(self) -> None:
+        """The worker stopped answering (it exited, or exec'd something else): make sure it is gone."""
+        try:
+            self._proc.wait(_GRACE)
+        except subprocess.TimeoutExpired:
+            kill_sandbox(self._proc)
+        self._dead = f"exited with status {self._proc.returncode}"
+        os.close(self._requests)
+
+    # --- public API ------------------------------------------------------------------------------
+    @property
+    def alive(self) -> bool:
+        return self._dead is None
+
+    def evaluate(self, code: str, timeout: float, *, cancel: threading.Event | None = None) -> SandboxResult:
+        """Run ``code`` in the kernel; state persists. A timeout or cancellation kills the kernel."""
+        check_code(code)
+        check_timeout(timeout)
+        return self._evaluate(code, timeout, cancel)
+
+    def _evaluate(
+        self, code: str, timeout: float, cancel: threading.Event | None, *, keep: bool = False
+    ) -> SandboxResult:
+        with self._lock:
+            if self._dead is not None:
+                raise BackendUnavailableError(f"kernel {self.kernel_id} is dead ({self._dead})", field="kernel")
+            sentinel = f"<<reviewtrail-eval-{uuid.uuid4().hex}>>"
+            self._out.begin(self.max_output, sentinel.encode(), keep=keep)
+            self._err.begin(self.max_output, sentinel.encode(), keep=keep)
+            started_at = datetime.now(UTC)
+            deadline = time.monotonic() + timeout
+            if self._send(self._request(code, sentinel)):
+                outcome, frame = self._await_reply(deadline, cancel)
+            else:
+                outcome, frame = "exited", None
+            if outcome in ("timeout", "cancelled"):
+                self._kill("timed out" if outcome == "timeout" else "cancelled")
+            elif outcome == "exited":
+                self._reap()
+            ended_at = datetime.now(UTC)
+            self._out.wait(_GRACE)
+            self._err.wait(_GRACE)
+            stdout, stdout_truncated = self._out.take()
+            stderr, stderr_truncated = self._err.take()
+            status: Status = "cancelled"
+            exit_code: int | None = None
+            cwd, env, error = "unavailable", None, None
+            if frame is not None:
+                exit_code, cwd, env = self._parse(frame)
+                status = "succeeded" if exit_code == 0 else "failed"
+            elif outcome == "exited":
+                status, exit_code, error = "failed", self._proc.returncode, f"the kernel {self._dead}"
+            elif outcome == "timeout":
+                error = f"timed out after {timeout:g} s; the kernel was killed"
+            else:
+                error = "cancelled; the kernel was killed"
+            return SandboxResult(
+                status=status,
+                exit_code=exit_code,
+                stdout=stdout,
+                stderr=stderr,
+                stdout_truncated=stdout_truncated,
+                stderr_truncated=stderr_truncated,
+                started_at=started_at,
+                ended_at=ended_at,
+                working_directory=cwd,
+                env=env,
+                timed_out=outcome == "timeout",
+                error=error,
+                argv=list(self.argv),
+            )
+
+    def close(self) -> None:
+        """End the worker (EOF on its request pipe, then SIGKILL after a grace period)."""
+        with self._lock:
+            if self._dead is not None:
+                if self._proc.returncode is None:
+                    kill_sandbox(self._proc)
+                return
+            self._dead = "closed"
+            os.close(self._requests)
+            try:
+                self._proc.wait(_GRACE)
+            except subprocess.TimeoutExpired:
+                kill_sandbox(self._proc)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+class PythonKernel(_Kernel):
+    """A persistent ``/usr/bin/python3`` whose globals survive between evaluations."""
+
+    lang = "python"
+
+    def _command(self, requests: int, replies: int) -> list[str]:
+        return [PYTHON, "-c", _PY_WORKER, str(requests), str(replies)]
+
+    def _request(self, code: str, sentinel: str) -> bytes:
+        body = json.dumps({"code": code, "sentinel": sentinel}).encode()
+        return len(body).to_bytes(4, "big") + body
+
+    def _split(self, buf: bytearray) -> bytes | None:
+        if len(buf) < 4 or len(buf) < 4 + (size := int.from_bytes(buf[:4], "big")):
+            return None
+        frame = bytes(buf[4 : 4 + size])
+        del buf[: 4 + size]
+        return frame
+
+    def _parse(self, frame: bytes) -> tuple[int, str, dict[str, str]]:
+        doc = json.loads(frame)
+        return int(doc["exit_code"]), str(doc["cwd"]), {str(k): str(v) for k, v in doc["env"].items()}
+
+
+class ShellKernel(_Kernel):
+    """A persistent ``/bin/bash``: working directory, variables and functions survive."""
+
+    lang = "bash"
+
+    def _command(self, requests: int, replies: int) -> list[str]:
+        self._fds = (requests, replies)
+        return [BASH, "--noprofile", "--norc", f"/dev/fd/{requests}"]
+
+    def _bootstrap(self) -> None:
+        requests, replies = self._fds
+        self._send(_BASH_BOOTSTRAP.format(req=requests, resp=replies).encode())
+
+    def _request(self, code: str, sentinel: str) -> bytes:
+        quoted = "'" + code.replace("'", "'\\''") + "'"
+        return f"eval {quoted}\n__rt_end $? '{sentinel}'\n".encode("utf-8", "surrogateescape")
+
+    def _split(self, buf: bytearray) -> bytes | None:
+        end = buf.find(b"\0\0")
+        if end < 0:
+            return None
+        frame = bytes(buf[:end])
+        del buf[: end + 2]
+        return frame
+
+    def _parse(self, frame: bytes) -> tuple[int, str, dict[str, str]]:
+        status, cwd, *entries = frame.decode("utf-8", "surrogateescape").split("\0")
+        return int(status), cwd, dict(entry.split("=", 1) for entry in entries if "=" in entry)

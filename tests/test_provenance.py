@@ -1,0 +1,139 @@
+"""Sessions, recorded sandbox runs, the artifact catalog and lineage, on a real store and real bubblewrap."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import need
+from reviewtrail.config import Settings
+from reviewtrail.errors import ConflictError, InvalidInputError, NotFoundError
+from reviewtrail.provenance import (
+    create_session,
+    declare_artifact,
+    delete_session,
+    get_version,
+    lineage,
+    list_artifacts,
+    render_tree,
+    run_code,
+    upload_artifact,
+    versions_of,
+)
+from reviewtrail.store import Store
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    need(shutil.which("bwrap") is not None, "bubblewrap (bwrap) is not installed")
+    root = tmp_path / "store"
+    s = Store.init(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
+    yield s  # type: ignore[misc]
+    s.close()
+
+
+def test_a_run_is_recorded_with_every_seed_field(store: Store) -> None:
+    session = create_session(store, "paper-1")
+    out = run_code(
+        store,
+        session_id=session.session_id,
+        code="import os, json\nos.makedirs('sub', exist_ok=True)\nopen('sub/a.txt','w').write('A')\n"
+        "print(json.dumps({'cwd': os.getcwd(), 'env': dict(os.environ)}))",
+        lang="python",
+        env={"SEED": "42"},
+    )
+    run = out.run
+    doc = out.to_json()
+    for key in (
+        "toolName", "language", "code", "stdout", "stderr", "exitCode", "startedAt", "endedAt",
+        "environmentRevisionId", "kernelMode", "kernelId", "permissionEpochId", "networkPolicy",
+        "networkAccessRevision", "sandbox", "createdFiles", "modifiedFiles", "status", "workingDirectory",
+        "envSnapshot",
+    ):  # fmt: skip
+        assert key in doc, key
+    assert run.status == "succeeded" and run.exit_code == 0 and run.sandbox == "bubblewrap"
+    assert run.network_policy == "none" and run.network_access_revision is None
+    assert run.created_files == ["sub/a.txt"] and run.modified_files == []
+    seen = json.loads(store.cas.read(run.stdout["digest"]))  # type: ignore[index]
+    assert run.working_directory == seen["cwd"] == "/workspace"
+    assert run.env_snapshot is not None
+    recorded_env = json.loads(store.cas.read(run.env_snapshot["digest"]))
+    assert recorded_env == seen["env"] and recorded_env["SEED"] == "42"
+    assert store.cas.read(run.code["digest"]).startswith(b"import os")
+    [deriv] = out.derivations
+    assert deriv.payload_value["path"] == "sub/a.txt" and deriv.payload_value["executionRunIds"] == [out.envelope.id]
+    assert store.cas.read(deriv.payload_value["content"]["digest"]) == b"A"
+    assert deriv.payload_value["content"]["pool"] == "data"
+    assert list_artifacts(store, "paper-1") == [], "an ordinary run never creates an artifact version"
+    assert store.verify().ok
+
+
+def test_failures_timeouts_and_bad_input(store: Store) -> None:
+    session = create_session(store)
+    failed = run_code(store, session_id=session.session_id, code="exit 3", lang="bash")
+    assert failed.run.status == "failed" and failed.run.exit_code == 3
+    cancelled = run_code(store, session_id=session.session_id, code="import time; time.sleep(30)", lang="python",
+                         timeout=0.5)  # fmt: skip
+    assert cancelled.run.status == "cancelled"
+    before = store.ledger.head()
+    for bad in ({"lang": "ruby"}, {"timeout": 0}, {"env": {"BAD-NAME": "x"}}, {"network": "open"}):
+        kwargs = {"session_id": session.session_id, "code": "print(1)", "lang": "python", **bad}
+        with pytest.raises(InvalidInputError):
+            run_code(store, **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError):
+        run_code(store, session_id=session.session_id, code="print(1)", lang="python", cwd="/workspace/../etc")
+    assert store.ledger.head() == before, "bad input records nothing"
+    with pytest.raises(NotFoundError):
+        run_code(store, session_id="01a228bb-b613-7f7d-913d-0c0f35384322", code="1", lang="python")
+
+
+def test_versions_lineage_and_a_deleted_session(store: Store, tmp_path: Path) -> None:
+    session = create_session(store)
+    sid = session.session_id
+    first = run_code(store, session_id=sid, code="open('report.md','w').write('line 1\\nline 2\\n')", lang="python")
+    v1 = declare_artifact(store, session_id=sid, name="report", path="report.md")
+    assert v1.version.version == 1 and v1.version.origin == "llm_declared"
+    assert v1.version.derivation_ids == [first.derivations[0].id]
+    second = run_code(store, session_id=sid, code="printf 'line 1\\nline two\\nline 3\\n' > report.md", lang="bash")
+    assert second.run.modified_files == ["report.md"]
+    v2 = declare_artifact(store, session_id=sid, name="report", path="report.md")
+    assert v2.version.version == 2 and v2.version.artifact_id == v1.version.artifact_id
+    assert [v.version.version for v in versions_of(store, "report")] == [1, 2]
+
+    graph = lineage(store, "report")
+    kinds = {n.kind for n in graph.nodes.values()}
+    assert {"artifact_version", "artifact", "derivation", "execution_run", "session", "agent"} <= kinds
+    runs = {n.record_id for n in graph.nodes.values() if n.kind == "execution_run"}
+    assert runs == {first.envelope.id, second.envelope.id}, "v2 reaches both runs through its derivation chain"
+    tree = render_tree(graph)
+    assert "cwd=/workspace" in tree and "report@2" in tree
+
+    delete_session(store, sid)
+    assert not session.workspace.exists()
+    with pytest.raises(ConflictError):
+        run_code(store, session_id=sid, code="print(1)", lang="python")
+    after = lineage(store, "report", 1)
+    assert any("source session deleted" in n for n in after.notes)
+    assert store.cas.read(get_version(store, "report", 1).version.content["digest"]) == b"line 1\nline 2\n"
+    assert store.verify().ok
+
+
+def test_uploads_and_declare_errors(store: Store, tmp_path: Path) -> None:
+    f = tmp_path / "data.csv"
+    f.write_text("a,b\n")
+    up = upload_artifact(store, name="data.csv", file=f, project_id="p")
+    assert up.version.origin == "user_upload" and up.version.content["mediaType"] == "text/csv"
+    graph = lineage(store, "data.csv", project_id="p")
+    assert any("uploaded" in n for n in graph.notes)
+    session = create_session(store)
+    for path in ("../outside", "/etc/passwd", "missing.txt"):
+        with pytest.raises(InvalidInputError):
+            declare_artifact(store, session_id=session.session_id, name="x", path=path)
+    (session.workspace / "link").symlink_to("/etc/passwd")
+    with pytest.raises(InvalidInputError):
+        declare_artifact(store, session_id=session.session_id, name="x", path="link")
+    with pytest.raises(NotFoundError):
+        get_version(store, "nope")
