@@ -137,3 +137,55 @@ def test_uploads_and_declare_errors(store: Store, tmp_path: Path) -> None:
         declare_artifact(store, session_id=session.session_id, name="x", path="link")
     with pytest.raises(NotFoundError):
         get_version(store, "nope")
+
+
+def test_persistent_kernels_record_each_evaluation(store: Store) -> None:
+    from reviewtrail.provenance import SessionKernel
+
+    session = create_session(store)
+    with SessionKernel(store, session.session_id, "python", env={"K": "1"}) as kernel:
+        first = kernel.evaluate("import os\nx = 41\nos.makedirs('d', exist_ok=True)\nos.chdir('d')")
+        second = kernel.evaluate("x += 1\nos.environ['LATE'] = str(x)\nopen('k.txt','w').write(str(x))")
+    assert first.run.kernel_mode == second.run.kernel_mode == "persistent"
+    assert first.run.kernel_id == second.run.kernel_id == kernel.kernel_id
+    assert first.run.working_directory == "/workspace/d"
+    assert second.run.created_files == ["d/k.txt"]
+    env_after = json.loads(store.cas.read(second.run.env_snapshot["digest"]))  # type: ignore[index]
+    assert env_after["LATE"] == "42" and env_after["K"] == "1", "env as observed at the end of the evaluation"
+    with SessionKernel(store, session.session_id, "bash") as shell:
+        shell.evaluate("cd d && export B=2")
+        out = shell.evaluate("echo $B; pwd")
+    assert out.run.working_directory == "/workspace/d"
+    assert store.cas.read(out.run.stdout["digest"]) == b"2\n/workspace/d\n"  # type: ignore[index]
+    assert json.loads(store.cas.read(out.run.env_snapshot["digest"]))["B"] == "2"  # type: ignore[index]
+
+
+def test_a_model_turn_that_declares_an_artifact_is_in_its_lineage(store: Store) -> None:
+    from reviewtrail.models import ScriptedBackend, invoke
+
+    session = create_session(store)
+    turn = invoke(
+        store,
+        ScriptedBackend(["Wrote notes.md with the summary."]),
+        [{"role": "user", "content": "Summarise the results into notes.md"}],
+        session_id=session.session_id,
+    )
+    run_code(store, session_id=session.session_id, code="open('notes.md','w').write('summary')", lang="python")
+    version = declare_artifact(
+        store,
+        session_id=session.session_id,
+        name="notes",
+        path="notes.md",
+        prompt_manifest_id=turn.manifest_envelope.id,
+    )
+    graph = lineage(store, "notes")
+    manifests = [n for n in graph.nodes.values() if n.kind == "prompt_manifest"]
+    assert [m.record_id for m in manifests] == [turn.manifest_envelope.id]
+    assert manifests[0].attributes["endpointHost"] == "scripted.local"
+    assert version.version.prompt_manifest_id == turn.manifest_envelope.id
+    from reviewtrail.provenance._export import to_in_toto, to_prov_json
+
+    prov = to_prov_json(graph)
+    assert prov["activity"] and prov["entity"]
+    statement = to_in_toto(graph)
+    assert statement["subject"][0]["digest"]["sha256"] == version.version.content["digest"].split(":")[1]

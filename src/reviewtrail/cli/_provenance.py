@@ -181,9 +181,13 @@ def artifact_upload(
     project: ProjectOpt = "default",
     media_type: Annotated[str | None, typer.Option("--media-type", help="Media type (default: by suffix).")] = None,
     actor: Annotated[str, typer.Option("--actor", help="Who uploads it.")] = "user",
+    origin: Annotated[str, typer.Option("--origin", help="user_upload, or mcp_download for fetched records.")] = (
+        "user_upload"
+    ),
+    external_ref: Annotated[str | None, typer.Option("--external-ref", help="Where a download came from.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Upload a file as the next version of NAME (origin user_upload).
+    """Upload a file as the next version of NAME (origin user_upload or mcp_download).
 
     Example: reviewtrail artifact upload dataset.csv ./data/dataset.csv --project paper-42
     """
@@ -191,7 +195,10 @@ def artifact_upload(
     from reviewtrail.store import Store
 
     with Store.open() as store:
-        info = upload_artifact(store, name=name, file=file, project_id=project, media_type=media_type, actor=actor)
+        info = upload_artifact(
+            store, name=name, file=file, project_id=project, media_type=media_type, actor=actor,
+            origin=origin, external_ref=external_ref,  # type: ignore[arg-type]  # checked by upload_artifact
+        )  # fmt: skip
     _print_version(info.to_json(), as_json)
 
 

@@ -29,7 +29,7 @@ from reviewtrail.provenance._records import (
     SessionDeleted,
     artifact_id_for,
 )
-from reviewtrail.provenance._runs import RunOutcome, run_code
+from reviewtrail.provenance._runs import RunOutcome, SessionKernel, run_code
 from reviewtrail.provenance._sessions import (
     DEFAULT_PROJECT,
     SessionInfo,
@@ -54,6 +54,7 @@ __all__ = [
     "SessionCreated",
     "SessionDeleted",
     "SessionInfo",
+    "SessionKernel",
     "VersionInfo",
     "artifact_id_for",
     "create_session",

@@ -28,7 +28,15 @@ from reviewtrail.provenance._sessions import require_live_session
 from reviewtrail.provenance._snapshot import Snapshot, changes, snapshot
 from reviewtrail.store import Store
 
-__all__ = ["LANGUAGES", "RunOutcome", "environment_revision_id", "permission_epoch_id", "record_run", "run_code"]
+__all__ = [
+    "LANGUAGES",
+    "RunOutcome",
+    "SessionKernel",
+    "environment_revision_id",
+    "permission_epoch_id",
+    "record_run",
+    "run_code",
+]
 
 LANGUAGES = ("python", "bash")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -268,3 +276,69 @@ def _media_type(path: str) -> str:
 
 def media_type_for(path: str) -> str:
     return _media_type(path)
+
+
+class SessionKernel:
+    """A persistent python worker or shell for one session; every evaluation is a recorded run.
+
+    For these runs ``kernelMode`` is ``persistent``, ``kernelId`` names the kernel, and the
+    recorded working directory and environment are those observed at the end of the evaluation.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        session_id: str,
+        lang: str,
+        *,
+        env: Mapping[str, str] | None = None,
+        network: Network = "none",
+        allowlist: Sequence[str] = (),
+        actor: str = "user",
+    ) -> None:
+        from reviewtrail.provenance._kernels import PythonKernel, ShellKernel
+
+        injected = dict(env or {})
+        _check(lang, injected, 1.0, network)
+        self.store = store
+        self.session = require_live_session(store, session_id)
+        self.lang = lang
+        self.network: Network = network
+        self.allowlist = tuple(allowlist)
+        self.actor = actor
+        kernel_type = PythonKernel if lang == "python" else ShellKernel
+        self.kernel = kernel_type(self.session.workspace, injected, network)
+
+    @property
+    def kernel_id(self) -> str:
+        return self.kernel.kernel_id
+
+    def evaluate(self, code: str, timeout: float = 60.0) -> RunOutcome:
+        if not timeout > 0:
+            raise InvalidInputError("must be > 0 seconds", field="timeout")
+        before = snapshot(self.session.workspace)
+        result = self.kernel.evaluate(code, timeout)
+        return record_run(
+            self.store,
+            session_id=self.session.session_id,
+            workspace=self.session.workspace,
+            code=code,
+            lang=self.lang,
+            result=result,
+            before=before,
+            timeout=timeout,
+            network=self.network,
+            allowlist=self.allowlist,
+            tool_name=f"reviewtrail.kernel.{self.lang}",
+            actor=self.actor,
+            kernel_id=self.kernel.kernel_id,
+        )
+
+    def close(self) -> None:
+        self.kernel.close()
+
+    def __enter__(self) -> SessionKernel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,84 @@
+"""``reviewtrail run | session | artifact | provenance`` end to end on a real store."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import need
+from reviewtrail.cli._app import app
+
+runner = CliRunner()
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args), env={"COLUMNS": "200"})
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    need(shutil.which("bwrap") is not None, "bubblewrap (bwrap) is not installed")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("REVIEWTRAIL_STORE", str(tmp_path / "store"))
+    monkeypatch.delenv("REVIEWTRAIL_DATABASE_URL", raising=False)
+    monkeypatch.delenv("REVIEWTRAIL_PROJECT", raising=False)
+    assert run("init")[0] == 0
+    return tmp_path
+
+
+def test_session_run_declare_diff_provenance(project: Path) -> None:
+    code, sid, _ = run("session", "new", "--project", "p1")
+    sid = sid.strip()
+    assert code == 0
+    code, out, err = run("run", "--session", sid, "-c", "open('a.txt','w').write('one\\n')", "--env", "X=1", "--json")
+    assert code == 0, err
+    record = json.loads(out)
+    assert record["status"] == "succeeded" and record["createdFiles"] == ["a.txt"] and record["sandbox"] == "bubblewrap"
+    assert record["workingDirectory"] == "/workspace" and record["envSnapshot"]["pool"] == "agent-state"
+    assert run("artifact", "declare", "a", "--session", sid, "--path", "a.txt")[0] == 0
+    (project / "script.sh").write_text("echo two >> a.txt\n")
+    assert run("run", "script.sh", "--session", sid, "--lang", "bash")[0] == 0
+    assert run("artifact", "declare", "a", "--session", sid, "--path", "a.txt", "--json")[0] == 0
+    code, out, _ = run("artifact", "diff", "a@1", "a@2", "--project", "p1")
+    assert code == 0 and "+two" in out
+    code, out, _ = run("artifact", "show", "a", "--project", "p1", "--json")
+    assert [v["version"] for v in json.loads(out)] == [1, 2]
+    code, out, _ = run("provenance", "a@2", "--project", "p1")
+    assert code == 0 and "execution_run" in out and "cwd=/workspace" in out
+    for fmt in ("json", "prov", "in-toto"):
+        code, out, _ = run("provenance", "a", "--project", "p1", "--format", fmt)
+        assert code == 0 and json.loads(out)
+    assert run("session", "rm", sid)[0] == 0
+    code, out, _ = run("provenance", "a@1", "--project", "p1")
+    assert "source session deleted" in out
+    code, out, _ = run("verify")
+    assert code == 0, out
+
+
+def test_run_errors_and_exit_codes(project: Path) -> None:
+    code, _, err = run("run", "-c", "import sys; sys.exit(4)")
+    assert code == 7
+    code, _, err = run("run", "-c", "x", "--lang", "ruby")
+    assert code == 2 and "lang" in err
+    code, _, err = run("run", "missing.py")
+    assert code == 2 and "missing.py" in err
+    code, _, err = run("run", "-c", "print(1)", "--cwd", "/workspace/../etc")
+    assert code == 2 and "cwd" in err
+    code, _, _ = run("run", "-c", "import time; time.sleep(10)", "--timeout", "0.3")
+    assert code == 7
+    code, _, err = run("run", "-c", "1", "--env", "NOEQUALS")
+    assert code == 2
+    code, _, _ = run("artifact", "show", "nope")
+    assert code == 3
+    code, _, _ = run("provenance", "nope@x")
+    assert code == 2
+    (project / "img.bin").write_bytes(b"\x00\x01")
+    run("artifact", "upload", "img", "img.bin")
+    run("artifact", "upload", "img", "img.bin")
+    code, _, err = run("artifact", "diff", "img@1", "img@2")
+    assert code == 2 and "mediaType" in err
