@@ -55,6 +55,11 @@ def run(
             raise InvalidInputError(f"{item!r} is not K=V", field="env")
         injected[key] = value
     assert code is not None
+    import signal
+    import threading
+
+    cancel = threading.Event()  # Ctrl-C cancels the run, which is still recorded (as cancelled)
+    previous = signal.signal(signal.SIGINT, lambda *_: cancel.set())
     with Store.open() as store:
         session_id = session or create_session(store, project).session_id
         outcome = run_code(
@@ -67,7 +72,9 @@ def run(
             network=network,  # type: ignore[arg-type]  # checked by run_code
             allowlist=allow or [],
             cwd=cwd,
+            cancel=cancel,
         )
+    signal.signal(signal.SIGINT, previous)
     if as_json:
         print_json(outcome.to_json())
     else:
