@@ -22,6 +22,7 @@ import bench_cas
 import bench_cli
 import bench_ledger
 import bench_provenance
+import bench_review
 import bench_trace
 from _util import WORK_ROOT, Config, Result
 
@@ -33,6 +34,8 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
     "cli_help": (bench_cli.bench_help, "reviewtrail --help start-up vs python -c pass"),
     "sandbox_run": (bench_provenance.bench_sandbox, "reviewtrail run of `true` vs a plain subprocess of `true`"),
     "lineage_query": (bench_provenance.bench_lineage, "lineage of an artifact in a store with 10,000 runs"),
+    "claims_extract": (bench_review.bench_extract, "claims extracted per second on a 1 MB reply"),
+    "quick_review": (bench_review.bench_quick_review, "Quick review of an artifact with 1,000 claims"),
     "trace_record": (bench_trace.bench_record, "record_call of one reviewer call vs plain writes + fsync"),
     "trace_save_cli": (bench_trace.bench_cli, "reviewtrail trace save as a process vs python -c pass"),
 }

@@ -53,15 +53,34 @@ reviewtrail trace verify "$work"
 
 step "sandboxed runs in a session: write a file, declare it, change it, declare it again"
 session=$(reviewtrail session new --project demo)
-reviewtrail run --session "$session" --lang python \
-  -c "open('summary.md','w').write('# Results\n\n- model A: 0.81\n')" --env SEED=7
+run1=$(reviewtrail run --session "$session" --lang python --env SEED=7 --json \
+  -c "open('summary.md','w').write('# Results\n\n- model A: 0.81\n')" \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["recordId"])')
+echo "run $run1 wrote summary.md"
 reviewtrail artifact declare summary.md --session "$session" --path summary.md --actor demo-agent
-reviewtrail run --session "$session" --lang bash -c "echo '- model B: 0.84' >> summary.md"
+reviewtrail run --session "$session" --lang bash \
+  -c "printf -- '- model B: 0.84 [run:$run1]\n\nPrior work reported 0.79 [1].\n' >> summary.md"
 reviewtrail artifact declare summary.md --session "$session" --path summary.md --actor demo-agent
 reviewtrail artifact diff summary.md@1 summary.md@2 --project demo
 
 step "lineage of summary.md@2 (runs, cwd, environment, session)"
 reviewtrail provenance summary.md@2 --project demo
+
+step "claims in an assistant reply, evidence linked to the run and the artifact"
+printf 'Model A scores 0.81 on the benchmark [run:%s]. The table is in [artifact:summary.md@2].\n' "$run1" > reply.md
+reviewtrail claims extract reply.md --turn demo-turn-1
+claim=$(reviewtrail claims ls --turn demo-turn-1 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["claimId"])')
+ev_run=$(reviewtrail evidence add --run "$run1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["evidenceId"])')
+ev_art=$(reviewtrail evidence add --artifact summary.md@2 --project demo --json \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["evidenceId"])')
+reviewtrail evidence link "$claim" "$ev_run" --relation supports
+reviewtrail evidence link "$claim" "$ev_art" --relation context
+reviewtrail evidence ls --claim "$claim"
+
+step "a Quick review of summary.md@2 by the Reviewer Specialist"
+REVIEWTRAIL_REVIEWER=quick reviewtrail review run summary.md@2 --project demo
+
+step "deleting the session keeps the lineage explainable"
 reviewtrail session rm "$session"
 reviewtrail provenance summary.md@1 --project demo | tail -n 3
 

@@ -22,7 +22,7 @@ __all__ = ["CONFIG_FILE", "DEFAULT_STORE", "STORE_MARKER", "Settings", "find_con
 CONFIG_FILE = "reviewtrail.toml"
 STORE_MARKER = "reviewtrail-store.json"
 DEFAULT_STORE = ".reviewtrail"
-_KEYS = {"store", "database_url"}
+_KEYS = {"store", "database_url", "reviewer"}
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,7 @@ class Settings:
     store: Path
     database_url: str
     config_file: Path | None = None
+    reviewer: str | None = None  # Reviewer Specialist tier: off (default), quick, smart, deep
 
     @property
     def store_exists(self) -> bool:
@@ -84,4 +85,4 @@ def load_settings(env: Mapping[str, str] | None = None, cwd: Path | None = None)
         store = cwd / DEFAULT_STORE
     store = store.absolute()
     url = env.get("REVIEWTRAIL_DATABASE_URL") or file_values.get("database_url") or sqlite_url(store)
-    return Settings(store=store, database_url=url, config_file=config_file)
+    return Settings(store=store, database_url=url, config_file=config_file, reviewer=file_values.get("reviewer"))

@@ -48,8 +48,10 @@ class VerifyReport:
 def _load_record_types() -> None:
     """Register every package's record types and projections before a ledger is opened, so
     every writer validates the same payloads and keeps the same query tables."""
+    import reviewtrail.evidence
     import reviewtrail.models
-    import reviewtrail.provenance  # noqa: F401
+    import reviewtrail.provenance
+    import reviewtrail.reviewer  # noqa: F401
 
 
 class Store:

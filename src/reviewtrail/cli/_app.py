@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typer
 
-from reviewtrail.cli import _cas, _ledger, _provenance, _store, _trace
+from reviewtrail.cli import _cas, _ledger, _provenance, _review, _store, _trace
 
 EXIT_CODES = """Exit codes: 0 ok; 1 internal error; 2 invalid input; 3 not found; \
 4 integrity failure; 5 configuration or backend unavailable; 6 conflict; 7 sandboxed code failed."""
@@ -31,6 +31,9 @@ app.command("run")(_provenance.run)
 app.add_typer(_provenance.session_app, name="session")
 app.add_typer(_provenance.artifact_app, name="artifact")
 app.command("provenance")(_provenance.provenance)
+app.add_typer(_review.claims_app, name="claims")
+app.add_typer(_review.evidence_app, name="evidence")
+app.add_typer(_review.review_app, name="review")
 
 
 def main() -> None:

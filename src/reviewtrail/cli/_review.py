@@ -1,0 +1,333 @@
+"""``reviewtrail claims | evidence | review``: claims, evidence and the Reviewer Specialist."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, table
+
+claims_app = typer.Typer(help="Claims extracted from assistant replies.", no_args_is_help=True)
+evidence_app = typer.Typer(help="Evidence items and their links to claims.", no_args_is_help=True)
+review_app = typer.Typer(help="The Reviewer Specialist (off unless REVIEWTRAIL_REVIEWER is set).", no_args_is_help=True)
+JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
+ProjectOpt = Annotated[str, typer.Option("--project", envvar="REVIEWTRAIL_PROJECT", help="Project id.")]
+
+
+def _read_text(path: Path) -> str:
+    from reviewtrail.errors import InvalidInputError
+
+    if str(path) == "-":
+        return sys.stdin.read()
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise InvalidInputError(f"{path} does not exist", field="file") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"cannot read {path} as UTF-8 text: {exc}", field="file") from exc
+
+
+@claims_app.command("extract")
+@handle_errors
+def claims_extract(
+    file: Annotated[Path, typer.Argument(help="The assistant reply ('-' for stdin).")],
+    review_run: Annotated[str | None, typer.Option("--review-run", help="reviewRunId to record.")] = None,
+    turn: Annotated[str | None, typer.Option("--turn", help="turnId to record.")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the claims without recording them.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Extract the sentences carrying [TYPE:ID] citations as claims, resolve the citations, record them.
+
+    Citations that resolve to nothing recorded are listed, never dropped.
+
+    Example: reviewtrail claims extract reply.md --turn t-12 --json
+    """
+    from reviewtrail.evidence import record_claims
+    from reviewtrail.store import Store
+
+    text = _read_text(file)
+    with Store.open() as store:
+        result = record_claims(store, text, review_run_id=review_run, turn_id=turn, dry_run=dry_run)
+    if as_json:
+        print_json(result.to_json())
+        return
+    for claim in result.claims:
+        marks = " ".join(f"{c.raw}{'' if c.resolved else ' (UNRESOLVED)'}" for c in claim.citations)
+        print(f"{claim.claim_id}  {claim.text[:100]}  {marks}")
+    print(f"{len(result.claims)} claim(s); {len(result.unresolved)} unresolved citation(s)")
+
+
+@claims_app.command("ls")
+@handle_errors
+def claims_ls(
+    review_run: Annotated[str | None, typer.Option("--review-run", help="Only this reviewRunId.")] = None,
+    turn: Annotated[str | None, typer.Option("--turn", help="Only this turnId.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List recorded claims.
+
+    Example: reviewtrail claims ls --turn t-12 --json
+    """
+    from reviewtrail.evidence import claims_for
+    from reviewtrail.store import Store
+
+    with Store.open() as store:
+        claims = claims_for(store, review_run_id=review_run, turn_id=turn)
+    if as_json:
+        print_json([c.model_dump(mode="json", by_alias=True) for c in claims])
+        return
+    table(
+        "claims",
+        ["claim", "turn", "numeric", "citations", "text"],
+        [
+            [c.claim_id, c.turn_id or "", "yes" if c.numeric else "", " ".join(x.raw for x in c.citations), c.text[:80]]
+            for c in claims
+        ],
+    )
+
+
+@evidence_app.command("add")
+@handle_errors
+def evidence_add(
+    run: Annotated[str | None, typer.Option("--run", help="An execution run id (origin execution).")] = None,
+    artifact: Annotated[str | None, typer.Option("--artifact", help="NAME@VERSION (origin artifact).")] = None,
+    paper: Annotated[str | None, typer.Option("--paper", help="Paper id, e.g. doi:10.1000/x (origin paper).")] = None,
+    page: Annotated[int | None, typer.Option("--page", min=1, help="Page of the quoted passage.")] = None,
+    quote: Annotated[str | None, typer.Option("--quote", help="The quoted passage (only its hash is kept).")] = None,
+    mcp: Annotated[str | None, typer.Option("--mcp", help="SERVER/RECORD_TYPE/RECORD_ID (origin mcp-record).")] = None,
+    scope: Annotated[str, typer.Option("--scope", help="curated-record, abstract or metadata.")] = "metadata",
+    paper_id: Annotated[str | None, typer.Option("--paper-id", help="Paper an MCP record describes.")] = None,
+    remote_job: Annotated[str | None, typer.Option("--remote-job", help="A remote job id.")] = None,
+    user_input: Annotated[Path | None, typer.Option("--user-input", help="A file the user provided.")] = None,
+    project: ProjectOpt = "default",
+    label: Annotated[str | None, typer.Option("--label", help="A short label.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Record an evidence item (de-duplicated: the same origin always gets the same id).
+
+    Example: reviewtrail evidence add --run 01a2b3c4-... --json
+    """
+    import hashlib
+
+    from reviewtrail.errors import InvalidInputError
+    from reviewtrail.evidence import add_evidence, parse_origin
+    from reviewtrail.store import Store
+
+    given = [x for x in (run, artifact, paper, mcp, remote_job, user_input) if x is not None]
+    if len(given) != 1:
+        raise InvalidInputError(
+            "give exactly one of --run, --artifact, --paper, --mcp, --remote-job, --user-input", field="origin"
+        )
+    with Store.open() as store:
+        origin: dict[str, object]
+        if run is not None:
+            origin = {"kind": "execution", "runId": run}
+        elif artifact is not None:
+            from reviewtrail.provenance import get_version, parse_spec
+
+            name, version = parse_spec(artifact)
+            info = get_version(store, name, version, project)
+            origin = {
+                "kind": "artifact",
+                "artifactId": info.version.artifact_id,
+                "name": name,
+                "version": info.version.version,
+                "content": info.version.content,
+            }
+        elif paper is not None:
+            qh = f"sha256:{hashlib.sha256(quote.encode()).hexdigest()}" if quote else None
+            origin = {"kind": "paper", "paperId": paper, "page": page, "quoteHash": qh}
+        elif mcp is not None:
+            parts = mcp.split("/", 2)
+            if len(parts) != 3 or not all(parts):
+                raise InvalidInputError(f"{mcp!r} is not SERVER/RECORD_TYPE/RECORD_ID", field="mcp")
+            origin = {
+                "kind": "mcp-record",
+                "server": parts[0],
+                "recordType": parts[1],
+                "recordId": parts[2],
+                "contentScope": scope,
+                "paperId": paper_id,
+            }
+        elif remote_job is not None:
+            origin = {"kind": "remote-job", "jobId": remote_job}
+        else:
+            assert user_input is not None
+            ref = store.cas.put_file(user_input, pool="data", media_type="application/octet-stream")
+            origin = {"kind": "user-input", "content": ref.to_json()}
+        evidence_id, created = add_evidence(store, parse_origin(origin), label=label)
+    if as_json:
+        print_json({"evidenceId": evidence_id, "created": created})
+    else:
+        print(f"{evidence_id}{'' if created else ' (already recorded)'}")
+
+
+@evidence_app.command("link")
+@handle_errors
+def evidence_link(
+    claim: Annotated[str, typer.Argument(help="Claim id.")],
+    evidence: Annotated[str, typer.Argument(help="Evidence id.")],
+    relation: Annotated[str, typer.Option("--relation", help="supports, context or contradicts.")] = "supports",
+    as_json: JsonOpt = False,
+) -> None:
+    """Link a claim to an evidence item.
+
+    Example: reviewtrail evidence link 01a2... ev-3f2a... --relation supports
+    """
+    from reviewtrail.evidence import link_evidence
+    from reviewtrail.store import Store
+
+    with Store.open() as store:
+        env = link_evidence(store, claim, evidence, relation)  # type: ignore[arg-type]  # checked there
+    print_json(env.to_json()) if as_json else print(f"linked {claim} -[{relation}]-> {evidence}")
+
+
+@evidence_app.command("ls")
+@handle_errors
+def evidence_ls(
+    claim: Annotated[str, typer.Option("--claim", help="The claim whose evidence to list.")], as_json: JsonOpt = False
+) -> None:
+    """List the evidence linked to a claim.
+
+    Example: reviewtrail evidence ls --claim 01a2... --json
+    """
+    from reviewtrail.evidence import links_of
+    from reviewtrail.store import Store
+
+    with Store.open() as store:
+        links = links_of(store, claim)
+    docs = [{"relation": link.relation, **item.model_dump(mode="json", by_alias=True)} for link, item in links]
+    if as_json:
+        print_json(docs)
+        return
+    table(
+        f"evidence of {claim}",
+        ["relation", "evidence", "origin"],
+        [[d["relation"], str(d["evidenceId"]), str(d["origin"]["kind"])] for d in docs],
+    )
+
+
+@evidence_app.command("extract-pdf")
+@handle_errors
+def evidence_extract_pdf(
+    paper: Annotated[str, typer.Argument(help="Paper id, e.g. doi:10.1000/x.")],
+    pdf: Annotated[Path, typer.Argument(help="The paper's PDF.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """paper_extract_pdf: extract a paper's full text; only a success sets fullTextRetrieved.
+
+    Example: reviewtrail evidence extract-pdf doi:10.1000/xyz paper.pdf
+    """
+    from reviewtrail.errors import InvalidInputError
+    from reviewtrail.evidence import record_pdf_extraction
+    from reviewtrail.store import Store
+
+    try:
+        data = pdf.read_bytes()
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read {pdf}: {exc}", field="pdf") from exc
+    with Store.open() as store:
+        record = record_pdf_extraction(store, paper, data)
+    if as_json:
+        print_json(record.model_dump(mode="json", by_alias=True))
+    else:
+        print(f"{paper}: extraction {record.status}" + (f" ({record.error})" if record.error else ""))
+
+
+@review_app.command("run")
+@handle_errors
+def review_run(
+    spec: Annotated[str, typer.Argument(help="NAME or NAME@VERSION.")],
+    project: ProjectOpt = "default",
+    tier: Annotated[
+        str | None, typer.Option("--tier", help="quick, smart or deep (default: the enabled tier).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Review an artifact version (needs REVIEWTRAIL_REVIEWER=quick|smart|deep) and record the findings.
+
+    Read-only feedback: the artifact is never changed. Exits 0 whatever the decision.
+
+    Example: REVIEWTRAIL_REVIEWER=quick reviewtrail review run report.md@2 --json
+    """
+    from reviewtrail.provenance import parse_spec
+    from reviewtrail.reviewer import review_artifact, reviewer_tier
+    from reviewtrail.store import Store
+
+    name, version = parse_spec(spec)
+    enabled = reviewer_tier()
+    if enabled is None:
+        from reviewtrail.errors import ConfigError
+
+        raise ConfigError(
+            "the Reviewer Specialist is off; set REVIEWTRAIL_REVIEWER=quick (or smart, deep)", field="reviewer"
+        )
+    with Store.open() as store:
+        outcome = review_artifact(
+            store,
+            name,
+            version,
+            project_id=project,
+            tier=tier or enabled,  # type: ignore[arg-type]
+            trigger="cli",
+        )
+    _print_review(outcome.to_json(), as_json)
+
+
+def _print_review(doc: dict[str, object], as_json: bool) -> None:
+    if as_json:
+        print_json(doc)
+        return
+    print(f"review {doc['reviewRunId']} of {doc['name']}@{doc['version']} ({doc['tier']}): {doc['decision']}")
+    for f in doc["findings"]:  # type: ignore[attr-defined]
+        print(f"  [{f['severity']}] {f['code']}: {f['message']}")
+    print(f"summary: {doc['summary']}")
+
+
+@review_app.command("show")
+@handle_errors
+def review_show(
+    ref: Annotated[str, typer.Argument(help="Review run id, or NAME[@VERSION] for its reviews.")],
+    project: ProjectOpt = "default",
+    as_json: JsonOpt = False,
+) -> None:
+    """Show recorded reviews with their findings and summary.
+
+    Example: reviewtrail review show report.md@2
+    """
+    from reviewtrail.reviewer import get_review
+    from reviewtrail.store import Store
+
+    with Store.open() as store:
+        outcomes = get_review(store, ref, project)
+    if as_json:
+        print_json([o.to_json() for o in outcomes])
+        return
+    for o in outcomes:
+        _print_review(o.to_json(), False)
+
+
+@review_app.command("citations")
+@handle_errors
+def review_citations(
+    file: Annotated[Path, typer.Argument(help="Markdown reply or document ('-' for stdin).")], as_json: JsonOpt = False
+) -> None:
+    """Quick-tier citation check of a text: markers, reference sections, identifiers, placeholders.
+
+    Prints {decision, findings: [{code, severity, message, ...}]}; exits 0 whatever the decision.
+
+    Example: reviewtrail review citations draft.md --json
+    """
+    from reviewtrail.reviewer import check_citations
+
+    report = check_citations(_read_text(file))
+    doc = report.to_json()
+    if as_json:
+        print_json(doc)
+        return
+    print(doc["decision"])
+    for f in doc["findings"]:
+        print(f"  [{f['severity']}] {f['code']}: {f['message']}")

@@ -1,0 +1,60 @@
+"""Claims and evidence: claims extracted from replies, de-duplicated evidence items, links.
+
+Public API::
+
+    from reviewtrail.evidence import extract_claims, record_claims, add_evidence, link_evidence
+"""
+
+from reviewtrail.evidence._claims import Citation, ExtractedClaim, citation_tokens, extract_claims, split_sentences
+from reviewtrail.evidence._evidence import (
+    RecordedClaims,
+    add_evidence,
+    claims_for,
+    full_text_retrieved,
+    get_claim,
+    get_evidence,
+    link_evidence,
+    links_of,
+    parse_origin,
+    record_claims,
+    record_pdf_extraction,
+    resolve_citation,
+)
+from reviewtrail.evidence._records import (
+    EVIDENCE_PROJECTION,
+    RELATIONS,
+    Claim,
+    ClaimCitation,
+    EvidenceItem,
+    EvidenceLink,
+    PdfExtraction,
+)
+from reviewtrail.ledger import register_projection
+
+register_projection(EVIDENCE_PROJECTION)
+
+__all__ = [
+    "RELATIONS",
+    "Citation",
+    "Claim",
+    "ClaimCitation",
+    "EvidenceItem",
+    "EvidenceLink",
+    "ExtractedClaim",
+    "PdfExtraction",
+    "RecordedClaims",
+    "add_evidence",
+    "citation_tokens",
+    "claims_for",
+    "extract_claims",
+    "full_text_retrieved",
+    "get_claim",
+    "get_evidence",
+    "link_evidence",
+    "links_of",
+    "parse_origin",
+    "record_claims",
+    "record_pdf_extraction",
+    "resolve_citation",
+    "split_sentences",
+]

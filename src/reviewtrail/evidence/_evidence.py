@@ -1,0 +1,270 @@
+"""Recording claims and evidence, resolving citations, linking claims to evidence."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from reviewtrail.canonical import canonical_json
+from reviewtrail.errors import InvalidInputError, NotFoundError
+from reviewtrail.evidence._claims import extract_claims
+from reviewtrail.evidence._records import (
+    Claim,
+    ClaimCitation,
+    EvidenceItem,
+    EvidenceLink,
+    EvidenceOrigin,
+    PdfExtraction,
+    Relation,
+)
+from reviewtrail.ledger import Envelope, new_record
+from reviewtrail.ledger._envelope import new_id
+from reviewtrail.store import Store
+
+__all__ = [
+    "RecordedClaims",
+    "add_evidence",
+    "claims_for",
+    "full_text_retrieved",
+    "get_claim",
+    "get_evidence",
+    "link_evidence",
+    "links_of",
+    "parse_origin",
+    "record_claims",
+    "record_pdf_extraction",
+    "resolve_citation",
+]
+
+_ORIGIN = TypeAdapter(EvidenceOrigin)
+_PAPER_TYPES = ("doi", "arxiv", "pmid", "pmc", "paper", "isbn")
+
+
+def parse_origin(doc: dict[str, Any]) -> Any:
+    try:
+        return _ORIGIN.validate_python(doc)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise InvalidInputError(first["msg"], field="origin." + ".".join(str(p) for p in first["loc"])) from exc
+
+
+def _paper_key(type_: str, id_: str) -> str:
+    return id_ if type_ == "paper" else f"{type_}:{id_}"
+
+
+def full_text_retrieved(store: Store, paper_id: str | None) -> bool:
+    """True only after a successful PDF extraction of that paper was recorded."""
+    return bool(paper_id) and bool(store.ledger.rows("ev_pdf_extractions", paper_id=paper_id))
+
+
+def _identity(origin: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = origin.model_dump(mode="json", by_alias=True)
+    doc.pop("fullTextRetrieved", None)
+    return doc
+
+
+def add_evidence(store: Store, origin: Any, *, label: str | None = None, actor: str = "user") -> tuple[str, bool]:
+    """Record an evidence item once: the same origin always yields the same id. Returns (id, created).
+
+    References are checked (the execution run or artifact version must be recorded), and
+    ``fullTextRetrieved`` is set from the recorded PDF extractions, never from the caller.
+    """
+    if isinstance(origin, dict):
+        origin = parse_origin(origin)
+    kind = origin.kind
+    if kind == "execution":
+        rows = store.ledger.rows("prov_runs", record_id=origin.run_id)
+        if not rows:
+            raise NotFoundError(f"no recorded execution run {origin.run_id}", field="origin.runId")
+    if kind == "artifact":
+        versions = store.ledger.rows("prov_artifact_versions", artifact_id=origin.artifact_id)
+        if not any(row["version"] == origin.version for row in versions):
+            raise NotFoundError(f"no recorded version {origin.version} of {origin.name}", field="origin.version")
+    if kind in ("paper", "mcp-record"):
+        claimed = origin.full_text_retrieved
+        actual = full_text_retrieved(store, origin.paper_id)
+        if claimed and not actual:
+            raise InvalidInputError(
+                f"fullTextRetrieved is true only after a successful PDF extraction of {origin.paper_id}",
+                field="origin.fullTextRetrieved",
+            )
+        origin = origin.model_copy(update={"full_text_retrieved": actual})
+    evidence_id = "ev-" + hashlib.sha256(canonical_json(_identity(origin))).hexdigest()[:24]
+    if store.ledger.rows("ev_items", evidence_id=evidence_id):
+        return evidence_id, False
+    item = EvidenceItem(evidence_id=evidence_id, origin=origin, label=label)
+    store.append([new_record(item, actor=actor, privacy="private", subject=f"evidence:{evidence_id}")])
+    return evidence_id, True
+
+
+def get_evidence(store: Store, evidence_id: str) -> EvidenceItem:
+    rows = store.ledger.rows("ev_items", evidence_id=evidence_id)
+    if not rows:
+        raise NotFoundError(f"no evidence item {evidence_id}", field="evidence")
+    return EvidenceItem.model_validate(store.ledger.get(rows[0]["record_id"]).payload_value)
+
+
+def resolve_citation(store: Store, type_: str, id_: str) -> str | None:
+    """What a ``[TYPE:ID]`` citation points at in this store, or ``None`` when nothing recorded matches."""
+    t = type_.lower()
+    rows: list[dict[str, Any]]
+    if t in ("ev", "evidence"):
+        return f"evidence:{id_}" if store.ledger.rows("ev_items", evidence_id=id_) else None
+    if t in ("run", "exec", "execution"):
+        rows = store.ledger.rows("prov_runs", record_id=id_)
+        return f"execution:{id_}" if rows else None
+    if t == "artifact":
+        from reviewtrail.provenance import parse_spec
+
+        try:
+            name, version = parse_spec(id_)
+        except InvalidInputError:
+            return None
+        matches = [
+            r
+            for r in store.ledger.rows("prov_artifact_versions", name=name)
+            if version is None or r["version"] == version
+        ]
+        if not matches:
+            return None
+        best = max(matches, key=lambda r: r["version"])
+        return f"artifact:{name}@{best['version']}"
+    if t in _PAPER_TYPES:
+        key = _paper_key(t, id_)
+        for kind in ("paper", "mcp-record"):
+            rows = store.ledger.rows("ev_items", kind=kind, key=key)
+            if rows:
+                return f"evidence:{rows[0]['evidence_id']}"
+        return None
+    if t == "mcp":
+        rows = store.ledger.rows("ev_items", kind="mcp-record", key=id_)
+        return f"evidence:{rows[0]['evidence_id']}" if rows else None
+    return None
+
+
+@dataclass(frozen=True)
+class RecordedClaims:
+    claims: list[Claim]
+    envelopes: list[Envelope]
+
+    @property
+    def unresolved(self) -> list[tuple[str, str]]:
+        """(claim id, raw citation) for every citation that resolves to nothing recorded."""
+        return [(c.claim_id, cit.raw) for c in self.claims for cit in c.citations if not cit.resolved]
+
+    def to_json(self) -> dict[str, Any]:
+        ids: list[str | None] = [e.id for e in self.envelopes] or [None] * len(self.claims)
+        return {
+            "claims": [
+                {**c.model_dump(mode="json", by_alias=True), "recordId": record_id}
+                for c, record_id in zip(self.claims, ids, strict=True)
+            ],
+            "unresolved": [{"claimId": cid, "citation": raw} for cid, raw in self.unresolved],
+        }
+
+
+def record_claims(
+    store: Store,
+    reply: str,
+    *,
+    review_run_id: str | None = None,
+    turn_id: str | None = None,
+    actor: str = "agent",
+    dry_run: bool = False,
+) -> RecordedClaims:
+    """Extract the claims of an assistant reply, resolve their citations, and record them (one batch)."""
+    extracted = extract_claims(reply, review_run_id=review_run_id, turn_id=turn_id)
+    source = None
+    if not dry_run and extracted:
+        source = store.cas.put(reply.encode("utf-8"), pool="agent-state", media_type="text/markdown").to_json()
+    claims = []
+    for x in extracted:
+        citations = []
+        for c in x.citations:
+            target = resolve_citation(store, c.type, c.id)
+            citations.append(ClaimCitation(type=c.type, id=c.id, raw=c.raw, resolved=target is not None, target=target))
+        claims.append(
+            Claim(
+                claim_id=new_id(),
+                text=x.text,
+                citations=citations,
+                review_run_id=review_run_id,
+                turn_id=turn_id,
+                numeric=x.numeric,
+                source=source,
+                sentence_start=x.sentence_start,
+                sentence_end=x.sentence_end,
+            )
+        )
+    if dry_run or not claims:
+        return RecordedClaims(claims, [])
+    records = [new_record(c, actor=actor, privacy="private", subject=f"claim:{c.claim_id}") for c in claims]
+    return RecordedClaims(claims, store.append(records))
+
+
+def get_claim(store: Store, claim_id: str) -> Claim:
+    rows = store.ledger.rows("ev_claims", claim_id=claim_id)
+    if not rows:
+        raise NotFoundError(f"no claim {claim_id}", field="claim")
+    return Claim.model_validate(store.ledger.get(rows[0]["record_id"]).payload_value)
+
+
+def claims_for(store: Store, *, review_run_id: str | None = None, turn_id: str | None = None) -> list[Claim]:
+    where = {k: v for k, v in (("review_run_id", review_run_id), ("turn_id", turn_id)) if v is not None}
+    rows = sorted(store.ledger.rows("ev_claims", **where), key=lambda r: r["seq"])
+    return [Claim.model_validate(store.ledger.get(r["record_id"]).payload_value) for r in rows]
+
+
+def link_evidence(
+    store: Store, claim_id: str, evidence_id: str, relation: Relation, *, actor: str = "user"
+) -> Envelope:
+    if relation not in ("supports", "context", "contradicts"):
+        raise InvalidInputError(f"{relation!r} is not supports, context or contradicts", field="relation")
+    get_claim(store, claim_id)
+    get_evidence(store, evidence_id)
+    link = EvidenceLink(claim_id=claim_id, evidence_id=evidence_id, relation=relation)
+    [env] = store.append([new_record(link, actor=actor, privacy="private", subject=f"claim:{claim_id}")])
+    return env
+
+
+def links_of(store: Store, claim_id: str) -> list[tuple[EvidenceLink, EvidenceItem]]:
+    out = []
+    for row in sorted(store.ledger.rows("ev_links", claim_id=claim_id), key=lambda r: r["seq"]):
+        link = EvidenceLink.model_validate(store.ledger.get(row["record_id"]).payload_value)
+        out.append((link, get_evidence(store, link.evidence_id)))
+    return out
+
+
+def record_pdf_extraction(store: Store, paper_id: str, pdf: bytes, *, actor: str = "agent") -> PdfExtraction:
+    """``paper_extract_pdf``: extract a paper's text; only a success makes ``fullTextRetrieved`` true."""
+    import io
+
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    source = store.cas.put(pdf, pool="data", media_type="application/pdf").to_json()
+    try:
+        reader = PdfReader(io.BytesIO(pdf))
+        text = "\n".join((page.extract_text() or "") for page in reader.pages)
+        pages = len(reader.pages)
+        error = None if text.strip() else "no text could be extracted"
+    except (PdfReadError, ValueError, KeyError, OSError) as exc:
+        text, pages, error = "", None, f"not a readable PDF ({exc})"
+    text_ref = (
+        store.cas.put(text.encode("utf-8"), pool="agent-state", media_type="text/plain").to_json()
+        if not error
+        else None
+    )
+    record = PdfExtraction(
+        paper_id=paper_id,
+        status="failed" if error else "succeeded",
+        pages=pages,
+        text=text_ref,
+        source=source,
+        error=error,
+    )
+    store.append([new_record(record, actor=actor, privacy="private", subject=f"paper:{paper_id}")])
+    return record

@@ -1,0 +1,213 @@
+"""Claims, evidence items and evidence links (seed 002 §5), as ledger record types."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from reviewtrail.ledger import Envelope, Projection, ProjectionTable, RecordPayload, record_type
+
+__all__ = [
+    "CLAIM",
+    "EVIDENCE_ITEM",
+    "EVIDENCE_LINK",
+    "EVIDENCE_PROJECTION",
+    "PDF_EXTRACTION",
+    "RELATIONS",
+    "ArtifactOrigin",
+    "Claim",
+    "ClaimCitation",
+    "EvidenceItem",
+    "EvidenceLink",
+    "EvidenceOrigin",
+    "ExecutionOrigin",
+    "McpRecordOrigin",
+    "PaperOrigin",
+    "PdfExtraction",
+    "RemoteJobOrigin",
+    "UserInputOrigin",
+]
+
+CLAIM = "evidence.claim@1"
+EVIDENCE_ITEM = "evidence.item@1"
+EVIDENCE_LINK = "evidence.link@1"
+PDF_EXTRACTION = "evidence.pdf-extraction@1"
+Relation = Literal["supports", "context", "contradicts"]
+RELATIONS: tuple[Relation, ...] = ("supports", "context", "contradicts")
+Ref = dict[str, Any]
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid")
+
+
+class McpRecordOrigin(_Part):
+    kind: Literal["mcp-record"] = "mcp-record"
+    server: str = Field(min_length=1)
+    record_type: str = Field(alias="recordType", min_length=1)
+    record_id: str = Field(alias="recordId", min_length=1)
+    content_scope: Literal["curated-record", "abstract", "metadata"] = Field(alias="contentScope")
+    paper_id: str | None = Field(default=None, alias="paperId")  # the paper this record describes, if any
+    full_text_retrieved: bool = Field(default=False, alias="fullTextRetrieved")
+
+
+class PaperOrigin(_Part):
+    kind: Literal["paper"] = "paper"
+    paper_id: str = Field(alias="paperId", min_length=1)  # doi:..., arxiv:..., pmid:...
+    page: int | None = Field(default=None, ge=1)
+    quote_hash: str | None = Field(default=None, alias="quoteHash", pattern=r"^sha256:[0-9a-f]{64}$")
+    full_text_retrieved: bool = Field(default=False, alias="fullTextRetrieved")
+
+
+class ExecutionOrigin(_Part):
+    kind: Literal["execution"] = "execution"
+    run_id: str = Field(alias="runId", min_length=1)
+    output: Ref | None = None  # the stdout or file ref this evidence points at
+
+
+class ArtifactOrigin(_Part):
+    kind: Literal["artifact"] = "artifact"
+    artifact_id: str = Field(alias="artifactId")
+    name: str
+    version: int = Field(ge=1)
+    content: Ref
+
+
+class RemoteJobOrigin(_Part):
+    kind: Literal["remote-job"] = "remote-job"
+    job_id: str = Field(alias="jobId", min_length=1)
+    output: Ref | None = None
+
+
+class UserInputOrigin(_Part):
+    kind: Literal["user-input"] = "user-input"
+    content: Ref
+
+
+EvidenceOrigin = Annotated[
+    McpRecordOrigin | PaperOrigin | ExecutionOrigin | ArtifactOrigin | RemoteJobOrigin | UserInputOrigin,
+    Field(discriminator="kind"),
+]
+
+
+class ClaimCitation(_Part):
+    type: str
+    id: str
+    raw: str
+    resolved: bool
+    target: str | None = None  # what it resolved to: "evidence:<id>", "execution:<id>", "artifact:<name>@<v>"
+
+
+@record_type(CLAIM)
+class Claim(RecordPayload):
+    claim_id: str = Field(alias="claimId")
+    text: str
+    citations: list[ClaimCitation]
+    review_run_id: str | None = Field(alias="reviewRunId")
+    turn_id: str | None = Field(alias="turnId")
+    numeric: bool
+    source: Ref | None = None  # the reply it was extracted from (CAS)
+    sentence_start: int = Field(alias="sentenceStart")
+    sentence_end: int = Field(alias="sentenceEnd")
+
+
+@record_type(EVIDENCE_ITEM)
+class EvidenceItem(RecordPayload):
+    evidence_id: str = Field(alias="evidenceId")
+    origin: EvidenceOrigin
+    label: str | None = None
+
+
+@record_type(EVIDENCE_LINK)
+class EvidenceLink(RecordPayload):
+    claim_id: str = Field(alias="claimId")
+    evidence_id: str = Field(alias="evidenceId")
+    relation: Relation
+
+
+@record_type(PDF_EXTRACTION)
+class PdfExtraction(RecordPayload):
+    paper_id: str = Field(alias="paperId")
+    status: Literal["succeeded", "failed"]
+    pages: int | None = None
+    text: Ref | None = None
+    source: Ref | None = None
+    error: str | None = None
+
+
+def _rows(env: Envelope) -> Iterable[tuple[str, dict[str, Any]]]:
+    if not env.type.startswith("evidence."):
+        return
+    p = env.payload_value
+    if env.type == CLAIM:
+        yield (
+            "ev_claims",
+            {
+                "claim_id": p["claimId"],
+                "record_id": env.id,
+                "review_run_id": p.get("reviewRunId"),
+                "turn_id": p.get("turnId"),
+                "seq": env.seq,
+            },
+        )
+    elif env.type == EVIDENCE_ITEM:
+        origin = p["origin"]
+        key = origin.get("runId") or origin.get("paperId") or origin.get("recordId") or origin.get("jobId") or ""
+        if origin["kind"] == "artifact":
+            key = f"{origin['name']}@{origin['version']}"
+        yield "ev_items", {"evidence_id": p["evidenceId"], "record_id": env.id, "kind": origin["kind"], "key": key}
+    elif env.type == EVIDENCE_LINK:
+        yield (
+            "ev_links",
+            {
+                "claim_id": p["claimId"],
+                "evidence_id": p["evidenceId"],
+                "relation": p["relation"],
+                "record_id": env.id,
+                "seq": env.seq,
+            },
+        )
+    elif env.type == PDF_EXTRACTION and p["status"] == "succeeded":
+        yield "ev_pdf_extractions", {"paper_id": p["paperId"], "record_id": env.id}
+
+
+EVIDENCE_PROJECTION = Projection(
+    name="evidence",
+    version=1,
+    tables=(
+        ProjectionTable(
+            "ev_claims",
+            (
+                ("claim_id", "text"),
+                ("record_id", "text"),
+                ("review_run_id", "text"),
+                ("turn_id", "text"),
+                ("seq", "int"),
+            ),
+            key=("claim_id",),
+            indexes=(("review_run_id",), ("turn_id",)),
+        ),
+        ProjectionTable(
+            "ev_items",
+            (("evidence_id", "text"), ("record_id", "text"), ("kind", "text"), ("key", "text")),
+            key=("evidence_id",),
+            indexes=(("kind", "key"),),
+        ),
+        ProjectionTable(
+            "ev_links",
+            (
+                ("claim_id", "text"),
+                ("evidence_id", "text"),
+                ("relation", "text"),
+                ("record_id", "text"),
+                ("seq", "int"),
+            ),
+            key=("claim_id", "evidence_id", "relation"),
+            indexes=(("evidence_id",),),
+        ),
+        ProjectionTable("ev_pdf_extractions", (("paper_id", "text"), ("record_id", "text")), key=("paper_id",)),
+    ),
+    rows=_rows,
+)

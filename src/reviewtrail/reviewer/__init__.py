@@ -1,0 +1,43 @@
+"""The Reviewer Specialist: explicit, read-only review checkpoints for artifact versions.
+
+Public API::
+
+    from reviewtrail.reviewer import review_artifact, review_checkpoint, check_citations
+"""
+
+from reviewtrail.ledger import register_projection
+from reviewtrail.reviewer._citations import CitationReport, check_citations
+from reviewtrail.reviewer._records import (
+    DECISIONS,
+    REVIEW_PROJECTION,
+    ArtifactReviewRun,
+    CheckResult,
+    ReviewFinding,
+)
+from reviewtrail.reviewer._specialist import (
+    TIERS,
+    ReviewOutcome,
+    get_review,
+    review_artifact,
+    review_checkpoint,
+    reviewer_tier,
+    summarize,
+)
+
+register_projection(REVIEW_PROJECTION)
+
+__all__ = [
+    "DECISIONS",
+    "TIERS",
+    "ArtifactReviewRun",
+    "CheckResult",
+    "CitationReport",
+    "ReviewFinding",
+    "ReviewOutcome",
+    "check_citations",
+    "get_review",
+    "review_artifact",
+    "review_checkpoint",
+    "reviewer_tier",
+    "summarize",
+]

@@ -1,0 +1,168 @@
+"""Quick tier, Computation: numeric claims must rest on recorded, successful, environment-recorded
+executions whose output reached the artifact. When the lineage cannot be read the check says it
+was inconclusive instead of passing or failing."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from reviewtrail.evidence import Claim, extract_claims, full_text_retrieved, get_evidence, links_of, resolve_citation
+from reviewtrail.evidence._records import ClaimCitation
+from reviewtrail.provenance import VersionInfo, lineage
+from reviewtrail.reviewer._records import CheckResult, ReviewFinding
+from reviewtrail.store import Store
+
+__all__ = ["artifact_claims", "check_computation", "check_full_text", "check_unresolved"]
+
+_FULL_TEXT = re.compile(r"full[- ]text|read the (?:whole|entire|full) (?:paper|article)|全文", re.IGNORECASE)
+
+
+def artifact_claims(store: Store, info: VersionInfo, text: str | None) -> list[tuple[Claim | None, Any]]:
+    """Claims found in the artifact's own text (resolved now) and claims recorded with evidence pointing at it."""
+    v = info.version
+    out: list[tuple[Claim | None, Any]] = []
+    if text is not None:
+        for x in extract_claims(text):
+            cits = []
+            for c in x.citations:
+                target = resolve_citation(store, c.type, c.id)
+                cits.append(ClaimCitation(type=c.type, id=c.id, raw=c.raw, resolved=target is not None, target=target))
+            out.append((None, (x, cits)))
+    for row in store.ledger.rows("ev_items", kind="artifact", key=f"{v.name}@{v.version}"):
+        for link_row in store.ledger.rows("ev_links", evidence_id=row["evidence_id"]):
+            rows = store.ledger.rows("ev_claims", claim_id=link_row["claim_id"])
+            if rows:
+                claim = Claim.model_validate(store.ledger.get(rows[0]["record_id"]).payload_value)
+                out.append((claim, (claim, claim.citations)))
+    return out
+
+
+def _location(claim: Any) -> dict[str, Any]:
+    text = claim.text
+    return {"excerpt": text[:160], "sentenceStart": claim.sentence_start, "sentenceEnd": claim.sentence_end}
+
+
+def check_computation(store: Store, info: VersionInfo, text: str | None) -> tuple[CheckResult, list[ReviewFinding]]:
+    v = info.version
+    try:
+        graph = lineage(store, v.name, v.version, v.project_id)
+    except Exception as exc:
+        finding = ReviewFinding(
+            code="COMPUTATION_INCONCLUSIVE",
+            severity="warning",
+            check="computation",
+            message=f"the lineage of {v.name}@{v.version} could not be read: {exc}",
+        )
+        return CheckResult(check="computation", status="inconclusive", detail=str(exc)), [finding]
+    unreadable = [n for n in graph.nodes.values() if n.kind == "execution_run" and not n.attributes]
+    runs_in_lineage = {n.record_id for n in graph.nodes.values() if n.kind == "execution_run" and n.attributes}
+    findings: list[ReviewFinding] = []
+    numeric = 0
+    for recorded, (claim, citations) in artifact_claims(store, info, text):
+        if not claim.numeric:
+            continue
+        numeric += 1
+        run_ids = [c.target.split(":", 1)[1] for c in citations if c.target and c.target.startswith("execution:")]
+        evidence_refs = [c.raw for c in citations]
+        if recorded is not None:
+            for link, item in links_of(store, recorded.claim_id):
+                if link.relation == "supports" and item.origin.kind == "execution":
+                    run_ids.append(item.origin.run_id)
+                    evidence_refs.append(f"evidence:{item.evidence_id}")
+        if not run_ids:
+            findings.append(
+                ReviewFinding(
+                    code="COMPUTATION_UNBACKED",
+                    severity="error",
+                    check="computation",
+                    message="a numeric claim is not backed by any recorded execution",
+                    location=_location(claim),
+                    evidence_refs=evidence_refs,
+                )
+            )
+            continue
+        problems = []
+        for run_id in dict.fromkeys(run_ids):
+            run = store.ledger.get(run_id).payload_value
+            if run["status"] != "succeeded":
+                problems.append(("COMPUTATION_RUN_FAILED", f"run {run_id} ended {run['status']}"))
+            elif run_id not in runs_in_lineage:
+                problems.append(
+                    (
+                        "COMPUTATION_OUTPUT_NOT_IN_LINEAGE",
+                        f"run {run_id} did not produce anything that reached {v.name}@{v.version}",
+                    )
+                )
+            elif run.get("envSnapshot") is None:
+                problems.append(("COMPUTATION_ENV_NOT_RECORDED", f"run {run_id} has no recorded environment"))
+            else:
+                problems = []
+                break
+        for code, message in problems:
+            findings.append(
+                ReviewFinding(
+                    code=code,
+                    severity="error",
+                    check="computation",
+                    message=message,
+                    location=_location(claim),
+                    evidence_refs=evidence_refs,
+                )
+            )
+    if unreadable:
+        findings.append(
+            ReviewFinding(
+                code="COMPUTATION_INCONCLUSIVE",
+                severity="warning",
+                check="computation",
+                message=f"{len(unreadable)} run(s) in the lineage are not recorded here",
+            )
+        )
+        return CheckResult(check="computation", status="inconclusive", detail="lineage incomplete"), findings
+    if numeric == 0:
+        return CheckResult(check="computation", status="skipped", detail="no numeric claims"), findings
+    failed = any(f.severity == "error" for f in findings)
+    return CheckResult(check="computation", status="failed" if failed else "passed"), findings
+
+
+def check_full_text(store: Store, pairs: list[tuple[Claim | None, Any]]) -> list[ReviewFinding]:
+    """Claims that say the full text was read, citing a paper whose PDF was never extracted."""
+    out = []
+    for _recorded, (claim, citations) in pairs:
+        if not _FULL_TEXT.search(claim.text):
+            continue
+        for cit in citations:
+            if cit.target and cit.target.startswith("evidence:"):
+                item = get_evidence(store, cit.target.split(":", 1)[1])
+                if item.origin.kind in ("paper", "mcp-record") and not full_text_retrieved(store, item.origin.paper_id):
+                    out.append(
+                        ReviewFinding(
+                            code="FULL_TEXT_NOT_RETRIEVED",
+                            severity="error",
+                            check="citation",
+                            message=f"claims the full text was read, but {cit.raw} was never extracted",
+                            location=_location(claim),
+                            evidence_refs=[cit.raw],
+                        )
+                    )
+    return out
+
+
+def check_unresolved(pairs: list[tuple[Claim | None, Any]]) -> list[ReviewFinding]:
+    """Structured citations that resolve to nothing recorded: reported, never dropped."""
+    out = []
+    for _recorded, (claim, citations) in pairs:
+        for cit in citations:
+            if not cit.resolved:
+                out.append(
+                    ReviewFinding(
+                        code="CITATION_UNRESOLVED",
+                        severity="error",
+                        check="citation",
+                        message=f"{cit.raw} resolves to nothing recorded in this store",
+                        location=_location(claim),
+                        evidence_refs=[cit.raw],
+                    )
+                )
+    return out

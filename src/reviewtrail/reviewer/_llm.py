@@ -1,0 +1,180 @@
+"""Smart and Deep tiers: an LLM reviewer through ``reviewtrail.models``, every call traced.
+
+Same checkpoint, finding and summary contract as the Quick tier. Each call is recorded as a
+PromptManifest (by ``invoke``) and saved as a reviewer trace (skill ``reviewer-specialist``)
+with honest identity fields: the requested model is the backend's configured model, the
+reported model only what the endpoint said, and the review counts as positive only when the
+specialist's own gate (no error findings from any check) holds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reviewtrail.errors import ConfigError
+from reviewtrail.provenance import VersionInfo, lineage, render_tree
+from reviewtrail.reviewer._records import CheckResult, ReviewFinding
+from reviewtrail.store import Store
+
+__all__ = ["LlmReview", "backend_from_env", "llm_review"]
+
+_PROMPT_TEXT_LIMIT = 60_000
+_JSON_BLOCK = re.compile(r"\{.*\}", re.DOTALL)
+_CODE = re.compile(r"[^A-Z0-9_]")
+
+
+@dataclass
+class LlmReview:
+    check: CheckResult
+    findings: list[ReviewFinding] = field(default_factory=list)
+    manifest_ids: list[str] = field(default_factory=list)
+    trace_paths: list[str] = field(default_factory=list)
+
+
+def backend_from_env(env: dict[str, str] | None = None) -> Any:
+    """The reviewer's LLM backend from REVIEWTRAIL_REVIEWER_BACKEND (openai, anthropic)."""
+    from reviewtrail.models import AnthropicBackend, OpenAICompatibleBackend
+
+    environ = os.environ if env is None else env
+    kind = environ.get("REVIEWTRAIL_REVIEWER_BACKEND", "").lower()
+    model = environ.get("REVIEWTRAIL_REVIEWER_MODEL", "")
+    if kind == "openai":
+        base = environ.get("REVIEWTRAIL_REVIEWER_BASE_URL", "https://api.openai.com/v1")
+        return OpenAICompatibleBackend(base, environ.get("OPENAI_API_KEY"), model or "gpt-4o")
+    if kind == "anthropic":
+        return AnthropicBackend(environ.get("ANTHROPIC_API_KEY", ""), model or "claude-sonnet-4-5")
+    raise ConfigError(
+        "smart and deep reviews need an LLM: set REVIEWTRAIL_REVIEWER_BACKEND=openai|anthropic "
+        "(and REVIEWTRAIL_REVIEWER_MODEL), or pass a backend",
+        field="REVIEWTRAIL_REVIEWER_BACKEND",
+    )
+
+
+def _prompt(info: VersionInfo, text: str | None, findings: list[ReviewFinding], context: str | None) -> str:
+    v = info.version
+    body = text if text is not None else "(binary artifact: content not shown)"
+    truncated = text is not None and len(body) > _PROMPT_TEXT_LIMIT
+    parts = [
+        f"You are reviewing the artifact {v.name}@{v.version}. Report problems with its claims, citations and",
+        'computations. Answer with one JSON object: {"verdict": "ready"|"revise", "findings": [{"code":',
+        '"UPPER_SNAKE", "severity": "error"|"warning"|"info", "message": "..."}]}.',
+        "",
+        "Automatic checks already found:",
+        *(f"- {f.code} ({f.severity}): {f.message}" for f in findings),
+        "" if findings else "- nothing",
+        "Artifact content:" + (" (truncated)" if truncated else ""),
+        body[:_PROMPT_TEXT_LIMIT],
+    ]
+    if context:
+        parts += ["", "Lineage of the artifact:", context]
+    return "\n".join(parts)
+
+
+def _parse(text: str, check: str) -> tuple[str | None, list[ReviewFinding], bool]:
+    match = _JSON_BLOCK.search(text)
+    try:
+        doc = json.loads(match.group(0)) if match else None
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict) or not isinstance(doc.get("findings", []), list):
+        return (
+            None,
+            [
+                ReviewFinding(
+                    code="LLM_REVIEW_UNPARSEABLE",
+                    severity="warning",
+                    check=check,
+                    message="the LLM reviewer's answer was not the requested JSON",
+                )
+            ],
+            False,
+        )
+    out = []
+    for item in doc.get("findings", []):
+        if not isinstance(item, dict):
+            continue
+        code = _CODE.sub("_", str(item.get("code", "LLM_FINDING")).upper())[:60].strip("_") or "LLM_FINDING"
+        if not code[0].isalpha() or len(code) < 3:
+            code = f"LLM_{code}"
+        severity = item.get("severity") if item.get("severity") in ("error", "warning", "info") else "warning"
+        out.append(
+            ReviewFinding(code=code, severity=severity, check=check, message=str(item.get("message", ""))[:2000])
+        )
+    verdict = doc.get("verdict")
+    return (str(verdict) if verdict is not None else None), out, True
+
+
+def llm_review(
+    store: Store,
+    info: VersionInfo,
+    text: str | None,
+    findings: list[ReviewFinding],
+    *,
+    tier: str,
+    backend: Any = None,
+    project_dir: str | Path | None = None,
+    review_run_id: str,
+) -> LlmReview:
+    from reviewtrail.models import invoke
+    from reviewtrail.tracing import ReviewCall, record_call
+
+    backend = backend or backend_from_env()
+    context = None
+    if tier == "deep":
+        try:
+            context = render_tree(lineage(store, info.version.name, info.version.version, info.version.project_id))
+        except Exception as exc:
+            context = f"(lineage unavailable: {exc})"
+    rounds = 2 if tier == "deep" else 1
+    result = LlmReview(CheckResult(check=tier, status="passed"))
+    prompt = _prompt(info, text, findings, context)
+    for round_no in range(1, rounds + 1):
+        if round_no == 2:
+            prompt += "\n\nSecond pass: look for what the first pass missed; be adversarial about the numbers."
+        turn = invoke(
+            store,
+            backend,
+            [{"role": "user", "content": prompt}],
+            call_type="task",
+            actor="reviewer-specialist",
+            specialist="reviewer-specialist",
+        )
+        answer = turn.completion.text
+        verdict, found, parsed = _parse(answer, tier)
+        result.findings += found
+        result.manifest_ids.append(turn.manifest_envelope.id)
+        gate = parsed and not any(f.severity == "error" for f in [*findings, *result.findings])
+        trace = record_call(
+            ReviewCall(
+                skill="reviewer-specialist",
+                purpose=f"{tier}-review-round-{round_no}",
+                prompt=prompt,
+                response=answer.encode("utf-8"),
+                backend=getattr(backend, "endpoint_host", None),
+                tool="reviewtrail.models.invoke",
+                executor="reviewtrail",
+                executor_model=os.environ.get("REVIEWTRAIL_EXECUTOR_MODEL") or None,
+                requested_reviewer_model=getattr(backend, "model", None),
+                reported_reviewer_model=turn.completion.model_reported,
+                thread_id=review_run_id,
+                status="ok",
+                verdict=verdict,
+                review_completed=parsed,
+                review_scope_complete=parsed and text is not None and len(text) <= _PROMPT_TEXT_LIMIT,
+                review_positive=gate,
+                input_tokens=turn.completion.input_tokens,
+                output_tokens=turn.completion.output_tokens,
+            ),
+            project_dir=project_dir,
+            ledger=False,  # the PromptManifest already records the call in the ledger
+        )
+        if trace.run_path is not None and trace.meta_path is not None:
+            result.trace_paths.append(str(trace.meta_path))
+    if any(f.severity == "error" for f in result.findings):
+        result.check = CheckResult(check=tier, status="failed")
+    return result

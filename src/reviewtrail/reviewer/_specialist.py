@@ -1,0 +1,209 @@
+"""The Reviewer Specialist: an explicit, read-only review checkpoint for an artifact version.
+
+Off unless enabled (``REVIEWTRAIL_REVIEWER=quick|smart|deep`` or ``reviewer = "..."`` in
+reviewtrail.toml). Triggered by ``reviewtrail review run``, by :func:`review_artifact` (API)
+or by :func:`review_checkpoint`. It runs as its own checkpoint: it never changes the artifact,
+never decides whether the main agent's response succeeded, and never forces a re-run; its
+findings and a bounded summary are feedback for a later agent turn.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from reviewtrail.config import load_settings
+from reviewtrail.errors import ConfigError, InvalidInputError, NotFoundError
+from reviewtrail.ledger import Envelope, new_record
+from reviewtrail.ledger._envelope import format_time, new_id
+from reviewtrail.provenance import DEFAULT_PROJECT, VersionInfo, get_version
+from reviewtrail.provenance._diff import is_text_media_type
+from reviewtrail.reviewer._citations import check_citations
+from reviewtrail.reviewer._computation import artifact_claims, check_computation, check_full_text, check_unresolved
+from reviewtrail.reviewer._records import SUMMARY_LIMIT, ArtifactReviewRun, CheckResult, Decision, ReviewFinding
+from reviewtrail.store import Store
+
+__all__ = ["TIERS", "ReviewOutcome", "get_review", "review_artifact", "review_checkpoint", "reviewer_tier", "summarize"]
+
+Tier = Literal["quick", "smart", "deep"]
+TIERS: tuple[Tier, ...] = ("quick", "smart", "deep")
+_TEXT_LIMIT = 2_000_000
+
+
+def reviewer_tier(env: Mapping[str, str] | None = None) -> Tier | None:
+    """The enabled tier, or ``None`` when the reviewer is off (the default)."""
+    environ = os.environ if env is None else env
+    value = (environ.get("REVIEWTRAIL_REVIEWER") or "").strip().lower()
+    if not value:
+        settings = load_settings(env=environ)
+        value = (settings.reviewer or "off").strip().lower()
+    if value in ("", "off", "false", "0", "no"):
+        return None
+    for tier in TIERS:
+        if value == tier:
+            return tier
+    raise ConfigError(f"{value!r} is not off, quick, smart or deep", field="REVIEWTRAIL_REVIEWER")
+
+
+@dataclass(frozen=True)
+class ReviewOutcome:
+    run: ArtifactReviewRun
+    envelope: Envelope
+
+    def to_json(self) -> dict[str, Any]:
+        doc = self.run.model_dump(mode="json", by_alias=True)
+        doc["recordId"] = self.envelope.id
+        return doc
+
+
+def decide(checks: list[CheckResult], findings: list[ReviewFinding]) -> Decision:
+    if any(f.severity == "error" for f in findings):
+        return "REVISE_AND_RETRY"
+    if all(c.status == "skipped" for c in checks):
+        return "SKIPPED"
+    return "ACCEPT_AND_PROCEED"
+
+
+def summarize(name: str, version: int, tier: str, decision: str, findings: list[ReviewFinding]) -> str:
+    """A bounded summary for a later agent turn's context (at most SUMMARY_LIMIT characters)."""
+    errors = sum(f.severity == "error" for f in findings)
+    warnings = sum(f.severity == "warning" for f in findings)
+    head = f"Review of {name}@{version} ({tier}): {decision}; {errors} error(s), {warnings} warning(s)."
+    parts = [head]
+    for f in sorted(findings, key=lambda f: {"error": 0, "warning": 1, "info": 2}[f.severity]):
+        parts.append(f" {f.code}: {f.message}")
+    text = "".join(parts)
+    return text if len(text) <= SUMMARY_LIMIT else text[: SUMMARY_LIMIT - 1] + "…"
+
+
+def _text_of(store: Store, info: VersionInfo) -> str | None:
+    content = info.version.content
+    if not is_text_media_type(str(content.get("mediaType", ""))) or int(content["size"]) > _TEXT_LIMIT:
+        return None
+    try:
+        return store.cas.read(content["digest"]).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def review_artifact(
+    store: Store,
+    name: str,
+    version: int | None = None,
+    *,
+    project_id: str = DEFAULT_PROJECT,
+    tier: Tier | None = None,
+    trigger: Literal["cli", "api", "review_checkpoint"] = "api",
+    backend: Any = None,
+    env: Mapping[str, str] | None = None,
+    project_dir: str | Path | None = None,
+    actor: str = "reviewer-specialist",
+) -> ReviewOutcome:
+    """Run the enabled tier on an artifact version and persist an ArtifactReviewRun.
+
+    Raises :class:`ConfigError` when the reviewer is off and no ``tier`` is forced by the caller.
+    """
+    enabled = reviewer_tier(env)
+    chosen = tier or enabled
+    if chosen is None:
+        raise ConfigError(
+            "the Reviewer Specialist is off; enable it with REVIEWTRAIL_REVIEWER=quick (or smart, deep)",
+            field="reviewer",
+        )
+    if chosen not in TIERS:
+        raise InvalidInputError(f"{chosen!r} is not quick, smart or deep", field="tier")
+    started = format_time(datetime.now(UTC))
+    info = get_version(store, name, version, project_id)
+    text = _text_of(store, info)
+    checks: list[CheckResult] = []
+    findings: list[ReviewFinding] = []
+    if text is None:
+        checks.append(CheckResult(check="citation", status="skipped", detail="not a text artifact"))
+    else:
+        report = check_citations(text)
+        status = {"ACCEPT_AND_PROCEED": "passed", "REVISE_AND_RETRY": "failed", "SKIPPED": "skipped"}[report.decision]
+        checks.append(CheckResult(check="citation", status=status, detail=report.decision))
+        for f in report.findings:
+            findings.append(
+                ReviewFinding(
+                    code=f.code,
+                    severity=f.severity,
+                    check="citation",
+                    message=f.message,
+                    location=f.to_json().get("location"),
+                )
+            )
+    computation, comp_findings = check_computation(store, info, text)
+    checks.append(computation)
+    findings += comp_findings
+    review_run_id = new_id()
+    pairs = artifact_claims(store, info, text)
+    findings += check_unresolved(pairs) + check_full_text(store, pairs)
+    manifests: list[str] = []
+    traces: list[str] = []
+    if chosen in ("smart", "deep"):
+        from reviewtrail.reviewer._llm import llm_review
+
+        llm = llm_review(
+            store,
+            info,
+            text,
+            findings,
+            tier=chosen,
+            backend=backend,
+            project_dir=project_dir,
+            review_run_id=review_run_id,
+        )
+        checks.append(llm.check)
+        findings += llm.findings
+        manifests, traces = llm.manifest_ids, llm.trace_paths
+    decision = decide(checks, findings)
+    run = ArtifactReviewRun(
+        review_run_id=review_run_id,
+        artifact_id=info.version.artifact_id,
+        project_id=info.version.project_id,
+        name=info.version.name,
+        version=info.version.version,
+        version_record_id=info.envelope.id,
+        tier=chosen,
+        trigger=trigger,
+        checks=checks,
+        findings=findings,
+        decision=decision,
+        summary=summarize(info.version.name, info.version.version, chosen, decision, findings),
+        started_at=started,
+        ended_at=format_time(datetime.now(UTC)),
+        prompt_manifest_ids=manifests,
+        trace_paths=traces,
+    )
+    subject = f"artifact:{info.version.artifact_id}"
+    [envelope] = store.append([new_record(run, actor=actor, privacy="private", subject=subject)])
+    return ReviewOutcome(run, envelope)
+
+
+def review_checkpoint(store: Store, name: str, version: int | None = None, **options: Any) -> ReviewOutcome | None:
+    """``review_checkpoint``: review when the specialist is enabled; ``None`` (nothing done) when it is off."""
+    if reviewer_tier(options.get("env")) is None and options.get("tier") is None:
+        return None
+    return review_artifact(store, name, version, trigger="review_checkpoint", **options)
+
+
+def get_review(store: Store, ref: str, project_id: str = DEFAULT_PROJECT) -> list[ReviewOutcome]:
+    """A review by id, or every review of an artifact name (oldest first)."""
+    rows = store.ledger.rows("rv_runs", review_run_id=ref)
+    if not rows:
+        from reviewtrail.provenance import parse_spec
+
+        name, version = parse_spec(ref)
+        rows = [r for r in store.ledger.rows("rv_runs", name=name) if version is None or r["version"] == version]
+    if not rows:
+        raise NotFoundError(f"no review run or reviewed artifact {ref!r}", field="review")
+    out = []
+    for row in sorted(rows, key=lambda r: r["seq"]):
+        env = store.ledger.get(row["record_id"])
+        out.append(ReviewOutcome(ArtifactReviewRun.model_validate(env.payload_value), env))
+    return out

@@ -1,0 +1,76 @@
+"""``reviewtrail claims | evidence | review`` end to end."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import need
+from reviewtrail.cli._app import app
+
+runner = CliRunner()
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args), env={"COLUMNS": "200", **(env or {})})
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    need(shutil.which("bwrap") is not None, "bubblewrap (bwrap) is not installed")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("REVIEWTRAIL_STORE", str(tmp_path / "store"))
+    for var in ("REVIEWTRAIL_DATABASE_URL", "REVIEWTRAIL_PROJECT", "REVIEWTRAIL_REVIEWER"):
+        monkeypatch.delenv(var, raising=False)
+    assert run("init")[0] == 0
+    return tmp_path
+
+
+def test_claims_evidence_review_flow(project: Path) -> None:
+    sid = run("session", "new")[1].strip()
+    code, out, _ = run("run", "--session", sid, "-c", "open('r.md','w').write('acc 0.91')", "--json")
+    run_id = json.loads(out)["recordId"]
+    text = f"# Result\\n\\nAccuracy is 0.91 [run:{run_id}].\\n"
+    assert run("run", "--session", sid, "-c", f"open('r.md','w').write('{text}')")[0] == 0
+    assert run("artifact", "declare", "r.md", "--session", sid, "--path", "r.md")[0] == 0
+
+    (project / "reply.md").write_text(f"The model scores 0.91 [run:{run_id}]. See [ev:missing] too.\n")
+    code, out, _ = run("claims", "extract", "reply.md", "--turn", "t1", "--json")
+    doc = json.loads(out)
+    assert code == 0 and len(doc["claims"]) == 2 and doc["unresolved"][0]["citation"] == "[ev:missing]"
+    claim_id = doc["claims"][0]["claimId"]
+    code, out, _ = run("claims", "ls", "--turn", "t1", "--json")
+    assert len(json.loads(out)) == 2
+    code, out, _ = run("evidence", "add", "--run", run_id, "--json")
+    evidence_id = json.loads(out)["evidenceId"]
+    assert run("evidence", "add", "--run", run_id)[1].strip().endswith("(already recorded)")
+    assert run("evidence", "link", claim_id, evidence_id, "--relation", "supports")[0] == 0
+    code, out, _ = run("evidence", "ls", "--claim", claim_id, "--json")
+    assert json.loads(out)[0]["relation"] == "supports"
+    assert run("evidence", "add", "--run", run_id, "--paper", "doi:1")[0] == 2
+
+    code, _, err = run("review", "run", "r.md")
+    assert code == 5 and "off" in err
+    code, out, _ = run("review", "run", "r.md", "--json", env={"REVIEWTRAIL_REVIEWER": "quick"})
+    review = json.loads(out)
+    assert code == 0 and review["decision"] == "ACCEPT_AND_PROCEED" and review["trigger"] == "cli"
+    code, out, _ = run("review", "show", review["reviewRunId"])
+    assert code == 0 and "ACCEPT_AND_PROCEED" in out
+    assert run("verify")[0] == 0
+
+
+def test_review_citations_command(project: Path) -> None:
+    (project / "d.md").write_text("Scaling helps [1].\n\n## References\n\n[1] Doe. DOI: TODO\n")
+    code, out, _ = run("review", "citations", "d.md", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["decision"] == "REVISE_AND_RETRY"
+    assert {f["code"] for f in doc["findings"]} == {"CITATION_IDENTIFIER_MISSING"}
+    (project / "plain.md").write_text("Nothing cited here.\n")
+    code, out, _ = run("review", "citations", "plain.md", "--json")
+    assert json.loads(out)["decision"] == "SKIPPED"
+    assert run("review", "citations", "missing.md")[0] == 2

@@ -1,0 +1,191 @@
+"""Claims, evidence and the Reviewer Specialist on a real store, with real sandbox runs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import need
+from reviewtrail.config import Settings
+from reviewtrail.errors import ConfigError, InvalidInputError, NotFoundError
+from reviewtrail.evidence import (
+    add_evidence,
+    claims_for,
+    full_text_retrieved,
+    get_evidence,
+    link_evidence,
+    links_of,
+    record_claims,
+    record_pdf_extraction,
+)
+from reviewtrail.provenance import create_session, declare_artifact, get_version, run_code, versions_of
+from reviewtrail.reviewer import get_review, review_artifact, review_checkpoint, summarize
+from reviewtrail.reviewer._records import SUMMARY_LIMIT, ReviewFinding
+from reviewtrail.store import Store
+from support.pdf import minimal_pdf
+
+QUICK = {"REVIEWTRAIL_REVIEWER": "quick"}
+OFF: dict[str, str] = {"REVIEWTRAIL_REVIEWER": "off"}
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Store:
+    need(shutil.which("bwrap") is not None, "bubblewrap (bwrap) is not installed")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("REVIEWTRAIL_REVIEWER", raising=False)
+    root = tmp_path / "store"
+    s = Store.init(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
+    yield s  # type: ignore[misc]
+    s.close()
+
+
+def _report(store: Store, text: str, name: str = "report.md") -> tuple[str, str]:
+    """A computing run writes a draft of ``name``; a second run rewrites it as ``text``, where {run}
+    stands for the computing run's id (which is therefore in the artifact's lineage); then it is declared."""
+    session = create_session(store)
+    draft = f"open({name!r}, 'w').write('accuracy 0.91')"
+    first = run_code(store, session_id=session.session_id, code=draft, lang="python")
+    body = text.replace("{run}", first.envelope.id)
+    code = f"open({name!r}, 'w').write({body!r})"
+    writer = run_code(store, session_id=session.session_id, code=code, lang="python")
+    declare_artifact(store, session_id=session.session_id, name=name, path=name)
+    return first.envelope.id, writer.envelope.id
+
+
+def test_claims_are_recorded_and_unresolved_citations_reported(store: Store) -> None:
+    run_id, _ = _report(store, "x")
+    reply = f"Accuracy reached 0.91 [run:{run_id}]. It was trained for 3 epochs [run:does-not-exist].\n\nNo claim here."
+    recorded = record_claims(store, reply, turn_id="t1", review_run_id="rr1")
+    assert len(recorded.claims) == 2 and all(c.numeric for c in recorded.claims)
+    assert recorded.claims[0].citations[0].resolved and recorded.claims[0].citations[0].target == f"execution:{run_id}"
+    assert recorded.unresolved == [(recorded.claims[1].claim_id, "[run:does-not-exist]")]
+    assert [c.claim_id for c in claims_for(store, turn_id="t1")] == [c.claim_id for c in recorded.claims]
+    assert store.cas.read(recorded.claims[0].source["digest"]).decode() == reply  # type: ignore[index]
+
+
+def test_evidence_is_deduplicated_checked_and_linked(store: Store) -> None:
+    run_id, _ = _report(store, "x")
+    a, created = add_evidence(store, {"kind": "execution", "runId": run_id})
+    b, again = add_evidence(store, {"kind": "execution", "runId": run_id})
+    assert a == b and created and not again
+    with pytest.raises(NotFoundError):
+        add_evidence(store, {"kind": "execution", "runId": "missing"})
+    with pytest.raises(InvalidInputError):
+        add_evidence(store, {"kind": "telepathy"})
+    with pytest.raises(InvalidInputError):
+        add_evidence(store, {"kind": "mcp-record", "server": "pubmed", "recordType": "article", "recordId": "1",
+                             "contentScope": "everything"})  # fmt: skip
+    with pytest.raises(InvalidInputError) as err:
+        add_evidence(store, {"kind": "paper", "paperId": "doi:10.1/x", "fullTextRetrieved": True})
+    assert err.value.field == "origin.fullTextRetrieved"
+    [claim] = record_claims(store, f"The score is 0.91 [run:{run_id}].").claims
+    link_evidence(store, claim.claim_id, a, "supports")
+    [(link, item)] = links_of(store, claim.claim_id)
+    assert link.relation == "supports" and item.origin.kind == "execution"
+    with pytest.raises(InvalidInputError):
+        link_evidence(store, claim.claim_id, a, "maybe")  # type: ignore[arg-type]
+
+
+def test_full_text_only_after_a_successful_pdf_extraction(store: Store) -> None:
+    evidence_id, _ = add_evidence(store, {"kind": "paper", "paperId": "doi:10.1/x", "page": 3})
+    assert get_evidence(store, evidence_id).origin.full_text_retrieved is False  # type: ignore[union-attr]
+    failed = record_pdf_extraction(store, "doi:10.1/x", b"not a pdf")
+    assert failed.status == "failed" and not full_text_retrieved(store, "doi:10.1/x")
+    ok = record_pdf_extraction(store, "doi:10.1/x", minimal_pdf("The full text of the paper"))
+    assert ok.status == "succeeded" and full_text_retrieved(store, "doi:10.1/x")
+    assert store.cas.read(ok.text["digest"]).decode().strip() == "The full text of the paper"  # type: ignore[index]
+    other, _ = add_evidence(store, {"kind": "paper", "paperId": "doi:10.1/x", "page": 4, "fullTextRetrieved": True})
+    assert get_evidence(store, other).origin.full_text_retrieved is True  # type: ignore[union-attr]
+
+
+def test_the_reviewer_is_off_unless_enabled(store: Store) -> None:
+    _report(store, "Plain text.")
+    with pytest.raises(ConfigError):
+        review_artifact(store, "report.md", env=OFF)
+    assert review_checkpoint(store, "report.md", env=OFF) is None
+    assert store.ledger.rows("rv_runs") == []
+
+
+def test_quick_review_accepts_backed_numbers(store: Store) -> None:
+    _report(store, "# Results\n\nAccuracy is 0.91 on the test set [run:{run}].\n")
+    before = versions_of(store, "report.md")
+    outcome = review_artifact(store, "report.md", env=QUICK, trigger="cli")
+    assert outcome.run.decision == "ACCEPT_AND_PROCEED", outcome.run.findings
+    assert {c.check: c.status for c in outcome.run.checks} == {"citation": "skipped", "computation": "passed"}
+    assert versions_of(store, "report.md") == before, "a review never changes the artifact"
+    [shown] = get_review(store, "report.md")
+    assert shown.run.review_run_id == outcome.run.review_run_id and len(shown.run.summary) <= SUMMARY_LIMIT
+    assert store.verify().ok
+
+
+def test_quick_review_flags_unbacked_failed_and_foreign_numbers(store: Store) -> None:
+    other = create_session(store)
+    foreign = run_code(store, session_id=other.session_id, code="print(1)", lang="python").envelope.id
+    failed = run_code(store, session_id=other.session_id, code="raise SystemExit(2)", lang="python").envelope.id
+    text = (
+        "Accuracy is 0.91 [run:{run}].\n\n"
+        f"Recall is 0.75 [run:{failed}].\n\n"
+        f"Precision is 0.66 [run:{foreign}].\n\n"
+        "F1 is 0.70 [doi:10.1000/none].\n"
+    )
+    _report(store, text)
+    outcome = review_artifact(store, "report.md", env=QUICK)
+    codes = sorted(f.code for f in outcome.run.findings)
+    assert outcome.run.decision == "REVISE_AND_RETRY"
+    assert "COMPUTATION_RUN_FAILED" in codes
+    assert "COMPUTATION_OUTPUT_NOT_IN_LINEAGE" in codes
+    assert "COMPUTATION_UNBACKED" in codes and "CITATION_UNRESOLVED" in codes
+    assert codes.count("COMPUTATION_UNBACKED") == 1, "the backed claim is not flagged"
+
+
+def test_quick_review_runs_the_citation_check(store: Store) -> None:
+    _report(store, "Transformers scale well [1].\n\nSee also prior work [2].\n")
+    outcome = review_artifact(store, "report.md", env=QUICK)
+    assert outcome.run.decision == "REVISE_AND_RETRY"
+    assert "CITATION_REFERENCE_MISSING" in {f.code for f in outcome.run.findings}
+
+
+def test_a_full_text_claim_without_extraction_is_flagged(store: Store) -> None:
+    add_evidence(store, {"kind": "paper", "paperId": "doi:10.5/p"})
+    _report(store, "We read the full text of the study [doi:10.5/p].\n")
+    outcome = review_artifact(store, "report.md", env=QUICK)
+    assert "FULL_TEXT_NOT_RETRIEVED" in {f.code for f in outcome.run.findings}
+    record_pdf_extraction(store, "doi:10.5/p", minimal_pdf("study text"))
+    again = review_artifact(store, "report.md", env=QUICK)
+    assert "FULL_TEXT_NOT_RETRIEVED" not in {f.code for f in again.run.findings}
+
+
+def test_smart_review_uses_a_traced_llm_call(store: Store, tmp_path: Path) -> None:
+    from reviewtrail.models import ScriptedBackend
+    from reviewtrail.tracing import iter_runs, verify_traces
+
+    _report(store, "Accuracy is 0.91 [run:{run}].\n")
+    answer = json.dumps({"verdict": "revise", "findings": [{"code": "unclear-metric", "severity": "warning",
+                                                             "message": "say which split"}]})  # fmt: skip
+    backend = ScriptedBackend([answer])
+    outcome = review_artifact(store, "report.md", tier="smart", env=OFF, backend=backend, project_dir=tmp_path)
+    assert [c.check for c in outcome.run.checks] == ["citation", "computation", "smart"]
+    assert "UNCLEAR_METRIC" in {f.code for f in outcome.run.findings}
+    assert outcome.run.decision == "ACCEPT_AND_PROCEED"
+    [manifest_id] = outcome.run.prompt_manifest_ids
+    assert store.ledger.get(manifest_id).type == "provenance.prompt-manifest@1"
+    [run] = list(iter_runs(tmp_path, "reviewer-specialist"))
+    meta = run.calls[0].meta
+    assert meta is not None and meta["reviewer_model_source"] in ("backend-reported", "requested")
+    assert meta["acceptance_status"] == "provisional", "no known executor family: never accepted"
+    assert verify_traces(tmp_path)[1] == []
+
+
+def test_summary_is_bounded() -> None:
+    findings = [ReviewFinding(code=f"CODE_{i}", severity="error", check="x", message="m" * 200) for i in range(50)]
+    text = summarize("a", 1, "quick", "REVISE_AND_RETRY", findings)
+    assert len(text) <= SUMMARY_LIMIT and text.startswith("Review of a@1 (quick): REVISE_AND_RETRY; 50 error(s)")
+
+
+def test_unknown_artifact(store: Store) -> None:
+    with pytest.raises(NotFoundError):
+        review_artifact(store, "nope", env=QUICK)
+    _ = get_version
