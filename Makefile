@@ -11,7 +11,7 @@ setup:
 setup-system:
 	@scripts/setup.sh --system
 
-demo: setup
+demo: setup-system
 	@scripts/demo.sh
 
 lint: setup
