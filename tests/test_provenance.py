@@ -189,3 +189,34 @@ def test_a_model_turn_that_declares_an_artifact_is_in_its_lineage(store: Store) 
     assert prov["activity"] and prov["entity"]
     statement = to_in_toto(graph)
     assert statement["subject"][0]["digest"]["sha256"] == version.version.content["digest"].split(":")[1]
+
+
+def test_a_file_swapped_for_a_symlink_after_the_snapshot_is_never_read(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Code in the sandbox (e.g. a background process of a kernel) can swap a changed file for a
+    symlink to a host file between the snapshot and the read: the host file must not be stored."""
+    from reviewtrail.provenance import _runs
+    from reviewtrail.provenance._snapshot import FileState
+
+    secret = tmp_path / "host-secret.txt"
+    secret.write_bytes(b"HOST-ONLY-SECRET")
+    session = create_session(store)
+    (session.workspace / "sub").mkdir()
+    (session.workspace / "out.txt").symlink_to(secret)
+    (session.workspace / "sub" / "x.txt").write_text("fine")
+    (session.workspace / "evil").symlink_to(tmp_path)
+    fake = {
+        "out.txt": FileState(16, 1, 1, "0" * 64),
+        "evil/host-secret.txt": FileState(16, 1, 1, "0" * 64),
+        "sub/x.txt": FileState(4, 1, 1, "1" * 64),
+    }
+    monkeypatch.setattr(_runs, "snapshot", lambda root, previous=None: fake)
+    outcome = _runs.record_run(
+        store, session_id=session.session_id, workspace=session.workspace, code="true", lang="bash", result=None,
+        before={}, timeout=1.0, network="none", allowlist=(), tool_name="test", actor="t",
+    )  # fmt: skip
+    assert [d.payload_value["path"] for d in outcome.derivations] == ["sub/x.txt"]
+    assert "out.txt" in (outcome.run.error or "") and "evil/host-secret.txt" in (outcome.run.error or "")
+    for _location, name in store.cas.iter_objects():
+        assert store.cas.read(name) != b"HOST-ONLY-SECRET"

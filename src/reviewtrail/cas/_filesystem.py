@@ -16,7 +16,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 from reviewtrail._durable import fsync_dir, sync_files
 from reviewtrail.cas._protocol import CHUNK, CasStore, Location, VerifyingReader
@@ -132,21 +132,28 @@ class FilesystemCas(CasStore):
     def _new_temp(self, pool: Pool) -> tuple[int, str]:
         return tempfile.mkstemp(dir=self._ingest(pool), prefix="put-")
 
-    def _stage_file(self, pool: Pool, path: str) -> tuple[str, int, bytes | str]:
+    def _stage_stream(self, pool: Pool, src: IO[bytes]) -> tuple[str, int, bytes | str]:
         h = hashlib.sha256()
         size = 0
         fd, tmp = self._new_temp(pool)
         try:
             buf = bytearray(CHUNK)
             view = memoryview(buf)
-            with open(path, "rb", buffering=0) as src:
-                while n := src.readinto(buf):
+            readinto = getattr(src, "readinto", None)
+            while True:
+                if readinto is not None:
+                    n = readinto(buf) or 0
                     chunk = view[:n]
-                    h.update(chunk)
-                    while chunk:
-                        written = os.write(fd, chunk)
-                        chunk = chunk[written:]
-                    size += n
+                else:
+                    data = src.read(CHUNK)
+                    n, chunk = len(data), memoryview(data)
+                if not n:
+                    break
+                h.update(chunk)
+                while chunk:
+                    written = os.write(fd, chunk)
+                    chunk = chunk[written:]
+                size += n
             os.fsync(fd)
             os.fchmod(fd, 0o444)
         except BaseException:

@@ -119,14 +119,13 @@ class CasStore(abc.ABC):
     def _list(self, location: Location) -> Iterator[str]:
         """Yield the names (normally hex addresses) stored at ``location``."""
 
-    def _stage_file(self, pool: Pool, path: str) -> tuple[str, int, bytes | str]:
-        """Read ``path`` once, hashing as it goes; return (hex, size, staged)."""
+    def _stage_stream(self, pool: Pool, stream: IO[bytes]) -> tuple[str, int, bytes | str]:
+        """Read ``stream`` once, hashing as it goes; return (hex, size, staged)."""
         h = hashlib.sha256()
         parts: list[bytes] = []
-        with open(path, "rb") as fh:
-            while chunk := fh.read(CHUNK):
-                h.update(chunk)
-                parts.append(chunk)
+        while chunk := stream.read(CHUNK):
+            h.update(chunk)
+            parts.append(chunk)
         data = b"".join(parts)
         return h.hexdigest(), len(data), data
 
@@ -162,7 +161,19 @@ class CasStore(abc.ABC):
         p = os.fspath(path)
         if not os.path.isfile(p):
             raise InvalidInputError(f"{p!r} is not a readable regular file", field="path")
-        hexdigest, size, staged = self._stage_file(pool, p)
+        with open(p, "rb", buffering=0) as fh:
+            hexdigest, size, staged = self._stage_stream(pool, fh)
+        self._publish(pool, [(hexdigest, staged)])
+        return CasRef(pool=pool, digest=f"sha256:{hexdigest}", size=size, media_type=media_type)
+
+    def put_stream(self, stream: IO[bytes], *, pool: Pool = "data", media_type: str = DEFAULT_MEDIA_TYPE) -> CasRef:
+        """Store everything readable from an open binary stream (one pass, constant memory on disk).
+
+        Use it with a descriptor opened safely by the caller (e.g. without following symlinks).
+        """
+        pool = check_pool(pool)
+        media_type = check_media_type(media_type)
+        hexdigest, size, staged = self._stage_stream(pool, stream)
         self._publish(pool, [(hexdigest, staged)])
         return CasRef(pool=pool, digest=f"sha256:{hexdigest}", size=size, media_type=media_type)
 

@@ -21,6 +21,7 @@ from reviewtrail.ledger._envelope import format_time
 from reviewtrail.provenance._records import ArtifactVersion, Origin, artifact_id_for
 from reviewtrail.provenance._runs import media_type_for
 from reviewtrail.provenance._sessions import DEFAULT_PROJECT, check_project, get_session, require_live_session
+from reviewtrail.provenance._snapshot import open_beneath
 from reviewtrail.store import Store
 
 __all__ = [
@@ -50,7 +51,7 @@ class VersionInfo:
 
 
 def _check_name(name: str) -> str:
-    if not name or len(name) > 256 or any(ord(c) < 32 for c in name) or "@" in name:
+    if not name or len(name) > 256 or any(ord(c) < 32 or ord(c) == 127 for c in name) or "@" in name:
         raise InvalidInputError(f"{name!r} is not an artifact name (1-256 printable characters, no '@')", field="name")
     return name
 
@@ -185,8 +186,12 @@ def declare_artifact(
     """``declare_artifact`` from an agent: the workspace file becomes the next version (origin llm_declared),
     linked to the derivations that produced exactly these bytes at this path in this session."""
     session = require_live_session(store, session_id)
-    real, rel = _workspace_path(session.workspace, path)
-    content = store.cas.put_file(real, pool="data", media_type=media_type or media_type_for(rel))
+    _real, rel = _workspace_path(session.workspace, path)
+    fd = open_beneath(session.workspace, rel)  # the check above, then a read that cannot follow a swapped symlink
+    if fd is None:
+        raise InvalidInputError(f"{path!r} is not a regular file inside the workspace", field="path")
+    with os.fdopen(fd, "rb", buffering=0) as stream:
+        content = store.cas.put_stream(stream, pool="data", media_type=media_type or media_type_for(rel))
     derivations = [
         r
         for r in store.ledger.rows("prov_derivations", session_id=session_id, path=rel)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import re
 import subprocess
 import threading
@@ -25,7 +26,7 @@ from reviewtrail.ledger._envelope import format_time, new_id
 from reviewtrail.provenance._records import ArtifactDerivation, ExecutionRun
 from reviewtrail.provenance._sandbox import SandboxRequest, SandboxResult, run_sandboxed
 from reviewtrail.provenance._sessions import require_live_session
-from reviewtrail.provenance._snapshot import Snapshot, changes, snapshot
+from reviewtrail.provenance._snapshot import Snapshot, changes, open_beneath, snapshot
 from reviewtrail.store import Store
 
 __all__ = [
@@ -230,8 +231,14 @@ def record_run(
         error=failure if result is None else result.error,
     )
     records = [new_record(run, actor=actor, privacy="private", subject=f"session:{session_id}", id=run_id)]
+    vanished: list[str] = []
     for path in [*created, *modified]:
-        content = cas.put_file(workspace / path, pool="data", media_type=_media_type(path))
+        fd = open_beneath(workspace, path)
+        if fd is None:  # gone, or swapped for a symlink or a special file: never read through it
+            vanished.append(path)
+            continue
+        with os.fdopen(fd, "rb", buffering=0) as stream:
+            content = cas.put_stream(stream, pool="data", media_type=_media_type(path))
         previous = None
         if path in before:
             old = before[path]
@@ -250,6 +257,10 @@ def record_run(
             previous_content=previous,
         )
         records.append(new_record(derivation, actor=actor, privacy="private", subject=f"session:{session_id}"))
+    if vanished:
+        note = f"not stored (vanished or not a regular file when read): {', '.join(vanished)}"
+        run = run.model_copy(update={"error": f"{run.error}; {note}" if run.error else note})
+        records[0] = new_record(run, actor=actor, privacy="private", subject=f"session:{session_id}", id=run_id)
     envs = store.append(records)
     return RunOutcome(run, envs[0], envs[1:], result)
 

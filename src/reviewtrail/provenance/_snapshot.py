@@ -12,7 +12,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["FileState", "Snapshot", "changes", "snapshot"]
+__all__ = ["FileState", "Snapshot", "changes", "open_beneath", "snapshot"]
 
 _CHUNK = 1 << 20
 
@@ -71,3 +71,32 @@ def changes(before: Snapshot, after: Snapshot) -> tuple[list[str], list[str]]:
     created = sorted(p for p in after if p not in before)
     modified = sorted(p for p in after if p in before and after[p].sha256 != before[p].sha256)
     return created, modified
+
+
+def open_beneath(root: Path, rel: str) -> int | None:
+    """Open ``root/rel`` for reading without following any symlink on the way (each folder is
+    opened with ``O_NOFOLLOW | O_DIRECTORY``, the file with ``O_NOFOLLOW``), and only if it is a
+    regular file. ``None`` when it vanished or is not a regular file: code in the sandbox can swap
+    a file for a symlink to a host file at any moment, and that must never be read."""
+    parts = rel.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        return None
+    flags_dir = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    try:
+        dirfd = os.open(root, flags_dir)
+    except OSError:
+        return None
+    try:
+        for part in parts[:-1]:
+            nxt = os.open(part, flags_dir, dir_fd=dirfd)
+            os.close(dirfd)
+            dirfd = nxt
+        fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dirfd)
+    except OSError:
+        return None
+    finally:
+        os.close(dirfd)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    return fd
