@@ -189,3 +189,26 @@ def test_unknown_artifact(store: Store) -> None:
     with pytest.raises(NotFoundError):
         review_artifact(store, "nope", env=QUICK)
     _ = get_version
+
+
+def test_smart_review_respects_trace_mode_and_never_accepts_a_stand_in(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reviewtrail.models import ScriptedBackend
+    from reviewtrail.tracing import iter_runs
+
+    _report(store, "Accuracy is 0.91 [run:{run}].\n")
+    ready = json.dumps({"verdict": "ready", "findings": []})
+    for mode in ("meta", "off"):
+        monkeypatch.setenv("ARIS_TRACE_MODE", mode)
+        with pytest.raises(ConfigError):
+            review_artifact(store, "report.md", tier="smart", env=OFF, backend=ScriptedBackend([ready]))
+    assert store.ledger.rows("rv_runs") == [] and not store.ledger.tail(1, type="provenance.prompt-manifest")
+    monkeypatch.delenv("ARIS_TRACE_MODE")
+    monkeypatch.setenv("REVIEWTRAIL_EXECUTOR_MODEL", "gpt-5")
+    backend = ScriptedBackend([ready, json.dumps({"verdict": "revise", "findings": []})], model="claude-sonnet-4")
+    review_artifact(store, "report.md", tier="smart", env=OFF, backend=backend, project_dir=tmp_path)
+    review_artifact(store, "report.md", tier="smart", env=OFF, backend=backend, project_dir=tmp_path)
+    metas = [c.meta for r in iter_runs(tmp_path, "reviewer-specialist") for c in r.calls]
+    assert [m["review_positive"] for m in metas if m] == [True, False], "a 'revise' verdict is never positive"
+    assert all(m and m["reviewer_kind"] == "deterministic" and m["acceptance_status"] == "provisional" for m in metas)

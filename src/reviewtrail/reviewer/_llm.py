@@ -121,9 +121,18 @@ def llm_review(
     review_run_id: str,
 ) -> LlmReview:
     from reviewtrail.models import invoke
-    from reviewtrail.tracing import ReviewCall, record_call
+    from reviewtrail.tracing import ReviewCall, record_call, resolve_mode
 
+    mode = resolve_mode(None, env=os.environ)
+    if mode != "full":
+        raise ConfigError(
+            f"trace mode is {mode!r}: Smart and Deep reviews keep the prompt and the response (a PromptManifest and "
+            "a trace), which that mode forbids; use the Quick tier or trace mode full",
+            field="ARIS_TRACE_MODE",
+        )
     backend = backend or backend_from_env()
+    # A scripted backend is a stand-in, not a semantic model review: it is recorded as deterministic.
+    reviewer_kind = "deterministic" if getattr(backend, "endpoint_host", "") == "scripted.local" else "model"
     context = None
     if tier == "deep":
         try:
@@ -148,7 +157,12 @@ def llm_review(
         verdict, found, parsed = _parse(answer, tier)
         result.findings += found
         result.manifest_ids.append(turn.manifest_envelope.id)
-        gate = parsed and not any(f.severity == "error" for f in [*findings, *result.findings])
+        # The specialist's own positive gate: the reviewer said "ready" and no check found an error.
+        gate = (
+            parsed
+            and (verdict or "").strip().lower() == "ready"
+            and not any(f.severity == "error" for f in [*findings, *result.findings])
+        )
         trace = record_call(
             ReviewCall(
                 skill="reviewer-specialist",
@@ -167,6 +181,7 @@ def llm_review(
                 review_completed=parsed,
                 review_scope_complete=parsed and text is not None and len(text) <= _PROMPT_TEXT_LIMIT,
                 review_positive=gate,
+                reviewer_kind=reviewer_kind,  # type: ignore[arg-type]
                 input_tokens=turn.completion.input_tokens,
                 output_tokens=turn.completion.output_tokens,
             ),
