@@ -280,3 +280,29 @@ def test_an_unreachable_store_is_reported_after_the_trace_is_safe(
     with pytest.raises(BackendUnavailableError, match=r"trace written to .* but not recorded"):
         record_call(call(), project_dir=tmp_path)
     assert verify_traces(tmp_path)[1] == []
+
+
+def test_trace_verify_recomputes_every_label(tmp_path: Path) -> None:
+    result = record_call(call(reported_reviewer_model=None), project_dir=tmp_path, env=ENV)
+    assert result.meta_path is not None and result.request_path is not None
+    clean = read(result.meta_path)
+    for key, forged in (
+        ("reviewer_model_source", "backend-reported"),
+        ("independence_verified", True),
+        ("model_family", "xai"),
+        ("review_independence", "same-family"),
+    ):
+        meta = dict(clean)
+        meta[key] = forged
+        result.meta_path.write_text(json.dumps(meta))
+        problems = verify_traces(tmp_path)[1]
+        assert any(key in p for p in problems), key
+    result.meta_path.write_text(json.dumps(clean))
+    assert verify_traces(tmp_path)[1] == []
+
+
+def test_an_executor_that_cannot_be_a_ledger_actor_is_rejected_first(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInputError) as err:
+        record_call(call(executor="codex\nx"), project_dir=tmp_path, env=ENV)
+    assert err.value.field == "executor"
+    assert not (tmp_path / ".aris").exists()

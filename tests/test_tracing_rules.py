@@ -255,7 +255,8 @@ def test_deterministic_verifier_cannot_stand_in_for_a_model_review() -> None:
         ("full", "meta", None, "meta"),
         ("off", "full", "--- trace: full", "off"),
         (None, None, "  ---  trace:   OFF  ", "off"),
-        (None, None, "no directive: --- trace: off is inline text", "full"),
+        (None, None, "paper.tex --- trace: off", "off"),  # a directive after other arguments counts
+        (None, None, "--- trace: off\n--- trace: full", "off"),  # several: the most private wins
     ],
 )
 def test_trace_mode_resolution(explicit: str | None, env: str | None, args: str | None, expected: str) -> None:

@@ -73,6 +73,12 @@ class ReviewCall:
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 raise InvalidInputError(f"must be text, not {type(value).__name__}", field=name)
+        for name in ("executor", "thread_id", "agent_id"):  # identifiers: also ledger actor and subject
+            value = getattr(self, name)
+            if value is not None and (
+                not value or len(value) > 1024 or any(ord(c) < 32 or ord(c) == 127 for c in value)
+            ):
+                raise InvalidInputError("must be 1-1024 printable characters", field=name)
         check_name(self.purpose, "purpose")
         if not self.status or not self.status.strip():
             raise InvalidInputError("must not be empty", field="status")

@@ -18,7 +18,7 @@ from reviewtrail.tracing._documents import TraceMode
 __all__ = ["MODES", "inline_mode", "resolve_mode"]
 
 MODES: tuple[TraceMode, ...] = ("off", "meta", "full")  # most private first
-_INLINE = re.compile(r"^[ \t]*---[ \t]*trace[ \t]*:[ \t]*(?P<mode>[A-Za-z]+)[ \t]*$", re.MULTILINE)
+_INLINE = re.compile(r"(?:^|(?<=\s))---[ \t]*trace[ \t]*:[ \t]*(?P<mode>[A-Za-z]+)\b", re.MULTILINE)
 
 
 def _check(value: str, field: str) -> TraceMode:
@@ -30,11 +30,12 @@ def _check(value: str, field: str) -> TraceMode:
 
 
 def inline_mode(skill_args: str | None) -> TraceMode | None:
-    """The mode named by an inline ``--- trace: <mode>`` line; the last one wins if several."""
+    """The mode named by inline ``--- trace: <mode>`` directives (on a line of their own or after
+    other arguments); when several are given the most private wins."""
     if not skill_args:
         return None
-    found = [m["mode"] for m in _INLINE.finditer(skill_args)]
-    return _check(found[-1], "skill_args") if found else None
+    found = [_check(m["mode"], "skill_args") for m in _INLINE.finditer(skill_args)]
+    return min(found, key=MODES.index) if found else None
 
 
 def resolve_mode(

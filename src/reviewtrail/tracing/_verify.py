@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewtrail.errors import NotFoundError
-from reviewtrail.tracing._assurance import acceptance_status, review_independence
+from reviewtrail.tracing._assurance import assess
 from reviewtrail.tracing._layout import ARIS_DIR, RUN_ID, events_path, traces_root
 from reviewtrail.tracing._reader import TraceRun, iter_runs, load_run
 
@@ -94,28 +94,35 @@ def _meta_rules(response: Path, meta: dict[str, Any], request: dict[str, Any] | 
     if request is not None and mode == "meta" and "prompt" in request:
         problems.append(f"{stem}.request.json: holds prompt text in a meta-mode call")
     try:
-        independence = review_independence(meta.get("executor_model"), meta.get("reviewer_model"))
-        expected = acceptance_status(
+        a = assess(
+            executor_model=meta.get("executor_model"),
+            requested_reviewer_model=meta.get("requested_reviewer_model"),
+            reported_reviewer_model=meta.get("reported_reviewer_model"),
             status=str(meta.get("status", "")),
             review_completed=meta.get("review_completed") is True,
             review_scope_complete=meta.get("review_scope_complete") is True,
             review_positive=meta.get("review_positive") is True,
-            independence=str(meta.get("review_independence")),
-            reviewer_model_source=str(meta.get("reviewer_model_source")),
             identity_validated=meta.get("identity_validated") is True,
             reviewer_kind=str(meta.get("reviewer_kind", "model")),
         )
     except (TypeError, AttributeError):
         return problems
-    if "executor_model" in meta and meta.get("review_independence") != independence:
-        problems.append(
-            f"{stem}.meta.json: review_independence {meta.get('review_independence')!r} does not follow from the models"
-        )
-    if meta.get("acceptance_status") != expected:
-        label = meta.get("acceptance_status")
-        problems.append(f"{stem}.meta.json: acceptance_status {label!r} does not follow from the facts ({expected})")
-    if request is not None and request.get("acceptance_status") not in (None, meta.get("acceptance_status")):
-        problems.append(f"{stem}: request and meta disagree on acceptance_status")
+    # Every label must follow from the recorded facts; a hand-edited label is reported.
+    expected = {
+        "reviewer_model": a.identity.reviewer_model,
+        "reviewer_model_source": a.identity.reviewer_model_source,
+        "model_family": a.identity.model_family,
+        "review_independence": a.review_independence,
+        "acceptance_status": a.acceptance_status,
+        "independence_verified": a.independence_verified,
+    }
+    for key, value in expected.items():
+        if key in meta and meta[key] != value:
+            problems.append(f"{stem}.meta.json: {key} {meta[key]!r} does not follow from the facts ({value!r})")
+    if request is not None:
+        for key in ("reviewer_model", "reviewer_model_source", "review_independence", "acceptance_status"):
+            if key in request and request[key] != meta.get(key):
+                problems.append(f"{stem}: request and meta disagree on {key}")
     return problems
 
 
