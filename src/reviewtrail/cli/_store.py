@@ -38,14 +38,9 @@ def init(as_json: JsonOpt = False) -> None:
 
 
 def _redact(url: str) -> str:
-    """Hide a password in a database URL."""
-    from urllib.parse import urlsplit, urlunsplit
+    from reviewtrail._redact import redact_url
 
-    parts = urlsplit(url)
-    if parts.password:
-        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-        return urlunsplit(parts._replace(netloc=netloc))
-    return url
+    return redact_url(url)
 
 
 @handle_errors

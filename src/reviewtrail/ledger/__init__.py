@@ -86,7 +86,9 @@ def open_ledger(url: str, projections: Iterable[Projection] | None = None) -> Le
         from reviewtrail.ledger._postgres import PostgresLedger
 
         return PostgresLedger(url, projections)
+    from reviewtrail._redact import redact_url
+
     raise ConfigError(
-        f"{url!r} is not a supported database URL (sqlite:///PATH, postgresql://..., memory:)",
+        f"{redact_url(url)!r} is not a supported database URL (sqlite:///PATH, postgresql://..., memory:)",
         field="database_url",
     )

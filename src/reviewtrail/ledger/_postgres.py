@@ -42,7 +42,10 @@ class PostgresLedger(SqlLedger):
         try:
             self._conn: Any = psycopg.connect(url, autocommit=True, connect_timeout=10)
         except psycopg.Error as exc:
-            raise BackendUnavailableError(f"cannot connect to PostgreSQL: {exc}", field="database") from exc
+            from reviewtrail._redact import redact_text
+
+            message = redact_text(str(exc), url)
+            raise BackendUnavailableError(f"cannot connect to PostgreSQL: {message}", field="database") from None
         self._lock = threading.RLock()
         self._schema_ready = False
         super().__init__(projections)

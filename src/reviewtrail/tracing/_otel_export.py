@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from reviewtrail._redact import redact_url
 from reviewtrail.errors import BackendUnavailableError, InvalidInputError
 from reviewtrail.tracing._otel import encode, otlp_json, span_count, trace_id
 from reviewtrail.tracing._reader import TraceRun
@@ -85,11 +86,8 @@ def traces_url(endpoint: str) -> str:
 
 
 def _redact(url: str) -> str:
-    """``url`` without any user:password part, for messages."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit((parts.scheme, "***@" + parts.netloc.rsplit("@", 1)[1], parts.path, parts.query, ""))
+    """``url`` without credentials or query string, for messages."""
+    return redact_url(url)
 
 
 def _partial_success(body: bytes) -> tuple[int, str | None]:
