@@ -187,3 +187,38 @@ def test_interrupted_write_leftovers_are_noted_and_cleanable(tmp_path: Path) -> 
         assert fresh.exists() and not old.exists()
         assert store.verify().notes == []
         assert store.verify().objects_checked == 2
+
+
+def test_rows_outside_the_chain_and_a_cut_tail_are_reported(tmp_path: Path) -> None:
+    with make_store(tmp_path) as store:
+        [a, _b] = populate(store)
+        store.append([NewRecord(type="t.tail@1", actor="x", privacy="private", payload={"f": a.to_json()})])
+    db = tmp_path / "store" / "ledger.sqlite"
+    settings = Settings(store=tmp_path / "store", database_url=f"sqlite:///{db}")
+    conn = sqlite3.connect(db)
+    conn.execute(
+        "INSERT INTO rt_records (seq, id, type, time, actor, privacy, subject, supersedes, payload, payload_hash,"
+        " prev_hash, hash) VALUES (0, 'forged', 't.x@1', 't', 'mallory', 'private', NULL, NULL, X'7B7D', 'a', 'b', 'c')"
+    )
+    conn.commit()
+    with Store.open(settings) as store:
+        assert any("rows stored" in p for p in store.verify().problems)
+    conn.execute("DROP TRIGGER rt_records_no_delete")
+    conn.execute("DELETE FROM rt_records WHERE seq = 0")
+    conn.execute("DELETE FROM rt_records WHERE seq = 4")  # the last record; seq 1..3 still chain
+    conn.commit()
+    conn.close()
+    with Store.open(settings) as store:
+        assert [e.seq for e in store.ledger.read()] == [1, 2, 3]
+        problems = store.verify().problems
+    assert any("beyond the last record" in p for p in problems), problems
+
+
+def test_a_folder_named_like_an_object_is_a_problem_not_a_crash(tmp_path: Path) -> None:
+    with make_store(tmp_path) as store:
+        populate(store)
+        bogus = tmp_path / "store" / "versioning" / "data" / "blobs" / "sha256" / ("ab" * 32)
+        bogus.mkdir()
+        report = store.verify()
+        assert not report.ok and any("ab" * 32 in p and "unreadable" in p for p in report.problems)
+        assert store.cas.verify("ab" * 32) is False

@@ -155,6 +155,19 @@ class Store:
                 )
         if head is not None and report.records_checked != head.seq:
             report.problems.append(f"ledger: head is seq {head.seq} but {report.records_checked} records were read")
+        count, low, high = self.ledger.stats()
+        if count != report.records_checked or (count and (low != 1 or high != count)):
+            report.problems.append(
+                f"ledger: {count} rows stored (seq {low}..{high}) but {report.records_checked} form the chain "
+                "(rows outside 1..head were added or removed)"
+            )
+        top = high or 0
+        for table, seq in sorted(self.ledger.projected_seq_max().items()):
+            if seq > top:
+                report.problems.append(
+                    f"ledger: query table {table} refers to seq {seq}, beyond the last record {top} "
+                    "(records were removed from the end)"
+                )
         return report
 
     def _ref_problems(

@@ -108,10 +108,15 @@ class FilesystemCas(CasStore):
 
     # --- raw primitives -------------------------------------------------------------------
     def _open_raw(self, location: Location, hexdigest: str) -> BinaryIO | None:
+        path = self.object_path(location, hexdigest)
         try:
-            return open(self.object_path(location, hexdigest), "rb")
+            return open(path, "rb")
         except FileNotFoundError:
             return None
+        except (IsADirectoryError, PermissionError) as exc:
+            raise CorruptObjectError(
+                f"object {location}/sha256:{hexdigest} at {path} is unreadable ({exc.strerror})"
+            ) from exc
 
     def _list(self, location: Location) -> Iterator[str]:
         if location == "legacy":

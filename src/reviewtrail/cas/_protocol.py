@@ -232,7 +232,10 @@ class CasStore(abc.ABC):
         except InvalidInputError:
             return ObjectCheck(location, name, 0, f"{location}: stray file {name!r} is not a SHA-256 address")
         label = f"{location}/sha256:{hexdigest}"
-        fh = self._open_raw(location, hexdigest)
+        try:
+            fh = self._open_raw(location, hexdigest)
+        except CorruptObjectError as exc:
+            return ObjectCheck(location, hexdigest, 0, str(exc))
         if fh is None:
             return ObjectCheck(location, hexdigest, 0, f"{label}: vanished while verifying")
         reader = VerifyingReader(fh, hexdigest, None, label)

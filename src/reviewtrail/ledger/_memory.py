@@ -81,6 +81,18 @@ class MemoryLedger(Ledger):
         matched = list(self.read(type=type, subject=subject))
         return matched[-n:] if n > 0 else []
 
+    def stats(self) -> tuple[int, int | None, int | None]:
+        seqs = [e.seq for e in self._records]
+        return len(seqs), (min(seqs) if seqs else None), (max(seqs) if seqs else None)
+
+    def projected_seq_max(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for name, rows in self._tables_data.items():
+            values = [r["seq"] for r in rows.values() if "seq" in r]
+            if values:
+                out[name] = max(values)
+        return out
+
     def _select_rows(self, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
         return [dict(r) for r in self._tables_data[table].values() if all(r.get(k) == v for k, v in where.items())]
 

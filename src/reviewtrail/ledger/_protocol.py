@@ -163,6 +163,14 @@ class Ledger(abc.ABC):
         """Ids of records that name ``record_id`` as superseded, in append order."""
         return [r["by_id"] for r in sorted(self.rows("supersessions", superseded_id=record_id), key=lambda r: r["seq"])]
 
+    @abc.abstractmethod
+    def stats(self) -> tuple[int, int | None, int | None]:
+        """(number of stored records, lowest seq, highest seq), counted without trusting the chain."""
+
+    @abc.abstractmethod
+    def projected_seq_max(self) -> dict[str, int]:
+        """The highest seq each projection table (with a ``seq`` column) refers to."""
+
     def verify(self) -> Iterator[str]:
         """Every problem in the chain: gaps, broken links, altered records."""
         return chain_problems(self.read())

@@ -330,6 +330,23 @@ class SqlLedger(Ledger):
             rows = cur.fetchall()
         return [_row_to_env(r) for r in reversed(rows)]
 
+    def stats(self) -> tuple[int, int | None, int | None]:
+        with self._read() as cur:
+            cur.execute("SELECT COUNT(*), MIN(seq), MAX(seq) FROM rt_records")
+            count, low, high = cur.fetchone()
+        return int(count), low, high
+
+    def projected_seq_max(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        with self._read() as cur:
+            for name, spec in self._tables.items():
+                if "seq" in spec.column_names:
+                    cur.execute(f"SELECT MAX(seq) FROM rt_p_{name}")
+                    value = cur.fetchone()[0]
+                    if value is not None:
+                        out[name] = int(value)
+        return out
+
     def _select_rows(self, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
         cols = self._tables[table].column_names
         clause = " AND ".join(f"{k} = ?" for k in where) or "1 = 1"
