@@ -117,3 +117,16 @@ def test_key_order_is_by_utf16_code_units() -> None:
     value = {"\ue000": 1, "\U0001f600": 2}
     assert canonical_json(value) == rfc8785.dumps(value)
     assert canonical_json(value).index("\U0001f600".encode()) < canonical_json(value).index("\ue000".encode())
+
+
+def test_deep_nesting_is_a_clear_error() -> None:
+    deep: list[object] = []
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(CanonicalJSONError, match="nested too deeply"):
+        canonical_json(deep, field="payload")
+    deep_float: list[object] = [1.5]
+    for _ in range(5000):
+        deep_float = [deep_float]
+    with pytest.raises(CanonicalJSONError, match="nested too deeply"):
+        canonical_json(deep_float)

@@ -198,3 +198,13 @@ def test_unreachable_database_exits_5(store_env: Path, monkeypatch: pytest.Monke
     monkeypatch.setenv("REVIEWTRAIL_DATABASE_URL", "postgresql://nobody:secret@127.0.0.1:1/none")
     code, _, err = run("init")
     assert code == 5 and "cannot connect to PostgreSQL" in err and "secret" not in err
+
+
+def test_ledger_append_rejects_deep_or_binary_payloads(store_env: Path) -> None:
+    run("init")
+    base = ["ledger", "append", "--type", "a@1", "--actor", "a", "--privacy", "private", "--payload"]
+    code, _, err = run(*base, "[" * 100_000)
+    assert code == 2 and "payload" in err
+    (store_env / "bad.json").write_bytes(b"\xff\xfe{}")
+    code, _, err = run(*base, "@bad.json")
+    assert code == 2 and "UTF-8" in err

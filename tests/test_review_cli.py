@@ -74,3 +74,15 @@ def test_review_citations_command(project: Path) -> None:
     code, out, _ = run("review", "citations", "plain.md", "--json")
     assert json.loads(out)["decision"] == "SKIPPED"
     assert run("review", "citations", "missing.md")[0] == 2
+
+
+def test_typed_records_are_validated_strictly_even_through_ledger_append(project: Path) -> None:
+    base = ["ledger", "append", "--actor", "a", "--privacy", "private"]
+    forged = '{"paperId": "doi:10.1/x", "status": "succeeded", "pages": 1, "text": null, "source": null, "error": null}'
+    code, _, err = run(*base, "--type", "evidence.pdf-extraction@1", "--payload", forged)
+    assert code == 2 and "succeeded" in err
+    loose = '{"paperId": "doi:2", "status": "failed", "pages": "3", "error": "x"}'
+    code, _, err = run(*base, "--type", "evidence.pdf-extraction@1", "--payload", loose)
+    assert code == 2 and "pages" in err
+    code, out, _ = run("ledger", "tail", "--json", "--type", "evidence")
+    assert json.loads(out) == []

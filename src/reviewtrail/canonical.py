@@ -19,10 +19,14 @@ def canonical_json(value: Any, *, field: str = "value") -> bytes:
     Raises :class:`CanonicalJSONError` naming ``field`` for NaN, Infinity, lone
     surrogates, integers beyond the IEEE-754 safe range and non-JSON types.
     """
-    if _is_plain(value):
-        return _dump_plain(value, field)
     try:
+        if _is_plain(value):
+            return _dump_plain(value, field)
         return rfc8785.dumps(value)
+    except CanonicalJSONError:
+        raise
+    except RecursionError as exc:
+        raise CanonicalJSONError("nested too deeply to canonicalize", field=field) from exc
     except rfc8785.FloatDomainError as exc:
         raise CanonicalJSONError(f"not representable in canonical JSON ({exc})", field=field) from exc
     except rfc8785.IntegerDomainError as exc:

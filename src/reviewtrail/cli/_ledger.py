@@ -114,17 +114,21 @@ def _read_payload(value: str) -> object:
 
     from reviewtrail.errors import InvalidInputError
 
-    if value == "-":
-        text = sys.stdin.read()
-    elif value.startswith("@"):
-        try:
+    try:
+        if value == "-":
+            text = sys.stdin.read()
+        elif value.startswith("@"):
             with open(value[1:], encoding="utf-8") as fh:
                 text = fh.read()
-        except OSError as exc:
-            raise InvalidInputError(f"cannot read {value[1:]!r}: {exc.strerror}", field="payload") from exc
-    else:
-        text = value
+        else:
+            text = value
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read {value[1:]!r}: {exc.strerror}", field="payload") from exc
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", field="payload") from exc
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidInputError(f"not valid JSON: {exc}", field="payload") from exc
+    except RecursionError as exc:
+        raise InvalidInputError("nested too deeply", field="payload") from exc

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from reviewtrail.ledger import Envelope, Projection, ProjectionTable, RecordPayload, record_type
 
@@ -135,6 +135,15 @@ class PdfExtraction(RecordPayload):
     text: Ref | None = None
     source: Ref | None = None
     error: str | None = None
+
+    @model_validator(mode="after")
+    def _outcome(self) -> PdfExtraction:
+        # Only a real extraction may make fullTextRetrieved true: success needs the text and no error.
+        if self.status == "succeeded" and (self.text is None or self.error is not None):
+            raise ValueError("a succeeded extraction needs its text and no error")
+        if self.status == "failed" and not self.error:
+            raise ValueError("a failed extraction needs its error")
+        return self
 
 
 def _rows(env: Envelope) -> Iterable[tuple[str, dict[str, Any]]]:

@@ -54,12 +54,21 @@ def validate_payload(type_: str, payload: Any, *, field: str = "payload") -> Non
     model = _REGISTRY.get(type_)
     if model is None:
         return
+    import json
+
     try:
-        model.model_validate(payload)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in (field, *first["loc"]))
-        raise InvalidInputError(f"{first['msg']} (record type {type_})", field=loc) from exc
+        # The wire form, strictly: no coercion ("3" is not an int), as a reader of the JSON will see it.
+        model.model_validate_json(json.dumps(payload, allow_nan=False), strict=True)
+    except (TypeError, ValueError) as exc:
+        if not isinstance(exc, ValidationError):
+            raise InvalidInputError(f"not a JSON value ({exc})", field=field) from exc
+        raise _named(exc, type_, field) from exc
+
+
+def _named(exc: ValidationError, type_: str, field: str) -> InvalidInputError:
+    first = exc.errors()[0]
+    loc = ".".join(str(p) for p in (field, *first["loc"]))
+    return InvalidInputError(f"{first['msg']} (record type {type_})", field=loc)
 
 
 def new_record(
