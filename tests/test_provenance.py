@@ -26,11 +26,12 @@ from reviewtrail.provenance import (
 from reviewtrail.store import Store
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Store:
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
     need(shutil.which("bwrap") is not None, "bubblewrap (bwrap) is not installed")
     root = tmp_path / "store"
-    s = Store.init(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
+    url = f"sqlite:///{root / 'ledger.sqlite'}" if request.param == "sqlite" else request.getfixturevalue("pg_url")
+    s = Store.init(Settings(store=root, database_url=url))
     yield s  # type: ignore[misc]
     s.close()
 
@@ -220,3 +221,31 @@ def test_a_file_swapped_for_a_symlink_after_the_snapshot_is_never_read(
     assert "out.txt" in (outcome.run.error or "") and "evil/host-secret.txt" in (outcome.run.error or "")
     for _location, name in store.cas.iter_objects():
         assert store.cas.read(name) != b"HOST-ONLY-SECRET"
+
+
+def test_concurrent_declarations_never_share_a_version_number(store: Store) -> None:
+    import threading
+
+    from reviewtrail.config import Settings as _Settings
+
+    session = create_session(store)
+    (session.workspace / "f.txt").write_text("x")
+    url = store.ledger.url if hasattr(store.ledger, "url") else f"sqlite:///{store.root / 'ledger.sqlite'}"  # type: ignore[operator]
+    errors: list[BaseException] = []
+
+    def declare() -> None:
+        try:
+            with Store.open(_Settings(store=store.root, database_url=url)) as other:  # type: ignore[arg-type]
+                for _ in range(5):
+                    declare_artifact(other, session_id=session.session_id, name="shared", path="f.txt")
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=declare) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert [v.version.version for v in versions_of(store, "shared")] == list(range(1, 21))
+    assert store.verify().ok

@@ -9,6 +9,8 @@ so two writers can never both create version N.
 from __future__ import annotations
 
 import os
+import random
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -35,7 +37,7 @@ __all__ = [
     "versions_of",
 ]
 
-_RETRIES = 8
+_RETRIES = 64  # with jittered backoff: enough for dozens of concurrent writers
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,7 @@ def record_version(
         try:
             [env] = store.append([record])
         except ConflictError:
+            time.sleep(random.uniform(0.001, 0.002 * (_attempt + 1)))  # noqa: S311 - jitter, not security
             continue
         return VersionInfo(payload, env)
     raise ConflictError(f"could not claim a version number for {name!r} after {_RETRIES} tries", field="name")
