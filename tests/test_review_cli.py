@@ -86,3 +86,11 @@ def test_typed_records_are_validated_strictly_even_through_ledger_append(project
     assert code == 2 and "pages" in err
     code, out, _ = run("ledger", "tail", "--json", "--type", "evidence")
     assert json.loads(out) == []
+
+
+def test_forged_extraction_text_must_be_a_real_cas_reference(project: Path) -> None:
+    base = ["ledger", "append", "--actor", "a", "--privacy", "private", "--type", "evidence.pdf-extraction@1"]
+    forged = '{"paperId": "doi:10.66/f", "status": "succeeded", "pages": 1, "text": {"anything": 1}, "source": null}'
+    code, _, err = run(*base, "--payload", forged)
+    assert code == 2 and "text" in err
+    assert run("evidence", "extract-pdf", "", "missing.pdf")[0] == 2

@@ -96,7 +96,7 @@ def test_full_text_only_after_a_successful_pdf_extraction(store: Store) -> None:
     assert failed.status == "failed" and not full_text_retrieved(store, "doi:10.1/x")
     ok = record_pdf_extraction(store, "doi:10.1/x", minimal_pdf("The full text of the paper"))
     assert ok.status == "succeeded" and full_text_retrieved(store, "doi:10.1/x")
-    assert store.cas.read(ok.text["digest"]).decode().strip() == "The full text of the paper"  # type: ignore[index]
+    assert ok.text is not None and store.cas.read(ok.text).decode().strip() == "The full text of the paper"
     other, _ = add_evidence(store, {"kind": "paper", "paperId": "doi:10.1/x", "page": 4, "fullTextRetrieved": True})
     assert get_evidence(store, other).origin.full_text_retrieved is True  # type: ignore[union-attr]
 
@@ -212,3 +212,64 @@ def test_smart_review_respects_trace_mode_and_never_accepts_a_stand_in(
     metas = [c.meta for r in iter_runs(tmp_path, "reviewer-specialist") for c in r.calls]
     assert [m["review_positive"] for m in metas if m] == [True, False], "a 'revise' verdict is never positive"
     assert all(m and m["reviewer_kind"] == "deterministic" and m["acceptance_status"] == "provisional" for m in metas)
+
+
+def test_second_read_regressions(store: Store, tmp_path: Path) -> None:
+    from reviewtrail.models import ScriptedBackend
+    from reviewtrail.provenance import upload_artifact
+    from reviewtrail.reviewer._llm import _parse
+
+    # an unreadable LLM answer makes the tier inconclusive; prose with braces before the JSON is fine
+    _report(store, "Accuracy is 0.91 [run:{run}].\n")
+    outcome = review_artifact(store, "report.md", tier="smart", env=OFF, backend=ScriptedBackend(["I cannot comply."]),
+                              project_dir=tmp_path)  # fmt: skip
+    assert {c.check: c.status for c in outcome.run.checks}["smart"] == "inconclusive"
+    verdict, found, parsed = _parse('About {x}: {"verdict": "revise", "findings": [{"code": "WRONG_NUMBER", '
+                                    '"severity": "error", "message": "m"}]}', "smart")  # fmt: skip
+    assert parsed and verdict == "revise" and [f.code for f in found] == ["WRONG_NUMBER"]
+
+    # [ev:ID] pointing at execution evidence backs a number
+    run_id, _ = _report(store, "draft", name="ev.md")
+    evidence_id, _ = add_evidence(store, {"kind": "execution", "runId": run_id})
+    session = create_session(store)
+    run_code(store, session_id=session.session_id, code=f"open('e.md','w').write('Acc is 0.91 [ev:{evidence_id}].')",
+             lang="python")  # fmt: skip
+    declare_artifact(store, session_id=session.session_id, name="e.md", path="e.md")
+    codes = {f.code for f in review_artifact(store, "e.md", env=QUICK).run.findings}
+    assert "COMPUTATION_UNBACKED" not in codes and "CITATION_UNRESOLVED" not in codes
+
+    # text that cannot be read is inconclusive, not skipped
+    latin = tmp_path / "latin.md"
+    latin.write_bytes(b"Caf\xe9 accuracy is 0.99 [run:x].\n")
+    upload_artifact(store, name="latin.md", file=latin, media_type="text/markdown")
+    checks = {c.check: c.status for c in review_artifact(store, "latin.md", env=QUICK).run.checks}
+    assert checks == {"citation": "inconclusive", "computation": "inconclusive"}
+
+    # a broken PDF is a failed extraction, never a crash
+    assert record_pdf_extraction(store, "doi:10.9/broken", b"%PDF-1.4\n1 0 obj << /Pages 9 0 R >>").status == "failed"
+
+    # paper ids: DOIs compare case-insensitively
+    a, _ = add_evidence(store, {"kind": "paper", "paperId": "DOI:10.5/ABC"})
+    b, created = add_evidence(store, {"kind": "paper", "paperId": "doi:10.5/abc"})
+    assert a == b and not created
+
+
+def test_mcp_and_artifact_evidence_resolve_and_stay_in_their_project(store: Store, tmp_path: Path) -> None:
+    from reviewtrail.evidence import resolve_citation
+    from reviewtrail.provenance import upload_artifact
+
+    add_evidence(store, {"kind": "mcp-record", "server": "pubmed", "recordType": "article", "recordId": "PMID9",
+                         "contentScope": "abstract", "paperId": "doi:10.9/zz"})  # fmt: skip
+    assert resolve_citation(store, "mcp", "PMID9") is not None
+    assert resolve_citation(store, "mcp", "pubmed/article/PMID9") is not None
+    assert resolve_citation(store, "doi", "10.9/ZZ") is not None
+    f = tmp_path / "a.md"
+    f.write_text("x")
+    a = upload_artifact(store, name="a.md", file=f, project_id="A")
+    b = upload_artifact(store, name="a.md", file=f, project_id="B")
+    forged = {"kind": "artifact", "artifactId": a.version.artifact_id, "name": "other.md", "version": 1,
+              "content": {"anything": "x"}}  # fmt: skip
+    ev_a, _ = add_evidence(store, forged)
+    assert get_evidence(store, ev_a).origin.name == "a.md"  # type: ignore[union-attr]
+    ev_b, _ = add_evidence(store, {**forged, "artifactId": b.version.artifact_id})
+    assert ev_a != ev_b

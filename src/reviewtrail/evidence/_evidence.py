@@ -19,6 +19,7 @@ from reviewtrail.evidence._records import (
     EvidenceOrigin,
     PdfExtraction,
     Relation,
+    normalize_paper_id,
 )
 from reviewtrail.ledger import Envelope, new_record
 from reviewtrail.ledger._envelope import new_id
@@ -52,12 +53,14 @@ def parse_origin(doc: dict[str, Any]) -> Any:
 
 
 def _paper_key(type_: str, id_: str) -> str:
-    return id_ if type_ == "paper" else f"{type_}:{id_}"
+    return normalize_paper_id(id_ if type_ == "paper" else f"{type_}:{id_}")
 
 
 def full_text_retrieved(store: Store, paper_id: str | None) -> bool:
     """True only after a successful PDF extraction of that paper was recorded."""
-    return bool(paper_id) and bool(store.ledger.rows("ev_pdf_extractions", paper_id=paper_id))
+    if not paper_id:
+        return False
+    return bool(store.ledger.rows("ev_pdf_extractions", paper_id=normalize_paper_id(paper_id)))
 
 
 def _identity(origin: Any) -> dict[str, Any]:
@@ -81,8 +84,16 @@ def add_evidence(store: Store, origin: Any, *, label: str | None = None, actor: 
             raise NotFoundError(f"no recorded execution run {origin.run_id}", field="origin.runId")
     if kind == "artifact":
         versions = store.ledger.rows("prov_artifact_versions", artifact_id=origin.artifact_id)
-        if not any(row["version"] == origin.version for row in versions):
+        match = [row for row in versions if row["version"] == origin.version]
+        if not match:
             raise NotFoundError(f"no recorded version {origin.version} of {origin.name}", field="origin.version")
+        recorded = store.ledger.get(match[0]["record_id"]).payload_value
+        # Name and content come from the recorded version, never from the caller.
+        origin = origin.model_copy(update={"name": recorded["name"], "content": recorded["content"]})
+    if kind == "paper":
+        origin = origin.model_copy(update={"paper_id": normalize_paper_id(origin.paper_id)})
+    if kind == "mcp-record" and origin.paper_id:
+        origin = origin.model_copy(update={"paper_id": normalize_paper_id(origin.paper_id)})
     if kind in ("paper", "mcp-record"):
         claimed = origin.full_text_retrieved
         actual = full_text_retrieved(store, origin.paper_id)
@@ -134,14 +145,15 @@ def resolve_citation(store: Store, type_: str, id_: str) -> str | None:
         return f"artifact:{name}@{best['version']}"
     if t in _PAPER_TYPES:
         key = _paper_key(t, id_)
-        for kind in ("paper", "mcp-record"):
-            rows = store.ledger.rows("ev_items", kind=kind, key=key)
-            if rows:
-                return f"evidence:{rows[0]['evidence_id']}"
-        return None
-    if t == "mcp":
-        rows = store.ledger.rows("ev_items", kind="mcp-record", key=id_)
+        rows = store.ledger.rows("ev_items", kind="paper", key=key) or store.ledger.rows("ev_items", paper_id=key)
         return f"evidence:{rows[0]['evidence_id']}" if rows else None
+    if t == "mcp":
+        # [mcp:SERVER/TYPE/ID] exactly, or [mcp:ID] when exactly one recorded MCP record has that id.
+        if "/" in id_:
+            rows = store.ledger.rows("ev_items", kind="mcp-record", key=id_)
+        else:
+            rows = [r for r in store.ledger.rows("ev_items", kind="mcp-record") if r["key"].endswith(f"/{id_}")]
+        return f"evidence:{rows[0]['evidence_id']}" if len(rows) == 1 else None
     return None
 
 
@@ -243,16 +255,21 @@ def record_pdf_extraction(store: Store, paper_id: str, pdf: bytes, *, actor: str
     import io
 
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import PdfReadError, PyPdfError
 
+    paper_id = normalize_paper_id(paper_id)
+    if not paper_id or any(c.isspace() for c in paper_id):
+        raise InvalidInputError(f"{paper_id!r} is not a paper id like doi:10.1000/xyz", field="paper")
     source = store.cas.put(pdf, pool="data", media_type="application/pdf").to_json()
     try:
         reader = PdfReader(io.BytesIO(pdf))
         text = "\n".join((page.extract_text() or "") for page in reader.pages)
         pages = len(reader.pages)
         error = None if text.strip() else "no text could be extracted"
-    except (PdfReadError, ValueError, KeyError, OSError) as exc:
-        text, pages, error = "", None, f"not a readable PDF ({exc})"
+    except (PdfReadError, PyPdfError, RecursionError, MemoryError) as exc:
+        text, pages, error = "", None, f"not a readable PDF ({type(exc).__name__}: {exc})"
+    except Exception as exc:
+        text, pages, error = "", None, f"not a readable PDF ({type(exc).__name__}: {exc})"
     text_ref = (
         store.cas.put(text.encode("utf-8"), pool="agent-state", media_type="text/plain").to_json()
         if not error

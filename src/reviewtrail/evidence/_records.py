@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from reviewtrail.cas import CasRef
 from reviewtrail.ledger import Envelope, Projection, ProjectionTable, RecordPayload, record_type
 
 __all__ = [
@@ -28,6 +29,8 @@ __all__ = [
     "PdfExtraction",
     "RemoteJobOrigin",
     "UserInputOrigin",
+    "normalize_paper_id",
+    "origin_key",
 ]
 
 CLAIM = "evidence.claim@1"
@@ -51,6 +54,16 @@ class McpRecordOrigin(_Part):
     content_scope: Literal["curated-record", "abstract", "metadata"] = Field(alias="contentScope")
     paper_id: str | None = Field(default=None, alias="paperId")  # the paper this record describes, if any
     full_text_retrieved: bool = Field(default=False, alias="fullTextRetrieved")
+
+
+def normalize_paper_id(value: str) -> str:
+    """``scheme:id`` with the scheme in lowercase; DOIs (case-insensitive by definition) wholly lowercase."""
+    value = value.strip()
+    scheme, sep, rest = value.partition(":")
+    if not sep:
+        return value
+    scheme = scheme.lower()
+    return f"{scheme}:{rest.lower() if scheme == 'doi' else rest}"
 
 
 class PaperOrigin(_Part):
@@ -129,21 +142,38 @@ class EvidenceLink(RecordPayload):
 
 @record_type(PDF_EXTRACTION)
 class PdfExtraction(RecordPayload):
-    paper_id: str = Field(alias="paperId")
+    paper_id: str = Field(alias="paperId", min_length=1, pattern=r"^\S+$")
     status: Literal["succeeded", "failed"]
     pages: int | None = None
-    text: Ref | None = None
-    source: Ref | None = None
+    text: CasRef | None = None  # a real CAS reference: Store.append checks the object exists
+    source: CasRef | None = None
     error: str | None = None
 
     @model_validator(mode="after")
     def _outcome(self) -> PdfExtraction:
         # Only a real extraction may make fullTextRetrieved true: success needs the text and no error.
-        if self.status == "succeeded" and (self.text is None or self.error is not None):
-            raise ValueError("a succeeded extraction needs its text and no error")
+        if self.status == "succeeded" and (self.text is None or self.source is None or self.error is not None):
+            raise ValueError("a succeeded extraction needs its text and its source PDF, and no error")
         if self.status == "failed" and not self.error:
             raise ValueError("a failed extraction needs its error")
         return self
+
+
+def origin_key(origin: dict[str, Any]) -> str:
+    """How an evidence item is looked up: run id, paper id, ``server/type/record`` for MCP records,
+    ``artifactId@version`` for artifacts, job id; user input by content digest."""
+    kind = origin["kind"]
+    if kind == "execution":
+        return str(origin["runId"])
+    if kind == "paper":
+        return str(origin["paperId"])
+    if kind == "mcp-record":
+        return f"{origin['server']}/{origin['recordType']}/{origin['recordId']}"
+    if kind == "artifact":
+        return f"{origin['artifactId']}@{origin['version']}"
+    if kind == "remote-job":
+        return str(origin["jobId"])
+    return str(origin.get("content", {}).get("digest", ""))
 
 
 def _rows(env: Envelope) -> Iterable[tuple[str, dict[str, Any]]]:
@@ -163,10 +193,16 @@ def _rows(env: Envelope) -> Iterable[tuple[str, dict[str, Any]]]:
         )
     elif env.type == EVIDENCE_ITEM:
         origin = p["origin"]
-        key = origin.get("runId") or origin.get("paperId") or origin.get("recordId") or origin.get("jobId") or ""
-        if origin["kind"] == "artifact":
-            key = f"{origin['name']}@{origin['version']}"
-        yield "ev_items", {"evidence_id": p["evidenceId"], "record_id": env.id, "kind": origin["kind"], "key": key}
+        yield (
+            "ev_items",
+            {
+                "evidence_id": p["evidenceId"],
+                "record_id": env.id,
+                "kind": origin["kind"],
+                "key": origin_key(origin),
+                "paper_id": origin.get("paperId"),
+            },
+        )
     elif env.type == EVIDENCE_LINK:
         yield (
             "ev_links",
@@ -184,7 +220,7 @@ def _rows(env: Envelope) -> Iterable[tuple[str, dict[str, Any]]]:
 
 EVIDENCE_PROJECTION = Projection(
     name="evidence",
-    version=1,
+    version=2,
     tables=(
         ProjectionTable(
             "ev_claims",
@@ -200,9 +236,9 @@ EVIDENCE_PROJECTION = Projection(
         ),
         ProjectionTable(
             "ev_items",
-            (("evidence_id", "text"), ("record_id", "text"), ("kind", "text"), ("key", "text")),
+            (("evidence_id", "text"), ("record_id", "text"), ("kind", "text"), ("key", "text"), ("paper_id", "text")),
             key=("evidence_id",),
-            indexes=(("kind", "key"),),
+            indexes=(("kind", "key"), ("paper_id",)),
         ),
         ProjectionTable(
             "ev_links",

@@ -200,8 +200,8 @@ def declare_artifact(
         for r in store.ledger.rows("prov_derivations", session_id=session_id, path=rel)
         if r["digest"] == content.digest
     ]
-    if prompt_manifest_id is not None:
-        store.ledger.get(prompt_manifest_id)  # must exist
+    if prompt_manifest_id is not None and store.ledger.get(prompt_manifest_id).type != "provenance.prompt-manifest@1":
+        raise InvalidInputError(f"record {prompt_manifest_id} is not a prompt manifest", field="prompt_manifest_id")
     return record_version(
         store,
         project_id=project_id or session.project_id,

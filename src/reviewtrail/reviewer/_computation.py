@@ -29,7 +29,7 @@ def artifact_claims(store: Store, info: VersionInfo, text: str | None) -> list[t
                 target = resolve_citation(store, c.type, c.id)
                 cits.append(ClaimCitation(type=c.type, id=c.id, raw=c.raw, resolved=target is not None, target=target))
             out.append((None, (x, cits)))
-    for row in store.ledger.rows("ev_items", kind="artifact", key=f"{v.name}@{v.version}"):
+    for row in store.ledger.rows("ev_items", kind="artifact", key=f"{v.artifact_id}@{v.version}"):
         for link_row in store.ledger.rows("ev_links", evidence_id=row["evidence_id"]):
             rows = store.ledger.rows("ev_claims", claim_id=link_row["claim_id"])
             if rows:
@@ -56,6 +56,14 @@ def check_computation(store: Store, info: VersionInfo, text: str | None) -> tupl
         )
         return CheckResult(check="computation", status="inconclusive", detail=str(exc)), [finding]
     unreadable = [n for n in graph.nodes.values() if n.kind == "execution_run" and not n.attributes]
+    if any("lineage truncated" in note for note in graph.notes):
+        finding = ReviewFinding(
+            code="COMPUTATION_INCONCLUSIVE",
+            severity="warning",
+            check="computation",
+            message=f"the lineage of {v.name}@{v.version} is deeper than can be walked",
+        )
+        return CheckResult(check="computation", status="inconclusive", detail="lineage truncated"), [finding]
     runs_in_lineage = {n.record_id for n in graph.nodes.values() if n.kind == "execution_run" and n.attributes}
     findings: list[ReviewFinding] = []
     numeric = 0
@@ -64,6 +72,11 @@ def check_computation(store: Store, info: VersionInfo, text: str | None) -> tupl
             continue
         numeric += 1
         run_ids = [c.target.split(":", 1)[1] for c in citations if c.target and c.target.startswith("execution:")]
+        for c in citations:  # [ev:ID] pointing at execution evidence backs a number too
+            if c.target and c.target.startswith("evidence:"):
+                item = get_evidence(store, c.target.split(":", 1)[1])
+                if item.origin.kind == "execution":
+                    run_ids.append(item.origin.run_id)
         evidence_refs = [c.raw for c in citations]
         if recorded is not None:
             for link, item in links_of(store, recorded.claim_id):

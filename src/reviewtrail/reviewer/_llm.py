@@ -24,7 +24,6 @@ from reviewtrail.store import Store
 __all__ = ["LlmReview", "backend_from_env", "llm_review"]
 
 _PROMPT_TEXT_LIMIT = 60_000
-_JSON_BLOCK = re.compile(r"\{.*\}", re.DOTALL)
 _CODE = re.compile(r"[^A-Z0-9_]")
 
 
@@ -75,12 +74,23 @@ def _prompt(info: VersionInfo, text: str | None, findings: list[ReviewFinding], 
     return "\n".join(parts)
 
 
+def _first_object(text: str) -> Any:
+    """The first JSON object in ``text`` that has a "findings" or "verdict" key (prose around it allowed)."""
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    while start != -1:
+        try:
+            doc, _end = decoder.raw_decode(text, start)
+        except ValueError:
+            doc = None
+        if isinstance(doc, dict) and ("findings" in doc or "verdict" in doc):
+            return doc
+        start = text.find("{", start + 1)
+    return None
+
+
 def _parse(text: str, check: str) -> tuple[str | None, list[ReviewFinding], bool]:
-    match = _JSON_BLOCK.search(text)
-    try:
-        doc = json.loads(match.group(0)) if match else None
-    except ValueError:
-        doc = None
+    doc = _first_object(text)
     if not isinstance(doc, dict) or not isinstance(doc.get("findings", []), list):
         return (
             None,
@@ -190,6 +200,8 @@ def llm_review(
         )
         if trace.run_path is not None and trace.meta_path is not None:
             result.trace_paths.append(str(trace.meta_path))
-    if any(f.severity == "error" for f in result.findings):
+    if any(f.code == "LLM_REVIEW_UNPARSEABLE" for f in result.findings):
+        result.check = CheckResult(check=tier, status="inconclusive", detail="the LLM's answer could not be read")
+    elif any(f.severity == "error" for f in result.findings):
         result.check = CheckResult(check=tier, status="failed")
     return result

@@ -80,14 +80,17 @@ def summarize(name: str, version: int, tier: str, decision: str, findings: list[
     return text if len(text) <= SUMMARY_LIMIT else text[: SUMMARY_LIMIT - 1] + "…"
 
 
-def _text_of(store: Store, info: VersionInfo) -> str | None:
+def _text_of(store: Store, info: VersionInfo) -> tuple[str | None, str | None]:
+    """(text, why it could not be read): binary artifacts have neither; unreadable text says why."""
     content = info.version.content
-    if not is_text_media_type(str(content.get("mediaType", ""))) or int(content["size"]) > _TEXT_LIMIT:
-        return None
+    if not is_text_media_type(str(content.get("mediaType", ""))):
+        return None, None
+    if int(content["size"]) > _TEXT_LIMIT:
+        return None, f"the text is larger than {_TEXT_LIMIT:,} bytes"
     try:
-        return store.cas.read(content["digest"]).decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+        return store.cas.read(content["digest"]).decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return None, f"the text is not UTF-8 ({exc.reason} at byte {exc.start})"
 
 
 def review_artifact(
@@ -118,10 +121,20 @@ def review_artifact(
         raise InvalidInputError(f"{chosen!r} is not quick, smart or deep", field="tier")
     started = format_time(datetime.now(UTC))
     info = get_version(store, name, version, project_id)
-    text = _text_of(store, info)
+    text, unreadable = _text_of(store, info)
     checks: list[CheckResult] = []
     findings: list[ReviewFinding] = []
-    if text is None:
+    if unreadable is not None:
+        checks.append(CheckResult(check="citation", status="inconclusive", detail=unreadable))
+        findings.append(
+            ReviewFinding(
+                code="REVIEW_TEXT_UNREADABLE",
+                severity="warning",
+                check="citation",
+                message=f"{info.version.name}@{info.version.version}: {unreadable}",
+            )
+        )
+    elif text is None:
         checks.append(CheckResult(check="citation", status="skipped", detail="not a text artifact"))
     else:
         report = check_citations(text)
@@ -137,7 +150,18 @@ def review_artifact(
                     location=f.to_json().get("location"),
                 )
             )
-    computation, comp_findings = check_computation(store, info, text)
+    if unreadable is not None:
+        computation = CheckResult(check="computation", status="inconclusive", detail=unreadable)
+        comp_findings = [
+            ReviewFinding(
+                code="COMPUTATION_INCONCLUSIVE",
+                severity="warning",
+                check="computation",
+                message=f"the claims could not be read: {unreadable}",
+            )
+        ]
+    else:
+        computation, comp_findings = check_computation(store, info, text)
     checks.append(computation)
     findings += comp_findings
     review_run_id = new_id()
@@ -196,10 +220,15 @@ def get_review(store: Store, ref: str, project_id: str = DEFAULT_PROJECT) -> lis
     """A review by id, or every review of an artifact name (oldest first)."""
     rows = store.ledger.rows("rv_runs", review_run_id=ref)
     if not rows:
-        from reviewtrail.provenance import parse_spec
+        from reviewtrail.provenance import artifact_id_for, parse_spec
 
         name, version = parse_spec(ref)
-        rows = [r for r in store.ledger.rows("rv_runs", name=name) if version is None or r["version"] == version]
+        artifact_id = artifact_id_for(project_id, name)
+        rows = [
+            r
+            for r in store.ledger.rows("rv_runs", artifact_id=artifact_id)
+            if version is None or r["version"] == version
+        ]
     if not rows:
         raise NotFoundError(f"no review run or reviewed artifact {ref!r}", field="review")
     out = []
