@@ -273,3 +273,14 @@ def test_mcp_and_artifact_evidence_resolve_and_stay_in_their_project(store: Stor
     assert get_evidence(store, ev_a).origin.name == "a.md"  # type: ignore[union-attr]
     ev_b, _ = add_evidence(store, {**forged, "artifactId": b.version.artifact_id})
     assert ev_a != ev_b
+
+
+def test_links_are_recorded_once_and_a_checkpoint_is_a_no_op_when_off(store: Store) -> None:
+    run_id, _ = _report(store, "Accuracy is 0.91 [run:{run}].\n")
+    evidence_id, _ = add_evidence(store, {"kind": "execution", "runId": run_id})
+    [claim] = record_claims(store, f"The score is 0.91 [run:{run_id}].").claims
+    first = link_evidence(store, claim.claim_id, evidence_id, "supports")
+    again = link_evidence(store, claim.claim_id, evidence_id, "supports")
+    assert first.id == again.id and len(links_of(store, claim.claim_id)) == 1
+    assert review_checkpoint(store, "report.md", env=OFF, tier="quick") is None
+    assert review_checkpoint(store, "report.md", env=QUICK) is not None

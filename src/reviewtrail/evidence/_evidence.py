@@ -237,6 +237,8 @@ def link_evidence(
         raise InvalidInputError(f"{relation!r} is not supports, context or contradicts", field="relation")
     get_claim(store, claim_id)
     get_evidence(store, evidence_id)
+    for row in store.ledger.rows("ev_links", claim_id=claim_id, evidence_id=evidence_id, relation=relation):
+        return store.ledger.get(row["record_id"])  # already linked: the same link is never recorded twice
     link = EvidenceLink(claim_id=claim_id, evidence_id=evidence_id, relation=relation)
     [env] = store.append([new_record(link, actor=actor, privacy="private", subject=f"claim:{claim_id}")])
     return env

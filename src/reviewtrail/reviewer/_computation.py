@@ -18,23 +18,28 @@ __all__ = ["artifact_claims", "check_computation", "check_full_text", "check_unr
 _FULL_TEXT = re.compile(r"full[- ]text|read the (?:whole|entire|full) (?:paper|article)|全文", re.IGNORECASE)
 
 
+def _resolve_all(store: Store, citations: list[Any]) -> list[ClaimCitation]:
+    out = []
+    for c in citations:
+        target = resolve_citation(store, c.type, c.id)
+        out.append(ClaimCitation(type=c.type, id=c.id, raw=c.raw, resolved=target is not None, target=target))
+    return out
+
+
 def artifact_claims(store: Store, info: VersionInfo, text: str | None) -> list[tuple[Claim | None, Any]]:
     """Claims found in the artifact's own text (resolved now) and claims recorded with evidence pointing at it."""
     v = info.version
     out: list[tuple[Claim | None, Any]] = []
     if text is not None:
         for x in extract_claims(text):
-            cits = []
-            for c in x.citations:
-                target = resolve_citation(store, c.type, c.id)
-                cits.append(ClaimCitation(type=c.type, id=c.id, raw=c.raw, resolved=target is not None, target=target))
-            out.append((None, (x, cits)))
+            out.append((None, (x, _resolve_all(store, x.citations))))
     for row in store.ledger.rows("ev_items", kind="artifact", key=f"{v.artifact_id}@{v.version}"):
         for link_row in store.ledger.rows("ev_links", evidence_id=row["evidence_id"]):
             rows = store.ledger.rows("ev_claims", claim_id=link_row["claim_id"])
             if rows:
                 claim = Claim.model_validate(store.ledger.get(rows[0]["record_id"]).payload_value)
-                out.append((claim, (claim, claim.citations)))
+                # Resolve again now: a target recorded after the claim counts.
+                out.append((claim, (claim, _resolve_all(store, claim.citations))))
     return out
 
 

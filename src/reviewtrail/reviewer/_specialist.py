@@ -210,8 +210,9 @@ def review_artifact(
 
 
 def review_checkpoint(store: Store, name: str, version: int | None = None, **options: Any) -> ReviewOutcome | None:
-    """``review_checkpoint``: review when the specialist is enabled; ``None`` (nothing done) when it is off."""
-    if reviewer_tier(options.get("env")) is None and options.get("tier") is None:
+    """``review_checkpoint``: review when the specialist is enabled; ``None`` (nothing done) when it is off,
+    whatever tier the caller asks for."""
+    if reviewer_tier(options.get("env")) is None:
         return None
     return review_artifact(store, name, version, trigger="review_checkpoint", **options)
 
