@@ -100,6 +100,9 @@ for b in range(batches):
     ]
     envs = led.append(records)
     print(json.dumps([[e.seq, e.id] for e in envs]), flush=True)
+    # Give the other writers a chance at the lock: SQLite's busy handler backs off, so a writer
+    # that just committed would otherwise often win every round and the writers would not overlap.
+    time.sleep(0.003)
 led.close()
 """
 )
