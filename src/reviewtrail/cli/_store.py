@@ -20,6 +20,7 @@ def init(as_json: JsonOpt = False) -> None:
 
     Example: REVIEWTRAIL_STORE=/data/rt reviewtrail init --json
     """
+    from reviewtrail._redact import redact_url
     from reviewtrail.config import load_settings
     from reviewtrail.store import Store
 
@@ -28,19 +29,13 @@ def init(as_json: JsonOpt = False) -> None:
         head = store.ledger.head()
     info = {
         "store": str(settings.store),
-        "databaseUrl": _redact(settings.database_url),
+        "databaseUrl": redact_url(settings.database_url),
         "records": head.seq if head else 0,
     }
     if as_json:
         print_json(info)
     else:
         print(f"store ready at {info['store']} (ledger: {info['databaseUrl']}, {info['records']} records)")
-
-
-def _redact(url: str) -> str:
-    from reviewtrail._redact import redact_url
-
-    return redact_url(url)
 
 
 @handle_errors

@@ -80,14 +80,9 @@ def traces_url(endpoint: str) -> str:
     """The OTLP/HTTP traces URL: ``<endpoint>/v1/traces`` when ``endpoint`` has no path, else ``endpoint`` as is."""
     parts = urlsplit(endpoint.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InvalidInputError(f"{_redact(endpoint)!r} is not an http(s):// URL", field="endpoint")
+        raise InvalidInputError(f"{redact_url(endpoint)!r} is not an http(s):// URL", field="endpoint")
     path = parts.path if parts.path not in ("", "/") else "/v1/traces"
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
-
-
-def _redact(url: str) -> str:
-    """``url`` without credentials or query string, for messages."""
-    return redact_url(url)
 
 
 def _partial_success(body: bytes) -> tuple[int, str | None]:
@@ -122,7 +117,7 @@ def export_to_endpoint(
     import httpx
 
     url = traces_url(endpoint)
-    shown = _redact(url)
+    shown = redact_url(url)
     runs = list(runs)
     doc = otlp_json(runs)
     sent = dict(headers or {})
