@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typer
 
-from reviewtrail.cli import _cas, _ledger, _provenance, _review, _store, _trace
+from reviewtrail.cli import _cas, _ledger, _provenance, _review, _run, _store, _trace
 
 EXIT_CODES = """Exit codes: 0 ok; 1 internal error; 2 invalid input; 3 not found; \
 4 integrity failure; 5 configuration or backend unavailable; 6 conflict; 7 sandboxed code failed."""
@@ -27,7 +27,7 @@ app.command("verify")(_store.verify)
 app.add_typer(_cas.app, name="cas")
 app.add_typer(_ledger.app, name="ledger")
 app.add_typer(_trace.app, name="trace")
-app.command("run")(_provenance.run)
+app.command("run")(_run.run)
 app.add_typer(_provenance.session_app, name="session")
 app.add_typer(_provenance.artifact_app, name="artifact")
 app.command("provenance")(_provenance.provenance)
