@@ -60,6 +60,9 @@ def session_ls(
 def session_rm(session_id: Annotated[str, typer.Argument(help="Session id.")], as_json: JsonOpt = False) -> None:
     """Delete a session's workspace; its runs, artifacts and CAS objects stay.
 
+    The deletion is recorded first, then the workspace is removed; if that was interrupted,
+    running the same command again removes the rest (without recording it twice).
+
     Example: reviewtrail session rm 01a2b3c4-...
     """
     from reviewtrail.provenance import delete_session
@@ -67,7 +70,12 @@ def session_rm(session_id: Annotated[str, typer.Argument(help="Session id.")], a
 
     with Store.open() as store:
         info = delete_session(store, session_id)
-    print_json(info.to_json()) if as_json else print(f"deleted workspace of session {info.session_id}")
+    if as_json:
+        print_json(info.to_json())
+    elif info.resumed:
+        print(f"finished removing the workspace of session {info.session_id} (its deletion was already recorded)")
+    else:
+        print(f"deleted workspace of session {info.session_id}")
 
 
 @artifact_app.command("declare")

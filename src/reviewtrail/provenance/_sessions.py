@@ -1,7 +1,15 @@
-"""Sessions own workspaces. Deleting a session removes its workspace only."""
+"""Sessions own workspaces. Deleting a session removes its workspace only.
+
+Deletion is resumable: the deletion is recorded first, then the workspace is removed. A
+process killed in between (or a workspace that could not be removed) leaves a session
+recorded as deleted whose folder still exists; ``session rm`` again, or
+``finish_session_removals`` (``verify --repair``), removes the rest without recording the
+deletion a second time.
+"""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from dataclasses import dataclass
@@ -12,16 +20,21 @@ from reviewtrail.errors import ConflictError, InvalidInputError, NotFoundError
 from reviewtrail.ledger import new_record
 from reviewtrail.ledger._envelope import format_time, new_id
 from reviewtrail.provenance._records import SESSION, SessionCreated, SessionDeleted
+from reviewtrail.provenance._storage_errors import disk_full_errors
+from reviewtrail.provenance._workspace_fs import removal_lock, remove_workspace
 from reviewtrail.store import Store
 
 __all__ = [
     "DEFAULT_PROJECT",
     "SessionInfo",
+    "SessionRemoval",
     "check_project",
     "create_session",
     "delete_session",
+    "finish_session_removals",
     "get_session",
     "list_sessions",
+    "unfinished_session_removals",
     "workspace_of",
 ]
 
@@ -76,7 +89,8 @@ def create_session(store: Store, project_id: str = DEFAULT_PROJECT, *, actor: st
     check_project(project_id)
     session_id = new_id()
     workspace = workspace_of(store, session_id)
-    workspace.mkdir(parents=True, exist_ok=False)
+    with disk_full_errors("creating the workspace of a new session", field="session"):
+        workspace.mkdir(parents=True, exist_ok=False)
     created = format_time(datetime.now(UTC))
     payload = SessionCreated(
         session_id=session_id, project_id=project_id, workspace=f"workspaces/{session_id}", created_at=created
@@ -114,16 +128,77 @@ def list_sessions(store: Store, project_id: str | None = None) -> list[SessionIn
     return out
 
 
-def delete_session(store: Store, session_id: str, *, actor: str = "user") -> SessionInfo:
+@dataclass(frozen=True)
+class SessionRemoval(SessionInfo):
+    """What :func:`delete_session` did. ``resumed``: the deletion was already recorded by an
+    earlier, interrupted removal; this one only removed what was left of the workspace."""
+
+    resumed: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        return {**super().to_json(), "resumed": self.resumed}
+
+
+def delete_session(store: Store, session_id: str, *, actor: str = "user") -> SessionRemoval:
     """Record the deletion, then remove the workspace. Artifacts, versions, derivations and CAS
-    objects stay; lineage reports the session as deleted."""
-    info = get_session(store, session_id)
-    if info.deleted:
-        raise ConflictError(f"session {session_id} is already deleted", field="session")
-    payload = SessionDeleted(session_id=session_id, deleted_at=format_time(datetime.now(UTC)), workspace_removed=True)
-    store.append([new_record(payload, actor=actor, privacy="private", subject=f"session:{session_id}")])
-    shutil.rmtree(info.workspace, ignore_errors=True)
-    return SessionInfo(info.session_id, info.project_id, info.workspace, info.created_at, info.record_id, True)
+    objects stay; lineage reports the session as deleted.
+
+    Re-running it after an interrupted removal finishes the job (``resumed``) and records
+    nothing more; a session already deleted with no workspace left is a ConflictError.
+    """
+    get_session(store, session_id)  # not found / not a session id, before taking the lock
+    with removal_lock(_workspaces(store)):
+        info = get_session(store, session_id)
+        if info.deleted and not os.path.lexists(info.workspace):
+            raise ConflictError(f"session {session_id} is already deleted", field="session")
+        if not info.deleted:
+            payload = SessionDeleted(
+                session_id=session_id, deleted_at=format_time(datetime.now(UTC)), workspace_removed=True
+            )
+            store.append([new_record(payload, actor=actor, privacy="private", subject=f"session:{session_id}")])
+        remove_workspace(info.workspace, session_id)
+    return SessionRemoval(
+        info.session_id, info.project_id, info.workspace, info.created_at, info.record_id, True, resumed=info.deleted
+    )
+
+
+def _deleted_with_workspace(store: Store) -> list[tuple[str, Path]]:
+    if store.root is None:
+        return []
+    out = []
+    for row in store.ledger.rows("prov_session_deletions"):
+        session_id = row["session_id"]
+        if not isinstance(session_id, str) or _SESSION.fullmatch(session_id) is None:
+            continue
+        workspace = workspace_of(store, session_id)
+        if os.path.lexists(workspace):
+            out.append((session_id, workspace))
+    return sorted(out)
+
+
+def unfinished_session_removals(store: Store) -> list[str]:
+    """Problems for ``verify``: sessions recorded as deleted whose workspace folder still exists."""
+    return [
+        f"session {session_id} is recorded as deleted but its workspace still exists ({workspace}): "
+        f"run `reviewtrail verify --repair` (or `reviewtrail session rm {session_id}`) to remove the rest"
+        for session_id, workspace in _deleted_with_workspace(store)
+    ]
+
+
+def finish_session_removals(store: Store) -> list[str]:
+    """For ``verify --repair``: remove what is left of deleted sessions' workspaces; returns what was done.
+
+    Nothing is recorded (the deletions already are). Raises BackendUnavailableError naming
+    the first workspace that cannot be removed.
+    """
+    if store.root is None:
+        return []
+    done = []
+    with removal_lock(_workspaces(store)):
+        for session_id, workspace in _deleted_with_workspace(store):
+            if remove_workspace(workspace, session_id):
+                done.append(f"removed the rest of the workspace of deleted session {session_id} ({workspace})")
+    return done
 
 
 def require_live_session(store: Store, session_id: str) -> SessionInfo:

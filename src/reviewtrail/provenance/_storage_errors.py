@@ -1,0 +1,34 @@
+"""Operating-system failures of the store's disk, as documented reviewtrail errors.
+
+A full disk (or quota) while writing a workspace or a CAS object is not a bug in
+reviewtrail: it becomes :class:`BackendUnavailableError` (exit 5) with a message that
+says what was being done and that nothing was recorded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+from collections.abc import Iterator
+
+from reviewtrail.errors import BackendUnavailableError
+
+__all__ = ["DISK_FULL", "disk_full_errors"]
+
+DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+@contextlib.contextmanager
+def disk_full_errors(doing: str, *, field: str = "store") -> Iterator[None]:
+    """Turn "no space left on device" (or "disk quota exceeded") raised inside into BackendUnavailableError."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in DISK_FULL:
+            raise
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise BackendUnavailableError(
+            f"no space left on the device while {doing}{where}: {exc.strerror or exc}; "
+            "nothing was recorded; free some space and try again",
+            field=field,
+        ) from exc
