@@ -33,10 +33,13 @@ from reviewtrail.provenance._runs import RunOutcome, SessionKernel, run_code
 from reviewtrail.provenance._sessions import (
     DEFAULT_PROJECT,
     SessionInfo,
+    SessionRemoval,
     create_session,
     delete_session,
+    finish_session_removals,
     get_session,
     list_sessions,
+    unfinished_session_removals,
 )
 
 register_projection(PROVENANCE_PROJECTION)
@@ -55,11 +58,13 @@ __all__ = [
     "SessionDeleted",
     "SessionInfo",
     "SessionKernel",
+    "SessionRemoval",
     "VersionInfo",
     "artifact_id_for",
     "create_session",
     "declare_artifact",
     "delete_session",
+    "finish_session_removals",
     "get_session",
     "get_version",
     "lineage",
@@ -69,6 +74,7 @@ __all__ = [
     "record_version",
     "render_tree",
     "run_code",
+    "unfinished_session_removals",
     "upload_artifact",
     "versions_of",
 ]
