@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -93,6 +94,9 @@ def artifact_declare(
 ) -> None:
     """declare_artifact: make a workspace file the next version of NAME (origin llm_declared).
 
+    Refused (exit 6) while a run of the session is pending; bytes that no recorded run wrote
+    are declared with a warning (on stderr, and in "warnings" with --json).
+
     Example: reviewtrail artifact declare results.csv --session 01a2... --path results.csv
     """
     from reviewtrail.provenance import declare_artifact
@@ -141,6 +145,9 @@ def artifact_upload(
 
 
 def _print_version(doc: dict[str, object], as_json: bool) -> None:
+    warnings = doc.get("warnings")
+    for warning in warnings if isinstance(warnings, list) else []:
+        sys.stderr.write(f"warning: {warning}\n")
     if as_json:
         print_json(doc)
     else:

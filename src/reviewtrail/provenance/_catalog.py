@@ -3,7 +3,9 @@
 A version is created only by an upload, a download (MCP), a remote job's pulled-back
 output, or ``declare_artifact`` from an agent; an ordinary run's file changes never
 create one by themselves. Version numbers are claimed through a unique projection key,
-so two writers can never both create version N.
+so two writers can never both create version N; the next number is also above every
+version recorded in the chain, so a lost or deleted projection row never lets a number be
+used twice. Names, projects and sessions are checked before any byte is stored.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import os
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -20,10 +22,12 @@ from reviewtrail.cas import CasRef
 from reviewtrail.errors import ConflictError, InvalidInputError, NotFoundError
 from reviewtrail.ledger import Envelope, new_record
 from reviewtrail.ledger._envelope import format_time
-from reviewtrail.provenance._records import ArtifactVersion, Origin, artifact_id_for
+from reviewtrail.provenance._declare_guards import no_lineage_warning, refuse_pending_runs
+from reviewtrail.provenance._records import ARTIFACT_VERSION, ArtifactVersion, Origin, artifact_id_for
 from reviewtrail.provenance._runs import media_type_for
 from reviewtrail.provenance._sessions import DEFAULT_PROJECT, check_project, get_session, require_live_session
 from reviewtrail.provenance._snapshot import open_beneath
+from reviewtrail.provenance._storage_errors import disk_full_errors
 from reviewtrail.store import Store
 
 __all__ = [
@@ -44,11 +48,14 @@ _RETRIES = 64  # with jittered backoff: enough for dozens of concurrent writers
 class VersionInfo:
     version: ArtifactVersion
     envelope: Envelope
+    # What the caller should know about the version just created (e.g. bytes with no recorded lineage).
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         doc = self.version.model_dump(mode="json", by_alias=True)
         doc["recordId"] = self.envelope.id
         doc["seq"] = self.envelope.seq
+        doc["warnings"] = list(self.warnings)
         return doc
 
 
@@ -108,6 +115,16 @@ def list_artifacts(store: Store, project_id: str = DEFAULT_PROJECT) -> list[Vers
     return out
 
 
+def _highest_recorded(store: Store, artifact_id: str) -> int:
+    """The highest version number of the artifact in the chain itself (not its query table)."""
+    highest = 0
+    for env in store.ledger.read(type=ARTIFACT_VERSION, subject=f"artifact:{artifact_id}"):
+        p = env.payload_value
+        if p.get("artifactId") == artifact_id and isinstance(p.get("version"), int):
+            highest = max(highest, p["version"])
+    return highest
+
+
 def record_version(
     store: Store,
     *,
@@ -135,9 +152,10 @@ def record_version(
             "createdAt": s.created_at,
             "recordId": s.record_id,
         }
+    in_chain = _highest_recorded(store, artifact_id)
     for _attempt in range(_RETRIES):
         rows = store.ledger.rows("prov_artifact_versions", artifact_id=artifact_id)
-        number = max((r["version"] for r in rows), default=0) + 1
+        number = max([in_chain, *(r["version"] for r in rows)]) + 1
         payload = ArtifactVersion(
             artifact_id=artifact_id,
             project_id=project_id,
@@ -187,24 +205,31 @@ def declare_artifact(
     prompt_manifest_id: str | None = None,
 ) -> VersionInfo:
     """``declare_artifact`` from an agent: the workspace file becomes the next version (origin llm_declared),
-    linked to the derivations that produced exactly these bytes at this path in this session."""
+    linked to the derivations that produced exactly these bytes at this path in this session.
+
+    Refused (ConflictError) while a run of the session is pending (running, or killed before it
+    was recorded). Bytes no recorded run wrote are declared with a warning in ``warnings``.
+    """
     session = require_live_session(store, session_id)
+    _check_name(name)
+    project = check_project(project_id or session.project_id)
+    if prompt_manifest_id is not None and store.ledger.get(prompt_manifest_id).type != "provenance.prompt-manifest@1":
+        raise InvalidInputError(f"record {prompt_manifest_id} is not a prompt manifest", field="prompt_manifest_id")
+    refuse_pending_runs(store, session_id)
     _real, rel = _workspace_path(session.workspace, path)
     fd = open_beneath(session.workspace, rel)  # the check above, then a read that cannot follow a swapped symlink
     if fd is None:
         raise InvalidInputError(f"{path!r} is not a regular file inside the workspace", field="path")
-    with os.fdopen(fd, "rb", buffering=0) as stream:
+    with os.fdopen(fd, "rb", buffering=0) as stream, disk_full_errors(f"storing {rel} in the CAS", field="path"):
         content = store.cas.put_stream(stream, pool="data", media_type=media_type or media_type_for(rel))
     derivations = [
         r
         for r in store.ledger.rows("prov_derivations", session_id=session_id, path=rel)
         if r["digest"] == content.digest
     ]
-    if prompt_manifest_id is not None and store.ledger.get(prompt_manifest_id).type != "provenance.prompt-manifest@1":
-        raise InvalidInputError(f"record {prompt_manifest_id} is not a prompt manifest", field="prompt_manifest_id")
-    return record_version(
+    info = record_version(
         store,
-        project_id=project_id or session.project_id,
+        project_id=project,
         name=name,
         origin="llm_declared",
         content=content,
@@ -214,6 +239,7 @@ def declare_artifact(
         derivation_ids=[r["record_id"] for r in sorted(derivations, key=lambda r: r["seq"])],
         prompt_manifest_id=prompt_manifest_id,
     )
+    return info if derivations else replace(info, warnings=[no_lineage_warning(rel, session_id)])
 
 
 def upload_artifact(
@@ -231,7 +257,12 @@ def upload_artifact(
     """A user upload (or, with ``origin="mcp_download"`` and ``external_ref``, an MCP download)."""
     if origin not in ("user_upload", "mcp_download"):
         raise InvalidInputError("uploads are user_upload or mcp_download", field="origin")
-    content = store.cas.put_file(file, pool="data", media_type=media_type or media_type_for(str(file)))
+    check_project(project_id)
+    _check_name(name)
+    if session_id is not None:
+        get_session(store, session_id)
+    with disk_full_errors(f"storing {Path(file).name} in the CAS", field="file"):
+        content = store.cas.put_file(file, pool="data", media_type=media_type or media_type_for(str(file)))
     return record_version(
         store,
         project_id=project_id,

@@ -71,6 +71,11 @@ def lineage(store: Store, name: str, version: int | None = None, project_id: str
             g.link(manifest, session_node, "wasInformedBy")
     elif session_node is not None:
         g.link(root.id, session_node, "wasGeneratedBy")
+    if v.origin == "llm_declared" and not v.derivation_ids:
+        g.notes.append(
+            f"{v.name}@{v.version}: no recorded run wrote these bytes at {v.source_path} "
+            "(the file was changed outside reviewtrail's recorded runs): its lineage starts in the workspace"
+        )
     if v.origin == "user_upload" and not v.derivation_ids:
         g.notes.append(
             f"{v.name}@{v.version} was uploaded by {info.envelope.actor}: its lineage starts outside reviewtrail"
