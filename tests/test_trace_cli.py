@@ -195,3 +195,38 @@ def test_fifty_concurrent_saves_into_one_skill(tmp_path: Path) -> None:
     assert verify_traces(tmp_path)[1] == []
     leftovers = [p for p in (tmp_path / ".aris" / "traces" / "auto-review-loop").iterdir() if p.name.startswith(".tmp")]
     assert leftovers == []
+
+
+def test_save_refuses_a_project_dir_that_is_missing_or_a_file(project: Path) -> None:
+    missing = project / "no" / "such" / "project"
+    code, _, err = run("trace", "save", "--skill", "s", "--purpose", "p", "--response", "x", "--project-dir", str(missing))
+    assert code == 2 and "project_dir" in err and "does not exist" in err
+    assert not (project / "no").exists()
+    (project / "a-file").write_text("x")
+    code, _, err = run(
+        "trace", "save", "--skill", "s", "--purpose", "p", "--response", "x", "--project-dir", str(project / "a-file")
+    )
+    assert code == 2 and "project_dir" in err and "not a folder" in err
+
+
+@pytest.mark.parametrize("status", ["ok\nforged", "ok\r", "ok\x00", "ok\x1b[2J", "ok\x7f"])
+def test_save_refuses_a_status_with_control_characters(project: Path, status: str) -> None:
+    code, _, err = run(
+        "trace", "save", "--skill", "s", "--purpose", "p", "--response", "x", "--status", status,
+        "--project-dir", str(project),
+    )  # fmt: skip
+    assert code == 2 and "status" in err
+    assert not (project / ".aris").exists()
+
+
+def test_a_rejected_run_id_leaves_no_folders(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for bad in ("../../x", "2026-04-15_run1", "run01"):
+        code, _, err = run(
+            "trace", "save", "--skill", "s", "--purpose", "p", "--response", "x", "--run-id", bad,
+            "--project-dir", str(project),
+        )  # fmt: skip
+        assert code == 2 and "run" in err
+    monkeypatch.setenv("ARIS_TRACE_RUN_ID", "bad")
+    code, _, _ = run("trace", "save", "--skill", "s", "--purpose", "p", "--response", "x", "--project-dir", str(project))
+    assert code == 2
+    assert not (project / ".aris").exists()

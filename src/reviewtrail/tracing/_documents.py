@@ -80,8 +80,10 @@ class ReviewCall:
             ):
                 raise InvalidInputError("must be 1-1024 printable characters", field=name)
         check_name(self.purpose, "purpose")
-        if not self.status or not self.status.strip():
+        if not isinstance(self.status, str) or not self.status.strip():
             raise InvalidInputError("must not be empty", field="status")
+        if any(ord(c) < 32 or ord(c) == 127 for c in self.status):
+            raise InvalidInputError(f"{self.status!r} holds a control character (newline, tab, escape...)", field="status")
         if self.reviewer_kind not in ("model", "deterministic"):
             raise InvalidInputError("must be 'model' or 'deterministic'", field="reviewer_kind")
         for name in ("duration_ms", "input_tokens", "output_tokens"):

@@ -20,9 +20,11 @@ from reviewtrail.tracing._documents import (
     build_request,
     build_run_meta,
 )
-from reviewtrail.tracing._layout import project_root, skill_dir
+from reviewtrail.errors import InvalidInputError, ReviewtrailError
+from reviewtrail.tracing._layout import check_run_id, project_root, skill_dir
 from reviewtrail.tracing._modes import resolve_mode
-from reviewtrail.tracing._writer import allocate_and_write, append_event, idle_window, local_today
+from reviewtrail.tracing._pending import PendingMarker
+from reviewtrail.tracing._writer import allocate_and_write, append_event, digest, idle_window, local_today
 
 __all__ = ["TraceResult", "record_call", "trace_review", "traced_review"]
 
@@ -60,6 +62,30 @@ class TraceResult:
         }
 
 
+def _project(project_dir: str | Path | None) -> Path:
+    """The project root; an explicit one must be an existing folder (nothing is created for it)."""
+    project = project_root(project_dir)
+    if project_dir is not None:
+        if not project.exists():
+            raise InvalidInputError(f"{project} does not exist", field="project_dir")
+        if not project.is_dir():
+            raise InvalidInputError(f"{project} is not a folder", field="project_dir")
+    return project
+
+
+def _marker(project: Path, call: ReviewCall, ledger: bool) -> PendingMarker | None:
+    """A pending marker when the call will be recorded in a store (see ``_pending``)."""
+    if not ledger:
+        return None
+    from reviewtrail.tracing._ledger_link import store_exists_for
+
+    try:
+        present = store_exists_for(project)
+    except ReviewtrailError:
+        present = True  # unreadable settings: reported after the trace is safe, and marked meanwhile
+    return PendingMarker(project, call.skill, call.purpose) if present else None
+
+
 def record_call(
     call: ReviewCall,
     *,
@@ -72,41 +98,58 @@ def record_call(
 ) -> TraceResult:
     """Write one reviewer call in the ``.aris/traces`` layout, append its event, and
     (when a reviewtrail store exists for the project and ``ledger`` is true) record it
-    in the ledger. Validates everything before writing anything."""
+    in the ledger. Validates everything before writing anything.
+
+    With a store, a pending marker names the call before its first file is written and
+    is removed once the record is appended, so an interrupted save is found by
+    ``trace_ledger_problems`` and completed by ``repair_trace_links``.
+    """
     env = os.environ if env is None else env
     call.validate()
+    explicit_run = run_id or env.get("ARIS_TRACE_RUN_ID") or None
+    if explicit_run is not None:
+        check_run_id(explicit_run, "run_id")
     chosen: TraceMode = resolve_mode(mode, skill_args=skill_args, env=env)
     if chosen == "off":
         return TraceResult(mode="off")
-    project = project_root(project_dir)
+    project = _project(project_dir)
     now = datetime.now().astimezone()
     start, end = call.times(now)
     assurance = call.assurance()
     skill_path = skill_dir(project, call.skill)
-    slot = allocate_and_write(
-        skill_path,
-        purpose=call.purpose,
-        today=local_today(start),
-        run_id=run_id or env.get("ARIS_TRACE_RUN_ID") or None,
-        thread_id=call.thread_id,
-        executor=call.executor,
-        backend=call.backend,
-        idle_seconds=idle_window(env),
-        run_meta=build_run_meta(call, run_id="", started=start, project_dir=str(project), mode=chosen),
-        request=build_request(call, assurance, number=0, start=start, mode=chosen),
-        response=call.response if chosen == "full" and call.response is not None else None,
-        meta=build_meta(call, assurance, number=0, start=start, end=end, mode=chosen),
-    )
+    marker = _marker(project, call, ledger)
+    try:
+        slot = allocate_and_write(
+            skill_path,
+            purpose=call.purpose,
+            today=local_today(start),
+            run_id=explicit_run,
+            thread_id=call.thread_id,
+            executor=call.executor,
+            backend=call.backend,
+            idle_seconds=idle_window(env),
+            run_meta=build_run_meta(call, run_id="", started=start, project_dir=str(project), mode=chosen),
+            request=build_request(call, assurance, number=0, start=start, mode=chosen),
+            response=call.response if chosen == "full" and call.response is not None else None,
+            meta=build_meta(call, assurance, number=0, start=start, end=end, mode=chosen),
+            claim=marker.claim if marker is not None else None,
+        )
+    except BaseException:
+        if marker is not None:
+            marker.clear()  # the writer removed what it wrote
+        raise
     trace_path = f"{slot.path.relative_to(project).as_posix()}/"
     number = slot.files.number
-    append_event(project, build_event(call, assurance, trace_path=trace_path, number=number, end=end, mode=chosen))
     record_id = None
-    if ledger:
-        from reviewtrail.errors import ReviewtrailError
-        from reviewtrail.tracing._ledger_link import record_in_store
+    step = "its event line was not appended"
+    try:
+        line = append_event(
+            project, build_event(call, assurance, trace_path=trace_path, number=number, end=end, mode=chosen)
+        )
+        if ledger:
+            from reviewtrail.tracing._ledger_link import record_in_store
 
-        meta_doc = build_meta(call, assurance, number=number, start=start, end=end, mode=chosen)
-        try:
+            step = "it was not recorded in the store"
             record_id = record_in_store(
                 project,
                 skill=call.skill,
@@ -114,13 +157,23 @@ def record_call(
                 trace_path=trace_path,
                 prompt=call.prompt,
                 response=call.response,
-                meta=meta_doc,
+                meta=build_meta(call, assurance, number=number, start=start, end=end, mode=chosen),
                 mode=chosen,
                 actor=call.executor or "unknown-executor",
+                files=slot.written,
+                event=digest(line),
             )
-        except ReviewtrailError as exc:
-            exc.args = (f"trace written to {slot.files.meta} but not recorded in the store: {exc}",)
-            raise
+    except BaseException as exc:
+        if marker is not None:
+            marker.release()  # left for verify to report and repair to complete
+        if isinstance(exc, ReviewtrailError):
+            exc.args = (
+                f"trace written to {slot.files.meta} but {step}: {exc}"
+                + ("; 'reviewtrail verify --repair' completes it" if marker is not None else ""),
+            )
+        raise
+    if marker is not None:
+        marker.clear()
     return TraceResult(
         mode=chosen,
         run_id=slot.run_id,
