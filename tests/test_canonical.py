@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 import rfc8785
@@ -130,3 +131,63 @@ def test_deep_nesting_is_a_clear_error() -> None:
         deep_float = [deep_float]
     with pytest.raises(CanonicalJSONError, match="nested too deeply"):
         canonical_json(deep_float)
+
+
+def _self_dict(extra: object) -> dict[str, object]:
+    d: dict[str, object] = {"x": extra}
+    d["self"] = d
+    return d
+
+
+def _self_list(extra: object) -> list[object]:
+    items: list[object] = [extra]
+    items.append(items)
+    return items
+
+
+# 1 keeps the value on the fast path; 1.5 (a float) sends it through rfc8785.
+@pytest.mark.parametrize("extra", [1, 1.5], ids=["fast-path", "rfc8785-path"])
+@pytest.mark.parametrize("make", [_self_dict, _self_list], ids=["dict", "list"])
+def test_a_value_that_contains_itself_is_a_clear_error(make: Any, extra: object) -> None:
+    value = {"outer": make(extra)}
+    with pytest.raises(CanonicalJSONError, match="contains itself") as err:
+        canonical_json(value, field="payload")
+    assert err.value.field == "payload"
+    assert "payload.outer" in str(err.value)
+
+
+def test_shared_but_acyclic_values_still_canonicalize() -> None:
+    shared: list[object] = [1, "a"]
+    floaty: list[object] = [0.5]
+    value = {"a": shared, "b": shared, "c": [shared, floaty, floaty]}
+    assert canonical_json(value) == rfc8785.dumps(value)
+    assert canonical_json({"a": shared, "b": shared}) == b'{"a":[1,"a"],"b":[1,"a"]}'
+
+
+def _containers(value: object) -> list[Any]:
+    found: list[Any] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            found.append(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            found.append(item)
+            stack.extend(item)
+    return found
+
+
+@given(
+    st.one_of(st.lists(json_values, max_size=3), st.dictionaries(st.text(max_size=4), json_values, max_size=3)),
+    st.data(),
+)
+def test_any_cycle_is_refused_on_either_path(root: Any, data: st.DataObject) -> None:
+    target = data.draw(st.sampled_from(_containers(root)))
+    if isinstance(target, dict):
+        target["\x00cycle"] = root
+    else:
+        target.append(root)
+    with pytest.raises(CanonicalJSONError, match="contains itself") as err:
+        canonical_json(root, field="payload")
+    assert err.value.field == "payload"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import rfc8785
@@ -17,7 +18,8 @@ def canonical_json(value: Any, *, field: str = "value") -> bytes:
     """Return the RFC 8785 bytes of ``value``.
 
     Raises :class:`CanonicalJSONError` naming ``field`` for NaN, Infinity, lone
-    surrogates, integers beyond the IEEE-754 safe range and non-JSON types.
+    surrogates, integers beyond the IEEE-754 safe range, values that contain
+    themselves and non-JSON types.
     """
     try:
         if _is_plain(value):
@@ -26,6 +28,11 @@ def canonical_json(value: Any, *, field: str = "value") -> bytes:
     except CanonicalJSONError:
         raise
     except RecursionError as exc:
+        where = _cycle_path(value, field)
+        if where is not None:
+            raise CanonicalJSONError(
+                f"contains itself (at {where}); a JSON value cannot be cyclic", field=field
+            ) from exc
         raise CanonicalJSONError("nested too deeply to canonicalize", field=field) from exc
     except rfc8785.FloatDomainError as exc:
         raise CanonicalJSONError(f"not representable in canonical JSON ({exc})", field=field) from exc
@@ -61,8 +68,12 @@ def _dump_plain(value: Any, field: str) -> bytes:
 
 
 def _is_plain(value: Any) -> bool:
+    # A container met twice (shared, or cyclic) is left to the general path, where a
+    # cycle ends in RecursionError and is then located by _cycle_path.
     stack = [value]
     pop, push = stack.pop, stack.append
+    seen: set[int] = set()
+    mark = seen.add
     while stack:
         item = pop()
         t = type(item)
@@ -73,16 +84,72 @@ def _is_plain(value: Any) -> bool:
                 continue
             return False
         if t is dict:
+            if id(item) in seen:
+                return False
+            mark(id(item))
             for key, child in item.items():
                 if type(key) is not str or (key and max(key) >= _KEY_LIMIT):
                     return False
                 push(child)
             continue
         if t is list:
+            if id(item) in seen:
+                return False
+            mark(id(item))
             stack.extend(item)
             continue
         return False
     return True
+
+
+def _cycle_path(value: Any, root: str) -> str | None:
+    """Where ``value`` first refers back to a container it is inside of, or ``None``.
+
+    Depth-first without recursion; only the keys of the current path are kept, and a
+    container explored once is not explored again, so shared (acyclic) parts cost nothing.
+    """
+    top = _children(value)
+    if top is None:
+        return None
+    on_path = {id(value)}
+    done: set[int] = set()
+    frames: list[tuple[Any, Iterator[tuple[Any, Any]]]] = [(value, top)]
+    keys: list[Any] = []  # keys[i] leads from frames[i] to frames[i + 1]
+    while frames:
+        item, children = frames[-1]
+        for key, child in children:
+            sub = _children(child)
+            if sub is None or id(child) in done:
+                continue
+            if id(child) in on_path:
+                return root + "".join(_step(k) for k in [*keys, key])
+            on_path.add(id(child))
+            frames.append((child, sub))
+            keys.append(key)
+            break
+        else:
+            frames.pop()
+            on_path.discard(id(item))
+            done.add(id(item))
+            if keys:
+                keys.pop()
+    return None
+
+
+def _children(item: Any) -> Iterator[tuple[Any, Any]] | None:
+    if isinstance(item, dict):
+        return iter(item.items())
+    if isinstance(item, (list, tuple)):
+        return iter(enumerate(item))
+    return None
+
+
+def _step(key: Any) -> str:
+    if isinstance(key, int):
+        return f"[{key}]"
+    if isinstance(key, str) and key.isidentifier():
+        return f".{key}"
+    return f"[{json.dumps(key) if isinstance(key, str) else repr(key)}]"
 
 
 def canonical_flat(obj: dict[str, str | int | None], *, field: str = "value") -> bytes:
