@@ -94,3 +94,28 @@ def test_forged_extraction_text_must_be_a_real_cas_reference(project: Path) -> N
     code, _, err = run(*base, "--payload", forged)
     assert code == 2 and "text" in err
     assert run("evidence", "extract-pdf", "", "missing.pdf")[0] == 2
+
+
+def test_extract_pdf_of_a_file_that_is_no_pdf_records_nothing(project: Path) -> None:
+    from reviewtrail.config import Settings
+    from reviewtrail.evidence._records import PDF_EXTRACTION
+    from reviewtrail.store import Store
+
+    def stored() -> tuple[int, int]:
+        root = project / "store"
+        with Store.open(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}")) as store:
+            return sum(1 for _ in store.cas.iter_objects()), len(list(store.ledger.read(type=PDF_EXTRACTION)))
+
+    before = stored()
+    for name, data in (("notes.txt", b"plain text, not a PDF\n"), ("empty.pdf", b""), ("page.html", b"<html>")):
+        (project / name).write_bytes(data)
+        code, out, err = run("evidence", "extract-pdf", "doi:10.1/x", name, "--json")
+        assert code == 2, err
+        assert "error: pdf:" in err and "not a PDF" in err
+        assert json.loads(out)["error"]["field"] == "pdf"
+    assert stored() == before, "nothing is stored or recorded"
+    # a file that says it is a PDF but cannot be read is still a recorded failed extraction
+    (project / "broken.pdf").write_bytes(b"%PDF-1.4\n1 0 obj << /Pages 9 0 R >>")
+    code, out, _ = run("evidence", "extract-pdf", "doi:10.1/x", "broken.pdf", "--json")
+    assert code == 0 and json.loads(out)["status"] == "failed"
+    assert stored()[1] == before[1] + 1

@@ -219,16 +219,20 @@ def evidence_extract_pdf(
 ) -> None:
     """paper_extract_pdf: extract a paper's full text; only a success sets fullTextRetrieved.
 
+    A file that is no PDF at all is refused (exit 2) and nothing is recorded; a PDF that
+    cannot be read is recorded as a failed extraction.
+
     Example: reviewtrail evidence extract-pdf doi:10.1000/xyz paper.pdf
     """
     from reviewtrail.errors import InvalidInputError
-    from reviewtrail.evidence import record_pdf_extraction
+    from reviewtrail.evidence import check_pdf, record_pdf_extraction
     from reviewtrail.store import Store
 
     try:
         data = pdf.read_bytes()
     except OSError as exc:
         raise InvalidInputError(f"cannot read {pdf}: {exc}", field="pdf") from exc
+    check_pdf(data)
     with Store.open() as store:
         record = record_pdf_extraction(store, paper, data)
     if as_json:

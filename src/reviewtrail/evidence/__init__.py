@@ -9,6 +9,7 @@ from reviewtrail.evidence._claims import Citation, ExtractedClaim, citation_toke
 from reviewtrail.evidence._evidence import (
     RecordedClaims,
     add_evidence,
+    check_pdf,
     claims_for,
     full_text_retrieved,
     get_claim,
@@ -44,6 +45,7 @@ __all__ = [
     "PdfExtraction",
     "RecordedClaims",
     "add_evidence",
+    "check_pdf",
     "citation_tokens",
     "claims_for",
     "extract_claims",

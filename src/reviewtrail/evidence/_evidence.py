@@ -28,6 +28,7 @@ from reviewtrail.store import Store
 __all__ = [
     "RecordedClaims",
     "add_evidence",
+    "check_pdf",
     "claims_for",
     "full_text_retrieved",
     "get_claim",
@@ -250,6 +251,22 @@ def links_of(store: Store, claim_id: str) -> list[tuple[EvidenceLink, EvidenceIt
         link = EvidenceLink.model_validate(store.ledger.get(row["record_id"]).payload_value)
         out.append((link, get_evidence(store, link.evidence_id)))
     return out
+
+
+_PDF_HEADER = b"%PDF-"
+_HEADER_WINDOW = 1024  # readers accept a header preceded by up to 1 KiB of other bytes
+
+
+def check_pdf(data: bytes, *, field: str = "pdf") -> bytes:
+    """InvalidInputError unless ``data`` is a PDF at all (``%PDF-`` in its first kilobyte).
+
+    A file that says it is a PDF but cannot be read is a recorded failed extraction; a file
+    that is no PDF is wrong input, and nothing is stored or recorded for it.
+    """
+    if _PDF_HEADER not in data[: _HEADER_WINDOW + len(_PDF_HEADER)]:
+        what = "an empty file" if not data else f"{len(data)} bytes without a %PDF- header"
+        raise InvalidInputError(f"not a PDF ({what})", field=field)
+    return data
 
 
 def record_pdf_extraction(store: Store, paper_id: str, pdf: bytes, *, actor: str = "agent") -> PdfExtraction:
