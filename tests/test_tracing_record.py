@@ -277,7 +277,7 @@ def test_an_unreachable_store_is_reported_after_the_trace_is_safe(
     (tmp_path / ".reviewtrail" / "reviewtrail-store.json").write_text('{"format": 1}')
     monkeypatch.setenv("REVIEWTRAIL_STORE", str(tmp_path / ".reviewtrail"))
     monkeypatch.setenv("REVIEWTRAIL_DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none")
-    with pytest.raises(BackendUnavailableError, match=r"trace written to .* but not recorded"):
+    with pytest.raises(BackendUnavailableError, match=r"trace written to .* but it was not recorded"):
         record_call(call(), project_dir=tmp_path)
     assert verify_traces(tmp_path)[1] == []
 

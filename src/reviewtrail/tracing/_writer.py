@@ -20,22 +20,28 @@ rather than overwrite), so concurrent writers never share a number or replace a 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
+import hashlib
 import json
 import os
 import secrets
 import time
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from reviewtrail._durable import fsync_dir, sync_files
-from reviewtrail.errors import ConflictError
+from reviewtrail.errors import ConflictError, StorageFullError
 from reviewtrail.tracing._layout import RUN_ID, CallFiles, call_files, check_run_id, events_path, parse_call_filename
 
-__all__ = ["RunSlot", "allocate_and_write", "append_event", "write_new"]
+__all__ = ["Claim", "RunSlot", "allocate_and_write", "append_event", "digest", "event_line", "locked", "write_new"]
+
+# Told (run id, call number, run created) before anything of that call is written.
+Claim = Callable[[str, int, bool], None]
+_FULL = (errno.ENOSPC, errno.EDQUOT)
 
 _DEFAULT_IDLE_MINUTES = 30.0
 
@@ -63,8 +69,13 @@ def _mkstemp(folder: Path) -> tuple[int, str]:
     return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), str(name)
 
 
+def digest(data: bytes) -> tuple[str, int]:
+    return hashlib.sha256(data).hexdigest(), len(data)
+
+
 @contextlib.contextmanager
-def _locked(folder: Path) -> Iterator[None]:
+def locked(folder: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``folder`` (a skill folder: run and call allocation)."""
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -79,6 +90,8 @@ class RunSlot:
     path: Path
     created: bool
     files: CallFiles
+    # (sha256, size) of every file this call wrote, by name in the run folder
+    written: dict[str, tuple[str, int]] = field(default_factory=dict)
 
 
 def _runs(skill_path: Path) -> list[tuple[str, int, Path]]:
@@ -179,36 +192,84 @@ def allocate_and_write(
     request: dict[str, Any],
     response: bytes | None,
     meta: dict[str, Any],
+    claim: Claim | None = None,
 ) -> RunSlot:
-    """Pick the run and the next call number, then publish request, response and meta (meta last)."""
-    skill_path.mkdir(parents=True, exist_ok=True)
-    with _locked(skill_path):
-        chosen, create = choose_run(
-            skill_path,
-            today=today,
-            run_id=run_id,
-            thread_id=thread_id,
-            executor=executor,
-            backend=backend,
-            idle_seconds=idle_seconds,
-            now=time.time(),
-        )
-        run = skill_path / chosen
-        while create:
+    """Pick the run and the next call number, then publish request, response and meta (meta last).
+
+    ``claim`` is told the run and call number before anything of the call is written. On any
+    failure the files this call wrote are removed again, and so is a run folder it created, so a
+    failed save (a full disk) leaves nothing a later save could join; a full disk is a
+    :class:`StorageFullError`.
+    """
+    tell: Claim = claim or (lambda run, number, created: None)
+    try:
+        skill_path.mkdir(parents=True, exist_ok=True)
+        with locked(skill_path):
+            chosen, create = choose_run(
+                skill_path,
+                today=today,
+                run_id=run_id,
+                thread_id=thread_id,
+                executor=executor,
+                backend=backend,
+                idle_seconds=idle_seconds,
+                now=time.time(),
+            )
+            run = skill_path / chosen
+            while create:
+                tell(chosen, 1, True)
+                try:
+                    run.mkdir()
+                except FileExistsError:  # a writer without the lock took it: next number
+                    m = RUN_ID.fullmatch(chosen)
+                    assert m is not None
+                    chosen = f"{m['date']}_run{int(m['n']) + 1:02d}"
+                    run = skill_path / chosen
+                    continue
+                break
             try:
-                run.mkdir()
-            except FileExistsError:  # a writer without the lock took it: next number
-                m = RUN_ID.fullmatch(chosen)
-                assert m is not None
-                chosen = f"{m['date']}_run{int(m['n']) + 1:02d}"
-                run = skill_path / chosen
-                continue
-            write_new(run / "run.meta.json", dumps({**run_meta, "run_id": chosen}), skill_path)
-            fsync_dir(skill_path)
-            break
-        files = _publish_call(run, skill_path, _last_number(run) + 1, purpose, request, response, meta)
+                return _fill_run(run, skill_path, chosen, create, purpose, run_meta, request, response, meta, tell)
+            except BaseException:
+                if create:
+                    with contextlib.suppress(OSError):
+                        (run / "run.meta.json").unlink(missing_ok=True)
+                        run.rmdir()
+                        fsync_dir(skill_path)
+                raise
+    except OSError as exc:
+        if exc.errno in _FULL:
+            raise StorageFullError(
+                f"no space left to write the trace under {skill_path} ({exc.strerror}); nothing of this call was kept",
+                field="trace",
+            ) from exc
+        raise
+
+
+def _fill_run(
+    run: Path,
+    skill_path: Path,
+    chosen: str,
+    create: bool,
+    purpose: str,
+    run_meta: dict[str, Any],
+    request: dict[str, Any],
+    response: bytes | None,
+    meta: dict[str, Any],
+    tell: Claim,
+) -> RunSlot:
+    """Write run.meta.json when the run lacks it (a new run, or one a failed writer left bare), then the call."""
+    written: dict[str, tuple[str, int]] = {}
+    number = _last_number(run) + 1
+    if not (run / "run.meta.json").exists():
+        tell(chosen, number, create)
+        data = dumps({**run_meta, "run_id": chosen})
+        with contextlib.suppress(FileExistsError):  # a writer without the lock wrote it first
+            write_new(run / "run.meta.json", data, skill_path)
+            written["run.meta.json"] = digest(data)
         fsync_dir(run)
-    return RunSlot(chosen, run, create, files)
+    files = _publish_call(run, skill_path, number, purpose, request, response, meta, written, tell, create)
+    fsync_dir(run)
+    return RunSlot(chosen, run, create, files, written)
 
 
 def _stage(folder: Path, data: bytes) -> str:
@@ -226,19 +287,24 @@ def _publish_call(
     request: dict[str, Any],
     response: bytes | None,
     meta: dict[str, Any],
+    written: dict[str, tuple[str, int]],
+    tell: Claim,
+    created: bool,
 ) -> CallFiles:
     """Stage the call's files, make them durable with one barrier, then link them (meta last).
 
     The request file's exclusive creation claims the number; if another writer holds it,
-    the next number is tried.
+    the next number is tried. On failure the names this call linked are removed again.
     """
     while True:
+        tell(run.name, number, created)
         files = call_files(run, number, purpose)
         docs = [(files.request, dumps({**request, "call_number": number}))]
         if response is not None:
             docs.append((files.response, response))
         docs.append((files.meta, dumps({**meta, "call_number": number})))
         temps: list[str] = []
+        linked: list[Path] = []
         try:
             temps = [_stage(scratch, data) for _, data in docs]
             sync_files(scratch, temps)
@@ -247,30 +313,63 @@ def _publish_call(
             except FileExistsError:
                 number += 1
                 continue
+            linked.append(files.request)
             for (path, _), tmp in zip(docs[1:], temps[1:], strict=True):
                 try:
                     os.link(tmp, path)
                 except FileExistsError as exc:
                     raise ConflictError(f"{path} was created by another writer", field="call_number") from exc
+                linked.append(path)
+            written.update((path.name, digest(data)) for path, data in docs)
+            linked.clear()
             return files
         finally:
+            for path in linked:
+                with contextlib.suppress(OSError):
+                    path.unlink()
             for tmp in temps:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
 
 
-def append_event(project: Path, event: dict[str, Any]) -> None:
-    """Append one JSON line to ``.aris/meta/events.jsonl`` (one write, under an exclusive lock)."""
+def event_line(event: dict[str, Any]) -> bytes:
+    """The exact bytes of an event's line in ``events.jsonl``, without the newline."""
+    return json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def append_event(project: Path, event: dict[str, Any] | bytes) -> bytes:
+    """Append one JSON line to ``.aris/meta/events.jsonl`` (one write, under an exclusive lock).
+
+    Returns the line's bytes (without the newline). A write that fails part way (a full disk) is
+    cut back, so the file never holds half a line.
+    """
     path = events_path(project)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    line = (json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    line = event if isinstance(event, bytes) else event_line(event)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        os.write(fd, line)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            size = os.fstat(fd).st_size
+            try:
+                if os.write(fd, line + b"\n") != len(line) + 1:
+                    raise OSError(errno.ENOSPC, "short write", str(path))
+                os.fsync(fd)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, size)
+                    os.fsync(fd)
+                raise
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        if exc.errno in _FULL:
+            raise StorageFullError(
+                f"no space left to append the event line to {path} ({exc.strerror}); the line was not kept",
+                field="events",
+            ) from exc
+        raise
+    return line
 
 
 def local_today(moment: datetime) -> str:
