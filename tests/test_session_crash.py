@@ -185,3 +185,18 @@ def test_a_read_only_folder_left_by_a_run_does_not_block_removal(
     assert code == 0, err
     assert not workspace.exists()
     assert outside.stat().st_mode & 0o777 == 0o500, "a symlink out of the workspace is never followed"
+
+
+def test_rm_waits_for_an_interrupted_run_to_be_recorded(project: Path) -> None:
+    sid, workspace = _session_with_files(project)
+    folder = project / "store" / "runs-pending"
+    folder.mkdir()
+    run_id = "01a22d6a-0000-7000-8000-00000000beef"
+    marker = folder / f"{run_id}.json"
+    doc = {"runId": run_id, "sessionId": sid, "startedAt": "2026-11-30T17:00:00.000Z", "before": {}}
+    marker.write_text(json.dumps(doc))
+    code, _, err = run("session", "rm", sid)
+    assert code == 6 and run_id in err and "verify --repair" in err
+    assert workspace.is_dir() and _deletions(project, sid) == 0, "the workspace stays for the repair to read"
+    marker.unlink()
+    assert run("session", "rm", sid)[0] == 0 and not workspace.exists()

@@ -59,17 +59,17 @@ def pending_markers(store: Store) -> list[PendingMarker]:
     return [_read(p) for p in names]
 
 
-def refuse_pending_runs(store: Store, session_id: str) -> None:
+def refuse_pending_runs(store: Store, session_id: str, *, then: str = "declare again") -> None:
     """ConflictError (exit 6) when a run of this session started and was never recorded."""
     for marker in pending_markers(store):
         if marker.session_id not in (session_id, None):
             continue
-        started = f", started {marker.started_at}" if marker.started_at else ""
-        whose = "of this session" if marker.session_id else "(its marker cannot be read)"
+        started = f", started {marker.started_at}," if marker.started_at else ""
+        whose = f"of session {session_id}" if marker.session_id else "(its marker cannot be read)"
         raise ConflictError(
             f"run {marker.run_id} {whose}{started} is still running or was interrupted before it was "
-            f"recorded, so the files of session {session_id} may hold bytes no recorded run wrote; "
-            "wait for it to finish, or if it was killed run `reviewtrail verify --repair`, then declare again",
+            "recorded, so the workspace may hold bytes no recorded run wrote; wait for it to finish, or if it "
+            f"was killed run `reviewtrail verify --repair` (it records the run), then {then}",
             field="session",
         )
 

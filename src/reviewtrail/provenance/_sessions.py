@@ -19,6 +19,7 @@ from pathlib import Path
 from reviewtrail.errors import ConflictError, InvalidInputError, NotFoundError
 from reviewtrail.ledger import new_record
 from reviewtrail.ledger._envelope import format_time, new_id
+from reviewtrail.provenance._declare_guards import refuse_pending_runs
 from reviewtrail.provenance._records import SESSION, SessionCreated, SessionDeleted
 from reviewtrail.provenance._storage_errors import disk_full_errors
 from reviewtrail.provenance._workspace_fs import removal_lock, remove_workspace
@@ -152,6 +153,8 @@ def delete_session(store: Store, session_id: str, *, actor: str = "user") -> Ses
         if info.deleted and not os.path.lexists(info.workspace):
             raise ConflictError(f"session {session_id} is already deleted", field="session")
         if not info.deleted:
+            # An interrupted run is recorded by `verify --repair` from what it left in the workspace.
+            refuse_pending_runs(store, session_id, then="delete the session again")
             payload = SessionDeleted(
                 session_id=session_id, deleted_at=format_time(datetime.now(UTC)), workspace_removed=True
             )
