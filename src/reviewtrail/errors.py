@@ -23,9 +23,12 @@ __all__ = [
     "IntegrityError",
     "InvalidAddressError",
     "InvalidInputError",
+    "LedgerMissingError",
     "NotFoundError",
     "ObjectNotFoundError",
+    "ReadOnlyStoreError",
     "ReviewtrailError",
+    "StorageFullError",
     "StoreNotInitializedError",
 ]
 
@@ -83,6 +86,10 @@ class CorruptObjectError(IntegrityError):
     """A CAS object's bytes do not hash to its address, or its size differs."""
 
 
+class LedgerMissingError(IntegrityError):
+    """The store's ledger is gone, emptied, unreadable or replaced by another one."""
+
+
 class ConflictError(ReviewtrailError):
     """The operation conflicts with what is already recorded."""
 
@@ -103,3 +110,11 @@ class BackendUnavailableError(ReviewtrailError):
     """A configured backend (database, object store) cannot be reached."""
 
     exit_code = EXIT_BACKEND
+
+
+class StorageFullError(BackendUnavailableError):
+    """The disk (or database) holding the store has no room left; nothing was half-written."""
+
+
+class ReadOnlyStoreError(BackendUnavailableError):
+    """The store was opened without write access, and the command writes."""

@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
-import json
+import contextlib
+import fcntl
 import os
-from collections.abc import Callable, Iterable
+import uuid
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reviewtrail._identity import (
+    IDENTITY_TYPE,
+    MARKER_FORMAT,
+    StoreMarker,
+    identity_problems,
+    ledger_location,
+    read_marker,
+    write_marker,
+)
+from reviewtrail._projection_check import ProjectionCheck
 from reviewtrail.cas import BARE_SEARCH, CasRef, CasStore, FilesystemCas, Location, refs_in
 from reviewtrail.config import STORE_MARKER as _MARKER
 from reviewtrail.config import Settings, load_settings
-from reviewtrail.errors import InvalidInputError, StoreNotInitializedError
+from reviewtrail.errors import InvalidInputError, LedgerMissingError, StoreNotInitializedError
 from reviewtrail.ledger import Envelope, Ledger, NewRecord, chain_problems, open_ledger
 
 __all__ = ["STORE_FORMAT", "Progress", "Store", "VerifyReport"]
@@ -27,8 +39,14 @@ class VerifyReport:
     objects_checked: int = 0
     records_checked: int = 0
     refs_checked: int = 0
+    rows_checked: int = 0
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    repairs: list[str] = field(default_factory=list)
+    store_id: str | None = None
+    head_seq: int = 0
+    head_hash: str | None = None
+    chain_ok: bool = True  # the records themselves (identity, links, hashes) are sound
 
     @property
     def ok(self) -> bool:
@@ -37,11 +55,15 @@ class VerifyReport:
     def to_json(self) -> dict[str, object]:
         return {
             "ok": self.ok,
+            "storeId": self.store_id,
+            "head": {"seq": self.head_seq, "hash": self.head_hash},
             "objectsChecked": self.objects_checked,
             "recordsChecked": self.records_checked,
             "refsChecked": self.refs_checked,
+            "rowsChecked": self.rows_checked,
             "problems": list(self.problems),
             "notes": list(self.notes),
+            "repairs": list(self.repairs),
         }
 
 
@@ -57,39 +79,87 @@ def _load_record_types() -> None:
 class Store:
     """The CAS and the ledger together."""
 
-    def __init__(self, cas: CasStore, ledger: Ledger, root: Path | None = None) -> None:
+    def __init__(
+        self, cas: CasStore, ledger: Ledger, root: Path | None = None, marker: StoreMarker | None = None
+    ) -> None:
         self.cas = cas
         self.ledger = ledger
         self.root = root
+        self.marker = marker
+
+    @property
+    def store_id(self) -> str | None:
+        return self.marker.store_id if self.marker is not None else None
+
+    @property
+    def read_only(self) -> bool:
+        return self.ledger.read_only
 
     # --- opening --------------------------------------------------------------------------
     @classmethod
     def init(cls, settings: Settings | None = None) -> Store:
-        """Create (or re-open) the store at the configured location. Idempotent."""
+        """Create the store at the configured location, or re-open it. Idempotent.
+
+        A new store gets its identity record and marker. An existing store is opened as it is:
+        ``init`` never replaces a missing or foreign ledger with a new one.
+        """
         _load_record_types()
         settings = settings or load_settings()
         root = settings.store
         if root.exists() and not root.is_dir():
             raise InvalidInputError(f"{root} exists and is not a folder", field="store")
         root.mkdir(parents=True, exist_ok=True)
-        marker = root / _MARKER
-        if not marker.exists():
-            tmp = root / f".{_MARKER}.{os.getpid()}"
-            tmp.write_text(json.dumps({"format": STORE_FORMAT}) + "\n", encoding="utf-8")
-            os.replace(tmp, marker)
-        cas = FilesystemCas(root, create=True)
-        return cls(cas, open_ledger(settings.database_url), root)
+        with _init_lock(root):
+            marker_path = root / _MARKER
+            marker = read_marker(marker_path) if marker_path.exists() else None
+            cas = FilesystemCas(root, create=True)
+            if marker is not None and marker.store_id is not None:
+                return cls._open_checked(settings, cas, marker, read_only=False)
+            ledger = open_ledger(settings.database_url, create=marker is None)
+            try:
+                marker = _adopt_or_create_identity(ledger, settings)
+                write_marker(marker_path, marker)
+            except BaseException:
+                ledger.close()
+                raise
+        return cls(cas, ledger, root, marker)
 
     @classmethod
-    def open(cls, settings: Settings | None = None) -> Store:
-        """Open an existing store; :class:`StoreNotInitializedError` when there is none."""
+    def open(
+        cls, settings: Settings | None = None, *, read_only: bool | None = None, check_identity: bool = True
+    ) -> Store:
+        """Open an existing store; :class:`StoreNotInitializedError` when there is none.
+
+        Never creates anything. ``read_only=None`` opens read-only when the store folder or its
+        ledger file cannot be written (a read-only mount, a copy without write permission).
+        A ledger that does not hold the store's identity record is :class:`LedgerMissingError`,
+        unless ``check_identity=False`` (``verify`` reports it among everything else).
+        """
         _load_record_types()
         settings = settings or load_settings()
         if not settings.store_exists:
             raise StoreNotInitializedError(
                 f"no reviewtrail store at {settings.store}; run 'reviewtrail init' first", field="store"
             )
-        return cls(FilesystemCas(settings.store), open_ledger(settings.database_url), settings.store)
+        marker = read_marker(settings.store / _MARKER)
+        if read_only is None:
+            read_only = _looks_read_only(settings)
+        cas = FilesystemCas(settings.store, read_only=read_only)
+        return cls._open_checked(settings, cas, marker, read_only=read_only, check_identity=check_identity)
+
+    @classmethod
+    def _open_checked(
+        cls, settings: Settings, cas: CasStore, marker: StoreMarker, *, read_only: bool, check_identity: bool = True
+    ) -> Store:
+        ledger = open_ledger(settings.database_url, create=False, read_only=read_only)
+        try:
+            problems = _identity_check(ledger, marker) if check_identity else []
+            if problems:
+                raise LedgerMissingError(problems[0], field="ledger")
+        except BaseException:
+            ledger.close()
+            raise
+        return cls(cas, ledger, settings.store, marker)
 
     def close(self) -> None:
         self.ledger.close()
@@ -115,9 +185,60 @@ class Store:
 
     # --- verification ---------------------------------------------------------------------
     def verify(self, progress: Progress | None = None) -> VerifyReport:
-        """Re-hash every CAS object, check every ledger link and every CAS reference."""
-        report = VerifyReport()
+        """Check the whole store against its chain, in one consistent snapshot of the ledger.
+
+        The ledger is read first (one read transaction), then every CAS object is re-hashed, then
+        every record is checked (links, hashes, CAS references) and every query table is
+        recomputed from the records and compared. Objects and records written by others during
+        the run are outside the snapshot's records and are never reported as tampering.
+        """
+        report = VerifyReport(store_id=self.store_id)
         tick = progress or (lambda phase, advance, total: None)
+        with self.ledger.snapshot():
+            head = self.ledger.head()
+            if head is not None:
+                report.head_seq, report.head_hash = head.seq, head.hash
+            identity = _identity_check(self.ledger, self.marker) if self.marker is not None else []
+            report.problems.extend(identity)
+            report.problems.extend(self._furniture_problems())
+            intact, bad = self._verify_objects(report, tick)
+            total = head.seq if head is not None else 0
+            ref_problems: list[str] = []
+            projections = ProjectionCheck(self.ledger)
+
+            def counted() -> Iterable[Envelope]:
+                for env in self.ledger.read(end=total or None):
+                    report.records_checked += 1
+                    tick("records", 1, total)
+                    ref_problems.extend(self._ref_problems(env, intact, bad, report))
+                    projections.add(env)
+                    yield env
+
+            chain = list(chain_problems(counted()))
+            report.problems.extend(chain)
+            report.problems.extend(ref_problems)
+            count_problems = self._count_problems(head, report.records_checked)
+            report.problems.extend(count_problems)
+            report.chain_ok = not (identity or chain or count_problems)
+            report.problems.extend(projections.problems())
+            report.rows_checked = projections.rows_checked
+        if self.marker is not None and self.marker.store_id is None:
+            report.notes.append(
+                "this store has no recorded identity (made by an older version); run 'reviewtrail init'"
+            )
+        if isinstance(self.cas, FilesystemCas):
+            temps = self.cas.stale_ingest(older_than=0)
+            if temps:
+                size = sum(p.stat().st_size for p in temps if p.exists())
+                report.notes.append(
+                    f"{len(temps)} temporary file(s) ({size} bytes) in ingest/: writes in progress or left by "
+                    "interrupted writes; 'reviewtrail cas clean-ingest' removes those older than an hour"
+                )
+        return report
+
+    def _verify_objects(
+        self, report: VerifyReport, tick: Progress
+    ) -> tuple[dict[tuple[Location, str], int], set[tuple[Location, str]]]:
         names = list(self.cas.iter_objects())
         intact: dict[tuple[Location, str], int] = {}
         bad: set[tuple[Location, str]] = set()
@@ -130,45 +251,33 @@ class Store:
                 bad.add((location, name))
                 report.problems.append(check.problem)
             tick("objects", 1, len(names))
+        return intact, bad
 
-        head = self.ledger.head()
-        total = head.seq if head is not None else 0
-
-        ref_problems: list[str] = []
-
-        def counted() -> Iterable[Envelope]:
-            for env in self.ledger.read():
-                report.records_checked += 1
-                tick("records", 1, total)
-                ref_problems.extend(self._ref_problems(env, intact, bad, report))
-                yield env
-
-        report.problems.extend(list(chain_problems(counted())))
-        report.problems.extend(ref_problems)
+    def _furniture_problems(self) -> list[str]:
+        problems: list[str] = []
         if isinstance(self.cas, FilesystemCas):
-            stale = self.cas.stale_ingest()
-            if stale:
-                size = sum(p.stat().st_size for p in stale if p.exists())
-                report.notes.append(
-                    f"{len(stale)} temporary file(s) ({size} bytes) left in ingest/ by interrupted writes; "
-                    "'reviewtrail cas clean-ingest' removes them"
-                )
-        if head is not None and report.records_checked != head.seq:
-            report.problems.append(f"ledger: head is seq {head.seq} but {report.records_checked} records were read")
+            problems.extend(self.cas.furniture_problems())
+        problems.extend(self.ledger.guard_problems())
+        return problems
+
+    def _count_problems(self, head: Envelope | None, read: int) -> list[str]:
+        problems: list[str] = []
+        if head is not None and read != head.seq:
+            problems.append(f"ledger: head is seq {head.seq} but {read} records were read")
         count, low, high = self.ledger.stats()
-        if count != report.records_checked or (count and (low != 1 or high != count)):
-            report.problems.append(
-                f"ledger: {count} rows stored (seq {low}..{high}) but {report.records_checked} form the chain "
+        if count != read or (count and (low != 1 or high != count)):
+            problems.append(
+                f"ledger: {count} rows stored (seq {low}..{high}) but {read} form the chain "
                 "(rows outside 1..head were added or removed)"
             )
         top = high or 0
         for table, seq in sorted(self.ledger.projected_seq_max().items()):
             if seq > top:
-                report.problems.append(
+                problems.append(
                     f"ledger: query table {table} refers to seq {seq}, beyond the last record {top} "
                     "(records were removed from the end)"
                 )
-        return report
+        return problems
 
     def _ref_problems(
         self,
@@ -196,3 +305,56 @@ class Store:
             elif intact[found] != ref.size:
                 problems.append(f"{label}: size {ref.size} recorded, object has {intact[found]} bytes")
         return problems
+
+
+def _identity_check(ledger: Ledger, marker: StoreMarker) -> list[str]:
+    if marker.identity_seq is None:
+        return []
+    record = ledger.records_at([marker.identity_seq]).get(marker.identity_seq)
+    return identity_problems(marker, record, ledger.describe())
+
+
+def _adopt_or_create_identity(ledger: Ledger, settings: Settings) -> StoreMarker:
+    """The ledger's identity record (a ledger shared by several store folders has one), or a new one."""
+    kind, location = ledger_location(settings.database_url, settings.store)
+    existing = next(iter(ledger.read(type=IDENTITY_TYPE, limit=1)), None)
+    if existing is None:
+        store_id = str(uuid.uuid4())
+        [existing] = ledger.append(
+            [
+                NewRecord(
+                    type=IDENTITY_TYPE,
+                    actor="reviewtrail",
+                    privacy="private",
+                    subject=f"store:{store_id}",
+                    payload={"storeId": store_id, "ledgerKind": kind},
+                )
+            ]
+        )
+    payload = existing.payload_value
+    store_id = str(payload["storeId"]) if isinstance(payload, dict) else ""
+    return StoreMarker(
+        format=MARKER_FORMAT,
+        store_id=store_id,
+        identity_seq=existing.seq,
+        identity_id=existing.id,
+        identity_hash=existing.hash,
+        ledger_kind=kind,
+        ledger_location=location,
+    )
+
+
+@contextlib.contextmanager
+def _init_lock(root: Path) -> Iterator[None]:
+    with open(root / ".init.lock", "a") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        yield
+
+
+def _looks_read_only(settings: Settings) -> bool:
+    if not os.access(settings.store, os.W_OK):
+        return True
+    if settings.database_url.startswith("sqlite:///"):
+        path = Path(settings.database_url[len("sqlite:///") :])
+        return path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
+    return False

@@ -13,15 +13,16 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, BinaryIO
 
 from reviewtrail._durable import fsync_dir, sync_files
 from reviewtrail.cas._protocol import CHUNK, CasStore, Location, VerifyingReader
 from reviewtrail.cas._refs import POOLS, Pool, check_hex
-from reviewtrail.errors import CorruptObjectError, StoreNotInitializedError
+from reviewtrail.errors import CorruptObjectError, ReadOnlyStoreError, StoreNotInitializedError
 
 __all__ = ["OCI_INDEX", "OCI_LAYOUT", "FilesystemCas"]
 
@@ -32,8 +33,9 @@ OCI_INDEX = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v
 class FilesystemCas(CasStore):
     """The embedded CAS under a store folder."""
 
-    def __init__(self, root: str | os.PathLike[str], *, create: bool = False) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, create: bool = False, read_only: bool = False) -> None:
         self.root = Path(root)
+        self.read_only = read_only
         if create:
             self.initialize()
         elif not all((self._pool_dir(p) / "oci-layout").is_file() for p in POOLS):
@@ -79,6 +81,21 @@ class FilesystemCas(CasStore):
                 os.unlink(tmp)
             fsync_dir(base)
 
+    # --- the layout's own files ----------------------------------------------------------------
+    def furniture_problems(self) -> list[str]:
+        """What is wrong with the layout itself: ``oci-layout``, ``index.json``, the blob folders."""
+        problems: list[str] = []
+        for pool in POOLS:
+            base = self._pool_dir(pool)
+            for name, want in (("oci-layout", OCI_LAYOUT), ("index.json", OCI_INDEX)):
+                problem = _layout_file_problem(base / name, want)
+                if problem:
+                    problems.append(f"{pool}: {name} {problem}")
+            for folder in (base / "blobs", self._blobs(pool), self._ingest(pool)):
+                if folder.is_symlink() or not folder.is_dir():
+                    problems.append(f"{pool}: {folder.relative_to(self.root)} is not a plain folder")
+        return problems
+
     # --- interrupted writes ------------------------------------------------------------------
     def stale_ingest(self, older_than: float = 3600.0) -> list[Path]:
         """Temporary files left in ``ingest/`` by interrupted writes, older than ``older_than`` seconds.
@@ -108,15 +125,28 @@ class FilesystemCas(CasStore):
 
     # --- raw primitives -------------------------------------------------------------------
     def _open_raw(self, location: Location, hexdigest: str) -> BinaryIO | None:
+        """Open an object file; a symlink or anything but a regular file is never an object."""
         path = self.object_path(location, hexdigest)
+        label = f"object {location}/sha256:{hexdigest} at {path}"
         try:
-            return open(path, "rb")
+            info = os.lstat(path)
         except FileNotFoundError:
             return None
-        except (IsADirectoryError, PermissionError) as exc:
-            raise CorruptObjectError(
-                f"object {location}/sha256:{hexdigest} at {path} is unreadable ({exc.strerror})"
-            ) from exc
+        if stat.S_ISLNK(info.st_mode):
+            raise CorruptObjectError(f"{label} is a symlink, not an object file")
+        if not stat.S_ISREG(info.st_mode):
+            raise CorruptObjectError(f"{label} is not a regular file")
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise CorruptObjectError(f"{label} is unreadable ({exc.strerror})") from exc
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped between lstat and open
+            os.close(fd)
+            raise CorruptObjectError(f"{label} is not a regular file")
+        os.set_blocking(fd, True)
+        return open(fd, "rb")
 
     def _list(self, location: Location) -> Iterator[str]:
         if location == "legacy":
@@ -135,6 +165,10 @@ class FilesystemCas(CasStore):
             yield from sorted(os.listdir(blobs))
 
     def _new_temp(self, pool: Pool) -> tuple[int, str]:
+        if self.read_only:
+            raise ReadOnlyStoreError(
+                f"the store at {self.root} was opened read-only; this command writes", field="store"
+            )
         return tempfile.mkstemp(dir=self._ingest(pool), prefix="put-")
 
     def _stage_stream(self, pool: Pool, src: IO[bytes]) -> tuple[str, int, bytes | str]:
@@ -225,3 +259,15 @@ class FilesystemCas(CasStore):
             for tmp in temps:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
+
+
+def _layout_file_problem(path: Path, want: Mapping[str, object]) -> str | None:
+    if path.is_symlink() or not path.is_file():
+        return "is missing or not a regular file"
+    try:
+        doc = json.loads(path.read_bytes())
+    except (OSError, ValueError) as exc:
+        return f"is unreadable ({exc})"
+    if doc != want:
+        return f"was changed: {json.dumps(doc)[:200]} (expected {json.dumps(want)})"
+    return None

@@ -27,15 +27,17 @@ def init(as_json: JsonOpt = False) -> None:
     settings = load_settings()
     with Store.init(settings) as store:
         head = store.ledger.head()
+        store_id = store.store_id
     info = {
         "store": str(settings.store),
+        "storeId": store_id,
         "databaseUrl": redact_url(settings.database_url),
         "records": head.seq if head else 0,
     }
     if as_json:
         print_json(info)
     else:
-        print(f"store ready at {info['store']} (ledger: {info['databaseUrl']}, {info['records']} records)")
+        print(f"store {store_id} ready at {info['store']} (ledger: {info['databaseUrl']}, {info['records']} records)")
 
 
 @handle_errors

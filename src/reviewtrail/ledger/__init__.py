@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from reviewtrail.errors import ConfigError
+from reviewtrail.errors import ConfigError, LedgerMissingError
 from reviewtrail.ledger._envelope import (
     GENESIS_HASH,
     PRIVACY_LEVELS,
@@ -26,12 +26,13 @@ from reviewtrail.ledger._envelope import (
 )
 from reviewtrail.ledger._memory import MemoryLedger
 from reviewtrail.ledger._projections import (
+    ROW_SEQ,
     Projection,
     ProjectionTable,
     register_projection,
     registered_projections,
 )
-from reviewtrail.ledger._protocol import Ledger
+from reviewtrail.ledger._protocol import Ledger, projection_rows, row_problem
 from reviewtrail.ledger._sql import MIGRATIONS, SCHEMA_VERSION
 from reviewtrail.ledger._types import (
     RecordPayload,
@@ -46,6 +47,7 @@ __all__ = [
     "GENESIS_HASH",
     "MIGRATIONS",
     "PRIVACY_LEVELS",
+    "ROW_SEQ",
     "SCHEMA_VERSION",
     "Envelope",
     "Ledger",
@@ -62,16 +64,24 @@ __all__ = [
     "open_ledger",
     "payload_model",
     "payload_schemas",
+    "projection_rows",
     "record_problems",
     "record_type",
     "register_projection",
     "registered_projections",
+    "row_problem",
     "validate_payload",
 ]
 
 
-def open_ledger(url: str, projections: Iterable[Projection] | None = None) -> Ledger:
-    """Open a ledger by URL: ``sqlite:///abs/path``, ``postgresql://...`` or ``memory:``."""
+def open_ledger(
+    url: str, projections: Iterable[Projection] | None = None, *, create: bool = True, read_only: bool = False
+) -> Ledger:
+    """Open a ledger by URL: ``sqlite:///abs/path``, ``postgresql://...`` or ``memory:``.
+
+    With ``create=False`` a missing ledger (no file, no tables) is :class:`LedgerMissingError`
+    instead of a new empty one; ``read_only=True`` opens it for reads only.
+    """
     if url == "memory:":
         return MemoryLedger(projections)
     if url.startswith("sqlite:///"):
@@ -80,12 +90,14 @@ def open_ledger(url: str, projections: Iterable[Projection] | None = None) -> Le
         # SQLAlchemy's convention: sqlite:///relative.db, sqlite:////absolute/path.db
         path = Path(url[len("sqlite:///") :])
         if not path.parent.is_dir():
+            if not create:
+                raise LedgerMissingError(f"the ledger's folder {path.parent} is missing", field="ledger")
             raise ConfigError(f"folder {path.parent} does not exist", field="database_url")
-        return SqliteLedger(path, projections)
+        return SqliteLedger(path, projections, create=create, read_only=read_only)
     if url.startswith(("postgresql://", "postgres://")):
         from reviewtrail.ledger._postgres import PostgresLedger
 
-        return PostgresLedger(url, projections)
+        return PostgresLedger(url, projections, create=create, read_only=read_only)
     from reviewtrail._redact import redact_url
 
     raise ConfigError(

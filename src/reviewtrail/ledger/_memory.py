@@ -93,6 +93,16 @@ class MemoryLedger(Ledger):
                 out[name] = max(values)
         return out
 
+    def records_at(self, seqs: Iterable[int]) -> dict[int, Envelope]:
+        return {s: self._records[s - 1] for s in set(seqs) if 1 <= s <= len(self._records)}
+
+    def rebuild_projections(self) -> None:
+        with self._lock:
+            rebuilt: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {t: {} for t in self._tables}
+            for table, row in self._projection_rows(self._records):
+                rebuilt[table][tuple(row[k] for k in self._tables[table].key)] = dict(row)
+            self._tables_data = rebuilt
+
     def _select_rows(self, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
         return [dict(r) for r in self._tables_data[table].values() if all(r.get(k) == v for k, v in where.items())]
 

@@ -12,9 +12,11 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterable, Iterator
+from datetime import datetime
 from typing import Any, ClassVar
 
-from reviewtrail.errors import BackendUnavailableError
+from reviewtrail.errors import BackendUnavailableError, ConflictError, StorageFullError
+from reviewtrail.ledger._envelope import Envelope, NewRecord
 from reviewtrail.ledger._projections import Projection
 from reviewtrail.ledger._sql import Cursor, SqlLedger
 
@@ -35,20 +37,83 @@ class PostgresLedger(SqlLedger):
         "FOR EACH STATEMENT EXECUTE FUNCTION rt_append_only()",
     ]
 
-    def __init__(self, url: str, projections: Iterable[Projection] | None = None) -> None:
-        import psycopg
-
+    def __init__(
+        self,
+        url: str,
+        projections: Iterable[Projection] | None = None,
+        *,
+        create: bool = True,
+        read_only: bool = False,
+    ) -> None:
         self.url = url
-        try:
-            self._conn: Any = psycopg.connect(url, autocommit=True, connect_timeout=10)
-        except psycopg.Error as exc:
-            from reviewtrail._redact import redact_text
-
-            message = redact_text(str(exc), url)
-            raise BackendUnavailableError(f"cannot connect to PostgreSQL: {message}", field="database") from None
+        self._conn: Any = self._connect()
         self._lock = threading.RLock()
         self._schema_ready = False
-        super().__init__(projections)
+        super().__init__(projections, create=create, read_only=read_only)
+
+    def _connect(self) -> Any:
+        import psycopg
+
+        try:
+            return psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            raise BackendUnavailableError(
+                f"cannot connect to PostgreSQL: {self._redacted(exc)}", field="database"
+            ) from None
+
+    def _redacted(self, exc: BaseException) -> str:
+        from reviewtrail._redact import redact_text
+
+        return redact_text(str(exc), self.url)
+
+    def records_by_id(self, ids: list[str]) -> list[Envelope]:
+        from reviewtrail.errors import NotFoundError
+
+        out: list[Envelope] = []
+        for record_id in ids:
+            try:
+                out.append(self.get(record_id))
+            except NotFoundError:
+                break
+        return out
+
+    def describe(self) -> str:
+        from reviewtrail._redact import redact_url
+
+        return f"the PostgreSQL ledger {redact_url(self.url)}"
+
+    def _append(self, records: list[NewRecord], payloads: list[bytes], now: datetime) -> list[Envelope]:
+        """Append in one transaction; when the connection is lost, reconnect and try once more.
+
+        A lost connection may have lost the COMMIT's answer, not the COMMIT: if every id of the
+        batch is already recorded, the first attempt committed and its records are returned.
+        """
+        import psycopg
+
+        try:
+            return super()._append(records, payloads, now)
+        except (psycopg.OperationalError, psycopg.InterfaceError) as first:
+            if not self._conn.closed and not isinstance(first, psycopg.InterfaceError):
+                if "no space left" in str(first).lower() or getattr(first, "sqlstate", None) == "53100":
+                    raise StorageFullError(f"PostgreSQL: {self._redacted(first)}; nothing was written") from None
+                raise BackendUnavailableError(f"PostgreSQL: {self._redacted(first)}", field="database") from None
+            with self._lock:
+                with contextlib.suppress(Exception):
+                    self._conn.close()
+                self._conn = self._connect()
+        try:
+            return super()._append(records, payloads, now)
+        except ConflictError:
+            recorded = self.records_by_id([r.id for r in records])
+            if len(recorded) == len(records) and [e.payload for e in recorded] == payloads:
+                return recorded
+            raise
+        except (psycopg.OperationalError, psycopg.InterfaceError) as second:
+            raise BackendUnavailableError(
+                f"PostgreSQL connection lost during an append, and again on retry: {self._redacted(second)}; "
+                "nothing was written",
+                field="database",
+            ) from None
 
     def _migrate(self) -> None:
         super()._migrate()
@@ -72,8 +137,50 @@ class PostgresLedger(SqlLedger):
 
     @contextlib.contextmanager
     def _read(self) -> Iterator[Cursor]:
+        import psycopg
+
         with self._lock, self._conn.cursor() as cur:
-            yield cur
+            try:
+                yield cur
+            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                raise BackendUnavailableError(f"PostgreSQL: {self._redacted(exc)}", field="database") from None
+
+    @contextlib.contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        with self._lock, self._conn.transaction():
+            self._conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield
+
+    def snapshot(self) -> contextlib.AbstractContextManager[None]:
+        return self._snapshot()
+
+    def _table_names(self, cur: Cursor) -> set[str]:
+        cur.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+        return {str(r[0]) for r in cur.fetchall()}
+
+    def guard_problems(self) -> list[str]:
+        with self._read() as cur:
+            cur.execute(
+                "SELECT t.tgname, t.tgenabled, pg_get_triggerdef(t.oid), p.prosrc FROM pg_trigger t "
+                "JOIN pg_proc p ON p.oid = t.tgfoid "
+                "WHERE t.tgrelid = 'rt_records'::regclass AND NOT t.tgisinternal"
+            )
+            found = {str(r[0]): (str(r[1]), " ".join(str(r[2]).split()).upper(), str(r[3])) for r in cur.fetchall()}
+        expected = {
+            "rt_records_no_change": ("BEFORE", "UPDATE", "DELETE", "FOR EACH ROW"),
+            "rt_records_no_truncate": ("BEFORE", "TRUNCATE"),
+        }
+        problems: list[str] = []
+        for name, words in expected.items():
+            if name not in found:
+                problems.append(f"ledger: append-only trigger {name} on rt_records was dropped")
+                continue
+            enabled, definition, body = found[name]
+            if enabled not in ("O", "A"):
+                problems.append(f"ledger: append-only trigger {name} on rt_records is disabled")
+            if not all(w in definition for w in words) or "RAISE EXCEPTION" not in body.upper():
+                problems.append(f"ledger: append-only trigger {name} on rt_records was replaced: {definition}")
+        return problems
 
     def _migration_lock(self, cur: Cursor) -> None:
         cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK_KEY,))

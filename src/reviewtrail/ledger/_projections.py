@@ -17,6 +17,7 @@ from reviewtrail.ledger._envelope import Envelope, may_hold_refs
 
 __all__ = [
     "BUILTIN_PROJECTIONS",
+    "ROW_SEQ",
     "Projection",
     "ProjectionTable",
     "Row",
@@ -27,6 +28,9 @@ __all__ = [
 ColumnKind = Literal["text", "int"]
 Row = tuple[str, dict[str, Any]]
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,40}")
+# Every stored row also holds the seq of the record it was computed from, so a reader can check
+# the row against that record and ``verify`` can recompute every table from the chain.
+ROW_SEQ = "rt_seq"
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,8 @@ class ProjectionTable:
         for n in (self.name, *names):
             if _NAME.fullmatch(n) is None:
                 raise ValueError(f"bad projection identifier {n!r}")
+        if ROW_SEQ in names:
+            raise ValueError(f"{ROW_SEQ} is reserved for the seq of the record behind a row")
         if not set(self.key) <= set(names) or not self.key:
             raise ValueError(f"key of {self.name} must be a non-empty subset of its columns")
         for idx in self.indexes:

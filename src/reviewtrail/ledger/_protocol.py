@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import abc
+import contextlib
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from reviewtrail.errors import ConflictError, InvalidInputError, NotFoundError
+from reviewtrail.errors import ConflictError, IntegrityError, InvalidInputError, NotFoundError, ReadOnlyStoreError
 from reviewtrail.ledger._envelope import (
     GENESIS_HASH,
     TYPE_PATTERN,
@@ -16,12 +17,13 @@ from reviewtrail.ledger._envelope import (
     NewRecord,
     chain_problems,
     encode_payload,
+    record_problems,
     seal,
 )
-from reviewtrail.ledger._projections import Projection, Row, registered_projections
+from reviewtrail.ledger._projections import ROW_SEQ, Projection, Row, registered_projections
 from reviewtrail.ledger._types import validate_payload
 
-__all__ = ["Ledger", "TypeFilter", "parse_type_filter"]
+__all__ = ["Ledger", "TypeFilter", "parse_type_filter", "projection_rows", "row_problem"]
 
 _TYPE_NAME = re.compile(r"[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*")
 
@@ -79,12 +81,40 @@ def seal_batch(
     return out
 
 
+def projection_rows(envelopes: Iterable[Envelope], projections: Iterable[Projection]) -> list[Row]:
+    """The rows ``projections`` derive from ``envelopes``, each tagged with its record's seq."""
+    chosen = tuple(projections)
+    return [(table, {**row, ROW_SEQ: env.seq}) for env in envelopes for p in chosen for table, row in p.rows(env)]
+
+
+def row_problem(
+    table: str, row: dict[str, Any], record: Envelope | None, projections: Iterable[Projection]
+) -> str | None:
+    """Why a stored query-table row is not supported by the record it names, or ``None`` when it is."""
+    seq = row.get(ROW_SEQ)
+    label = f"query table {table}: row {_row_label(row)}"
+    if record is None:
+        return f"{label} names record seq {seq}, which is not in the ledger"
+    problems = record_problems(record)
+    if problems:
+        return f"{label} rests on a damaged record: {problems[0]}"
+    if row not in [r for t, r in projection_rows([record], projections) if t == table]:
+        return f"{label} does not match what record seq {seq} ({record.id}) gives"
+    return None
+
+
+def _row_label(row: dict[str, Any]) -> str:
+    return "{" + ", ".join(f"{k}={v!r}" for k, v in row.items() if k != ROW_SEQ) + "}"
+
+
 class Ledger(abc.ABC):
     """An append-only, hash-chained log of typed, versioned records.
 
     There is no update or delete; a correction is a new record whose
     ``supersedes`` names the record it corrects.
     """
+
+    read_only: bool = False
 
     def __init__(self, projections: Iterable[Projection] | None = None) -> None:
         self.projections: tuple[Projection, ...] = (
@@ -98,6 +128,7 @@ class Ledger(abc.ABC):
         batch = list(records)
         if not batch:
             return []
+        self._refuse_if_read_only()
         for i, r in enumerate(batch):
             if not isinstance(r, NewRecord):
                 raise InvalidInputError(f"expected NewRecord, got {type(r).__name__}", field=f"records[{i}]")
@@ -113,12 +144,15 @@ class Ledger(abc.ABC):
     def _append(self, records: list[NewRecord], payloads: list[bytes], now: datetime) -> list[Envelope]:
         """Seal and store the batch and its projection rows in one transaction."""
 
+    def _refuse_if_read_only(self) -> None:
+        if self.read_only:
+            raise ReadOnlyStoreError(
+                "the store was opened read-only (no write access to its ledger); this command writes",
+                field="store",
+            )
+
     def _projection_rows(self, envelopes: Iterable[Envelope]) -> list[Row]:
-        rows: list[Row] = []
-        for env in envelopes:
-            for projection in self.projections:
-                rows.extend(projection.rows(env))
-        return rows
+        return projection_rows(envelopes, self.projections)
 
     # --- reads ----------------------------------------------------------------------------
     @abc.abstractmethod
@@ -157,7 +191,46 @@ class Ledger(abc.ABC):
         unknown = set(where) - set(spec.column_names)
         if unknown:
             raise InvalidInputError(f"unknown columns {sorted(unknown)} for {table}", field="where")
-        return self._select_rows(table, where)
+        found = self._select_rows(table, where)
+        if found:
+            records = self.records_at(r[ROW_SEQ] for r in found if isinstance(r.get(ROW_SEQ), int))
+            for row in found:
+                seq = row.get(ROW_SEQ)
+                problem = row_problem(table, row, records.get(seq) if isinstance(seq, int) else None, self.projections)
+                if problem is not None:
+                    raise IntegrityError(f"{problem}; run 'reviewtrail verify'", field=table)
+        return [{k: v for k, v in r.items() if k != ROW_SEQ} for r in found]
+
+    def stored_rows(self, table: str) -> list[dict[str, Any]]:
+        """Every row of a query table as stored, with the seq of its record (``rt_seq``), unchecked."""
+        if table not in self._tables:
+            raise NotFoundError(f"no projection table {table!r}", field="table")
+        return self._select_rows(table, {})
+
+    @property
+    def tables(self) -> dict[str, Any]:
+        """The query tables of this ledger's projections, by name."""
+        return dict(self._tables)
+
+    @abc.abstractmethod
+    def records_at(self, seqs: Iterable[int]) -> dict[int, Envelope]:
+        """The records with these seqs (those that exist), by seq."""
+
+    @abc.abstractmethod
+    def rebuild_projections(self) -> None:
+        """Recompute every query table from the chain (``verify --repair``)."""
+
+    def snapshot(self) -> contextlib.AbstractContextManager[None]:
+        """Reads inside see one consistent state of the ledger (for ``verify`` while others write)."""
+        return contextlib.nullcontext()
+
+    def describe(self) -> str:
+        """Where this ledger lives, for messages (no passwords)."""
+        return "the in-memory ledger"
+
+    def guard_problems(self) -> list[str]:
+        """What is wrong with the backend's append-only guards (dropped or disabled triggers)."""
+        return []
 
     def superseded_by(self, record_id: str) -> list[str]:
         """Ids of records that name ``record_id`` as superseded, in append order."""

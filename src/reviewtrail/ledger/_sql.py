@@ -12,10 +12,17 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol
 
-from reviewtrail.errors import ConflictError
+from reviewtrail.errors import ConflictError, LedgerMissingError, ReadOnlyStoreError
 from reviewtrail.ledger._envelope import Envelope, NewRecord
-from reviewtrail.ledger._projections import Projection, ProjectionTable
-from reviewtrail.ledger._protocol import Ledger, check_range, missing, parse_type_filter, seal_batch
+from reviewtrail.ledger._projections import ROW_SEQ, Projection, ProjectionTable, Row
+from reviewtrail.ledger._protocol import (
+    Ledger,
+    check_range,
+    missing,
+    parse_type_filter,
+    projection_rows,
+    seal_batch,
+)
 
 __all__ = ["SCHEMA_VERSION", "Cursor", "SqlLedger"]
 
@@ -56,6 +63,11 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             "CREATE TABLE rt_projection_state (name TEXT PRIMARY KEY, version INTEGER NOT NULL)",
             "{APPEND_ONLY}",
         ],
+    ),
+    (
+        2,
+        "projection rows carry the seq of the record behind them (rt_seq); rebuild every query table",
+        ["DELETE FROM rt_projection_state"],
     ),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
@@ -102,10 +114,15 @@ class SqlLedger(Ledger):
     types: ClassVar[dict[str, str]]
     append_only_ddl: ClassVar[list[str]]
 
-    def __init__(self, projections: Iterable[Projection] | None = None) -> None:
+    def __init__(
+        self, projections: Iterable[Projection] | None = None, *, create: bool = True, read_only: bool = False
+    ) -> None:
         super().__init__(projections)
+        self._create = create
+        self.read_only = read_only
         self._migrate()
-        self._sync_projections()
+        if not read_only:
+            self._sync_projections()
 
     # --- dialect hooks ----------------------------------------------------------------------
     @abc.abstractmethod
@@ -120,6 +137,10 @@ class SqlLedger(Ledger):
     def _migration_lock(self, cur: Cursor) -> None:
         """Serialize schema changes among processes (inside the write transaction)."""
 
+    @abc.abstractmethod
+    def _table_names(self, cur: Cursor) -> set[str]:
+        """Names of the tables in the ledger's database (schema)."""
+
     def _q(self, sql: str) -> str:
         return sql
 
@@ -133,6 +154,19 @@ class SqlLedger(Ledger):
 
     # --- schema ---------------------------------------------------------------------------
     def _migrate(self) -> None:
+        with self._read() as cur:
+            tables = self._table_names(cur)
+            done: set[int] = set()
+            if "rt_migrations" in tables:
+                cur.execute("SELECT version FROM rt_migrations")
+                done = {int(r[0]) for r in cur.fetchall()}
+        self._check_schema(tables, done)
+        if {v for v, _, _ in MIGRATIONS} <= done:
+            return
+        if self.read_only:
+            raise ReadOnlyStoreError(
+                f"{self.describe()} needs a schema upgrade, which a read-only store cannot take", field="store"
+            )
         with self._write_txn() as cur:
             self._migration_lock(cur)
             cur.execute(
@@ -152,6 +186,19 @@ class SqlLedger(Ledger):
                     (version, description, datetime.now(UTC).isoformat()),
                 )
 
+    def _check_schema(self, tables: set[str], done: set[int]) -> None:
+        """An existing ledger must have its records table and its migration history; only a new
+        ledger (``create=True`` on an empty database) gets them created."""
+        if "rt_records" in tables and not done:
+            raise LedgerMissingError(
+                f"{self.describe()} has a records table but its migration history (rt_migrations) is "
+                "missing or empty; the database was altered outside reviewtrail",
+                field="ledger",
+            )
+        if "rt_records" not in tables and (done or not self._create):
+            what = "has no records table (rt_records): it was dropped, or this is not the store's database"
+            raise LedgerMissingError(f"{self.describe()} {what}", field="ledger")
+
     def schema_version(self) -> int:
         with self._read() as cur:
             cur.execute("SELECT MAX(version) FROM rt_migrations")
@@ -159,8 +206,11 @@ class SqlLedger(Ledger):
 
     def _table_ddl(self, table: ProjectionTable) -> list[str]:
         kinds = {"text": "TEXT", "int": self.types["BIGINT"]}
-        cols = ", ".join(f"{c} {kinds[k]}" for c, k in table.columns)
-        stmts = [f"CREATE TABLE IF NOT EXISTS rt_p_{table.name} ({cols}, PRIMARY KEY ({', '.join(table.key)}))"]
+        cols = ", ".join(f"{c} {kinds[k]}" for c, k in (*table.columns, (ROW_SEQ, "int")))
+        stmts = [
+            f"DROP TABLE IF EXISTS rt_p_{table.name}",
+            f"CREATE TABLE rt_p_{table.name} ({cols}, PRIMARY KEY ({', '.join(table.key)}))",
+        ]
         for idx in table.indexes:
             stmts.append(
                 f"CREATE INDEX IF NOT EXISTS rt_p_{table.name}_{'_'.join(idx)} ON rt_p_{table.name} ({', '.join(idx)})"
@@ -180,18 +230,24 @@ class SqlLedger(Ledger):
             cur.execute("SELECT name, version FROM rt_projection_state")
             state = {r[0]: r[1] for r in cur.fetchall()}
             stale = [p for p in self.projections if state.get(p.name) != p.version]
-            for p in stale:
-                for table in p.tables:
-                    for sql in self._table_ddl(table):
-                        cur.execute(sql)
-                    cur.execute(f"DELETE FROM rt_p_{table.name}")
-            if stale:
-                self._replay(cur, stale)
-            for p in stale:
-                cur.execute(self._q("DELETE FROM rt_projection_state WHERE name = ?"), (p.name,))
-                cur.execute(
-                    self._q("INSERT INTO rt_projection_state (name, version) VALUES (?, ?)"), (p.name, p.version)
-                )
+            self._rebuild(cur, stale)
+
+    def _rebuild(self, cur: Cursor, projections: list[Projection]) -> None:
+        for p in projections:
+            for table in p.tables:
+                for sql in self._table_ddl(table):
+                    cur.execute(sql)
+        if projections:
+            self._replay(cur, projections)
+        for p in projections:
+            cur.execute(self._q("DELETE FROM rt_projection_state WHERE name = ?"), (p.name,))
+            cur.execute(self._q("INSERT INTO rt_projection_state (name, version) VALUES (?, ?)"), (p.name, p.version))
+
+    def rebuild_projections(self) -> None:
+        self._refuse_if_read_only()
+        with self._write_txn() as cur:
+            self._migration_lock(cur)
+            self._rebuild(cur, list(self.projections))
 
     def _replay(self, cur: Cursor, projections: list[Projection]) -> None:
         last = 0
@@ -200,17 +256,16 @@ class SqlLedger(Ledger):
             page = [_row_to_env(r) for r in cur.fetchall()]
             if not page:
                 return
-            rows = [row for env in page for p in projections for row in p.rows(env)]
-            self._write_rows(cur, rows)
+            self._write_rows(cur, projection_rows(page, projections))
             last = page[-1].seq
 
-    def _write_rows(self, cur: Cursor, rows: list[tuple[str, dict[str, Any]]]) -> None:
+    def _write_rows(self, cur: Cursor, rows: list[Row]) -> None:
         by_table: dict[str, list[dict[str, Any]]] = {}
         for table, row in rows:
             by_table.setdefault(table, []).append(row)
         for name, items in by_table.items():
             spec = self._tables[name]
-            cols = spec.column_names
+            cols = (*spec.column_names, ROW_SEQ)
             others = [c for c in cols if c not in spec.key]
             sql = f"INSERT INTO rt_p_{name} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})"
             if spec.on_conflict == "update":
@@ -348,8 +403,22 @@ class SqlLedger(Ledger):
         return out
 
     def _select_rows(self, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
-        cols = self._tables[table].column_names
+        cols = (*self._tables[table].column_names, ROW_SEQ)
         clause = " AND ".join(f"{k} = ?" for k in where) or "1 = 1"
         with self._read() as cur:
             cur.execute(self._q(f"SELECT {', '.join(cols)} FROM rt_p_{table} WHERE {clause}"), list(where.values()))
             return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+
+    def records_at(self, seqs: Iterable[int]) -> dict[int, Envelope]:
+        wanted = sorted(set(seqs))
+        found: dict[int, Envelope] = {}
+        for i in range(0, len(wanted), _ID_CHUNK):
+            chunk = wanted[i : i + _ID_CHUNK]
+            with self._read() as cur:
+                cur.execute(
+                    self._q(f"SELECT {_COLUMNS} FROM rt_records WHERE seq IN ({', '.join('?' for _ in chunk)})"), chunk
+                )
+                for row in cur.fetchall():
+                    env = _row_to_env(row)
+                    found[env.seq] = env
+        return found

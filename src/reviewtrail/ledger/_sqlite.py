@@ -1,4 +1,10 @@
-"""SQLite ledger, the embedded default: WAL, synchronous=FULL, BEGIN IMMEDIATE, one writer."""
+"""SQLite ledger, the embedded default: WAL, synchronous=FULL, BEGIN IMMEDIATE, one writer.
+
+Opening never creates a database unless asked to (``create=True``, which only ``init`` and
+tests use): a missing file is a missing ledger, reported as an integrity failure. A file that
+is not a SQLite database, or whose pages are damaged, is an integrity failure too; a full disk
+and a read-only file are backend conditions with their own errors.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +12,28 @@ import contextlib
 import os
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Iterable, Iterator
-from typing import ClassVar
+from pathlib import Path
+from typing import ClassVar, NoReturn
 
-from reviewtrail.errors import BackendUnavailableError
+from reviewtrail.errors import (
+    BackendUnavailableError,
+    IntegrityError,
+    LedgerMissingError,
+    ReadOnlyStoreError,
+    StorageFullError,
+)
 from reviewtrail.ledger._projections import Projection
 from reviewtrail.ledger._sql import Cursor, SqlLedger
 
 __all__ = ["SqliteLedger"]
 
 _BUSY_TIMEOUT_S = 60.0
+
+
+def _normalized(sql: str) -> str:
+    return " ".join(sql.split()).rstrip(";").lower()
 
 
 class SqliteLedger(SqlLedger):
@@ -28,32 +46,96 @@ class SqliteLedger(SqlLedger):
         "BEGIN SELECT RAISE(ABORT, 'ledger records are append-only'); END",
     ]
 
-    def __init__(self, path: str | os.PathLike[str], projections: Iterable[Projection] | None = None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        projections: Iterable[Projection] | None = None,
+        *,
+        create: bool = True,
+        read_only: bool = False,
+    ) -> None:
         self.path = os.fspath(path)
-        try:
-            self._conn = sqlite3.connect(
-                self.path, isolation_level=None, timeout=_BUSY_TIMEOUT_S, check_same_thread=False
-            )
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=FULL")
-            self._conn.execute(f"PRAGMA busy_timeout={int(_BUSY_TIMEOUT_S * 1000)}")
-        except sqlite3.Error as exc:
-            raise BackendUnavailableError(f"cannot open SQLite ledger at {self.path}: {exc}", field="database") from exc
+        if not create and not Path(self.path).is_file():
+            raise LedgerMissingError(f"the ledger file {self.path} is missing", field="ledger")
         self._lock = threading.RLock()
-        super().__init__(projections)
+        self._conn = self._connect(create=create, read_only=read_only)
+        super().__init__(projections, create=create, read_only=read_only)
+
+    def _connect(self, *, create: bool, read_only: bool) -> sqlite3.Connection:
+        mode = "ro" if read_only else ("rwc" if create else "rw")
+        uri = f"file:{urllib.parse.quote(self.path)}?mode={mode}"
+        conn: sqlite3.Connection | None = None
+        try:
+            conn = sqlite3.connect(
+                uri, uri=True, isolation_level=None, timeout=_BUSY_TIMEOUT_S, check_same_thread=False
+            )
+            conn.execute(f"PRAGMA busy_timeout={int(_BUSY_TIMEOUT_S * 1000)}")
+            if read_only:
+                conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            else:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=FULL")
+        except sqlite3.Error as exc:
+            if conn is not None:
+                conn.close()
+            if read_only and isinstance(exc, sqlite3.OperationalError) and "unable to open" in str(exc):
+                # A WAL database on a read-only filesystem without its -shm file: open it immutable.
+                return self._connect_immutable()
+            self._raise(exc, "open")
+        return conn
+
+    def _connect_immutable(self) -> sqlite3.Connection:
+        uri = f"file:{urllib.parse.quote(self.path)}?mode=ro&immutable=1"
+        try:
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        except sqlite3.Error as exc:
+            self._raise(exc, "open")
+        return conn
+
+    def describe(self) -> str:
+        return f"the SQLite ledger {self.path}"
+
+    def _raise(self, exc: sqlite3.Error, doing: str) -> NoReturn:
+        """Turn a SQLite error into the documented one: damage is integrity, the rest availability."""
+        text = str(exc)
+        low = text.lower()
+        where = f"{self.describe()} ({doing}): {text}"
+        if "disk is full" in low or "database or disk is full" in low:
+            raise StorageFullError(f"no space left for {where}; nothing was written", field="ledger") from exc
+        if "readonly" in low or "read-only" in low:
+            raise ReadOnlyStoreError(f"cannot write {where}", field="store") from exc
+        if "no such table: rt_records" in low:
+            raise LedgerMissingError(f"{where}: the records table was dropped", field="ledger") from exc
+        if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError):
+            raise IntegrityError(f"{where}: the ledger file is damaged (not a database, or truncated)") from exc
+        if "malformed" in low or "not a database" in low:
+            raise IntegrityError(f"{where}: the ledger file is damaged") from exc
+        raise BackendUnavailableError(f"cannot use {where}", field="database") from exc
 
     @contextlib.contextmanager
     def _write_txn(self) -> Iterator[Cursor]:
+        self._refuse_if_read_only()
         with self._lock:
             cur = self._conn.cursor()
-            cur.execute("BEGIN IMMEDIATE")
+            try:
+                cur.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                cur.close()
+                self._raise(exc, "write")
             try:
                 yield cur
-            except BaseException:
+            except BaseException as exc:
                 self._conn.rollback()
+                if isinstance(exc, sqlite3.Error):
+                    self._raise(exc, "write")
                 raise
             else:
-                cur.execute("COMMIT")
+                try:
+                    cur.execute("COMMIT")
+                except sqlite3.Error as exc:
+                    self._conn.rollback()
+                    self._raise(exc, "commit")
             finally:
                 cur.close()
 
@@ -63,8 +145,44 @@ class SqliteLedger(SqlLedger):
             cur = self._conn.cursor()
             try:
                 yield cur
+            except sqlite3.Error as exc:
+                self._raise(exc, "read")
             finally:
                 cur.close()
+
+    @contextlib.contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        with self._lock:
+            try:
+                self._conn.execute("BEGIN")
+                # In WAL mode the snapshot is fixed by the first read of the transaction.
+                self._conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            except sqlite3.Error as exc:
+                self._raise(exc, "read")
+            try:
+                yield
+            finally:
+                self._conn.execute("ROLLBACK")
+
+    def snapshot(self) -> contextlib.AbstractContextManager[None]:
+        return self._snapshot()
+
+    def _table_names(self, cur: Cursor) -> set[str]:
+        cur.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        return {str(r[0]) for r in cur.fetchall()}
+
+    def guard_problems(self) -> list[str]:
+        with self._read() as cur:
+            cur.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'rt_records'")
+            present = {str(name): _normalized(str(sql or "")) for name, sql in cur.fetchall()}
+        problems: list[str] = []
+        for ddl in self.append_only_ddl:
+            name = ddl.split()[2]
+            if name not in present:
+                problems.append(f"ledger: append-only trigger {name} on rt_records was dropped")
+            elif present[name] != _normalized(ddl):
+                problems.append(f"ledger: append-only trigger {name} on rt_records was replaced: {present[name]!r}")
+        return problems
 
     def _migration_lock(self, cur: Cursor) -> None:
         """BEGIN IMMEDIATE already excludes other writers."""

@@ -1,0 +1,158 @@
+"""The store's identity: who it is, and which ledger is its own.
+
+``init`` appends one ``store.identity@1`` record (seq 1 in a new store) and writes the store
+marker ``reviewtrail-store.json`` naming it: the store id, the identity record's seq, id and
+hash, and where the ledger was (kind and location). Every later open checks that the configured
+ledger still holds that exact record, so a deleted, emptied, replaced or rewritten-from-the-start
+ledger is an integrity failure, never a fresh empty ledger.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from reviewtrail.errors import IntegrityError
+from reviewtrail.ledger import Envelope, RecordPayload, record_type
+
+__all__ = [
+    "IDENTITY_TYPE",
+    "MARKER_FORMAT",
+    "StoreIdentity",
+    "StoreMarker",
+    "identity_problems",
+    "ledger_location",
+    "read_marker",
+    "write_marker",
+]
+
+IDENTITY_TYPE = "store.identity@1"
+MARKER_FORMAT = 1
+
+
+@record_type(IDENTITY_TYPE)
+class StoreIdentity(RecordPayload):
+    """The first record of a store: its id and the kind of ledger it was created on."""
+
+    store_id: str = Field(alias="storeId", min_length=1, max_length=200)
+    ledger_kind: str = Field(alias="ledgerKind", pattern=r"^(sqlite|postgresql|memory)$")
+
+
+@dataclass(frozen=True)
+class StoreMarker:
+    """What ``reviewtrail-store.json`` says. Stores made before identities have none."""
+
+    format: int
+    store_id: str | None = None
+    identity_seq: int | None = None
+    identity_id: str | None = None
+    identity_hash: str | None = None
+    ledger_kind: str | None = None
+    ledger_location: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"format": self.format}
+        if self.store_id is not None:
+            doc["storeId"] = self.store_id
+            doc["identity"] = {"seq": self.identity_seq, "id": self.identity_id, "hash": self.identity_hash}
+            doc["ledger"] = {"kind": self.ledger_kind, "location": self.ledger_location}
+        return doc
+
+
+def ledger_location(database_url: str, store: Path) -> tuple[str, str]:
+    """(kind, location) of a ledger URL for the marker: a path inside the store is relative,
+    a server URL is kept without its password."""
+    from reviewtrail._redact import redact_url
+
+    if database_url.startswith("sqlite:///"):
+        path = Path(database_url[len("sqlite:///") :]).absolute()
+        try:
+            return "sqlite", str(path.relative_to(store))
+        except ValueError:
+            return "sqlite", str(path)
+    if database_url == "memory:":
+        return "memory", "memory:"
+    return "postgresql", redact_url(database_url)
+
+
+def _bad(path: Path, problem: str) -> IntegrityError:
+    return IntegrityError(f"store marker {path}: {problem}", field="store")
+
+
+def read_marker(path: Path) -> StoreMarker:
+    """Parse the marker; a damaged one is an integrity failure naming what is wrong."""
+    try:
+        doc = json.loads(path.read_bytes())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _bad(path, f"unreadable ({exc})") from exc
+    if not isinstance(doc, dict) or doc.get("format") != MARKER_FORMAT:
+        raise _bad(path, f"not a reviewtrail store marker of format {MARKER_FORMAT}")
+    if "storeId" not in doc:
+        return StoreMarker(format=MARKER_FORMAT)
+    identity, ledger = doc.get("identity"), doc.get("ledger")
+    store_id = doc.get("storeId")
+    if not isinstance(store_id, str) or not isinstance(identity, dict) or not isinstance(ledger, dict):
+        raise _bad(path, "storeId, identity and ledger must be a string and two objects")
+    seq, rid, rhash = identity.get("seq"), identity.get("id"), identity.get("hash")
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
+        raise _bad(path, "identity.seq must be a positive integer")
+    if not isinstance(rid, str) or not isinstance(rhash, str) or len(rhash) != 64:
+        raise _bad(path, "identity.id and identity.hash must be the identity record's id and hash")
+    return StoreMarker(
+        format=MARKER_FORMAT,
+        store_id=store_id,
+        identity_seq=seq,
+        identity_id=rid,
+        identity_hash=rhash,
+        ledger_kind=str(ledger.get("kind")),
+        ledger_location=str(ledger.get("location")),
+    )
+
+
+def write_marker(path: Path, marker: StoreMarker) -> None:
+    """Write the marker durably and atomically (temp file, fsync, rename)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write((json.dumps(marker.to_json(), indent=2) + "\n").encode())
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def identity_problems(marker: StoreMarker, record: Envelope | None, where: str) -> list[str]:
+    """Whether the ledger ``where`` still holds the identity record the marker names."""
+    if marker.store_id is None:
+        return []
+    expected = (
+        f"store {marker.store_id} (identity record seq {marker.identity_seq}, {marker.identity_id}; "
+        f"created on {marker.ledger_kind} ledger {marker.ledger_location})"
+    )
+    if record is None:
+        return [f"{where} does not hold the identity record of {expected}: the ledger was emptied or replaced"]
+    if record.id != marker.identity_id or record.hash != marker.identity_hash:
+        return [
+            f"{where} holds record {record.id} (hash {record.hash[:12]}…) at seq {record.seq}, not the identity "
+            f"record of {expected}: the ledger was replaced or rewritten"
+        ]
+    try:
+        payload = json.loads(record.payload)
+    except ValueError:
+        payload = None
+    if record.type != IDENTITY_TYPE or not isinstance(payload, dict) or payload.get("storeId") != marker.store_id:
+        return [f"{where}: record seq {record.seq} is not the identity record of {expected}"]
+    return []
