@@ -18,7 +18,9 @@ from reviewtrail.provenance._catalog import (
     versions_of,
 )
 from reviewtrail.provenance._graph import Edge, LineageGraph, Node
+from reviewtrail.provenance._limits import DEFAULT_LIMITS, ResourceLimits, parse_size
 from reviewtrail.provenance._lineage import lineage, render_tree
+from reviewtrail.provenance._pending import PendingRun, pending_run_problems, pending_runs, repair_pending_runs
 from reviewtrail.provenance._records import (
     ORIGINS,
     PROVENANCE_PROJECTION,
@@ -45,6 +47,7 @@ from reviewtrail.provenance._sessions import (
 register_projection(PROVENANCE_PROJECTION)
 
 __all__ = [
+    "DEFAULT_LIMITS",
     "DEFAULT_PROJECT",
     "ORIGINS",
     "ArtifactDerivation",
@@ -53,6 +56,8 @@ __all__ = [
     "ExecutionRun",
     "LineageGraph",
     "Node",
+    "PendingRun",
+    "ResourceLimits",
     "RunOutcome",
     "SessionCreated",
     "SessionDeleted",
@@ -70,9 +75,13 @@ __all__ = [
     "lineage",
     "list_artifacts",
     "list_sessions",
+    "parse_size",
     "parse_spec",
+    "pending_run_problems",
+    "pending_runs",
     "record_version",
     "render_tree",
+    "repair_pending_runs",
     "run_code",
     "unfinished_session_removals",
     "upload_artifact",

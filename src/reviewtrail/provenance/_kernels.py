@@ -19,6 +19,12 @@ stdout and stderr; the host attributes everything before it to that evaluation (
 most ``max_output`` bytes per stream). Output that background processes write between
 evaluations is dropped. A timeout or cancellation kills the whole sandbox: the result is
 ``"cancelled"`` and any later :meth:`evaluate` raises :class:`BackendUnavailableError`.
+
+The worker runs under the same supervisor as one-shot runs (:mod:`._sandbox_launch`):
+memory, process and file-size limits hold for the kernel's whole life (a hit kills the
+kernel, and the evaluation is ``"failed"`` with the limit named); CPU time is bounded by each
+evaluation's timeout only. In allowlist mode one proxy serves the kernel for its life; each
+evaluation records the decisions made while it ran.
 """
 
 from __future__ import annotations
@@ -30,19 +36,19 @@ import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import ClassVar, Self
 
 from reviewtrail.errors import BackendUnavailableError, InvalidInputError
+from reviewtrail.provenance._limits import DEFAULT_LIMITS, LimitName, ResourceLimits, limit_outcome, reported_limit
+from reviewtrail.provenance._netproxy import NetProxy
 from reviewtrail.provenance._sandbox import (
     BASH,
     DEFAULT_MAX_OUTPUT,
-    PYTHON,
     SANDBOX_WORKSPACE,
-    Drain,
     Network,
     SandboxResult,
     Status,
@@ -53,10 +59,13 @@ from reviewtrail.provenance._sandbox import (
     effective_env,
     host_workspace,
     kill_sandbox,
+    net_policy,
     require_bwrap,
     sandbox_options,
     start_sandbox,
 )
+from reviewtrail.provenance._sandbox_drain import Drain
+from reviewtrail.provenance._sandbox_launch import BRIDGE_PORT, PYTHON, supervisor_command
 
 __all__ = ["PythonKernel", "ShellKernel"]
 
@@ -137,9 +146,13 @@ class _Kernel:
         network: Network = "none",
         *,
         max_output: int = DEFAULT_MAX_OUTPUT,
+        allowlist: Sequence[str] = (),
+        resolve: Mapping[str, str] | None = None,
+        limits: ResourceLimits = DEFAULT_LIMITS,
     ) -> None:
         check_env(env or {})
         check_network(network)
+        policy = net_policy(network, tuple(allowlist), dict(resolve or {}))
         if isinstance(max_output, bool) or not isinstance(max_output, int) or max_output < 0:
             raise InvalidInputError("must be a byte count >= 0", field="max_output")
         bwrap = require_bwrap()
@@ -150,21 +163,31 @@ class _Kernel:
         self._dead: str | None = None
         self._lock = threading.Lock()
         self._replies: queue.Queue[bytes | None] = queue.Queue()
-        options = sandbox_options(host_workspace(workspace), SANDBOX_WORKSPACE, effective_env(env or {}), network)
+        self.limits = limits
+        root = host_workspace(workspace)
+        self._proxy = None if policy is None else NetProxy(policy).start()
+        proxy_dir = self._proxy.directory if self._proxy is not None else None
+        options = sandbox_options(root, SANDBOX_WORKSPACE, effective_env(env or {}, network), proxy_dir)
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
+        control_r, control_w = os.pipe()
+        port = BRIDGE_PORT if policy is not None else 0
+        command = supervisor_command(
+            control_w, port, limits, 0, (req_r, resp_w), ["exec", *self._command(req_r, resp_w)]
+        )
         try:
-            self._proc, out_fd, err_fd, self.argv = start_sandbox(
-                bwrap, options, self._command(req_r, resp_w), (req_r, resp_w)
-            )
+            self._proc, out_fd, err_fd, self.argv = start_sandbox(bwrap, options, command, (req_r, resp_w, control_w))
         except BaseException:
-            os.close(req_w)
-            os.close(resp_r)
+            for fd in (req_w, resp_r, control_r):
+                os.close(fd)
+            if self._proxy is not None:
+                self._proxy.close()
             raise
         finally:
-            os.close(req_r)
-            os.close(resp_w)
+            for fd in (req_r, resp_w, control_w):
+                os.close(fd)
         self._requests = req_w
+        self._control = Drain(control_r, f"kernel-{self.kernel_id}-control", 4096)
         # Captures open from the start, so what the sandbox says while starting is kept for the check below.
         self._out = Drain(out_fd, f"kernel-{self.kernel_id}-stdout", max_output)
         self._err = Drain(err_fd, f"kernel-{self.kernel_id}-stderr", max_output)
@@ -279,6 +302,10 @@ class _Kernel:
             status: Status = "cancelled"
             exit_code: int | None = None
             cwd, env, error = "unavailable", None, None
+            limit: LimitName | None = "time" if outcome == "timeout" else None
+            if outcome == "exited":
+                self._control.wait(_GRACE)
+                limit = reported_limit(self._control.take()[0])
             if frame is not None:
                 exit_code, cwd, env = self._parse(frame)
                 status = "succeeded" if exit_code == 0 else "failed"
@@ -288,6 +315,9 @@ class _Kernel:
                 error = f"timed out after {timeout:g} s; the kernel was killed"
             else:
                 error = "cancelled; the kernel was killed"
+            truncated = stdout_truncated or stderr_truncated
+            status, limit, error = limit_outcome(status, limit, error, truncated, self.limits, self.max_output, timeout)
+            decisions, dropped = self._proxy.take_decisions() if self._proxy is not None else ([], 0)
             return SandboxResult(
                 status=status,
                 exit_code=exit_code,
@@ -302,10 +332,20 @@ class _Kernel:
                 timed_out=outcome == "timeout",
                 error=error,
                 argv=list(self.argv),
+                limit_exceeded=limit,
+                network_decisions=decisions,
+                network_decisions_dropped=dropped,
             )
 
     def close(self) -> None:
         """End the worker (EOF on its request pipe, then SIGKILL after a grace period)."""
+        try:
+            self._close()
+        finally:
+            if self._proxy is not None:
+                self._proxy.close()
+
+    def _close(self) -> None:
         with self._lock:
             if self._dead is not None:
                 if self._proc.returncode is None:

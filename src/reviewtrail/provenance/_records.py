@@ -92,6 +92,17 @@ class ExecutionRun(RecordPayload):
     env_snapshot: Ref | None = Field(alias="envSnapshot")
     timeout_seconds: float = Field(alias="timeoutSeconds")
     error: str | None = None
+    # Optional (absent from older records): the allowlist, its pinned addresses and the proxy's
+    # decisions ({host, port, decision: allowed|denied, reason, time, method, address|error});
+    # the resource limits the run had and the one it hit.
+    network_allowlist: list[str] | None = Field(default=None, alias="networkAllowlist")
+    network_resolve: dict[str, str] | None = Field(default=None, alias="networkResolve")
+    network_decisions: list[dict[str, Any]] | None = Field(default=None, alias="networkDecisions")
+    network_decisions_dropped: int | None = Field(default=None, alias="networkDecisionsDropped")
+    resource_limits: dict[str, int] | None = Field(default=None, alias="resourceLimits")
+    limit_exceeded: Literal["memory", "procs", "file-size", "output", "time"] | None = Field(
+        default=None, alias="limitExceeded"
+    )
 
 
 @record_type(DERIVATION)

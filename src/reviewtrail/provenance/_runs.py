@@ -3,6 +3,11 @@
 Each run appends one ``ExecutionRun`` and one ``ArtifactDerivation`` per created or
 modified workspace file, in one atomic batch. Ordinary runs never create artifact
 versions: only uploads, downloads and declarations do (see ``_catalog``).
+
+Runs in one session are serialized by the session's run lock, and each run leaves a
+pending-run marker until its record is appended (see ``_pending``). A full disk while
+recording is :class:`BackendUnavailableError` (exit 5); the marker then stays, and
+``reviewtrail verify --repair`` records the run once there is room.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import os
 import re
 import subprocess
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,10 +28,12 @@ from reviewtrail.canonical import canonical_json
 from reviewtrail.errors import BackendUnavailableError, InvalidInputError
 from reviewtrail.ledger import Envelope, new_record
 from reviewtrail.ledger._envelope import format_time, new_id
+from reviewtrail.provenance._limits import DEFAULT_LIMITS, ResourceLimits
+from reviewtrail.provenance._pending import disk_full, remove_marker, session_lock, write_marker
 from reviewtrail.provenance._records import ArtifactDerivation, ExecutionRun
-from reviewtrail.provenance._sandbox import SandboxRequest, SandboxResult, run_sandboxed
+from reviewtrail.provenance._sandbox import SandboxRequest, SandboxResult, net_policy, require_bwrap, run_sandboxed
 from reviewtrail.provenance._sessions import require_live_session
-from reviewtrail.provenance._snapshot import Snapshot, changes, open_beneath, snapshot
+from reviewtrail.provenance._snapshot import FileState, Snapshot, changes, open_beneath, snapshot
 from reviewtrail.store import Store
 
 __all__ = [
@@ -82,7 +89,8 @@ def permission_epoch_id(network: Network, allowlist: Sequence[str]) -> str:
     """Identifies the permission set a run had: namespaces, mounts, capabilities, network."""
     policy = {
         "unshare": "all",
-        "shareNet": network == "allowlist",
+        "shareNet": False,
+        "egress": "proxy" if network == "allowlist" else "none",
         "capabilities": "none",
         "clearenv": True,
         "mounts": {"/workspace": "rw", "/usr": "ro", "/etc": "ro", "/tmp": "tmpfs"},  # noqa: S108
@@ -91,10 +99,15 @@ def permission_epoch_id(network: Network, allowlist: Sequence[str]) -> str:
     return "pe-" + hashlib.sha256(canonical_json(policy)).hexdigest()[:32]
 
 
-def network_access_revision(network: Network, allowlist: Sequence[str]) -> str | None:
+def network_access_revision(
+    network: Network, allowlist: Sequence[str], resolve: Mapping[str, str] | None = None
+) -> str | None:
     if network != "allowlist":
         return None
-    return "na-" + hashlib.sha256(canonical_json(sorted(allowlist))).hexdigest()[:32]
+    doc: Any = (
+        sorted(allowlist) if not resolve else {"allow": sorted(allowlist), "resolve": dict(sorted(resolve.items()))}
+    )
+    return "na-" + hashlib.sha256(canonical_json(doc)).hexdigest()[:32]
 
 
 def _check(lang: str, env: Mapping[str, str], timeout: float, network: str) -> None:
@@ -121,14 +134,20 @@ def run_code(
     timeout: float = 60.0,
     network: Network = "none",
     allowlist: Sequence[str] = (),
+    resolve: Mapping[str, str] | None = None,
+    limits: ResourceLimits = DEFAULT_LIMITS,
     cwd: str = "/workspace",
     tool_name: str = "reviewtrail.run",
     actor: str = "user",
     cancel: threading.Event | None = None,
+    on_wait: Callable[[str], None] | None = None,
 ) -> RunOutcome:
-    """Run ``code`` once in the session's sandbox and record it. Bad input raises before any run."""
+    """Run ``code`` once in the session's sandbox and record it. Bad input raises before any run;
+    a missing bubblewrap raises (exit 5) before any run too, and nothing is recorded.
+    ``on_wait`` is told when another run in the session must finish first."""
     injected = dict(env or {})
     _check(lang, injected, timeout, network)
+    net_policy(network, tuple(allowlist), dict(resolve or {}))
     session = require_live_session(store, session_id)
     request = SandboxRequest(
         code=code,
@@ -138,31 +157,46 @@ def run_code(
         timeout=timeout,
         network=network,
         cwd=cwd,
+        allowlist=tuple(allowlist),
+        resolve=dict(resolve or {}),
+        limits=limits,
+        max_output=limits.max_output,
     )
-    before = snapshot(session.workspace)
-    try:
-        result: SandboxResult | None = run_sandboxed(request, cancel=cancel)
-        failure = None
-    except BackendUnavailableError as exc:
-        result, failure = None, str(exc)
-    outcome = record_run(
-        store,
-        session_id=session_id,
-        workspace=session.workspace,
-        code=code,
-        lang=lang,
-        result=result,
-        before=before,
-        timeout=timeout,
-        network=network,
-        allowlist=allowlist,
-        tool_name=tool_name,
-        actor=actor,
-        failure=failure,
-    )
+    require_bwrap()
+    run_id = new_id()
+    with session_lock(store, session_id, on_wait):
+        with disk_full(f"preparing run {run_id}", after="; the code did not run"):
+            before = snapshot(session.workspace, max_file_size=limits.max_file_size)
+            code_ref = store.cas.put(code.encode("utf-8"), pool="agent-state", media_type="text/plain")
+            marker = write_marker(
+                store, run_id, session_id, format_time(datetime.now(UTC)), before, lang=lang,
+                code=code_ref.to_json(), timeoutSeconds=timeout, networkPolicy=network, allowlist=list(allowlist),
+                resolve=dict(resolve or {}), toolName=tool_name, actor=actor, maxFileSize=limits.max_file_size,
+            )  # fmt: skip
+        try:
+            result: SandboxResult | None = run_sandboxed(request, cancel=cancel)
+            failure = None
+        except BackendUnavailableError as exc:
+            result, failure = None, _message(exc)
+        after = (f"; the run's files stay in the workspace and its marker {marker} stays: free some space, "
+                 "then 'reviewtrail verify --repair' records it")  # fmt: skip
+        with disk_full(f"recording run {run_id}", after=after):
+            outcome = record_run(
+                store, session_id=session_id, workspace=session.workspace, code=code, lang=lang, result=result,
+                before=before, timeout=timeout, network=network, allowlist=allowlist, resolve=resolve,
+                limits=limits, tool_name=tool_name, actor=actor, failure=failure, run_id=run_id,
+                code_ref=code_ref.to_json(),
+            )  # fmt: skip
+            remove_marker(marker)
     if failure is not None:
         raise BackendUnavailableError(f"{failure} (recorded as failed run {outcome.envelope.id})", field="sandbox")
     return outcome
+
+
+def _message(exc: BackendUnavailableError) -> str:
+    """The error's text without its ``field: `` prefix."""
+    text = str(exc)
+    return text[len(exc.field) + 2 :] if exc.field and text.startswith(f"{exc.field}: ") else text
 
 
 def record_run(
@@ -170,10 +204,10 @@ def record_run(
     *,
     session_id: str,
     workspace: Path,
-    code: str,
+    code: str | None,
     lang: str,
     result: SandboxResult | None,
-    before: Snapshot,
+    before: dict[str, FileState],
     timeout: float,
     network: Network,
     allowlist: Sequence[str],
@@ -181,12 +215,20 @@ def record_run(
     actor: str,
     failure: str | None = None,
     kernel_id: str | None = None,
+    run_id: str | None = None,
+    resolve: Mapping[str, str] | None = None,
+    limits: ResourceLimits = DEFAULT_LIMITS,
+    code_ref: dict[str, Any] | None = None,
+    started_at: str | None = None,
 ) -> RunOutcome:
-    """Store the run's bytes in the CAS and append the run and its derivations atomically."""
-    run_id = new_id()
+    """Store the run's bytes in the CAS and append the run and its derivations atomically.
+    ``code_ref`` (the code already in the CAS) replaces ``code``; ``started_at`` is for runs
+    recorded without a result (an interrupted run's marker)."""
+    run_id = run_id or new_id()
     cas = store.cas
-    code_ref = cas.put(code.encode("utf-8"), pool="agent-state", media_type="text/plain")
-    after = snapshot(workspace, before)
+    if code_ref is None:
+        code_ref = cas.put((code or "").encode("utf-8"), pool="agent-state", media_type="text/plain").to_json()
+    after = snapshot(workspace, before)  # with the bound ``before`` was taken with
     created, modified = changes(before, after)
     stdout: dict[str, Any] | None
     stderr: dict[str, Any] | None
@@ -202,13 +244,14 @@ def record_run(
         started, ended = format_time(result.started_at), format_time(result.ended_at)
     else:
         stdout = stderr = env_ref = None
-        started = ended = format_time(datetime.now(UTC))
+        ended = format_time(datetime.now(UTC))
+        started = started_at or ended
     run = ExecutionRun(
         run_id=run_id,
         session_id=session_id,
         tool_name=tool_name,
         language=lang,
-        code=code_ref.to_json(),
+        code=code_ref,
         stdout=stdout,
         stderr=stderr,
         stdout_truncated=bool(result and result.stdout_truncated),
@@ -221,7 +264,7 @@ def record_run(
         kernel_id=kernel_id,
         permission_epoch_id=permission_epoch_id(network, allowlist),
         network_policy=network,
-        network_access_revision=network_access_revision(network, allowlist),
+        network_access_revision=network_access_revision(network, allowlist, resolve),
         created_files=created,
         modified_files=modified,
         status=result.status if result else "failed",
@@ -229,10 +272,19 @@ def record_run(
         env_snapshot=env_ref,
         timeout_seconds=timeout,
         error=failure if result is None else result.error,
+        network_allowlist=list(allowlist) if network == "allowlist" else None,
+        network_resolve=dict(resolve) if network == "allowlist" and resolve else None,
+        network_decisions=list(result.network_decisions) if result and network == "allowlist" else None,
+        network_decisions_dropped=result.network_decisions_dropped if result and network == "allowlist" else None,
+        resource_limits=limits.to_json(),
+        limit_exceeded=result.limit_exceeded if result else None,
     )
     records = [new_record(run, actor=actor, privacy="private", subject=f"session:{session_id}", id=run_id)]
     vanished: list[str] = []
+    oversize = [p for p in [*created, *modified] if after[p].oversize]
     for path in [*created, *modified]:
+        if after[path].oversize:
+            continue
         fd = open_beneath(workspace, path)
         if fd is None:  # gone, or swapped for a symlink or a special file: never read through it
             vanished.append(path)
@@ -240,7 +292,7 @@ def record_run(
         with os.fdopen(fd, "rb", buffering=0) as stream:
             content = cas.put_stream(stream, pool="data", media_type=_media_type(path))
         previous = None
-        if path in before:
+        if path in before and not before[path].oversize:
             old = before[path]
             if cas.has(f"sha256:{old.sha256}"):
                 previous = {
@@ -257,8 +309,12 @@ def record_run(
             previous_content=previous,
         )
         records.append(new_record(derivation, actor=actor, privacy="private", subject=f"session:{session_id}"))
-    if vanished:
-        note = f"not stored (vanished or not a regular file when read): {', '.join(vanished)}"
+    notes = [f"not stored (vanished or not a regular file when read): {', '.join(vanished)}"] if vanished else []
+    if oversize:
+        bound = getattr(after, "max_file_size", limits.max_file_size)
+        notes.append(f"not stored (larger than --max-file-size, {bound} bytes): {', '.join(oversize)}")
+    if notes:
+        note = "; ".join(notes)
         run = run.model_copy(update={"error": f"{run.error}; {note}" if run.error else note})
         records[0] = new_record(run, actor=actor, privacy="private", subject=f"session:{session_id}", id=run_id)
     envs = store.append(records)
@@ -306,6 +362,8 @@ class SessionKernel:
         network: Network = "none",
         allowlist: Sequence[str] = (),
         actor: str = "user",
+        resolve: Mapping[str, str] | None = None,
+        limits: ResourceLimits = DEFAULT_LIMITS,
     ) -> None:
         from reviewtrail.provenance._kernels import PythonKernel, ShellKernel
 
@@ -316,9 +374,12 @@ class SessionKernel:
         self.lang = lang
         self.network: Network = network
         self.allowlist = tuple(allowlist)
+        self.resolve = dict(resolve or {})
+        self.limits = limits
         self.actor = actor
         kernel_type = PythonKernel if lang == "python" else ShellKernel
-        self.kernel = kernel_type(self.session.workspace, injected, network)
+        self.kernel = kernel_type(self.session.workspace, injected, network, max_output=limits.max_output,
+                                  allowlist=self.allowlist, resolve=self.resolve, limits=limits)  # fmt: skip
 
     @property
     def kernel_id(self) -> str:
@@ -327,8 +388,12 @@ class SessionKernel:
     def evaluate(self, code: str, timeout: float = 60.0) -> RunOutcome:
         if not timeout > 0:
             raise InvalidInputError("must be > 0 seconds", field="timeout")
-        before = snapshot(self.session.workspace)
-        result = self.kernel.evaluate(code, timeout)
+        with session_lock(self.store, self.session.session_id):
+            before = snapshot(self.session.workspace, max_file_size=self.limits.max_file_size)
+            result = self.kernel.evaluate(code, timeout)
+            return self._record(code, result, before, timeout)
+
+    def _record(self, code: str, result: SandboxResult, before: Snapshot, timeout: float) -> RunOutcome:
         return record_run(
             self.store,
             session_id=self.session.session_id,
@@ -340,6 +405,8 @@ class SessionKernel:
             timeout=timeout,
             network=self.network,
             allowlist=self.allowlist,
+            resolve=self.resolve,
+            limits=self.limits,
             tool_name=f"reviewtrail.kernel.{self.lang}",
             actor=self.actor,
             kernel_id=self.kernel.kernel_id,

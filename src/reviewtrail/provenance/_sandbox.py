@@ -6,9 +6,13 @@ The sandbox is a fresh root: ``/usr`` and a short list of ``/etc`` entries (:dat
 read-only, ``/bin``, ``/lib``... as on the host (symlinks into ``/usr`` or read-only binds),
 ``/proc``, a minimal ``/dev``, a private tmpfs ``/tmp``, the workspace read-write at
 ``/workspace``, and the root itself remounted read-only. All namespaces are unshared
-(``--unshare-all``: user, pid, ipc, uts, cgroup and network); ``network="allowlist"`` adds
-``--share-net``, i.e. the host's network namespace: which hosts are allowed is *not*
-enforced by bubblewrap but by the policy revision the caller records with the run.
+(``--unshare-all``: user, pid, ipc, uts, cgroup and network), in both network modes: with
+``network="none"`` the sandbox has only its own loopback; with ``network="allowlist"`` its
+one way out is the host's filtering proxy (:mod:`._netproxy`), whose Unix socket is bound
+read-only at ``/run/rt-proxy`` and bridged to ``127.0.0.1:3128`` inside, with
+``HTTP_PROXY``/``HTTPS_PROXY``/``http_proxy``/``https_proxy``/``ALL_PROXY`` pointing there
+(:data:`PROXY_ENV`). The host's loopback, abstract Unix sockets and other services are
+never reachable.
 All capabilities are dropped, the code runs in its own session (``--new-session``) and
 dies with its parent (``--die-with-parent``).
 
@@ -22,12 +26,16 @@ interpreter start-up and just before the code runs, and writes them to a pipe th
 reads. No snapshot (``None``, working directory ``"unavailable"``) means the code never
 started.
 
+The sandbox's command is the supervisor of :mod:`._sandbox_launch`, which sets the
+resource limits (:mod:`._limits`), enforces the process and memory counts, and runs the code.
+
 A timeout or a set ``cancel`` event kills bubblewrap's process group with SIGKILL; the
 sandbox's pid namespace dies with it, so nothing the code started survives. Such a run
-is ``"cancelled"`` (``timed_out`` tells which) and has no exit code. Otherwise the exit code
-is the code's (128 + N when a signal N killed it, as bubblewrap reports); non-zero is
-``"failed"``. Each output stream keeps its first ``max_output`` bytes; the rest is read and
-dropped so the code never blocks.
+is ``"cancelled"`` (``timed_out`` tells which; a timeout is also ``limit_exceeded="time"``)
+and has no exit code. Otherwise the exit code is the code's (128 + N when a signal N killed
+it); non-zero is ``"failed"``. Each output stream keeps its first ``max_output`` bytes; the
+rest is read and dropped so the code never blocks, and the run is ``"failed"`` with
+``limit_exceeded="output"``. A run that hits another limit is ``"failed"`` with the limit named.
 """
 
 from __future__ import annotations
@@ -44,17 +52,29 @@ import subprocess
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
 from reviewtrail.errors import BackendUnavailableError, InvalidInputError, NotFoundError
+from reviewtrail.provenance._limits import (
+    DEFAULT_LIMITS,
+    LimitName,
+    ResourceLimits,
+    limit_outcome,
+    reported_limit,
+)
+from reviewtrail.provenance._netproxy import NetProxy
+from reviewtrail.provenance._netproxy_rules import NetPolicy
+from reviewtrail.provenance._sandbox_drain import Drain
+from reviewtrail.provenance._sandbox_launch import BASH_LAUNCHER, BRIDGE_PORT, PROXY_DIR, supervisor_command
 
 __all__ = [
     "BASE_ENV",
     "DEFAULT_MAX_OUTPUT",
     "ETC_ENTRIES",
+    "PROXY_ENV",
     "SANDBOX_WORKSPACE",
     "SandboxRequest",
     "SandboxResult",
@@ -69,10 +89,13 @@ Status = Literal["succeeded", "failed", "cancelled"]
 
 SANDBOX_WORKSPACE = "/workspace"
 DEFAULT_MAX_OUTPUT = 10 * 1024 * 1024
-PYTHON = "/usr/bin/python3"
 BASH = "/bin/bash"
 # Set unless the caller's env overrides them; documented in the module docstring.
 BASE_ENV: Mapping[str, str] = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": SANDBOX_WORKSPACE, "LANG": "C.UTF-8"}
+_PROXY_URL = f"http://127.0.0.1:{BRIDGE_PORT}"
+# Set in allowlist mode (over BASE_ENV, under the caller's variables): the bridge to the host proxy.
+PROXY_ENV: Mapping[str, str] = {name: _PROXY_URL for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+                                                                "https_proxy", "ALL_PROXY", "all_proxy")}  # fmt: skip
 # /etc entries the interpreters, the dynamic linker, name lookup and TLS need (read-only, when present).
 ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "nsswitch.conf", "passwd",
                "group", "hosts", "host.conf", "resolv.conf", "gai.conf", "protocols", "services", "ssl",
@@ -82,42 +105,6 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _POLL = 0.05  # seconds between checks of the cancel event
 _GRACE = 5.0  # seconds to wait for the output pipes to close after the sandbox is gone
 _REPORT_LIMIT = 64 * 1024 * 1024
-
-# Both launchers read the code from <code fd>, then write the report to <report fd> and close it:
-# the working directory, NUL, one NAME=value NUL per variable, and a final NUL (an empty record).
-# Python: ``python3 -c _PY_LAUNCHER <report fd> <code fd>``; only os and sys are loaded before the code.
-_PY_LAUNCHER = """\
-import os, sys
-_r, _c = int(sys.argv[1]), int(sys.argv[2])
-with os.fdopen(_c, "rb") as _f:
-    _src = _f.read()
-with os.fdopen(_r, "wb") as _f:
-    _f.write(b"\\0".join([os.getcwdb(), *(k + b"=" + v for k, v in os.environb.items())]) + b"\\0\\0")
-_m = type(sys)("__main__")
-sys.modules["__main__"] = _m
-sys.argv = ["-c"]
-try:
-    exec(compile(_src, "<sandbox>", "exec"), _m.__dict__)
-except SystemExit:
-    raise
-except BaseException as _e:
-    import traceback
-    traceback.print_exception(type(_e), _e, _e.__traceback__.tb_next if _e.__traceback__ else None)
-    sys.exit(1)
-"""
-
-# Bash: ``bash -c _BASH_LAUNCHER bash <report fd> <code fd>``.
-_BASH_LAUNCHER = """\
-IFS= read -r -d '' __rt_code <&"$2"
-{ printf '%s\\0' "$(pwd -P)"
-  for __rt_n in $(compgen -e); do [[ -n ${!__rt_n+x} ]] && printf '%s=%s\\0' "$__rt_n" "${!__rt_n}"; done
-  printf '\\0'; } >&"$1"
-eval "exec $1>&- $2<&-"
-unset __rt_n
-set --
-eval "unset __rt_code
-$__rt_code"
-"""
 
 
 @dataclass(frozen=True)
@@ -132,6 +119,9 @@ class SandboxRequest:
     network: Network = "none"
     max_output: int = DEFAULT_MAX_OUTPUT
     cwd: str = SANDBOX_WORKSPACE
+    allowlist: tuple[str, ...] = ()
+    resolve: Mapping[str, str] = field(default_factory=dict)
+    limits: ResourceLimits = DEFAULT_LIMITS
 
     def __post_init__(self) -> None:
         if self.lang not in ("python", "bash"):
@@ -143,6 +133,13 @@ class SandboxRequest:
         if isinstance(self.max_output, bool) or not isinstance(self.max_output, int) or self.max_output < 0:
             raise InvalidInputError("must be a byte count >= 0", field="max_output")
         sandbox_cwd(self.cwd)
+        net_policy(self.network, self.allowlist, self.resolve)
+        if not isinstance(self.limits, ResourceLimits):
+            raise InvalidInputError("must be ResourceLimits", field="limits")
+
+    @property
+    def policy(self) -> NetPolicy | None:
+        return net_policy(self.network, self.allowlist, self.resolve)
 
     @property
     def sandbox_cwd(self) -> str:
@@ -167,6 +164,9 @@ class SandboxResult:
     timed_out: bool
     error: str | None
     argv: list[str]
+    limit_exceeded: LimitName | None = None
+    network_decisions: list[dict[str, object]] = field(default_factory=list)
+    network_decisions_dropped: int = 0
 
 
 # --- validation ------------------------------------------------------------------------------
@@ -199,6 +199,17 @@ def check_network(network: str) -> None:
         raise InvalidInputError(f"{network!r} is not a network policy; use none or allowlist", field="network")
 
 
+def net_policy(network: str, allowlist: Sequence[str], resolve: Mapping[str, str]) -> NetPolicy | None:
+    """The allowlist policy, or None in mode ``none`` (where an allowlist is an error)."""
+    if isinstance(allowlist, str):
+        raise InvalidInputError("must be a list of host or host:port entries", field="allow")
+    if network != "allowlist":
+        if allowlist or resolve:
+            raise InvalidInputError("--allow and --allow-resolve need --network allowlist", field="allow")
+        return None
+    return NetPolicy.parse(allowlist, resolve)
+
+
 def sandbox_cwd(cwd: str) -> str:
     """Resolve ``cwd`` (absolute, or relative to /workspace) lexically; it must stay inside /workspace."""
     if not isinstance(cwd, str) or not cwd or "\x00" in cwd:
@@ -209,14 +220,16 @@ def sandbox_cwd(cwd: str) -> str:
     return path
 
 
-def effective_env(env: Mapping[str, str]) -> dict[str, str]:
-    """The variables set after ``--clearenv``: :data:`BASE_ENV` overridden by ``env``."""
-    return {**BASE_ENV, **env}
+def effective_env(env: Mapping[str, str], network: Network = "none") -> dict[str, str]:
+    """The variables set after ``--clearenv``: :data:`BASE_ENV` (and :data:`PROXY_ENV` in
+    allowlist mode) overridden by ``env``."""
+    return {**BASE_ENV, **(PROXY_ENV if network == "allowlist" else {}), **env}
 
 
 # --- bubblewrap --------------------------------------------------------------------------------
 def bwrap_path() -> str | None:
-    return shutil.which("bwrap") or (None if not os.access("/usr/bin/bwrap", os.X_OK) else "/usr/bin/bwrap")
+    """bubblewrap as found on ``PATH`` (nowhere else)."""
+    return shutil.which("bwrap")
 
 
 def bwrap_available() -> bool:
@@ -226,7 +239,9 @@ def bwrap_available() -> bool:
 def require_bwrap() -> str:
     path = bwrap_path()
     if path is None:
-        raise BackendUnavailableError("bubblewrap is not installed", field="sandbox")
+        raise BackendUnavailableError(
+            "bubblewrap (bwrap) is not installed or not on PATH; install the bubblewrap package", field="sandbox"
+        )
     return path
 
 
@@ -238,9 +253,10 @@ def host_workspace(workspace: Path) -> Path:
     return workspace.resolve()
 
 
-def sandbox_options(workspace: Path, cwd: str, env: Mapping[str, str], network: Network) -> list[str]:
-    """bwrap's options (everything before the command) for one sandbox."""
-    opts = ["--unshare-all", *(["--share-net"] if network == "allowlist" else [])]
+def sandbox_options(workspace: Path, cwd: str, env: Mapping[str, str], proxy_dir: Path | None = None) -> list[str]:
+    """bwrap's options (everything before the command) for one sandbox; ``proxy_dir`` holds
+    the host proxy's socket (allowlist mode)."""
+    opts = ["--unshare-all"]
     opts += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox"]
     opts += ["--ro-bind", "/usr", "/usr"]
     for name in _ROOT_LINKS:
@@ -253,6 +269,8 @@ def sandbox_options(workspace: Path, cwd: str, env: Mapping[str, str], network: 
         if os.path.exists(f"/etc/{entry}"):
             opts += ["--ro-bind", f"/etc/{entry}", f"/etc/{entry}"]
     opts += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]  # noqa: S108 - the sandbox's own private /tmp
+    if proxy_dir is not None:
+        opts += ["--ro-bind", str(proxy_dir), PROXY_DIR]
     opts += ["--bind", str(workspace), SANDBOX_WORKSPACE, "--remount-ro", "/", "--chdir", cwd, "--clearenv"]
     for key, value in env.items():
         opts += ["--setenv", key, value]
@@ -306,85 +324,6 @@ def kill_sandbox(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
-class Drain:
-    """Reads one pipe on a daemon thread until EOF, keeping at most ``limit`` bytes per capture.
-
-    A capture ends at EOF or, when it has a sentinel, where the sentinel appears in the
-    stream (the sentinel is not kept, nor is anything after it). Bytes arriving while no
-    capture is open are dropped.
-    """
-
-    def __init__(self, fd: int, name: str, limit: int | None = None) -> None:
-        self._fd = fd
-        self._cond = threading.Condition()
-        self._eof = False
-        self._open = False
-        self._buf = bytearray()
-        self._limit = 0
-        self._truncated = False
-        self._sentinel = b""
-        self._tail = b""
-        if limit is not None:
-            self.begin(limit)
-        threading.Thread(target=self._run, name=name, daemon=True).start()
-
-    def begin(self, limit: int, sentinel: bytes = b"", *, keep: bool = False) -> None:
-        """Open a new capture; ``keep`` carries over what the previous one kept."""
-        with self._cond:
-            if not keep:
-                self._buf, self._truncated = bytearray(), False
-            self._limit, self._sentinel, self._tail, self._open = limit, sentinel, b"", not self._eof
-
-    def wait(self, timeout: float) -> bool:
-        """Whether the current capture ended (sentinel seen or EOF) within ``timeout`` seconds."""
-        with self._cond:
-            return self._cond.wait_for(lambda: not self._open, timeout)
-
-    def take(self) -> tuple[bytes, bool]:
-        with self._cond:
-            return bytes(self._buf), self._truncated
-
-    @property
-    def eof(self) -> bool:
-        with self._cond:
-            return self._eof
-
-    def _keep(self, data: bytes) -> None:
-        room = self._limit - len(self._buf)
-        self._buf += data[: max(room, 0)]
-        self._truncated |= len(data) > room
-
-    def _feed(self, chunk: bytes) -> None:
-        if not self._open:
-            return
-        if not self._sentinel:
-            self._keep(chunk)
-            return
-        data = self._tail + chunk
-        at = data.find(self._sentinel)
-        if at >= 0:
-            self._keep(data[:at])
-            self._tail, self._open = b"", False
-            self._cond.notify_all()
-            return
-        cut = max(0, len(data) - len(self._sentinel) + 1)
-        self._keep(data[:cut])
-        self._tail = data[cut:]
-
-    def _run(self) -> None:
-        try:
-            while chunk := os.read(self._fd, 1 << 16):
-                with self._cond:
-                    self._feed(chunk)
-        finally:
-            os.close(self._fd)
-            with self._cond:
-                if self._open:
-                    self._keep(self._tail)
-                self._eof, self._open = True, False
-                self._cond.notify_all()
-
-
 # --- one-shot runs -------------------------------------------------------------------------------
 def _wait(proc: subprocess.Popen[bytes], deadline: float, cancel: threading.Event | None) -> str:
     """Wait for the sandbox to exit; ``"exited"``, ``"timeout"`` or ``"cancelled"``."""
@@ -420,31 +359,56 @@ def _parse_report(data: bytes) -> tuple[str, dict[str, str]] | None:
     return cwd, dict(entry.split("=", 1) for entry in entries if "=" in entry)
 
 
-def _command(lang: Language, report_fd: int, code_fd: int) -> list[str]:
-    if lang == "python":
-        return [PYTHON, "-c", _PY_LAUNCHER, str(report_fd), str(code_fd)]
-    return [BASH, "--noprofile", "--norc", "-c", _BASH_LAUNCHER, "bash", str(report_fd), str(code_fd)]
+def _command(req: SandboxRequest, control_fd: int, report_fd: int, code_fd: int) -> list[str]:
+    if req.lang == "python":
+        mode = ["py", str(report_fd), str(code_fd)]
+    else:
+        mode = ["exec", BASH, "--noprofile", "--norc", "-c", BASH_LAUNCHER, "bash", str(report_fd), str(code_fd)]
+    port = BRIDGE_PORT if req.network == "allowlist" else 0
+    return supervisor_command(control_fd, port, req.limits, math.ceil(req.timeout), (report_fd, code_fd), mode)
+
+
+def start_proxy(req: SandboxRequest) -> NetProxy | None:
+    policy = req.policy
+    return None if policy is None else NetProxy(policy).start()
 
 
 def run_sandboxed(req: SandboxRequest, *, cancel: threading.Event | None = None) -> SandboxResult:
     """Run ``req.code`` once in a fresh sandbox and report what happened (see the module docs)."""
     bwrap = require_bwrap()
     source = check_code(req.code)
-    options = sandbox_options(host_workspace(req.workspace), req.sandbox_cwd, effective_env(req.env), req.network)
+    workspace = host_workspace(req.workspace)
+    proxy = start_proxy(req)
+    try:
+        return _run(req, bwrap, source, workspace, proxy, cancel)
+    finally:
+        if proxy is not None:
+            proxy.close()
+
+
+def _run(
+    req: SandboxRequest, bwrap: str, source: bytes, workspace: Path, proxy: NetProxy | None,
+    cancel: threading.Event | None,
+) -> SandboxResult:  # fmt: skip
+    env = effective_env(req.env, req.network)
+    options = sandbox_options(workspace, req.sandbox_cwd, env, proxy.directory if proxy else None)
     report_r, report_w = os.pipe()
+    control_r, control_w = os.pipe()
     code_fd = _memfd("sandbox-code", source)
     started_at = datetime.now(UTC)
     deadline = time.monotonic() + req.timeout
+    command = _command(req, control_w, report_w, code_fd)
     try:
-        proc, out_fd, err_fd, argv = start_sandbox(bwrap, options, _command(req.lang, report_w, code_fd),
-                                                   (report_w, code_fd))  # fmt: skip
+        proc, out_fd, err_fd, argv = start_sandbox(bwrap, options, command, (report_w, code_fd, control_w))
     except BaseException:
         os.close(report_r)
+        os.close(control_r)
         raise
     finally:
-        os.close(report_w)
-        os.close(code_fd)
+        for fd in (report_w, code_fd, control_w):
+            os.close(fd)
     report = Drain(report_r, "sandbox-report", _REPORT_LIMIT)
+    control = Drain(control_r, "sandbox-control", 4096)
     out = Drain(out_fd, "sandbox-stdout", req.max_output)
     err = Drain(err_fd, "sandbox-stderr", req.max_output)
     try:
@@ -453,16 +417,17 @@ def run_sandboxed(req: SandboxRequest, *, cancel: threading.Event | None = None)
         if proc.returncode is None:
             kill_sandbox(proc)
     ended_at = datetime.now(UTC)
-    for drain in (report, out, err):
+    for drain in (report, control, out, err):
         drain.wait(_GRACE)
     stdout, stdout_truncated = out.take()
     stderr, stderr_truncated = err.take()
     seen = _parse_report(report.take()[0])
+    limit = reported_limit(control.take()[0])
     status: Status
     exit_code: int | None = None
     error: str | None = None
     if outcome == "timeout":
-        status, error = "cancelled", f"timed out after {req.timeout:g} s; the sandbox was killed"
+        status, error, limit = "cancelled", f"timed out after {req.timeout:g} s; the sandbox was killed", "time"
     elif outcome == "cancelled":
         status, error = "cancelled", "cancelled; the sandbox was killed"
     elif seen is None:
@@ -474,6 +439,9 @@ def run_sandboxed(req: SandboxRequest, *, cancel: threading.Event | None = None)
     else:
         exit_code = proc.returncode
         status = "succeeded" if exit_code == 0 else "failed"
+    truncated = stdout_truncated or stderr_truncated
+    status, limit, error = limit_outcome(status, limit, error, truncated, req.limits, req.max_output, req.timeout)
+    decisions, dropped = proxy.take_decisions() if proxy is not None else ([], 0)
     return SandboxResult(
         status=status,
         exit_code=exit_code,
@@ -488,4 +456,7 @@ def run_sandboxed(req: SandboxRequest, *, cancel: threading.Event | None = None)
         timed_out=outcome == "timeout",
         error=error,
         argv=argv,
+        limit_exceeded=limit,
+        network_decisions=decisions,
+        network_decisions_dropped=dropped,
     )

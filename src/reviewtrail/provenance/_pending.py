@@ -1,0 +1,268 @@
+"""Run bookkeeping on disk: the per-session run lock and the pending-run markers.
+
+Session lock
+    Runs in one session are serialized: each holds an exclusive ``flock`` on
+    ``<store>/workspaces/.locks/<session>.lock`` (outside every workspace) from its pre-run
+    snapshot until its record is appended, so a run is credited only with the files it wrote.
+    Runs in different sessions still run in parallel. The lock dies with its process.
+
+Pending-run markers
+    Before the code starts, ``<store>/runs-pending/<run id>.json`` is written durably (temp
+    file, fsync, rename, fsync of the folder): ``runId``, ``sessionId``, ``startedAt``, the
+    pre-run workspace snapshot ``before`` (path -> ``{digest, size}``) and what the record
+    needs (language, code, timeout, network). It is removed once the ExecutionRun is appended.
+    A marker left behind means the recording process died (killed, power cut, disk full):
+    :func:`pending_run_problems` reports it and :func:`repair_pending_runs` records the run as
+    ``failed`` ("interrupted: the recording process died"), crediting it with the files that
+    differ from ``before``. A marker whose session lock is held belongs to a run in progress
+    and is left alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reviewtrail.errors import BackendUnavailableError, InvalidInputError
+from reviewtrail.provenance._snapshot import FileState, Snapshot
+from reviewtrail.store import Store
+
+__all__ = [
+    "DISK_FULL",
+    "PendingRun",
+    "disk_full",
+    "lock_path",
+    "marker_before",
+    "pending_dir",
+    "pending_run_problems",
+    "pending_runs",
+    "read_marker",
+    "remove_marker",
+    "repair_pending_runs",
+    "session_lock",
+    "session_locked",
+    "write_marker",
+]
+
+DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def _root(store: Store) -> Path:
+    if store.root is None:
+        raise InvalidInputError("runs need a store on disk (for their workspaces)", field="store")
+    return store.root
+
+
+def lock_path(store: Store, session_id: str) -> Path:
+    return _root(store) / "workspaces" / ".locks" / f"{session_id}.lock"
+
+
+def pending_dir(store: Store) -> Path:
+    return _root(store) / "runs-pending"
+
+
+@contextlib.contextmanager
+def session_lock(store: Store, session_id: str, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+    """Hold the session's run lock; ``on_wait`` is told (once) when another run holds it."""
+    path = lock_path(store, session_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if on_wait is not None:
+                on_wait(f"waiting for the run in progress in session {session_id} to finish (one run at a time)")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def session_locked(store: Store, session_id: str) -> bool:
+    """Whether a run holds the session's lock right now."""
+    path = lock_path(store, session_id)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+@contextlib.contextmanager
+def disk_full(doing: str, *, after: str = "") -> Iterator[None]:
+    """A full disk (ENOSPC/EDQUOT) inside becomes BackendUnavailableError (exit 5) saying what to do."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in DISK_FULL:
+            raise
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise BackendUnavailableError(
+            f"no space left on the device while {doing}{where}: {exc.strerror or exc}{after}", field="storage"
+        ) from exc
+
+
+@dataclass(frozen=True)
+class PendingRun:
+    """A run whose record was not (yet) appended: in progress, or interrupted."""
+
+    run_id: str
+    session_id: str
+    started_at: str
+    path: Path
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_marker(store: Store, run_id: str, session_id: str, started_at: str, before: Snapshot, **meta: Any) -> Path:
+    """Write ``<store>/runs-pending/<run_id>.json`` durably; its path."""
+    folder = pending_dir(store)
+    folder.mkdir(parents=True, exist_ok=True)
+    doc = {
+        "runId": run_id,
+        "sessionId": session_id,
+        "startedAt": started_at,
+        "before": {p: {"digest": s.sha256, "size": s.size} for p, s in sorted(before.items())},
+        **meta,
+    }
+    final = folder / f"{run_id}.json"
+    tmp = folder / f".{run_id}.json.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(doc, f, sort_keys=True)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, final)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    _fsync_dir(folder)
+    return final
+
+
+def read_marker(path: Path) -> dict[str, Any] | None:
+    """The marker's content, or None when it is unreadable (a torn write never renamed into place)."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or not all(isinstance(doc.get(k), str) for k in ("runId", "sessionId", "startedAt")):
+        return None
+    return doc
+
+
+def marker_before(doc: dict[str, Any]) -> Snapshot:
+    """The marker's pre-run snapshot as file states (no mtime or inode: every file is re-hashed)."""
+    out = Snapshot()
+    if isinstance(doc.get("maxFileSize"), int):
+        out.max_file_size = doc["maxFileSize"]
+    for path, state in (doc.get("before") or {}).items():
+        out[str(path)] = FileState(int(state["size"]), 0, 0, str(state["digest"]))
+    return out
+
+
+def remove_marker(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    with contextlib.suppress(OSError):
+        _fsync_dir(path.parent)
+
+
+# --- the public API ----------------------------------------------------------------------------
+def pending_runs(store: Store) -> list[PendingRun]:
+    """Every pending-run marker (oldest first): runs in progress and runs whose recorder died."""
+    folder = pending_dir(store)
+    if not folder.is_dir():
+        return []
+    out = []
+    for path in sorted(folder.glob("*.json")):
+        doc = read_marker(path)
+        if doc is not None:
+            out.append(PendingRun(doc["runId"], doc["sessionId"], doc["startedAt"], path))
+    return sorted(out, key=lambda p: (p.started_at, p.run_id))
+
+
+def _interrupted(store: Store) -> list[PendingRun]:
+    return [p for p in pending_runs(store) if not session_locked(store, p.session_id)]
+
+
+def pending_run_problems(store: Store) -> list[str]:
+    """One line per interrupted run (its marker is there and no run holds its session's lock)."""
+    return [
+        f"run {p.run_id} in session {p.session_id} was interrupted (started {p.started_at}); "
+        "'reviewtrail verify --repair' records it"
+        for p in _interrupted(store)
+    ]
+
+
+def _recorded(store: Store, run_id: str) -> bool:
+    return bool(store.ledger.rows("prov_runs", run_id=run_id))
+
+
+def repair_pending_runs(store: Store) -> list[str]:
+    """Record every interrupted run as failed, crediting the files that differ from its pre-run
+    snapshot; remove the markers of runs already recorded. One line per marker handled."""
+    from reviewtrail.provenance._runs import record_run
+    from reviewtrail.provenance._sessions import get_session
+
+    done = []
+    for pending in pending_runs(store):
+        with session_lock(store, pending.session_id):
+            doc = read_marker(pending.path)
+            if doc is None:  # recorded and removed by its own run while we waited for the lock
+                continue
+            if _recorded(store, pending.run_id):
+                remove_marker(pending.path)
+                done.append(f"run {pending.run_id}: already recorded; removed its marker")
+                continue
+            workspace = get_session(store, pending.session_id).workspace  # if deleted since: no files to credit
+            note = "interrupted: the recording process died; recorded by 'reviewtrail verify --repair'"
+            code = doc.get("code")
+            outcome = record_run(
+                store,
+                session_id=pending.session_id,
+                workspace=workspace,
+                code=None if isinstance(code, dict) else "",
+                code_ref=code if isinstance(code, dict) else None,
+                lang=str(doc.get("lang", "python")),
+                result=None,
+                before=marker_before(doc),
+                timeout=float(doc.get("timeoutSeconds", 60.0)),
+                network=doc.get("networkPolicy", "none"),
+                allowlist=list(doc.get("allowlist", [])),
+                resolve=dict(doc.get("resolve", {})),
+                tool_name=str(doc.get("toolName", "reviewtrail.run")),
+                actor=str(doc.get("actor", "user")),
+                failure=note,
+                run_id=pending.run_id,
+                started_at=pending.started_at,
+                kernel_id=doc.get("kernelId"),
+            )
+            remove_marker(pending.path)
+            files = [*outcome.run.created_files, *outcome.run.modified_files]
+            done.append(
+                f"run {pending.run_id} in session {pending.session_id}: recorded as failed (interrupted), "
+                f"{len(files)} file(s) credited"
+            )
+    return done

@@ -1,0 +1,217 @@
+"""The programs that start inside the sandbox: the supervisor, the code launchers, the proxy bridge.
+
+Every sandbox runs ``/usr/bin/python3 -c SUPERVISOR`` as its command (pid 2 of the sandbox's
+pid namespace, under bubblewrap's init). The supervisor:
+
+1. in ``--network allowlist`` mode, listens on ``127.0.0.1:<port>`` of the sandbox's own
+   loopback and forks the *bridge*, which copies every connection to the host proxy's Unix
+   socket bound at ``/run/rt-proxy/proxy.sock`` (the sandbox has no other way out);
+2. sets the resource limits (``RLIMIT_DATA``, ``RLIMIT_FSIZE``, ``RLIMIT_CPU``,
+   ``RLIMIT_NPROC``), inherited by everything the code starts;
+3. forks the code: python code runs in that child itself (only ``os`` and ``sys`` are loaded;
+   see :data:`_PY_CHILD`), anything else is ``exec``'d (bash, a kernel worker) with the signal
+   dispositions Python changed (SIGPIPE, SIGXFSZ) restored;
+4. every 10 ms counts the sandbox's processes and sums their private resident memory; past
+   ``max procs`` or ``max memory`` it writes ``limit <name>`` to its control pipe and kills
+   every process of the sandbox;
+5. exits with the code's status (128 + N when signal N killed it); a death by SIGXCPU or
+   SIGXFSZ is reported as ``limit time`` / ``limit file-size``.
+
+The control pipe is only the supervisor's report; the python child keeps it open to report an
+uncaught ``MemoryError`` (``limit memory``). Code can write to it too, but can only make its
+own run look worse.
+
+Arguments: ``<control fd> <memory> <procs> <file size> <cpu s> <bridge port or 0>
+<fds to close in the supervisor, comma-separated> <mode> ...``; mode ``py <report fd>
+<code fd>`` or ``exec <argv>...``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reviewtrail.provenance._limits import ResourceLimits
+
+__all__ = ["BASH_LAUNCHER", "BRIDGE_PORT", "PROXY_DIR", "PROXY_SOCKET", "PYTHON", "SUPERVISOR", "supervisor_command"]
+
+PYTHON = "/usr/bin/python3"
+
+PROXY_DIR = "/run/rt-proxy"
+PROXY_SOCKET = PROXY_DIR + "/proxy.sock"
+BRIDGE_PORT = 3128  # on the sandbox's own loopback; nothing else listens there
+
+# Bash: ``bash -c BASH_LAUNCHER bash <report fd> <code fd>``: the code from <code fd>, then the
+# report on <report fd>: the working directory, NUL, one NAME=value NUL per variable, a final NUL.
+BASH_LAUNCHER = """\
+IFS= read -r -d '' __rt_code <&"$2"
+{ printf '%s\\0' "$(pwd -P)"
+  for __rt_n in $(compgen -e); do [[ -n ${!__rt_n+x} ]] && printf '%s=%s\\0' "$__rt_n" "${!__rt_n}"; done
+  printf '\\0'; } >&"$1"
+eval "exec $1>&- $2<&-"
+unset __rt_n
+set --
+eval "unset __rt_code
+$__rt_code"
+"""
+
+_BRIDGE = """\
+def _bridge(lsock, control, closing):
+    import socket, threading
+    null = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    for fd in (control, *closing):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    def pump(src, dst):
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (dst, src):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+    def serve(conn):
+        up = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            up.connect(%(socket)r)
+        except OSError:
+            conn.close()
+            up.close()
+            return
+        threading.Thread(target=pump, args=(up, conn), daemon=True).start()
+        pump(conn, up)
+    while True:
+        conn, _ = lsock.accept()
+        threading.Thread(target=serve, args=(conn,), daemon=True).start()
+"""
+
+# The python code's own process (a fork of the supervisor): report, then run the code.
+_PY_CHILD = """\
+def _py(control, report, code):
+    with os.fdopen(code, "rb") as f:
+        src = f.read()
+    with os.fdopen(report, "wb") as f:
+        f.write(b"\\0".join([os.getcwdb(), *(k + b"=" + v for k, v in os.environb.items())]) + b"\\0\\0")
+    m = type(sys)("__main__")
+    sys.modules["__main__"] = m
+    sys.argv = ["-c"]
+    try:
+        exec(compile(src, "<sandbox>", "exec"), m.__dict__)
+    except SystemExit:
+        raise
+    except BaseException as e:
+        if isinstance(e, MemoryError):
+            try:
+                os.write(control, b"limit memory\\n")
+            except OSError:
+                pass
+        import traceback
+        tb = e.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename != "<sandbox>":
+            tb = tb.tb_next
+        traceback.print_exception(type(e), e, tb)
+        sys.exit(1)
+"""
+
+_MAIN = """\
+def _others(skip):
+    return [p for p in os.listdir("/proc") if p.isdigit() and p not in skip]
+
+def _private(pid, page):
+    try:
+        with open("/proc/" + pid + "/statm", "rb") as f:
+            fields = f.read().split()
+        return (int(fields[1]) - int(fields[2])) * page
+    except (OSError, IndexError, ValueError):
+        return 0
+
+def _kill_all(skip, select):
+    for _ in range(500):
+        if not _others(skip):
+            return
+        try:
+            os.kill(-1, 9)
+        except ProcessLookupError:
+            return
+        select.select([], [], [], 0.002)
+
+def _sup():
+    a = sys.argv
+    control, mem, procs, fsize, cpu, port = (int(x) for x in a[1:7])
+    closing = [int(x) for x in a[7].split(",") if x]
+    mode, rest = a[8], a[9:]
+    before = set(sys.modules)
+    bridge = 0
+    if port:
+        import socket
+        lsock = socket.socket()
+        lsock.bind(("127.0.0.1", port))
+        lsock.listen(128)
+        bridge = os.fork()
+        if bridge == 0:
+            _bridge(lsock, control, closing)
+            os._exit(0)
+        lsock.close()
+    import resource, select, _signal
+    for res, value, extra in ((resource.RLIMIT_DATA, mem, 0), (resource.RLIMIT_FSIZE, fsize, 0),
+                              (resource.RLIMIT_CPU, cpu, 1), (resource.RLIMIT_NPROC, procs, 0)):
+        if value > 0:
+            resource.setrlimit(res, (value, value + extra))
+    child = os.fork()
+    if child == 0:
+        for name in set(sys.modules) - before:
+            del sys.modules[name]
+        _signal.signal(_signal.SIGXFSZ, _signal.SIG_DFL)
+        os.set_inheritable(control, False)
+        if mode == "py":
+            _py(control, int(rest[0]), int(rest[1]))
+            sys.exit(0)
+        _signal.signal(_signal.SIGPIPE, _signal.SIG_DFL)
+        try:
+            os.execv(rest[0], rest)
+        except OSError as exc:
+            os.write(2, ("cannot run " + rest[0] + ": " + str(exc) + "\\n").encode())
+            os._exit(127)
+    for fd in closing:
+        os.close(fd)
+    skip = {"1", str(os.getpid()), str(bridge)}
+    page = os.sysconf("SC_PAGE_SIZE")
+    pidfd = os.pidfd_open(child)
+    hit = None
+    while not select.select([pidfd], [], [], 0.01)[0]:
+        pids = _others(skip)
+        if procs and len(pids) > procs:
+            hit = "procs"
+        elif mem and sum(_private(p, page) for p in pids) > mem:
+            hit = "memory"
+        if hit:
+            os.write(control, ("limit " + hit + "\\n").encode())
+            _kill_all(skip, select)
+            break
+    _, status = os.waitpid(child, 0)
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if not hit and sig in (_signal.SIGXCPU, _signal.SIGXFSZ):
+            os.write(control, b"limit time\\n" if sig == _signal.SIGXCPU else b"limit file-size\\n")
+        os._exit(128 + sig)
+    os._exit(os.waitstatus_to_exitcode(status))
+
+_sup()
+"""
+
+SUPERVISOR = "import os, sys\n" + (_BRIDGE % {"socket": PROXY_SOCKET}) + _PY_CHILD + _MAIN
+
+
+def supervisor_command(
+    control_fd: int, port: int, limits: ResourceLimits, cpu: int, close: Sequence[int], mode: Sequence[str]
+) -> list[str]:
+    """The sandbox's command: the supervisor, then ``mode`` (``py <report> <code>`` or ``exec <argv>``).
+    ``port`` 0 means no bridge; ``cpu`` 0 means no CPU limit."""
+    numbers = [control_fd, limits.max_memory, limits.max_procs, limits.max_file_size, cpu, port]
+    return [PYTHON, "-c", SUPERVISOR, *map(str, numbers), ",".join(map(str, close)), *mode]
