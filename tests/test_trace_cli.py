@@ -199,7 +199,9 @@ def test_fifty_concurrent_saves_into_one_skill(tmp_path: Path) -> None:
 
 def test_save_refuses_a_project_dir_that_is_missing_or_a_file(project: Path) -> None:
     missing = project / "no" / "such" / "project"
-    code, _, err = run("trace", "save", "--skill", "s", "--purpose", "p", "--response", "x", "--project-dir", str(missing))
+    code, _, err = run(
+        "trace", "save", "--skill", "s", "--purpose", "p", "--response", "x", "--project-dir", str(missing)
+    )
     assert code == 2 and "project_dir" in err and "does not exist" in err
     assert not (project / "no").exists()
     (project / "a-file").write_text("x")
@@ -227,6 +229,8 @@ def test_a_rejected_run_id_leaves_no_folders(project: Path, monkeypatch: pytest.
         )  # fmt: skip
         assert code == 2 and "run" in err
     monkeypatch.setenv("ARIS_TRACE_RUN_ID", "bad")
-    code, _, _ = run("trace", "save", "--skill", "s", "--purpose", "p", "--response", "x", "--project-dir", str(project))
+    code, _, _ = run(
+        "trace", "save", "--skill", "s", "--purpose", "p", "--response", "x", "--project-dir", str(project)
+    )
     assert code == 2
     assert not (project / ".aris").exists()

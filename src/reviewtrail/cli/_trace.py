@@ -182,7 +182,9 @@ def verify(
     path: Annotated[Path | None, typer.Argument(help="Project, skill or run folder.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Check every trace file against the shipped JSON Schemas and the protocol's rules.
+    """Check every trace file against the shipped JSON Schemas and the protocol's rules, and,
+    when a reviewtrail store exists for the project, against its ledger records (edited,
+    deleted or added files and event lines, interrupted saves).
 
     Exits 0 when every file conforms, 4 with the list of problems otherwise.
 
@@ -190,19 +192,46 @@ def verify(
     """
     from reviewtrail.errors import EXIT_INTEGRITY
     from reviewtrail.tracing._layout import project_root
-    from reviewtrail.tracing._verify import verify_traces
+    from reviewtrail.tracing._verify import trace_scope, verify_traces
 
-    checked, problems = verify_traces(path if path is not None else project_root(None))
+    target = path if path is not None else project_root(None)
+    checked, problems = verify_traces(target)
+    project, skill, run_id = trace_scope(target)
+    ledger_checked = _ledger_problems(project, skill, run_id)
+    if ledger_checked is not None:
+        problems += ledger_checked
     if as_json:
-        print_json({"ok": not problems, "filesChecked": checked, "problems": problems})
+        print_json(
+            {
+                "ok": not problems,
+                "filesChecked": checked,
+                "ledgerChecked": ledger_checked is not None,
+                "problems": problems,
+            }
+        )
     elif problems:
         print(f"{len(problems)} problem(s) in {checked} files:")
         for p in problems:
             print(f"  - {p}")
     else:
-        print(f"ok: {checked} trace files conform")
+        against = " and match the ledger" if ledger_checked is not None else ""
+        print(f"ok: {checked} trace files conform{against}")
     if problems:
         raise typer.Exit(EXIT_INTEGRITY)
+
+
+def _ledger_problems(project: Path, skill: str | None, run_id: str | None) -> list[str] | None:
+    """Problems against the store's records, or None when the project has no store."""
+    from reviewtrail.config import load_settings
+
+    settings = load_settings(cwd=project)
+    if not settings.store_exists:
+        return None
+    from reviewtrail.store import Store
+    from reviewtrail.tracing._ledger_check import ledger_problems
+
+    with Store.open(settings) as store:
+        return ledger_problems(store, project, skill=skill, run_id=run_id)
 
 
 _trace_debug.register(app)

@@ -4,6 +4,7 @@ Public API::
 
     from reviewtrail.tracing import ReviewCall, record_call, trace_review, traced_review
     from reviewtrail.tracing import model_family, assess, resolve_mode, verify_traces
+    from reviewtrail.tracing import trace_ledger_problems, repair_trace_links  # traces vs. the ledger
 """
 
 from reviewtrail.tracing._assurance import (
@@ -21,6 +22,8 @@ from reviewtrail.tracing._assurance import (
 from reviewtrail.tracing._documents import ReviewCall, TraceMode
 from reviewtrail.tracing._families import FAMILIES, ROUTE_PREFIXES, UNKNOWN, model_family
 from reviewtrail.tracing._layout import check_name, project_root
+from reviewtrail.tracing._ledger_check import trace_ledger_problems
+from reviewtrail.tracing._ledger_repair import repair_trace_links
 from reviewtrail.tracing._modes import inline_mode, resolve_mode
 from reviewtrail.tracing._reader import TraceCall, TraceRun, find_run, iter_runs, load_run
 from reviewtrail.tracing._record import TraceResult, record_call, trace_review, traced_review
@@ -53,8 +56,10 @@ __all__ = [
     "normalize_reported",
     "project_root",
     "record_call",
+    "repair_trace_links",
     "resolve_mode",
     "review_independence",
+    "trace_ledger_problems",
     "trace_review",
     "traced_review",
     "verify_traces",

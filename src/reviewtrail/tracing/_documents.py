@@ -17,7 +17,16 @@ from reviewtrail.tracing._assurance import Assurance, assess
 from reviewtrail.tracing._families import model_family
 from reviewtrail.tracing._layout import check_name
 
-__all__ = ["ReviewCall", "TraceMode", "build_event", "build_meta", "build_request", "build_run_meta", "iso"]
+__all__ = [
+    "ReviewCall",
+    "TraceMode",
+    "build_event",
+    "build_meta",
+    "build_request",
+    "build_run_meta",
+    "event_from_meta",
+    "iso",
+]
 
 TraceMode = Literal["full", "meta", "off"]
 
@@ -83,7 +92,9 @@ class ReviewCall:
         if not isinstance(self.status, str) or not self.status.strip():
             raise InvalidInputError("must not be empty", field="status")
         if any(ord(c) < 32 or ord(c) == 127 for c in self.status):
-            raise InvalidInputError(f"{self.status!r} holds a control character (newline, tab, escape...)", field="status")
+            raise InvalidInputError(
+                f"{self.status!r} holds a control character (newline, tab, escape...)", field="status"
+            )
         if self.reviewer_kind not in ("model", "deterministic"):
             raise InvalidInputError("must be 'model' or 'deterministic'", field="reviewer_kind")
         for name in ("duration_ms", "input_tokens", "output_tokens"):
@@ -229,4 +240,21 @@ def build_event(
         "acceptance_status": a.acceptance_status,
         "trace_mode": mode,
         "timestamp": iso(end),
+    }
+
+
+def event_from_meta(skill: str, trace_path: str, meta: dict[str, Any]) -> dict[str, Any]:
+    """The event line of a call, rebuilt from its meta file (what :func:`build_event` wrote for it)."""
+    return {
+        "event": "review_trace",
+        "skill": skill,
+        "purpose": meta.get("purpose"),
+        "agent_id": meta.get("agent_id"),
+        "trace_path": trace_path,
+        "status": meta.get("status"),
+        "call_number": meta.get("call_number"),
+        "thread_id": meta.get("thread_id"),
+        "acceptance_status": meta.get("acceptance_status"),
+        "trace_mode": meta.get("trace_mode", "full"),
+        "timestamp": meta.get("timestamp"),
     }

@@ -23,7 +23,7 @@ from pathlib import Path
 from reviewtrail._durable import fsync_dir
 from reviewtrail.tracing._layout import ARIS_DIR, RUN_ID, check_name
 
-__all__ = ["Pending", "PendingMarker", "pending_dir", "read_markers", "taken"]
+__all__ = ["Pending", "PendingMarker", "parse_marker", "pending_dir", "read_markers", "taken"]
 
 
 def pending_dir(project: Path) -> Path:
@@ -112,7 +112,7 @@ class PendingMarker:
         self._fd = self._path = self._claimed = None
 
 
-def _parse(path: Path, live: bool) -> Pending | None:
+def parse_marker(path: Path, live: bool) -> Pending | None:
     try:
         doc = json.loads(path.read_bytes())
         number = doc["call_number"]
@@ -145,7 +145,7 @@ def read_markers(project: Path) -> tuple[list[Pending], list[str]]:
         with taken(path) as mine:
             if mine is None:
                 continue  # removed meanwhile: its save finished
-            marker = _parse(path, live=not mine)
+            marker = parse_marker(path, live=not mine)
         if marker is None:
             problems.append(f".aris/meta/pending/{path.name}: unreadable marker of an interrupted trace save")
         else:

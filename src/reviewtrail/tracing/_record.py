@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
+from reviewtrail.errors import InvalidInputError, ReviewtrailError
 from reviewtrail.tracing._documents import (
     ReviewCall,
     TraceMode,
@@ -20,7 +21,6 @@ from reviewtrail.tracing._documents import (
     build_request,
     build_run_meta,
 )
-from reviewtrail.errors import InvalidInputError, ReviewtrailError
 from reviewtrail.tracing._layout import check_run_id, project_root, skill_dir
 from reviewtrail.tracing._modes import resolve_mode
 from reviewtrail.tracing._pending import PendingMarker

@@ -13,10 +13,11 @@ from typing import Any
 
 from reviewtrail.errors import NotFoundError
 from reviewtrail.tracing._assurance import assess
+from reviewtrail.tracing._events import EVENTS_LABEL, read_event_lines
 from reviewtrail.tracing._layout import ARIS_DIR, RUN_ID, events_path, traces_root
 from reviewtrail.tracing._reader import TraceRun, iter_runs, load_run
 
-__all__ = ["SCHEMA_FILES", "load_schema", "verify_traces"]
+__all__ = ["SCHEMA_FILES", "call_problems", "load_schema", "trace_scope", "verify_traces"]
 
 SCHEMA_FILES = {
     "run.meta": "run.meta.schema.json",
@@ -126,6 +127,24 @@ def _meta_rules(response: Path, meta: dict[str, Any], request: dict[str, Any] | 
     return problems
 
 
+def call_problems(run_path: Path, project: Path, number: int, purpose: str) -> list[str]:
+    """The schema and rule problems of one call's files (and of its run's run.meta.json)."""
+    stem = f"{number:03d}-{purpose}"
+    return [
+        p for p in _run_problems(load_run(run_path), project) if f"/{stem}." in p or f"/{stem}:" in p or "run.meta" in p
+    ]
+
+
+def trace_scope(path: Path) -> tuple[Path, str | None, str | None]:
+    """(project, skill, run id) named by a project, its ``.aris``, a skill folder or a run folder."""
+    path = path.absolute()
+    if RUN_ID.fullmatch(path.name) and path.is_dir():
+        return path.parent.parent.parent.parent, path.parent.name, path.name
+    if path.parent.name == "traces" and path.parent.parent.name == ARIS_DIR:
+        return path.parent.parent.parent, path.name, None
+    return (path.parent if path.name == ARIS_DIR else path), None, None
+
+
 def verify_traces(path: Path) -> tuple[int, list[str]]:
     """Check every trace file under ``path`` (a project, its ``.aris``, a skill folder or a run folder).
 
@@ -134,13 +153,12 @@ def verify_traces(path: Path) -> tuple[int, list[str]]:
     path = path.absolute()
     if not path.exists():
         raise NotFoundError(f"{path} does not exist", field="path")
-    if RUN_ID.fullmatch(path.name) and path.is_dir():
-        runs, project = [load_run(path)], path.parent.parent.parent.parent
-    elif path.parent.name == "traces" and path.parent.parent.name == ARIS_DIR:
-        project = path.parent.parent.parent
-        runs = list(iter_runs(project, path.name))
+    project, skill, run_id = trace_scope(path)
+    if run_id is not None:
+        runs = [load_run(path)]
+    elif skill is not None:
+        runs = list(iter_runs(project, skill))
     else:
-        project = path.parent if path.name == ARIS_DIR else path
         if not traces_root(project).is_dir() and not events_path(project).exists():
             raise NotFoundError(f"no .aris/traces under {project}", field="path")
         runs = list(iter_runs(project))
@@ -149,16 +167,12 @@ def verify_traces(path: Path) -> tuple[int, list[str]]:
     for run in runs:
         checked += 1 + sum(1 + (c.files.meta.exists()) + (c.files.response.exists()) for c in run.calls)
         problems += _run_problems(run, project)
-    events = events_path(project)
-    if events.exists() and not RUN_ID.fullmatch(path.name):
+    if events_path(project).exists() and run_id is None:
         checked += 1
-        for i, line in enumerate(events.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                doc = json.loads(line)
-            except ValueError as exc:
-                problems.append(f".aris/meta/events.jsonl line {i}: not valid JSON ({exc})")
-                continue
-            problems += _schema_problems("event", doc, f".aris/meta/events.jsonl line {i}")
+        for line in read_event_lines(project):
+            where = f"{EVENTS_LABEL} line {line.number}"
+            if line.doc is None:
+                problems.append(f"{where}: {line.problem}")
+            else:
+                problems += _schema_problems("event", line.doc, where)
     return checked, problems

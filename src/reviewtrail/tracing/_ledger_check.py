@@ -1,0 +1,268 @@
+"""Trace files and ``events.jsonl`` lines compared with their ``trace.review-call@1`` records.
+
+What is reported (one line per problem, naming the file or the line):
+
+- a file a record vouches for that is missing, or whose bytes differ from the recorded
+  digest (records from before file digests: the meta document, the prompt and the
+  response are compared instead);
+- in a run that has records, a file no record covers — except ``run.meta.json`` of a run
+  begun before the store existed and calls numbered below the run's first recorded call
+  (saved before the store existed);
+- a record whose event line is missing or edited, and in a recorded run an event line no
+  record covers (added, duplicated or edited);
+- an interrupted save: a pending marker (see ``_pending``) whose call has no record.
+
+Runs with no record at all were saved with no store and are not reported. A marker whose
+save is still running is skipped, and so are its call's files and line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from reviewtrail.tracing._documents import event_from_meta
+from reviewtrail.tracing._events import EVENTS_LABEL, EventLine, read_event_lines
+from reviewtrail.tracing._layout import RUN_ID, call_files, parse_call_filename, traces_root
+from reviewtrail.tracing._ledger_link import TRACE_RECORD_TYPE
+from reviewtrail.tracing._ledger_records import RecordedCall, parse_record
+from reviewtrail.tracing._pending import Pending, read_markers
+
+if TYPE_CHECKING:
+    from reviewtrail.store import Store
+
+__all__ = ["ledger_problems", "recorded_calls", "run_of_line", "trace_ledger_problems"]
+
+_MISSING = object()
+
+
+def trace_ledger_problems(store: Store, project_dir: Path) -> list[str]:
+    """Every difference between the project's trace files and event lines and the store's
+    ``trace.review-call@1`` records; one human line per problem, empty when they agree."""
+    return ledger_problems(store, Path(project_dir))
+
+
+def recorded_calls(store: Store) -> tuple[list[RecordedCall], list[str]]:
+    """Every trace record of the store as the call it describes, and a line per unreadable record."""
+    calls: list[RecordedCall] = []
+    problems: list[str] = []
+    for env in store.ledger.read(type=TRACE_RECORD_TYPE):
+        parsed = parse_record(env.id, env.seq, env.payload_value)
+        if isinstance(parsed, str):
+            problems.append(parsed)
+        else:
+            calls.append(parsed)
+    return calls, problems
+
+
+def ledger_problems(store: Store, project: Path, *, skill: str | None = None, run_id: str | None = None) -> list[str]:
+    """:func:`trace_ledger_problems`, limited to one skill or one run when given."""
+    project = project.absolute()
+
+    def in_scope(s: str, r: str) -> bool:
+        return (skill is None or s == skill) and (run_id is None or r == run_id)
+
+    calls, problems = recorded_calls(store)
+    if skill is not None:
+        problems = []  # unreadable records name no run: reported by the whole-project check
+    calls = [c for c in calls if in_scope(c.skill, c.run_id)]
+    markers, unreadable = read_markers(project)
+    markers = [m for m in markers if in_scope(m.skill, m.run_id)]
+    if skill is None:
+        problems += unreadable
+    for call in calls:
+        problems += _file_problems(project, call)
+    problems += _folder_problems(project, calls, markers)
+    problems += _marker_problems(project, calls, markers)
+    problems += _event_problems(project, calls, markers, in_scope)
+    return problems
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _differing_keys(actual: Any, expected: dict[str, Any]) -> list[str]:
+    if not isinstance(actual, dict):
+        return ["<whole document>"]
+    keys = set(actual) | set(expected)
+    return sorted(k for k in keys if actual.get(k, _MISSING) != expected.get(k, _MISSING))
+
+
+def _file_problems(project: Path, call: RecordedCall) -> list[str]:
+    run = traces_root(project) / call.skill / call.run_id
+    problems: list[str] = []
+    for name in call.expected_names():
+        where = f"{call.trace_path}{name}"
+        try:
+            data = (run / name).read_bytes()
+        except FileNotFoundError:
+            problems.append(f"{where}: missing (its {call.label} vouches for it)")
+            continue
+        except OSError as exc:
+            problems.append(f"{where}: unreadable ({exc.strerror})")
+            continue
+        if call.files is not None:
+            sha, size = call.files[name]
+            if _sha(data) != sha or len(data) != size:
+                problems.append(
+                    f"{where}: differs from {call.label}: sha256 {_sha(data)[:16]}... ({len(data)} bytes), "
+                    f"recorded {sha[:16]}... ({size} bytes)"
+                )
+        else:
+            problems += _legacy_problems(where, name, data, call)
+    return problems
+
+
+def _legacy_problems(where: str, name: str, data: bytes, call: RecordedCall) -> list[str]:
+    """Records without file digests: compare what they hold (meta document, prompt, response)."""
+    if name.endswith(".response.md"):
+        expected = call.response_sha256 or call.meta.get("response_sha256")
+        if expected is not None and _sha(data) != expected:
+            return [f"{where}: differs from {call.label}: the response's sha256 is not the recorded one"]
+        return []
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except ValueError:
+        return [f"{where}: differs from {call.label}: not the recorded JSON document"]
+    if name.endswith(".meta.json"):
+        keys = _differing_keys(doc, call.meta)
+        return [f"{where}: differs from {call.label} on {', '.join(keys)}"] if keys else []
+    if call.prompt_sha256 is not None:
+        prompt = doc.get("prompt") if isinstance(doc, dict) else None
+        if not isinstance(prompt, str) or _sha(prompt.encode("utf-8")) != call.prompt_sha256:
+            return [f"{where}: differs from {call.label} on prompt"]
+    return []
+
+
+def _by_run(calls: Iterable[RecordedCall]) -> dict[tuple[str, str], list[RecordedCall]]:
+    runs: dict[tuple[str, str], list[RecordedCall]] = {}
+    for call in calls:
+        runs.setdefault(call.run_key, []).append(call)
+    return runs
+
+
+def _folder_problems(project: Path, calls: list[RecordedCall], markers: list[Pending]) -> list[str]:
+    problems: list[str] = []
+    for (skill, run_id), recs in sorted(_by_run(calls).items()):
+        folder = traces_root(project) / skill / run_id
+        if not folder.is_dir():
+            continue  # its files are reported missing
+        covered = {name for rec in recs for name in rec.expected_names()}
+        first = min(rec.number for rec in recs)
+        marked = {(m.call_number, m.purpose) for m in markers if (m.skill, m.run_id) == (skill, run_id)}
+        base = f".aris/traces/{skill}/{run_id}/"
+        for entry in sorted(folder.iterdir()):
+            name = entry.name
+            if name in covered or name == "run.meta.json":
+                continue
+            parsed = parse_call_filename(name)
+            if parsed is None or not entry.is_file():
+                problems.append(f"{base}{name}: not a trace file, and not recorded in the ledger (added?)")
+            elif (parsed[0], parsed[1]) not in marked and parsed[0] >= first:
+                problems.append(
+                    f"{base}{name}: not recorded in the ledger (added after the fact, or saved without the store?)"
+                )
+    return problems
+
+
+def _marker_problems(project: Path, calls: list[RecordedCall], markers: list[Pending]) -> list[str]:
+    recorded = {c.call_key for c in calls}
+    problems: list[str] = []
+    for m in markers:
+        if m.live or m.key in recorded:
+            continue  # a save in progress, or one that was recorded (its marker is left over)
+        run = traces_root(project) / m.skill / m.run_id
+        files = call_files(run, m.call_number, m.purpose)
+        where = f".aris/traces/{m.skill}/{m.run_id}/{m.stem}"
+        if files.meta.exists():
+            problems.append(
+                f"{where}: written but unrecorded in the ledger (interrupted save?); "
+                "'reviewtrail verify --repair' records it"
+            )
+        elif files.request.exists() or files.response.exists():
+            problems.append(
+                f"{where}: incomplete call, unrecorded (interrupted save?): its meta file was never written; "
+                "save the call again and remove these files"
+            )
+        elif run.is_dir() and not any(parse_call_filename(p.name) for p in run.iterdir()):
+            problems.append(
+                f".aris/traces/{m.skill}/{m.run_id}/: a run folder with no call (interrupted save?); "
+                "'reviewtrail verify --repair' removes it"
+            )
+        else:
+            problems.append(
+                f"{where}: an interrupted save wrote no file of this call; "
+                f"'reviewtrail verify --repair' removes its marker .aris/meta/pending/{m.path.name}"
+            )
+    return problems
+
+
+def run_of_line(doc: dict[str, Any]) -> tuple[str, str] | None:
+    """(skill, run id) of an event line's ``trace_path``, or None."""
+    path = doc.get("trace_path")
+    if not isinstance(path, str):
+        return None
+    parts = path.strip("/").split("/")
+    if len(parts) != 4 or parts[:2] != [".aris", "traces"] or RUN_ID.fullmatch(parts[3]) is None:
+        return None
+    return parts[2], parts[3]
+
+
+def _find_line(lines: list[EventLine], used: set[int], call: RecordedCall) -> EventLine | None:
+    for line in lines:
+        if line.number in used:
+            continue
+        if call.event is not None:
+            if len(line.raw) == call.event[1] and _sha(line.raw) == call.event[0]:
+                return line
+        elif (
+            line.doc is not None
+            and line.doc.get("trace_path") == call.trace_path
+            and line.doc.get("call_number") == call.number
+            and line.doc.get("purpose") == call.purpose
+        ):
+            return line
+    return None
+
+
+def _event_problems(project: Path, calls: list[RecordedCall], markers: list[Pending], in_scope: Any) -> list[str]:
+    lines = read_event_lines(project)
+    used: set[int] = set()
+    problems: list[str] = []
+    for call in calls:
+        line = _find_line(lines, used, call)
+        if line is None:
+            problems.append(
+                f"{EVENTS_LABEL}: no line for {call.label} ({call.skill}/{call.run_id} call {call.stem}): "
+                "deleted or edited"
+            )
+            continue
+        used.add(line.number)
+        if call.event is None and line.doc is not None:
+            expected = event_from_meta(call.skill, call.trace_path, call.meta)
+            keys = [k for k in sorted(line.doc) if k in expected and line.doc[k] != expected[k]]
+            if keys:
+                problems.append(f"{EVENTS_LABEL} line {line.number}: differs from {call.label} on {', '.join(keys)}")
+    first = {key: min(c.number for c in recs) for key, recs in _by_run(calls).items()}
+    marked = {m.key for m in markers}
+    for line in lines:
+        if line.number in used or line.doc is None:
+            continue  # an unreadable line is reported by the schema check
+        key = run_of_line(line.doc)
+        if key is None or key not in first or not in_scope(*key):
+            continue
+        number, purpose = line.doc.get("call_number"), line.doc.get("purpose")
+        if (*key, number, purpose) in marked:
+            continue
+        if isinstance(number, int) and number < first[key]:
+            continue
+        label = f"{number:03d}" if isinstance(number, int) else "?"
+        problems.append(
+            f"{EVENTS_LABEL} line {line.number}: not recorded in the ledger ({key[0]}/{key[1]} call {label}): "
+            "added, duplicated or edited?"
+        )
+    return problems
