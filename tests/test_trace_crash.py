@@ -227,3 +227,47 @@ def test_repair_without_problems_does_nothing(project: Path, store: Store) -> No
     record_call(call(), project_dir=project)
     assert repair_trace_links(store, project) == []
     assert [r.run_id for r in iter_runs(project)] and trace_ledger_problems(store, project) == []
+
+
+def test_a_save_in_progress_is_not_reported_nor_repaired(project: Path, store: Store) -> None:
+    from reviewtrail.tracing._pending import PendingMarker
+
+    first = record_call(call(), project_dir=project)
+    assert first.run_id is not None
+    marker = PendingMarker(project, SKILL, "round-2-review")
+    marker.claim(first.run_id, 2, False)  # as a running save does before writing call 002
+    (skill_dir(project) / first.run_id / "002-round-2-review.request.json").write_text("{}")
+    assert trace_ledger_problems(store, project) == []
+    assert repair_trace_links(store, project) == []
+    marker.release()  # its process is gone: now it is an interrupted save, with an incomplete call
+    found = trace_ledger_problems(store, project)
+    assert len(found) == 1 and "002-round-2-review" in found[0] and "incomplete" in found[0], found
+    assert repair_trace_links(store, project) == []  # nothing it can complete
+    assert trace_ledger_problems(store, project) == found
+
+
+def test_repair_does_not_record_a_call_that_fails_the_checks(
+    project: Path, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reviewtrail.errors import BackendUnavailableError
+    from reviewtrail.tracing import _ledger_link
+
+    def unreachable(*args: Any, **kwargs: Any) -> Any:
+        raise BackendUnavailableError("database is down", field="database_url")
+
+    with monkeypatch.context() as m:
+        m.setattr(_ledger_link, "append_trace_record", unreachable)
+        with pytest.raises(BackendUnavailableError, match="verify --repair"):
+            record_call(call(reported_reviewer_model=None), project_dir=project)
+    [run] = runs(project)
+    meta = run / "001-round-1-review.meta.json"
+    meta.write_text(meta.read_text().replace('"provisional"', '"accepted"'))
+    found = trace_ledger_problems(store, project)
+    assert any("unrecorded" in p and "interrupted" in p for p in found), found
+    assert repair_trace_links(store, project) == []
+    assert list(store.ledger.read(type="trace.review-call@1")) == []
+    meta.write_text(meta.read_text().replace('"accepted"', '"provisional"'))
+    assert repair_trace_links(store, project)
+    [record] = store.ledger.read(type="trace.review-call@1")
+    assert record.payload_value["recovered"] is True
+    assert trace_ledger_problems(store, project) == []

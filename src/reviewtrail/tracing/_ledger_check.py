@@ -212,36 +212,44 @@ def run_of_line(doc: dict[str, Any]) -> tuple[str, str] | None:
     return parts[2], parts[3]
 
 
-def _find_line(lines: list[EventLine], used: set[int], call: RecordedCall) -> EventLine | None:
-    for line in lines:
-        if line.number in used:
-            continue
+class _LineIndex:
+    """Event lines by their bytes' digest and by the call they name, each line used at most once."""
+
+    def __init__(self, lines: list[EventLine]) -> None:
+        self.used: set[int] = set()
+        self.by_digest: dict[tuple[str, int], list[EventLine]] = {}
+        self.by_call: dict[tuple[Any, Any, Any], list[EventLine]] = {}
+        for line in lines:
+            self.by_digest.setdefault((_sha(line.raw), len(line.raw)), []).append(line)
+            if line.doc is not None:
+                key = (line.doc.get("trace_path"), line.doc.get("call_number"), line.doc.get("purpose"))
+                if all(isinstance(k, (str, int)) for k in key):
+                    self.by_call.setdefault(key, []).append(line)
+
+    def take(self, call: RecordedCall) -> EventLine | None:
         if call.event is not None:
-            if len(line.raw) == call.event[1] and _sha(line.raw) == call.event[0]:
+            candidates = self.by_digest.get(call.event, [])
+        else:
+            candidates = self.by_call.get((call.trace_path, call.number, call.purpose), [])
+        for line in candidates:
+            if line.number not in self.used:
+                self.used.add(line.number)
                 return line
-        elif (
-            line.doc is not None
-            and line.doc.get("trace_path") == call.trace_path
-            and line.doc.get("call_number") == call.number
-            and line.doc.get("purpose") == call.purpose
-        ):
-            return line
-    return None
+        return None
 
 
 def _event_problems(project: Path, calls: list[RecordedCall], markers: list[Pending], in_scope: Any) -> list[str]:
     lines = read_event_lines(project)
-    used: set[int] = set()
+    index = _LineIndex(lines)
     problems: list[str] = []
     for call in calls:
-        line = _find_line(lines, used, call)
+        line = index.take(call)
         if line is None:
             problems.append(
                 f"{EVENTS_LABEL}: no line for {call.label} ({call.skill}/{call.run_id} call {call.stem}): "
                 "deleted or edited"
             )
             continue
-        used.add(line.number)
         if call.event is None and line.doc is not None:
             expected = event_from_meta(call.skill, call.trace_path, call.meta)
             keys = [k for k in sorted(line.doc) if k in expected and line.doc[k] != expected[k]]
@@ -250,7 +258,7 @@ def _event_problems(project: Path, calls: list[RecordedCall], markers: list[Pend
     first = {key: min(c.number for c in recs) for key, recs in _by_run(calls).items()}
     marked = {m.key for m in markers}
     for line in lines:
-        if line.number in used or line.doc is None:
+        if line.number in index.used or line.doc is None:
             continue  # an unreadable line is reported by the schema check
         key = run_of_line(line.doc)
         if key is None or key not in first or not in_scope(*key):
