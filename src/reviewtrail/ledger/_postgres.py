@@ -100,7 +100,14 @@ class PostgresLedger(SqlLedger):
             with self._lock:
                 with contextlib.suppress(Exception):
                     self._conn.close()
-                self._conn = self._connect()
+                try:
+                    self._conn = self._connect()
+                except BackendUnavailableError as exc:
+                    raise BackendUnavailableError(
+                        f"PostgreSQL connection lost during an append and not re-established ({exc}); "
+                        "nothing was written",
+                        field="database",
+                    ) from None
         try:
             return super()._append(records, payloads, now)
         except ConflictError:

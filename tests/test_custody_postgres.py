@@ -1,0 +1,147 @@
+"""Custody attacks on PostgreSQL, a lost connection mid-append, and verify while others write."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import threading
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from reviewtrail.config import Settings
+from reviewtrail.errors import BackendUnavailableError, LedgerMissingError
+from reviewtrail.ledger import NewRecord
+from reviewtrail.store import Store
+
+
+def _init(root: Path, url: str) -> Settings:
+    settings = Settings(store=root, database_url=url)
+    with Store.init(settings) as store:
+        ref = store.cas.put(b"on postgres")
+        store.append([NewRecord(type="t.a@1", actor="x", privacy="private", payload={"f": ref.to_json()})])
+    return settings
+
+
+def _sql(url: str, *statements: str) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        for stmt in statements:
+            conn.execute(stmt)  # type: ignore[arg-type]
+
+
+@pytest.mark.postgres
+def test_an_empty_or_dropped_postgres_ledger_is_an_integrity_failure(tmp_path: Path, pg_server: object) -> None:
+    url = pg_server.new_database()  # type: ignore[attr-defined]
+    settings = _init(tmp_path / "s", url)
+    empty = Settings(store=settings.store, database_url=pg_server.new_database())  # type: ignore[attr-defined]
+    with pytest.raises(LedgerMissingError, match="no records table"):
+        Store.open(empty)
+    with psycopg.connect(empty.database_url) as conn:  # and nothing was created there
+        assert conn.execute("SELECT to_regclass('rt_records')").fetchone() == (None,)
+    _sql(url, "DROP TABLE rt_records CASCADE")
+    with pytest.raises(LedgerMissingError, match="rt_records"):
+        Store.open(settings)
+
+
+@pytest.mark.postgres
+def test_emptied_postgres_records_and_disabled_triggers_are_reported(tmp_path: Path, pg_url: str) -> None:
+    settings = _init(tmp_path / "s", pg_url)
+    _sql(pg_url, "ALTER TABLE rt_records DISABLE TRIGGER rt_records_no_change")
+    with Store.open(settings) as store:
+        problems = store.verify().problems
+    assert any("rt_records_no_change" in p and "disabled" in p for p in problems), problems
+    _sql(pg_url, "DELETE FROM rt_records")
+    with pytest.raises(LedgerMissingError, match="emptied or replaced"):
+        Store.open(settings)
+    with Store.open(settings, check_identity=False) as store:
+        problems = store.verify().problems
+    assert any("identity record" in p for p in problems)
+    _sql(pg_url, "DROP TRIGGER rt_records_no_truncate ON rt_records")
+    with Store.open(settings, check_identity=False) as store:
+        assert any("rt_records_no_truncate" in p and "dropped" in p for p in store.verify().problems)
+
+
+@pytest.mark.postgres
+def test_query_rows_edited_on_postgres_are_reported(tmp_path: Path, pg_url: str) -> None:
+    settings = _init(tmp_path / "s", pg_url)
+    _sql(pg_url, "UPDATE rt_p_cas_refs SET size = 1")
+    with Store.open(settings) as store:
+        problems = store.verify().problems
+        assert any("query table cas_refs" in p and "edited" in p for p in problems), problems
+        store.ledger.rebuild_projections()
+        assert store.verify().ok
+
+
+@pytest.mark.postgres
+def test_a_lost_connection_mid_append_is_retried_once(tmp_path: Path, pg_url: str) -> None:
+    settings = _init(tmp_path / "s", pg_url)
+    with Store.open(settings) as store:
+        pid = store.ledger._conn.info.backend_pid  # type: ignore[attr-defined]
+        _sql(pg_url, f"SELECT pg_terminate_backend({pid})")
+        [env] = store.append([NewRecord(type="t.b@1", actor="x", privacy="private", payload={"n": 1})])
+        assert env.seq == 3 and store.ledger.get(env.id) == env
+        assert store.verify().ok
+
+
+@pytest.mark.postgres
+def test_a_server_that_stays_down_is_exit_5_with_nothing_written(tmp_path: Path) -> None:
+    from support.pgserver import PgServer
+
+    server = PgServer()
+    server.start()
+    try:
+        url = server.new_database()
+        settings = _init(tmp_path / "s", url)
+        store = Store.open(settings)
+        server.stop()
+        with pytest.raises(BackendUnavailableError) as err:
+            store.append([NewRecord(type="t.b@1", actor="x", privacy="private", payload={"n": 1})])
+        assert err.value.exit_code == 5 and "nothing was written" in str(err.value)
+    finally:
+        server.stop()
+
+
+def _writer(root: str, url: str, stop: multiprocessing.synchronize.Event) -> None:  # type: ignore[name-defined]
+    settings = Settings(store=Path(root), database_url=url)
+    with Store.open(settings) as store:
+        n = 0
+        while not stop.is_set():
+            n += 1
+            ref = store.cas.put(f"object {n} {id(store)}".encode())
+            store.append([NewRecord(type="t.w@1", actor="w", privacy="private", payload={"f": ref.to_json(), "n": n})])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_verify_while_others_write_has_no_false_alarms(
+    tmp_path: Path, request: pytest.FixtureRequest, backend: str
+) -> None:
+    root = tmp_path / "s"
+    url = request.getfixturevalue("pg_url") if backend == "postgres" else f"sqlite:///{root / 'ledger.sqlite'}"
+    settings = _init(root, url)
+    ctx = multiprocessing.get_context("spawn")
+    stop = ctx.Event()
+    writers = [ctx.Process(target=_writer, args=(str(root), url, stop)) for _ in range(2)]
+    for w in writers:
+        w.start()
+    alarms: list[str] = []
+    seen: list[int] = []
+    try:
+        with Store.open(settings) as store:
+            while store.ledger.head().seq < 5:  # type: ignore[union-attr]
+                threading.Event().wait(0.05)
+            for _ in range(20):
+                report = store.verify()
+                alarms.extend(report.problems)
+                seen.append(report.records_checked)
+    finally:
+        stop.set()
+        for w in writers:
+            w.join(30)
+    assert alarms == []
+    assert seen[-1] > seen[0], "the writers really wrote while verify ran"
+    with Store.open(settings) as store:
+        final = store.verify()
+    assert final.ok, final.problems
+    assert json.dumps(final.to_json())
