@@ -15,6 +15,11 @@ Allocation holds an exclusive ``flock`` on the skill folder, and every file is
 published with exclusive creation (a temp file linked to its final name, which fails
 rather than overwrite), so concurrent writers never share a number or replace a file
 — including writers that do not take the lock.
+
+A save that fails (a full disk: :class:`StorageFullError`) removes the call files it
+linked and the run folder it created, so no bare run is left for later saves to join;
+a run folder found without ``run.meta.json`` gets one from the next save that joins it.
+The event line is one write, cut back if it fails part way.
 """
 
 from __future__ import annotations
