@@ -316,7 +316,9 @@ class _Kernel:
             else:
                 error = "cancelled; the kernel was killed"
             truncated = stdout_truncated or stderr_truncated
-            status, limit, error = limit_outcome(status, limit, error, truncated, self.limits, self.max_output, timeout)
+            status, limit, error = limit_outcome(
+                status, limit, error, truncated, self.limits, self.max_output, timeout, exit_code
+            )
             decisions, dropped = self._proxy.take_decisions() if self._proxy is not None else ([], 0)
             return SandboxResult(
                 status=status,

@@ -131,6 +131,9 @@ _LIMIT_TEXT = {
 }
 
 
+_SIGNAL_EXITS: dict[int | None, LimitName] = {128 + 24: "time", 128 + 25: "file-size"}
+
+
 def reported_limit(control: bytes) -> LimitName | None:
     """The first ``limit <name>`` line the in-sandbox supervisor wrote on its control pipe."""
     for line in control.decode("ascii", "replace").splitlines():
@@ -149,8 +152,13 @@ def limit_outcome(
     limits: ResourceLimits,
     max_output: int,
     timeout: float,
+    exit_code: int | None = None,
 ) -> tuple[Literal["succeeded", "failed", "cancelled"], LimitName | None, str | None]:
-    """A run that hit a limit fails with the limit named; a wall-clock timeout stays ``cancelled``."""
+    """A run that hit a limit fails with the limit named; a wall-clock timeout stays ``cancelled``.
+    Exit status 152 or 153 (128 + SIGXCPU or SIGXFSZ, as a shell reports a child killed by the
+    limit) names ``time`` or ``file-size``."""
+    if limit is None and exit_code in _SIGNAL_EXITS:
+        limit = _SIGNAL_EXITS[exit_code]
     if limit is None and truncated:
         limit = "output"
     if limit is None or (limit == "time" and status == "cancelled"):

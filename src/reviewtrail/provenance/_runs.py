@@ -28,9 +28,9 @@ from reviewtrail.canonical import canonical_json
 from reviewtrail.errors import BackendUnavailableError, InvalidInputError
 from reviewtrail.ledger import Envelope, new_record
 from reviewtrail.ledger._envelope import format_time, new_id
-from reviewtrail.provenance._limits import DEFAULT_LIMITS, ResourceLimits
+from reviewtrail.provenance._limits import DEFAULT_LIMITS, LimitName, ResourceLimits, limit_outcome
 from reviewtrail.provenance._pending import disk_full, remove_marker, session_lock, write_marker
-from reviewtrail.provenance._records import ArtifactDerivation, ExecutionRun
+from reviewtrail.provenance._records import ArtifactDerivation, ExecutionRun, RunStatus
 from reviewtrail.provenance._sandbox import SandboxRequest, SandboxResult, net_policy, require_bwrap, run_sandboxed
 from reviewtrail.provenance._sessions import require_live_session
 from reviewtrail.provenance._snapshot import FileState, Snapshot, changes, open_beneath, snapshot
@@ -246,6 +246,7 @@ def record_run(
         stdout = stderr = env_ref = None
         ended = format_time(datetime.now(UTC))
         started = started_at or ended
+    status, limit, error = _file_size_hit(result, failure, [*created, *modified], after, limits, timeout)
     run = ExecutionRun(
         run_id=run_id,
         session_id=session_id,
@@ -267,17 +268,17 @@ def record_run(
         network_access_revision=network_access_revision(network, allowlist, resolve),
         created_files=created,
         modified_files=modified,
-        status=result.status if result else "failed",
+        status=status,
         working_directory=result.working_directory if result else "unavailable",
         env_snapshot=env_ref,
         timeout_seconds=timeout,
-        error=failure if result is None else result.error,
+        error=error,
         network_allowlist=list(allowlist) if network == "allowlist" else None,
         network_resolve=dict(resolve) if network == "allowlist" and resolve else None,
         network_decisions=list(result.network_decisions) if result and network == "allowlist" else None,
         network_decisions_dropped=result.network_decisions_dropped if result and network == "allowlist" else None,
         resource_limits=limits.to_json(),
-        limit_exceeded=result.limit_exceeded if result else None,
+        limit_exceeded=limit,
     )
     records = [new_record(run, actor=actor, privacy="private", subject=f"session:{session_id}", id=run_id)]
     vanished: list[str] = []
@@ -319,6 +320,23 @@ def record_run(
         records[0] = new_record(run, actor=actor, privacy="private", subject=f"session:{session_id}", id=run_id)
     envs = store.append(records)
     return RunOutcome(run, envs[0], envs[1:], result)
+
+
+def _file_size_hit(
+    result: SandboxResult | None, failure: str | None, written: list[str], after: Snapshot, limits: ResourceLimits,
+    timeout: float,
+) -> tuple[RunStatus, LimitName | None, str | None]:  # fmt: skip
+    """The run's status, limit and error; a written file exactly at ``--max-file-size`` means a
+    write past it was refused (by a process the supervisor cannot see, e.g. a shell's child)."""
+    if result is None:
+        return "failed", None, failure
+    at_limit = [p for p in written if after[p].size == limits.max_file_size]
+    if result.limit_exceeded is not None or not at_limit:
+        return result.status, result.limit_exceeded, result.error
+    status, limit, error = limit_outcome(
+        result.status, "file-size", result.error, False, limits, limits.max_output, timeout
+    )
+    return status, limit, f"{error} ({', '.join(at_limit)} reached it)"
 
 
 _TEXT_SUFFIXES = {

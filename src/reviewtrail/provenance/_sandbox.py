@@ -440,7 +440,9 @@ def _run(
         exit_code = proc.returncode
         status = "succeeded" if exit_code == 0 else "failed"
     truncated = stdout_truncated or stderr_truncated
-    status, limit, error = limit_outcome(status, limit, error, truncated, req.limits, req.max_output, req.timeout)
+    status, limit, error = limit_outcome(
+        status, limit, error, truncated, req.limits, req.max_output, req.timeout, exit_code
+    )
     decisions, dropped = proxy.take_decisions() if proxy is not None else ([], 0)
     return SandboxResult(
         status=status,
