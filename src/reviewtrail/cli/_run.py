@@ -56,6 +56,7 @@ def run(
     """
     from reviewtrail.errors import EXIT_RUN_FAILED, InvalidInputError
     from reviewtrail.provenance import ResourceLimits, create_session, run_code
+    from reviewtrail.provenance._sandbox import require_bwrap
     from reviewtrail.store import Store
 
     if (allow or allow_resolve) and network != "allowlist":
@@ -90,6 +91,7 @@ def run(
     import sys
     import threading
 
+    require_bwrap()  # before a session is created for the run
     cancel = threading.Event()  # Ctrl-C cancels the run, which is still recorded (as cancelled)
     previous = signal.signal(signal.SIGINT, lambda *_: cancel.set())
     try:

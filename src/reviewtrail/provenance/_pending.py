@@ -48,6 +48,7 @@ __all__ = [
     "repair_pending_runs",
     "session_lock",
     "session_locked",
+    "try_session_lock",
     "write_marker",
 ]
 
@@ -82,6 +83,23 @@ def session_lock(store: Store, session_id: str, on_wait: Callable[[str], None] |
                 on_wait(f"waiting for the run in progress in session {session_id} to finish (one run at a time)")
             fcntl.flock(fd, fcntl.LOCK_EX)
         yield
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def try_session_lock(store: Store, session_id: str) -> Iterator[bool]:
+    """Hold the session's run lock if it is free; yields whether it was."""
+    path = lock_path(store, session_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
     finally:
         os.close(fd)
 
@@ -207,12 +225,25 @@ def _interrupted(store: Store) -> list[PendingRun]:
     return [p for p in pending_runs(store) if not session_locked(store, p.session_id)]
 
 
+def _unreadable(store: Store) -> list[Path]:
+    folder = pending_dir(store)
+    return [p for p in sorted(folder.glob("*.json")) if read_marker(p) is None] if folder.is_dir() else []
+
+
 def pending_run_problems(store: Store) -> list[str]:
-    """One line per interrupted run (its marker is there and no run holds its session's lock)."""
+    """One line per interrupted run (its marker is there and no run holds its session's lock),
+    and one per marker that cannot be read."""
     return [
-        f"run {p.run_id} in session {p.session_id} was interrupted (started {p.started_at}); "
-        "'reviewtrail verify --repair' records it"
-        for p in _interrupted(store)
+        *(
+            f"run {p.run_id} in session {p.session_id} was interrupted (started {p.started_at}); "
+            "'reviewtrail verify --repair' records it"
+            for p in _interrupted(store)
+        ),
+        *(
+            f"pending-run marker {path} cannot be read: a run of an unknown session may be unrecorded; "
+            "check that session's workspace, then remove the marker"
+            for path in _unreadable(store)
+        ),
     ]
 
 
@@ -228,7 +259,10 @@ def repair_pending_runs(store: Store) -> list[str]:
 
     done = []
     for pending in pending_runs(store):
-        with session_lock(store, pending.session_id):
+        with try_session_lock(store, pending.session_id) as free:
+            if not free:
+                done.append(f"run {pending.run_id} in session {pending.session_id}: still running; left alone")
+                continue
             doc = read_marker(pending.path)
             if doc is None:  # recorded and removed by its own run while we waited for the lock
                 continue
