@@ -5,9 +5,12 @@ Command modules import the library inside their functions so ``--help`` stays fa
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from reviewtrail.cli import _cas, _ledger, _provenance, _review, _run, _store, _trace
+from reviewtrail.cli._output import EXIT_PIPE_CLOSED, silence_stdout, stdout_is_closed
 
 EXIT_CODES = """Exit codes: 0 ok; 1 internal error; 2 invalid input; 3 not found; \
 4 integrity failure; 5 configuration or backend unavailable; 6 conflict; 7 sandboxed code failed."""
@@ -37,4 +40,20 @@ app.add_typer(_review.review_app, name="review")
 
 
 def main() -> None:
-    app()
+    """Run the command; a reader that closes our output early (``| head``) ends it quietly."""
+    stdout = sys.stdout
+    try:
+        app()
+        code: str | int | None = 0
+    except SystemExit as exc:
+        code = exc.code
+        if sys.stdout is not stdout and stdout_is_closed():
+            # The command framework met the closed pipe itself (help text) and swapped stdout.
+            code = EXIT_PIPE_CLOSED
+    try:
+        stdout.flush()
+    except BrokenPipeError:
+        code = code if code not in (0, None) else EXIT_PIPE_CLOSED
+    if code == EXIT_PIPE_CLOSED or stdout_is_closed():
+        silence_stdout()
+    sys.exit(code)

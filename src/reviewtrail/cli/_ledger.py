@@ -84,14 +84,25 @@ def append(
     supersedes: Annotated[str | None, typer.Option("--supersedes", help="Id of the record this corrects.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Append one record. CAS references in the payload must point at intact objects.
+    """Append one record of your own type. CAS references in the payload must point at intact objects.
+
+    Types in reviewtrail's own namespaces (provenance, trace, review, reviewer, evidence,
+    stream.thought, store, checkpoint, human-review, reviewtrail) are refused: those records
+    are written only by the commands that own them.
 
     Example: reviewtrail ledger append --type eval.result@1 --actor alice --privacy private
     --payload '{"file": {"hash": "<64 hex>", "size": 12}}'
     """
-    from reviewtrail.ledger import NewRecord
+    from reviewtrail.errors import InvalidInputError
+    from reviewtrail.ledger import NewRecord, is_reserved_type
     from reviewtrail.store import Store
 
+    if is_reserved_type(type):
+        raise InvalidInputError(
+            f"{type!r} is reserved for reviewtrail's own records (written by the commands that own them); "
+            "use a type of your own, e.g. eval.result@1",
+            field="type",
+        )
     record = NewRecord.make(
         type=type,
         actor=actor,
@@ -127,8 +138,23 @@ def _read_payload(value: str) -> object:
     except UnicodeDecodeError as exc:
         raise InvalidInputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", field="payload") from exc
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidInputError(f"not valid JSON: {exc}", field="payload") from exc
     except RecursionError as exc:
         raise InvalidInputError("nested too deeply", field="payload") from exc
+    if not isinstance(value, dict):
+        raise InvalidInputError(f"must be a JSON object, not {_json_kind(value)}", field="payload")
+    return value
+
+
+def _json_kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array"

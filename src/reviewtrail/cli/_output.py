@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
@@ -15,6 +17,9 @@ R = TypeVar("R")
 
 JSON_HELP = "Print machine-readable JSON instead of a table."
 
+# 128 + SIGPIPE: what a shell reports for a program stopped by a closed pipe (`... | head`).
+EXIT_PIPE_CLOSED = 141
+
 
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
@@ -23,7 +28,9 @@ def print_json(data: Any) -> None:
 def fail(message: str, code: int, *, as_json: bool = False, field: str | None = None, kind: str = "Error") -> None:
     """Report an error on stderr (and as JSON on stdout with --json) and exit with ``code``."""
     if as_json:
-        print_json({"error": {"type": kind, "field": field, "message": message, "exitCode": code}})
+        # When nobody reads stdout any more, the message still goes to stderr with its exit code.
+        with contextlib.suppress(BrokenPipeError):
+            print_json({"error": {"type": kind, "field": field, "message": message, "exitCode": code}})
     sys.stderr.write(f"error: {message}\n")
     raise typer.Exit(code)
 
@@ -41,6 +48,11 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
         except ReviewtrailError as exc:
             fail(str(exc), exc.exit_code, as_json=as_json, field=exc.field, kind=type(exc).__name__)
         except OSError as exc:
+            if isinstance(exc, BrokenPipeError) and stdout_is_closed():
+                # The reader of our output left (`reviewtrail ... | head`): stop, without a word.
+                silence_stdout()
+                raise typer.Exit(EXIT_PIPE_CLOSED) from None
+            # Any other broken pipe (to a sandbox, a socket) is an error like the rest.
             fail(
                 f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "),
                 EXIT_INTERNAL,
@@ -52,9 +64,40 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def stdout_is_closed() -> bool:
+    """True when standard output is a pipe (or socket) whose reader has gone away."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.__stdout__.fileno() if sys.__stdout__ is not None else 1, select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def silence_stdout() -> None:
+    """Point standard output at /dev/null, as Python's documentation recommends after a
+    broken pipe, so the interpreter's last flush of what is still buffered cannot fail noisily."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.__stdout__.fileno() if sys.__stdout__ is not None else 1)
+        finally:
+            os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
 def table(title: str, columns: list[str], rows: list[list[str]], *, no_wrap: tuple[str, ...] = ()) -> None:
-    from rich.console import Console
+    from rich.console import Console as RichConsole
     from rich.table import Table
+
+    class Console(RichConsole):
+        def on_broken_pipe(self) -> None:
+            # rich would exit 1 on its own; the closed pipe is handled like any other output's.
+            self.quiet = True
+            raise BrokenPipeError(32, "Broken pipe")
 
     t = Table(title=title)
     for c in columns:

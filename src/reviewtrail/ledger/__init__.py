@@ -33,6 +33,7 @@ from reviewtrail.ledger._projections import (
     registered_projections,
 )
 from reviewtrail.ledger._protocol import Ledger, projection_rows, row_problem
+from reviewtrail.ledger._reserved import RESERVED_TYPE_NAMESPACES, is_reserved_type
 from reviewtrail.ledger._sql import MIGRATIONS, SCHEMA_VERSION
 from reviewtrail.ledger._types import (
     RecordPayload,
@@ -47,6 +48,7 @@ __all__ = [
     "GENESIS_HASH",
     "MIGRATIONS",
     "PRIVACY_LEVELS",
+    "RESERVED_TYPE_NAMESPACES",
     "ROW_SEQ",
     "SCHEMA_VERSION",
     "Envelope",
@@ -60,6 +62,7 @@ __all__ = [
     "chain_problems",
     "compute_hash",
     "header_of",
+    "is_reserved_type",
     "new_record",
     "open_ledger",
     "payload_model",
