@@ -196,3 +196,20 @@ def test_a_deleted_projection_row_never_lets_a_version_number_be_reused(project:
     assert code == 0, err
     assert json.loads(out)["version"] == 3
     assert _versions_recorded(project, "f") == [1, 2, 3], "each number is in the chain once"
+
+
+def test_declare_refuses_while_a_run_is_in_progress(project: Path) -> None:
+    from reviewtrail.provenance._pending import session_lock
+
+    sid, workspace = _session(project)
+    (workspace / "busy.txt").write_text("being written")
+    marker = _pending_marker(project, sid)
+    with _open(project) as store, session_lock(store, sid):  # what a run holds while it runs
+        code, _, err = run("artifact", "declare", "busy", "--session", sid, "--path", "busy.txt")
+        assert code == 6 and "in progress" in err and RUN_ID in err
+        assert "verify --repair" not in err, "a run in progress needs no repair"
+        code, _, err = run("session", "rm", sid)
+        assert code == 6 and "in progress" in err
+    marker.unlink()  # the run was recorded and removed its marker
+    assert run("artifact", "declare", "busy", "--session", sid, "--path", "busy.txt")[0] == 0
+    assert run("session", "rm", sid)[0] == 0

@@ -22,7 +22,7 @@ from reviewtrail.cas import CasRef
 from reviewtrail.errors import ConflictError, InvalidInputError, NotFoundError
 from reviewtrail.ledger import Envelope, new_record
 from reviewtrail.ledger._envelope import format_time
-from reviewtrail.provenance._declare_guards import no_lineage_warning, refuse_pending_runs
+from reviewtrail.provenance._declare_guards import no_lineage_warning, no_pending_runs
 from reviewtrail.provenance._records import ARTIFACT_VERSION, ArtifactVersion, Origin, artifact_id_for
 from reviewtrail.provenance._runs import media_type_for
 from reviewtrail.provenance._sessions import DEFAULT_PROJECT, check_project, get_session, require_live_session
@@ -215,30 +215,30 @@ def declare_artifact(
     project = check_project(project_id or session.project_id)
     if prompt_manifest_id is not None and store.ledger.get(prompt_manifest_id).type != "provenance.prompt-manifest@1":
         raise InvalidInputError(f"record {prompt_manifest_id} is not a prompt manifest", field="prompt_manifest_id")
-    refuse_pending_runs(store, session_id)
-    _real, rel = _workspace_path(session.workspace, path)
-    fd = open_beneath(session.workspace, rel)  # the check above, then a read that cannot follow a swapped symlink
-    if fd is None:
-        raise InvalidInputError(f"{path!r} is not a regular file inside the workspace", field="path")
-    with os.fdopen(fd, "rb", buffering=0) as stream, disk_full_errors(f"storing {rel} in the CAS", field="path"):
-        content = store.cas.put_stream(stream, pool="data", media_type=media_type or media_type_for(rel))
-    derivations = [
-        r
-        for r in store.ledger.rows("prov_derivations", session_id=session_id, path=rel)
-        if r["digest"] == content.digest
-    ]
-    info = record_version(
-        store,
-        project_id=project,
-        name=name,
-        origin="llm_declared",
-        content=content,
-        actor=actor,
-        session_id=session_id,
-        source_path=rel,
-        derivation_ids=[r["record_id"] for r in sorted(derivations, key=lambda r: r["seq"])],
-        prompt_manifest_id=prompt_manifest_id,
-    )
+    with no_pending_runs(store, session_id, then="declare again", shared=True):
+        _real, rel = _workspace_path(session.workspace, path)
+        fd = open_beneath(session.workspace, rel)  # the check above, then a read that cannot follow a swapped symlink
+        if fd is None:
+            raise InvalidInputError(f"{path!r} is not a regular file inside the workspace", field="path")
+        with os.fdopen(fd, "rb", buffering=0) as stream, disk_full_errors(f"storing {rel} in the CAS", field="path"):
+            content = store.cas.put_stream(stream, pool="data", media_type=media_type or media_type_for(rel))
+        derivations = [
+            r
+            for r in store.ledger.rows("prov_derivations", session_id=session_id, path=rel)
+            if r["digest"] == content.digest
+        ]
+        info = record_version(
+            store,
+            project_id=project,
+            name=name,
+            origin="llm_declared",
+            content=content,
+            actor=actor,
+            session_id=session_id,
+            source_path=rel,
+            derivation_ids=[r["record_id"] for r in sorted(derivations, key=lambda r: r["seq"])],
+            prompt_manifest_id=prompt_manifest_id,
+        )
     return info if derivations else replace(info, warnings=[no_lineage_warning(rel, session_id)])
 
 

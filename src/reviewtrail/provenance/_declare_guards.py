@@ -1,77 +1,69 @@
-"""What ``declare_artifact`` checks before it trusts a workspace file.
+"""What ``declare_artifact`` and ``delete_session`` check before they trust (or drop) a workspace.
 
-* A run of the session that started but was never recorded (``reviewtrail run`` killed,
-  or still running) may have written the file: its bytes would have no recorded origin.
-  Such runs leave a marker ``<store>/runs-pending/<runId>.json`` holding at least
-  ``{"runId", "sessionId", "startedAt"}``; declaring is refused until ``verify --repair``
-  (or the end of the run) clears it.
+* A run of the session in progress holds the session's run lock; these refuse rather than
+  read (or remove) files it is still writing, and hold the lock themselves meanwhile so no
+  run starts under them.
+* A run that started and was never recorded (``reviewtrail run`` killed) leaves its
+  pending-run marker (``<store>/runs-pending/<runId>.json``) with no lock held: its files
+  have no recorded origin, so these refuse until ``verify --repair`` records the run.
 * Bytes that no recorded derivation produced at that path are declared anyway, with a
   warning: their lineage starts in the workspace.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
-from pathlib import Path
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator
 
 from reviewtrail.errors import ConflictError
+from reviewtrail.provenance._pending import lock_path, pending_runs
 from reviewtrail.store import Store
 
-__all__ = ["PendingMarker", "no_lineage_warning", "pending_markers", "refuse_pending_runs"]
-
-PENDING_DIR = "runs-pending"
+__all__ = ["no_lineage_warning", "no_pending_runs"]
 
 
-@dataclass(frozen=True)
-class PendingMarker:
-    run_id: str
-    session_id: str | None  # None: the marker cannot be read, so it may belong to any session
-    started_at: str | None
-    path: Path
+@contextlib.contextmanager
+def _try_lock(store: Store, session_id: str, *, shared: bool) -> Iterator[bool]:
+    """The session's run lock (the one runs hold exclusively), without waiting; yields whether it was free.
 
-
-def _read(path: Path) -> PendingMarker:
+    Declarations share it with each other; a run or a session removal excludes everything else.
+    """
+    path = lock_path(store, session_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
-        doc = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        doc = None
-    if not isinstance(doc, dict):
-        return PendingMarker(path.stem, None, None, path)
-    run_id, session_id, started = doc.get("runId"), doc.get("sessionId"), doc.get("startedAt")
-    return PendingMarker(
-        run_id if isinstance(run_id, str) else path.stem,
-        session_id if isinstance(session_id, str) else None,
-        started if isinstance(started, str) else None,
-        path,
-    )
+        try:
+            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
-def pending_markers(store: Store) -> list[PendingMarker]:
-    """Every pending-run marker of the store, oldest name first."""
-    if store.root is None:
-        return []
-    folder = store.root / PENDING_DIR
-    try:
-        names = sorted(p for p in folder.iterdir() if p.suffix == ".json" and p.is_file())
-    except FileNotFoundError:
-        return []
-    return [_read(p) for p in names]
-
-
-def refuse_pending_runs(store: Store, session_id: str, *, then: str = "declare again") -> None:
-    """ConflictError (exit 6) when a run of this session started and was never recorded."""
-    for marker in pending_markers(store):
-        if marker.session_id not in (session_id, None):
-            continue
-        started = f", started {marker.started_at}," if marker.started_at else ""
-        whose = f"of session {session_id}" if marker.session_id else "(its marker cannot be read)"
-        raise ConflictError(
-            f"run {marker.run_id} {whose}{started} is still running or was interrupted before it was "
-            "recorded, so the workspace may hold bytes no recorded run wrote; wait for it to finish, or if it "
-            f"was killed run `reviewtrail verify --repair` (it records the run), then {then}",
-            field="session",
-        )
+@contextlib.contextmanager
+def no_pending_runs(store: Store, session_id: str, *, then: str, shared: bool) -> Iterator[None]:
+    """Hold the session's run lock (``shared`` with other declarations, or alone); ConflictError (exit 6)
+    when a run of the session is in progress or was interrupted before it was recorded.
+    ``then`` says what to do afterwards."""
+    with _try_lock(store, session_id, shared=shared) as free:
+        pending = [p for p in pending_runs(store) if p.session_id == session_id]
+        if not free:
+            which = f"run {pending[0].run_id}" if pending else "a run or a declaration"
+            raise ConflictError(
+                f"{which} of session {session_id} is in progress; {then} once it has finished", field="session"
+            )
+        for p in pending:
+            raise ConflictError(
+                f"run {p.run_id} of session {session_id} (started {p.started_at}) was interrupted before it was "
+                "recorded, so the workspace may hold bytes no recorded run wrote; run `reviewtrail verify --repair` "
+                f"(it records the run), then {then}",
+                field="session",
+            )
+        yield
 
 
 def no_lineage_warning(path: str, session_id: str) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 from reviewtrail.errors import ConflictError, InvalidInputError, NotFoundError
 from reviewtrail.ledger import new_record
 from reviewtrail.ledger._envelope import format_time, new_id
-from reviewtrail.provenance._declare_guards import refuse_pending_runs
+from reviewtrail.provenance._declare_guards import no_pending_runs
 from reviewtrail.provenance._records import SESSION, SessionCreated, SessionDeleted
 from reviewtrail.provenance._storage_errors import disk_full_errors
 from reviewtrail.provenance._workspace_fs import removal_lock, remove_workspace
@@ -152,14 +152,16 @@ def delete_session(store: Store, session_id: str, *, actor: str = "user") -> Ses
         info = get_session(store, session_id)
         if info.deleted and not os.path.lexists(info.workspace):
             raise ConflictError(f"session {session_id} is already deleted", field="session")
-        if not info.deleted:
-            # An interrupted run is recorded by `verify --repair` from what it left in the workspace.
-            refuse_pending_runs(store, session_id, then="delete the session again")
-            payload = SessionDeleted(
-                session_id=session_id, deleted_at=format_time(datetime.now(UTC)), workspace_removed=True
-            )
-            store.append([new_record(payload, actor=actor, privacy="private", subject=f"session:{session_id}")])
-        remove_workspace(info.workspace, session_id)
+        if info.deleted:
+            remove_workspace(info.workspace, session_id)
+        else:
+            # Not while a run writes there; an interrupted run is recorded by `verify --repair` from its workspace.
+            with no_pending_runs(store, session_id, then="delete the session again", shared=False):
+                payload = SessionDeleted(
+                    session_id=session_id, deleted_at=format_time(datetime.now(UTC)), workspace_removed=True
+                )
+                store.append([new_record(payload, actor=actor, privacy="private", subject=f"session:{session_id}")])
+                remove_workspace(info.workspace, session_id)
     return SessionRemoval(
         info.session_id, info.project_id, info.workspace, info.created_at, info.record_id, True, resumed=info.deleted
     )
