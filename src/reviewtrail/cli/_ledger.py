@@ -1,7 +1,8 @@
-"""``reviewtrail ledger``: read the append-only log."""
+"""``reviewtrail ledger``: read, append to and anchor the append-only log."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -158,3 +159,45 @@ def _json_kind(value: object) -> str:
     if isinstance(value, str):
         return "a string"
     return "an array"
+
+
+@app.command("checkpoint")
+@handle_errors
+def checkpoint(
+    key: Annotated[
+        Path | None,
+        typer.Option("--key", help="Ed25519 private key (PEM, PKCS#8) to sign with; read, never stored."),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write the checkpoint to this new file (never replaced).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write a statement of the ledger's head: store id, seq, head hash, record count, time.
+
+    Keep checkpoints where the store's writers cannot change them (another machine, a
+    write-once bucket, a signed commit); 'reviewtrail verify --checkpoint FILE' then shows
+    the ledger still holds that head: not cut back, not replaced by an older copy, not
+    rewritten. Without --out the statement is printed.
+
+    Example: reviewtrail ledger checkpoint --key ~/keys/rt.pem --out ~/anchors/rt-2026-11-30.json
+    """
+    from reviewtrail.errors import InvalidInputError
+    from reviewtrail.ledger import make_checkpoint, save_checkpoint
+    from reviewtrail.store import Store
+
+    key_pem = None
+    if key is not None:
+        try:
+            key_pem = key.read_bytes()
+        except OSError as exc:
+            raise InvalidInputError(f"cannot read {str(key)!r}: {exc.strerror}", field="key") from exc
+    with Store.open() as store:
+        doc = make_checkpoint(store.ledger, store_id=getattr(store, "store_id", None), private_key_pem=key_pem)
+    if out is not None:
+        save_checkpoint(out, doc)
+    if as_json or out is None:
+        print_json(doc)
+        return
+    signed = f"signed, keyId {doc['signature']['keyId'][:16]}…" if "signature" in doc else "unsigned"
+    print(f"checkpoint of seq {doc['seq']} (head {doc['headHash'][:12]}, {signed}) written to {out}")

@@ -13,6 +13,15 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from reviewtrail.errors import ConfigError, LedgerMissingError
+from reviewtrail.ledger._checkpoint import (
+    CHECKPOINT_TYPE,
+    check_checkpoint,
+    load_checkpoint,
+    make_checkpoint,
+    parse_checkpoint,
+    public_key_id,
+    save_checkpoint,
+)
 from reviewtrail.ledger._envelope import (
     GENESIS_HASH,
     PRIVACY_LEVELS,
@@ -45,6 +54,7 @@ from reviewtrail.ledger._types import (
 )
 
 __all__ = [
+    "CHECKPOINT_TYPE",
     "GENESIS_HASH",
     "MIGRATIONS",
     "PRIVACY_LEVELS",
@@ -60,19 +70,25 @@ __all__ = [
     "ProjectionTable",
     "RecordPayload",
     "chain_problems",
+    "check_checkpoint",
     "compute_hash",
     "header_of",
     "is_reserved_type",
+    "load_checkpoint",
+    "make_checkpoint",
     "new_record",
     "open_ledger",
+    "parse_checkpoint",
     "payload_model",
     "payload_schemas",
     "projection_rows",
+    "public_key_id",
     "record_problems",
     "record_type",
     "register_projection",
     "registered_projections",
     "row_problem",
+    "save_checkpoint",
     "validate_payload",
 ]
 
