@@ -148,7 +148,12 @@ def test_disk_full_during_declare_and_upload_is_a_documented_error(
         code, out, err = run("artifact", "declare", "big", "--session", sid, "--path", "big.bin", "--json")
         assert code == 5, err
         assert "no space left" in err.lower() and "Traceback" not in err
-        assert json.loads(out)["error"]["exitCode"] == 5
+        assert json.loads(out)["error"] == {
+            "type": "StorageFullError",
+            "field": "path",
+            "message": json.loads(out)["error"]["message"],
+            "exitCode": 5,
+        }
         code, _, err = run("artifact", "upload", "up", "up.bin")
         assert code == 5, err
         assert "no space left" in err.lower() and "Traceback" not in err

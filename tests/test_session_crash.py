@@ -158,7 +158,7 @@ def test_disk_full_during_session_new_is_a_documented_error(project: Path, monke
         code, out, err = run("session", "new", "--json")
     assert code == 5, err
     assert "no space left" in err.lower() and "Traceback" not in err
-    assert json.loads(out)["error"]["type"] == "BackendUnavailableError"
+    assert json.loads(out)["error"]["type"] == "StorageFullError"
     with _open(project) as store:
         assert list(store.ledger.read(type=SESSION)) == []
 

@@ -1,7 +1,7 @@
 """Operating-system failures of the store's disk, as documented reviewtrail errors.
 
 A full disk (or quota) while writing a workspace or a CAS object is not a bug in
-reviewtrail: it becomes :class:`BackendUnavailableError` (exit 5) with a message that
+reviewtrail: it becomes :class:`StorageFullError` (a BackendUnavailableError, exit 5) with a message that
 says what was being done and that nothing was recorded.
 """
 
@@ -11,7 +11,7 @@ import contextlib
 import errno
 from collections.abc import Iterator
 
-from reviewtrail.errors import BackendUnavailableError
+from reviewtrail.errors import StorageFullError
 
 __all__ = ["DISK_FULL", "disk_full_errors"]
 
@@ -20,14 +20,14 @@ DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 @contextlib.contextmanager
 def disk_full_errors(doing: str, *, field: str = "store") -> Iterator[None]:
-    """Turn "no space left on device" (or "disk quota exceeded") raised inside into BackendUnavailableError."""
+    """Turn "no space left on device" (or "disk quota exceeded") raised inside into StorageFullError."""
     try:
         yield
     except OSError as exc:
         if exc.errno not in DISK_FULL:
             raise
         where = f" ({exc.filename})" if exc.filename else ""
-        raise BackendUnavailableError(
+        raise StorageFullError(
             f"no space left on the device while {doing}{where}: {exc.strerror or exc}; "
             "nothing was recorded; free some space and try again",
             field=field,
