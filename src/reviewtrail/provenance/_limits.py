@@ -18,6 +18,10 @@ time            --timeout  wall clock on the host (SIGKILL of the whole sandbox)
                            ``RLIMIT_CPU`` = ceil(timeout) s of CPU per process
 ==============  =========  ===================================================================
 
+Memory and file sizes are applied in whole KiB (rounded down, at least 1 KiB). For a bash run
+without network the shell sets the rlimits itself (``ulimit``) and the supervisor starts in the
+background, so it counts from a few milliseconds after the code starts.
+
 A run that hits one is recorded with ``limitExceeded`` naming it; its status is ``failed``
 (``cancelled`` for the wall-clock timeout, as before), and ``reviewtrail run`` exits 7.
 """
@@ -89,6 +93,8 @@ class ResourceLimits:
         _positive(self.max_memory, "max_memory")
         _positive(self.max_procs, "max_procs")
         _positive(self.max_file_size, "max_file_size")
+        for name in ("max_memory", "max_file_size"):  # applied in whole KiB (what ``ulimit`` takes)
+            object.__setattr__(self, name, max(1024, getattr(self, name) // 1024 * 1024))
         if isinstance(self.max_output, bool) or not isinstance(self.max_output, int) or self.max_output < 0:
             raise InvalidInputError("must be a byte count >= 0", field="max_output")
 

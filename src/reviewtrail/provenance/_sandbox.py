@@ -68,7 +68,7 @@ from reviewtrail.provenance._limits import (
 from reviewtrail.provenance._netproxy import NetProxy
 from reviewtrail.provenance._netproxy_rules import NetPolicy
 from reviewtrail.provenance._sandbox_drain import Drain
-from reviewtrail.provenance._sandbox_launch import BASH_LAUNCHER, BRIDGE_PORT, PROXY_DIR, supervisor_command
+from reviewtrail.provenance._sandbox_launch import BRIDGE_PORT, PROXY_DIR, bash_command, supervisor_command
 
 __all__ = [
     "BASE_ENV",
@@ -360,12 +360,30 @@ def _parse_report(data: bytes) -> tuple[str, dict[str, str]] | None:
 
 
 def _command(req: SandboxRequest, control_fd: int, report_fd: int, code_fd: int) -> list[str]:
-    if req.lang == "python":
-        mode = ["py", str(report_fd), str(code_fd)]
-    else:
-        mode = ["exec", BASH, "--noprofile", "--norc", "-c", BASH_LAUNCHER, "bash", str(report_fd), str(code_fd)]
+    """Python: the supervisor runs the code in its child. Bash without network: bash is the command and
+    starts the supervisor in the background. Bash with the proxy: the supervisor (and its bridge) first."""
+    cpu = math.ceil(req.timeout)
+    if req.lang == "bash" and req.network == "none":
+        return bash_command(report_fd, code_fd, control_fd, req.limits, cpu)
+    mode = ["py", str(report_fd), str(code_fd)]
+    if req.lang == "bash":
+        mode = ["exec", *bash_command(report_fd, code_fd, None, req.limits, cpu)]
     port = BRIDGE_PORT if req.network == "allowlist" else 0
-    return supervisor_command(control_fd, port, req.limits, math.ceil(req.timeout), (report_fd, code_fd), mode)
+    return supervisor_command(control_fd, port, req.limits, cpu, (report_fd, code_fd), mode)
+
+
+def read_available(fd: int, limit: int = 4096) -> bytes:
+    """What is in the pipe now (the sandbox is gone; a writer that somehow lingers is not waited for); closes it."""
+    os.set_blocking(fd, False)
+    data = b""
+    try:
+        while len(data) < limit and (chunk := os.read(fd, limit)):
+            data += chunk
+    except BlockingIOError:
+        pass
+    finally:
+        os.close(fd)
+    return data[:limit]
 
 
 def start_proxy(req: SandboxRequest) -> NetProxy | None:
@@ -408,7 +426,6 @@ def _run(
         for fd in (report_w, code_fd, control_w):
             os.close(fd)
     report = Drain(report_r, "sandbox-report", _REPORT_LIMIT)
-    control = Drain(control_r, "sandbox-control", 4096)
     out = Drain(out_fd, "sandbox-stdout", req.max_output)
     err = Drain(err_fd, "sandbox-stderr", req.max_output)
     try:
@@ -417,12 +434,12 @@ def _run(
         if proc.returncode is None:
             kill_sandbox(proc)
     ended_at = datetime.now(UTC)
-    for drain in (report, control, out, err):
+    for drain in (report, out, err):
         drain.wait(_GRACE)
     stdout, stdout_truncated = out.take()
     stderr, stderr_truncated = err.take()
     seen = _parse_report(report.take()[0])
-    limit = reported_limit(control.take()[0])
+    limit = reported_limit(read_available(control_r))
     status: Status
     exit_code: int | None = None
     error: str | None = None

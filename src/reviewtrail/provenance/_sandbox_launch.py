@@ -32,7 +32,16 @@ from collections.abc import Sequence
 
 from reviewtrail.provenance._limits import ResourceLimits
 
-__all__ = ["BASH_LAUNCHER", "BRIDGE_PORT", "PROXY_DIR", "PROXY_SOCKET", "PYTHON", "SUPERVISOR", "supervisor_command"]
+__all__ = [
+    "BASH_LAUNCHER",
+    "BRIDGE_PORT",
+    "PROXY_DIR",
+    "PROXY_SOCKET",
+    "PYTHON",
+    "SUPERVISOR",
+    "bash_command",
+    "supervisor_command",
+]
 
 PYTHON = "/usr/bin/python3"
 
@@ -40,14 +49,22 @@ PROXY_DIR = "/run/rt-proxy"
 PROXY_SOCKET = PROXY_DIR + "/proxy.sock"
 BRIDGE_PORT = 3128  # on the sandbox's own loopback; nothing else listens there
 
-# Bash: ``bash -c BASH_LAUNCHER bash <report fd> <code fd>``: the code from <code fd>, then the
-# report on <report fd>: the working directory, NUL, one NAME=value NUL per variable, a final NUL.
+# Bash: ``bash -c BASH_LAUNCHER bash <report fd> <code fd> <control fd or -> [<supervisor> <memory KiB>
+# <procs> <file size KiB> <cpu s> <memory bytes>]``: the code from <code fd>, then the report on <report
+# fd>: the working directory, NUL, one NAME=value NUL per variable, a final NUL. With a control fd (network
+# "none"), the launcher itself sets the limits (``ulimit``) and starts the supervisor in "watch" mode in the
+# background (detached, so ``wait`` and ``$!`` never see it): a bash run does not wait for Python to start.
 BASH_LAUNCHER = """\
 IFS= read -r -d '' __rt_code <&"$2"
 { printf '%s\\0' "$(pwd -P)"
   for __rt_n in $(compgen -e); do [[ -n ${!__rt_n+x} ]] && printf '%s=%s\\0' "$__rt_n" "${!__rt_n}"; done
   printf '\\0'; } >&"$1"
 eval "exec $1>&- $2<&-"
+if [[ $3 != - ]]; then
+  ( exec /usr/bin/python3 -S -c "$4" "$3" "$9" "$6" 0 0 0 "" watch </dev/null >/dev/null 2>&1 & )
+  ulimit -d "$5" -f "$7" -u "$6" && ulimit -S -t "$8" && ulimit -H -t $(($8 + 1)) || exit 126
+  eval "exec $3>&-"
+fi
 unset __rt_n
 set --
 eval "unset __rt_code
@@ -145,7 +162,7 @@ def _sup():
     a = sys.argv
     control, mem, procs, fsize, cpu, port = (int(x) for x in a[1:7])
     closing = [int(x) for x in a[7].split(",") if x]
-    mode, rest = a[8], a[9:]
+    mode, rest = a[8], a[9:]  # mode "watch": no child; watch the whole sandbox until it ends
     before = set(sys.modules)
     bridge = 0
     if port:
@@ -163,7 +180,7 @@ def _sup():
                               (resource.RLIMIT_CPU, cpu, 1), (resource.RLIMIT_NPROC, procs, 0)):
         if value > 0:
             resource.setrlimit(res, (value, value + extra))
-    child = os.fork()
+    child = os.fork() if mode != "watch" else -1
     if child == 0:
         for name in set(sys.modules) - before:
             del sys.modules[name]
@@ -182,9 +199,9 @@ def _sup():
         os.close(fd)
     skip = {"1", str(os.getpid()), str(bridge)}
     page = os.sysconf("SC_PAGE_SIZE")
-    pidfd = os.pidfd_open(child)
+    pidfd = os.pidfd_open(child) if child > 0 else -1
     hit = None
-    while not select.select([pidfd], [], [], 0.01)[0]:
+    while not select.select([pidfd] if pidfd >= 0 else [], [], [], 0.01)[0]:
         pids = _others(skip)
         if procs and len(pids) > procs:
             hit = "procs"
@@ -194,6 +211,8 @@ def _sup():
             os.write(control, ("limit " + hit + "\\n").encode())
             _kill_all(skip, select)
             break
+    if child < 0:
+        os._exit(0)
     _, status = os.waitpid(child, 0)
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
@@ -206,6 +225,15 @@ _sup()
 """
 
 SUPERVISOR = "import os, sys\n" + (_BRIDGE % {"socket": PROXY_SOCKET}) + _PY_CHILD + _MAIN
+
+
+def bash_command(report_fd: int, code_fd: int, control_fd: int | None, limits: ResourceLimits, cpu: int) -> list[str]:
+    """bash with :data:`BASH_LAUNCHER`; without ``control_fd`` the caller (a supervisor) set the limits."""
+    command = ["/bin/bash", "--noprofile", "--norc", "-c", BASH_LAUNCHER, "bash", str(report_fd), str(code_fd)]
+    if control_fd is None:
+        return [*command, "-"]
+    numbers = [limits.max_memory // 1024, limits.max_procs, limits.max_file_size // 1024, cpu, limits.max_memory]
+    return [*command, str(control_fd), SUPERVISOR, *map(str, numbers)]
 
 
 def supervisor_command(
