@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -200,14 +201,36 @@ def test_other_broken_pipes_are_still_errors(store_env: Path, monkeypatch: pytes
     assert code == 1 and "Broken pipe" in err
 
 
-# --- a full disk --------------------------------------------------------------------------
+# --- a full disk ------------------------------------------------------------------------
+def test_disk_full_during_append_is_a_clear_error(store_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite's own "database or disk is full" (SQLITE_FULL), from a page limit at the current size."""
+    from reviewtrail.ledger import _sqlite
+
+    connect = _sqlite.SqliteLedger._connect
+
+    def full_connect(self: _sqlite.SqliteLedger, **kwargs: bool) -> sqlite3.Connection:
+        conn = connect(self, **kwargs)
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {pages}")
+        return conn
+
+    (store_env / "big.json").write_text(json.dumps({"blob": "y" * 200_000}))
+    with monkeypatch.context() as patch:
+        patch.setattr(_sqlite.SqliteLedger, "_connect", full_connect)
+        code, out, err = run(*BASE, "--type", "eval.result@1", "--payload", "@big.json", "--json")
+    assert code == 5
+    assert json.loads(out)["error"]["type"] == "StorageFullError"
+    assert err.startswith("error: ") and err.count("\n") == 1 and "no space left" in err
+    assert records() == []
+    assert run("verify")[0] == 0
+
+
 def _limit_file_size() -> None:
-    # Files may not grow past 40 kB: the WAL write of a 200 kB payload falls short, which is
-    # how SQLite meets a full disk ("database or disk is full").
+    # Files may not grow past 40 kB: the WAL write of a 200 kB payload is refused (EFBIG).
     resource.setrlimit(resource.RLIMIT_FSIZE, (40_000, 40_000))
 
 
-def test_disk_full_during_append_is_a_clear_error(store_env: Path) -> None:
+def test_a_write_the_filesystem_refuses_during_append_is_a_clear_error(store_env: Path) -> None:
     env = cli_env(store_env / "store", unbuffered=False)
     (store_env / "big.json").write_text(json.dumps({"blob": "y" * 200_000}))
     done = subprocess.run(
@@ -219,7 +242,6 @@ def test_disk_full_during_append_is_a_clear_error(store_env: Path) -> None:
     )
     assert "Traceback" not in done.stderr
     assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1, done.stderr
-    assert "full" in done.stderr or "space" in done.stderr
-    assert done.returncode not in {0, 1}
+    assert done.returncode == 5
     assert records() == []
     assert run("verify")[0] == 0
