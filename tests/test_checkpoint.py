@@ -193,6 +193,21 @@ def test_rewritten_history_with_every_hash_recomputed(tmp_path: Path, key: Ed255
         forged.close()
 
 
+@pytest.mark.postgres
+def test_rewritten_history_on_postgresql(pg_url: str, key: Ed25519PrivateKey) -> None:
+    original = open_ledger(pg_url)
+    try:
+        fill(original, 0, 4)
+        cp = make_checkpoint(original, store_id=STORE_ID, private_key_pem=private_pem(key))
+        forged = MemoryLedger()
+        replay(original, forged, change_seq=4)
+        assert check_checkpoint(original, cp, public_keys=[public_pem(key)], store_id=STORE_ID) == []
+        problems = check_checkpoint(forged, cp, public_keys=[public_pem(key)], store_id=STORE_ID)
+        assert len(problems) == 1 and "rewritten" in problems[0]
+    finally:
+        original.close()
+
+
 def test_wrong_key_is_refused(key: Ed25519PrivateKey, other_key: Ed25519PrivateKey) -> None:
     ledger = MemoryLedger()
     fill(ledger, 0, 2)

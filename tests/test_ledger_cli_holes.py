@@ -126,8 +126,8 @@ def cli_env(store: Path, *, unbuffered: bool) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def busy_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
-    """A store whose `ledger tail -n 2000` prints far more than a pipe holds."""
+def busy_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, list[str]]]:
+    """A store whose `ledger tail -n 2000` (and `cas cat` of its 1 MiB object) is far more than a pipe holds."""
     root = tmp_path_factory.mktemp("busy")
     env = cli_env(root / "store", unbuffered=False)
     subprocess.run([sys.executable, "-m", "reviewtrail", "init"], env=env, check=True, capture_output=True)
@@ -138,13 +138,15 @@ def busy_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path,
         "    s.append([NewRecord.make(type='eval.result@1', actor='a', privacy='private',\n"
         "              payload={'i': i, 'pad': 'x' * 200}) for i in range(2000)])\n"
         "    print(s.ledger.head().id)\n"
+        "    print(s.cas.put(bytes(range(256)) * 4096).digest)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
-    yield root / "store", out.stdout.strip()
+    yield root / "store", out.stdout.split()
 
 
-def commands(last_id: str) -> list[list[str]]:
+def commands(last_id: str, digest: str) -> list[list[str]]:
     return [
+        ["cas", "cat", digest],  # bytes straight to stdout
         ["ledger", "tail", "-n", "2000", "--json"],  # one large JSON write
         ["ledger", "tail", "-n", "2000"],  # a rich table
         ["ledger", "show", last_id],  # print() line by line, small
@@ -155,10 +157,10 @@ def commands(last_id: str) -> list[list[str]]:
 
 
 @pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "unbuffered"])
-def test_writing_to_a_pipe_whose_reader_is_gone_is_quiet(busy_store: tuple[Path, str], unbuffered: bool) -> None:
-    store, last_id = busy_store
+def test_writing_to_a_pipe_whose_reader_is_gone_is_quiet(busy_store: tuple[Path, list[str]], unbuffered: bool) -> None:
+    store, (last_id, digest) = busy_store
     env = cli_env(store, unbuffered=unbuffered)
-    for args in commands(last_id):
+    for args in commands(last_id, digest):
         read_end, write_end = os.pipe()
         os.close(read_end)  # the reader went away before anything was written
         try:
@@ -173,7 +175,7 @@ def test_writing_to_a_pipe_whose_reader_is_gone_is_quiet(busy_store: tuple[Path,
 
 @pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "unbuffered"])
 @pytest.mark.parametrize("args", [["ledger", "tail", "-n", "2000", "--json"], ["ledger", "tail", "-n", "2000"]])
-def test_piping_into_head_is_quiet(busy_store: tuple[Path, str], args: list[str], unbuffered: bool) -> None:
+def test_piping_into_head_is_quiet(busy_store: tuple[Path, list[str]], args: list[str], unbuffered: bool) -> None:
     store, _ = busy_store
     shell = f"{sys.executable} -m reviewtrail {' '.join(args)} | head -n1"
     done = subprocess.run(
