@@ -337,6 +337,9 @@ def test_save_and_load_round_trip_and_never_replace(tmp_path: Path, key: Ed25519
         save_checkpoint(path, make_checkpoint(ledger, store_id=STORE_ID, private_key_pem=None))
     assert load_checkpoint(path) == cp
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cp.json"]
+    with pytest.raises(InvalidInputError) as err:
+        save_checkpoint(tmp_path / "no-such-folder" / "cp.json", cp)
+    assert err.value.field == "out"
 
 
 def _good() -> dict[str, Any]:

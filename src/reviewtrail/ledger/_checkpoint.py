@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import hashlib
 import os
 import re
@@ -117,12 +118,14 @@ def save_checkpoint(path: str | os.PathLike[str], checkpoint: dict[str, Any]) ->
             fh.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
-        try:
-            os.link(tmp, target)
-        except FileExistsError as exc:
-            raise ConflictError(f"{target} already exists; a checkpoint is never replaced", field="out") from exc
+        os.link(tmp, target)
+    except FileExistsError as exc:
+        raise ConflictError(f"{target} already exists; a checkpoint is never replaced", field="out") from exc
+    except (FileNotFoundError, NotADirectoryError, PermissionError) as exc:
+        raise InvalidInputError(f"cannot write {target}: {exc.strerror}", field="out") from exc
     finally:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
     fsync_dir(folder)
     return target
 
@@ -184,9 +187,12 @@ def _valid_time(text: str) -> bool:
 def _parse_signature(sig: object) -> dict[str, str]:
     if not isinstance(sig, dict):
         raise InvalidInputError("must be an object {alg, keyId, value}", field="checkpoint.signature")
-    for name in sorted(set(sig) ^ set(_SIGNATURE_FIELDS)):
-        problem = "is missing" if name not in sig else "is not a field of a signature"
-        raise InvalidInputError(problem, field=f"checkpoint.signature.{name}")
+    unknown = sorted(set(sig) - set(_SIGNATURE_FIELDS))
+    if unknown:
+        raise InvalidInputError("is not a field of a signature", field=f"checkpoint.signature.{unknown[0]}")
+    for name in _SIGNATURE_FIELDS:
+        if name not in sig:
+            raise InvalidInputError("is missing", field=f"checkpoint.signature.{name}")
     if sig["alg"] != "ed25519":
         raise InvalidInputError(f"is {sig['alg']!r}; only 'ed25519' is supported", field="checkpoint.signature.alg")
     if not isinstance(sig["keyId"], str) or _HEX64.fullmatch(sig["keyId"]) is None:
