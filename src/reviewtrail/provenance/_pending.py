@@ -25,18 +25,21 @@ import errno
 import fcntl
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from reviewtrail.errors import BackendUnavailableError, InvalidInputError
+from reviewtrail.ledger._envelope import format_time
 from reviewtrail.provenance._snapshot import FileState, Snapshot
 from reviewtrail.store import Store
 
 __all__ = [
     "DISK_FULL",
     "PendingRun",
+    "begin_run",
     "disk_full",
     "lock_path",
     "marker_before",
@@ -177,6 +180,21 @@ def write_marker(store: Store, run_id: str, session_id: str, started_at: str, be
         raise
     _fsync_dir(folder)
     return final
+
+
+def begin_run(
+    store: Store, run_id: str, session_id: str, before: Snapshot, *, code: str, lang: str, timeout: float,
+    network: str, allowlist: Sequence[str], resolve: Mapping[str, str] | None, tool_name: str, actor: str,
+    max_file_size: int, kernel_id: str | None = None,
+) -> tuple[Path, dict[str, Any]]:  # fmt: skip
+    """Store the code in the CAS and write the run's marker; (marker path, code reference)."""
+    code_ref = store.cas.put(code.encode("utf-8"), pool="agent-state", media_type="text/plain").to_json()
+    marker = write_marker(
+        store, run_id, session_id, format_time(datetime.now(UTC)), before, lang=lang, code=code_ref,
+        timeoutSeconds=timeout, networkPolicy=network, allowlist=list(allowlist), resolve=dict(resolve or {}),
+        toolName=tool_name, actor=actor, maxFileSize=max_file_size, kernelId=kernel_id,
+    )  # fmt: skip
+    return marker, code_ref
 
 
 def read_marker(path: Path) -> dict[str, Any] | None:

@@ -29,7 +29,7 @@ from reviewtrail.errors import BackendUnavailableError, InvalidInputError
 from reviewtrail.ledger import Envelope, new_record
 from reviewtrail.ledger._envelope import format_time, new_id
 from reviewtrail.provenance._limits import DEFAULT_LIMITS, LimitName, ResourceLimits, limit_outcome
-from reviewtrail.provenance._pending import disk_full, remove_marker, session_lock, write_marker
+from reviewtrail.provenance._pending import begin_run, disk_full, remove_marker, session_lock
 from reviewtrail.provenance._records import ArtifactDerivation, ExecutionRun, RunStatus
 from reviewtrail.provenance._sandbox import SandboxRequest, SandboxResult, net_policy, require_bwrap, run_sandboxed
 from reviewtrail.provenance._sessions import require_live_session
@@ -167,11 +167,10 @@ def run_code(
     with session_lock(store, session_id, on_wait):
         with disk_full(f"preparing run {run_id}", after="; the code did not run"):
             before = snapshot(session.workspace, max_file_size=limits.max_file_size)
-            code_ref = store.cas.put(code.encode("utf-8"), pool="agent-state", media_type="text/plain")
-            marker = write_marker(
-                store, run_id, session_id, format_time(datetime.now(UTC)), before, lang=lang,
-                code=code_ref.to_json(), timeoutSeconds=timeout, networkPolicy=network, allowlist=list(allowlist),
-                resolve=dict(resolve or {}), toolName=tool_name, actor=actor, maxFileSize=limits.max_file_size,
+            marker, code_ref = begin_run(
+                store, run_id, session_id, before, code=code, lang=lang, timeout=timeout, network=network,
+                allowlist=allowlist, resolve=resolve, tool_name=tool_name, actor=actor,
+                max_file_size=limits.max_file_size,
             )  # fmt: skip
         try:
             result: SandboxResult | None = run_sandboxed(request, cancel=cancel)
@@ -185,7 +184,7 @@ def run_code(
                 store, session_id=session_id, workspace=session.workspace, code=code, lang=lang, result=result,
                 before=before, timeout=timeout, network=network, allowlist=allowlist, resolve=resolve,
                 limits=limits, tool_name=tool_name, actor=actor, failure=failure, run_id=run_id,
-                code_ref=code_ref.to_json(),
+                code_ref=code_ref,
             )  # fmt: skip
             remove_marker(marker)
     if failure is not None:
@@ -363,78 +362,4 @@ def media_type_for(path: str) -> str:
     return _media_type(path)
 
 
-class SessionKernel:
-    """A persistent python worker or shell for one session; every evaluation is a recorded run.
-
-    For these runs ``kernelMode`` is ``persistent``, ``kernelId`` names the kernel, and the
-    recorded working directory and environment are those observed at the end of the evaluation.
-    """
-
-    def __init__(
-        self,
-        store: Store,
-        session_id: str,
-        lang: str,
-        *,
-        env: Mapping[str, str] | None = None,
-        network: Network = "none",
-        allowlist: Sequence[str] = (),
-        actor: str = "user",
-        resolve: Mapping[str, str] | None = None,
-        limits: ResourceLimits = DEFAULT_LIMITS,
-    ) -> None:
-        from reviewtrail.provenance._kernels import PythonKernel, ShellKernel
-
-        injected = dict(env or {})
-        _check(lang, injected, 1.0, network)
-        self.store = store
-        self.session = require_live_session(store, session_id)
-        self.lang = lang
-        self.network: Network = network
-        self.allowlist = tuple(allowlist)
-        self.resolve = dict(resolve or {})
-        self.limits = limits
-        self.actor = actor
-        kernel_type = PythonKernel if lang == "python" else ShellKernel
-        self.kernel = kernel_type(self.session.workspace, injected, network, max_output=limits.max_output,
-                                  allowlist=self.allowlist, resolve=self.resolve, limits=limits)  # fmt: skip
-
-    @property
-    def kernel_id(self) -> str:
-        return self.kernel.kernel_id
-
-    def evaluate(self, code: str, timeout: float = 60.0) -> RunOutcome:
-        if not timeout > 0:
-            raise InvalidInputError("must be > 0 seconds", field="timeout")
-        with session_lock(self.store, self.session.session_id):
-            before = snapshot(self.session.workspace, max_file_size=self.limits.max_file_size)
-            result = self.kernel.evaluate(code, timeout)
-            return self._record(code, result, before, timeout)
-
-    def _record(self, code: str, result: SandboxResult, before: Snapshot, timeout: float) -> RunOutcome:
-        return record_run(
-            self.store,
-            session_id=self.session.session_id,
-            workspace=self.session.workspace,
-            code=code,
-            lang=self.lang,
-            result=result,
-            before=before,
-            timeout=timeout,
-            network=self.network,
-            allowlist=self.allowlist,
-            resolve=self.resolve,
-            limits=self.limits,
-            tool_name=f"reviewtrail.kernel.{self.lang}",
-            actor=self.actor,
-            kernel_id=self.kernel.kernel_id,
-        )
-
-    def close(self) -> None:
-        self.kernel.close()
-
-    def __enter__(self) -> SessionKernel:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+from reviewtrail.provenance._session_kernel import SessionKernel  # noqa: E402 - it builds on record_run above
