@@ -201,3 +201,20 @@ def test_cli_rejects_bad_sizes(cli: CliRunner) -> None:
     for flag, value in (("--max-memory", "lots"), ("--max-file-size", "0"), ("--max-output", "1.5M")):
         r = cli.invoke(app, ["run", "-c", "pass", flag, value])
         assert r.exit_code == 2 and flag.lstrip("-").replace("-", "_") in r.stderr, r.stderr
+
+
+def test_kernels_are_limited_too(ws: Path) -> None:
+    from reviewtrail.provenance._kernels import PythonKernel, ShellKernel
+
+    with ShellKernel(ws, limits=ResourceLimits(max_procs=10)) as k:
+        ok = k.evaluate("echo up", 10)
+        assert ok.status == "succeeded"
+        r = k.evaluate("for i in $(seq 30); do sleep 5 & done; wait", 30)
+        assert (r.status, r.limit_exceeded) == ("failed", "procs") and not k.alive
+    with PythonKernel(ws, limits=ResourceLimits(max_memory=256 * MiB)) as k:
+        r = k.evaluate("b = bytearray(600 << 20)", 30)
+        assert (r.status, r.limit_exceeded) == ("failed", "memory") and b"MemoryError" in r.stderr
+        assert k.alive  # the worker caught it and carries on
+    with PythonKernel(ws, max_output=100) as k:
+        r = k.evaluate("print('x' * 500)", 30)
+        assert (r.status, r.limit_exceeded, r.exit_code) == ("failed", "output", 0) and k.alive

@@ -308,3 +308,21 @@ def test_cli_allow_needs_allowlist_mode(tmp_path: Path, monkeypatch: pytest.Monk
     assert r.exit_code == 2 and "allow_resolve" in r.stderr, r.stderr
     r = runner.invoke(app, ["run", "-c", "pass", "--network", "allowlist", "--allow", "bad host"])
     assert r.exit_code == 2, r.stderr
+
+
+def test_kernels_in_allowlist_mode_use_the_proxy_too(ws: Path, web: int, host_services: dict[str, Any]) -> None:
+    from reviewtrail.provenance._kernels import PythonKernel
+
+    with PythonKernel(ws, network="allowlist", allowlist=[f"web.test.invalid:{web}"],
+                      resolve={"web.test.invalid": "127.0.0.2"}) as k:  # fmt: skip
+        first = k.evaluate(
+            f"import urllib.request\nprint(urllib.request.urlopen('http://web.test.invalid:{web}/k').read())", 30
+        )
+        assert first.stdout == f"b'hello /k host=web.test.invalid:{web}'\n".encode(), first.stderr
+        assert [d["decision"] for d in first.network_decisions] == ["allowed"]
+        port = host_services["port"]
+        probe = (f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=3)\n"
+                 "    print('connected')\nexcept OSError:\n    print('blocked')")  # fmt: skip
+        second = k.evaluate(probe, 30)
+        assert second.stdout == b"blocked\n" and second.network_decisions == []  # each evaluation has its own
+    assert not accepted(host_services["tcp"])

@@ -92,7 +92,7 @@ def _serve(requests, replies):
     requests, replies = os.fdopen(requests, "rb"), os.fdopen(replies, "wb")
     while len(head := requests.read(4)) == 4:
         req = json.loads(requests.read(int.from_bytes(head, "big")))
-        status = 0
+        status, limit = 0, None
         try:
             exec(compile(req["code"], "<sandbox>", "exec"), main.__dict__)
         except SystemExit as exc:
@@ -100,6 +100,7 @@ def _serve(requests, replies):
         except BaseException as exc:
             traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next if exc.__traceback__ else None)
             status = 1
+            limit = "memory" if isinstance(exc, MemoryError) else None
         for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
             try:
                 stream.flush()
@@ -112,7 +113,7 @@ def _serve(requests, replies):
             cwd = os.getcwd()
         except OSError:
             cwd = "unavailable"
-        body = json.dumps({"exit_code": status, "cwd": cwd, "env": dict(os.environ)}).encode()
+        body = json.dumps({"exit_code": status, "cwd": cwd, "env": dict(os.environ), "limit": limit}).encode()
         replies.write(len(body).to_bytes(4, "big") + body)
         replies.flush()
 
@@ -216,6 +217,10 @@ class _Kernel:
     def _parse(self, frame: bytes) -> tuple[int, str, dict[str, str]]:
         raise NotImplementedError
 
+    def _frame_limit(self, frame: bytes) -> LimitName | None:
+        """A limit the worker itself saw (python: an uncaught MemoryError)."""
+        return None
+
     # --- plumbing ------------------------------------------------------------------------------
     def _read_replies(self, fd: int) -> None:
         buf = bytearray()
@@ -308,6 +313,7 @@ class _Kernel:
                 limit = reported_limit(self._control.take()[0])
             if frame is not None:
                 exit_code, cwd, env = self._parse(frame)
+                limit = self._frame_limit(frame)
                 status = "succeeded" if exit_code == 0 else "failed"
             elif outcome == "exited":
                 status, exit_code, error = "failed", self._proc.returncode, f"the kernel {self._dead}"
@@ -391,6 +397,9 @@ class PythonKernel(_Kernel):
     def _parse(self, frame: bytes) -> tuple[int, str, dict[str, str]]:
         doc = json.loads(frame)
         return int(doc["exit_code"]), str(doc["cwd"]), {str(k): str(v) for k, v in doc["env"].items()}
+
+    def _frame_limit(self, frame: bytes) -> LimitName | None:
+        return "memory" if json.loads(frame).get("limit") == "memory" else None
 
 
 class ShellKernel(_Kernel):
