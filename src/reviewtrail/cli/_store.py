@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json
+
+if TYPE_CHECKING:
+    from reviewtrail.store import VerifyReport
 
 JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
 
@@ -41,20 +45,54 @@ def init(as_json: JsonOpt = False) -> None:
 
 
 @handle_errors
-def verify(as_json: JsonOpt = False) -> None:
-    """Re-hash every CAS object, check every ledger link and every CAS reference in every record.
+def verify(
+    repair: Annotated[
+        bool, typer.Option("--repair", help="After reporting, complete what the chain supports (see below).")
+    ] = False,
+    checkpoint: Annotated[
+        list[Path] | None,
+        typer.Option("--checkpoint", help="A checkpoint from 'ledger checkpoint' the chain must extend (repeatable)."),
+    ] = None,
+    public_key: Annotated[
+        list[Path] | None,
+        typer.Option("--public-key", help="Ed25519 public key (PEM) that signed the checkpoints (repeatable)."),
+    ] = None,
+    project_dir: Annotated[
+        str | None, typer.Option("--project-dir", help="Project whose .aris/traces are compared (default: git top).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check everything commands read against the chain.
 
-    Exits 0 when the store is intact; otherwise exits 4 and lists every problem.
+    Re-hashes every CAS object; checks every ledger link, hash and CAS reference, the store's
+    identity record, its layout files and append-only guards; recomputes every query table from
+    the records; compares every .aris/traces file and events.jsonl line with its record; reports
+    runs and session removals a crash interrupted; checks each --checkpoint is still contained in
+    the chain. Reads one consistent snapshot, so others may keep writing.
 
-    Example: reviewtrail verify --json
+    --repair then rebuilds query tables from the chain, records interrupted runs and trace saves
+    and finishes session removals (never when the chain itself is damaged).
+
+    Exits 0 when the store is intact; otherwise exits 4 and lists every problem (also after a
+    repair: run verify again to confirm). --json always prints the head it verified.
+
+    Example: reviewtrail verify --json --checkpoint ~/anchors/rt-2026-11-30.json --public-key ~/anchors/rt.pub
     """
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
+    from reviewtrail.audit import AuditOptions, audit
     from reviewtrail.errors import EXIT_INTEGRITY
     from reviewtrail.store import Store
+    from reviewtrail.tracing import project_root
 
-    with Store.open() as store:
+    options = AuditOptions(
+        project_dir=project_root(project_dir),
+        checkpoints=tuple(checkpoint or ()),
+        public_keys=tuple(public_key or ()),
+        repair=repair,
+    )
+    with Store.open(check_identity=False) as store:
         console = Console(stderr=True)
         with Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console, transient=True
@@ -66,22 +104,29 @@ def verify(as_json: JsonOpt = False) -> None:
                     tasks[phase] = bar.add_task(f"verifying {phase}", total=total)
                 bar.update(tasks[phase], advance=advance)
 
-            report = store.verify(progress=tick)
+            report = audit(store, options, progress=tick)
     if as_json:
         print_json(report.to_json())
     else:
-        summary = (
-            f"{report.objects_checked} objects, {report.records_checked} records, "
-            f"{report.refs_checked} CAS references checked"
-        )
-        for note in report.notes:
-            print(f"note: {note}")
-        if report.ok:
-            print(f"intact: {summary}")
-        else:
-            print(f"{len(report.problems)} problem(s) found ({summary}):")
-            for p in report.problems:
-                print(f"  - {p}")
+        _print_report(report)
     if not report.ok:
         sys.stdout.flush()
         raise typer.Exit(EXIT_INTEGRITY)
+
+
+def _print_report(report: VerifyReport) -> None:
+    summary = (
+        f"{report.objects_checked} objects, {report.records_checked} records, "
+        f"{report.refs_checked} CAS references, {report.rows_checked} query-table rows checked; "
+        f"head seq {report.head_seq} {report.head_hash or '-'}"
+    )
+    for note in report.notes:
+        print(f"note: {note}")
+    if report.ok:
+        print(f"intact: {summary}")
+    else:
+        print(f"{len(report.problems)} problem(s) found ({summary}):")
+        for p in report.problems:
+            print(f"  - {p}")
+    for r in report.repairs:
+        print(f"repaired: {r}")

@@ -1,0 +1,83 @@
+"""``reviewtrail verify``: the whole custody check, and ``--repair``.
+
+One call gathers every check that commands' reads depend on: the store itself (objects, chain,
+identity, layout files, append-only guards, query tables; see :meth:`Store.verify`), runs and
+session removals that a crash interrupted, reviewer-call trace files against their records,
+and the checkpoints the caller kept. ``repair=True`` then completes what can be completed
+from the chain: query tables are rebuilt, interrupted runs recorded, session removals finished,
+trace files recorded — but only when the chain itself is sound, since repairs trust it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reviewtrail.store import Progress, Store, VerifyReport
+
+__all__ = ["AuditOptions", "audit"]
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """What to check beyond the store, and whether to repair."""
+
+    project_dir: Path | None = None  # where `.aris/traces` live; None skips the trace comparison
+    checkpoints: Sequence[Path] = field(default_factory=tuple)
+    public_keys: Sequence[Path] = field(default_factory=tuple)
+    repair: bool = False
+
+
+def audit(store: Store, options: AuditOptions, progress: Progress | None = None) -> VerifyReport:
+    """Verify everything; with ``options.repair``, then complete what the chain supports."""
+    from reviewtrail.provenance import pending_run_problems, unfinished_session_removals
+
+    report = store.verify(progress)
+    projection_problems = [p for p in report.problems if p.startswith("query table ")]
+    report.problems.extend(_checkpoint_problems(store, options))
+    report.problems.extend(pending_run_problems(store))
+    report.problems.extend(unfinished_session_removals(store))
+    if options.project_dir is not None:
+        from reviewtrail.tracing import trace_ledger_problems
+
+        report.problems.extend(trace_ledger_problems(store, options.project_dir))
+    if options.repair:
+        _repair(store, options, report, rebuild=bool(projection_problems))
+    return report
+
+
+def _checkpoint_problems(store: Store, options: AuditOptions) -> list[str]:
+    if not options.checkpoints:
+        return []
+    from reviewtrail.errors import InvalidInputError
+    from reviewtrail.ledger import check_checkpoint, load_checkpoint
+
+    keys: list[bytes] = []
+    for path in options.public_keys:
+        try:
+            keys.append(path.read_bytes())
+        except OSError as exc:
+            raise InvalidInputError(f"cannot read {path}: {exc.strerror}", field="public_key") from exc
+    problems: list[str] = []
+    for path in options.checkpoints:
+        found = check_checkpoint(store.ledger, load_checkpoint(path), public_keys=keys, store_id=store.store_id)
+        problems.extend(f"checkpoint {path}: {p}" for p in found)
+    return problems
+
+
+def _repair(store: Store, options: AuditOptions, report: VerifyReport, *, rebuild: bool) -> None:
+    if not report.chain_ok:
+        report.notes.append("nothing repaired: the chain itself is damaged, and every repair rests on it")
+        return
+    from reviewtrail.provenance import finish_session_removals, repair_pending_runs
+
+    if rebuild:
+        store.ledger.rebuild_projections()
+        report.repairs.append("query tables rebuilt from the chain")
+    report.repairs.extend(repair_pending_runs(store))
+    report.repairs.extend(finish_session_removals(store))
+    if options.project_dir is not None:
+        from reviewtrail.tracing import repair_trace_links
+
+        report.repairs.extend(repair_trace_links(store, options.project_dir))
