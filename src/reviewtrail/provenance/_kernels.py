@@ -65,74 +65,19 @@ from reviewtrail.provenance._sandbox import (
     start_sandbox,
 )
 from reviewtrail.provenance._sandbox_drain import Drain
-from reviewtrail.provenance._sandbox_launch import BRIDGE_PORT, PYTHON, supervisor_command
+from reviewtrail.provenance._sandbox_launch import (
+    BASH_BOOTSTRAP,
+    BRIDGE_PORT,
+    PY_WORKER,
+    PYTHON,
+    supervisor_command,
+)
 
 __all__ = ["PythonKernel", "ShellKernel"]
 
 _POLL = 0.05
 _GRACE = 5.0
 _START_TIMEOUT = 30.0
-
-_PY_WORKER = """\
-import json, os, sys, traceback, types
-
-def _status(exc):
-    if exc.code is None or isinstance(exc.code, int):
-        return exc.code or 0
-    print(exc.code, file=sys.stderr)
-    return 1
-
-def _serve(requests, replies):
-    os.set_inheritable(requests, False)
-    os.set_inheritable(replies, False)
-    out, err = os.dup(1), os.dup(2)
-    main = types.ModuleType("__main__")
-    sys.modules["__main__"] = main
-    sys.argv = ["-c"]
-    requests, replies = os.fdopen(requests, "rb"), os.fdopen(replies, "wb")
-    while len(head := requests.read(4)) == 4:
-        req = json.loads(requests.read(int.from_bytes(head, "big")))
-        status, limit = 0, None
-        try:
-            exec(compile(req["code"], "<sandbox>", "exec"), main.__dict__)
-        except SystemExit as exc:
-            status = _status(exc)
-        except BaseException as exc:
-            traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next if exc.__traceback__ else None)
-            status = 1
-            limit = "memory" if isinstance(exc, MemoryError) else None
-        for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-            try:
-                stream.flush()
-            except Exception:
-                pass
-        mark = req["sentinel"].encode()
-        os.write(out, mark)
-        os.write(err, mark)
-        try:
-            cwd = os.getcwd()
-        except OSError:
-            cwd = "unavailable"
-        body = json.dumps({"exit_code": status, "cwd": cwd, "env": dict(os.environ), "limit": limit}).encode()
-        replies.write(len(body).to_bytes(4, "big") + body)
-        replies.flush()
-
-_serve(int(sys.argv[1]), int(sys.argv[2]))
-"""
-
-# The first text bash reads from its script pipe; {req}/{resp} are the passed fd numbers.
-_BASH_BOOTSTRAP = """\
-exec {{__rt_out}}>&1 {{__rt_err}}>&2 {{__rt_resp}}>&{resp} {resp}>&- {req}<&-
-__rt_end() {{
-  local __rt_s=$1 __rt_n IFS=$' \\t\\n'
-  printf '%s' "$2" >&$__rt_out
-  printf '%s' "$2" >&$__rt_err
-  {{ printf '%s\\0%s\\0' "$__rt_s" "$(pwd -P 2>/dev/null || echo unavailable)"
-    for __rt_n in $(compgen -e); do [[ -n ${{!__rt_n+x}} ]] && printf '%s=%s\\0' "$__rt_n" "${{!__rt_n}}"; done
-    printf '\\0'; }} >&$__rt_resp
-  return "$__rt_s"
-}}
-"""
 
 
 class _Kernel:
@@ -381,7 +326,7 @@ class PythonKernel(_Kernel):
     lang = "python"
 
     def _command(self, requests: int, replies: int) -> list[str]:
-        return [PYTHON, "-c", _PY_WORKER, str(requests), str(replies)]
+        return [PYTHON, "-c", PY_WORKER, str(requests), str(replies)]
 
     def _request(self, code: str, sentinel: str) -> bytes:
         body = json.dumps({"code": code, "sentinel": sentinel}).encode()
@@ -413,7 +358,7 @@ class ShellKernel(_Kernel):
 
     def _bootstrap(self) -> None:
         requests, replies = self._fds
-        self._send(_BASH_BOOTSTRAP.format(req=requests, resp=replies).encode())
+        self._send(BASH_BOOTSTRAP.format(req=requests, resp=replies).encode())
 
     def _request(self, code: str, sentinel: str) -> bytes:
         quoted = "'" + code.replace("'", "'\\''") + "'"

@@ -33,11 +33,13 @@ from collections.abc import Sequence
 from reviewtrail.provenance._limits import ResourceLimits
 
 __all__ = [
+    "BASH_BOOTSTRAP",
     "BASH_LAUNCHER",
     "BRIDGE_PORT",
     "PROXY_DIR",
     "PROXY_SOCKET",
     "PYTHON",
+    "PY_WORKER",
     "SUPERVISOR",
     "bash_command",
     "supervisor_command",
@@ -70,6 +72,69 @@ set --
 eval "unset __rt_code
 $__rt_code"
 """
+
+# The persistent kernels' workers (see ``_kernels``).
+PY_WORKER = """\
+import json, os, sys, traceback, types
+
+def _status(exc):
+    if exc.code is None or isinstance(exc.code, int):
+        return exc.code or 0
+    print(exc.code, file=sys.stderr)
+    return 1
+
+def _serve(requests, replies):
+    os.set_inheritable(requests, False)
+    os.set_inheritable(replies, False)
+    out, err = os.dup(1), os.dup(2)
+    main = types.ModuleType("__main__")
+    sys.modules["__main__"] = main
+    sys.argv = ["-c"]
+    requests, replies = os.fdopen(requests, "rb"), os.fdopen(replies, "wb")
+    while len(head := requests.read(4)) == 4:
+        req = json.loads(requests.read(int.from_bytes(head, "big")))
+        status, limit = 0, None
+        try:
+            exec(compile(req["code"], "<sandbox>", "exec"), main.__dict__)
+        except SystemExit as exc:
+            status = _status(exc)
+        except BaseException as exc:
+            traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next if exc.__traceback__ else None)
+            status = 1
+            limit = "memory" if isinstance(exc, MemoryError) else None
+        for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        mark = req["sentinel"].encode()
+        os.write(out, mark)
+        os.write(err, mark)
+        try:
+            cwd = os.getcwd()
+        except OSError:
+            cwd = "unavailable"
+        body = json.dumps({"exit_code": status, "cwd": cwd, "env": dict(os.environ), "limit": limit}).encode()
+        replies.write(len(body).to_bytes(4, "big") + body)
+        replies.flush()
+
+_serve(int(sys.argv[1]), int(sys.argv[2]))
+"""
+
+# The first text bash reads from its script pipe; {req}/{resp} are the passed fd numbers.
+BASH_BOOTSTRAP = """\
+exec {{__rt_out}}>&1 {{__rt_err}}>&2 {{__rt_resp}}>&{resp} {resp}>&- {req}<&-
+__rt_end() {{
+  local __rt_s=$1 __rt_n IFS=$' \\t\\n'
+  printf '%s' "$2" >&$__rt_out
+  printf '%s' "$2" >&$__rt_err
+  {{ printf '%s\\0%s\\0' "$__rt_s" "$(pwd -P 2>/dev/null || echo unavailable)"
+    for __rt_n in $(compgen -e); do [[ -n ${{!__rt_n+x}} ]] && printf '%s=%s\\0' "$__rt_n" "${{!__rt_n}}"; done
+    printf '\\0'; }} >&$__rt_resp
+  return "$__rt_s"
+}}
+"""
+
 
 _BRIDGE = """\
 def _bridge(lsock, control, closing):
