@@ -76,23 +76,37 @@ def test_review_citations_command(project: Path) -> None:
     assert run("review", "citations", "missing.md")[0] == 2
 
 
+def _append_typed(type_: str, payload: str) -> None:
+    from reviewtrail.ledger import NewRecord
+    from reviewtrail.store import Store
+
+    with Store.open() as store:
+        store.append([NewRecord(type=type_, actor="a", privacy="private", payload=json.loads(payload))])
+
+
 def test_typed_records_are_validated_strictly_even_through_ledger_append(project: Path) -> None:
-    base = ["ledger", "append", "--actor", "a", "--privacy", "private"]
+    from reviewtrail.errors import InvalidInputError
+
     forged = '{"paperId": "doi:10.1/x", "status": "succeeded", "pages": 1, "text": null, "source": null, "error": null}'
-    code, _, err = run(*base, "--type", "evidence.pdf-extraction@1", "--payload", forged)
-    assert code == 2 and "succeeded" in err
+    with pytest.raises(InvalidInputError, match="succeeded"):
+        _append_typed("evidence.pdf-extraction@1", forged)
     loose = '{"paperId": "doi:2", "status": "failed", "pages": "3", "error": "x"}'
-    code, _, err = run(*base, "--type", "evidence.pdf-extraction@1", "--payload", loose)
-    assert code == 2 and "pages" in err
+    with pytest.raises(InvalidInputError, match="pages"):
+        _append_typed("evidence.pdf-extraction@1", loose)
+    # the generic command never writes the project's own types at all
+    base = ["ledger", "append", "--actor", "a", "--privacy", "private"]
+    code, _, err = run(*base, "--type", "evidence.pdf-extraction@1", "--payload", forged)
+    assert code == 2 and "reserved" in err
     code, out, _ = run("ledger", "tail", "--json", "--type", "evidence")
     assert json.loads(out) == []
 
 
 def test_forged_extraction_text_must_be_a_real_cas_reference(project: Path) -> None:
-    base = ["ledger", "append", "--actor", "a", "--privacy", "private", "--type", "evidence.pdf-extraction@1"]
+    from reviewtrail.errors import InvalidInputError
+
     forged = '{"paperId": "doi:10.66/f", "status": "succeeded", "pages": 1, "text": {"anything": 1}, "source": null}'
-    code, _, err = run(*base, "--payload", forged)
-    assert code == 2 and "text" in err
+    with pytest.raises(InvalidInputError, match="text"):
+        _append_typed("evidence.pdf-extraction@1", forged)
     assert run("evidence", "extract-pdf", "", "missing.pdf")[0] == 2
 
 
