@@ -5,7 +5,11 @@ from __future__ import annotations
 import errno
 import json
 import shutil
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +20,8 @@ from conftest import need
 from reviewtrail.cas._filesystem import FilesystemCas
 from reviewtrail.cli._app import app
 from reviewtrail.config import Settings
-from reviewtrail.provenance import declare_artifact, run_code
+from reviewtrail.provenance import declare_artifact, pending_runs, repair_pending_runs, run_code
+from reviewtrail.provenance._pending import session_locked
 from reviewtrail.provenance._records import ARTIFACT_VERSION, artifact_id_for
 from reviewtrail.store import Store
 
@@ -125,6 +130,46 @@ def test_bytes_a_recorded_run_wrote_carry_no_warning(project: Path) -> None:
         (workspace / "r.txt").write_text("edited outside any run")
         edited = declare_artifact(store, session_id=sid, name="r", path="r.txt")
         assert edited.version.derivation_ids == [] and len(edited.warnings) == 1
+
+
+def _wait_for(check: Any, what: str) -> None:
+    deadline = time.monotonic() + 60
+    while not check():
+        if time.monotonic() > deadline:
+            pytest.fail(f"gave up waiting for {what}")
+        time.sleep(0.05)
+
+
+@pytest.mark.slow
+def test_after_a_killed_run_declare_is_refused_until_the_repair_then_has_lineage(project: Path) -> None:
+    need(shutil.which("bwrap") is not None, "bubblewrap (bwrap) is not installed")
+    sid, workspace = _session(project)
+    # The code writes a file, says it is ready, then sleeps until the recorder is killed.
+    code = "open('made.txt', 'w').write('partial')\nopen('ready', 'w').close()\nimport time\ntime.sleep(600)"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reviewtrail", "run", "--session", sid, "-c", code],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_for(lambda: (workspace / "ready").exists(), "the run to start")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    with _open(project) as store:
+        _wait_for(lambda: not session_locked(store, sid), "the killed run's lock to go")
+
+    code_, _, err = run("artifact", "declare", "made", "--session", sid, "--path", "made.txt")
+    assert code_ == 6 and "interrupted" in err and "verify --repair" in err
+    with _open(project) as store:
+        [pending] = pending_runs(store)
+        assert pending.run_id in err
+        assert len(repair_pending_runs(store)) == 1
+    code_, out, err = run("artifact", "declare", "made", "--session", sid, "--path", "made.txt", "--json")
+    assert code_ == 0, err
+    doc = json.loads(out)
+    assert doc["warnings"] == [] and len(doc["derivationIds"]) == 1, "the repaired run is its lineage"
+    assert "warning:" not in err
 
 
 # --- a full disk ----------------------------------------------------------------------------------
