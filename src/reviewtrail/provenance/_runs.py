@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from reviewtrail.canonical import canonical_json
-from reviewtrail.errors import BackendUnavailableError, InvalidInputError
+from reviewtrail.errors import BackendUnavailableError, InvalidInputError, NotFoundError
 from reviewtrail.ledger import Envelope, new_record
 from reviewtrail.ledger._envelope import format_time, new_id
 from reviewtrail.provenance._limits import DEFAULT_LIMITS, LimitName, ResourceLimits, limit_outcome
@@ -173,10 +173,14 @@ def run_code(
                 max_file_size=limits.max_file_size,
             )  # fmt: skip
         try:
-            result: SandboxResult | None = run_sandboxed(request, cancel=cancel)
+            with disk_full(f"starting run {run_id}", after="; the code did not run"):
+                result: SandboxResult | None = run_sandboxed(request, cancel=cancel)
             failure = None
         except BackendUnavailableError as exc:
             result, failure = None, _message(exc)
+        except (InvalidInputError, NotFoundError):  # refused before the sandbox started: nothing ran
+            remove_marker(marker)
+            raise
         after = (f"; the run's files stay in the workspace and its marker {marker} stays: free some space, "
                  "then 'reviewtrail verify --repair' records it")  # fmt: skip
         with disk_full(f"recording run {run_id}", after=after):
