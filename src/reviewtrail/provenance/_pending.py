@@ -83,7 +83,10 @@ def session_lock(store: Store, session_id: str, on_wait: Callable[[str], None] |
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             if on_wait is not None:
-                on_wait(f"waiting for the run in progress in session {session_id} to finish (one run at a time)")
+                on_wait(
+                    f"waiting for the run in progress in session {session_id} to finish "
+                    "(runs, declarations and removals of a session take turns)"
+                )
             fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
