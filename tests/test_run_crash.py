@@ -158,6 +158,7 @@ def test_disk_full_while_recording_is_a_clear_error_and_repair_records_the_run(
     assert r.exit_code == 5, (r.stdout, r.stderr, r.exception)
     assert r.stderr.startswith("error: storage: no space left on the device while recording run ")
     assert "Traceback" not in r.stderr and "verify --repair" in r.stderr
+    assert isinstance(r.exception, SystemExit)  # handled: the documented error, no crash
     monkeypatch.setattr(FilesystemCas, "put_stream", real)
     with Store.open() as store:
         [pending] = pending_runs(store)

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from reviewtrail.errors import BackendUnavailableError, InvalidInputError
+from reviewtrail.errors import InvalidInputError, StorageFullError
 from reviewtrail.ledger._envelope import format_time
 from reviewtrail.provenance._snapshot import FileState, Snapshot
 from reviewtrail.store import Store
@@ -128,14 +128,14 @@ def session_locked(store: Store, session_id: str) -> bool:
 
 @contextlib.contextmanager
 def disk_full(doing: str, *, after: str = "") -> Iterator[None]:
-    """A full disk (ENOSPC/EDQUOT) inside becomes BackendUnavailableError (exit 5) saying what to do."""
+    """A full disk (ENOSPC/EDQUOT) inside becomes StorageFullError (exit 5) saying what to do."""
     try:
         yield
     except OSError as exc:
         if exc.errno not in DISK_FULL:
             raise
         where = f" ({exc.filename})" if exc.filename else ""
-        raise BackendUnavailableError(
+        raise StorageFullError(
             f"no space left on the device while {doing}{where}: {exc.strerror or exc}{after}", field="storage"
         ) from exc
 
