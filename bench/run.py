@@ -23,6 +23,7 @@ import bench_cli
 import bench_ledger
 import bench_provenance
 import bench_review
+import bench_sandbox_network
 import bench_trace
 import bench_verify
 from _util import WORK_ROOT, Config, Result
@@ -39,6 +40,11 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
     "quick_review": (bench_review.bench_quick_review, "Quick review of an artifact with 1,000 claims"),
     "trace_record": (bench_trace.bench_record, "record_call of one reviewer call vs plain writes + fsync"),
     "trace_save_cli": (bench_trace.bench_cli, "reviewtrail trace save as a process vs python -c pass"),
+    "sandbox_allowlist": (
+        bench_sandbox_network.bench_allowlist,
+        "reviewtrail run of true with --network allowlist vs none",
+    ),
+    "sandbox_allowlist_fetch": (bench_sandbox_network.bench_fetch, "one HTTP GET through the allowlist proxy"),
     "verify_store": (bench_verify.bench_verify, "whole-store verify vs re-hashing objects and walking the chain"),
 }
 
