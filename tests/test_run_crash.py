@@ -84,10 +84,14 @@ def processes_with(marker: str) -> list[str]:
 @pytest.mark.slow
 def test_a_killed_run_leaves_a_marker_that_repair_records(project: Path, store: Store) -> None:
     session = create_session(store)
-    marker = f"rt-sleep-{uuid.uuid4().hex}"
+    token = uuid.uuid4().hex
+    marker = f"rt-sleep-{token}"
     (session.workspace / "old.txt").write_text("before the run")
+    # The marker is put together inside the sandbox, so only the sandboxed shell's command line
+    # holds it (not the recorder's own -c argument); `; :` keeps the shell alive around sleep.
     code = (
-        f"open('made.txt', 'w').write('partial work')\nimport subprocess\nsubprocess.run(['sleep', '600', '{marker}'])"
+        "open('made.txt', 'w').write('partial work')\nimport subprocess\n"
+        f"subprocess.run(['sh', '-c', 'sleep 600; :', 'rt-sleep-' + '{token}'])"
     )
     proc = cli("run", "--session", session.session_id, "-c", code)
     wait_for(lambda: (session.workspace / "made.txt").exists() and processes_with(marker), "the run to start")
@@ -223,3 +227,33 @@ def test_parallel_runs_in_one_session_are_credited_only_with_their_own_files(pro
     for env in store.ledger.read(type="provenance.artifact-derivation@1"):
         paths[env.payload_value["path"]] = env.payload_value["executionRunIds"]
     assert paths == {"a.txt": [one["runId"]], "b.txt": [two["runId"]]}
+
+
+def test_a_session_removed_while_a_run_waits_for_the_lock_is_not_run_in(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`session rm` can win the session lock between run_code's first liveness check and its own
+    lock: the run must then refuse, not run in (and record into) a deleted workspace."""
+    import reviewtrail.provenance._runs as runs
+    from reviewtrail.errors import ReviewtrailError
+    from reviewtrail.provenance import delete_session, run_code
+
+    session = create_session(store)
+    real = runs.require_live_session
+    calls = {"n": 0}
+
+    def check_then_lose_the_race(s: Store, session_id: str):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        live = real(s, session_id)
+        if calls["n"] == 1:
+            delete_session(s, session_id)
+        return live
+
+    monkeypatch.setattr(runs, "require_live_session", check_then_lose_the_race)
+    before = store.ledger.head()
+    with pytest.raises(ReviewtrailError, match="deleted"):
+        run_code(store, session_id=session.session_id, code="open('x.txt','w').write('1')", lang="python")
+    assert calls["n"] == 2
+    deletion = store.ledger.head()
+    assert deletion is not None and before is not None and deletion.seq == before.seq + 1  # only the deletion
+    assert not session.workspace.exists() and pending_runs(store) == []

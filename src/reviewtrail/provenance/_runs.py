@@ -165,6 +165,7 @@ def run_code(
     require_bwrap()
     run_id = new_id()
     with session_lock(store, session_id, on_wait):
+        require_live_session(store, session_id)  # a `session rm` may have won the lock meanwhile
         with disk_full(f"preparing run {run_id}", after="; the code did not run"):
             before = snapshot(session.workspace, max_file_size=limits.max_file_size)
             marker, code_ref = begin_run(

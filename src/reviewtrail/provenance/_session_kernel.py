@@ -63,6 +63,7 @@ class SessionKernel:
             raise InvalidInputError("must be > 0 seconds", field="timeout")
         run_id = new_id()
         with session_lock(self.store, self.session.session_id):
+            require_live_session(self.store, self.session.session_id)  # removed since the kernel started?
             before = snapshot(self.session.workspace, max_file_size=self.limits.max_file_size)
             marker, code_ref = begin_run(
                 self.store, run_id, self.session.session_id, before, code=code, lang=self.lang, timeout=timeout,
