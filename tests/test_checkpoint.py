@@ -500,3 +500,14 @@ def test_verify_with_checkpoints_catches_a_restored_older_copy(store_env: Path, 
     code, out, _ = run("verify", "--checkpoint", "cp.json", "--public-key", "rt.pub", "--json")
     assert code == 4
     assert any("cp.json" in p and "older copy" in p for p in json.loads(out)["problems"])
+
+
+def test_verify_notes_a_signed_checkpoint_checked_without_a_key(store_env: Path, key: Ed25519PrivateKey) -> None:
+    (store_env / "rt.pem").write_bytes(private_pem(key))
+    assert run("ledger", "checkpoint", "--key", "rt.pem", "--out", "cp.json")[0] == 0
+    code, out, _ = run("verify", "--checkpoint", "cp.json", "--json")
+    assert code == 0
+    assert any("signature was not checked" in n for n in json.loads(out)["notes"])
+    (store_env / "rt.pub").write_bytes(public_pem(key))
+    code, out, _ = run("verify", "--checkpoint", "cp.json", "--public-key", "rt.pub", "--json")
+    assert code == 0 and not any("signature" in n for n in json.loads(out)["notes"])

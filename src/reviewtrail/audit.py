@@ -35,7 +35,7 @@ def audit(store: Store, options: AuditOptions, progress: Progress | None = None)
 
     report = store.verify(progress)
     projection_problems = [p for p in report.problems if p.startswith("query table ")]
-    report.problems.extend(_checkpoint_problems(store, options))
+    report.problems.extend(_checkpoint_problems(store, options, report.notes))
     report.problems.extend(pending_run_problems(store))
     report.problems.extend(unfinished_session_removals(store))
     if options.project_dir is not None:
@@ -47,7 +47,7 @@ def audit(store: Store, options: AuditOptions, progress: Progress | None = None)
     return report
 
 
-def _checkpoint_problems(store: Store, options: AuditOptions) -> list[str]:
+def _checkpoint_problems(store: Store, options: AuditOptions, notes: list[str]) -> list[str]:
     if not options.checkpoints:
         return []
     from reviewtrail.errors import InvalidInputError
@@ -61,8 +61,11 @@ def _checkpoint_problems(store: Store, options: AuditOptions) -> list[str]:
             raise InvalidInputError(f"cannot read {path}: {exc.strerror}", field="public_key") from exc
     problems: list[str] = []
     for path in options.checkpoints:
-        found = check_checkpoint(store.ledger, load_checkpoint(path), public_keys=keys, store_id=store.store_id)
+        checkpoint = load_checkpoint(path)
+        found = check_checkpoint(store.ledger, checkpoint, public_keys=keys, store_id=store.store_id)
         problems.extend(f"checkpoint {path}: {p}" for p in found)
+        if not keys and "signature" in checkpoint:
+            notes.append(f"checkpoint {path} is signed, but its signature was not checked: give --public-key")
     return problems
 
 
