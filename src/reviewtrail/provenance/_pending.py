@@ -21,7 +21,6 @@ Pending-run markers
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import json
 import os
@@ -31,16 +30,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from reviewtrail.errors import InvalidInputError, StorageFullError
+from reviewtrail.errors import InvalidInputError
 from reviewtrail.ledger._envelope import format_time
 from reviewtrail.provenance._snapshot import FileState, Snapshot
 from reviewtrail.store import Store
 
 __all__ = [
-    "DISK_FULL",
     "PendingRun",
     "begin_run",
-    "disk_full",
     "lock_path",
     "marker_before",
     "pending_dir",
@@ -54,8 +51,6 @@ __all__ = [
     "try_session_lock",
     "write_marker",
 ]
-
-DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
 def _root(store: Store) -> Path:
@@ -124,20 +119,6 @@ def session_locked(store: Store, session_id: str) -> bool:
     finally:
         os.close(fd)
     return False
-
-
-@contextlib.contextmanager
-def disk_full(doing: str, *, after: str = "") -> Iterator[None]:
-    """A full disk (ENOSPC/EDQUOT) inside becomes StorageFullError (exit 5) saying what to do."""
-    try:
-        yield
-    except OSError as exc:
-        if exc.errno not in DISK_FULL:
-            raise
-        where = f" ({exc.filename})" if exc.filename else ""
-        raise StorageFullError(
-            f"no space left on the device while {doing}{where}: {exc.strerror or exc}{after}", field="storage"
-        ) from exc
 
 
 @dataclass(frozen=True)

@@ -29,11 +29,12 @@ from reviewtrail.errors import BackendUnavailableError, InvalidInputError, NotFo
 from reviewtrail.ledger import Envelope, new_record
 from reviewtrail.ledger._envelope import format_time, new_id
 from reviewtrail.provenance._limits import DEFAULT_LIMITS, LimitName, ResourceLimits, limit_outcome
-from reviewtrail.provenance._pending import begin_run, disk_full, remove_marker, session_lock
+from reviewtrail.provenance._pending import begin_run, remove_marker, session_lock
 from reviewtrail.provenance._records import ArtifactDerivation, ExecutionRun, RunStatus
 from reviewtrail.provenance._sandbox import SandboxRequest, SandboxResult, net_policy, require_bwrap, run_sandboxed
 from reviewtrail.provenance._sessions import require_live_session
 from reviewtrail.provenance._snapshot import FileState, Snapshot, changes, open_beneath, snapshot
+from reviewtrail.provenance._storage_errors import disk_full_errors
 from reviewtrail.store import Store
 
 __all__ = [
@@ -166,7 +167,7 @@ def run_code(
     run_id = new_id()
     with session_lock(store, session_id, on_wait):
         require_live_session(store, session_id)  # a `session rm` may have won the lock meanwhile
-        with disk_full(f"preparing run {run_id}", after="; the code did not run"):
+        with disk_full_errors(f"preparing run {run_id}", field="storage", after="; the code did not run"):
             before = snapshot(session.workspace, max_file_size=limits.max_file_size)
             marker, code_ref = begin_run(
                 store, run_id, session_id, before, code=code, lang=lang, timeout=timeout, network=network,
@@ -174,7 +175,7 @@ def run_code(
                 max_file_size=limits.max_file_size,
             )  # fmt: skip
         try:
-            with disk_full(f"starting run {run_id}", after="; the code did not run"):
+            with disk_full_errors(f"starting run {run_id}", field="storage", after="; the code did not run"):
                 result: SandboxResult | None = run_sandboxed(request, cancel=cancel)
             failure = None
         except BackendUnavailableError as exc:
@@ -184,7 +185,7 @@ def run_code(
             raise
         after = (f"; the run's files stay in the workspace and its marker {marker} stays: free some space, "
                  "then 'reviewtrail verify --repair' records it")  # fmt: skip
-        with disk_full(f"recording run {run_id}", after=after):
+        with disk_full_errors(f"recording run {run_id}", field="storage", after=after):
             outcome = record_run(
                 store, session_id=session_id, workspace=session.workspace, code=code, lang=lang, result=result,
                 before=before, timeout=timeout, network=network, allowlist=allowlist, resolve=resolve,

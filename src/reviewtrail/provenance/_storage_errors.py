@@ -19,8 +19,11 @@ DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
 @contextlib.contextmanager
-def disk_full_errors(doing: str, *, field: str = "store") -> Iterator[None]:
-    """Turn "no space left on device" (or "disk quota exceeded") raised inside into StorageFullError."""
+def disk_full_errors(
+    doing: str, *, field: str = "store", after: str = "; nothing was recorded; free some space and try again"
+) -> Iterator[None]:
+    """Turn "no space left on device" (or "disk quota exceeded") raised inside into StorageFullError;
+    ``after`` says what that left behind and what to do."""
     try:
         yield
     except OSError as exc:
@@ -28,7 +31,6 @@ def disk_full_errors(doing: str, *, field: str = "store") -> Iterator[None]:
             raise
         where = f" ({exc.filename})" if exc.filename else ""
         raise StorageFullError(
-            f"no space left on the device while {doing}{where}: {exc.strerror or exc}; "
-            "nothing was recorded; free some space and try again",
+            f"no space left on the device while {doing}{where}: {exc.strerror or exc}{after}",
             field=field,
         ) from exc
