@@ -1,0 +1,282 @@
+"""The campaign's bad inputs: each must be a clean error that changes nothing.
+
+Clean means: an exit code among the documented ones the case allows (all within 2-6),
+``error:`` on stderr (click's own usage errors say ``Error:``), no ``Traceback`` anywhere, the
+store's files and head exactly as before, and ``verify`` still exiting 0 afterwards. ``verify``
+runs once per group of cases; when a group's ``verify`` fails, its cases are replayed one by one
+on a fresh copy so the failure names the case that caused it.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from support.campaign import Facts, Project
+
+__all__ = ["BadInput", "bad_input_cases", "run_bad_inputs"]
+
+Outcome = tuple[str, bool, str]
+DOCUMENTED = {2, 3, 4, 5, 6}
+UNKNOWN = str(uuid.UUID("01a20000-0000-7000-8000-0000000000ff"))
+
+
+@dataclass(frozen=True)
+class BadInput:
+    name: str
+    args: tuple[str, ...]
+    codes: frozenset[int]
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def _case(name: str, codes: set[int], *args: str, env: dict[str, str] | None = None) -> BadInput:
+    assert codes <= DOCUMENTED
+    return BadInput(name, args, frozenset(codes), env or {})
+
+
+FILES = {
+    "notes.txt": b"plain text, not a PDF\n",
+    "bad-checkpoint.json": b'{"type": "reviewtrail.checkpoint@1", "seq": "ten"}',
+    "deep.json": b'{"a":' * 100_000 + b"1" + b"}" * 100_000,
+}
+
+
+def bad_input_cases(f: Facts) -> list[list[BadInput]]:
+    """The cases, in groups that share one ``verify``."""
+    append = ("ledger", "append", "--actor", "a", "--privacy", "private")
+    typed = (*append, "--type", "eval.bad@1")
+    save = ("trace", "save", "--skill", "campaign-bad", "--purpose", "p", "--response", "r", "--executor", "codex")
+    s = f.session
+    return [
+        [
+            _case("ledger append: payload is a JSON list", {2}, *typed, "--payload", "[1, 2]"),
+            _case("ledger append: payload is a JSON string", {2}, *typed, "--payload", '"text"'),
+            _case("ledger append: payload is not JSON", {2}, *typed, "--payload", '{"a": '),
+            _case("ledger append: payload with NaN", {2}, *typed, "--payload", '{"a": NaN}'),
+            _case("ledger append: payload with a lone surrogate", {2}, *typed, "--payload", '{"a": "\\ud800"}'),
+            _case(
+                "ledger append: payload with a 30-digit integer", {2}, *typed, "--payload", '{"a": ' + "9" * 30 + "}"
+            ),
+            _case("ledger append: payload nested 100000 deep", {2}, *typed, "--payload", "@deep.json"),
+            _case("ledger append: payload file missing", {2, 3}, *typed, "--payload", "@missing.json"),
+            _case(
+                "ledger append: reserved type provenance.execution-run@1",
+                {2},
+                *append,
+                "--type",
+                "provenance.execution-run@1",
+                "--payload",
+                "{}",
+            ),
+            _case("ledger append: reserved type trace.review-call@1", {2}, *append, "--type", "trace.review-call@1"),
+            _case("ledger append: reserved type review.run@1", {2}, *append, "--type", "review.run@1"),
+            _case(
+                "ledger append: reserved type stream.thought.delta@1", {2}, *append, "--type", "stream.thought.delta@1"
+            ),
+        ],
+        [
+            _case(
+                "ledger append: bad privacy",
+                {2},
+                "ledger",
+                "append",
+                "--actor",
+                "a",
+                "--privacy",
+                "secret",
+                "--type",
+                "eval.bad@1",
+            ),
+            _case("ledger append: type without a version", {2}, *append, "--type", "eval.result"),
+            _case("ledger append: type with a space", {2}, *append, "--type", "eval result@1"),
+            _case(
+                "ledger append: empty actor",
+                {2},
+                "ledger",
+                "append",
+                "--actor",
+                "",
+                "--privacy",
+                "private",
+                "--type",
+                "eval.bad@1",
+            ),
+            _case(
+                "ledger append: dangling CAS reference",
+                {2, 3, 4},
+                *typed,
+                "--payload",
+                json.dumps({"file": {"hash": "ab" * 32, "size": 12}}),
+            ),
+            _case(
+                "ledger append: malformed CAS reference",
+                {2},
+                *typed,
+                "--payload",
+                json.dumps({"file": {"hash": "xyz", "size": 1}}),
+            ),
+            _case("ledger append: supersedes a record that does not exist", {2, 3}, *typed, "--supersedes", UNKNOWN),
+            _case("ledger show: unknown record", {2, 3}, "ledger", "show", UNKNOWN),
+            _case("cas cat: bad address", {2}, "cas", "cat", "xyz"),
+            _case("cas cat: unknown address", {3}, "cas", "cat", "sha256:" + "cd" * 32),
+            _case("cas put: missing file", {2, 3}, "cas", "put", "missing.bin"),
+            _case("cas put: unknown pool", {2}, "cas", "put", "up.csv", "--pool", "nope"),
+            _case("cas put: a directory", {2}, "cas", "put", "."),
+            _case("cas verify: bad address", {2}, "cas", "verify", "sha256:XYZ"),
+        ],
+        [
+            _case("artifact upload: name with @", {2}, "artifact", "upload", "evil@2.csv", "up.csv"),
+            _case("artifact upload: name with a newline", {2}, "artifact", "upload", "a\nb.csv", "up.csv"),
+            _case("artifact upload: 300-character name", {2}, "artifact", "upload", "n" * 300, "up.csv"),
+            _case("artifact upload: empty name", {2}, "artifact", "upload", "", "up.csv"),
+            _case("artifact upload: bad origin", {2}, "artifact", "upload", "x.csv", "up.csv", "--origin", "stolen"),
+            _case("artifact upload: missing file", {2, 3}, "artifact", "upload", "x.csv", "missing.csv"),
+            _case(
+                "artifact declare: missing path",
+                {2, 3},
+                "artifact",
+                "declare",
+                "x.md",
+                "--session",
+                s,
+                "--path",
+                "missing.md",
+            ),
+            _case(
+                "artifact declare: path out of the workspace",
+                {2},
+                "artifact",
+                "declare",
+                "x.json",
+                "--session",
+                s,
+                "--path",
+                "../../reviewtrail-store.json",
+            ),
+            _case(
+                "artifact declare: unknown session",
+                {2, 3},
+                "artifact",
+                "declare",
+                "x.md",
+                "--session",
+                UNKNOWN,
+                "--path",
+                "out.md",
+            ),
+            _case("artifact show: unknown artifact", {3}, "artifact", "show", "nope.csv"),
+            _case("artifact diff: unknown version", {3}, "artifact", "diff", "data.csv@1", "data.csv@9"),
+            _case("provenance: unknown artifact", {3}, "provenance", "nope.csv@1"),
+            _case("provenance: bad format", {2}, "provenance", "data.csv", "--format", "xml"),
+        ],
+        [
+            _case("session rm: unknown session", {3}, "session", "rm", UNKNOWN),
+            _case("session rm: not a session id", {2, 3}, "session", "rm", "../../versioning"),
+            _case("session rm: already deleted", {6}, "session", "rm", f.extra["deleted_session"]),
+            _case(
+                "run: --allow without --network allowlist",
+                {2},
+                "run",
+                "--session",
+                s,
+                "--allow",
+                "example.com",
+                "-c",
+                "print(1)",
+            ),
+            _case("run: bad --max-memory", {2}, "run", "--session", s, "--max-memory", "lots", "-c", "print(1)"),
+            _case("run: bad --network", {2}, "run", "--session", s, "--network", "wifi", "-c", "print(1)"),
+            _case("run: negative --timeout", {2}, "run", "--session", s, "--timeout", "-1", "-c", "print(1)"),
+            _case("run: unknown --lang", {2}, "run", "--session", s, "--lang", "cobol", "-c", "print(1)"),
+            _case("run: unknown session", {2, 3}, "run", "--session", UNKNOWN, "-c", "print(1)"),
+            _case("run: --cwd out of the workspace", {2}, "run", "--session", s, "--cwd", "/etc", "-c", "print(1)"),
+            _case("run: bad --env", {2}, "run", "--session", s, "--env", "NOEQUALS", "-c", "print(1)"),
+            _case("run: bad --max-procs", {2}, "run", "--session", s, "--max-procs", "0", "-c", "print(1)"),
+        ],
+        [
+            _case("trace save: --project-dir does not exist", {2}, *save, "--project-dir", "/nonexistent/campaign"),
+            _case("trace save: --project-dir is a file", {2}, *save, "--project-dir", "up.csv"),
+            _case("trace save: --status with a newline", {2}, *save, "--status", "ok\nforged", "--project-dir", "."),
+            _case("trace save: bad --run-id", {2}, *save, "--run-id", "../x", "--project-dir", "."),
+            _case(
+                "trace save: bad --skill",
+                {2},
+                "trace",
+                "save",
+                "--skill",
+                "../up",
+                "--purpose",
+                "p",
+                "--project-dir",
+                ".",
+            ),
+            _case("trace show: unknown run", {2, 3}, "trace", "show", "nope/2026-01-01_run01"),
+            _case("evidence extract-pdf: not a PDF", {2}, "evidence", "extract-pdf", "doi:10.1/x", "notes.txt"),
+            _case("evidence extract-pdf: missing file", {2, 3}, "evidence", "extract-pdf", "doi:10.1/x", "no.pdf"),
+            _case("evidence add: two origins", {2}, "evidence", "add", "--run", f.run_record, "--paper", "doi:1"),
+            _case("evidence add: unknown run", {2, 3}, "evidence", "add", "--run", UNKNOWN),
+            _case("evidence link: unknown claim", {2, 3}, "evidence", "link", UNKNOWN, f.evidence),
+            _case("evidence link: bad relation", {2}, "evidence", "link", f.claim, f.evidence, "--relation", "maybe"),
+            _case("verify --checkpoint: malformed file", {2}, "verify", "--checkpoint", "bad-checkpoint.json"),
+            _case("verify --checkpoint: missing file", {2, 3}, "verify", "--checkpoint", "missing-checkpoint.json"),
+            _case("claims extract: missing file", {2, 3}, "claims", "extract", "missing.md"),
+            _case("review citations: missing file", {2, 3}, "review", "citations", "missing.md"),
+            _case(
+                "review run: unknown artifact", {3}, "review", "run", "nope.md", env={"REVIEWTRAIL_REVIEWER": "quick"}
+            ),
+        ],
+    ]
+
+
+def _check(p: Project, case: BadInput) -> tuple[bool, str]:
+    before = p.fingerprint()
+    result = p.cli(*case.args, env=case.env)
+    after = p.fingerprint()
+    if "Traceback" in result.err + result.out:
+        return False, f"traceback: {result.err.strip()[-400:]}"
+    if result.code not in case.codes:
+        return False, f"exit {result.code}, expected {sorted(case.codes)}: {result.describe()}"
+    if "error:" not in result.err.lower():
+        return False, f"no 'error:' on stderr: {result.describe()}"
+    if after != before:
+        changed = sorted(set(after["files"].items()) ^ set(before["files"].items()))
+        return False, f"the store changed: head {before['head']} -> {after['head']}; files {changed[:4]}"
+    return True, f"exit {result.code}: {result.err.strip().splitlines()[-1][:160]}"
+
+
+def _verified(p: Project) -> tuple[bool, str]:
+    result, doc = p.verify()
+    return result.code == 0, f"verify afterwards: {result.describe() if not doc else doc.get('problems')}"
+
+
+def _group(template: Project, work: Path, n: int, cases: list[BadInput]) -> list[Outcome]:
+    work = work / f"bad-{uuid.uuid4().hex[:12]}"
+    work.mkdir()
+    p = template.clone(work / f"bad-{n}")
+    for name, data in FILES.items():
+        (p.root / name).write_bytes(data)
+    outcomes = [(case.name, *_check(p, case)) for case in cases]
+    ok, why = _verified(p)
+    if ok:
+        return outcomes
+    replayed = []  # find the case that left the store unverifiable
+    for k, case in enumerate(cases):
+        q = template.clone(work / f"bad-{n}-{k}")
+        for name, data in FILES.items():
+            (q.root / name).write_bytes(data)
+        clean, detail = _check(q, case)
+        intact, why = _verified(q)
+        replayed.append((case.name, clean and intact, detail if not clean else why))
+    return replayed
+
+
+def run_bad_inputs(template: Project, f: Facts, work: Path, only: str | None = None) -> list[Outcome]:
+    groups = bad_input_cases(f)
+    if only is not None:
+        groups = [[case for group in groups for case in group if case.name == only]]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = pool.map(lambda item: _group(template, work, *item), enumerate(groups))
+        return [outcome for group in results for outcome in group]
