@@ -320,3 +320,64 @@ def test_read_only_open_refuses_appends_in_the_library(tmp_path: Path) -> None:
             store.append([NewRecord(type="u.x@1", actor="a", privacy="private", payload={})])
         with pytest.raises(ReadOnlyStoreError):
             store.cas.put(b"new")
+
+
+# --- deleted furniture is integrity, and init never re-creates it ---------------------------------
+
+
+@pytest.mark.parametrize("removed", ["versioning/data/oci-layout", "versioning/agent-state"])
+def test_deleted_layout_is_reported_and_init_does_not_recreate_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, removed: str
+) -> None:
+    settings = populated(tmp_path / "s")
+    target = tmp_path / "s" / removed
+    if target.is_dir():
+        shutil.rmtree(target)
+    else:
+        target.unlink()
+    code, doc = verify_cli(settings, monkeypatch)
+    assert code == 4, doc
+    assert "not a regular file" in message(doc) or "not a plain folder" in message(doc)
+    if removed.endswith("agent-state"):
+        assert "object missing from agent-state" in message(doc)  # the run log the ledger points at
+    Store.init(settings).close()
+    assert not target.exists()
+    assert verify_cli(settings, monkeypatch)[0] == 4
+
+
+def test_a_deleted_store_marker_is_integrity_and_init_restores_it_from_the_ledger(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = populated(tmp_path / "s")
+    marker = tmp_path / "s" / "reviewtrail-store.json"
+    original = json.loads(marker.read_text())
+    marker.unlink()
+    code, doc = verify_cli(settings, monkeypatch)
+    assert code == 4 and "marker" in message(doc) and "is missing" in message(doc)
+    with Store.init(settings) as store:
+        assert store.store_id == original["storeId"]
+    assert json.loads(marker.read_text())["identity"] == original["identity"]
+    assert verify_cli(settings, monkeypatch)[0] == 0
+
+
+def test_a_workspace_swapped_for_a_symlink_is_never_run_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reviewtrail.provenance import create_session, run_code
+
+    settings = populated(tmp_path / "s")
+    with Store.open(settings) as store:
+        session = create_session(store)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.rmtree(session.workspace)
+    session.workspace.symlink_to(outside)
+    code, doc = verify_cli(settings, monkeypatch)
+    assert code == 4 and "is a symlink" in message(doc) and session.session_id in message(doc)
+    with Store.open(settings) as store, pytest.raises(IntegrityError, match="symlink"):
+        run_code(store, session_id=session.session_id, code="open('x','w').write('1')", lang="python")
+    assert list(outside.iterdir()) == []
+
+
+def test_install_helper_refuses_a_missing_project_dir(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["trace", "install-helper", "--project-dir", str(tmp_path / "missing")])
+    assert result.exit_code == 2 and "does not exist" in result.stderr
+    assert not (tmp_path / "missing").exists()

@@ -31,13 +31,14 @@ class AuditOptions:
 
 def audit(store: Store, options: AuditOptions, progress: Progress | None = None) -> VerifyReport:
     """Verify everything; with ``options.repair``, then complete what the chain supports."""
-    from reviewtrail.provenance import pending_run_problems, unfinished_session_removals
+    from reviewtrail.provenance import pending_run_problems, unfinished_session_removals, workspace_problems
 
     report = store.verify(progress)
     projection_problems = [p for p in report.problems if p.startswith("query table ")]
     report.problems.extend(_checkpoint_problems(store, options, report.notes))
     report.problems.extend(pending_run_problems(store))
     report.problems.extend(unfinished_session_removals(store))
+    report.problems.extend(workspace_problems(store))
     if options.project_dir is not None:
         from reviewtrail.tracing import trace_ledger_problems
 

@@ -23,12 +23,14 @@ from reviewtrail._projection_check import ProjectionCheck
 from reviewtrail.cas import BARE_SEARCH, CasRef, CasStore, FilesystemCas, Location, refs_in
 from reviewtrail.config import STORE_MARKER as _MARKER
 from reviewtrail.config import Settings, load_settings
-from reviewtrail.errors import InvalidInputError, LedgerMissingError, StoreNotInitializedError
+from reviewtrail.errors import IntegrityError, InvalidInputError, LedgerMissingError, StoreNotInitializedError
 from reviewtrail.ledger import Envelope, Ledger, NewRecord, chain_problems, open_ledger
 
 __all__ = ["STORE_FORMAT", "Progress", "Store", "VerifyReport"]
 
 STORE_FORMAT = 1
+# What a store folder holds besides its marker: a folder with any of these but no marker lost it.
+_STORE_CONTENTS = ("versioning", "ledger.sqlite", "cas", "workspaces")
 
 # (phase, advance, total) — total is known up front for every phase.
 Progress = Callable[[str, int, int], None]
@@ -95,6 +97,14 @@ class Store:
     def read_only(self) -> bool:
         return self.ledger.read_only
 
+    @property
+    def created_at(self) -> str | None:
+        """When the store's identity record was written (RFC 3339 UTC), or None for an older store."""
+        if self.marker is None or self.marker.identity_seq is None:
+            return None
+        record = self.ledger.records_at([self.marker.identity_seq]).get(self.marker.identity_seq)
+        return record.time if record is not None else None
+
     # --- opening --------------------------------------------------------------------------
     @classmethod
     def init(cls, settings: Settings | None = None) -> Store:
@@ -112,9 +122,11 @@ class Store:
         with _init_lock(root):
             marker_path = root / _MARKER
             marker = read_marker(marker_path) if marker_path.exists() else None
-            cas = FilesystemCas(root, create=True)
             if marker is not None and marker.store_id is not None:
-                return cls._open_checked(settings, cas, marker, read_only=False)
+                # An existing store is opened as it is: init never re-creates what was removed.
+                existing = FilesystemCas(root, require_layout=False)
+                return cls._open_checked(settings, existing, marker, read_only=False)
+            cas = FilesystemCas(root, create=True)
             ledger = open_ledger(settings.database_url, create=marker is None)
             try:
                 marker = _adopt_or_create_identity(ledger, settings)
@@ -138,13 +150,22 @@ class Store:
         _load_record_types()
         settings = settings or load_settings()
         if not settings.store_exists:
+            leftovers = [n for n in _STORE_CONTENTS if (settings.store / n).exists()]
+            if leftovers:
+                raise IntegrityError(
+                    f"the store marker {settings.store / _MARKER} is missing, but the folder holds a store "
+                    f"({', '.join(leftovers)}); 'reviewtrail init' restores the marker from the ledger's identity "
+                    "record",
+                    field="store",
+                )
             raise StoreNotInitializedError(
                 f"no reviewtrail store at {settings.store}; run 'reviewtrail init' first", field="store"
             )
         marker = read_marker(settings.store / _MARKER)
         if read_only is None:
             read_only = _looks_read_only(settings)
-        cas = FilesystemCas(settings.store, read_only=read_only)
+        # Missing layout files are verify's to report (exit 4), not a reason to refuse to open.
+        cas = FilesystemCas(settings.store, read_only=read_only, require_layout=False)
         return cls._open_checked(settings, cas, marker, read_only=read_only, check_identity=check_identity)
 
     @classmethod

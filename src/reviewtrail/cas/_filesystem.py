@@ -33,12 +33,19 @@ OCI_INDEX = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v
 class FilesystemCas(CasStore):
     """The embedded CAS under a store folder."""
 
-    def __init__(self, root: str | os.PathLike[str], *, create: bool = False, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        create: bool = False,
+        read_only: bool = False,
+        require_layout: bool = True,
+    ) -> None:
         self.root = Path(root)
         self.read_only = read_only
         if create:
             self.initialize()
-        elif not all((self._pool_dir(p) / "oci-layout").is_file() for p in POOLS):
+        elif require_layout and not all((self._pool_dir(p) / "oci-layout").is_file() for p in POOLS):
             raise StoreNotInitializedError(f"no CAS at {self.root}; run 'reviewtrail init' first", field="store")
 
     # --- layout ---------------------------------------------------------------------------
@@ -108,6 +115,8 @@ class FilesystemCas(CasStore):
         cutoff = time.time() - older_than
         stale: list[Path] = []
         for pool in POOLS:
+            if not self._ingest(pool).is_dir():
+                continue  # a missing folder is reported by furniture_problems
             for entry in sorted(self._ingest(pool).iterdir()):
                 with contextlib.suppress(FileNotFoundError):
                     if entry.is_file() and entry.stat().st_mtime < cutoff:

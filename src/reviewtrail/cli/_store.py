@@ -84,10 +84,10 @@ def verify(
     from reviewtrail.audit import AuditOptions, audit
     from reviewtrail.errors import EXIT_INTEGRITY
     from reviewtrail.store import Store
-    from reviewtrail.tracing import project_root
+    from reviewtrail.tracing import existing_project_root
 
     options = AuditOptions(
-        project_dir=project_root(project_dir),
+        project_dir=existing_project_root(project_dir),
         checkpoints=tuple(checkpoint or ()),
         public_keys=tuple(public_key or ()),
         repair=repair,

@@ -231,7 +231,7 @@ def _ledger_problems(project: Path, skill: str | None, run_id: str | None) -> li
     from reviewtrail.tracing._ledger_check import ledger_problems
 
     with Store.open(settings) as store:
-        return ledger_problems(store, project, skill=skill, run_id=run_id)
+        return ledger_problems(store, project, skill=skill, run_id=run_id, report_unreadable=False)
 
 
 _trace_debug.register(app)

@@ -42,6 +42,7 @@ from reviewtrail.provenance._sessions import (
     get_session,
     list_sessions,
     unfinished_session_removals,
+    workspace_problems,
 )
 
 register_projection(PROVENANCE_PROJECTION)
@@ -86,4 +87,5 @@ __all__ = [
     "unfinished_session_removals",
     "upload_artifact",
     "versions_of",
+    "workspace_problems",
 ]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from reviewtrail.errors import ConflictError, InvalidInputError, NotFoundError
+from reviewtrail.errors import ConflictError, IntegrityError, InvalidInputError, NotFoundError
 from reviewtrail.ledger import new_record
 from reviewtrail.ledger._envelope import format_time, new_id
 from reviewtrail.provenance._declare_guards import no_pending_runs
@@ -37,6 +37,7 @@ __all__ = [
     "list_sessions",
     "unfinished_session_removals",
     "workspace_of",
+    "workspace_problems",
 ]
 
 DEFAULT_PROJECT = "default"
@@ -206,10 +207,37 @@ def finish_session_removals(store: Store) -> list[str]:
     return done
 
 
+def _not_a_folder_in_the_store(workspace: Path) -> str | None:
+    """Why a workspace is not a plain folder of the store (a symlink would bind its target as /workspace)."""
+    for path in (workspace.parent, workspace):
+        if path.is_symlink():
+            return f"{path} is a symlink (to {os.readlink(path)}), not a folder in the store"
+    return None
+
+
+def workspace_problems(store: Store) -> list[str]:
+    """Problems for ``verify``: live sessions whose workspace is missing or is not a plain folder."""
+    if store.root is None:
+        return []
+    problems: list[str] = []
+    for info in list_sessions(store):
+        if info.deleted:
+            continue
+        why = _not_a_folder_in_the_store(info.workspace)
+        if why is not None:
+            problems.append(f"session {info.session_id}: workspace {why}")
+        elif not info.workspace.is_dir():
+            problems.append(f"session {info.session_id}: workspace {info.workspace} is missing")
+    return problems
+
+
 def require_live_session(store: Store, session_id: str) -> SessionInfo:
     info = get_session(store, session_id)
     if info.deleted:
         raise ConflictError(f"session {session_id} was deleted; start a new one", field="session")
+    why = _not_a_folder_in_the_store(info.workspace)
+    if why is not None:
+        raise IntegrityError(f"the workspace of session {session_id}: {why}; refusing to run there", field="session")
     if not info.workspace.is_dir():
         raise NotFoundError(f"the workspace of session {session_id} is missing: {info.workspace}", field="session")
     return info

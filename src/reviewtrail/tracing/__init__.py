@@ -21,7 +21,7 @@ from reviewtrail.tracing._assurance import (
 )
 from reviewtrail.tracing._documents import ReviewCall, TraceMode
 from reviewtrail.tracing._families import FAMILIES, ROUTE_PREFIXES, UNKNOWN, model_family
-from reviewtrail.tracing._layout import check_name, project_root
+from reviewtrail.tracing._layout import check_name, existing_project_root, project_root
 from reviewtrail.tracing._ledger_check import trace_ledger_problems
 from reviewtrail.tracing._ledger_repair import repair_trace_links
 from reviewtrail.tracing._modes import inline_mode, resolve_mode
@@ -46,6 +46,7 @@ __all__ = [
     "assess",
     "check_name",
     "effective_reviewer",
+    "existing_project_root",
     "find_run",
     "independence_verified",
     "inline_mode",

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from reviewtrail.errors import ConflictError
-from reviewtrail.tracing._layout import ARIS_DIR, project_root
+from reviewtrail.tracing._layout import ARIS_DIR, existing_project_root, project_root
 
 __all__ = ["HELPER_CHAIN", "helper_script", "install", "resolve"]
 
@@ -36,7 +36,7 @@ def helper_script(executable: str | None = None) -> str:
 
 
 def install(project_dir: str | Path | None, *, force: bool = False) -> Path:
-    project = project_root(project_dir)
+    project = existing_project_root(project_dir)
     target = project / HELPER_CHAIN[0]
     target.parent.mkdir(parents=True, exist_ok=True)
     script = helper_script()

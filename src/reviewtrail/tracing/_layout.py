@@ -26,6 +26,7 @@ __all__ = [
     "call_files",
     "check_name",
     "events_path",
+    "existing_project_root",
     "parse_call_filename",
     "project_root",
     "run_dir",
@@ -69,6 +70,19 @@ def project_root(explicit: str | Path | None = None, cwd: Path | None = None) ->
         return here
     top = out.stdout.strip()
     return Path(top) if out.returncode == 0 and top else here
+
+
+def existing_project_root(explicit: str | Path | None = None) -> Path:
+    """:func:`project_root`; an explicit one must be an existing folder (nothing is created for it)."""
+    from reviewtrail.errors import InvalidInputError
+
+    project = project_root(explicit)
+    if explicit is not None:
+        if not project.exists():
+            raise InvalidInputError(f"{project} does not exist", field="project_dir")
+        if not project.is_dir():
+            raise InvalidInputError(f"{project} is not a folder", field="project_dir")
+    return project
 
 
 def traces_root(project: Path) -> Path:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,8 +59,17 @@ def recorded_calls(store: Store) -> tuple[list[RecordedCall], list[str]]:
     return calls, problems
 
 
-def ledger_problems(store: Store, project: Path, *, skill: str | None = None, run_id: str | None = None) -> list[str]:
-    """:func:`trace_ledger_problems`, limited to one skill or one run when given."""
+def ledger_problems(
+    store: Store,
+    project: Path,
+    *,
+    skill: str | None = None,
+    run_id: str | None = None,
+    report_unreadable: bool = True,
+) -> list[str]:
+    """:func:`trace_ledger_problems`, limited to one skill or one run when given. Unreadable
+    ``events.jsonl`` lines are reported unless ``report_unreadable=False`` (``trace verify``
+    reports them with the schema check)."""
     project = project.absolute()
 
     def in_scope(s: str, r: str) -> bool:
@@ -76,8 +86,9 @@ def ledger_problems(store: Store, project: Path, *, skill: str | None = None, ru
     for call in calls:
         problems += _file_problems(project, call)
     problems += _folder_problems(project, calls, markers)
+    problems += _unrecorded_run_problems(project, calls, markers, store.created_at, in_scope)
     problems += _marker_problems(project, calls, markers)
-    problems += _event_problems(project, calls, markers, in_scope)
+    problems += _event_problems(project, calls, markers, in_scope, report_unreadable=report_unreadable)
     return problems
 
 
@@ -169,6 +180,49 @@ def _folder_problems(project: Path, calls: list[RecordedCall], markers: list[Pen
     return problems
 
 
+def _started(folder: Path) -> datetime | None:
+    """When a run folder's run began, from its run.meta.json (or, failing that, its calls' metas)."""
+    candidates = [folder / "run.meta.json", *sorted(folder.glob("*.meta.json"))]
+    for path in candidates:
+        try:
+            doc = json.loads(path.read_bytes())
+            value = doc.get("started_at") or doc.get("timestamp")
+            return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        except (OSError, ValueError, AttributeError, TypeError):
+            continue
+    return None
+
+
+def _unrecorded_run_problems(
+    project: Path, calls: list[RecordedCall], markers: list[Pending], created: str | None, in_scope: Any
+) -> list[str]:
+    """Run folders with no record at all that began after the store existed: a save with the store
+    always records its call, so such a folder was added (copied in) or saved without the store."""
+    if created is None:
+        return []
+    since = datetime.fromisoformat(created.replace("Z", "+00:00"))
+    since = since.replace(microsecond=since.microsecond // 1000 * 1000)  # trace times have milliseconds
+    recorded = set(_by_run(calls))
+    marked = {(m.skill, m.run_id) for m in markers}
+    problems: list[str] = []
+    root = traces_root(project)
+    if not root.is_dir():
+        return []
+    for skill_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+        for folder in sorted(p for p in skill_dir.iterdir() if p.is_dir()):
+            key = (skill_dir.name, folder.name)
+            if key in recorded or key in marked or not in_scope(*key):
+                continue
+            started = _started(folder)
+            if started is not None and started.tzinfo is not None and started >= since:
+                problems.append(
+                    f".aris/traces/{key[0]}/{key[1]}/: no call of this run is recorded in the ledger, although it "
+                    f"began ({started.isoformat()}) after the store was created ({created}): added or copied in, "
+                    "or saved without the store?"
+                )
+    return problems
+
+
 def _marker_problems(project: Path, calls: list[RecordedCall], markers: list[Pending]) -> list[str]:
     recorded = {c.call_key for c in calls}
     problems: list[str] = []
@@ -238,7 +292,9 @@ class _LineIndex:
         return None
 
 
-def _event_problems(project: Path, calls: list[RecordedCall], markers: list[Pending], in_scope: Any) -> list[str]:
+def _event_problems(
+    project: Path, calls: list[RecordedCall], markers: list[Pending], in_scope: Any, *, report_unreadable: bool
+) -> list[str]:
     lines = read_event_lines(project)
     index = _LineIndex(lines)
     problems: list[str] = []
@@ -258,8 +314,12 @@ def _event_problems(project: Path, calls: list[RecordedCall], markers: list[Pend
     first = {key: min(c.number for c in recs) for key, recs in _by_run(calls).items()}
     marked = {m.key for m in markers}
     for line in lines:
-        if line.number in index.used or line.doc is None:
-            continue  # an unreadable line is reported by the schema check
+        if line.doc is None:
+            if report_unreadable:
+                problems.append(f"{EVENTS_LABEL} line {line.number}: {line.problem}")
+            continue
+        if line.number in index.used:
+            continue
         key = run_of_line(line.doc)
         if key is None or key not in first or not in_scope(*key):
             continue

@@ -12,7 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from reviewtrail.errors import InvalidInputError, ReviewtrailError
+from reviewtrail.errors import ReviewtrailError
 from reviewtrail.tracing._documents import (
     ReviewCall,
     TraceMode,
@@ -21,7 +21,7 @@ from reviewtrail.tracing._documents import (
     build_request,
     build_run_meta,
 )
-from reviewtrail.tracing._layout import check_run_id, project_root, skill_dir
+from reviewtrail.tracing._layout import check_run_id, existing_project_root, skill_dir
 from reviewtrail.tracing._modes import resolve_mode
 from reviewtrail.tracing._pending import PendingMarker
 from reviewtrail.tracing._writer import allocate_and_write, append_event, digest, idle_window, local_today
@@ -64,13 +64,7 @@ class TraceResult:
 
 def _project(project_dir: str | Path | None) -> Path:
     """The project root; an explicit one must be an existing folder (nothing is created for it)."""
-    project = project_root(project_dir)
-    if project_dir is not None:
-        if not project.exists():
-            raise InvalidInputError(f"{project} does not exist", field="project_dir")
-        if not project.is_dir():
-            raise InvalidInputError(f"{project} is not a folder", field="project_dir")
-    return project
+    return existing_project_root(project_dir)
 
 
 def _marker(project: Path, call: ReviewCall, ledger: bool) -> PendingMarker | None:
