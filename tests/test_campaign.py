@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 
 from conftest import need
-from support.campaign import Facts, Project, populate
-from support.campaign_attacks import Attack, Uncaught, attack_cases
+from support.campaign import Attack, Facts, Project, Uncaught, populate
+from support.campaign_attacks import attack_cases
 from support.campaign_inputs import run_bad_inputs
 from support.campaign_kills import KillCase, kill_cases, prepare_kills
 
@@ -35,24 +35,25 @@ pytestmark = pytest.mark.slow
 SEED = int(os.environ.get("REVIEWTRAIL_CAMPAIGN_SEED", "8"))
 
 # name -> the reported bug that makes the case fail today (see the issue's campaign note)
-_MISSING_FURNITURE = (
-    "verify exits 5 'run reviewtrail init first' (availability) for a store whose furniture was deleted, "
-    "instead of 4 (integrity); init then re-creates it"
-)
 KNOWN_BUGS: dict[str, str] = {
-    "pool agent-state: oci-layout deleted": _MISSING_FURNITURE,
-    "pool data: oci-layout deleted": _MISSING_FURNITURE,
-    "pool agent-state: whole folder deleted": _MISSING_FURNITURE + " (empty), losing every run log unreported",
-    "store marker deleted": _MISSING_FURNITURE,
-    "trace: run folder copied": (
-        "a whole trace run folder that no ledger record covers is taken for one 'saved with no store', "
-        "even though the store existed before it: verify exits 0"
+    "trigger added on rt_records (deletes query rows at each append)": (
+        "verify reports dropped or replaced append-only triggers but not an added one; this one deletes "
+        "query-table rows at every append (each append is then reported, and repair does not remove it)"
     ),
-    "events.jsonl: a line that is not JSON added": (
-        "verify leaves unreadable events.jsonl lines to 'trace verify' (schema check) and exits 0"
+    "trigger added on a query table (drops every new run row)": (
+        "verify does not report a trigger that is not reviewtrail's own; this one silently drops every new "
+        "prov_runs row (reported only after the next run; the repair's rebuild removes it)"
     ),
-    "events.jsonl: non-UTF-8 line added": (
-        "verify leaves unreadable events.jsonl lines to 'trace verify' (schema check) and exits 0"
+    "pool agent-state: folder moved out, symlink left": (
+        "a CAS pool folder that is a symlink to a folder outside the store is not reported (a symlinked "
+        "blobs/ folder or workspaces/ folder is), so new objects land outside the store"
+    ),
+    "trace: response.md a symlink to a same-content file": (
+        "a trace file that is a symlink (to a same-content file outside the run) is not reported; a blob that "
+        "is a symlink is"
+    ),
+    "trace: skill folder moved out, symlink left": (
+        "a .aris/traces skill folder that is a symlink to a folder outside the project is not reported"
     ),
 }
 
@@ -116,7 +117,14 @@ def run_attack(c: Campaign, name: str, damage: Attack) -> Outcome:
     return name, True, str(found[0])[:200]
 
 
+def _control(c: Campaign) -> None:
+    """An untouched copy verifies: so an attack counts as caught for what it did, not for a broken verify."""
+    result, _ = c.template.clone(c.work / f"control-{uuid.uuid4().hex[:12]}").verify()
+    assert result.code == 0, f"an untouched copy of the project does not verify: {result.describe()}"
+
+
 def test_attacks_are_all_caught(campaign: Campaign, capsys: pytest.CaptureFixture[str]) -> None:
+    _control(campaign)
     cases = attack_cases(campaign.template, campaign.facts)
     with ThreadPoolExecutor(max_workers=2) as pool:
         outcomes = list(pool.map(lambda item: run_attack(campaign, *item), cases.items()))
@@ -157,6 +165,7 @@ def test_bad_inputs_are_clean_errors(campaign: Campaign, capsys: pytest.CaptureF
     ],
 )
 def test_known_bug(campaign: Campaign, name: str) -> None:
+    _control(campaign)
     attacks = attack_cases(campaign.template, campaign.facts)
     if name in attacks:
         outcome = run_attack(campaign, name, attacks[name])

@@ -14,7 +14,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +22,19 @@ from typing import Any
 
 from support.pdf import minimal_pdf
 
-__all__ = ["EXE", "Facts", "Project", "Result", "populate", "unguarded"]
+__all__ = [
+    "EXE",
+    "Attack",
+    "Facts",
+    "Project",
+    "Result",
+    "Uncaught",
+    "checkpoint_wal",
+    "populate",
+    "remove_ledger",
+    "unguarded",
+    "write_over",
+]
 
 EXE = str(Path(sys.executable).parent / "reviewtrail")
 SKILL = "campaign-review"
@@ -116,7 +128,7 @@ class Project:
 
     def fingerprint(self) -> dict[str, Any]:
         """Head seq plus every blob, workspace file and trace file (locks and ingest temps aside)."""
-        files = {}
+        files: dict[str, Any] = {p.name: "top" for p in self.root.iterdir()}
         for base in (self.store / "versioning", self.store / "workspaces", self.root / ".aris"):
             for path in sorted(base.rglob("*")) if base.exists() else []:
                 rel = str(path.relative_to(self.root))
@@ -202,3 +214,29 @@ def populate(root: Path) -> tuple[Project, Facts]:
     if empty:
         raise AssertionError(f"populating: query tables left empty: {empty}")
     return p, f
+
+
+# --- shared by the attack modules ----------------------------------------------------------------
+Attack = Callable[[Project, Facts, Project], "list[str] | None"]  # returns extra verify arguments
+
+
+class Uncaught(AssertionError):
+    """A command accepted the damage (raised by attacks that also run a command)."""
+
+
+def remove_ledger(p: Project) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{p.db}{suffix}").unlink(missing_ok=True)
+
+
+def checkpoint_wal(p: Project) -> None:
+    with p.connect() as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    for suffix in ("-wal", "-shm"):
+        Path(f"{p.db}{suffix}").unlink(missing_ok=True)
+
+
+def write_over(path: Path, data: bytes) -> None:
+    if path.exists():
+        path.chmod(0o644)
+    path.write_bytes(data)

@@ -14,16 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from support.campaign import SKILL, Facts, Project, unguarded
+from support.campaign import Attack, Facts, Project, Uncaught, checkpoint_wal, remove_ledger, unguarded, write_over
+from support.campaign_attacks_files import file_attacks
 
-__all__ = ["Attack", "Uncaught", "attack_cases"]
-
-Attack = Callable[[Project, Facts, Project], "list[str] | None"]  # returns extra verify arguments
-
-
-def _remove_ledger(p: Project) -> None:
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{p.db}{suffix}").unlink(missing_ok=True)
+__all__ = ["attack_cases"]
 
 
 def _sql(*statements: str, guarded: bool = True) -> Attack:
@@ -61,7 +55,7 @@ def _edited(value: Any) -> Any:
 
 # --- the ledger file -------------------------------------------------------------------------------
 def deleted(p: Project, f: Facts, o: Project) -> None:
-    _remove_ledger(p)
+    remove_ledger(p)
 
 
 def emptied(p: Project, f: Facts, o: Project) -> None:
@@ -70,26 +64,19 @@ def emptied(p: Project, f: Facts, o: Project) -> None:
 
 
 def replaced(p: Project, f: Facts, o: Project) -> None:
-    _remove_ledger(p)
+    remove_ledger(p)
     shutil.copy(o.db, p.db)
 
 
 def garbage_header(p: Project, f: Facts, o: Project) -> None:
-    _checkpoint_wal(p)
+    checkpoint_wal(p)
     with p.db.open("r+b") as fh:
         fh.write(b"\x00garbage garbage garbage!\xff" * 4)
 
 
 def truncated(p: Project, f: Facts, o: Project) -> None:
-    _checkpoint_wal(p)
+    checkpoint_wal(p)
     os.truncate(p.db, p.db.stat().st_size // 2 + 123)
-
-
-def _checkpoint_wal(p: Project) -> None:
-    with p.connect() as conn:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    for suffix in ("-wal", "-shm"):
-        Path(f"{p.db}{suffix}").unlink(missing_ok=True)
 
 
 # --- records ---------------------------------------------------------------------------------------
@@ -155,10 +142,6 @@ def _forge_row(table: str, key: list[str]) -> Attack:
     return attack
 
 
-class Uncaught(AssertionError):
-    """A command accepted the damage (raised by attacks that also run a command)."""
-
-
 def deleted_version_then_upload(p: Project, f: Facts, o: Project) -> None:
     """A deleted version row must never let the next upload reuse its number."""
     with p.connect() as conn:
@@ -190,13 +173,16 @@ def _trigger_attacks(template: Project) -> dict[str, Attack]:
     return cases
 
 
+def _extra_triggers() -> dict[str, Attack]:
+    on_records = "CREATE TRIGGER rt_records_audit AFTER INSERT ON rt_records BEGIN DELETE FROM rt_p_cas_refs; END"
+    on_runs = "CREATE TRIGGER rt_p_prov_runs_guard BEFORE INSERT ON rt_p_prov_runs BEGIN SELECT RAISE(IGNORE); END"
+    return {
+        "trigger added on rt_records (deletes query rows at each append)": _sql(on_records),
+        "trigger added on a query table (drops every new run row)": _sql(on_runs),
+    }
+
+
 # --- the store's furniture -------------------------------------------------------------------------
-def _write(path: Path, data: bytes) -> None:
-    if path.exists():
-        path.chmod(0o644)
-    path.write_bytes(data)
-
-
 def _furniture_attacks(template: Project) -> dict[str, Attack]:
     cases: dict[str, Attack] = {}
     for pool in sorted(d.name for d in (template.store / "versioning").iterdir()):
@@ -227,7 +213,7 @@ def _file(rel: Path, data: bytes | None) -> Attack:
         if data is None:
             path.unlink()
         else:
-            _write(path, data)
+            write_over(path, data)
 
     return attack
 
@@ -237,7 +223,7 @@ def _marker(change: Callable[[dict[str, Any]], Any]) -> Attack:
         path = p.store / "reviewtrail-store.json"
         doc = json.loads(path.read_text())
         new = change(doc)
-        _write(path, new if isinstance(new, bytes) else json.dumps(doc).encode())
+        write_over(path, new if isinstance(new, bytes) else json.dumps(doc).encode())
 
     return attack
 
@@ -250,146 +236,6 @@ def _other_identity(doc: dict[str, Any]) -> None:
     doc["identity"]["hash"] = "0" * 64
 
 
-# --- blobs -----------------------------------------------------------------------------------------
-def _blob(p: Project, pool: str, content: bytes | None = None) -> Path:
-    blobs = sorted((p.store / "versioning" / pool / "blobs" / "sha256").iterdir())
-    for blob in blobs:
-        if content is None or blob.read_bytes() == content:
-            return blob
-    raise AssertionError(f"no blob in {pool}")
-
-
-def _upload(p: Project) -> Path:
-    return _blob(p, "data", (p.root / "up.csv").read_bytes())
-
-
-def flipped_data_byte(p: Project, f: Facts, o: Project) -> None:
-    blob = _upload(p)
-    data = bytearray(blob.read_bytes())
-    data[1] ^= 0x01
-    _write(blob, bytes(data))
-
-
-def flipped_state_byte(p: Project, f: Facts, o: Project) -> None:
-    blob = max((b for b in (p.store / "versioning" / "agent-state" / "blobs" / "sha256").iterdir()),
-               key=lambda b: b.stat().st_size)  # fmt: skip
-    data = bytearray(blob.read_bytes())
-    data[len(data) // 2] ^= 0x20
-    _write(blob, bytes(data))
-
-
-def truncated_blob(p: Project, f: Facts, o: Project) -> None:
-    blob = _upload(p)
-    _write(blob, blob.read_bytes()[:-1])
-
-
-def deleted_blob(p: Project, f: Facts, o: Project) -> None:
-    _upload(p).unlink()
-
-
-def symlinked_blob(p: Project, f: Facts, o: Project) -> None:
-    blob = _upload(p)
-    outside = p.root / "same-content.csv"
-    shutil.copy(blob, outside)
-    blob.unlink()
-    blob.symlink_to(outside)
-
-
-def fifo_blob(p: Project, f: Facts, o: Project) -> None:
-    blob = _upload(p)
-    blob.unlink()
-    os.mkfifo(blob)
-
-
-def foreign_blob(p: Project, f: Facts, o: Project) -> None:
-    name = p.store / "versioning" / "data" / "blobs" / "sha256" / ("ab" * 32)
-    name.write_bytes(b"bytes whose hash is not their name\n")
-
-
-# --- traces ----------------------------------------------------------------------------------------
-def _run_dir(p: Project, f: Facts) -> Path:
-    return p.root / ".aris" / "traces" / SKILL / Path(f.trace_run).name
-
-
-def _trace_file(suffix: str, change: Callable[[Path], None]) -> Attack:
-    def attack(p: Project, f: Facts, o: Project) -> None:
-        [path] = sorted(_run_dir(p, f).glob(f"001-*{suffix}"))[:1] or [_run_dir(p, f) / suffix]
-        change(path)
-
-    return attack
-
-
-def _replace(old: bytes, new: bytes) -> Callable[[Path], None]:
-    def change(path: Path) -> None:
-        data = path.read_bytes()
-        assert old in data, f"{old!r} not in {path}"
-        path.write_bytes(data.replace(old, new, 1))
-
-    return change
-
-
-def added_trace_file(p: Project, f: Facts, o: Project) -> None:
-    run = _run_dir(p, f)
-    for src in sorted(run.glob("002-*")):
-        shutil.copy(src, run / src.name.replace("002-", "003-"))
-
-
-def added_trace_run(p: Project, f: Facts, o: Project) -> None:
-    """A whole run that no record covers, consistent in itself (its run.meta.json names its folder)."""
-    run = _run_dir(p, f)
-    forged = run.with_name(run.name[:-2] + "99")
-    shutil.copytree(run, forged)
-    _replace(f'"{run.name}"'.encode(), f'"{forged.name}"'.encode())(forged / "run.meta.json")
-
-
-def deleted_trace_run(p: Project, f: Facts, o: Project) -> None:
-    shutil.rmtree(_run_dir(p, f))
-
-
-def _events(change: Callable[[list[bytes]], list[bytes]]) -> Attack:
-    def attack(p: Project, f: Facts, o: Project) -> None:
-        path = p.root / ".aris" / "meta" / "events.jsonl"
-        lines = path.read_bytes().splitlines(keepends=True)
-        path.write_bytes(b"".join(change(lines)))
-
-    return attack
-
-
-# --- a rollback to an older copy, caught by a checkpoint kept outside the store ---------------------
-def _checkpoint(p: Project, out: Path) -> None:
-    result = p.cli("ledger", "checkpoint", "--out", str(out))
-    if result.code == 0:
-        return
-    if "No such command" not in result.err:
-        raise AssertionError(f"ledger checkpoint failed: {result.describe()}")
-    # `ledger checkpoint` is not there yet: write the documented unsigned statement by hand
-    verified, doc = p.verify()
-    assert verified.code == 0, verified.describe()
-    statement = {
-        "type": "reviewtrail.checkpoint@1",
-        "storeId": doc["storeId"],
-        "seq": doc["head"]["seq"],
-        "headHash": doc["head"]["hash"],
-        "records": doc["recordsChecked"],
-        "time": "2026-11-30T12:00:00Z",
-    }
-    out.write_text(json.dumps(statement))
-
-
-def rollback(p: Project, f: Facts, o: Project) -> list[str]:
-    _checkpoint(p, p.root / "older.json")
-    _checkpoint_wal(p)
-    shutil.copy(p.db, p.root / "older.sqlite")
-    for _ in range(2):
-        appended = p.cli("ledger", "append", "--type", "eval.more@1", "--actor", "a", "--privacy", "private")
-        assert appended.code == 0, appended.describe()
-    newer = p.root / "newer.json"
-    _checkpoint(p, newer)
-    _remove_ledger(p)
-    shutil.copy(p.root / "older.sqlite", p.db)
-    return ["--checkpoint", str(newer)]
-
-
 def attack_cases(template: Project, facts: Facts) -> dict[str, Attack]:
     cases: dict[str, Attack] = {
         "ledger deleted (+wal/shm)": deleted,
@@ -400,7 +246,6 @@ def attack_cases(template: Project, facts: Facts) -> dict[str, Attack]:
         "rt_migrations emptied": _sql("DELETE FROM rt_migrations"),
         "rt_records dropped": _sql("DROP TABLE rt_records"),
         "forged record appended": forged_record,
-        "rollback to an older copy (verify --checkpoint newer)": rollback,
     }
     for column in ("id", "type", "time", "actor", "payload", "payload_hash", "prev_hash", "hash"):
         cases[f"record seq 3: one byte of {column}"] = _record_edit(column, "seq = 3")
@@ -410,33 +255,14 @@ def attack_cases(template: Project, facts: Facts) -> dict[str, Attack]:
     cases["query: version row deleted, then the next upload"] = deleted_version_then_upload
     cases["query: version number forged, then read by show/provenance/ls"] = forged_version_then_read
     cases.update(_trigger_attacks(template))
+    cases.update(_extra_triggers())
     cases.update(_furniture_attacks(template))
     cases.update(
         {
             "store marker: storeId changed": _marker(_other_id),
             "store marker: identity hash changed": _marker(_other_identity),
             "store marker: not JSON": _marker(lambda doc: b'{"format": 1, "storeId": '),
-            "blob: one byte flipped (data)": flipped_data_byte,
-            "blob: one byte flipped (agent-state)": flipped_state_byte,
-            "blob: truncated": truncated_blob,
-            "blob: deleted": deleted_blob,
-            "blob: symlink to a same-content file": symlinked_blob,
-            "blob: replaced by a FIFO": fifo_blob,
-            "blob: foreign file under a hash name": foreign_blob,
-            "trace: response.md edited": _trace_file(".response.md", _replace(b"Score: 6", b"Score: 9")),
-            "trace: meta.json edited": _trace_file(".meta.json", _replace(b'"almost"', b'"ready"')),
-            "trace: request.json deleted": _trace_file(".request.json", Path.unlink),
-            "trace: run.meta.json edited": _trace_file("run.meta.json", _replace(b"codex", b"codey")),
-            "trace: call files added": added_trace_file,
-            "trace: run folder copied": added_trace_run,
-            "trace: run folder deleted": deleted_trace_run,
-            "events.jsonl: line edited": _events(lambda ls: [ls[0].replace(b'"ok"', b'"error"', 1), *ls[1:]]),
-            "events.jsonl: line deleted": _events(lambda ls: ls[1:]),
-            "events.jsonl: line added": _events(
-                lambda ls: [*ls, ls[-1].replace(b'"call_number":2', b'"call_number":3')]
-            ),
-            "events.jsonl: a line that is not JSON added": _events(lambda ls: [*ls, b"{not json\n"]),
-            "events.jsonl: non-UTF-8 line added": _events(lambda ls: [*ls, b'{"event": "review_trace\xff"}\n']),
         }
     )
+    cases.update(file_attacks())
     return cases

@@ -30,11 +30,14 @@ class BadInput:
     args: tuple[str, ...]
     codes: frozenset[int]
     env: dict[str, str] = field(default_factory=dict)
+    files: dict[str, bytes] = field(default_factory=dict)  # written for this case only
 
 
-def _case(name: str, codes: set[int], *args: str, env: dict[str, str] | None = None) -> BadInput:
+def _case(
+    name: str, codes: set[int], *args: str, env: dict[str, str] | None = None, files: dict[str, bytes] | None = None
+) -> BadInput:
     assert codes <= DOCUMENTED
-    return BadInput(name, args, frozenset(codes), env or {})
+    return BadInput(name, args, frozenset(codes), env or {}, files or {})
 
 
 FILES = {
@@ -220,10 +223,68 @@ def bad_input_cases(f: Facts) -> list[list[BadInput]]:
             _case("evidence add: unknown run", {2, 3}, "evidence", "add", "--run", UNKNOWN),
             _case("evidence link: unknown claim", {2, 3}, "evidence", "link", UNKNOWN, f.evidence),
             _case("evidence link: bad relation", {2}, "evidence", "link", f.claim, f.evidence, "--relation", "maybe"),
+            _case("ledger checkpoint: --key is not a key", {2}, "ledger", "checkpoint", "--key", "notes.txt"),
+            _case("ledger checkpoint: --key missing", {2, 3}, "ledger", "checkpoint", "--key", "missing.pem"),
+            _case("ledger checkpoint: --out exists", {2, 6}, "ledger", "checkpoint", "--out", "up.csv"),
+            _case(
+                "verify --public-key: not a key",
+                {2},
+                "verify",
+                "--checkpoint",
+                "bad-checkpoint.json",
+                "--public-key",
+                "notes.txt",
+            ),
             _case("verify --checkpoint: malformed file", {2}, "verify", "--checkpoint", "bad-checkpoint.json"),
             _case("verify --checkpoint: missing file", {2, 3}, "verify", "--checkpoint", "missing-checkpoint.json"),
             _case("claims extract: missing file", {2, 3}, "claims", "extract", "missing.md"),
             _case("review citations: missing file", {2, 3}, "review", "citations", "missing.md"),
+        ],
+        [
+            _case(
+                "trace install-helper: --project-dir does not exist",
+                {2},
+                "trace",
+                "install-helper",
+                "--project-dir",
+                "missing-project",
+            ),
+            _case(
+                "config: reviewtrail.toml is not TOML", {5}, "ledger", "tail", files={"reviewtrail.toml": b"store = ["}
+            ),
+            _case(
+                "config: unknown key in reviewtrail.toml",
+                {5},
+                "ledger",
+                "tail",
+                files={"reviewtrail.toml": b'stor = "x"\n'},
+            ),
+            _case(
+                "config: unsupported database URL",
+                {2, 5},
+                "ledger",
+                "tail",
+                env={"REVIEWTRAIL_DATABASE_URL": "mysql://db/x"},
+            ),
+            _case(
+                "config: PostgreSQL server unreachable",
+                {5},
+                "ledger",
+                "tail",
+                env={"REVIEWTRAIL_DATABASE_URL": "postgresql://127.0.0.1:9/x"},
+            ),
+            _case("config: store is a file", {2, 5}, "ledger", "tail", env={"REVIEWTRAIL_STORE": "up.csv"}),
+            _case("config: bad REVIEWTRAIL_PROJECT", {2}, "artifact", "ls", env={"REVIEWTRAIL_PROJECT": "../x"}),
+            _case(
+                "config: bad REVIEWTRAIL_REVIEWER",
+                {2, 5},
+                "review",
+                "run",
+                "out.md",
+                env={"REVIEWTRAIL_REVIEWER": "ultra"},
+            ),
+            _case("config: bad ARIS_TRACE_MODE", {2}, *save, "--project-dir", ".", env={"ARIS_TRACE_MODE": "loud"}),
+            _case("config: bad ARIS_TRACE_RUN_ID", {2}, *save, "--project-dir", ".", env={"ARIS_TRACE_RUN_ID": "../x"}),
             _case(
                 "review run: unknown artifact", {3}, "review", "run", "nope.md", env={"REVIEWTRAIL_REVIEWER": "quick"}
             ),
@@ -232,9 +293,13 @@ def bad_input_cases(f: Facts) -> list[list[BadInput]]:
 
 
 def _check(p: Project, case: BadInput) -> tuple[bool, str]:
+    for name, data in case.files.items():
+        (p.root / name).write_bytes(data)
     before = p.fingerprint()
     result = p.cli(*case.args, env=case.env)
     after = p.fingerprint()
+    for name in case.files:
+        (p.root / name).unlink()
     if "Traceback" in result.err + result.out:
         return False, f"traceback: {result.err.strip()[-400:]}"
     if result.code not in case.codes:

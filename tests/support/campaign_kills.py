@@ -200,7 +200,7 @@ def _many_files(p: Project) -> Project:
 
 # --- ledger append / cas put -----------------------------------------------------------------------
 def kill_write(command: str, point: str, delay: float = 0.0) -> tuple[str, KillCase]:
-    """Points: ``delay``, or for ``cas put`` ``its temporary file appears`` in ingest/."""
+    """Points: ``delay``, or for ``cas put`` and ``artifact upload`` ``its temporary file appears`` in ingest/."""
     name = f"{command} of a large input killed " + (
         f"{delay:.2f}s after start" if point == "delay" else f"when {point}"
     )
@@ -210,6 +210,9 @@ def kill_write(command: str, point: str, delay: float = 0.0) -> tuple[str, KillC
         if command == "cas put":
             (p.root / "big.bin").write_bytes(os.urandom(BIG * 2))
             proc = p.popen("cas", "put", "big.bin")
+        elif command == "artifact upload":
+            (p.root / "big.bin").write_bytes(os.urandom(BIG * 2))
+            proc = p.popen("artifact", "upload", "big.bin", "big.bin")
         else:
             (p.root / "big.json").write_text(json.dumps({"blob": "y" * BIG, "n": 1}))
             proc = p.popen("ledger", "append", "--type", "eval.big@1", "--actor", "a", "--privacy", "private",
@@ -220,6 +223,29 @@ def kill_write(command: str, point: str, delay: float = 0.0) -> tuple[str, KillC
         else:
             time.sleep(delay)
         return _settle(name, p, _kill(proc))
+
+    return name, case
+
+
+# --- init ----------------------------------------------------------------------------------------
+def kill_init(point: str) -> tuple[str, KillCase]:
+    """A killed init is completed by running init again (verify before that reports no store)."""
+    name = f"init killed when {point}, then init again"
+
+    def case(template: Project, f: Facts, work: Path) -> Outcome:
+        p = Project(work / f"kill-init-{uuid.uuid4().hex[:8]}")
+        p.root.mkdir()
+        ready = {
+            "its first pool appears": lambda: (p.store / "versioning").exists(),
+            "its ledger file appears": lambda: p.db.exists(),
+        }[point]
+        proc = p.popen("init")
+        _until(ready, proc)
+        how = _kill(proc)
+        again = p.cli("init")
+        if again.code != 0:
+            return name, False, f"{how}; init again: {again.describe()}"
+        return _settle(name, p, how)
 
     return name, case
 
@@ -238,13 +264,14 @@ def kill_cases(rng: random.Random) -> dict[str, KillCase]:
     cases += [kill_trace("delay", d(0.3, 0.8))]
     cases += [
         kill_session_rm("delay", resume_by_rerun=False, delay=d(0.2, 0.5)),
-        kill_session_rm("recorded", resume_by_rerun=False),
-        kill_session_rm("half removed", resume_by_rerun=False),
         kill_session_rm("recorded", resume_by_rerun=True),
+        kill_session_rm("half removed", resume_by_rerun=False),
         kill_session_rm("half removed", resume_by_rerun=True),
     ]
     cases += [kill_write("ledger append", "delay", delay=d(0.3, 0.8)) for _ in range(2)]
     cases += [kill_write("cas put", "its temporary file appears"), kill_write("cas put", "delay", delay=d(0.3, 0.7))]
+    cases += [kill_write("artifact upload", "its temporary file appears")]
+    cases += [kill_init("its ledger file appears")]
     named: dict[str, KillCase] = {}
     for name, case in cases:
         named[name if name not in named else f"{name} (again)"] = case
