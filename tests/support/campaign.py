@@ -129,7 +129,12 @@ class Project:
     def fingerprint(self) -> dict[str, Any]:
         """Head seq plus every blob, workspace file and trace file (locks and ingest temps aside)."""
         files: dict[str, Any] = {p.name: "top" for p in self.root.iterdir()}
-        for base in (self.store / "versioning", self.store / "workspaces", self.root / ".aris"):
+        for base in (
+            self.store / "versioning",
+            self.store / "workspaces",
+            self.store / "runs-pending",
+            self.root / ".aris",
+        ):
             for path in sorted(base.rglob("*")) if base.exists() else []:
                 rel = str(path.relative_to(self.root))
                 if "/.locks" in rel or "/ingest/" in rel:

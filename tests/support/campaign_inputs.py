@@ -44,6 +44,7 @@ FILES = {
     "notes.txt": b"plain text, not a PDF\n",
     "bad-checkpoint.json": b'{"type": "reviewtrail.checkpoint@1", "seq": "ten"}',
     "deep.json": b'{"a":' * 100_000 + b"1" + b"}" * 100_000,
+    "binary.md": b"The model scores \xff\xfe 0.91.\n",
 }
 
 
@@ -54,6 +55,7 @@ def bad_input_cases(f: Facts) -> list[list[BadInput]]:
     save = ("trace", "save", "--skill", "campaign-bad", "--purpose", "p", "--response", "r", "--executor", "codex")
     s = f.session
     return [
+        _non_utf8(f),
         [
             _case("ledger append: payload is a JSON list", {2}, *typed, "--payload", "[1, 2]"),
             _case("ledger append: payload is a JSON string", {2}, *typed, "--payload", '"text"'),
@@ -292,6 +294,51 @@ def bad_input_cases(f: Facts) -> list[list[BadInput]]:
     ]
 
 
+def _non_utf8(f: Facts) -> list[BadInput]:
+    """Arguments holding a byte that is not UTF-8 (Python sees it as a lone surrogate, U+DCFF)."""
+    x = "\udcff"
+    s = f.session
+    save = ("trace", "save", "--skill", "campaign-bad", "--purpose", "p", "--project-dir", ".")
+    return [
+        _case(
+            "non-UTF-8: ledger append --actor",
+            {2},
+            "ledger",
+            "append",
+            "--type",
+            "eval.x@1",
+            "--actor",
+            f"a{x}",
+            "--privacy",
+            "private",
+        ),
+        _case("non-UTF-8: ledger tail --subject", {2}, "ledger", "tail", "--subject", f"s{x}"),
+        _case("non-UTF-8: artifact upload NAME", {2}, "artifact", "upload", f"n{x}.csv", "up.csv"),
+        _case("non-UTF-8: artifact show NAME", {2, 3}, "artifact", "show", f"n{x}.csv"),
+        _case(
+            "non-UTF-8: artifact declare NAME",
+            {2},
+            "artifact",
+            "declare",
+            f"d{x}.md",
+            "--session",
+            s,
+            "--path",
+            "out.md",
+        ),
+        _case("non-UTF-8: provenance NAME", {2, 3}, "provenance", f"n{x}.csv"),
+        _case("non-UTF-8: trace save --response", {2}, *save, "--response", f"r{x}"),
+        _case("non-UTF-8: trace save --prompt", {2}, *save, "--prompt", f"p{x}", "--response", "r"),
+        _case("non-UTF-8: trace save --status", {2}, *save, "--status", f"ok{x}", "--response", "r"),
+        _case("non-UTF-8: run --env value", {2}, "run", "--session", s, "--env", f"A={x}", "-c", "print(1)"),
+        _case("non-UTF-8: run -c code", {2}, "run", "--session", s, "-c", f"print('{x}')"),
+        _case("non-UTF-8: session new --project", {2}, "session", "new", "--project", f"p{x}"),
+        _case("non-UTF-8: claims extract --turn", {2}, "claims", "extract", "reply.md", "--turn", f"t{x}"),
+        _case("non-UTF-8: claims extract of a binary file", {2}, "claims", "extract", "binary.md"),
+        _case("non-UTF-8: evidence add --mcp", {2}, "evidence", "add", "--mcp", f"srv{x}/rec/1"),
+    ]
+
+
 def _check(p: Project, case: BadInput) -> tuple[bool, str]:
     for name, data in case.files.items():
         (p.root / name).write_bytes(data)
@@ -301,7 +348,9 @@ def _check(p: Project, case: BadInput) -> tuple[bool, str]:
     for name in case.files:
         (p.root / name).unlink()
     if "Traceback" in result.err + result.out:
-        return False, f"traceback: {result.err.strip()[-400:]}"
+        frames = [line.strip() for line in result.err.splitlines() if line.strip().startswith("File ")]
+        where = frames[-1] if frames else "?"
+        return False, f"exit {result.code} with a traceback: {result.err.strip().splitlines()[-1]} ({where})"
     if result.code not in case.codes:
         return False, f"exit {result.code}, expected {sorted(case.codes)}: {result.describe()}"
     if "error:" not in result.err.lower():

@@ -250,6 +250,23 @@ def kill_init(point: str) -> tuple[str, KillCase]:
     return name, case
 
 
+# --- verify --repair ------------------------------------------------------------------------------
+def kill_repair(delay: float) -> tuple[str, KillCase]:
+    """The repair is a writer too: killed while it rebuilds query tables, the next repair completes it."""
+    name = f"verify --repair killed {delay:.2f}s after start"
+
+    def case(template: Project, f: Facts, work: Path) -> Outcome:
+        p = template.clone(work / f"kill-repair-{uuid.uuid4().hex[:8]}")
+        with p.connect() as conn:
+            for table in ("rt_p_cas_refs", "rt_p_prov_runs", "rt_p_ev_claims"):
+                conn.execute(f"DELETE FROM {table}")
+        proc = p.popen("verify", "--repair", "--project-dir", str(p.root))
+        time.sleep(delay)
+        return _settle(name, p, _kill(proc))
+
+    return name, case
+
+
 def kill_cases(rng: random.Random) -> dict[str, KillCase]:
     """The kills by name; delays come from ``rng`` (seeded, so a failing case can be replayed)."""
 
@@ -272,6 +289,7 @@ def kill_cases(rng: random.Random) -> dict[str, KillCase]:
     cases += [kill_write("cas put", "its temporary file appears"), kill_write("cas put", "delay", delay=d(0.3, 0.7))]
     cases += [kill_write("artifact upload", "its temporary file appears")]
     cases += [kill_init("its ledger file appears")]
+    cases += [kill_repair(d(0.3, 0.7)) for _ in range(2)]
     named: dict[str, KillCase] = {}
     for name, case in cases:
         named[name if name not in named else f"{name} (again)"] = case
