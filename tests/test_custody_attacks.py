@@ -381,3 +381,52 @@ def test_install_helper_refuses_a_missing_project_dir(tmp_path: Path) -> None:
     result = runner.invoke(app, ["trace", "install-helper", "--project-dir", str(tmp_path / "missing")])
     assert result.exit_code == 2 and "does not exist" in result.stderr
     assert not (tmp_path / "missing").exists()
+
+
+# --- more the campaign found ------------------------------------------------------------------------
+
+
+def test_a_payload_nested_too_deeply_is_a_problem_not_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = populated(tmp_path / "s")
+    conn = _db(settings)
+    conn.execute("DROP TRIGGER rt_records_no_update")
+    conn.execute("UPDATE rt_records SET payload = ? WHERE seq = 3", (b"[" * 200_000 + b"]" * 200_000,))
+    conn.commit()
+    conn.close()
+    code, doc = verify_cli(settings, monkeypatch)
+    assert code == 4 and "seq 3" in message(doc) and "not valid JSON" in message(doc)
+
+
+@pytest.mark.parametrize("table", ["rt_records", "rt_p_cas_refs"])
+def test_a_trigger_that_is_not_ours_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, table: str) -> None:
+    settings = populated(tmp_path / "s")
+    conn = _db(settings)
+    conn.execute(f"CREATE TRIGGER sneaky AFTER INSERT ON {table} BEGIN DELETE FROM rt_p_supersessions; END")
+    conn.commit()
+    conn.close()
+    code, doc = verify_cli(settings, monkeypatch)
+    assert code == 4 and f"trigger sneaky on {table} is not reviewtrail's own" in message(doc)
+
+
+def test_a_pool_folder_moved_out_and_symlinked_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = populated(tmp_path / "s")
+    pool = tmp_path / "s" / "versioning" / "agent-state"
+    shutil.move(str(pool), str(tmp_path / "agent-state-elsewhere"))
+    pool.symlink_to(tmp_path / "agent-state-elsewhere")
+    code, doc = verify_cli(settings, monkeypatch)
+    assert code == 4 and "agent-state: the pool folder is a symlink" in message(doc)
+
+
+def test_arguments_that_are_not_utf8_are_refused_before_anything_runs(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    settings = populated(tmp_path / "s")
+    exe = str(Path(sys.executable).parent / "reviewtrail")
+    env = {**os.environ, "REVIEWTRAIL_STORE": str(settings.store), "REVIEWTRAIL_DATABASE_URL": settings.database_url}
+    bad = os.fsdecode(b"name-\xff")
+    for args in (["artifact", "show", bad], ["ledger", "tail", "--subject", bad], ["run", "--env", f"K={bad}"]):
+        out = subprocess.run([exe, *args], capture_output=True, env=env, check=False)
+        assert out.returncode == 2, (args, out.stderr)
+        assert b"not UTF-8" in out.stderr and b"Traceback" not in out.stderr
+    assert not (settings.store / "runs-pending").exists() or not any((settings.store / "runs-pending").iterdir())

@@ -145,3 +145,16 @@ def test_verify_while_others_write_has_no_false_alarms(
         final = store.verify()
     assert final.ok, final.problems
     assert json.dumps(final.to_json())
+
+
+@pytest.mark.postgres
+def test_a_foreign_trigger_on_postgres_is_reported(tmp_path: Path, pg_url: str) -> None:
+    settings = _init(tmp_path / "s", pg_url)
+    _sql(
+        pg_url,
+        "CREATE FUNCTION drop_rows() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$",
+        "CREATE TRIGGER sneaky BEFORE INSERT ON rt_p_cas_refs FOR EACH ROW EXECUTE FUNCTION drop_rows()",
+    )
+    with Store.open(settings) as store:
+        problems = store.verify().problems
+    assert any("trigger sneaky on rt_p_cas_refs is not reviewtrail's own" in p for p in problems), problems

@@ -257,7 +257,7 @@ def test_non_utf8_event_line_is_a_clear_problem(project: Path) -> None:
     Store.init(settings_for(project)).close()
     with Store.open(settings_for(project)) as s:
         # `reviewtrail verify` reports it too: an unreadable line is never left to a separate command
-        assert problems(s, project) == ['.aris/meta/events.jsonl line 2: not UTF-8 text (byte 0xff at column 37)']
+        assert problems(s, project) == [".aris/meta/events.jsonl line 2: not UTF-8 text (byte 0xff at column 37)"]
 
 
 @pytest.mark.parametrize(
@@ -280,3 +280,35 @@ def test_readers_are_not_upset_by_a_non_utf8_event_line(project: Path, command: 
     out = runner.invoke(app, ["trace", *args, "--project-dir", str(project)])
     assert out.exit_code == 0, out.output
     assert out.exception is None or isinstance(out.exception, SystemExit)
+
+
+@pytest.mark.parametrize("what", ["response file", "skill folder", "copied run folder", "deep event line"])
+def test_symlinks_copies_and_deep_lines_under_aris_are_reported(
+    store: Store, project: Path, saved: tuple[TraceResult, ...], what: str
+) -> None:
+    import shutil
+
+    run = saved[0].run_path
+    assert run is not None
+    outside = project / "elsewhere"
+    outside.mkdir()
+    if what == "response file":
+        target = run / "001-round-1-review.response.md"
+        (outside / "copy.md").write_bytes(target.read_bytes())
+        target.unlink()
+        target.symlink_to(outside / "copy.md")
+        expected = "a symlink"
+    elif what == "skill folder":
+        skill = run.parent
+        shutil.move(str(skill), str(outside / skill.name))
+        skill.symlink_to(outside / skill.name)
+        expected = "a symlink"
+    elif what == "copied run folder":
+        shutil.copytree(run, run.parent / (run.name[:-2] + "99"))
+        expected = "after the store was created"
+    else:
+        with (project / ".aris" / "meta" / "events.jsonl").open("ab") as fh:
+            fh.write(b"[" * 200_000 + b"]" * 200_000 + b"\n")
+        expected = "nested too deeply"
+    found = problems(store, project)
+    assert any(expected in p for p in found), found

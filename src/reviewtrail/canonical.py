@@ -11,7 +11,14 @@ import rfc8785
 
 from reviewtrail.errors import CanonicalJSONError
 
-__all__ = ["canonical_flat", "canonical_json", "canonical_sha256", "loads_canonical", "loads_json"]
+__all__ = [
+    "canonical_flat",
+    "canonical_json",
+    "canonical_sha256",
+    "loads_canonical",
+    "loads_document",
+    "loads_json",
+]
 
 
 def canonical_json(value: Any, *, field: str = "value") -> bytes:
@@ -177,7 +184,17 @@ def _parse_int(text: str) -> int | float:
 
 def loads_json(data: bytes | str) -> Any:
     """Parse JSON the way canonical bytes are meant: integers beyond 2**53 are doubles."""
-    return json.loads(data, parse_int=_parse_int)
+    return loads_document(data, parse_int=_parse_int)
+
+
+def loads_document(data: bytes | str, **options: Any) -> Any:
+    """``json.loads`` that never ends in a RecursionError: a document nested too deeply for the
+    parser is a :class:`json.JSONDecodeError` (a ``ValueError``) like any other malformed JSON."""
+    try:
+        return json.loads(data, **options)
+    except RecursionError:
+        text = data if isinstance(data, str) else data.decode("utf-8", errors="replace")
+        raise json.JSONDecodeError("nested too deeply to read", text[:80], 0) from None
 
 
 def loads_canonical(data: bytes, *, field: str = "value") -> Any:

@@ -92,8 +92,15 @@ class FilesystemCas(CasStore):
     def furniture_problems(self) -> list[str]:
         """What is wrong with the layout itself: ``oci-layout``, ``index.json``, the blob folders."""
         problems: list[str] = []
+        versioning = self.root / "versioning"
+        if versioning.is_symlink():
+            problems.append(f"versioning is a symlink (to {os.readlink(versioning)}), not a folder in the store")
         for pool in POOLS:
             base = self._pool_dir(pool)
+            if base.is_symlink():
+                problems.append(
+                    f"{pool}: the pool folder is a symlink (to {os.readlink(base)}), not a folder in the store"
+                )
             for name, want in (("oci-layout", OCI_LAYOUT), ("index.json", OCI_INDEX)):
                 problem = _layout_file_problem(base / name, want)
                 if problem:

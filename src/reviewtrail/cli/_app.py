@@ -40,9 +40,27 @@ app.add_typer(_review.evidence_app, name="evidence")
 app.add_typer(_review.review_app, name="review")
 
 
+def _first_non_utf8_argument(args: list[str]) -> tuple[int, str] | None:
+    """(position, argument) of the first argument whose bytes were not UTF-8 (Python keeps such
+    bytes as lone surrogates, which nothing downstream can store, hash or print), or None."""
+    for position, arg in enumerate(args, start=1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return position, arg
+    return None
+
+
 def main() -> None:
     """Run the command; a reader that closes our output early (``| head``) ends it quietly."""
     stdout = sys.stdout
+    bad = _first_non_utf8_argument(sys.argv[1:])
+    if bad is not None:
+        sys.stderr.write(
+            f"error: argument {bad[0]}: {bad[1]!r} is not UTF-8 text; reviewtrail takes UTF-8 arguments "
+            "(names, paths and values)\n"
+        )
+        sys.exit(2)
     try:
         app()
         code: str | int | None = 0

@@ -165,6 +165,15 @@ class PostgresLedger(SqlLedger):
         cur.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
         return {str(r[0]) for r in cur.fetchall()}
 
+    def _foreign_triggers(self, ours: set[str]) -> list[tuple[str, str]]:
+        with self._read() as cur:
+            cur.execute(
+                "SELECT t.tgname, c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+                "WHERE NOT t.tgisinternal AND c.relnamespace = current_schema()::regnamespace "
+                "AND c.relname LIKE 'rt!_%' ESCAPE '!' ORDER BY c.relname, t.tgname"
+            )
+            return [(str(n), str(t)) for n, t in cur.fetchall() if not (t == "rt_records" and n in ours)]
+
     def guard_problems(self) -> list[str]:
         with self._read() as cur:
             cur.execute(
@@ -177,7 +186,11 @@ class PostgresLedger(SqlLedger):
             "rt_records_no_change": ("BEFORE", "UPDATE", "DELETE", "FOR EACH ROW"),
             "rt_records_no_truncate": ("BEFORE", "TRUNCATE"),
         }
-        problems: list[str] = []
+        problems: list[str] = [
+            f"ledger: trigger {name} on {table} is not reviewtrail's own; it can change what is recorded or "
+            "what query tables show"
+            for name, table in self._foreign_triggers(set(expected))
+        ]
         for name, words in expected.items():
             if name not in found:
                 problems.append(f"ledger: append-only trigger {name} on rt_records was dropped")

@@ -173,9 +173,16 @@ class SqliteLedger(SqlLedger):
 
     def guard_problems(self) -> list[str]:
         with self._read() as cur:
-            cur.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'rt_records'")
-            present = {str(name): _normalized(str(sql or "")) for name, sql in cur.fetchall()}
-        problems: list[str] = []
+            cur.execute("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'")
+            rows = cur.fetchall()
+        present = {str(name): _normalized(str(sql or "")) for name, table, sql in rows if table == "rt_records"}
+        ours = {ddl.split()[2] for ddl in self.append_only_ddl}
+        problems: list[str] = [
+            f"ledger: trigger {name} on {table} is not reviewtrail's own; it can change what is recorded or "
+            "what query tables show"
+            for name, table, _ in rows
+            if name not in ours
+        ]
         for ddl in self.append_only_ddl:
             name = ddl.split()[2]
             if name not in present:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reviewtrail.canonical import loads_document
 from reviewtrail.tracing._layout import events_path
 
 __all__ = ["EVENTS_LABEL", "EventLine", "parse_line", "read_event_lines"]
@@ -28,7 +28,7 @@ def parse_line(number: int, raw: bytes) -> EventLine:
     except UnicodeDecodeError as exc:
         return EventLine(number, raw, None, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})")
     try:
-        doc = json.loads(text)
+        doc = loads_document(text)
     except ValueError as exc:
         return EventLine(number, raw, None, f"not valid JSON ({exc})")
     if not isinstance(doc, dict):

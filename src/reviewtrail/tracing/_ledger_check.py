@@ -19,12 +19,13 @@ save is still running is skipped, and so are its call's files and line.
 from __future__ import annotations
 
 import hashlib
-import json
+import os
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reviewtrail.canonical import loads_document
 from reviewtrail.tracing._documents import event_from_meta
 from reviewtrail.tracing._events import EVENTS_LABEL, EventLine, read_event_lines
 from reviewtrail.tracing._layout import RUN_ID, call_files, parse_call_filename, traces_root
@@ -87,6 +88,8 @@ def ledger_problems(
         problems += _file_problems(project, call)
     problems += _folder_problems(project, calls, markers)
     problems += _unrecorded_run_problems(project, calls, markers, store.created_at, in_scope)
+    if skill is None:
+        problems += _symlink_problems(project)
     problems += _marker_problems(project, calls, markers)
     problems += _event_problems(project, calls, markers, in_scope, report_unreadable=report_unreadable)
     return problems
@@ -136,7 +139,7 @@ def _legacy_problems(where: str, name: str, data: bytes, call: RecordedCall) -> 
             return [f"{where}: differs from {call.label}: the response's sha256 is not the recorded one"]
         return []
     try:
-        doc = json.loads(data.decode("utf-8"))
+        doc = loads_document(data.decode("utf-8"))
     except ValueError:
         return [f"{where}: differs from {call.label}: not the recorded JSON document"]
     if name.endswith(".meta.json"):
@@ -185,7 +188,7 @@ def _started(folder: Path) -> datetime | None:
     candidates = [folder / "run.meta.json", *sorted(folder.glob("*.meta.json"))]
     for path in candidates:
         try:
-            doc = json.loads(path.read_bytes())
+            doc = loads_document(path.read_bytes())
             value = doc.get("started_at") or doc.get("timestamp")
             return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
         except (OSError, ValueError, AttributeError, TypeError):
@@ -220,6 +223,26 @@ def _unrecorded_run_problems(
                     f"began ({started.isoformat()}) after the store was created ({created}): added or copied in, "
                     "or saved without the store?"
                 )
+    return problems
+
+
+def _symlink_problems(project: Path) -> list[str]:
+    """Trace saves write plain files and folders only: a symlink anywhere under ``.aris/traces`` or
+    ``.aris/meta`` (a file pointing at same-content bytes elsewhere, a folder moved out) is reported."""
+    problems: list[str] = []
+    aris = traces_root(project).parent
+    for top in (aris, aris / "traces", aris / "meta"):
+        if top.is_symlink():
+            problems.append(f"{top.relative_to(project)}: a symlink (to {os.readlink(top)}), not a folder")
+            return problems
+    for top in (aris / "traces", aris / "meta"):
+        for folder, dirs, files in os.walk(top):
+            for name in sorted(dirs + files):
+                path = Path(folder) / name
+                if path.is_symlink():
+                    problems.append(
+                        f"{path.relative_to(project)}: a symlink (to {os.readlink(path)}); trace saves never write one"
+                    )
     return problems
 
 

@@ -17,11 +17,11 @@ Temporary files left in skill folders by killed saves are removed too.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reviewtrail.canonical import loads_document
 from reviewtrail.tracing._documents import event_from_meta
 from reviewtrail.tracing._events import read_event_lines
 from reviewtrail.tracing._layout import call_files, parse_call_filename, traces_root
@@ -57,7 +57,7 @@ def repair_trace_links(store: Store, project_dir: Path) -> list[str]:
 
 def _load(path: Path) -> dict[str, Any] | None:
     try:
-        doc = json.loads(path.read_bytes())
+        doc = loads_document(path.read_bytes())
     except (OSError, ValueError):
         return None
     return doc if isinstance(doc, dict) else None

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reviewtrail._durable import fsync_dir
+from reviewtrail.canonical import loads_document
 from reviewtrail.tracing._layout import ARIS_DIR, RUN_ID, check_name
 
 __all__ = ["Pending", "PendingMarker", "parse_marker", "pending_dir", "read_markers", "taken"]
@@ -114,7 +115,7 @@ class PendingMarker:
 
 def parse_marker(path: Path, live: bool) -> Pending | None:
     try:
-        doc = json.loads(path.read_bytes())
+        doc = loads_document(path.read_bytes())
         number = doc["call_number"]
         if not isinstance(number, int) or isinstance(number, bool) or number < 0:
             return None

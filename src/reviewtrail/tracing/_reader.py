@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reviewtrail.canonical import loads_document
 from reviewtrail.errors import InvalidInputError, NotFoundError
 from reviewtrail.tracing._layout import RUN_ID, CallFiles, call_files, check_name, parse_call_filename, traces_root
 
@@ -62,7 +62,7 @@ class TraceRun:
 
 def _load_json(path: Path) -> dict[str, Any] | None:
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
+        value = loads_document(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError):

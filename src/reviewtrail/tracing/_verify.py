@@ -5,12 +5,12 @@ recorded hash, meta mode holds no text, assurance labels follow from the facts).
 from __future__ import annotations
 
 import hashlib
-import json
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from reviewtrail.canonical import loads_document
 from reviewtrail.errors import NotFoundError
 from reviewtrail.tracing._assurance import assess
 from reviewtrail.tracing._events import EVENTS_LABEL, read_event_lines
@@ -30,7 +30,7 @@ SCHEMA_FILES = {
 @cache
 def load_schema(kind: str) -> dict[str, Any]:
     text = resources.files("reviewtrail.tracing").joinpath("schemas", SCHEMA_FILES[kind]).read_text(encoding="utf-8")
-    doc: dict[str, Any] = json.loads(text)
+    doc: dict[str, Any] = loads_document(text)
     return doc
 
 
@@ -48,7 +48,7 @@ def _schema_problems(kind: str, doc: Any, where: str) -> list[str]:
 
 def _load(path: Path, where: str, problems: list[str]) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return loads_document(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         problems.append(f"{where}: missing")
     except (OSError, ValueError) as exc:

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewtrail._durable import fsync_dir, sync_files
+from reviewtrail.canonical import loads_document
 from reviewtrail.errors import ConflictError, StorageFullError
 from reviewtrail.tracing._layout import RUN_ID, CallFiles, call_files, check_run_id, events_path, parse_call_filename
 
@@ -124,7 +125,7 @@ def _last_number(run: Path) -> int:
 
 def _run_meta(run: Path) -> dict[str, Any]:
     try:
-        value = json.loads((run / "run.meta.json").read_text(encoding="utf-8"))
+        value = loads_document((run / "run.meta.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return value if isinstance(value, dict) else {}
@@ -135,7 +136,7 @@ def _has_thread(run: Path, thread_id: str) -> bool:
         if kind != "request.json":
             continue
         try:
-            doc = json.loads((run / f"{number:03d}-{purpose}.request.json").read_text(encoding="utf-8"))
+            doc = loads_document((run / f"{number:03d}-{purpose}.request.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
         if isinstance(doc, dict) and doc.get("thread_id") == thread_id:
