@@ -89,6 +89,12 @@ def _record_edit(column: str, where: str) -> Attack:
     return attack
 
 
+def deep_payload(p: Project, f: Facts, o: Project) -> None:
+    """A record's payload swapped for a JSON array nested 200000 deep."""
+    with unguarded(p) as conn:
+        conn.execute("UPDATE rt_records SET payload = ? WHERE seq = 3", (b"[" * 200_000 + b"]" * 200_000,))
+
+
 def forged_record(p: Project, f: Facts, o: Project) -> None:
     with p.connect() as conn:
         row = list(conn.execute("SELECT * FROM rt_records ORDER BY seq DESC LIMIT 1").fetchone())
@@ -246,6 +252,7 @@ def attack_cases(template: Project, facts: Facts) -> dict[str, Attack]:
         "rt_migrations emptied": _sql("DELETE FROM rt_migrations"),
         "rt_records dropped": _sql("DROP TABLE rt_records"),
         "forged record appended": forged_record,
+        "record seq 3: payload nested 200000 deep": deep_payload,
     }
     for column in ("id", "type", "time", "actor", "payload", "payload_hash", "prev_hash", "hash"):
         cases[f"record seq 3: one byte of {column}"] = _record_edit(column, "seq = 3")

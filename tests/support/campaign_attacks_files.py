@@ -88,7 +88,7 @@ def _run_dir(p: Project, f: Facts) -> Path:
     return p.root / ".aris" / "traces" / SKILL / Path(f.trace_run).name
 
 
-def _trace_file(suffix: str, change: Callable[[Path], None]) -> Attack:
+def _trace_file(suffix: str, change: Callable[[Path], object]) -> Attack:
     def attack(p: Project, f: Facts, o: Project) -> None:
         [path] = sorted(_run_dir(p, f).glob(f"001-*{suffix}"))[:1] or [_run_dir(p, f) / suffix]
         change(path)
@@ -274,6 +274,25 @@ def symlinked_trace_file(p: Project, f: Facts, o: Project) -> None:
     response.symlink_to(outside)
 
 
+DEEP = b"[" * 200_000 + b"]" * 200_000
+
+
+def _then_read(damage: Attack) -> Attack:
+    """The damage, then the trace read commands: each must give a clean answer (no traceback, no exit 1)."""
+
+    def attack(p: Project, f: Facts, o: Project) -> list[str] | None:
+        extra = damage(p, f, o)
+        run = f"{SKILL}/{Path(f.trace_run).name}"
+        for args in (("trace", "ls"), ("trace", "show", run), ("trace", "divergence", run), ("trace", "verify", ".")):
+            result = p.cli(*args)
+            if result.code == 1 or "Traceback" in result.err:
+                last = result.err.strip().splitlines()[-1] if result.err.strip() else ""
+                raise Uncaught(f"{' '.join(args)}: exit {result.code}: {last[:200]}")
+        return extra
+
+    return attack
+
+
 def file_attacks() -> dict[str, Attack]:
     return {
         "rollback to an older copy (verify --checkpoint newer)": rollback,
@@ -298,6 +317,13 @@ def file_attacks() -> dict[str, Attack]:
         "trace: call files added": added_trace_file,
         "trace: run folder copied": added_trace_run,
         "trace: run folder deleted": deleted_trace_run,
+        "trace: meta.json nested 200000 deep (then trace ls/show/divergence/verify)": _then_read(
+            _trace_file(".meta.json", lambda path: path.write_bytes(DEEP))
+        ),
+        "trace: run.meta.json nested 200000 deep (then trace ls/show/divergence/verify)": _then_read(
+            _trace_file("run.meta.json", lambda path: path.write_bytes(DEEP))
+        ),
+        "events.jsonl: a line nested 200000 deep added": _events(lambda ls: [*ls, DEEP + b"\n"]),
         "trace: call files added with a forged pending marker": forged_pending_marker,
         "workspace: replaced by a symlink to a folder outside the store (then run)": symlinked_workspace,
         "events.jsonl: line edited": _events(lambda ls: [ls[0].replace(b'"ok"', b'"error"', 1), *ls[1:]]),

@@ -68,9 +68,9 @@ def _processes_with(marker: str) -> bool:
 
 
 # --- reviewtrail run -------------------------------------------------------------------------------
-def kill_run(delay: float, after_file: bool) -> tuple[str, KillCase]:
+def kill_run(delay: float, after_file: bool, *network: str) -> tuple[str, KillCase]:
     when = f"{delay:.2f}s after its file appeared" if after_file else f"{delay:.2f}s after start"
-    name = f"run killed {when}"
+    name = f"run killed {when}" + (f" ({' '.join(network)})" if network else "")
 
     def case(template: Project, f: Facts, work: Path) -> Outcome:
         p = template.clone(work / f"kill-run-{uuid.uuid4().hex[:8]}")
@@ -80,7 +80,7 @@ def kill_run(delay: float, after_file: bool) -> tuple[str, KillCase]:
             f"subprocess.run([sys.executable, '-c', 'import time; time.sleep(60)', '{marker}'])"
         )
         made = p.store / "workspaces" / f.session / "made.txt"
-        proc = p.popen("run", "--session", f.session, "-c", code)
+        proc = p.popen("run", "--session", f.session, *network, "-c", code)
         if after_file and not _until(made.exists, proc):
             return name, False, f"the run never wrote its file: {proc.communicate()}"
         time.sleep(delay)
@@ -275,6 +275,7 @@ def kill_cases(rng: random.Random) -> dict[str, KillCase]:
 
     cases = [kill_run(d(0.0, 0.3), after_file=True) for _ in range(2)]
     cases += [kill_run(d(0.2, 1.2), after_file=False)]
+    cases += [kill_run(d(0.0, 0.3), True, "--network", "allowlist", "--allow", "example.com")]
     for point in ("its new run folder appears", "its request file appears", "its response file appears",
                   "its meta file appears"):  # fmt: skip
         cases.append(kill_trace(point))
