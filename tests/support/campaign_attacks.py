@@ -204,6 +204,44 @@ def _furniture_attacks(template: Project) -> dict[str, Attack]:
     return cases
 
 
+def _swapped_then(rel: str, *commands: tuple[str, ...]) -> Attack:
+    """A folder of the store or the project swapped for a file (or a file for a folder); then each
+    command that uses it must fail cleanly (a documented code, never exit 1 or a traceback)."""
+
+    def attack(p: Project, f: Facts, o: Project) -> None:
+        path = p.root / rel
+        if path.is_dir():
+            shutil.rmtree(path)
+            path.write_text("not a folder\n")
+        else:
+            path.unlink(missing_ok=True)
+            path.mkdir()
+        for args in commands:
+            result = p.cli(*(a.format(session=f.session) for a in args))
+            if result.code == 1 or "Traceback" in result.err:
+                last = result.err.strip().splitlines()[-1] if result.err.strip() else ""
+                raise Uncaught(f"{' '.join(args[:2])}: exit {result.code}: {last[:200]}")
+
+    return attack
+
+
+def _swaps() -> dict[str, Attack]:
+    run = ("run", "--session", "{session}", "-c", "print(1)")
+    save = ("trace", "save", "--skill", "s", "--purpose", "p", "--response", "r", "--project-dir", ".")
+    return {
+        "events.jsonl replaced by a folder (then trace save)": _swapped_then(".aris/meta/events.jsonl", save),
+        ".aris/meta/pending replaced by a file (then trace save)": _swapped_then(".aris/meta/pending", save),
+        ".aris/traces replaced by a file (then trace save)": _swapped_then(".aris/traces", save),
+        "workspaces/.locks replaced by a file (then run, session rm)": _swapped_then(
+            ".reviewtrail/workspaces/.locks", run, ("session", "rm", "{session}")
+        ),
+        "runs-pending replaced by a file (then run)": _swapped_then(".reviewtrail/runs-pending", run),
+        "data ingest/ replaced by a file (then cas put, artifact upload)": _swapped_then(
+            ".reviewtrail/versioning/data/ingest", ("cas", "put", "up.csv"), ("artifact", "upload", "x.csv", "up.csv")
+        ),
+    }
+
+
 def _tree(rel: Path) -> Attack:
     def attack(p: Project, f: Facts, o: Project) -> None:
         for path in (p.store / rel).rglob("*"):
@@ -264,6 +302,7 @@ def attack_cases(template: Project, facts: Facts) -> dict[str, Attack]:
     cases.update(_trigger_attacks(template))
     cases.update(_extra_triggers())
     cases.update(_furniture_attacks(template))
+    cases.update(_swaps())
     cases.update(
         {
             "store marker: storeId changed": _marker(_other_id),
