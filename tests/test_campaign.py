@@ -34,8 +34,6 @@ pytestmark = pytest.mark.slow
 
 SEED = int(os.environ.get("REVIEWTRAIL_CAMPAIGN_SEED", "8"))
 
-# name -> the reported bug that makes the case fail today (see the campaign note)
-_SURROGATE = "a byte that is not UTF-8 in {what} ends in a UnicodeEncodeError traceback (exit 1) in {where}, not exit 2"
 # name -> the reported bug that makes the case fail today. Each is checked as a strict xfail of its
 # own (test_known_bug), so fixing it fails that test until its entry is removed. Empty: every case
 # of the campaign passes.
