@@ -38,30 +38,7 @@ SEED = int(os.environ.get("REVIEWTRAIL_CAMPAIGN_SEED", "8"))
 # own (test_known_bug), so fixing it fails that test until its entry is removed. Empty: every case
 # of the campaign passes.
 _SWAP = "exit 1 (an OSError shown as 'error: {err}') from {commands} instead of a documented code; verify {verify}"
-KNOWN_BUGS: dict[str, str] = {
-    "events.jsonl replaced by a folder (then trace save)": _SWAP.format(
-        err="Is a directory", commands="trace save", verify="itself exits 1 the same way instead of reporting it"
-    ),
-    ".aris/meta/pending replaced by a file (then trace save)": _SWAP.format(
-        err="File exists", commands="trace save", verify="exits 0 (not reported)"
-    ),
-    ".aris/traces replaced by a file (then trace save)": _SWAP.format(
-        err="Not a directory", commands="trace save", verify="reports it (exit 4)"
-    ),
-    "workspaces/.locks replaced by a file (then run, session rm)": _SWAP.format(
-        err="File exists", commands="run and session rm", verify="exits 0 (not reported)"
-    ),
-    "runs-pending replaced by a file (then run)": _SWAP.format(
-        err="File exists", commands="run", verify="exits 0 (not reported)"
-    ),
-    "data ingest/ replaced by a file (then cas put, artifact upload)": _SWAP.format(
-        err="Not a directory", commands="cas put and artifact upload", verify="reports it (exit 4)"
-    ),
-    "ledger append: payload with a duplicate key": (
-        "a --payload object with a repeated key is accepted (exit 0) and the last value silently kept; "
-        "RFC 8785 input is I-JSON, whose member names are unique"
-    ),
-}
+KNOWN_BUGS: dict[str, str] = {}
 
 
 @dataclass(frozen=True)

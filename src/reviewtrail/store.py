@@ -31,6 +31,8 @@ __all__ = ["STORE_FORMAT", "Progress", "Store", "VerifyReport"]
 STORE_FORMAT = 1
 # What a store folder holds besides its marker: a folder with any of these but no marker lost it.
 _STORE_CONTENTS = ("versioning", "ledger.sqlite", "cas", "workspaces")
+# Folders commands create in the store when they first need them; when present, they are folders.
+_STORE_FOLDERS = ("workspaces", "workspaces/.locks", "runs-pending", "cas")
 
 # (phase, advance, total) — total is known up front for every phase.
 Progress = Callable[[str, int, int], None]
@@ -278,6 +280,11 @@ class Store:
         problems: list[str] = []
         if isinstance(self.cas, FilesystemCas):
             problems.extend(self.cas.furniture_problems())
+        if self.root is not None:
+            for name in _STORE_FOLDERS:
+                path = self.root / name
+                if path.is_symlink() or (path.exists() and not path.is_dir()):
+                    problems.append(f"{name} is not a plain folder of the store (a file or a symlink in its place)")
         problems.extend(self.ledger.guard_problems())
         return problems
 

@@ -138,8 +138,20 @@ def _read_payload(value: str) -> object:
         raise InvalidInputError(f"cannot read {value[1:]!r}: {exc.strerror}", field="payload") from exc
     except UnicodeDecodeError as exc:
         raise InvalidInputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", field="payload") from exc
+
+    def unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise InvalidInputError(
+                    f"key {key!r} appears twice in one object (RFC 8785 JSON has unique member names)",
+                    field="payload",
+                )
+            seen.add(key)
+        return dict(pairs)
+
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=unique)
     except json.JSONDecodeError as exc:
         raise InvalidInputError(f"not valid JSON: {exc}", field="payload") from exc
     except RecursionError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import json
 import os
@@ -53,15 +54,51 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
                 silence_stdout()
                 raise typer.Exit(EXIT_PIPE_CLOSED) from None
             # Any other broken pipe (to a sandbox, a socket) is an error like the rest.
-            fail(
-                f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "),
-                EXIT_INTERNAL,
-                as_json=as_json,
-                kind="OSError",
-            )
+            message, code = os_error_outcome(exc, EXIT_INTERNAL)
+            fail(message, code, as_json=as_json, kind="OSError")
         raise AssertionError("unreachable")  # pragma: no cover
 
     return wrapper
+
+
+_DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+# A file where a folder belongs or the reverse, or a symlink loop: the layout was changed under us.
+_LAYOUT = (errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.ELOOP)
+
+
+def os_error_outcome(exc: OSError, internal: int) -> tuple[str, int]:
+    """The message and documented exit code of an operating-system error no library call mapped:
+    a full disk or a read-only filesystem is 5; a file or folder of the store or of ``.aris``
+    replaced by something else is 4 (``verify`` names it); anything else stays 1."""
+    from reviewtrail.errors import EXIT_BACKEND, EXIT_INTEGRITY
+
+    text = f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
+    if exc.errno in _DISK_FULL:
+        return f"no space left on the device: {text}; nothing was half-written", EXIT_BACKEND
+    if exc.errno == errno.EROFS:
+        return f"read-only filesystem: {text}", EXIT_BACKEND
+    if exc.errno in _LAYOUT and exc.filename is not None and _in_custody(os.fsdecode(exc.filename)):
+        return (
+            f"{text}: a file or folder of the store or of .aris was replaced by something else; "
+            "run 'reviewtrail verify'",
+            EXIT_INTEGRITY,
+        )
+    return text, internal
+
+
+def _in_custody(filename: str) -> bool:
+    from pathlib import Path
+
+    path = Path(filename).absolute()
+    if ".aris" in path.parts:
+        return True
+    try:
+        from reviewtrail.config import load_settings
+
+        store = load_settings().store
+    except Exception:  # a broken configuration is reported elsewhere
+        return False
+    return path == store or store in path.parents
 
 
 def stdout_is_closed() -> bool:

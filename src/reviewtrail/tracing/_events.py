@@ -38,8 +38,11 @@ def parse_line(number: int, raw: bytes) -> EventLine:
 
 def read_event_lines(project: Path) -> list[EventLine]:
     """Every non-blank line of the project's events file (none when it does not exist)."""
+    path = events_path(project)
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        return []  # not the file a save writes: the layout check reports it
     try:
-        data = events_path(project).read_bytes()
+        data = path.read_bytes()
     except FileNotFoundError:
         return []
     pieces = data.split(b"\n")

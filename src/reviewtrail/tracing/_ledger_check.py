@@ -235,6 +235,12 @@ def _symlink_problems(project: Path) -> list[str]:
         if top.is_symlink():
             problems.append(f"{top.relative_to(project)}: a symlink (to {os.readlink(top)}), not a folder")
             return problems
+    for path in (aris / "traces", aris / "meta", aris / "meta" / "pending"):
+        if path.exists() and not path.is_dir():
+            problems.append(f"{path.relative_to(project)}: a file where trace saves keep a folder")
+    events = aris / "meta" / "events.jsonl"
+    if events.exists() and not events.is_symlink() and not events.is_file():
+        problems.append(f"{events.relative_to(project)}: not a regular file (trace saves append their lines to one)")
     for top in (aris / "traces", aris / "meta"):
         for folder, dirs, files in os.walk(top):
             for name in sorted(dirs + files):
