@@ -37,7 +37,6 @@ SEED = int(os.environ.get("REVIEWTRAIL_CAMPAIGN_SEED", "8"))
 # name -> the reported bug that makes the case fail today. Each is checked as a strict xfail of its
 # own (test_known_bug), so fixing it fails that test until its entry is removed. Empty: every case
 # of the campaign passes.
-_SWAP = "exit 1 (an OSError shown as 'error: {err}') from {commands} instead of a documented code; verify {verify}"
 KNOWN_BUGS: dict[str, str] = {}
 
 
