@@ -87,6 +87,21 @@ reviewtrail provenance summary.md@1 --project demo | tail -n 3
 step "verify: everything intact"
 reviewtrail verify
 
+step "anchor the chain: a signed checkpoint kept outside the store, then verified against"
+anchors="$work/anchors" && mkdir -p "$anchors"   # outside the store; in real use, another machine
+python3 - "$anchors" <<'PY'
+import sys
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+key = Ed25519PrivateKey.generate()
+open(f"{sys.argv[1]}/rt.pem", "wb").write(key.private_bytes(
+    serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+open(f"{sys.argv[1]}/rt.pub", "wb").write(key.public_key().public_bytes(
+    serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+PY
+reviewtrail ledger checkpoint --key "$anchors/rt.pem" --out "$anchors/checkpoint.json"
+reviewtrail verify --checkpoint "$anchors/checkpoint.json" --public-key "$anchors/rt.pub"
+
 step "tamper with one byte of a stored object"
 hex=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["digest"].split(":")[1])' "$csv")
 blob="$REVIEWTRAIL_STORE/versioning/data/blobs/sha256/$hex"
