@@ -88,23 +88,27 @@ def projection_rows(envelopes: Iterable[Envelope], projections: Iterable[Project
 
 
 def row_problem(
-    table: str, row: dict[str, Any], record: Envelope | None, projections: Iterable[Projection]
+    table: str, row: dict[str, Any] | None, record: Envelope | None, projections: Iterable[Projection]
 ) -> str | None:
-    """Why a stored query-table row is not supported by the record it names, or ``None`` when it is."""
-    seq = row.get(ROW_SEQ)
-    label = f"query table {table}: row {_row_label(row)}"
+    """Why a stored query-table row is not supported by the record it names, or ``None`` when it
+    is (``row=None``: whether the record itself is sound enough to support rows)."""
+    seq = row.get(ROW_SEQ) if row is not None else None
+    label = f"query table {table}: row {_row_label(row or {})}"
     if record is None:
         return f"{label} names record seq {seq}, which is not in the ledger"
     problems = record_problems(record)
     if problems:
         return f"{label} rests on a damaged record: {problems[0]}"
-    if row not in [r for t, r in projection_rows([record], projections) if t == table]:
+    if row is not None and row not in [r for t, r in projection_rows([record], projections) if t == table]:
         return f"{label} does not match what record seq {seq} ({record.id}) gives"
     return None
 
 
 def _row_label(row: dict[str, Any]) -> str:
     return "{" + ", ".join(f"{k}={v!r}" for k, v in row.items() if k != ROW_SEQ) + "}"
+
+
+_GIVEN_CACHE_MAX = 200_000
 
 
 class Ledger(abc.ABC):
@@ -117,6 +121,7 @@ class Ledger(abc.ABC):
     read_only: bool = False
 
     def __init__(self, projections: Iterable[Projection] | None = None) -> None:
+        self._given: dict[int, list[Row]] = {}
         self.projections: tuple[Projection, ...] = (
             tuple(projections) if projections is not None else registered_projections()
         )
@@ -193,13 +198,28 @@ class Ledger(abc.ABC):
             raise InvalidInputError(f"unknown columns {sorted(unknown)} for {table}", field="where")
         found = self._select_rows(table, where)
         if found:
-            records = self.records_at(r[ROW_SEQ] for r in found if isinstance(r.get(ROW_SEQ), int))
-            for row in found:
-                seq = row.get(ROW_SEQ)
-                problem = row_problem(table, row, records.get(seq) if isinstance(seq, int) else None, self.projections)
-                if problem is not None:
-                    raise IntegrityError(f"{problem}; run 'reviewtrail verify'", field=table)
+            self._check_rows(table, found)
         return [{k: v for k, v in r.items() if k != ROW_SEQ} for r in found]
+
+    def _check_rows(self, table: str, found: list[dict[str, Any]]) -> None:
+        """Every row must be one its record gives. A record's rows are computed once per ledger
+        object (records never change; a damaged one is never cached), so repeated reads stay cheap."""
+        seqs = {r[ROW_SEQ] for r in found if isinstance(r.get(ROW_SEQ), int)}
+        missing = seqs - self._given.keys()
+        if missing:
+            if len(self._given) > _GIVEN_CACHE_MAX:
+                self._given.clear()
+            for number, sound in self.records_at(missing).items():
+                if row_problem(table, None, sound, self.projections) is None:
+                    self._given[number] = projection_rows([sound], self.projections)
+        for row in found:
+            seq = row.get(ROW_SEQ)
+            given = self._given.get(seq) if isinstance(seq, int) else None
+            if given is not None and (table, row) in given:
+                continue
+            record = self.records_at([seq]).get(seq) if isinstance(seq, int) else None
+            problem = row_problem(table, row, record, self.projections) or f"query table {table}: row not supported"
+            raise IntegrityError(f"{problem}; run 'reviewtrail verify'", field=table)
 
     def stored_rows(self, table: str) -> list[dict[str, Any]]:
         """Every row of a query table as stored, with the seq of its record (``rt_seq``), unchecked."""
