@@ -234,3 +234,13 @@ def test_a_rejected_run_id_leaves_no_folders(project: Path, monkeypatch: pytest.
     )
     assert code == 2
     assert not (project / ".aris").exists()
+
+
+@pytest.mark.parametrize("command", [["ls"], ["show", "s/2026-01-01_run01"], ["export-otel", "-o", "out.json"]])
+def test_readers_refuse_a_project_dir_that_does_not_exist(tmp_path: Path, command: list[str]) -> None:
+    from reviewtrail.cli._app import app as cli_app
+
+    missing = str(tmp_path / "missing")
+    result = CliRunner().invoke(cli_app, ["trace", *command, "--project-dir", missing])
+    assert result.exit_code == 2 and "does not exist" in result.stderr
+    assert not (tmp_path / "missing").exists()

@@ -124,9 +124,9 @@ def divergence(run: RunArg, project_dir: ProjectOpt = None, as_json: JsonOpt = F
 
 
 def _project(project_dir: str | None) -> Path:
-    from reviewtrail.tracing._layout import project_root
+    from reviewtrail.tracing import existing_project_root
 
-    return project_root(project_dir)
+    return existing_project_root(project_dir)
 
 
 def _find(project_dir: str | None, ref: str) -> TraceRun:

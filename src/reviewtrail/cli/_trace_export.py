@@ -57,7 +57,8 @@ def export_otel(
     Example: reviewtrail trace export-otel auto-review-loop/2026-04-15_run01 --endpoint http://localhost:4318
     """
     from reviewtrail.errors import InvalidInputError, NotFoundError
-    from reviewtrail.tracing._layout import project_root, traces_root
+    from reviewtrail.tracing import existing_project_root
+    from reviewtrail.tracing._layout import traces_root
     from reviewtrail.tracing._otel_export import export_to_endpoint, export_to_file
 
     if (output is None) == (endpoint is None):
@@ -65,7 +66,7 @@ def export_otel(
     if header and endpoint is None:
         raise InvalidInputError("--header only applies to --endpoint", field="header")
     headers = _parse_headers(header or [])
-    project = project_root(project_dir)
+    project = existing_project_root(project_dir)
     selected = _select_runs(project, runs or [], skill)
     if not selected:
         where = f"{traces_root(project)}" + (f" for skill {skill!r}" if skill else "")
