@@ -200,3 +200,25 @@ def test_rm_waits_for_an_interrupted_run_to_be_recorded(project: Path) -> None:
     assert workspace.is_dir() and _deletions(project, sid) == 0, "the workspace stays for the repair to read"
     marker.unlink()
     assert run("session", "rm", sid)[0] == 0 and not workspace.exists()
+
+
+def test_a_workspace_folder_with_no_session_record_is_noted_and_repaired(tmp_path: Path) -> None:
+    import os
+
+    from reviewtrail.audit import AuditOptions, audit
+    from reviewtrail.config import Settings
+    from reviewtrail.store import Store
+
+    root = tmp_path / "store"
+    settings = Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}")
+    Store.init(settings).close()
+    orphan = root / "workspaces" / "01a20000-0000-7000-8000-00000000abcd"  # a killed `session new`
+    orphan.mkdir(parents=True)
+    with Store.open(settings) as store:
+        report = audit(store, AuditOptions(repair=True))
+        assert report.ok and any(orphan.name in n for n in report.notes)
+        assert orphan.exists() and report.repairs == []  # too fresh: it may be a `session new` in progress
+        os.utime(orphan, (1_000_000, 1_000_000))
+        report = audit(store, AuditOptions(repair=True))
+        assert report.repairs == [f"removed workspaces/{orphan.name}, an empty folder no session record names"]
+        assert not orphan.exists() and audit(store, AuditOptions()).notes == []

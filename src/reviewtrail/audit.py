@@ -31,7 +31,12 @@ class AuditOptions:
 
 def audit(store: Store, options: AuditOptions, progress: Progress | None = None) -> VerifyReport:
     """Verify everything; with ``options.repair``, then complete what the chain supports."""
-    from reviewtrail.provenance import pending_run_problems, unfinished_session_removals, workspace_problems
+    from reviewtrail.provenance import (
+        orphan_workspaces,
+        pending_run_problems,
+        unfinished_session_removals,
+        workspace_problems,
+    )
 
     report = store.verify(progress)
     projection_problems = [p for p in report.problems if p.startswith("query table ")]
@@ -39,6 +44,7 @@ def audit(store: Store, options: AuditOptions, progress: Progress | None = None)
     report.problems.extend(pending_run_problems(store))
     report.problems.extend(unfinished_session_removals(store))
     report.problems.extend(workspace_problems(store))
+    report.notes.extend(orphan_workspaces(store))
     if options.project_dir is not None:
         from reviewtrail.tracing import trace_ledger_problems
 
@@ -74,13 +80,14 @@ def _repair(store: Store, options: AuditOptions, report: VerifyReport, *, rebuil
     if not report.chain_ok:
         report.notes.append("nothing repaired: the chain itself is damaged, and every repair rests on it")
         return
-    from reviewtrail.provenance import finish_session_removals, repair_pending_runs
+    from reviewtrail.provenance import finish_session_removals, remove_orphan_workspaces, repair_pending_runs
 
     if rebuild:
         store.ledger.rebuild_projections()
         report.repairs.append("query tables rebuilt from the chain")
     report.repairs.extend(repair_pending_runs(store))
     report.repairs.extend(finish_session_removals(store))
+    report.repairs.extend(remove_orphan_workspaces(store))
     if options.project_dir is not None:
         from reviewtrail.tracing import repair_trace_links
 

@@ -35,6 +35,8 @@ __all__ = [
     "finish_session_removals",
     "get_session",
     "list_sessions",
+    "orphan_workspaces",
+    "remove_orphan_workspaces",
     "unfinished_session_removals",
     "workspace_of",
     "workspace_problems",
@@ -229,6 +231,44 @@ def workspace_problems(store: Store) -> list[str]:
         elif not info.workspace.is_dir():
             problems.append(f"session {info.session_id}: workspace {info.workspace} is missing")
     return problems
+
+
+_ORPHAN_MIN_AGE_S = 60.0
+
+
+def _orphan_workspaces(store: Store) -> list[Path]:
+    base = _workspaces(store)
+    if base.is_symlink() or not base.is_dir():
+        return []
+    known = {info.session_id for info in list_sessions(store)}
+    return [p for p in sorted(base.iterdir()) if not p.name.startswith(".") and p.name not in known]
+
+
+def orphan_workspaces(store: Store) -> list[str]:
+    """Notes for ``verify``: folders under ``workspaces/`` with no recorded session — a
+    ``session new`` killed between making the folder and recording it (or one in progress)."""
+    if store.root is None:
+        return []
+    return [
+        f"workspaces/{p.name}: a folder with no recorded session (an interrupted or running 'session new'); "
+        "'reviewtrail verify --repair' removes it when it is empty"
+        for p in _orphan_workspaces(store)
+    ]
+
+
+def remove_orphan_workspaces(store: Store) -> list[str]:
+    """For ``verify --repair``: remove empty workspace folders no session record names."""
+    if store.root is None:
+        return []
+    import time
+
+    done: list[str] = []
+    settled = time.time() - _ORPHAN_MIN_AGE_S  # a `session new` in progress records its folder in milliseconds
+    for path in _orphan_workspaces(store):
+        if path.is_dir() and not path.is_symlink() and path.stat().st_mtime < settled and not any(path.iterdir()):
+            path.rmdir()
+            done.append(f"removed workspaces/{path.name}, an empty folder no session record names")
+    return done
 
 
 def require_live_session(store: Store, session_id: str) -> SessionInfo:
