@@ -252,7 +252,7 @@ class Store:
         if isinstance(self.cas, FilesystemCas):
             temps = self.cas.stale_ingest(older_than=0)
             if temps:
-                size = sum(p.stat().st_size for p in temps if p.exists())
+                size = sum(_size_or_zero(p) for p in temps)  # a write in progress may finish meanwhile
                 report.notes.append(
                     f"{len(temps)} temporary file(s) ({size} bytes) in ingest/: writes in progress or left by "
                     "interrupted writes; 'reviewtrail cas clean-ingest' removes those older than an hour"
@@ -386,3 +386,10 @@ def _looks_read_only(settings: Settings) -> bool:
         path = Path(settings.database_url[len("sqlite:///") :])
         return path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
     return False
+
+
+def _size_or_zero(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
