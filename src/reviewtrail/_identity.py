@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import Field
 
+from reviewtrail._durable import fsync_dir
 from reviewtrail.errors import IntegrityError
 from reviewtrail.ledger import Envelope, RecordPayload, record_type
 
@@ -69,9 +70,11 @@ def ledger_location(database_url: str, store: Path) -> tuple[str, str]:
     """(kind, location) of a ledger URL for the marker: a path inside the store is relative,
     a server URL is kept without its password."""
     from reviewtrail._redact import redact_url
+    from reviewtrail.config import sqlite_path
 
-    if database_url.startswith("sqlite:///"):
-        path = Path(database_url[len("sqlite:///") :]).absolute()
+    path = sqlite_path(database_url)
+    if path is not None:
+        path = path.absolute()
         try:
             return "sqlite", str(path.relative_to(store))
         except ValueError:
@@ -127,11 +130,7 @@ def write_marker(path: Path, marker: StoreMarker) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    fsync_dir(path.parent)
 
 
 def identity_problems(marker: StoreMarker, record: Envelope | None, where: str) -> list[str]:

@@ -17,7 +17,15 @@ from pathlib import Path
 
 from reviewtrail.errors import ConfigError
 
-__all__ = ["CONFIG_FILE", "DEFAULT_STORE", "STORE_MARKER", "Settings", "find_config_file", "load_settings"]
+__all__ = [
+    "CONFIG_FILE",
+    "DEFAULT_STORE",
+    "STORE_MARKER",
+    "Settings",
+    "find_config_file",
+    "load_settings",
+    "sqlite_path",
+]
 
 CONFIG_FILE = "reviewtrail.toml"
 STORE_MARKER = "reviewtrail-store.json"
@@ -44,6 +52,12 @@ class Settings:
 
 def sqlite_url(store: Path) -> str:
     return f"sqlite:///{(store / 'ledger.sqlite').absolute()}"
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file a ``sqlite:///`` URL names (SQLAlchemy's convention: ``sqlite:///relative.db``,
+    ``sqlite:////absolute/path.db``), or None for any other URL."""
+    return Path(url[len("sqlite:///") :]) if url.startswith("sqlite:///") else None
 
 
 def find_config_file(start: Path) -> Path | None:

@@ -22,7 +22,7 @@ from reviewtrail._identity import (
 from reviewtrail._projection_check import ProjectionCheck
 from reviewtrail.cas import BARE_SEARCH, CasRef, CasStore, FilesystemCas, Location, refs_in
 from reviewtrail.config import STORE_MARKER as _MARKER
-from reviewtrail.config import Settings, load_settings
+from reviewtrail.config import Settings, load_settings, sqlite_path
 from reviewtrail.errors import IntegrityError, InvalidInputError, LedgerMissingError, StoreNotInitializedError
 from reviewtrail.ledger import Envelope, Ledger, NewRecord, chain_problems, open_ledger
 
@@ -382,8 +382,8 @@ def _init_lock(root: Path) -> Iterator[None]:
 def _looks_read_only(settings: Settings) -> bool:
     if not os.access(settings.store, os.W_OK):
         return True
-    if settings.database_url.startswith("sqlite:///"):
-        path = Path(settings.database_url[len("sqlite:///") :])
+    path = sqlite_path(settings.database_url)
+    if path is not None:
         return path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
     return False
 

@@ -10,8 +10,8 @@ Public API::
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 
+from reviewtrail.config import sqlite_path
 from reviewtrail.errors import ConfigError, LedgerMissingError
 from reviewtrail.ledger._checkpoint import (
     CHECKPOINT_TYPE,
@@ -103,11 +103,10 @@ def open_ledger(
     """
     if url == "memory:":
         return MemoryLedger(projections)
-    if url.startswith("sqlite:///"):
+    path = sqlite_path(url)
+    if path is not None:
         from reviewtrail.ledger._sqlite import SqliteLedger
 
-        # SQLAlchemy's convention: sqlite:///relative.db, sqlite:////absolute/path.db
-        path = Path(url[len("sqlite:///") :])
         if not path.parent.is_dir():
             if not create:
                 raise LedgerMissingError(f"the ledger's folder {path.parent} is missing", field="ledger")

@@ -67,12 +67,16 @@ def pending_dir(store: Store) -> Path:
     return _root(store) / "runs-pending"
 
 
+def _open_lock(store: Store, session_id: str) -> int:
+    path = lock_path(store, session_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+
+
 @contextlib.contextmanager
 def session_lock(store: Store, session_id: str, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
     """Hold the session's run lock; ``on_wait`` is told (once) when another run holds it."""
-    path = lock_path(store, session_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fd = _open_lock(store, session_id)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -91,9 +95,7 @@ def session_lock(store: Store, session_id: str, on_wait: Callable[[str], None] |
 @contextlib.contextmanager
 def try_session_lock(store: Store, session_id: str) -> Iterator[bool]:
     """Hold the session's run lock if it is free; yields whether it was."""
-    path = lock_path(store, session_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fd = _open_lock(store, session_id)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
