@@ -430,3 +430,29 @@ def test_arguments_that_are_not_utf8_are_refused_before_anything_runs(tmp_path: 
         assert out.returncode == 2, (args, out.stderr)
         assert b"not UTF-8" in out.stderr and b"Traceback" not in out.stderr
     assert not (settings.store / "runs-pending").exists() or not any((settings.store / "runs-pending").iterdir())
+
+
+def test_a_payload_with_a_repeated_key_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = populated(tmp_path / "s")
+    monkeypatch.setenv("REVIEWTRAIL_STORE", str(settings.store))
+    monkeypatch.setenv("REVIEWTRAIL_DATABASE_URL", settings.database_url)
+    args = ["ledger", "append", "--type", "u.x@1", "--actor", "a", "--privacy", "private"]
+    result = runner.invoke(app, [*args, "--payload", '{"a": 1, "a": 2}'])
+    assert result.exit_code == 2 and "appears twice" in result.stderr
+    with Store.open(settings) as store:
+        head = store.ledger.head()
+        assert head is not None and head.seq == 4
+
+
+def test_a_store_folder_swapped_for_a_file_is_integrity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = populated(tmp_path / "s")
+    ingest = tmp_path / "s" / "versioning" / "data" / "ingest"
+    shutil.rmtree(ingest)
+    ingest.write_text("not a folder")
+    (tmp_path / "new.txt").write_text("bytes")
+    monkeypatch.setenv("REVIEWTRAIL_STORE", str(settings.store))
+    monkeypatch.setenv("REVIEWTRAIL_DATABASE_URL", settings.database_url)
+    result = runner.invoke(app, ["cas", "put", str(tmp_path / "new.txt")])
+    assert result.exit_code == 4 and "replaced by something else" in result.stderr
+    code, doc = verify_cli(settings, monkeypatch)
+    assert code == 4 and "ingest is not a plain folder" in message(doc)
