@@ -62,7 +62,7 @@ from reviewtrail.tracing._layout import check_name
         # none: unknown
         ("", "unknown"),
         ("my-custom-model", "unknown"),
-        ("codex", "unknown"),
+        ("codex", "openai"),  # a host name that stands for one vendor's models
         ("azure/", "unknown"),
         # word boundaries: a token inside a word does not count
         ("metallica-7b", "unknown"),

@@ -145,7 +145,9 @@ def install_helper(
 def resolve_helper(project_dir: ProjectOpt = None, as_json: JsonOpt = False) -> None:
     """Print the helper the resolver chain finds, or an empty line.
 
-    Chain: .aris/tools/save_trace.sh, then tools/save_trace.sh, then $ARIS_REPO/tools/save_trace.sh.
+    Chain: .aris/tools/save_trace.sh, then tools/save_trace.sh, then <ARIS checkout>/tools/save_trace.sh,
+    where the checkout is $ARIS_REPO, else the repo_root line of .aris/installed-skills.txt,
+    else the path in ~/.aris/repo.
 
     Example: TRACE_HELPER=$(reviewtrail trace resolve-helper)
     """

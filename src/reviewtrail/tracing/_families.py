@@ -4,6 +4,12 @@ A model name belongs to a family only when exactly one family's patterns match i
 (case-insensitively, on word boundaries); otherwise it is ``unknown``. Route
 prefixes (``openrouter/``, ``ollama/``, ``bedrock/``, ``azure/``) are stripped first:
 the route never decides the family, the model name does.
+
+The table follows the reference review gate's (``review_gate.py``) and extends it with
+more model names. Besides model names it holds the host and tool names that stand for
+one vendor's models: ``codex`` and ``oracle``/``oracle-pro`` are OpenAI's, ``volcengine``
+is ByteDance's. A host that serves several vendors (``copilot``, ``openrouter``) is in
+no family.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ ROUTE_PREFIXES = ("openrouter/", "ollama/", "bedrock/", "azure/")
 # family -> name tokens. A token matches when it is not preceded by a letter or digit and
 # not followed by a letter (a digit may follow: "gpt4o", "o3", "qwen2.5", "glm4").
 FAMILIES: dict[str, tuple[str, ...]] = {
-    "openai": ("openai", "gpt", "chatgpt", "o1", "o3", "o4", "davinci", "codex-mini", "text-embedding"),
+    "openai": ("openai", "gpt", "chatgpt", "codex", "oracle", "o1", "o3", "o4", "davinci", "text-embedding"),
     "anthropic": ("anthropic", "claude", "opus", "sonnet", "haiku"),
     "google": ("google", "gemini", "gemma", "palm", "bard", "learnlm"),
     "deepseek": ("deepseek",),
@@ -29,7 +35,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "zhipu": ("zhipu", "zhipuai", "glm", "chatglm", "codegeex"),
     "minimax": ("minimax", "abab"),
     "xiaomi": ("xiaomi", "mimo"),
-    "bytedance": ("bytedance", "doubao", "skylark", "seed-oss"),
+    "bytedance": ("bytedance", "volcengine", "doubao", "skylark", "seed-oss"),
     "meta": ("meta", "meta-llama", "llama", "codellama"),
     "mistral": ("mistral", "mistralai", "mixtral", "codestral", "magistral", "devstral", "pixtral", "ministral"),
 }

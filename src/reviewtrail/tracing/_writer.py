@@ -5,7 +5,8 @@ Run rule (which ``runNN`` a call joins), in order:
 1. an explicit run id (``run_id=`` / ``--run-id`` / ``ARIS_TRACE_RUN_ID``) is joined,
    and created if it does not exist yet;
 2. a call with a ``thread_id`` joins the latest run of the skill (any day) that
-   already holds a call of that thread: a continuation stays with its thread;
+   already holds a call of that thread (in its request or meta file, so runs the
+   reference ``save_trace.sh`` wrote count too): a continuation stays with its thread;
 3. otherwise it joins today's latest run when that run's last call was written less
    than the idle window ago (``ARIS_TRACE_RUN_IDLE_MINUTES``, default 30) and the run
    has the same executor and reviewer backend;
@@ -132,11 +133,13 @@ def _run_meta(run: Path) -> dict[str, Any]:
 
 
 def _has_thread(run: Path, thread_id: str) -> bool:
+    """Whether a call of ``run`` names ``thread_id`` in its request or its meta file (the reference
+    ``save_trace.sh`` keeps it in the meta file only)."""
     for number, purpose, kind in _calls(run):
-        if kind != "request.json":
+        if kind not in ("request.json", "meta.json"):
             continue
         try:
-            doc = loads_document((run / f"{number:03d}-{purpose}.request.json").read_text(encoding="utf-8"))
+            doc = loads_document((run / f"{number:03d}-{purpose}.{kind}").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
         if isinstance(doc, dict) and doc.get("thread_id") == thread_id:
