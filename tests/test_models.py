@@ -421,6 +421,11 @@ def test_invoke_records_manifest_and_usage_atomically(server: FakeLLMServer, sto
         "startedAt",
         "endedAt",
         "callType",
+        "provider",
+        "requestedModel",
+        "reportedModel",
+        "responseId",
+        "finishReason",
     }
     assert m_env.payload_value["skillRefs"][1] == {
         "id": "citation",

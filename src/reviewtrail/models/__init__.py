@@ -9,6 +9,7 @@ Public API::
 
     from reviewtrail.models import price
     price("openai", "gpt-4o", 1000, 500)   # Cost(amount='0.0075', currency='USD', source='genai-prices')
+    reprice(result.manifest)               # the recorded call priced again from what its manifest holds
 
 Importing this package registers the record types ``provenance.prompt-manifest@1`` and
 ``provenance.model-usage@1``, so appends of those types are validated.
@@ -18,7 +19,7 @@ from reviewtrail.models._anthropic import ANTHROPIC_VERSION, DEFAULT_MAX_TOKENS,
 from reviewtrail.models._completion import Completion, ModelBackend
 from reviewtrail.models._invoke import JSON_MEDIA_TYPE, TEXT_MEDIA_TYPE, Invocation, invoke
 from reviewtrail.models._openai import OpenAICompatibleBackend
-from reviewtrail.models._prices import price
+from reviewtrail.models._prices import price, price_usage, reprice
 from reviewtrail.models._records import (
     CALL_TYPES,
     MANIFEST_TYPE,
@@ -27,6 +28,7 @@ from reviewtrail.models._records import (
     CallType,
     Cost,
     CostSource,
+    HttpAttempt,
     ModelInvocationUsage,
     PromptManifest,
     RedactionStatus,
@@ -34,6 +36,7 @@ from reviewtrail.models._records import (
     TokenUsage,
 )
 from reviewtrail.models._scripted import SCRIPTED_HOST, ScriptedBackend, ScriptedCall
+from reviewtrail.models._usage import RESPONSE_FORMATS, ResponseFormat, Tokens, extract_tokens
 
 __all__ = [
     "ANTHROPIC_VERSION",
@@ -42,6 +45,7 @@ __all__ = [
     "JSON_MEDIA_TYPE",
     "MANIFEST_TYPE",
     "REDACTION_STATUSES",
+    "RESPONSE_FORMATS",
     "SCRIPTED_HOST",
     "TEXT_MEDIA_TYPE",
     "USAGE_TYPE",
@@ -50,16 +54,22 @@ __all__ = [
     "Completion",
     "Cost",
     "CostSource",
+    "HttpAttempt",
     "Invocation",
     "ModelBackend",
     "ModelInvocationUsage",
     "OpenAICompatibleBackend",
     "PromptManifest",
     "RedactionStatus",
+    "ResponseFormat",
     "ScriptedBackend",
     "ScriptedCall",
     "SkillRef",
     "TokenUsage",
+    "Tokens",
+    "extract_tokens",
     "invoke",
     "price",
+    "price_usage",
+    "reprice",
 ]

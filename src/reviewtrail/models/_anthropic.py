@@ -6,8 +6,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reviewtrail.errors import BackendUnavailableError, ConfigError
-from reviewtrail.models._completion import Completion, check_messages, check_settings, count
+from reviewtrail.models._completion import Completion, check_messages, check_settings, text_or_none
 from reviewtrail.models._http import HttpBackend, endpoint_parts
+from reviewtrail.models._usage import extract_tokens
 
 if TYPE_CHECKING:
     import httpx
@@ -71,20 +72,18 @@ class AnthropicBackend(HttpBackend):
         blocks = data.get("content")
         if not isinstance(blocks, list):
             raise BackendUnavailableError(f"{self.label} at {url} answered without a content list")
-        reported = data.get("usage")
-        usage: dict[str, Any] = reported if isinstance(reported, dict) else {}
-        uncached = count(usage.get("input_tokens"))
-        cache_write = count(usage.get("cache_creation_input_tokens"))
-        cache_read = count(usage.get("cache_read_input_tokens"))
-        # Anthropic's input_tokens excludes cached tokens; the Completion counts all input.
-        total_input = None if uncached is None else uncached + (cache_write or 0) + (cache_read or 0)
+        tokens = extract_tokens(data, "anthropic")
         return Completion(
             text="".join(_block_text(b) for b in blocks),
-            model_reported=data["model"] if isinstance(data.get("model"), str) else None,
-            input_tokens=total_input,
-            output_tokens=count(usage.get("output_tokens")),
-            cache_read_tokens=cache_read,
-            cache_write_tokens=cache_write,
+            model_reported=text_or_none(data.get("model")),
+            input_tokens=tokens.input_tokens,
+            output_tokens=tokens.output_tokens,
+            cache_read_tokens=tokens.cache_read_tokens,
+            cache_write_tokens=tokens.cache_write_tokens,
+            cache_write_5m_tokens=tokens.cache_write_5m_tokens,
+            cache_write_1h_tokens=tokens.cache_write_1h_tokens,
+            response_id=text_or_none(data.get("id")),
+            finish_reason=text_or_none(data.get("stop_reason")),
             raw=data,
             settings=sent,
         )

@@ -8,8 +8,11 @@ from typing import Any, Protocol, runtime_checkable
 
 from reviewtrail.canonical import canonical_json
 from reviewtrail.errors import InvalidInputError
+from reviewtrail.models._records import HttpAttempt
 
-__all__ = ["Completion", "ModelBackend", "check_messages", "check_settings", "count"]
+__all__ = ["Completion", "ModelBackend", "check_messages", "check_settings", "count", "text_or_none"]
+
+_TEXT_LIMIT = 512
 
 
 @dataclass(frozen=True)
@@ -18,9 +21,13 @@ class Completion:
 
     ``model_reported`` is the model the endpoint said answered (``None`` when it said
     nothing); token counts are ``None`` when not reported. ``input_tokens`` counts every
-    input token, cached ones included. ``settings`` are the request settings actually
-    sent (the caller's, plus any default the backend filled in). ``raw`` is the decoded
-    response body, for debugging: it is not recorded.
+    input token, cached ones included; the cache counts split out the prompt-cache reads
+    and writes (5-minute and 1-hour writes apart where the provider reports them).
+    ``response_id`` and ``finish_reason`` are the endpoint's own (``stop_reason`` for
+    Anthropic). ``attempts`` lists each HTTP request made, retries included (empty for a
+    backend that makes none). ``settings`` are the request settings actually sent (the
+    caller's, plus any default the backend filled in). ``raw`` is the decoded response
+    body, for debugging: it is not recorded.
     """
 
     text: str
@@ -31,6 +38,11 @@ class Completion:
     cache_read_tokens: int | None = None
     cache_write_tokens: int | None = None
     settings: Mapping[str, Any] = field(default_factory=dict)
+    cache_write_5m_tokens: int | None = None
+    cache_write_1h_tokens: int | None = None
+    response_id: str | None = None
+    finish_reason: str | None = None
+    attempts: tuple[HttpAttempt, ...] = ()
 
 
 @runtime_checkable
@@ -97,3 +109,8 @@ def count(value: object) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
     return None
+
+
+def text_or_none(value: object) -> str | None:
+    """A non-empty string the endpoint sent (an id, a finish reason) of at most 512 characters, or ``None``."""
+    return value if isinstance(value, str) and 0 < len(value) <= _TEXT_LIMIT else None

@@ -13,7 +13,7 @@ from reviewtrail.canonical import canonical_json
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.ledger import Envelope, NewRecord, Privacy, new_record
 from reviewtrail.models._completion import Completion, ModelBackend, check_messages, check_settings
-from reviewtrail.models._prices import price
+from reviewtrail.models._prices import price_usage
 from reviewtrail.models._records import (
     CALL_TYPES,
     MANIFEST_TYPE,
@@ -108,16 +108,15 @@ def invoke(
     response_ref = cas.put(completion.text.encode("utf-8"), pool="agent-state", media_type=TEXT_MEDIA_TYPE)
 
     model = completion.model_reported or backend.model
-    usage = TokenUsage.of(completion.input_tokens, completion.output_tokens)
-    cost = price(
-        backend.provider,
-        model,
+    usage = TokenUsage.of(
         completion.input_tokens,
         completion.output_tokens,
         cache_read_tokens=completion.cache_read_tokens,
         cache_write_tokens=completion.cache_write_tokens,
-        at=started_at,
+        cache_write_5m_tokens=completion.cache_write_5m_tokens,
+        cache_write_1h_tokens=completion.cache_write_1h_tokens,
     )
+    cost = price_usage(backend.provider, model, usage, at=started_at)
     manifest = PromptManifest(
         model=model,
         endpoint_host=backend.endpoint_host,
@@ -134,6 +133,12 @@ def invoke(
         started_at=started_at,
         ended_at=ended_at,
         call_type=call_type,
+        provider=backend.provider or None,
+        requested_model=backend.model or None,
+        reported_model=completion.model_reported,
+        response_id=completion.response_id,
+        finish_reason=completion.finish_reason,
+        attempts=completion.attempts or None,
     )
     # The usage record names the manifest by id and payload hash, both known before appending.
     manifest_id = new_record(manifest, actor=actor, privacy=privacy).id

@@ -6,8 +6,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reviewtrail.errors import BackendUnavailableError
-from reviewtrail.models._completion import Completion, check_messages, check_settings, count
+from reviewtrail.models._completion import Completion, check_messages, check_settings, text_or_none
 from reviewtrail.models._http import HttpBackend, endpoint_parts
+from reviewtrail.models._usage import extract_tokens
 
 if TYPE_CHECKING:
     import httpx
@@ -65,23 +66,21 @@ class OpenAICompatibleBackend(HttpBackend):
             headers["authorization"] = f"Bearer {self._api_key}"
         url = f"{self.base_url}/chat/completions"
         data = self._post(url, headers, {"model": self.model, "messages": plain, **sent})
+        text = _text(data, f"{self.label} at {url}")
+        tokens = extract_tokens(data, "openai-chat")
+        choice = data["choices"][0]
         return Completion(
-            text=_text(data, f"{self.label} at {url}"),
-            model_reported=data["model"] if isinstance(data.get("model"), str) else None,
-            input_tokens=count(_get(data, "usage", "prompt_tokens")),
-            output_tokens=count(_get(data, "usage", "completion_tokens")),
-            cache_read_tokens=count(_get(data, "usage", "prompt_tokens_details", "cached_tokens")),
+            text=text,
+            model_reported=text_or_none(data.get("model")),
+            input_tokens=tokens.input_tokens,
+            output_tokens=tokens.output_tokens,
+            cache_read_tokens=tokens.cache_read_tokens,
+            cache_write_tokens=tokens.cache_write_tokens,
+            response_id=text_or_none(data.get("id")),
+            finish_reason=text_or_none(choice.get("finish_reason")),
             raw=data,
             settings=sent,
         )
-
-
-def _get(data: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(data, dict):
-            return None
-        data = data.get(key)
-    return data
 
 
 def _text(data: dict[str, Any], where: str) -> str:

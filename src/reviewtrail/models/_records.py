@@ -9,9 +9,19 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_serializer,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from reviewtrail.cas import CasRef
 from reviewtrail.ledger import RecordPayload, record_type
@@ -24,6 +34,7 @@ __all__ = [
     "CallType",
     "Cost",
     "CostSource",
+    "HttpAttempt",
     "ModelInvocationUsage",
     "PromptManifest",
     "RedactionStatus",
@@ -47,6 +58,7 @@ _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 Count = Annotated[int, Field(ge=0)] | None
+Text = Annotated[str, Field(min_length=1)] | None
 
 
 def _wire_time(moment: datetime) -> str:
@@ -54,7 +66,29 @@ def _wire_time(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-class _Part(BaseModel):
+def _drop_unset(model: BaseModel, data: Any, names: frozenset[str]) -> Any:
+    """``data`` without the keys of ``names`` whose value is ``None`` (under field name or alias)."""
+    if not isinstance(data, dict):
+        return data
+    for name in names:
+        alias = type(model).model_fields[name].alias
+        for key in (name, alias):
+            if key is not None and key in data and data[key] is None:
+                del data[key]
+    return data
+
+
+class _OmitUnset(BaseModel):
+    # Fields added after records were first written: left out of the payload when None, so a
+    # record written before them reads back and serializes to exactly what it was.
+    _OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset()
+
+    @model_serializer(mode="wrap")
+    def _omit_unset(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _drop_unset(self, handler(self), self._OMIT_IF_NONE)
+
+
+class _Part(_OmitUnset):
     model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid")
 
 
@@ -76,16 +110,58 @@ class SkillRef(_Part):
 
 
 class TokenUsage(_Part):
-    """Token counts as the provider reported them; ``None`` where it reported nothing."""
+    """Token counts as the provider reported them; ``None`` where it reported nothing.
+
+    ``inputTokens`` counts every input token, cached ones included; the cache counts say how
+    many of them were read from a prompt cache and written to one (all writes, then the
+    5-minute and 1-hour writes where the provider tells them apart). With the model and
+    provider of the manifest, these are what the call is priced from.
+    """
+
+    _OMIT_IF_NONE = frozenset(
+        {"cache_read_tokens", "cache_write_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens"}
+    )
 
     input_tokens: Count = Field(default=None, alias="inputTokens")
     output_tokens: Count = Field(default=None, alias="outputTokens")
     total_tokens: Count = Field(default=None, alias="totalTokens")
+    cache_read_tokens: Count = Field(default=None, alias="cacheReadTokens")
+    cache_write_tokens: Count = Field(default=None, alias="cacheWriteTokens")
+    cache_write_5m_tokens: Count = Field(default=None, alias="cacheWrite5mTokens")
+    cache_write_1h_tokens: Count = Field(default=None, alias="cacheWrite1hTokens")
 
     @classmethod
-    def of(cls, input_tokens: int | None, output_tokens: int | None) -> TokenUsage:
+    def of(
+        cls,
+        input_tokens: int | None,
+        output_tokens: int | None,
+        *,
+        cache_read_tokens: int | None = None,
+        cache_write_tokens: int | None = None,
+        cache_write_5m_tokens: int | None = None,
+        cache_write_1h_tokens: int | None = None,
+    ) -> TokenUsage:
         total = None if input_tokens is None or output_tokens is None else input_tokens + output_tokens
-        return cls(input_tokens=input_tokens, output_tokens=output_tokens, total_tokens=total)
+        return cls(
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            total_tokens=total,
+            cache_read_tokens=cache_read_tokens,
+            cache_write_tokens=cache_write_tokens,
+            cache_write_5m_tokens=cache_write_5m_tokens,
+            cache_write_1h_tokens=cache_write_1h_tokens,
+        )
+
+
+class HttpAttempt(_Part):
+    """One HTTP request of a call: the status it got and, when another attempt followed, the
+    ``Retry-After`` the server sent (as received) and the wait chosen before retrying."""
+
+    _OMIT_IF_NONE = frozenset({"retry_after", "wait_ms"})
+
+    status: int = Field(ge=100, le=599)
+    retry_after: str | None = Field(default=None, alias="retryAfter", max_length=200)
+    wait_ms: Count = Field(default=None, alias="waitMs")
 
 
 class Cost(_Part):
@@ -113,7 +189,7 @@ class Cost(_Part):
         return cls(amount=None, source="unknown")
 
 
-class _Timed(RecordPayload):
+class _Timed(RecordPayload, _OmitUnset):
     started_at: AwareDatetime = Field(alias="startedAt")
     ended_at: AwareDatetime = Field(alias="endedAt")
     # Any string on read, so records written with older call types stay readable.
@@ -126,7 +202,18 @@ class _Timed(RecordPayload):
 
 @record_type(MANIFEST_TYPE)
 class PromptManifest(_Timed):
-    """One model turn: who answered, from where, with what input, settings and result."""
+    """One model turn: who answered, from where, with what input, settings and result.
+
+    ``model`` is the model that answered (as reported, else as requested). The optional audit
+    fields, absent from records written before them: ``provider`` (the ``genai-prices``
+    provider id the call was priced with), ``requestedModel`` and ``reportedModel``,
+    ``responseId`` and ``finishReason`` as the endpoint sent them, and ``attempts`` (one entry
+    per HTTP request, retries included).
+    """
+
+    _OMIT_IF_NONE = frozenset(
+        {"provider", "requested_model", "reported_model", "response_id", "finish_reason", "attempts"}
+    )
 
     model: str = Field(min_length=1)
     endpoint_host: str = Field(alias="endpointHost", min_length=1)
@@ -140,6 +227,12 @@ class PromptManifest(_Timed):
     runtime_settings: dict[str, Any] = Field(default_factory=dict, alias="runtimeSettings")
     redaction_status: RedactionStatus = Field(alias="redactionStatus")
     session_id: str | None = Field(default=None, alias="sessionId")
+    provider: Text = None
+    requested_model: Text = Field(default=None, alias="requestedModel")
+    reported_model: Text = Field(default=None, alias="reportedModel")
+    response_id: Text = Field(default=None, alias="responseId")
+    finish_reason: Text = Field(default=None, alias="finishReason")
+    attempts: tuple[HttpAttempt, ...] | None = None
 
 
 @record_type(USAGE_TYPE)
