@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -311,3 +312,59 @@ def test_put_file_onto_a_corrupt_object_leaves_no_temp_file(tmp_path: Path) -> N
     with pytest.raises(CorruptObjectError):
         cas.put_file(src)
     assert list((tmp_path / "s" / "versioning" / "data" / "ingest").iterdir()) == []
+
+
+# --- retain: promote a bare-hash object into a typed pool --------------------------------------
+def test_retain_promotes_a_legacy_object_into_a_typed_pool(backend: Backend) -> None:
+    data = b"legacy bytes"
+    backend.tamper("legacy", sha(data), data)
+    ref = backend.cas.retain(CasObjectRef(hash=sha(data), size=len(data)), pool="data", media_type="text/plain")
+    assert ref == CasRef(pool="data", digest=f"sha256:{sha(data)}", size=len(data), media_type="text/plain")
+    assert backend.cas.locate(ref) == "data"
+    assert backend.cas.read(ref) == data
+
+
+def test_retain_from_the_other_pool_and_of_an_object_already_there(backend: Backend) -> None:
+    typed = backend.cas.put(b"state", pool="agent-state")
+    moved = backend.cas.retain(typed.object_ref(), pool="data")
+    assert moved.pool == "data" and backend.cas.read(moved) == b"state"
+    again = backend.cas.retain(moved.object_ref(), pool="data")
+    assert again == moved
+
+
+@pytest.mark.parametrize("fault", ["wrong-size", "corrupt", "longer"])
+def test_retain_checks_size_and_hash_before_publishing(backend: Backend, fault: str) -> None:
+    data = b"legacy bytes"
+    stored = {"wrong-size": data, "corrupt": b"LEGACY BYTES", "longer": data + b"!"}[fault]
+    size = len(data) - 1 if fault == "wrong-size" else len(data)
+    backend.tamper("legacy", sha(data), stored)
+    with pytest.raises(CorruptObjectError):
+        backend.cas.retain(CasObjectRef(hash=sha(data), size=size), pool="data")
+    assert backend.cas.locate(CasRef(pool="data", digest=f"sha256:{sha(data)}", size=len(data))) is None
+    assert backend.cas.locate(CasRef(pool="data", digest=f"sha256:{sha(stored)}", size=len(stored))) is None
+    if isinstance(backend.cas, FilesystemCas):
+        assert backend.cas.stale_ingest(older_than=-1) == []
+
+
+def test_retain_of_a_missing_object_or_a_typed_ref_is_refused(backend: Backend) -> None:
+    with pytest.raises(ObjectNotFoundError):
+        backend.cas.retain(CasObjectRef(hash="cd" * 32, size=1), pool="data")
+    typed = backend.cas.put(b"x")
+    with pytest.raises(InvalidInputError):
+        backend.cas.retain(typed, pool="data")  # type: ignore[arg-type]
+
+
+@given(st.binary(max_size=4096))
+def test_stored_size_and_byte_callbacks_count_every_byte(data: bytes) -> None:
+    cas = MemoryCas()
+    seen: list[int] = []
+    ref = cas.put_stream(io.BytesIO(data), on_bytes=seen.append)
+    assert sum(seen) == len(data)
+    assert cas.stored_size("data", ref.hash) == len(data)
+    checked: list[int] = []
+    assert cas.verify(ref, on_bytes=checked.append)
+    assert sum(checked) == len(data)
+    assert cas.check_object("data", ref.hash, checked.append).problem is None
+    assert sum(checked) == 2 * len(data)
+    assert cas.stored_size("data", "ef" * 32) is None
+    assert cas.stored_size("data", "not-an-address") is None

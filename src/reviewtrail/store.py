@@ -265,8 +265,13 @@ class Store:
         names = list(self.cas.iter_objects())
         intact: dict[tuple[Location, str], int] = {}
         bad: set[tuple[Location, str]] = set()
+        total_bytes = sum(self.cas.stored_size(location, name) or 0 for location, name in names)
+
+        def on_bytes(n: int) -> None:
+            tick("bytes", n, total_bytes)
+
         for location, name in names:
-            check = self.cas.check_object(location, name)
+            check = self.cas.check_object(location, name, on_bytes)
             report.objects_checked += 1
             if check.problem is None:
                 intact[(location, name)] = check.size

@@ -10,6 +10,7 @@ from reviewtrail.cas._memory import MemoryCas
 from reviewtrail.cas._protocol import (
     BARE_SEARCH,
     AnyRef,
+    ByteCallback,
     CasStore,
     Location,
     ObjectCheck,
@@ -35,6 +36,7 @@ __all__ = [
     "DEFAULT_MEDIA_TYPE",
     "POOLS",
     "AnyRef",
+    "ByteCallback",
     "CasObjectRef",
     "CasRef",
     "CasStore",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import abc
 import hashlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Literal
 
@@ -26,11 +26,22 @@ from reviewtrail.cas._refs import (
 )
 from reviewtrail.errors import CorruptObjectError, InvalidInputError, ObjectNotFoundError
 
-__all__ = ["BARE_SEARCH", "CHUNK", "AnyRef", "CasStore", "Location", "ObjectCheck", "VerifyingReader"]
+__all__ = [
+    "BARE_SEARCH",
+    "CHUNK",
+    "AnyRef",
+    "ByteCallback",
+    "CasStore",
+    "Location",
+    "ObjectCheck",
+    "VerifyingReader",
+]
 
 CHUNK = 1 << 20
 Location = Literal["data", "agent-state", "legacy"]
 AnyRef = CasRef | CasObjectRef | str
+# Called with the number of bytes just read (progress reporting on long reads and writes).
+ByteCallback = Callable[[int], None]
 # Search order for a bare hash (seed §1): data, then agent-state, then the legacy layout.
 BARE_SEARCH: tuple[Location, ...] = ("data", "agent-state", "legacy")
 
@@ -96,6 +107,30 @@ class VerifyingReader:
         self.close()
 
 
+class _CountingReader:
+    """Reports the size of every chunk read through it (for progress bars)."""
+
+    def __init__(self, raw: IO[bytes] | VerifyingReader, on_bytes: ByteCallback) -> None:
+        self._raw = raw
+        self._on_bytes = on_bytes
+
+    def read(self, n: int = -1) -> bytes:
+        chunk = self._raw.read(n)
+        if chunk:
+            self._on_bytes(len(chunk))
+        return chunk
+
+
+def _counted(raw: IO[bytes], on_bytes: ByteCallback | None) -> IO[bytes]:
+    return raw if on_bytes is None else _CountingReader(raw, on_bytes)  # type: ignore[return-value]
+
+
+def _drain(reader: VerifyingReader, on_bytes: ByteCallback | None) -> None:
+    while chunk := reader.read(CHUNK):
+        if on_bytes is not None:
+            on_bytes(len(chunk))
+
+
 class CasStore(abc.ABC):
     """A content-addressed store with pools ``data`` and ``agent-state``.
 
@@ -153,7 +188,12 @@ class CasStore(abc.ABC):
         return refs
 
     def put_file(
-        self, path: str | os.PathLike[str], *, pool: Pool = "data", media_type: str = DEFAULT_MEDIA_TYPE
+        self,
+        path: str | os.PathLike[str],
+        *,
+        pool: Pool = "data",
+        media_type: str = DEFAULT_MEDIA_TYPE,
+        on_bytes: ByteCallback | None = None,
     ) -> CasRef:
         """Store a file's bytes, hashing while copying (one pass, constant memory)."""
         pool = check_pool(pool)
@@ -162,18 +202,51 @@ class CasStore(abc.ABC):
         if not os.path.isfile(p):
             raise InvalidInputError(f"{p!r} is not a readable regular file", field="path")
         with open(p, "rb", buffering=0) as fh:
-            hexdigest, size, staged = self._stage_stream(pool, fh)
+            hexdigest, size, staged = self._stage_stream(pool, _counted(fh, on_bytes))
         self._publish(pool, [(hexdigest, staged)])
         return CasRef(pool=pool, digest=f"sha256:{hexdigest}", size=size, media_type=media_type)
 
-    def put_stream(self, stream: IO[bytes], *, pool: Pool = "data", media_type: str = DEFAULT_MEDIA_TYPE) -> CasRef:
+    def put_stream(
+        self,
+        stream: IO[bytes],
+        *,
+        pool: Pool = "data",
+        media_type: str = DEFAULT_MEDIA_TYPE,
+        on_bytes: ByteCallback | None = None,
+    ) -> CasRef:
         """Store everything readable from an open binary stream (one pass, constant memory on disk).
 
         Use it with a descriptor opened safely by the caller (e.g. without following symlinks).
         """
         pool = check_pool(pool)
         media_type = check_media_type(media_type)
-        hexdigest, size, staged = self._stage_stream(pool, stream)
+        hexdigest, size, staged = self._stage_stream(pool, _counted(stream, on_bytes))
+        self._publish(pool, [(hexdigest, staged)])
+        return CasRef(pool=pool, digest=f"sha256:{hexdigest}", size=size, media_type=media_type)
+
+    def retain(
+        self,
+        ref: CasObjectRef,
+        *,
+        pool: Pool,
+        media_type: str = DEFAULT_MEDIA_TYPE,
+        on_bytes: ByteCallback | None = None,
+    ) -> CasRef:
+        """Promote a bare-hash object (the legacy layout, or the other pool) into a typed pool.
+
+        The object is found in the bare search order and copied in one streaming pass; its size
+        and hash are checked against ``ref`` before anything is published, so a corrupt or
+        wrong-size original raises :class:`CorruptObjectError` and leaves nothing in ``pool``.
+        Retaining an object already in ``pool`` verifies it and returns its typed ref.
+        """
+        pool = check_pool(pool)
+        media_type = check_media_type(media_type)
+        if not isinstance(ref, CasObjectRef):
+            raise InvalidInputError(
+                f"retain takes a bare reference {{hash, size}}, not {type(ref).__name__}", field="ref"
+            )
+        with self.open(ref) as reader:  # checks hash and size when the last chunk is read
+            hexdigest, size, staged = self._stage_stream(pool, _counted(reader, on_bytes))  # type: ignore[arg-type]
         self._publish(pool, [(hexdigest, staged)])
         return CasRef(pool=pool, digest=f"sha256:{hexdigest}", size=size, media_type=media_type)
 
@@ -211,21 +284,32 @@ class CasStore(abc.ABC):
         with self.open(ref) as reader:
             return reader.read()
 
-    def verify(self, ref: AnyRef) -> bool:
+    def verify(self, ref: AnyRef, *, on_bytes: ByteCallback | None = None) -> bool:
         """True only when the object exists (in the ref's pool, for typed refs) and is intact."""
         try:
             with self.open(ref) as reader:
-                while reader.read(CHUNK):
-                    pass
+                _drain(reader, on_bytes)
         except (ObjectNotFoundError, CorruptObjectError):
             return False
         return True
+
+    def stored_size(self, location: Location, name: str) -> int | None:
+        """The size of the bytes stored under ``name`` at ``location`` (not verified), or ``None``
+        when there is none or ``name`` is not an address (for sizing progress bars)."""
+        try:
+            fh = self._open_raw(location, parse_address(name))
+        except (InvalidInputError, CorruptObjectError):
+            return None
+        if fh is None:
+            return None
+        with fh:
+            return fh.seek(0, os.SEEK_END)
 
     def has(self, ref: AnyRef) -> bool:
         """Like :meth:`verify`: present and intact; typed refs also match pool and size."""
         return self.verify(ref)
 
-    def check_object(self, location: Location, name: str) -> ObjectCheck:
+    def check_object(self, location: Location, name: str, on_bytes: ByteCallback | None = None) -> ObjectCheck:
         """Re-hash one stored object; the result says its size and any problem."""
         try:
             hexdigest = parse_address(name)
@@ -241,8 +325,7 @@ class CasStore(abc.ABC):
         reader = VerifyingReader(fh, hexdigest, None, label)
         try:
             with reader:
-                while reader.read(CHUNK):
-                    pass
+                _drain(reader, on_bytes)
         except CorruptObjectError as exc:
             return ObjectCheck(location, hexdigest, reader.bytes_read, str(exc))
         return ObjectCheck(location, hexdigest, reader.bytes_read, None)

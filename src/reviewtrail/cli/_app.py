@@ -6,6 +6,7 @@ Command modules import the library inside their functions so ``--help`` stays fa
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
 import typer
 
@@ -22,10 +23,30 @@ app = typer.Typer(
     "append-only, hash-chained ledger.\n\n" + EXIT_CODES,
     epilog="Example: reviewtrail init && reviewtrail cas put results.csv && reviewtrail verify",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from reviewtrail import __version__
+
+        print(f"reviewtrail {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    pass
+
+
 app.command("init")(_store.init)
 app.command("verify")(_store.verify)
 app.add_typer(_cas.app, name="cas")
@@ -62,7 +83,7 @@ def main() -> None:
         )
         sys.exit(2)
     try:
-        app()
+        app(prog_name="reviewtrail")
         code: str | int | None = 0
     except SystemExit as exc:
         code = exc.code

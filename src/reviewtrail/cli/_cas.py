@@ -9,9 +9,11 @@ from typing import Annotated
 import typer
 
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json
+from reviewtrail.cli._progress import PROGRESS_HELP, byte_progress
 
-app = typer.Typer(help="Content-addressed store: put, cat and verify objects.", no_args_is_help=True)
+app = typer.Typer(help="Content-addressed store: put, cat, verify and retain objects.", no_args_is_help=True)
 JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
+ProgressOpt = Annotated[bool | None, typer.Option("--progress/--no-progress", help=PROGRESS_HELP, show_default=False)]
 
 
 @app.command("put")
@@ -25,6 +27,7 @@ def put(
         "application/octet-stream"
     ),
     as_json: JsonOpt = False,
+    progress: ProgressOpt = None,
 ) -> None:
     """Store a file's bytes; print its address (sha256:<hex>) and size.
 
@@ -32,8 +35,9 @@ def put(
     """
     from reviewtrail.store import Store
 
-    with Store.open() as store:
-        ref = store.cas.put_file(file, pool=pool, media_type=media_type)  # type: ignore[arg-type]
+    size = file.stat().st_size if file.is_file() else None
+    with Store.open() as store, byte_progress(f"storing {file.name}", size, progress) as on_bytes:
+        ref = store.cas.put_file(file, pool=pool, media_type=media_type, on_bytes=on_bytes)  # type: ignore[arg-type]
     if as_json:
         print_json(ref.to_json())
     else:
@@ -42,27 +46,35 @@ def put(
 
 @app.command("cat")
 @handle_errors
-def cat(hash: Annotated[str, typer.Argument(help="Address: 64 hex digits or sha256:<hex>.")]) -> None:
+def cat(
+    hash: Annotated[str, typer.Argument(help="Address: 64 hex digits or sha256:<hex>.")],
+    progress: ProgressOpt = None,
+) -> None:
     """Write an object's verified bytes to stdout.
 
     Bytes are only written after the whole object has been verified; any
-    integrity failure writes nothing and exits 4.
+    integrity failure writes nothing and exits 4. A progress bar (stderr) counts both passes.
 
     Example: reviewtrail cas cat sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824 > out
     """
-    from reviewtrail.cas import CHUNK_SIZE
+    from reviewtrail.cas import CHUNK_SIZE, parse_address
     from reviewtrail.errors import CorruptObjectError
     from reviewtrail.store import Store
 
     with Store.open() as store:
-        if not store.cas.verify(hash):
-            store.cas.read(hash)  # raises the precise not-found or integrity error
-            raise CorruptObjectError(f"object {hash} changed while being verified")
-        out = sys.stdout.buffer
-        with store.cas.open(hash) as reader:
-            while chunk := reader.read(CHUNK_SIZE):
-                out.write(chunk)
-        out.flush()
+        location = store.cas.locate(hash)
+        size = store.cas.stored_size(location, parse_address(hash, field="hash")) if location else None
+        with byte_progress("verifying, then writing", 2 * size if size else None, progress) as on_bytes:
+            if not store.cas.verify(hash, on_bytes=on_bytes):
+                store.cas.read(hash)  # raises the precise not-found or integrity error
+                raise CorruptObjectError(f"object {hash} changed while being verified")
+            out = sys.stdout.buffer
+            with store.cas.open(hash) as reader:
+                while chunk := reader.read(CHUNK_SIZE):
+                    out.write(chunk)
+                    if on_bytes is not None:
+                        on_bytes(len(chunk))
+            out.flush()
 
 
 @app.command("verify")
@@ -70,6 +82,7 @@ def cat(hash: Annotated[str, typer.Argument(help="Address: 64 hex digits or sha2
 def verify(
     hash: Annotated[str, typer.Argument(help="Address: 64 hex digits or sha256:<hex>.")],
     as_json: JsonOpt = False,
+    progress: ProgressOpt = None,
 ) -> None:
     """Re-hash one object; exit 0 when intact, 3 when missing, 4 when corrupt.
 
@@ -82,7 +95,9 @@ def verify(
     hexdigest = parse_address(hash, field="hash")
     with Store.open() as store:
         location = store.cas.locate(hexdigest)
-        intact = location is not None and store.cas.verify(hexdigest)
+        size = store.cas.stored_size(location, hexdigest) if location else None
+        with byte_progress("verifying", size, progress) as on_bytes:
+            intact = location is not None and store.cas.verify(hexdigest, on_bytes=on_bytes)
     state = "missing" if location is None else ("intact" if intact else "corrupt")
     if as_json:
         print_json({"digest": f"sha256:{hexdigest}", "location": location, "state": state, "ok": intact})
@@ -92,6 +107,38 @@ def verify(
         raise typer.Exit(EXIT_NOT_FOUND)
     if state == "corrupt":
         raise typer.Exit(EXIT_INTEGRITY)
+
+
+@app.command("retain")
+@handle_errors
+def retain(
+    hash: Annotated[str, typer.Argument(help="Bare address of the object: 64 hex digits or sha256:<hex>.")],
+    size: Annotated[int, typer.Option("--size", min=0, help="Its size in bytes, as the old reference records it.")],
+    pool: Annotated[str, typer.Option(help="Typed pool to promote it into: 'data' or 'agent-state'.")] = "data",
+    media_type: Annotated[str, typer.Option("--media-type", help="Media type recorded in the typed ref.")] = (
+        "application/octet-stream"
+    ),
+    as_json: JsonOpt = False,
+    progress: ProgressOpt = None,
+) -> None:
+    """Promote an object known by a bare {hash, size} reference (for example one in the old
+    cas/sha256/<2>/<hex> layout) into a typed pool, checking its size and hash first.
+
+    A missing object exits 3; a corrupt one, or one whose size differs, exits 4 and copies nothing.
+    Prints the typed reference (pool, digest, size, media type).
+
+    Example: reviewtrail cas retain 2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824 --size 5
+    """
+    from reviewtrail.cas import CasObjectRef, parse_address
+    from reviewtrail.store import Store
+
+    ref = CasObjectRef(hash=parse_address(hash, field="hash"), size=size)
+    with Store.open() as store, byte_progress(f"retaining {ref.hash[:12]}", size, progress) as on_bytes:
+        typed = store.cas.retain(ref, pool=pool, media_type=media_type, on_bytes=on_bytes)  # type: ignore[arg-type]
+    if as_json:
+        print_json(typed.to_json())
+    else:
+        print(f"{typed.digest} {typed.size} {typed.pool} {typed.media_type}")
 
 
 @app.command("clean-ingest")

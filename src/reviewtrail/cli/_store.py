@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json
+from reviewtrail.cli._progress import PROGRESS_HELP
 
 if TYPE_CHECKING:
     from reviewtrail.store import VerifyReport
@@ -61,6 +62,9 @@ def verify(
         str | None, typer.Option("--project-dir", help="Project whose .aris/traces are compared (default: git top).")
     ] = None,
     as_json: JsonOpt = False,
+    progress: Annotated[
+        bool | None, typer.Option("--progress/--no-progress", help=PROGRESS_HELP, show_default=False)
+    ] = None,
 ) -> None:
     """Check everything commands read against the chain.
 
@@ -78,10 +82,8 @@ def verify(
 
     Example: reviewtrail verify --json --checkpoint ~/anchors/rt-2026-11-30.json --public-key ~/anchors/rt.pub
     """
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
-
     from reviewtrail.audit import AuditOptions, audit
+    from reviewtrail.cli._progress import phase_progress
     from reviewtrail.errors import EXIT_INTEGRITY
     from reviewtrail.store import Store
     from reviewtrail.tracing import existing_project_root
@@ -92,19 +94,8 @@ def verify(
         public_keys=tuple(public_key or ()),
         repair=repair,
     )
-    with Store.open(check_identity=False) as store:
-        console = Console(stderr=True)
-        with Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console, transient=True
-        ) as bar:
-            tasks: dict[str, TaskID] = {}
-
-            def tick(phase: str, advance: int, total: int) -> None:
-                if phase not in tasks:
-                    tasks[phase] = bar.add_task(f"verifying {phase}", total=total)
-                bar.update(tasks[phase], advance=advance)
-
-            report = audit(store, options, progress=tick)
+    with Store.open(check_identity=False) as store, phase_progress("verifying", progress) as tick:
+        report = audit(store, options, progress=tick)
     if as_json:
         print_json(report.to_json())
     else:

@@ -52,8 +52,13 @@ class PostgresLedger(SqlLedger):
         super().__init__(projections, create=create, read_only=read_only)
 
     def _connect(self) -> Any:
-        import psycopg
-
+        try:
+            import psycopg
+        except ImportError:
+            raise BackendUnavailableError(
+                "PostgreSQL support is not installed; install it with: pip install 'reviewtrail[postgres]'",
+                field="database",
+            ) from None
         try:
             return psycopg.connect(self.url, autocommit=True, connect_timeout=10)
         except psycopg.Error as exc:
