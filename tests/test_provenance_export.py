@@ -464,8 +464,9 @@ def test_in_toto_subject_is_the_root_content_without_prefix() -> None:
 def test_in_toto_dependencies_and_byproducts() -> None:
     predicate = to_in_toto(build())["predicate"]
     deps = predicate["buildDefinition"]["resolvedDependencies"]
-    # code of both runs, the env snapshot, the model response, v1 and both derivations
-    assert digests(deps) == {hexd(c) for c in "cdeb123"}
+    # code of both runs, the env snapshot, the model response, v1 and the first derivation; the second
+    # derivation holds the subject's own bytes (hexd("2")), so it is the subject, not a dependency
+    assert digests(deps) == {hexd(c) for c in "cdeb13"}
     by_name = {d["name"]: d for d in deps}
     assert by_name[f"{R1}/code"] == {
         "name": f"{R1}/code",
@@ -476,7 +477,7 @@ def test_in_toto_dependencies_and_byproducts() -> None:
     assert by_name[f"{R1}/envSnapshot"]["annotations"]["pool"] == "agent-state"
     assert by_name[f"{PM}/response"]["digest"] == {"sha256": hexd("b")}
     assert by_name["report.md@1"]["annotations"] == {"node": V1, "pool": "data", "role": "content"}
-    assert sorted(d["annotations"]["node"] for d in deps if d["name"] == "out/report.md") == [D1, D2]
+    assert [d["annotations"]["node"] for d in deps if d["name"] == "out/report.md"] == [D1]
     assert [d["name"] for d in deps] == sorted(d["name"] for d in deps)
     byproducts = predicate["runDetails"]["byproducts"]
     assert [d["name"] for d in byproducts] == [f"{R1}/stderr", f"{R1}/stdout", f"{R2}/stderr"]
@@ -524,7 +525,7 @@ def test_in_toto_parameters_and_run_details() -> None:
         }
     ]
     assert internal["notes"][0].startswith("source session deleted")
-    assert predicate["runDetails"]["builder"] == {"id": "https://reviewtrail.dev/sandbox/bubblewrap@v1"}
+    assert predicate["runDetails"]["builder"]["id"] == "https://reviewtrail.dev/sandbox/bubblewrap@v1"
     assert predicate["runDetails"]["metadata"] == {
         "invocationId": "0002",
         "startedOn": "2025-01-01T10:00:00.000000Z",

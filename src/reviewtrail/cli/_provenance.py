@@ -262,7 +262,14 @@ def artifact_diff(
 def provenance(
     spec: Annotated[str, typer.Argument(help="NAME or NAME@VERSION.")],
     project: ProjectOpt = "default",
-    format: Annotated[str, typer.Option("--format", help="tree, json, prov (W3C PROV-JSON) or in-toto.")] = "tree",
+    format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="tree, json, prov (W3C PROV-JSON) or in-toto (SLSA v1 provenance). "
+            "prov and in-toto also carry the earlier versions' lineage.",
+        ),
+    ] = "tree",
     as_json: JsonOpt = False,
 ) -> None:
     """Trace an artifact version back to its derivations, runs, sessions and model turns.
@@ -276,17 +283,16 @@ def provenance(
     name, version = parse_spec(spec)
     if format not in ("tree", "json", "prov", "in-toto"):
         raise InvalidInputError(f"{format!r} is not tree, json, prov or in-toto", field="format")
+    if format in ("prov", "in-toto"):
+        from reviewtrail.provenance._export import export_graph, to_in_toto, to_prov_json
+
+        with Store.open() as store:
+            export = export_graph(store, name, version, project)
+        print_json(to_prov_json(export) if format == "prov" else to_in_toto(export))
+        return
     with Store.open() as store:
         graph = lineage(store, name, version, project)
-    if format == "prov":
-        from reviewtrail.provenance._export import to_prov_json
-
-        print_json(to_prov_json(graph))
-    elif format == "in-toto":
-        from reviewtrail.provenance._export import to_in_toto
-
-        print_json(to_in_toto(graph))
-    elif format == "json" or as_json:
+    if format == "json" or as_json:
         print_json(graph.to_json())
     else:
         print(render_tree(graph))
