@@ -30,6 +30,7 @@ from reviewtrail.models import (
     ModelInvocationUsage,
     OpenAICompatibleBackend,
     PromptManifest,
+    RetryPolicy,
     ScriptedBackend,
     SkillRef,
     invoke,
@@ -209,13 +210,21 @@ def test_anthropic_needs_a_key() -> None:
 # --- failures ---------------------------------------------------------------------------------
 
 
+def no_sleep(seconds: float) -> None:
+    """Retries of 429 and 5xx answers wait through this: the tests never wait."""
+
+
 def backends(url: str) -> list[ModelBackend]:
-    return [OpenAICompatibleBackend(f"{url}/v1", KEY, "gpt-4o"), AnthropicBackend(KEY, "claude-x", base_url=url)]
+    return [
+        OpenAICompatibleBackend(f"{url}/v1", KEY, "gpt-4o", sleep=no_sleep),
+        AnthropicBackend(KEY, "claude-x", base_url=url, sleep=no_sleep),
+    ]
 
 
 @pytest.mark.parametrize("which", [0, 1])
 def test_http_error_status_is_backend_unavailable_without_the_key(server: FakeLLMServer, which: int) -> None:
-    server.fail_next(500, {"error": {"message": f"upstream exploded while using key {KEY}"}})
+    for _ in range(RetryPolicy().max_attempts):  # a 5xx is retried: fail every attempt
+        server.fail_next(500, {"error": {"message": f"upstream exploded while using key {KEY}"}})
     with pytest.raises(BackendUnavailableError) as info:
         backends(server.url)[which].complete(MESSAGES)
     message = str(info.value)
@@ -426,6 +435,7 @@ def test_invoke_records_manifest_and_usage_atomically(server: FakeLLMServer, sto
         "reportedModel",
         "responseId",
         "finishReason",
+        "attempts",
     }
     assert m_env.payload_value["skillRefs"][1] == {
         "id": "citation",
@@ -471,9 +481,11 @@ def test_invoke_anthropic_prices_cached_tokens(server: FakeLLMServer, store: Sto
 
 
 def test_failed_call_appends_nothing(server: FakeLLMServer, store: Store) -> None:
-    server.fail_next(503, {"error": {"message": "overloaded"}})
+    for _ in range(RetryPolicy().max_attempts):
+        server.fail_next(503, {"error": {"message": "overloaded"}})
+    backend = OpenAICompatibleBackend(f"{server.url}/v1", KEY, "gpt-4o", sleep=no_sleep)
     with pytest.raises(BackendUnavailableError, match="HTTP 503"):
-        invoke(store, OpenAICompatibleBackend(f"{server.url}/v1", KEY, "gpt-4o"), MESSAGES, system=SYSTEM)
+        invoke(store, backend, MESSAGES, system=SYSTEM)
     with pytest.raises(BackendUnavailableError):
         invoke(store, ScriptedBackend([]), MESSAGES)
     assert _nothing_written(store)

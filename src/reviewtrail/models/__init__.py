@@ -3,7 +3,7 @@
 Public API::
 
     from reviewtrail.models import OpenAICompatibleBackend, AnthropicBackend, ScriptedBackend, invoke
-    backend = OpenAICompatibleBackend("https://api.openai.com/v1", api_key, "gpt-4o")
+    backend = OpenAICompatibleBackend("https://api.openai.com/v1", api_key, "gpt-4o")  # retry=RetryPolicy(...)
     result = invoke(store, backend, [{"role": "user", "content": "Check this claim."}], system="Be terse.")
     result.completion.text, result.manifest_envelope.id, result.usage_envelope.id
 
@@ -35,6 +35,7 @@ from reviewtrail.models._records import (
     SkillRef,
     TokenUsage,
 )
+from reviewtrail.models._retry import RetryPolicy, parse_retry_after, retry_wait, retryable
 from reviewtrail.models._scripted import SCRIPTED_HOST, ScriptedBackend, ScriptedCall
 from reviewtrail.models._usage import RESPONSE_FORMATS, ResponseFormat, Tokens, extract_tokens
 
@@ -62,6 +63,7 @@ __all__ = [
     "PromptManifest",
     "RedactionStatus",
     "ResponseFormat",
+    "RetryPolicy",
     "ScriptedBackend",
     "ScriptedCall",
     "SkillRef",
@@ -69,7 +71,10 @@ __all__ = [
     "Tokens",
     "extract_tokens",
     "invoke",
+    "parse_retry_after",
     "price",
     "price_usage",
     "reprice",
+    "retry_wait",
+    "retryable",
 ]

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from reviewtrail.errors import BackendUnavailableError, ConfigError
 from reviewtrail.models._completion import Completion, check_messages, check_settings, text_or_none
-from reviewtrail.models._http import HttpBackend, endpoint_parts
+from reviewtrail.models._http import Clock, HttpBackend, Sleep, endpoint_parts
+from reviewtrail.models._retry import RetryPolicy
 from reviewtrail.models._usage import extract_tokens
 
 if TYPE_CHECKING:
@@ -39,10 +40,13 @@ class AnthropicBackend(HttpBackend):
         *,
         timeout: float = 120.0,
         client: httpx.Client | None = None,
+        retry: RetryPolicy | None = None,
+        sleep: Sleep | None = None,
+        clock: Clock | None = None,
     ) -> None:
         if not api_key:
             raise ConfigError("an Anthropic API key is required", field="api_key")
-        super().__init__(api_key=api_key, timeout=timeout, client=client)
+        super().__init__(api_key=api_key, timeout=timeout, client=client, retry=retry, sleep=sleep, clock=clock)
         self.base_url, self.endpoint_host = endpoint_parts(base_url)
         self.model = model
 
@@ -68,7 +72,7 @@ class AnthropicBackend(HttpBackend):
             "anthropic-version": ANTHROPIC_VERSION,
         }
         url = f"{self.base_url}/v1/messages"
-        data = self._post(url, headers, body)
+        data, attempts = self._post(url, headers, body)
         blocks = data.get("content")
         if not isinstance(blocks, list):
             raise BackendUnavailableError(f"{self.label} at {url} answered without a content list")
@@ -84,6 +88,7 @@ class AnthropicBackend(HttpBackend):
             cache_write_1h_tokens=tokens.cache_write_1h_tokens,
             response_id=text_or_none(data.get("id")),
             finish_reason=text_or_none(data.get("stop_reason")),
+            attempts=attempts,
             raw=data,
             settings=sent,
         )

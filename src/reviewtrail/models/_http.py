@@ -3,16 +3,30 @@
 from __future__ import annotations
 
 import json
+import random
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Self
 
 from reviewtrail.errors import BackendUnavailableError, ConfigError
+from reviewtrail.models._records import HttpAttempt
+from reviewtrail.models._retry import RetryPolicy, parse_retry_after, retry_wait, retryable
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["HttpBackend", "endpoint_parts"]
+__all__ = ["Clock", "HttpBackend", "Sleep", "endpoint_parts"]
 
 _SNIPPET = 300
+_RETRY_AFTER_KEPT = 200  # characters of a Retry-After value kept on the record
+
+Sleep = Callable[[float], None]
+Clock = Callable[[], datetime]
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
 def endpoint_parts(base_url: str) -> tuple[str, str]:
@@ -36,19 +50,34 @@ def endpoint_parts(base_url: str) -> tuple[str, str]:
 
 
 class HttpBackend:
-    """Owns an ``httpx.Client`` (created on first use unless one is passed) and the error mapping.
+    """Owns an ``httpx.Client`` (created on first use unless one is passed), the retries and
+    the error mapping.
 
-    Messages name the endpoint and the failure, never the API key: any echo of the key
-    in a server's error body is masked.
+    An answer of HTTP 429 or 5xx is retried as ``retry`` says (:class:`RetryPolicy`), waiting
+    with ``sleep`` and reading HTTP-date ``Retry-After`` values against ``clock``; both are
+    arguments so that callers (and tests) decide how time passes. Messages name the endpoint
+    and the failure, never the API key: any echo of the key in a server's error body is masked.
     """
 
     label = "model endpoint"
 
-    def __init__(self, *, api_key: str | None, timeout: float, client: httpx.Client | None) -> None:
+    def __init__(
+        self,
+        *,
+        api_key: str | None,
+        timeout: float,
+        client: httpx.Client | None,
+        retry: RetryPolicy | None = None,
+        sleep: Sleep | None = None,
+        clock: Clock | None = None,
+    ) -> None:
         self._api_key = api_key
         self._timeout = timeout
         self._client = client
         self._owns_client = client is None
+        self.retry = retry if retry is not None else RetryPolicy()
+        self._sleep: Sleep = sleep if sleep is not None else time.sleep
+        self._clock: Clock = clock if clock is not None else _utc_now
 
     def _http(self) -> httpx.Client:
         if self._client is None:
@@ -69,28 +98,52 @@ class HttpBackend:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _post(self, url: str, headers: dict[str, str], body: dict[str, Any]) -> dict[str, Any]:
-        import httpx
-
+    def _post(
+        self, url: str, headers: dict[str, str], body: dict[str, Any]
+    ) -> tuple[dict[str, Any], tuple[HttpAttempt, ...]]:
+        """The decoded JSON object answered to ``body``, and every attempt it took."""
         where = f"{self.label} at {url}"
-        try:
-            response = self._http().post(url, headers=headers, json=body)
-        except httpx.TimeoutException as exc:
-            raise BackendUnavailableError(f"{where} did not answer within {self._timeout:g} s") from exc
-        except httpx.HTTPError as exc:
-            detail = self._mask(str(exc)) or type(exc).__name__
-            raise BackendUnavailableError(f"cannot reach {where}: {detail}") from exc
-        if response.status_code >= 400:
-            raise BackendUnavailableError(
-                f"{where} answered HTTP {response.status_code}: {self._error_detail(response)}"
-            )
+        attempts: list[HttpAttempt] = []
+        while True:
+            response = self._send(url, headers, body, where)
+            status = response.status_code
+            if not retryable(status) or len(attempts) + 1 >= self.retry.max_attempts:
+                attempts.append(HttpAttempt(status=status))
+                break
+            retry_after = response.headers.get("retry-after")
+            now = self._clock()
+            wait = retry_wait(self.retry, len(attempts) + 1, retry_after, now=now, u=random.random())  # noqa: S311
+            kept = None if retry_after is None else retry_after[:_RETRY_AFTER_KEPT]
+            if wait is None:  # the server asked for more than the longest wait allowed
+                asked = parse_retry_after(retry_after or "", now=now)
+                raise BackendUnavailableError(
+                    f"{where} answered HTTP {status}: {self._error_detail(response)}; it asked to wait "
+                    f"{asked:.0f} s, more than the {self.retry.max_delay:g} s allowed"
+                )
+            wait_ms = round(wait * 1000)
+            attempts.append(HttpAttempt(status=status, retry_after=kept, wait_ms=wait_ms))
+            self._sleep(wait_ms / 1000)
+        if status >= 400:
+            tries = f" ({len(attempts)} attempts)" if len(attempts) > 1 else ""
+            raise BackendUnavailableError(f"{where} answered HTTP {status}: {self._error_detail(response)}{tries}")
         try:
             data = response.json()
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise BackendUnavailableError(f"{where} answered with a body that is not JSON") from exc
         if not isinstance(data, dict):
             raise BackendUnavailableError(f"{where} answered with JSON that is not an object")
-        return data
+        return data, tuple(attempts)
+
+    def _send(self, url: str, headers: dict[str, str], body: dict[str, Any], where: str) -> httpx.Response:
+        import httpx
+
+        try:
+            return self._http().post(url, headers=headers, json=body)
+        except httpx.TimeoutException as exc:
+            raise BackendUnavailableError(f"{where} did not answer within {self._timeout:g} s") from exc
+        except httpx.HTTPError as exc:
+            detail = self._mask(str(exc)) or type(exc).__name__
+            raise BackendUnavailableError(f"cannot reach {where}: {detail}") from exc
 
     def _error_detail(self, response: httpx.Response) -> str:
         text = ""

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from reviewtrail.errors import BackendUnavailableError
 from reviewtrail.models._completion import Completion, check_messages, check_settings, text_or_none
-from reviewtrail.models._http import HttpBackend, endpoint_parts
+from reviewtrail.models._http import Clock, HttpBackend, Sleep, endpoint_parts
+from reviewtrail.models._retry import RetryPolicy
 from reviewtrail.models._usage import extract_tokens
 
 if TYPE_CHECKING:
@@ -41,8 +42,11 @@ class OpenAICompatibleBackend(HttpBackend):
         provider: str | None = None,
         timeout: float = 120.0,
         client: httpx.Client | None = None,
+        retry: RetryPolicy | None = None,
+        sleep: Sleep | None = None,
+        clock: Clock | None = None,
     ) -> None:
-        super().__init__(api_key=api_key, timeout=timeout, client=client)
+        super().__init__(api_key=api_key, timeout=timeout, client=client, retry=retry, sleep=sleep, clock=clock)
         self.base_url, self.endpoint_host = endpoint_parts(base_url)
         self.model = model
         self.provider = provider if provider is not None else _KNOWN_HOSTS.get(self.endpoint_host)
@@ -65,7 +69,7 @@ class OpenAICompatibleBackend(HttpBackend):
         if self._api_key:
             headers["authorization"] = f"Bearer {self._api_key}"
         url = f"{self.base_url}/chat/completions"
-        data = self._post(url, headers, {"model": self.model, "messages": plain, **sent})
+        data, attempts = self._post(url, headers, {"model": self.model, "messages": plain, **sent})
         text = _text(data, f"{self.label} at {url}")
         tokens = extract_tokens(data, "openai-chat")
         choice = data["choices"][0]
@@ -78,6 +82,7 @@ class OpenAICompatibleBackend(HttpBackend):
             cache_write_tokens=tokens.cache_write_tokens,
             response_id=text_or_none(data.get("id")),
             finish_reason=text_or_none(choice.get("finish_reason")),
+            attempts=attempts,
             raw=data,
             settings=sent,
         )
