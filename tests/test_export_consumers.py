@@ -23,6 +23,7 @@ from in_toto_attestation.v1.statement import Statement
 from prov.model import ProvActivity, ProvDocument, ProvGeneration, ProvUsage
 
 from reviewtrail.provenance._export import BUILD_TYPE, to_in_toto, to_prov_json
+from reviewtrail.provenance._export_graph import merge_graph
 from reviewtrail.provenance._graph import LineageGraph, Node
 from test_provenance_export import PM, R1, R2, V2, build, hexd, ref
 
@@ -136,6 +137,24 @@ def test_dependencies_are_every_input_once_and_never_the_subject(g: LineageGraph
     }
     assert set(hexes) == inputs - {subject_hex(statement)}  # nothing lost by removing duplicates
     load_in_toto(statement)
+
+
+def prov_relation_records(g: LineageGraph) -> set[str]:
+    """Every PROV relation of the graph's export, without its document-local id."""
+    doc = to_prov_json(g)
+    sections = set(doc) - {"prefix", "entity", "activity", "agent"}
+    return {json.dumps([name, record], sort_keys=True) for name in sections for record in doc[name].values()}
+
+
+@given(graphs(), graphs())
+def test_merging_an_earlier_lineage_keeps_every_relation_and_dependency(g: LineageGraph, earlier: LineageGraph) -> None:
+    merged = LineageGraph(root=g.root, nodes=dict(g.nodes), edges=list(g.edges), notes=list(g.notes))
+    merge_graph(merged, earlier)
+    assert prov_relation_records(g) <= prov_relation_records(merged)
+    assert prov_relation_records(earlier) <= prov_relation_records(merged)
+    before, after = to_in_toto(g), to_in_toto(merged)
+    assert {d["digest"]["sha256"] for d in deps(before)} <= {d["digest"]["sha256"] for d in deps(after)}
+    assert merged.nodes[g.root] == g.nodes[g.root]
 
 
 # -- model turns -----------------------------------------------------------------------
