@@ -61,8 +61,42 @@ def save(
     ] = None,
     duration_ms: Annotated[int | None, typer.Option("--duration-ms", min=0, help="How long the call took.")] = None,
     identity_validated: Annotated[
-        bool, typer.Option("--identity-validated", help="Host-event evidence validated the reviewer model.")
+        bool,
+        typer.Option(
+            "--identity-validated", hidden=True, help="Kept for old callers; grants nothing (use --native-evidence)."
+        ),
     ] = False,
+    fallback_reason: Annotated[
+        str | None, typer.Option("--fallback-reason", help="Why a fallback reviewer route was used.")
+    ] = None,
+    reviewer_profile: Annotated[
+        str | None, typer.Option("--reviewer-profile", help="The reviewer profile the skill selected.")
+    ] = None,
+    memory_hash: Annotated[
+        str | None, typer.Option("--memory-hash", help="Hash of the reviewer memory given with the prompt.")
+    ] = None,
+    executor_family: Annotated[
+        str | None,
+        typer.Option("--executor-family", help="Caller's claimed executor family: recorded, never used by the rules."),
+    ] = None,
+    reviewer_family: Annotated[
+        str | None,
+        typer.Option("--reviewer-family", help="Caller's claimed reviewer family: recorded, never used by the rules."),
+    ] = None,
+    independence_verified: Annotated[
+        str | None,
+        typer.Option(
+            "--independence-verified", help="Caller's claim (true/false/unverified): recorded, never used by the rules."
+        ),
+    ] = None,
+    native_evidence: Annotated[
+        Path | None,
+        typer.Option(
+            "--native-evidence",
+            help="Host-session evidence (aris.copilot-native.evidence/v1) of a --backend copilot-native review; "
+            "validated before anything is written.",
+        ),
+    ] = None,
     reviewer_kind: Annotated[str, typer.Option("--reviewer-kind", help="model (default) or deterministic.")] = "model",
     input_tokens: Annotated[int | None, typer.Option("--input-tokens", min=0, help="Prompt tokens, if known.")] = None,
     output_tokens: Annotated[int | None, typer.Option("--output-tokens", min=0, help="Response tokens.")] = None,
@@ -74,14 +108,18 @@ def save(
     project_dir: ProjectOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Save one reviewer call as a trace (drop-in for save_trace.sh).
+    """Save one reviewer call as a trace (drop-in for save_trace.sh; it accepts every flag of the reference helper).
+
+    Family and independence flags are the caller's claims: recorded as declared_*, never used by the
+    rules; a claim the rules contradict is named in declared_mismatches and warned about.
 
     Example: reviewtrail trace save --skill research-review --purpose initial-review --backend grok
     --executor codex --executor-model gpt-6-astra --reported-reviewer-model grok-4 --prompt-file p.txt
     --response-file r.md --status ok --verdict ready --review-completed --review-scope-complete
     """
-    from reviewtrail.tracing._cli_support import read_prompt, read_response, split_files
+    from reviewtrail.tracing._cli_support import read_prompt, read_response, split_files, warn_claims
     from reviewtrail.tracing._documents import ReviewCall
+    from reviewtrail.tracing._native_evidence import validate_native_evidence
     from reviewtrail.tracing._record import record_call
 
     call = ReviewCall(
@@ -106,12 +144,19 @@ def save(
         review_positive=review_positive,
         files_referenced=split_files(files_referenced),
         duration_ms=duration_ms,
-        identity_validated=identity_validated,
         reviewer_kind=reviewer_kind,  # type: ignore[arg-type]  # validated by ReviewCall.validate
         input_tokens=input_tokens,
         output_tokens=output_tokens,
+        fallback_reason=fallback_reason,
+        reviewer_profile=reviewer_profile,
+        memory_hash=memory_hash,
+        declared_executor_family=executor_family,
+        declared_reviewer_family=reviewer_family,
+        declared_independence_verified=independence_verified,
+        native_evidence=validate_native_evidence(native_evidence) if native_evidence is not None else None,
     )
     result = record_call(call, project_dir=project_dir, mode=trace_mode, skill_args=skill_args, run_id=run_id)
+    warn_claims(call, identity_flag=identity_validated)
     if as_json:
         print_json(result.to_json())
     elif result.mode == "off":

@@ -5,6 +5,7 @@ Public API::
     from reviewtrail.tracing import ReviewCall, record_call, trace_review, traced_review
     from reviewtrail.tracing import model_family, assess, resolve_mode, verify_traces
     from reviewtrail.tracing import trace_ledger_problems, repair_trace_links  # traces vs. the ledger
+    from reviewtrail.tracing import validate_native_evidence  # host-session evidence of native reviewers
 """
 
 from reviewtrail.tracing._assurance import (
@@ -14,6 +15,7 @@ from reviewtrail.tracing._assurance import (
     Identity,
     acceptance_status,
     assess,
+    declared_mismatches,
     effective_reviewer,
     independence_verified,
     normalize_reported,
@@ -25,6 +27,7 @@ from reviewtrail.tracing._layout import check_name, existing_project_root, proje
 from reviewtrail.tracing._ledger_check import trace_ledger_problems
 from reviewtrail.tracing._ledger_repair import repair_trace_links
 from reviewtrail.tracing._modes import inline_mode, resolve_mode
+from reviewtrail.tracing._native_evidence import NativeEvidence, validate_native_evidence
 from reviewtrail.tracing._reader import TraceCall, TraceRun, find_run, iter_runs, load_run
 from reviewtrail.tracing._record import TraceResult, record_call, trace_review, traced_review
 from reviewtrail.tracing._verify import load_schema, verify_traces
@@ -37,6 +40,7 @@ __all__ = [
     "UNKNOWN",
     "Assurance",
     "Identity",
+    "NativeEvidence",
     "ReviewCall",
     "TraceCall",
     "TraceMode",
@@ -45,6 +49,7 @@ __all__ = [
     "acceptance_status",
     "assess",
     "check_name",
+    "declared_mismatches",
     "effective_reviewer",
     "existing_project_root",
     "find_run",
@@ -63,5 +68,6 @@ __all__ = [
     "trace_ledger_problems",
     "trace_review",
     "traced_review",
+    "validate_native_evidence",
     "verify_traces",
 ]

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reviewtrail.errors import InvalidInputError
 
-__all__ = ["read_prompt", "read_response", "split_files"]
+if TYPE_CHECKING:
+    from reviewtrail.tracing._documents import ReviewCall
+
+__all__ = ["read_prompt", "read_response", "split_files", "warn_claims"]
 
 
 def _read_bytes(path: Path, field: str) -> bytes:
@@ -51,3 +55,23 @@ def split_files(values: list[str] | None) -> list[str]:
     for value in values or []:
         out.extend(part.strip() for part in value.replace("\n", ",").split(",") if part.strip())
     return out
+
+
+def warn_claims(call: ReviewCall, *, identity_flag: bool = False) -> None:
+    """A warning on stderr for each declared label the rules contradict (the reference helper's wording)."""
+    a = call.assurance()
+    derived = {
+        "executor_family": (call.declared_executor_family, f"model '{call.executor_model or ''}' derives as "
+                            f"'{a.identity.executor_family}'"),
+        "reviewer_family": (call.declared_reviewer_family, f"model '{a.identity.reviewer_model or ''}' derives as "
+                            f"'{a.identity.model_family}'"),
+        "independence_verified": (call.declared_independence_verified, "the rules derive it from the models"),
+    }  # fmt: skip
+    for name in call.declared_mismatches(a):
+        claim, why = derived[name]
+        label = name.replace("_", " ").replace(" verified", "")
+        print(f"warning: ignoring {label} '{claim}'; {why}", file=sys.stderr)
+    if identity_flag:
+        print(
+            "warning: --identity-validated grants nothing; only --native-evidence validates identity", file=sys.stderr
+        )

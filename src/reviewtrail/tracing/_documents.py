@@ -13,9 +13,10 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.tracing._assurance import Assurance, assess
+from reviewtrail.tracing._assurance import Assurance, assess, declared_mismatches
 from reviewtrail.tracing._families import model_family
 from reviewtrail.tracing._layout import check_name
+from reviewtrail.tracing._native_evidence import NativeEvidence
 
 __all__ = [
     "ReviewCall",
@@ -36,9 +37,22 @@ def iso(moment: datetime) -> str:
     return moment.astimezone().isoformat(timespec="milliseconds")
 
 
+_TEXT_FIELDS = (
+    "verdict", "thread_id", "agent_id", "model", "backend", "tool", "executor", "effort", "fallback_reason",
+    "reviewer_profile", "memory_hash", "declared_executor_family", "declared_reviewer_family",
+    "declared_independence_verified",
+)  # fmt: skip
+
+
 @dataclass
 class ReviewCall:
-    """Everything known about one reviewer call."""
+    """Everything known about one reviewer call.
+
+    ``declared_*`` are the caller's own labels (``--executor-family``, ``--reviewer-family``,
+    ``--independence-verified``): recorded as claims, never used by the rules. Identity is
+    host-validated only through ``native_evidence`` (see ``validate_native_evidence``);
+    ``identity_validated`` follows from it.
+    """
 
     skill: str
     purpose: str
@@ -68,9 +82,20 @@ class ReviewCall:
     error: dict[str, str] | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    fallback_reason: str | None = None
+    reviewer_profile: str | None = None
+    memory_hash: str | None = None
+    declared_executor_family: str | None = None
+    declared_reviewer_family: str | None = None
+    declared_independence_verified: str | None = None
+    native_evidence: NativeEvidence | None = None
 
     def validate(self) -> None:
-        """Check every fact before anything is written; a str response is kept as its UTF-8 bytes."""
+        """Check every fact before anything is written; a str response is kept as its UTF-8 bytes.
+
+        A native host backend (``copilot-native``) takes its identities and response from its
+        validated evidence (see ``_native_bind``).
+        """
         check_name(self.skill, "skill")
         if isinstance(self.response, str):
             self.response = self.response.encode("utf-8")
@@ -78,7 +103,7 @@ class ReviewCall:
             raise InvalidInputError(f"must be bytes or text, not {type(self.response).__name__}", field="response")
         if self.prompt is not None and not isinstance(self.prompt, str):
             raise InvalidInputError(f"must be text, not {type(self.prompt).__name__}", field="prompt")
-        for name in ("verdict", "thread_id", "agent_id", "model", "backend", "tool", "executor", "effort"):
+        for name in _TEXT_FIELDS:
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 raise InvalidInputError(f"must be text, not {type(value).__name__}", field=name)
@@ -103,6 +128,9 @@ class ReviewCall:
                 raise InvalidInputError("must be a non-negative integer", field=name)
         if not all(isinstance(f, str) and f for f in self.files_referenced):
             raise InvalidInputError("must be a list of non-empty paths", field="files_referenced")
+        from reviewtrail.tracing._native_bind import bind_native
+
+        bind_native(self)
 
     def assurance(self) -> Assurance:
         return assess(
@@ -113,9 +141,24 @@ class ReviewCall:
             review_completed=self.review_completed,
             review_scope_complete=self.review_scope_complete,
             review_positive=self.review_positive,
-            identity_validated=self.identity_validated,
+            identity_validated=self.native_evidence is not None,
             reviewer_kind=self.reviewer_kind,
+            backend=self.backend,
         )
+
+    def declared_mismatches(self, a: Assurance | None = None) -> list[str]:
+        """The declared labels the rules contradict (field names)."""
+        return declared_mismatches(
+            a or self.assurance(),
+            executor_family=self.declared_executor_family,
+            reviewer_family=self.declared_reviewer_family,
+            independence_verified=self.declared_independence_verified,
+        )
+
+    def executor_model_source(self) -> str:
+        if self.native_evidence is not None:
+            return "host-session-event"
+        return "caller-declared" if self.executor_model else "unavailable"
 
     def times(self, now: datetime) -> tuple[datetime, datetime]:
         """(start, end) of the call: given times, else derived from ``duration_ms``, else ``now``."""
@@ -143,7 +186,7 @@ def build_run_meta(
         "executor": call.executor,
         "executor_model": call.executor_model,
         "executor_family": model_family(call.executor_model),
-        "executor_model_source": "caller-declared" if call.executor_model else "unavailable",
+        "executor_model_source": call.executor_model_source(),
         "reviewer_backend": call.backend,
         "project_dir": project_dir,
         "trace_mode": mode,
@@ -176,6 +219,7 @@ def build_request(call: ReviewCall, a: Assurance, *, number: int, start: datetim
         "thread_id": call.thread_id,
         "reviewer_kind": call.reviewer_kind,
         "trace_mode": mode,
+        **_reference_fields(call, a),
     }
     prompt_bytes = call.prompt.encode("utf-8") if call.prompt is not None else None
     if mode == "full":
@@ -190,7 +234,9 @@ def build_meta(
     call: ReviewCall, a: Assurance, *, number: int, start: datetime, end: datetime, mode: TraceMode
 ) -> dict[str, Any]:
     sha, size = _digest(call.response)
-    duration = call.duration_ms if call.duration_ms is not None else int((end - start).total_seconds() * 1000)
+    duration = call.duration_ms
+    if duration is None and call.started_at is not None and call.ended_at is not None:
+        duration = max(0, int((call.ended_at - call.started_at).total_seconds() * 1000))
     return {
         "call_number": number,
         "purpose": call.purpose,
@@ -211,8 +257,10 @@ def build_meta(
         "review_independence": a.review_independence,
         "acceptance_status": a.acceptance_status,
         "independence_verified": a.independence_verified,
-        "identity_validated": call.identity_validated,
+        "identity_validated": call.native_evidence is not None,
         "reviewer_kind": call.reviewer_kind,
+        "backend": call.backend,
+        **_reference_fields(call, a),
         "duration_ms": duration,
         "status": call.status,
         "error": call.error,
@@ -222,6 +270,23 @@ def build_meta(
         "response_bytes": size,
         "trace_mode": mode,
         "review_positive": call.review_positive,
+    }
+
+
+def _reference_fields(call: ReviewCall, a: Assurance) -> dict[str, Any]:
+    """The reference helper's extra fields, and the caller's declared labels with their mismatches."""
+    evidence = call.native_evidence
+    return {
+        "executor_model_source": call.executor_model_source(),
+        "fallback_reason": call.fallback_reason,
+        "reviewer_profile": call.reviewer_profile,
+        "memory_hash": call.memory_hash,
+        "native_evidence_id": evidence.evidence_id if evidence else None,
+        "native_evidence_path": str(evidence.path) if evidence else None,
+        "declared_executor_family": call.declared_executor_family,
+        "declared_reviewer_family": call.declared_reviewer_family,
+        "declared_independence_verified": call.declared_independence_verified,
+        "declared_mismatches": call.declared_mismatches(a),
     }
 
 

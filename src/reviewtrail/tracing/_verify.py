@@ -105,9 +105,12 @@ def _meta_rules(response: Path, meta: dict[str, Any], request: dict[str, Any] | 
             review_positive=meta.get("review_positive") is True,
             identity_validated=meta.get("identity_validated") is True,
             reviewer_kind=str(meta.get("reviewer_kind", "model")),
+            backend=meta.get("backend") if isinstance(meta.get("backend"), str) else None,
         )
     except (TypeError, AttributeError):
         return problems
+    if meta.get("identity_validated") is True and not meta.get("native_evidence_id"):
+        problems.append(f"{stem}.meta.json: identity_validated without the native evidence that validated it")
     # Every label must follow from the recorded facts; a hand-edited label is reported.
     expected = {
         "reviewer_model": a.identity.reviewer_model,
