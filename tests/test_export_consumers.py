@@ -61,11 +61,11 @@ def local(qname: Any) -> str:
     return str(qname.localpart)
 
 
-def load_in_toto(statement: dict[str, Any]) -> provenance_pb2.Provenance:  # type: ignore[name-defined]
+def load_in_toto(statement: dict[str, Any]) -> Any:
     """Parse the statement and its predicate into the in-toto protobufs (unknown fields refused) and validate."""
-    pb = pb_json.Parse(json.dumps(statement), statement_pb2.Statement())  # type: ignore[attr-defined]
+    pb = pb_json.Parse(json.dumps(statement), statement_pb2.Statement())
     Statement.copy_from_pb(pb).validate()
-    predicate = pb_json.Parse(json.dumps(statement["predicate"]), provenance_pb2.Provenance())  # type: ignore[attr-defined]
+    predicate = pb_json.Parse(json.dumps(statement["predicate"]), provenance_pb2.Provenance())
     for descriptor in [*predicate.build_definition.resolved_dependencies, *predicate.run_details.byproducts]:
         ResourceDescriptor.copy_from_pb(descriptor).validate()
     return predicate

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,14 +30,14 @@ def export(spec: str, fmt: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Store:
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Store]:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("REVIEWTRAIL_STORE", str(tmp_path / "store"))
     monkeypatch.delenv("REVIEWTRAIL_DATABASE_URL", raising=False)
     monkeypatch.delenv("REVIEWTRAIL_PROJECT", raising=False)
     assert runner.invoke(app, ["init"]).exit_code == 0
     s = Store.open()
-    yield s  # type: ignore[misc]
+    yield s
     s.close()
 
 
