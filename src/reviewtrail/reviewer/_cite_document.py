@@ -1,6 +1,7 @@
 """The checked document of the Citation check (see :mod:`._citations`): the original text, its
-masked views (code, math, chips, links blanked), its Markdown links, which line belongs to the
-body, a reference section or an entry, and the reference entries and sections found so far.
+masked views (code, math, chips, links blanked) and its Markdown links (:class:`_Document`); and
+the structure the reference parser finds in it (:class:`_Structure`: which line belongs to the
+body, a reference section or an entry, and the entries and sections).
 """
 
 from __future__ import annotations
@@ -34,10 +35,6 @@ class _Entry:
     last_line: int
     start: int  # offset of the entry's first character (its label)
     text: str = ""
-    has_link: bool = False
-    identifiers: set[str] = field(default_factory=set)
-    placeholders: list[str] = field(default_factory=list)
-    cited: bool = False
 
 
 @dataclass(slots=True)
@@ -46,6 +43,9 @@ class _Section:
     title: str
     entries: list[int] = field(default_factory=list)
     placeholder_lines: int = 0
+
+
+__all__ = ["_Document", "_Entry", "_Section", "_Structure"]
 
 
 class _Document:
@@ -85,20 +85,30 @@ class _Document:
         self.full = _mask(clean, full_spans)
         self.textual = _mask(clean, textual_spans)
         self.full = _mask(self.full, _nested_bracket_spans(self.full))
-        n = len(self.lines)
-        self.owner = [-1] * n  # -1 body, -2 section heading or prose, >= 0 entry index
-        self.entries: list[_Entry] = []
-        self.sections: list[_Section] = []
 
     def _line(self, text: str, index: int) -> str:
         line = self.lines.get(text, index)
         return line[_quote_len(line) :] if ">" in line[:8] else line
-
-    def _is_body(self, offset: int) -> bool:
-        return self.owner[self.lines.line_of(offset)] == -1
 
     def _links_on_line(self, j: int) -> list[tuple[int, str, tuple[str, str] | None]]:
         return self._links_between(self.lines.starts[j], self.lines.end_of(j))
 
     def _links_between(self, lo: int, hi: int) -> list[tuple[int, str, tuple[str, str] | None]]:
         return self.links[bisect_left(self.link_starts, lo) : bisect_right(self.link_starts, hi)]
+
+
+@dataclass(slots=True)
+class _Structure:
+    """What the reference parser found: ``owner[line]`` is -1 for body lines, -2 for section
+    headings and prose inside a section, and the entry index for an entry's lines."""
+
+    lines: _Lines
+    owner: list[int]
+    entries: list[_Entry] = field(default_factory=list)
+    sections: list[_Section] = field(default_factory=list)
+
+    def owner_at(self, offset: int) -> int:
+        return self.owner[self.lines.line_of(offset)]
+
+    def is_body(self, offset: int) -> bool:
+        return self.owner_at(offset) == -1

@@ -1,7 +1,8 @@
 """Identifiers, Markdown links and provenance chips of the Citation check (see :mod:`._citations`).
 
 Provenance chips (not academic citations; counted in ``stats["provenance_chips"]`` only)
-    ``[ev]``, ``[ev1]``, ``[evidence2]``, ``[ev:run-1]``, every structured tag ``[TYPE:ID]``
+    ``[ev]``, ``[ev1]``, ``[evidence2]``, ``[artifact3]`` (any case), ``[ev:run-1]``, every
+    structured tag ``[TYPE:ID]``
     (TYPE a letter then letters/digits/``_``/``-``, ID without spaces or brackets; lists such as
     ``[ev1, ev2]`` too) and tool markers ``【4:0†source】``. ``[TYPE:ID]`` tags are the evidence
     citations of the Claims model, checked by the Computation check. Not chips: a URL in
@@ -9,7 +10,7 @@ Provenance chips (not academic citations; counted in ``stats["provenance_chips"]
     ``[citation:TODO]``), which is a placeholder marker.
 
 Markdown links
-    ``[text](url)`` is not a marker (its text is not scanned); an absolute ``http(s)``/``ftp``
+    ``[text](url)`` is not a numbered marker (its text is not scanned); an absolute ``http(s)``/``ftp``
     URL, ``doi:``/``www.`` target counts as an inline source and is classified like any other
     identifier. Relative paths and ``mailto:`` are not sources. A fragment link ``[1](#ref-1)``
     keeps its text, so it is the marker ``[1]``. A link whose target is a placeholder (empty,
@@ -21,7 +22,11 @@ Identifiers (``stats["identifiers"]``)
     ``arXiv:2401.01234v2``, ``arxiv.org/abs/...``, old style ``hep-th/9901001`` (known archive
     names only); ``pmid`` -- ``PMID: 123``, ``pubmed.ncbi.nlm.nih.gov/123``; ``pmc`` --
     ``PMC1234567``, ``PMCID: ...``, NCBI PMC article URLs; ``europepmc`` -- ``europepmc.org/...``,
-    ``MED/12345``, ``PPR/...``, ``PMC/PMC...``; ``url`` -- any other ``http(s)://``/``www.`` URL.
+    ``MED/12345``, ``PPR/...``, ``PMC/PMC...``, ``Europe PMC: PMC123...``/``Europe-PMC: 123...``;
+    ``url`` -- any other ``http(s)://``/``www.`` URL.
+
+    An identifier written as a bare URL (``http(s)://``, ``ftp://``, ``www.``) or as a Markdown
+    link to a source is also an inline marker (``_Ident.inline``): the reader can follow it.
 """
 
 from __future__ import annotations
@@ -32,8 +37,10 @@ from typing import Final
 
 from reviewtrail.reviewer._cite_text import _mask
 
+__all__ = ["IDENTIFIER_KINDS"]
+
 _CHIP_ONE = (
-    r"(?:(?i:ev|evidence)(?:\d[\w.\-]*|[-_:.][\w.:/\-]+)?"
+    r"(?:(?i:ev|evidence)(?:\d[\w.\-]*|[-_:.][\w.:/\-]+)?|(?i:artifact)\d+"
     r"|(?!(?i:https?|ftp|mailto|www)\b)[A-Za-z][\w\-]{0,40}:"
     r"(?!(?i:todo|tbd|tba|xxx+|\?+|待补充|待定|none|n/a)\])(?!//)[^\s\[\]`]{1,200})"
 )
@@ -67,6 +74,7 @@ _ARXIV_ARCHIVES = (
 )
 _ARXIV_ID = rf"(?:\d{{4}}\.\d{{4,5}}|(?:{_ARXIV_ARCHIVES})(?:\.[A-Za-z]{{2}})?/\d{{7}})(?:v\d+)?"
 _IDENTIFIER_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
+    ("europepmc", re.compile(r"(?i)(?<![\w.])europe[-_\s]?pmc\s*[:：]\s*(?P<id>pmc\d{4,10}|\d{4,9})\b")),
     ("pmc", re.compile(r"(?i)(?<![\w.])pmc\s*id\s*[:：]?\s*(?:pmc)?(?P<id>\d{4,9})\b")),
     ("europepmc", re.compile(r"(?<![\w/])(?P<id>(?:MED|PPR|AGR|CBA|CTX|ETH|HIR|PAT|NBK|PMC)/(?:PMC)?\d{2,12})\b")),
     ("pmc", re.compile(r"(?<![\w/])PMC(?P<id>\d{4,9})\b")),
@@ -100,7 +108,10 @@ def _normalize_identifier(kind: str, value: str) -> str:
     if kind in {"pmid", "pmc"}:
         return f"{kind}:{int(value)}"
     if kind == "europepmc":
-        return "europepmc:" + value.upper()
+        value = value.upper()
+        if "/" not in value:  # from ``Europe PMC: ...``
+            value = f"PMC/{value}" if value.startswith("PMC") else f"MED/{value}"
+        return "europepmc:" + value
     url = re.sub(r"(?i)^(?:https?|ftp)://", "", value)
     url = re.sub(r"(?i)^www\.", "", url)
     return "url:" + url.rstrip("/").lower()
@@ -166,6 +177,10 @@ class _Ident:
     norm: str
     start: int
     raw: str
+    inline: bool = False  # written as a bare URL or a Markdown link: an inline marker
+
+
+_BARE_URL = re.compile(r"(?i)(?:https?|ftp)://|www\.")
 
 
 def _scan_identifiers(text: str, links: list[tuple[int, str, tuple[str, str] | None]]) -> list[_Ident]:
@@ -177,7 +192,7 @@ def _scan_identifiers(text: str, links: list[tuple[int, str, tuple[str, str] | N
         classified = _classify_url(raw)
         spans.append(m.span())
         if classified is not None and classified[0] != "placeholder":
-            idents.append(_Ident(classified[0], classified[1], m.start(), raw))
+            idents.append(_Ident(classified[0], classified[1], m.start(), raw, bool(_BARE_URL.match(raw))))
     text = _mask(text, spans)
     for kind, pattern in _IDENTIFIER_PATTERNS:
         spans = []
@@ -189,6 +204,6 @@ def _scan_identifiers(text: str, links: list[tuple[int, str, tuple[str, str] | N
             text = _mask(text, spans)
     for start, raw, classified in links:
         if classified is not None and classified[0] != "placeholder":
-            idents.append(_Ident(classified[0], classified[1], start, raw))
+            idents.append(_Ident(classified[0], classified[1], start, raw, inline=True))
     idents.sort(key=lambda x: x.start)
     return idents

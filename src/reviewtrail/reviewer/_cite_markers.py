@@ -44,9 +44,11 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Final
 
-from reviewtrail.reviewer._cite_document import _Document
+from reviewtrail.reviewer._cite_document import _Document, _Structure
 from reviewtrail.reviewer._cite_placeholders import _BRACKET_PAIRS, _ET_AL, _YEAR
 from reviewtrail.reviewer._cite_text import _is_cjk, _mask
+
+__all__ = ["scan_markers"]
 
 _MAX_CITATION_NUMBER = 999
 _MAX_RANGE = 100
@@ -62,6 +64,9 @@ _SUP_UNICODE = re.compile(r"[⁰¹²³⁴⁵⁶⁷⁸⁹]+(?:[,˒⁻\-–][⁰¹
 _SUP_CARET = re.compile(r"\^(?P<body>\d{1,3}(?:[,\-–]\d{1,3})*)\^?(?![\w^])")
 _SUPERSCRIPT_TABLE = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻˒", "0123456789-,")
 _SUP_PUNCTUATION = frozenset(".,;:!?\"'”’。，；：！？」』%")
+# What may precede a value list on its line: a name containing ``_``, ``=`` or ``:``, each
+# optionally followed by a table cell separator.
+_DATA_PREFIX = re.compile(r"(?:[^\W\d]\w*_\w+|\w+_|[=:])[ \t]*(?:\|[ \t]*)?\Z")
 
 
 def _is_zero_digit(char: str) -> bool:
@@ -167,106 +172,134 @@ class _Marker:
     tentative: bool = False
 
 
-class _MarkerScanner(_Document):
-    def scan_markers(self) -> list[_Marker]:
-        text = self.full
-        markers: list[_Marker] = []
-        consumed: list[tuple[int, int]] = []
+def scan_markers(doc: _Document, structure: _Structure) -> list[_Marker]:
+    """The inline markers in the body of ``doc``, by offset (see the module docstring)."""
+    text = doc.full
+    notes, consumed = _notes_and_sup_tags(text, structure)
+    text = _mask(text, consumed)
+    markers = [
+        *notes,
+        *_footnotes(text, structure),
+        *_numeric_groups(doc, structure, text),
+        *_author_year_groups(text, structure),
+        *_narrative_author_year(doc, structure, text),
+        *_superscripts(text, structure),
+    ]
+    markers.sort(key=lambda mk: mk.start)
+    return markers
 
-        for m in _INLINE_NOTE.finditer(text):
-            if not self._is_body(m.start()):
+
+def _notes_and_sup_tags(text: str, structure: _Structure) -> tuple[list[_Marker], list[tuple[int, int]]]:
+    markers: list[_Marker] = []
+    consumed: list[tuple[int, int]] = []
+    for pattern in (_INLINE_NOTE, _SUP_TAG):
+        for m in pattern.finditer(text):
+            if not structure.is_body(m.start()):
                 continue
             consumed.append(m.span())
             numbers = _parse_numbers(m["body"])
             if numbers is not None and _superscript_context(text, m.start()):
                 markers.append(_Marker("superscript", m.group(), m.start(), [str(x) for x in numbers]))
-            elif numbers is None:
+            elif numbers is None and pattern is _INLINE_NOTE:
                 markers.append(_Marker("inline_note", m.group(), m.start(), []))
-        for m in _SUP_TAG.finditer(text):
-            if not self._is_body(m.start()):
+    return markers, consumed
+
+
+def _footnotes(text: str, structure: _Structure) -> list[_Marker]:
+    return [
+        _Marker("footnote", m.group(), m.start(), ["^" + m["label"].casefold()])
+        for m in _FOOTNOTE_REF.finditer(text)
+        if structure.is_body(m.start())
+    ]
+
+
+def _numeric_groups(doc: _Document, structure: _Structure, text: str) -> list[_Marker]:
+    markers: list[_Marker] = []
+    excluded_until = -1
+    for m in _NUMERIC_GROUP.finditer(text):
+        if _OPEN_CLOSE[m["open"]] != m["close"] or not structure.is_body(m.start()):
+            continue
+        numbers = _parse_numbers(m["body"])
+        if numbers is None:
+            continue
+        if m["open"] == "[" and _index_like(text, m.start(), excluded_until):
+            excluded_until = m.end()
+            continue
+        line_start = doc.lines.starts[doc.lines.line_of(m.start())]
+        before = text[line_start : m.start()]
+        if len(numbers) >= 2 and _DATA_PREFIX.search(before):
+            continue  # a value list: ``y_values [1, 4, 9]``, ``x = [1, 2]``, ``scores: [1, 2]``
+        kind = "numeric" if m["open"] == "[" else "fullwidth"
+        if kind == "fullwidth" and not before.strip(" \t>"):
+            continue  # a line-leading 【n】 labels a list item
+        markers.append(_Marker(kind, m.group(), m.start(), [str(x) for x in numbers]))
+    return markers
+
+
+def _author_year_groups(text: str, structure: _Structure) -> list[_Marker]:
+    markers: list[_Marker] = []
+    for m in _AUTHOR_YEAR_GROUP.finditer(text):
+        if _BRACKET_PAIRS[m["open"]] != m["close"] or not structure.is_body(m.start()):
+            continue
+        for item in re.split(r"[;；]", m["body"]):
+            parsed = _AUTHOR_YEAR_ITEM.fullmatch(item)
+            if parsed is None or not _valid_surname(parsed["first"]):
                 continue
-            consumed.append(m.span())
-            numbers = _parse_numbers(m["body"])
-            if numbers is not None and _superscript_context(text, m.start()):
+            if not parsed["tail"] and "," not in parsed["sep"] and "，" not in parsed["sep"]:
+                continue
+            key = f"{_surname_key(parsed['first'])} {_year_key(parsed['year'])}"
+            markers.append(_Marker("author_year", m.group(), m.start() + 1 + m["body"].find(item), [key]))
+    return markers
+
+
+def _narrative_author_year(doc: _Document, structure: _Structure, text: str) -> list[_Marker]:
+    markers: list[_Marker] = []
+    for m in _NARRATIVE_YEAR.finditer(text):
+        if not structure.is_body(m.start()):
+            continue
+        line_start = doc.lines.starts[doc.lines.line_of(m.start())]
+        window = text[max(line_start, m.start() - 80) : m.start()]
+        names = _NARRATIVE_AUTHORS.search(window)
+        while names is not None and not _valid_surname(names["first"]):
+            names = _NARRATIVE_AUTHORS.search(window, names.end("first"))
+        if names is None:
+            continue
+        first = names["first"]
+        if _is_cjk(first[-1]) and not names["tail"]:
+            continue
+        years = re.findall(rf"{_YEAR}", m["years"])
+        start = m.start() - len(window) + names.start()
+        keys = [f"{_surname_key(first)} {_year_key(y)}" for y in years]
+        markers.append(_Marker("author_year", text[start : m.end()], start, keys, tentative=not names["tail"]))
+    return markers
+
+
+def _superscripts(text: str, structure: _Structure) -> list[_Marker]:
+    markers: list[_Marker] = []
+    for pattern in (_SUP_UNICODE, _SUP_CARET):
+        for m in pattern.finditer(text):
+            if not structure.is_body(m.start()) or not _superscript_context(text, m.start()):
+                continue
+            body = m["body"] if pattern is _SUP_CARET else m.group().translate(_SUPERSCRIPT_TABLE)
+            numbers = _parse_numbers(body)
+            if numbers is not None:
                 markers.append(_Marker("superscript", m.group(), m.start(), [str(x) for x in numbers]))
-        text = _mask(text, consumed)
+    return markers
 
-        for m in _FOOTNOTE_REF.finditer(text):
-            if self._is_body(m.start()):
-                markers.append(_Marker("footnote", m.group(), m.start(), ["^" + m["label"].casefold()]))
 
-        excluded_until = -1
-        for m in _NUMERIC_GROUP.finditer(text):
-            if _OPEN_CLOSE[m["open"]] != m["close"] or not self._is_body(m.start()):
-                continue
-            numbers = _parse_numbers(m["body"])
-            if numbers is None:
-                continue
-            if m["open"] == "[" and self._index_like(text, m.start(), excluded_until):
-                excluded_until = m.end()
-                continue
-            kind = "numeric" if m["open"] == "[" else "fullwidth"
-            if kind == "fullwidth":
-                line_start = self.lines.starts[self.lines.line_of(m.start())]
-                if not text[line_start : m.start()].strip(" \t>"):
-                    continue  # a line-leading 【n】 labels a list item
-            markers.append(_Marker(kind, m.group(), m.start(), [str(x) for x in numbers]))
-
-        for m in _AUTHOR_YEAR_GROUP.finditer(text):
-            if _BRACKET_PAIRS[m["open"]] != m["close"] or not self._is_body(m.start()):
-                continue
-            for item in re.split(r"[;；]", m["body"]):
-                parsed = _AUTHOR_YEAR_ITEM.fullmatch(item)
-                if parsed is None or not _valid_surname(parsed["first"]):
-                    continue
-                if not parsed["tail"] and "," not in parsed["sep"] and "，" not in parsed["sep"]:
-                    continue
-                key = f"{_surname_key(parsed['first'])} {_year_key(parsed['year'])}"
-                markers.append(_Marker("author_year", m.group(), m.start() + 1 + m["body"].find(item), [key]))
-
-        for m in _NARRATIVE_YEAR.finditer(text):
-            if not self._is_body(m.start()):
-                continue
-            line_start = self.lines.starts[self.lines.line_of(m.start())]
-            window = text[max(line_start, m.start() - 80) : m.start()]
-            names = _NARRATIVE_AUTHORS.search(window)
-            while names is not None and not _valid_surname(names["first"]):
-                names = _NARRATIVE_AUTHORS.search(window, names.end("first"))
-            if names is None:
-                continue
-            first = names["first"]
-            if _is_cjk(first[-1]) and not names["tail"]:
-                continue
-            years = re.findall(rf"{_YEAR}", m["years"])
-            start = m.start() - len(window) + names.start()
-            keys = [f"{_surname_key(first)} {_year_key(y)}" for y in years]
-            markers.append(_Marker("author_year", text[start : m.end()], start, keys, tentative=not names["tail"]))
-
-        for pattern in (_SUP_UNICODE, _SUP_CARET):
-            for m in pattern.finditer(text):
-                if not self._is_body(m.start()) or not _superscript_context(text, m.start()):
-                    continue
-                body = m["body"] if pattern is _SUP_CARET else m.group().translate(_SUPERSCRIPT_TABLE)
-                numbers = _parse_numbers(body)
-                if numbers is not None:
-                    markers.append(_Marker("superscript", m.group(), m.start(), [str(x) for x in numbers]))
-        markers.sort(key=lambda mk: mk.start)
-        return markers
-
-    @staticmethod
-    def _index_like(text: str, start: int, excluded_until: int) -> bool:
-        """Is the ``[`` at ``start`` an index, a data literal or a chained index (module docs)?"""
-        if start > 0 and text[start - 1] == "]" and excluded_until == start:
-            return True
-        j = start - 1
-        while j >= 0 and text[j] in " \t":
-            j -= 1
-        if j >= 0 and text[j] in "=[{∈":
-            return True
-        if start > 1 and text[start - 1] == "(" and (text[start - 2].isalnum() or text[start - 2] == "_"):
-            return True  # a call argument: f([1, 2])
-        k = start
-        while k > 0 and (text[k - 1].isalnum() or text[k - 1] == "_"):
-            k -= 1
-        token = text[k:start]
-        return bool(token) and (len(token) == 1 or "_" in token)
+def _index_like(text: str, start: int, excluded_until: int) -> bool:
+    """Is the ``[`` at ``start`` an index, a data literal or a chained index (module docs)?"""
+    if start > 0 and text[start - 1] == "]" and excluded_until == start:
+        return True
+    j = start - 1
+    while j >= 0 and text[j] in " \t":
+        j -= 1
+    if j >= 0 and text[j] in "=[{∈":
+        return True
+    if start > 1 and text[start - 1] == "(" and (text[start - 2].isalnum() or text[start - 2] == "_"):
+        return True  # a call argument: f([1, 2])
+    k = start
+    while k > 0 and (text[k - 1].isalnum() or text[k - 1] == "_"):
+        k -= 1
+    token = text[k:start]
+    return bool(token) and (len(token) == 1 or "_" in token)

@@ -24,10 +24,13 @@ Placeholders (:data:`PLACEHOLDER_VALUES` and the patterns below)
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Final
 
-from reviewtrail.reviewer._cite_document import _Document
+from reviewtrail.reviewer._cite_document import _Document, _Structure
 from reviewtrail.reviewer._cite_text import _mask
+
+__all__ = ["PLACEHOLDER_VALUES", "scan_placeholders"]
 
 #: Also matched: any token containing ``xxx`` (``10.xxxx/xxxxx``), ``<...>``/``{...}`` templates
 #: and runs of ``?``, ``…`` or ``...``.
@@ -105,57 +108,73 @@ _PURE_PLACEHOLDER = re.compile(
 )
 
 
-class _PlaceholderScanner(_Document):
-    def scan_placeholders(self) -> tuple[list[tuple[int, str, str]], str]:
-        """Body placeholders (offset, raw, reason); entry placeholders go to the entries.
-        Returns the text with every placeholder blanked (for the identifier scan)."""
-        text = self.full
-        found: list[tuple[int, str, str]] = []
-        spans: list[tuple[int, int]] = []
+@dataclass(slots=True)
+class _Placeholders:
+    """What :func:`scan_placeholders` found: body placeholders ``(offset, raw, reason)``, the
+    placeholders of each entry (by entry index) and the text with every placeholder blanked."""
 
-        def place(start: int, raw: str, reason: str, end: int) -> None:
-            spans.append((start, end))
-            owner = self.owner[self.lines.line_of(start)]
+    body: list[tuple[int, str, str]]
+    in_entries: dict[int, list[str]]
+    masked: str
+
+
+def scan_placeholders(doc: _Document, structure: _Structure) -> _Placeholders:
+    """The placeholders of ``doc``: those in body text, those inside reference entries."""
+    text = doc.full
+    found: list[tuple[int, str, str]] = []
+    in_entries: dict[int, list[str]] = {}
+    spans: list[tuple[int, int]] = []
+
+    def place(start: int, raw: str, reason: str, end: int) -> None:
+        spans.append((start, end))
+        owner = structure.owner_at(start)
+        if owner >= 0:
+            in_entries.setdefault(owner, []).append(raw)
+        elif owner == -1:
+            found.append((start, raw, reason))
+
+    for start, end, raw, reason in _bracketed_placeholders(doc, structure, text):
+        place(start, raw, reason, end)
+    for m in _ENTRY_BARE_PLACEHOLDER.finditer(_mask(text, spans)):
+        owner = structure.owner_at(m.start())
+        if owner >= 0:
+            in_entries.setdefault(owner, []).append(m.group())
+            spans.append(m.span())
+    for entry in structure.entries:
+        if _ENTRY_TEMPLATE_AUTHOR.match(entry.text):
+            in_entries.setdefault(entry.index, []).append(entry.text.split()[0])
+    for start, raw, classified in doc.links:
+        if classified is not None and classified[0] == "placeholder":
+            owner = structure.owner_at(start)
             if owner >= 0:
-                self.entries[owner].placeholders.append(raw)
+                in_entries.setdefault(owner, []).append(raw)
             elif owner == -1:
-                found.append((start, raw, reason))
+                found.append((start, raw, "placeholder_link"))
+    found.sort()
+    return _Placeholders(found, in_entries, _mask(text, spans))
 
-        for m in _LABELED_PLACEHOLDER.finditer(text):
-            label = m["label"]
-            in_entry = self.owner[self.lines.line_of(m.start())] >= 0
-            if _ENTRY_LABEL_ONLY.match(label) and not in_entry:
+
+def _bracketed_placeholders(doc: _Document, structure: _Structure, text: str) -> list[tuple[int, int, str, str]]:
+    """(start, end, raw, reason) of labelled identifiers, bracketed requests and template markers."""
+    out: list[tuple[int, int, str, str]] = []
+    for m in _LABELED_PLACEHOLDER.finditer(text):
+        in_entry = structure.owner_at(m.start()) >= 0
+        if _ENTRY_LABEL_ONLY.match(m["label"]) and not in_entry:
+            continue
+        if m["empty"] is not None and m["label"].lower().startswith(("source", "来源", "出处")):
+            continue
+        out.append((m.start(), m.end(), m.group().strip(), "placeholder_identifier"))
+    for pattern, generic in ((_PLACEHOLDER_SPECIFIC, False), (_PLACEHOLDER_GENERIC, True)):
+        for m in pattern.finditer(text):
+            if _BRACKET_PAIRS[m["open"]] != m["close"]:
                 continue
-            if m["empty"] is not None and m["label"].lower().startswith(("source", "来源", "出处")):
-                continue
-            place(m.start(), m.group().strip(), "placeholder_identifier", m.end())
-        for pattern, generic in ((_PLACEHOLDER_SPECIFIC, False), (_PLACEHOLDER_GENERIC, True)):
-            for m in pattern.finditer(text):
-                if _BRACKET_PAIRS[m["open"]] != m["close"]:
+            if generic:
+                line_start = doc.lines.starts[doc.lines.line_of(m.start())]
+                before = text[line_start : m.start()]
+                if not re.sub(r"^[ \t>]*(?:[-*+]|\d+[.)])?[ \t]*", "", before).strip():
                     continue
-                if generic:
-                    line_start = self.lines.starts[self.lines.line_of(m.start())]
-                    before = text[line_start : m.start()]
-                    if not re.sub(r"^[ \t>]*(?:[-*+]|\d+[.)])?[ \t]*", "", before).strip():
-                        continue
-                place(m.start(), m.group(), "placeholder_marker", m.end())
-        for m in _PLACEHOLDER_AUTHOR_YEAR.finditer(text):
-            if _BRACKET_PAIRS[m["open"]] == m["close"]:
-                place(m.start(), m.group(), "placeholder_marker", m.end())
-        for m in _ENTRY_BARE_PLACEHOLDER.finditer(_mask(text, spans)):
-            owner = self.owner[self.lines.line_of(m.start())]
-            if owner >= 0:
-                self.entries[owner].placeholders.append(m.group())
-                spans.append(m.span())
-        for entry in self.entries:
-            if _ENTRY_TEMPLATE_AUTHOR.match(entry.text):
-                entry.placeholders.append(entry.text.split()[0])
-        for start, raw, classified in self.links:
-            if classified is not None and classified[0] == "placeholder":
-                owner = self.owner[self.lines.line_of(start)]
-                if owner >= 0:
-                    self.entries[owner].placeholders.append(raw)
-                elif owner == -1:
-                    found.append((start, raw, "placeholder_link"))
-        found.sort()
-        return found, _mask(text, spans)
+            out.append((m.start(), m.end(), m.group(), "placeholder_marker"))
+    for m in _PLACEHOLDER_AUTHOR_YEAR.finditer(text):
+        if _BRACKET_PAIRS[m["open"]] == m["close"]:
+            out.append((m.start(), m.end(), m.group(), "placeholder_marker"))
+    return out

@@ -35,10 +35,12 @@ import re
 import unicodedata
 from typing import Final
 
-from reviewtrail.reviewer._cite_document import _Document, _Entry, _Section
+from reviewtrail.reviewer._cite_document import _Document, _Entry, _Section, _Structure
 from reviewtrail.reviewer._cite_markers import _OPEN_CLOSE
 from reviewtrail.reviewer._cite_placeholders import _PURE_PLACEHOLDER, _YEAR
 from reviewtrail.reviewer._cite_text import _indent, _quote_label, _strip_punctuation
+
+__all__ = ["REFERENCE_HEADINGS", "parse_references"]
 
 #: Normalized titles (see the module docstring) that open a reference section.
 REFERENCE_HEADINGS: Final[frozenset[str]] = frozenset(
@@ -138,12 +140,25 @@ def _is_reference_heading(content: str) -> int | None:
     return 7 if _normalize_title(stripped) in REFERENCE_HEADINGS else None
 
 
-class _ReferenceParser(_Document):
+def parse_references(doc: _Document) -> _Structure:
+    """The reference sections and entries of ``doc`` and which line belongs to what."""
+    parser = _Parser(doc)
+    parser.parse_structure()
+    return _Structure(doc.lines, parser.owner, parser.entries, parser.sections)
+
+
+class _Parser:
+    def __init__(self, doc: _Document) -> None:
+        self.doc = doc
+        self.owner = [-1] * len(doc.lines)  # -1 body, -2 section heading or prose, >= 0 entry index
+        self.entries: list[_Entry] = []
+        self.sections: list[_Section] = []
+
     def parse_structure(self) -> None:
-        n = len(self.lines)
+        n = len(self.doc.lines)
         i = 0
         while i < n:
-            content = self._line(self.textual, i)
+            content = self.doc._line(self.doc.textual, i)
             if not content.strip():
                 i += 1
                 continue
@@ -181,8 +196,8 @@ class _ReferenceParser(_Document):
 
     def _new_entry(self, i: int, start: tuple[str, str | None, str, str], section: int | None) -> _Entry:
         kind, key, label, text = start
-        line = self.lines.get(self.textual, i)
-        offset = self.lines.starts[i] + (len(line) - len(line.lstrip()))
+        line = self.doc.lines.get(self.doc.textual, i)
+        offset = self.doc.lines.starts[i] + (len(line) - len(line.lstrip()))
         entry = _Entry(len(self.entries), kind, key, label, i, i, offset, text.strip())
         self.entries.append(entry)
         self.owner[i] = entry.index
@@ -196,15 +211,15 @@ class _ReferenceParser(_Document):
         return self._continue_indented(entry, i + 1)
 
     def _continue_indented(self, entry: _Entry, j: int) -> int:
-        n = len(self.lines)
+        n = len(self.doc.lines)
         while j < n:
-            content = self._line(self.textual, j)
+            content = self.doc._line(self.doc.textual, j)
             if content.strip() and _indent(content) >= 2:
                 self._extend(entry, j, content)
                 j += 1
                 continue
             if not content.strip() and j + 1 < n:
-                nxt = self._line(self.textual, j + 1)
+                nxt = self.doc._line(self.doc.textual, j + 1)
                 if nxt.strip() and _indent(nxt) >= 4:
                     self._extend(entry, j + 1, nxt)
                     j += 2
@@ -218,13 +233,13 @@ class _ReferenceParser(_Document):
         self.owner[j] = entry.index
 
     def _parse_section(self, i: int, level: int) -> int:
-        n = len(self.lines)
+        n = len(self.doc.lines)
         section_index = len(self.sections)
-        self.sections.append(_Section(i, self._line(self.textual, i).strip()))
+        self.sections.append(_Section(i, self.doc._line(self.doc.textual, i).strip()))
         self.owner[i] = -2
         j = i + 1
         if level == 7 and j < n:
-            underline = self._line(self.textual, j)
+            underline = self.doc._line(self.doc.textual, j)
             if underline.strip() and _SETEXT.fullmatch(underline):
                 self.owner[j] = -2
                 j += 1
@@ -232,7 +247,7 @@ class _ReferenceParser(_Document):
         seen_list = False
         blank = False
         while j < n:
-            content = self._line(self.textual, j)
+            content = self.doc._line(self.doc.textual, j)
             if not content.strip():
                 blank = True
                 j += 1
@@ -262,11 +277,11 @@ class _ReferenceParser(_Document):
                 break
             if (
                 j + 1 < n
-                and _SETEXT.fullmatch(self._line(self.textual, j + 1))
-                and self._line(self.textual, j + 1).strip()
+                and _SETEXT.fullmatch(self.doc._line(self.doc.textual, j + 1))
+                and self.doc._line(self.doc.textual, j + 1).strip()
             ):
                 break
-            has_link = any(c is not None for _, _, c in self._links_on_line(j))
+            has_link = any(c is not None for _, _, c in self.doc._links_on_line(j))
             stripped = content.strip()
             if _LOOKS_LIKE_REFERENCE.search(stripped) or has_link:
                 current = self._new_entry(j, ("plain", None, _quote_label(stripped), stripped), section_index)
