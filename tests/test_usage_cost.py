@@ -347,3 +347,54 @@ def test_usage_record_cache_split_is_optional_and_checked() -> None:
     with pytest.raises(ValidationError):
         TokenUsage.model_validate({"cacheWrite5mTokens": -1})
     assert USAGE_TYPE == "provenance.model-usage@1"
+
+
+@given(
+    st.integers(min_value=0, max_value=50_000),
+    st.integers(min_value=0, max_value=50_000),
+    st.integers(min_value=0, max_value=50_000),
+    st.integers(min_value=0, max_value=50_000),
+    st.integers(min_value=0, max_value=20_000),
+)
+def test_sonnet_45_price_follows_the_published_rates(uncached: int, read: int, five: int, hour: int, out: int) -> None:
+    cost = price(
+        "anthropic",
+        "claude-sonnet-4-5",
+        uncached + read + five + hour,
+        out,
+        cache_read_tokens=read,
+        cache_write_tokens=five + hour,
+        cache_write_5m_tokens=five,
+        cache_write_1h_tokens=hour,
+        at=datetime(2025, 11, 1, tzinfo=UTC),
+    )
+    rates = uncached * 3 + read * Decimal("0.30") + five * Decimal("3.75") + hour * 6 + out * 15
+    assert cost.source == "genai-prices" and cost.amount is not None
+    assert Decimal(cost.amount) == rates / 1_000_000
+
+
+@given(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            key: st.integers(min_value=0, max_value=10**9)
+            for key in (
+                "inputTokens",
+                "outputTokens",
+                "totalTokens",
+                "cacheReadTokens",
+                "cacheWriteTokens",
+                "cacheWrite5mTokens",
+                "cacheWrite1hTokens",
+            )
+        },
+    )
+)
+def test_token_usage_round_trips_and_leaves_out_unreported_cache_counts(doc: dict[str, Any]) -> None:
+    usage = TokenUsage.model_validate(doc)
+    dumped = usage.model_dump(mode="json", by_alias=True)
+    assert TokenUsage.model_validate(dumped) == usage
+    for key in ("inputTokens", "outputTokens", "totalTokens"):
+        assert dumped[key] == doc.get(key)  # the original three are always written
+    for key in ("cacheReadTokens", "cacheWriteTokens", "cacheWrite5mTokens", "cacheWrite1hTokens"):
+        assert dumped.get(key, "absent") == doc.get(key, "absent")

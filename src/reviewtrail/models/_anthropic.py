@@ -26,7 +26,9 @@ class AnthropicBackend(HttpBackend):
     """``POST {base_url}/v1/messages`` with ``x-api-key`` and ``anthropic-version`` headers.
 
     The system prompt is the top-level ``system`` field; ``settings`` go into the body
-    unchanged, with ``max_tokens`` defaulting to :data:`DEFAULT_MAX_TOKENS`.
+    unchanged, with ``max_tokens`` defaulting to :data:`DEFAULT_MAX_TOKENS`. Usage, the
+    5-minute and 1-hour cache writes included, is read with ``genai-prices``' extractor.
+    ``retry``, ``sleep`` and ``clock``: see :class:`~reviewtrail.models._http.HttpBackend`.
     """
 
     label = "Anthropic endpoint"

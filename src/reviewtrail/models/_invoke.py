@@ -74,7 +74,10 @@ def invoke(
     (``text/plain``) go to the ``agent-state`` CAS pool, and a
     ``provenance.prompt-manifest@1`` record and a ``provenance.model-usage@1`` record
     pointing at it are appended in one atomic batch; both have subject
-    ``model-call:<manifest id>``.
+    ``model-call:<manifest id>``. The manifest also records the provider the call was
+    priced with, the requested and reported model, the response id and finish reason, the
+    token counts with their prompt-cache split, and each HTTP attempt (retries included), so
+    that :func:`~reviewtrail.models.reprice` can price it again.
 
     If the backend call fails (:class:`~reviewtrail.errors.BackendUnavailableError` or
     any other error), the error propagates and nothing is written: no CAS object, no

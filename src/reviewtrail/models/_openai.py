@@ -29,6 +29,8 @@ class OpenAICompatibleBackend(HttpBackend):
     system prompt is sent as a leading ``system`` message. ``provider`` is the
     ``genai-prices`` provider id for pricing; by default it is ``"openai"`` for
     ``api.openai.com`` and unknown for any other host.
+    Usage is read with ``genai-prices``' chat-completions extractor. ``retry``, ``sleep``
+    and ``clock``: see :class:`~reviewtrail.models._http.HttpBackend`.
     """
 
     label = "OpenAI-compatible endpoint"
