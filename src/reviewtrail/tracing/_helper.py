@@ -73,7 +73,7 @@ def install(project_dir: str | Path | None, *, force: bool = False) -> Path:
 
 def _read_text(path: Path) -> str | None:
     try:
-        return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+        return path.read_bytes().decode("utf-8", errors="replace") if path.is_file() else None  # newlines kept as is
     except OSError:
         return None
 
