@@ -6,6 +6,7 @@ no span; the run's root span lists its number in ``reviewtrail.incomplete_calls`
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import socket
@@ -19,6 +20,7 @@ from typing import Any
 
 import pytest
 import typer
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from typer.testing import CliRunner
 
 from reviewtrail.cli._trace_export import register
@@ -33,6 +35,7 @@ from reviewtrail.tracing._otel import (
     spans_for_run,
 )
 from reviewtrail.tracing._otel_export import export_to_endpoint, export_to_file, traces_url
+from reviewtrail.tracing._otlp_settings import OtlpSettings
 from reviewtrail.tracing._reader import TraceRun, find_run, iter_runs
 
 PROMPT = "SECRET-PROMPT: please review section 3 of the confidential paper"
@@ -614,9 +617,15 @@ def test_traces_url() -> None:
         traces_url("ftp://host/x")
 
 
+def to(endpoint: str, **over: Any) -> OtlpSettings:
+    return OtlpSettings(url=traces_url(endpoint), **over)
+
+
 def test_export_to_endpoint_posts_the_document(tmp_path: Path, collector: Collector) -> None:
+    """OTLP/JSON, uncompressed, stays available (protobuf is the default: tests/test_otlp_export.py)."""
     run = standard_run(tmp_path)
-    result = export_to_endpoint([run], collector.url, headers={"Authorization": "Bearer t0ken"}, timeout=5)
+    settings = to(collector.url, protocol="http/json", compression="none", headers={"Authorization": "Bearer t0ken"})
+    result = export_to_endpoint([run], settings)
     [req] = collector.requests
     assert req["path"] == "/v1/traces"
     assert req["headers"]["Content-Type"] == "application/json"
@@ -628,13 +637,13 @@ def test_export_to_endpoint_posts_the_document(tmp_path: Path, collector: Collec
 
 
 def test_export_to_endpoint_keeps_an_explicit_path(tmp_path: Path, collector: Collector) -> None:
-    export_to_endpoint([standard_run(tmp_path)], collector.url + "/otlp/v1/traces")
+    export_to_endpoint([standard_run(tmp_path)], to(collector.url + "/otlp/v1/traces"))
     assert collector.requests[0]["path"] == "/otlp/v1/traces"
 
 
 def test_endpoint_partial_success_is_reported(tmp_path: Path, collector: Collector) -> None:
     collector.replies[0] = b'{"partialSuccess": {"rejectedSpans": "2", "errorMessage": "spans too old"}}'
-    result = export_to_endpoint([standard_run(tmp_path)], collector.url)
+    result = export_to_endpoint([standard_run(tmp_path)], to(collector.url))
     assert result.rejected_spans == 2 and result.warning == "the endpoint rejected 2 span(s): spans too old"
     assert result.to_json()["rejected_spans"] == 2
 
@@ -642,20 +651,21 @@ def test_endpoint_partial_success_is_reported(tmp_path: Path, collector: Collect
 def test_endpoint_http_500_is_backend_unavailable(tmp_path: Path, collector: Collector) -> None:
     collector.status[0] = 500
     with pytest.raises(BackendUnavailableError, match="HTTP 500: collector is overloaded") as info:
-        export_to_endpoint([standard_run(tmp_path)], collector.url)
+        export_to_endpoint([standard_run(tmp_path)], to(collector.url))
     assert info.value.exit_code == EXIT_BACKEND == 5
+    assert len(collector.requests) == 1, "HTTP 500 is not retried"
 
 
 def test_endpoint_closed_port_is_backend_unavailable(tmp_path: Path) -> None:
     with pytest.raises(BackendUnavailableError, match="cannot reach the OTLP endpoint") as info:
-        export_to_endpoint([standard_run(tmp_path)], closed_port_url(), timeout=2)
+        export_to_endpoint([standard_run(tmp_path)], to(closed_port_url(), timeout=2))
     assert info.value.exit_code == 5
 
 
 def test_endpoint_password_in_url_is_not_echoed(tmp_path: Path) -> None:
     url = closed_port_url().replace("http://", "http://user:hunter2@")
     with pytest.raises(BackendUnavailableError) as info:
-        export_to_endpoint([standard_run(tmp_path)], url, timeout=2)
+        export_to_endpoint([standard_run(tmp_path)], to(url, timeout=2))
     assert "hunter2" not in str(info.value)
 
 
@@ -727,7 +737,9 @@ def test_cli_posts_to_an_endpoint_with_headers(tmp_path: Path, collector: Collec
     assert code == 0 and "exported 3 span(s)" in stdout and "/v1/traces" in stdout
     [req] = collector.requests
     assert req["headers"]["X-Team"] == "reviews"
-    assert len(json.loads(req["body"])["resourceSpans"][0]["scopeSpans"][0]["spans"]) == 3
+    assert req["headers"]["Content-Type"] == "application/x-protobuf"
+    message = ExportTraceServiceRequest.FromString(gzip.decompress(req["body"]))
+    assert len(message.resource_spans[0].scope_spans[0].spans) == 3
 
 
 def test_cli_endpoint_failures_exit_5(tmp_path: Path, collector: Collector) -> None:

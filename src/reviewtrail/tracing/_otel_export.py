@@ -1,23 +1,33 @@
-"""Sending OTLP/JSON trace exports: to a file (atomically) or to an OTLP/HTTP endpoint."""
+"""Sending trace exports: OTLP/JSON to a file (atomically), or OTLP/HTTP to a collector.
+
+Over HTTP the body is protobuf (``application/x-protobuf``) unless the settings ask for
+``http/json``, gzip-compressed unless they ask for none. Answers 429, 502, 503 and 504 are
+retried (at most ``max_attempts`` POSTs), waiting what ``Retry-After`` says or an exponential
+backoff, each wait capped at ``max_backoff``. Any other non-2xx answer, a connection failure
+or a timeout fails at once.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import json
+import gzip
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from reviewtrail._redact import redact_url
 from reviewtrail.errors import BackendUnavailableError, InvalidInputError
-from reviewtrail.tracing._otel import encode, otlp_json, span_count, trace_id
+from reviewtrail.tracing._otel import CallFacts, FactsKey, encode, otlp_json, span_count, trace_id
+from reviewtrail.tracing._otlp_proto import partial_success, to_protobuf
+from reviewtrail.tracing._otlp_settings import RETRY_STATUSES, OtlpSettings, traces_url
 from reviewtrail.tracing._reader import TraceRun
 
-__all__ = ["OtlpExport", "export_to_endpoint", "export_to_file", "traces_url"]
+__all__ = ["OtlpExport", "export_to_endpoint", "export_to_file", "request_body", "retry_delay", "traces_url"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +40,8 @@ class OtlpExport:
     trace_ids: list[str] = field(default_factory=list)
     rejected_spans: int = 0
     warning: str | None = None
+    protocol: str = "json-file"
+    attempts: int = 1
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -39,13 +51,21 @@ class OtlpExport:
             "trace_ids": list(self.trace_ids),
             "rejected_spans": self.rejected_spans,
             "warning": self.warning,
+            "protocol": self.protocol,
+            "attempts": self.attempts,
         }
 
 
-def export_to_file(runs: Iterable[TraceRun], path: str | Path) -> OtlpExport:
+def export_to_file(
+    runs: Iterable[TraceRun],
+    path: str | Path,
+    *,
+    facts: Mapping[FactsKey, CallFacts] | None = None,
+    content: bool = False,
+) -> OtlpExport:
     """Write the OTLP/JSON document to ``path`` atomically (temp file in the same folder, then ``os.replace``)."""
     runs = list(runs)
-    doc = otlp_json(runs)
+    doc = otlp_json(runs, facts=facts, content=content)
     target = Path(path)
     data = encode(doc, indent=2)
     if target.is_dir():
@@ -76,69 +96,94 @@ def export_to_file(runs: Iterable[TraceRun], path: str | Path) -> OtlpExport:
     return OtlpExport(str(target), len(runs), span_count(doc), [trace_id(r) for r in runs])
 
 
-def traces_url(endpoint: str) -> str:
-    """The OTLP/HTTP traces URL: ``<endpoint>/v1/traces`` when ``endpoint`` has no path, else ``endpoint`` as is."""
-    parts = urlsplit(endpoint.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InvalidInputError(f"{redact_url(endpoint)!r} is not an http(s):// URL", field="endpoint")
-    path = parts.path if parts.path not in ("", "/") else "/v1/traces"
-    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+def request_body(doc: Mapping[str, Any], settings: OtlpSettings) -> tuple[bytes, dict[str, str]]:
+    """The POST body for ``doc`` and its content headers, as ``settings`` ask (protocol, compression)."""
+    if settings.protocol == "http/json":
+        data, media = encode(doc), "application/json"
+    else:
+        data, media = to_protobuf(doc).SerializeToString(), "application/x-protobuf"
+    headers = {"Content-Type": media}
+    if settings.compression == "gzip":
+        data = gzip.compress(data, mtime=0)
+        headers["Content-Encoding"] = "gzip"
+    return data, headers
 
 
-def _partial_success(body: bytes) -> tuple[int, str | None]:
-    try:
-        doc = json.loads(body) if body.strip() else {}
-    except ValueError:
-        return 0, None
-    partial = doc.get("partialSuccess") if isinstance(doc, dict) else None
-    if not isinstance(partial, dict):
-        return 0, None
-    try:
-        rejected = int(partial.get("rejectedSpans") or 0)
-    except (TypeError, ValueError):
-        rejected = 0
-    raw = partial.get("errorMessage")
-    message = raw.strip() or None if isinstance(raw, str) else None
-    return rejected, message
+def retry_delay(attempt: int, retry_after: str | None, settings: OtlpSettings, *, now: float) -> float:
+    """Seconds to wait after failed attempt ``attempt`` (1-based): ``Retry-After`` (seconds or an
+    HTTP date, relative to ``now``, a Unix time) when it is readable, else exponential backoff;
+    never negative, never above ``settings.max_backoff``."""
+    wait: float | None = None
+    if retry_after is not None and retry_after.strip():
+        value = retry_after.strip()
+        if value.isdigit():
+            wait = float(value)
+        else:
+            with contextlib.suppress(TypeError, ValueError, IndexError, OverflowError):
+                wait = parsedate_to_datetime(value).timestamp() - now
+    if wait is None:
+        wait = settings.initial_backoff * 2 ** (attempt - 1)
+    return min(max(wait, 0.0), settings.max_backoff)
 
 
 def export_to_endpoint(
     runs: Iterable[TraceRun],
-    endpoint: str,
-    headers: Mapping[str, str] | None = None,
-    timeout: float = 10,
+    settings: OtlpSettings,
+    *,
+    facts: Mapping[FactsKey, CallFacts] | None = None,
+    content: bool = False,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> OtlpExport:
-    """POST the OTLP/JSON document to an OTLP/HTTP collector.
+    """POST the runs' spans to the OTLP/HTTP collector of ``settings``.
 
-    ``endpoint`` without a path gets ``/v1/traces``. A connection failure, a timeout or a
-    non-2xx answer raises :class:`BackendUnavailableError` (exit code 5). A 2xx answer with
-    an OTLP ``partialSuccess`` is returned with ``rejected_spans`` and ``warning`` set.
+    A connection failure, a timeout, a non-2xx answer, or a retryable answer on the last
+    attempt raises :class:`BackendUnavailableError` (exit code 5). A 2xx answer with an OTLP
+    ``partial_success`` is returned with ``rejected_spans`` and ``warning`` set.
     """
     import httpx
 
-    url = traces_url(endpoint)
-    shown = redact_url(url)
+    shown = redact_url(settings.url)
     runs = list(runs)
-    doc = otlp_json(runs)
-    sent = dict(headers or {})
-    sent = {k: v for k, v in sent.items() if k.lower() != "content-type"}
-    sent["Content-Type"] = "application/json"
-    try:
-        response = httpx.post(url, content=encode(doc), headers=sent, timeout=timeout)
-    except httpx.HTTPError as exc:
-        raise BackendUnavailableError(
-            f"cannot reach the OTLP endpoint {shown}: {type(exc).__name__}: {exc}", field="endpoint"
-        ) from exc
-    except ValueError as exc:  # malformed header names or values
-        raise InvalidInputError(f"cannot send to {shown}: {exc}", field="header") from exc
+    doc = otlp_json(runs, facts=facts, content=content)
+    body, content_headers = request_body(doc, settings)
+    reserved = {k.lower() for k in content_headers} | {"content-length"}
+    # Values go as UTF-8 bytes: a percent-decoded value may hold any character.
+    sent = {k.encode("ascii"): v.encode("utf-8") for k, v in settings.headers.items() if k.lower() not in reserved}
+    sent.update((k.encode("ascii"), v.encode("ascii")) for k, v in content_headers.items())
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            response = httpx.post(settings.url, content=body, headers=sent, timeout=settings.timeout)
+        except httpx.HTTPError as exc:
+            raise BackendUnavailableError(
+                f"cannot reach the OTLP endpoint {shown}: {type(exc).__name__}: {exc}", field="endpoint"
+            ) from exc
+        except ValueError as exc:  # malformed header names or values
+            raise InvalidInputError(f"cannot send to {shown}: {exc}", field="header") from exc
+        if response.status_code in RETRY_STATUSES and attempt < settings.max_attempts:
+            sleep(retry_delay(attempt, response.headers.get("Retry-After"), settings, now=time.time()))
+            continue
+        break
     if not 200 <= response.status_code < 300:
         detail = response.text.strip().replace("\n", " ")[:200]
+        tries = f" (after {attempt} attempts)" if attempt > 1 else ""
         raise BackendUnavailableError(
-            f"the OTLP endpoint {shown} answered HTTP {response.status_code}" + (f": {detail}" if detail else ""),
+            f"the OTLP endpoint {shown} answered HTTP {response.status_code}{tries}"
+            + (f": {detail}" if detail else ""),
             field="endpoint",
         )
-    rejected, message = _partial_success(response.content)
+    rejected, message = partial_success(response.content, response.headers.get("Content-Type", ""))
     warning = None
     if rejected or message:
         warning = f"the endpoint rejected {rejected} span(s)" + (f": {message}" if message else "")
-    return OtlpExport(shown, len(runs), span_count(doc), [trace_id(r) for r in runs], rejected, warning)
+    return OtlpExport(
+        shown,
+        len(runs),
+        span_count(doc),
+        [trace_id(r) for r in runs],
+        rejected,
+        warning,
+        protocol=settings.protocol,
+        attempts=attempt,
+    )

@@ -1,0 +1,140 @@
+"""Reviewer-specialist spans take their times and endpoint from the ledger's prompt manifests.
+
+The Reviewer Specialist writes a call's trace files after the model call returns, so the
+trace times bracket the file writes, not the call. The prompt manifest records the call's own
+``startedAt``/``endedAt``; the export uses those. A real Smart review on a real store.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import need
+from reviewtrail.config import Settings
+from reviewtrail.models import MANIFEST_TYPE, ScriptedBackend
+from reviewtrail.provenance import create_session, declare_artifact, run_code
+from reviewtrail.reviewer import review_artifact
+from reviewtrail.reviewer._records import REVIEW_RUN
+from reviewtrail.store import Store
+from reviewtrail.tracing import iter_runs
+from reviewtrail.tracing._otel import parse_ns, spans_for_run
+from reviewtrail.tracing._otel_records import (
+    MANIFEST_TYPE as RECORDS_MANIFEST_TYPE,
+)
+from reviewtrail.tracing._otel_records import (
+    REVIEW_RUN_TYPE,
+    ledger_facts,
+    manifest_facts,
+)
+from test_trace_otel import attrs, cli
+
+OFF = {"REVIEWTRAIL_REVIEWER": "off"}
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Store:
+    need(shutil.which("bwrap") is not None, "bubblewrap (bwrap) is not installed")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("REVIEWTRAIL_REVIEWER", raising=False)
+    root = tmp_path / "store"
+    s = Store.init(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
+    yield s  # type: ignore[misc]
+    s.close()
+
+
+def _smart_review(store: Store, project: Path, rounds: int = 1) -> list[str]:
+    session = create_session(store)
+    run_code(
+        store, session_id=session.session_id, code="open('report.md', 'w').write('A short note.\\n')", lang="python"
+    )
+    declare_artifact(store, session_id=session.session_id, name="report.md", path="report.md")
+    answers = [json.dumps({"verdict": "ready", "findings": []})] * rounds
+    tier = "deep" if rounds == 2 else "smart"
+    outcome = review_artifact(
+        store, "report.md", tier=tier, env=OFF, backend=ScriptedBackend(answers), project_dir=project
+    )
+    return list(outcome.run.prompt_manifest_ids)
+
+
+def test_record_type_names_match_the_packages_that_write_them() -> None:
+    assert (RECORDS_MANIFEST_TYPE, REVIEW_RUN_TYPE) == (MANIFEST_TYPE, REVIEW_RUN)
+
+
+def test_specialist_spans_carry_the_manifest_times_and_endpoint(store: Store, tmp_path: Path) -> None:
+    manifests = _smart_review(store, tmp_path, rounds=2)
+    [run] = list(iter_runs(tmp_path, "reviewer-specialist"))
+    facts = ledger_facts(store.ledger, [run])
+    assert set(facts) == {(run.key, 1), (run.key, 2)}
+    _, *calls = spans_for_run(run, facts=facts)
+    for span, manifest_id in zip(calls, manifests, strict=True):
+        payload = store.ledger.get(manifest_id).payload_value
+        assert span["startTimeUnixNano"] == str(parse_ns(payload["startedAt"]))
+        assert span["endTimeUnixNano"] == str(parse_ns(payload["endedAt"]))
+        assert attrs(span)["server.address"] == "scripted.local"
+    # Without the ledger, the spans keep the trace files' times (written after the call).
+    _, *plain = spans_for_run(run)
+    assert [s["startTimeUnixNano"] for s in plain] != [s["startTimeUnixNano"] for s in calls]
+
+
+def test_cli_reads_the_store_for_specialist_runs(store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    [manifest_id] = _smart_review(store, tmp_path)
+    payload = store.ledger.get(manifest_id).payload_value
+    monkeypatch.setenv("REVIEWTRAIL_STORE", str(tmp_path / "store"))
+    monkeypatch.setenv("REVIEWTRAIL_DATABASE_URL", f"sqlite:///{tmp_path / 'store' / 'ledger.sqlite'}")
+    out = tmp_path / "x.json"
+    code, _, err = cli("export-otel", "-o", str(out), "--project-dir", str(tmp_path))
+    assert code == 0, err
+    [_, span] = json.loads(out.read_text(encoding="utf-8"))["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    assert span["startTimeUnixNano"] == str(parse_ns(payload["startedAt"]))
+    code, _, err = cli("export-otel", "-o", str(out), "--no-ledger", "--project-dir", str(tmp_path))
+    assert code == 0, err
+    [_, span] = json.loads(out.read_text(encoding="utf-8"))["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    assert span["startTimeUnixNano"] != str(parse_ns(payload["startedAt"]))
+
+
+def test_cli_without_a_store_warns_and_keeps_trace_times(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from test_trace_otel import CallSpec, RunSpec, meta_doc, request_doc, write_run
+
+    write_run(
+        tmp_path,
+        RunSpec(
+            skill="reviewer-specialist",
+            calls=[CallSpec(1, "smart-review-round-1", request_doc(1, "x"), meta_doc(1, "x"))],
+        ),
+    )
+    monkeypatch.setenv("REVIEWTRAIL_STORE", str(tmp_path / "no-store-here"))
+    monkeypatch.delenv("REVIEWTRAIL_DATABASE_URL", raising=False)
+    code, _, err = cli("export-otel", "-o", str(tmp_path / "x.json"), "--project-dir", str(tmp_path))
+    assert code == 0 and "keep their trace times" in err
+
+
+def test_manifest_facts_read_what_the_manifest_has() -> None:
+    facts = manifest_facts(
+        {
+            "startedAt": "2026-04-15T06:30:00.000001Z",
+            "endedAt": "2026-04-15T06:30:02.5Z",
+            "endpointHost": "api.anthropic.com",
+            "responseId": "msg_1",
+            "finishReason": "end_turn",
+            "usage": {"inputTokens": 10, "outputTokens": 2, "cacheReadTokens": 4, "cacheWriteTokens": 3},
+        }
+    )
+    assert facts.end_ns is not None and facts.start_ns is not None
+    assert facts.end_ns - facts.start_ns == 2_499_999_000
+    assert (facts.server_address, facts.response_id, facts.finish_reasons) == (
+        "api.anthropic.com",
+        "msg_1",
+        ("end_turn",),
+    )
+    assert (facts.input_tokens, facts.output_tokens, facts.cache_read_tokens, facts.cache_creation_tokens) == (
+        10,
+        2,
+        4,
+        3,
+    )
+    empty = manifest_facts({"usage": None, "startedAt": 5})
+    assert empty.start_ns is None and empty.cache_read_tokens is None and empty.finish_reasons == ()
