@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.evidence._claims import (
+    CHIP,
     CITATION,
     ExtractedClaim,
     citation_tokens,
@@ -83,10 +84,10 @@ SPLITS: list[tuple[str, list[str]]] = [
     ("Growth was 5%. [paper:x] reports that. End.", ["Growth was 5%.", "[paper:x] reports that.", "End."]),
     ("True.[1] Next.[^2] Last. [ev:a], [ev:b]", ["True.[1]", "Next.[^2]", "Last. [ev:a], [ev:b]"]),
     ("See [the docs](https://x.org/a.b). Next.", ["See [the docs](https://x.org/a.b).", "Next."]),
-    ("| a | b |\n|---|---|\n| 1.5 | [ev:x] |", ["| a | b |", "| 1.5 | [ev:x] |"]),
+    ("| a | b |\n|---|---|\n| 1.5 | [ev:x] |", ["a", "b", "1.5", "[ev:x]"]),  # each table cell is a sentence
     (
         "# 1. Introduction. Scope\n| Accuracy. | 0.91 [ev:x] |",
-        ["1. Introduction. Scope", "| Accuracy. | 0.91 [ev:x] |"],
+        ["1. Introduction. Scope", "Accuracy.", "0.91 [ev:x]"],
     ),
     ("(e.g. Fig. 2) **Fig. 3** shows it. Next.", ["(e.g. Fig. 2) **Fig. 3** shows it.", "Next."]),
     ("> Quoted one. Quoted two.\nNot quoted.", ["Quoted one.", "Quoted two.", "Not quoted."]),
@@ -124,7 +125,9 @@ CLAIMS: list[tuple[str, list[tuple[str, list[str], bool]]]] = [
         [("Accuracy reached 0.91 [run:abc].", ["[run:abc]"], True),
          ("It was trained for 3 epochs [run:def].", ["[run:def]"], True)],
     ),
-    ("See [1] and [^2] and [ev1] and [2, 3] and [0.5, 0.9]. A [link](https://x.org) too.", []),
+    ("See [1] and [^2] and [2, 3] and [0.5, 0.9]. A [link](https://x.org) too.", []),
+    ("See [ev1] and [EVIDENCE2] and [artifact3].", [("See [ev1] and [EVIDENCE2] and [artifact3].",
+                                                    ["[ev1]", "[EVIDENCE2]", "[artifact3]"], False)]),
     ("The DOI [doi:10.1/x](https://doi.org/10.1/x) is a link, [https://x.org/a] a bracketed URL.", []),
     (
         "Use `[ev:x]` here [ev:y].\n```\n[ev:z] is code.\n```\nAnd ``[ev:w]`` too.",
@@ -196,8 +199,10 @@ def test_citation_fields_and_json() -> None:
 
 
 def test_citation_tokens_skip_code_and_non_citations() -> None:
-    text = "a [ev:1] `[ev:2]` [ev1] [1]\n```\n[ev:3]\n```\n[PMC:77](x) [pmc:8]"
-    assert [(c.type, c.id) for c in citation_tokens(text)] == [("ev", "1"), ("pmc", "8")]
+    text = "a [ev:1] `[ev:2]` [ev1] [1]\n```\n[ev:3]\n```\n[PMC:77](x) [pmc:8] [ev4](x)"
+    tokens = citation_tokens(text)
+    assert [(c.type, c.id, c.alias) for c in tokens] == [("ev", "1", None), ("ev", "1", "ev1"), ("pmc", "8", None)]
+    assert [c.key for c in tokens] == ["ev:1", "ev1", "pmc:8"]
     assert CITATION.fullmatch("[run_1-x:a.b/c:d]") and not CITATION.fullmatch("[ev: a]")
     assert not CITATION.fullmatch("[2:3]") and not CITATION.fullmatch("[ev:]")
 
@@ -245,16 +250,20 @@ _NUMBERS = ["3.14", "1.5e-3", "v2.1.0", "95.5%", "1,000.5", "42", "2020", "0.91"
 _ABBREVIATIONS = ["e.g.", "i.e.", "et al.", "Fig.", "Eq.", "Dr.", "Mr.", "vs.", "cf.", "approx.", "No.", "Tab.",
                   "Sec.", "U.S.", "J.", "etc."]  # fmt: skip
 _URLS = ["https://doi.org/10.1000/182.", "arxiv.org/abs/2401.01234", "www.x.org/a?b=1"]
-_NON_CITATIONS = ["[1]", "[^1]", "[ev1]", "[2, 3]", "[0.5, 0.9]", "[text](https://x.org/a)", "[https://x.org]"]
+_NON_CITATIONS = ["[1]", "[^1]", "[ev1](https://x.org/e)", "[2, 3]", "[0.5, 0.9]", "[text](https://x.org/a)",
+                  "[https://x.org]"]  # fmt: skip
 _ELLIPSES = ["...", "…", "……"]
 _TERMINATORS = [".", "!", "?", "?!", "。", "！", "？", "；", "", ".”", "。」", ")."]
 _TYPES = ["paper", "doi", "pmid", "pmc", "arxiv", "ev", "run", "artifact", "mcp", "url", "DOI", "Ev"]
 _ID_CHARS = "abcXYZ019.-_/:%?!。"
 
-citations = st.builds(
-    lambda t, i: f"[{t}:{i}]",
-    st.sampled_from(_TYPES),
-    st.text(_ID_CHARS, min_size=1, max_size=12).filter(lambda s: not s.startswith("//")),
+citations = st.one_of(
+    st.builds(
+        lambda t, i: f"[{t}:{i}]",
+        st.sampled_from(_TYPES),
+        st.text(_ID_CHARS, min_size=1, max_size=12).filter(lambda s: not s.startswith("//")),
+    ),
+    st.builds(lambda f, n: f"[{f}{n}]", st.sampled_from(["ev", "EV", "evidence", "Artifact"]), st.integers(0, 99)),
 )
 inline_code = st.sampled_from(["a.b()", "x. Y", "[ev:in-code]", "1. 2", "[doi:10.1/x]. Z"]).map(lambda c: f"`{c}`")
 
@@ -309,7 +318,7 @@ def _check_invariants(reply: str) -> None:
     found = Counter((c.raw, c.start, c.end) for c in tokens)
     assert found == Counter((c.raw, c.start, c.end) for claim in claims for c in claim.citations)
     for c in tokens:
-        assert reply[c.start : c.end] == c.raw and CITATION.fullmatch(c.raw)
+        assert reply[c.start : c.end] == c.raw and (CITATION.fullmatch(c.raw) or CHIP.fullmatch(c.raw))
     last = 0
     for claim in claims:
         assert reply[claim.sentence_start : claim.sentence_end] == claim.text and claim.citations
@@ -332,14 +341,15 @@ def test_extraction_neither_loses_nor_invents_citations(case: tuple[str, list[st
 
 _PIECES = ["a", "B", " ", "  ", "\n", "\n\n", ".", "!", "?", "。", "！", "？", "；", "…", "...", "[", "]", ":", "(",
            ")", "`", "```", "~~~", "#", "- ", "1. ", "> ", "|", "3", ".5", "e.g.", "J.", "[ev:a]", "[doi:10.1/x.y]",
-           "[1]", "[ev:a。b]", "https://x.org/a.", "“", "”", "*", "\r\n", "数据", "\t"]  # fmt: skip
+           "[1]", "[ev1]", "[EV2]", "[ev:a。b]", "https://x.org/a.", "“", "”", "*", "\r\n", "数据", "\t"]  # fmt: skip
 
 
 @given(st.lists(st.sampled_from(_PIECES), max_size=60).map("".join))
 def test_invariants_hold_on_arbitrary_markdown_soup(reply: str) -> None:
     _check_invariants(reply)
     if "`" not in reply and "~~~" not in reply:
-        assert [c.raw for c in citation_tokens(reply)] == [m.group() for m in CITATION.finditer(reply)]
+        expected = sorted([*CITATION.finditer(reply), *CHIP.finditer(reply)], key=lambda m: m.start())
+        assert [c.raw for c in citation_tokens(reply)] == [m.group() for m in expected]
 
 
 def test_extracting_from_a_one_megabyte_reply(capsys: pytest.CaptureFixture[str]) -> None:

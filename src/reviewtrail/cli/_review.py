@@ -30,27 +30,66 @@ def _read_text(path: Path) -> str:
         raise InvalidInputError(f"cannot read {path} as UTF-8 text: {exc}", field="file") from exc
 
 
+def _read_aliases(path: Path) -> dict[str, str]:
+    import json
+
+    from reviewtrail.errors import InvalidInputError
+    from reviewtrail.evidence import parse_aliases
+
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise InvalidInputError(f"{path} does not exist", field="aliases") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"cannot read {path} as UTF-8 text: {exc}", field="aliases") from exc
+    except ValueError as exc:
+        raise InvalidInputError(f"{path} is not JSON: {exc}", field="aliases") from exc
+    return parse_aliases(doc)
+
+
 @claims_app.command("extract")
 @handle_errors
 def claims_extract(
     file: Annotated[Path, typer.Argument(help="The assistant reply ('-' for stdin).")],
     review_run: Annotated[str | None, typer.Option("--review-run", help="reviewRunId to record.")] = None,
     turn: Annotated[str | None, typer.Option("--turn", help="turnId to record.")] = None,
+    aliases: Annotated[
+        Path | None,
+        typer.Option(
+            "--aliases", help='JSON object mapping the reply\'s chips to evidence ids: {"ev1": "ev-3f2a..."}.'
+        ),
+    ] = None,
+    artifact: Annotated[
+        str | None, typer.Option("--artifact", help="NAME[@VERSION]: the alias map also applies to this artifact.")
+    ] = None,
+    project: ProjectOpt = "default",
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the claims without recording them.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Extract the sentences carrying [TYPE:ID] citations as claims, resolve the citations, record them.
+    """Extract the sentences carrying [TYPE:ID] citations or chips ([ev1], [evidence2], [artifact3]) as
+    claims, resolve the citations, record them.
 
-    Citations that resolve to nothing recorded are listed, never dropped.
+    With --aliases the turn's alias map (chip -> evidence id) resolves the chips and is recorded
+    with the claims: a review applies it to an artifact with the same content as the reply, or to
+    the --artifact version. Citations that resolve to nothing recorded are listed, never dropped.
 
-    Example: reviewtrail claims extract reply.md --turn t-12 --json
+    Example: reviewtrail claims extract reply.md --turn t-12 --aliases aliases.json --json
     """
     from reviewtrail.evidence import record_claims
     from reviewtrail.store import Store
 
     text = _read_text(file)
+    mapping = _read_aliases(aliases) if aliases is not None else None
     with Store.open() as store:
-        result = record_claims(store, text, review_run_id=review_run, turn_id=turn, dry_run=dry_run)
+        info = None
+        if artifact is not None:
+            from reviewtrail.provenance import get_version, parse_spec
+
+            name, version = parse_spec(artifact)
+            info = get_version(store, name, version, project)
+        result = record_claims(
+            store, text, review_run_id=review_run, turn_id=turn, aliases=mapping, artifact=info, dry_run=dry_run
+        )
     if as_json:
         print_json(result.to_json())
         return

@@ -5,7 +5,17 @@ Public API::
     from reviewtrail.evidence import extract_claims, record_claims, add_evidence, link_evidence
 """
 
-from reviewtrail.evidence._claims import Citation, ExtractedClaim, citation_tokens, extract_claims, split_sentences
+from reviewtrail.evidence._aliases import alias_maps_for, chain_problem, parse_aliases, record_alias_map
+from reviewtrail.evidence._claims import (
+    Citation,
+    ExtractedClaim,
+    NumericClaim,
+    chip_aliases,
+    citation_tokens,
+    extract_claims,
+    numeric_claims,
+    split_sentences,
+)
 from reviewtrail.evidence._evidence import (
     RecordedClaims,
     add_evidence,
@@ -24,6 +34,7 @@ from reviewtrail.evidence._evidence import (
 from reviewtrail.evidence._records import (
     EVIDENCE_PROJECTION,
     RELATIONS,
+    AliasMap,
     Claim,
     ClaimCitation,
     EvidenceItem,
@@ -36,16 +47,21 @@ register_projection(EVIDENCE_PROJECTION)
 
 __all__ = [
     "RELATIONS",
+    "AliasMap",
     "Citation",
     "Claim",
     "ClaimCitation",
     "EvidenceItem",
     "EvidenceLink",
     "ExtractedClaim",
+    "NumericClaim",
     "PdfExtraction",
     "RecordedClaims",
     "add_evidence",
+    "alias_maps_for",
+    "chain_problem",
     "check_pdf",
+    "chip_aliases",
     "citation_tokens",
     "claims_for",
     "extract_claims",
@@ -54,7 +70,10 @@ __all__ = [
     "get_evidence",
     "link_evidence",
     "links_of",
+    "numeric_claims",
+    "parse_aliases",
     "parse_origin",
+    "record_alias_map",
     "record_claims",
     "record_pdf_extraction",
     "resolve_citation",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,8 +11,10 @@ from pydantic import TypeAdapter, ValidationError
 
 from reviewtrail.canonical import canonical_json
 from reviewtrail.errors import InvalidInputError, NotFoundError
+from reviewtrail.evidence._aliases import alias_map_record, chip_citation
 from reviewtrail.evidence._claims import extract_claims
 from reviewtrail.evidence._records import (
+    AliasMap,
     Claim,
     ClaimCitation,
     EvidenceItem,
@@ -161,7 +164,8 @@ def resolve_citation(store: Store, type_: str, id_: str) -> str | None:
 @dataclass(frozen=True)
 class RecordedClaims:
     claims: list[Claim]
-    envelopes: list[Envelope]
+    envelopes: list[Envelope]  # one per claim, then the alias map's when one was given
+    alias_map: AliasMap | None = None
 
     @property
     def unresolved(self) -> list[tuple[str, str]]:
@@ -169,13 +173,14 @@ class RecordedClaims:
         return [(c.claim_id, cit.raw) for c in self.claims for cit in c.citations if not cit.resolved]
 
     def to_json(self) -> dict[str, Any]:
-        ids: list[str | None] = [e.id for e in self.envelopes] or [None] * len(self.claims)
+        ids: list[str | None] = [e.id for e in self.envelopes[: len(self.claims)]] or [None] * len(self.claims)
         return {
             "claims": [
                 {**c.model_dump(mode="json", by_alias=True), "recordId": record_id}
                 for c, record_id in zip(self.claims, ids, strict=True)
             ],
             "unresolved": [{"claimId": cid, "citation": raw} for cid, raw in self.unresolved],
+            "aliasMap": None if self.alias_map is None else self.alias_map.model_dump(mode="json", by_alias=True),
         }
 
 
@@ -185,18 +190,37 @@ def record_claims(
     *,
     review_run_id: str | None = None,
     turn_id: str | None = None,
+    aliases: Mapping[str, str] | None = None,
+    artifact: Any = None,
     actor: str = "agent",
     dry_run: bool = False,
 ) -> RecordedClaims:
-    """Extract the claims of an assistant reply, resolve their citations, and record them (one batch)."""
+    """Extract the claims of an assistant reply, resolve their citations, and record them (one batch).
+
+    ``aliases`` is the turn's alias map (``ev1`` → evidence id): chips resolve through it, and it
+    is recorded in the same batch, for this reply's content and for ``artifact`` (a
+    :class:`~reviewtrail.provenance.VersionInfo`) when given.
+    """
     extracted = extract_claims(reply, review_run_id=review_run_id, turn_id=turn_id)
+    with_map = aliases is not None or artifact is not None
+    alias_map = None
+    if with_map:  # checked before anything is stored
+        alias_map = alias_map_record(aliases or {}, turn_id=turn_id, review_run_id=review_run_id, artifact=artifact)
     source = None
-    if not dry_run and extracted:
+    if not dry_run and (extracted or with_map):
         source = store.cas.put(reply.encode("utf-8"), pool="agent-state", media_type="text/markdown").to_json()
+        if with_map:
+            alias_map = alias_map_record(
+                aliases or {}, turn_id=turn_id, review_run_id=review_run_id, source=source, artifact=artifact
+            )
+    mapping = alias_map.aliases if alias_map is not None else {}
     claims = []
     for x in extracted:
         citations = []
         for c in x.citations:
+            if c.alias is not None:
+                citations.append(chip_citation(store, c, [mapping[c.alias]] if c.alias in mapping else []))
+                continue
             target = resolve_citation(store, c.type, c.id)
             citations.append(ClaimCitation(type=c.type, id=c.id, raw=c.raw, resolved=target is not None, target=target))
         claims.append(
@@ -212,10 +236,14 @@ def record_claims(
                 sentence_end=x.sentence_end,
             )
         )
-    if dry_run or not claims:
-        return RecordedClaims(claims, [])
+    if dry_run or (not claims and alias_map is None):
+        return RecordedClaims(claims, [], alias_map)
     records = [new_record(c, actor=actor, privacy="private", subject=f"claim:{c.claim_id}") for c in claims]
-    return RecordedClaims(claims, store.append(records))
+    if alias_map is not None:
+        records.append(
+            new_record(alias_map, actor=actor, privacy="private", subject=f"turn:{turn_id}" if turn_id else None)
+        )
+    return RecordedClaims(claims, store.append(records), alias_map)
 
 
 def get_claim(store: Store, claim_id: str) -> Claim:

@@ -11,12 +11,15 @@ from reviewtrail.cas import CasRef
 from reviewtrail.ledger import Envelope, Projection, ProjectionTable, RecordPayload, record_type
 
 __all__ = [
+    "ALIAS_MAP",
+    "CHIP_ALIAS",
     "CLAIM",
     "EVIDENCE_ITEM",
     "EVIDENCE_LINK",
     "EVIDENCE_PROJECTION",
     "PDF_EXTRACTION",
     "RELATIONS",
+    "AliasMap",
     "ArtifactOrigin",
     "Claim",
     "ClaimCitation",
@@ -37,6 +40,9 @@ CLAIM = "evidence.claim@1"
 EVIDENCE_ITEM = "evidence.item@1"
 EVIDENCE_LINK = "evidence.link@1"
 PDF_EXTRACTION = "evidence.pdf-extraction@1"
+ALIAS_MAP = "evidence.alias-map@1"
+#: A chip's alias as recorded: lower case, ``ev``, ``evidence`` or ``artifact`` then digits.
+CHIP_ALIAS = r"^(?:ev|evidence|artifact)\d+$"
 Relation = Literal["supports", "context", "contradicts"]
 RELATIONS: tuple[Relation, ...] = ("supports", "context", "contradicts")
 Ref = dict[str, Any]
@@ -111,6 +117,9 @@ class ClaimCitation(_Part):
     raw: str
     resolved: bool
     target: str | None = None  # what it resolved to: "evidence:<id>", "execution:<id>", "artifact:<name>@<v>"
+    # A chip ([EV1]): its alias ("ev1") and the evidence id the turn's alias map gave it (None: no mapping).
+    alias: str | None = Field(default=None, pattern=CHIP_ALIAS)
+    evidence_id: str | None = Field(default=None, alias="evidenceId")
 
 
 @record_type(CLAIM)
@@ -124,6 +133,29 @@ class Claim(RecordPayload):
     source: Ref | None = None  # the reply it was extracted from (CAS)
     sentence_start: int = Field(alias="sentenceStart")
     sentence_end: int = Field(alias="sentenceEnd")
+
+
+@record_type(ALIAS_MAP)
+class AliasMap(RecordPayload):
+    """What a turn's chips point at: ``aliases`` maps ``ev1`` (lower case) to an evidence id.
+
+    It applies to a text by content (``source``: the CAS reference of the reply it was given with)
+    or to one artifact version named here. The evidence need not be recorded yet: a review reports
+    a mapping to evidence that is not recorded.
+    """
+
+    aliases: dict[Annotated[str, Field(pattern=CHIP_ALIAS)], Annotated[str, Field(pattern=r"^\S+$")]]
+    turn_id: str | None = Field(default=None, alias="turnId")
+    review_run_id: str | None = Field(default=None, alias="reviewRunId")
+    source: CasRef | None = None  # a real CAS reference: Store.append checks the object exists
+    artifact_id: str | None = Field(default=None, alias="artifactId")
+    artifact_version: int | None = Field(default=None, alias="artifactVersion", ge=1)
+
+    @model_validator(mode="after")
+    def _target(self) -> AliasMap:
+        if (self.artifact_id is None) != (self.artifact_version is None):
+            raise ValueError("artifactId and artifactVersion go together")
+        return self
 
 
 @record_type(EVIDENCE_ITEM)
@@ -216,11 +248,23 @@ def _rows(env: Envelope) -> Iterable[tuple[str, dict[str, Any]]]:
         )
     elif env.type == PDF_EXTRACTION and p["status"] == "succeeded":
         yield "ev_pdf_extractions", {"paper_id": p["paperId"], "record_id": env.id}
+    elif env.type == ALIAS_MAP:
+        yield (
+            "ev_alias_maps",
+            {
+                "record_id": env.id,
+                "turn_id": p.get("turnId"),
+                "source_digest": (p.get("source") or {}).get("digest"),
+                "artifact_id": p.get("artifactId"),
+                "artifact_version": p.get("artifactVersion"),
+                "seq": env.seq,
+            },
+        )
 
 
 EVIDENCE_PROJECTION = Projection(
     name="evidence",
-    version=2,
+    version=3,
     tables=(
         ProjectionTable(
             "ev_claims",
@@ -253,6 +297,19 @@ EVIDENCE_PROJECTION = Projection(
             indexes=(("evidence_id",),),
         ),
         ProjectionTable("ev_pdf_extractions", (("paper_id", "text"), ("record_id", "text")), key=("paper_id",)),
+        ProjectionTable(
+            "ev_alias_maps",
+            (
+                ("record_id", "text"),
+                ("turn_id", "text"),
+                ("source_digest", "text"),
+                ("artifact_id", "text"),
+                ("artifact_version", "int"),
+                ("seq", "int"),
+            ),
+            key=("record_id",),
+            indexes=(("turn_id",), ("source_digest",), ("artifact_id", "artifact_version")),
+        ),
     ),
     rows=_rows,
 )

@@ -8,14 +8,23 @@ Blocks (one line at a time, CommonMark-like):
 * A fenced code block (a line starting with ```` ``` ```` or ``~~~``, up to a closing fence of the
   same character and at least the same length, or to the end of the text) is never split and
   yields no sentence: code is not prose. Indented (four-space) code is *not* recognised.
-* A heading (``#`` to ``######``) and a table row (a line starting with ``|``) are each exactly one
-  sentence, never split (``# 1. Introduction``, ``| Accuracy. | 0.91 |``).
+* A heading (``#`` to ``######``) is exactly one sentence, never split (``# 1. Introduction``).
+* A table row (a line starting with ``|``) yields one sentence per cell, never split: each cell is its
+  own claim, so a citation in one cell never belongs to another. Cells are separated by ``|``
+  except an escaped ``\\|`` or one inside inline code or a citation. A row followed by a delimiter
+  row (``|---|:--:|``) is the header: its cells have the role ``header``. The delimiter row yields
+  nothing.
 * A list item (``-``, ``*``, ``+``, ``•``, ``‣``, ``◦``, ``▪``, ``·`` bullets; ``1.``, ``1)``,
   ``1、``, ``一、``, ``(1)``, ``（1）`` with at most three digits) starts a new block that ends at
   the next block start; plain lines after it continue it. A numbered marker interrupts a
   paragraph only when its number is 1 (CommonMark), so ``in\\n2. place`` stays one sentence.
 * A thematic break (``---``, ``***``, ``___``, setext ``===``) ends the current block.
 * Any other line continues the current block (a soft wrap) when the ``>`` quote depth is unchanged.
+
+Every sentence has a role (:attr:`Sentence.role`): ``heading``, ``cell``, ``header`` (a header
+cell), ``quote`` (inside a ``>`` block quote), ``reference`` (a bibliography entry: a block under a
+heading named References, Bibliography, Works cited, Literature cited, 参考文献 or 引用文献 up to the
+next heading, or a block starting with ``[N]`` or ``[^N]:``) or ``prose``.
 
 The markers (indentation, ``>``, bullet, number, ``#``) are not part of a sentence; a
 continuation line keeps its own indentation and ``>`` inside the sentence text. A piece with
@@ -38,6 +47,8 @@ Sentence ends inside a block:
   (``https://doi.org/10.1000/182.`` — the last dot is the sentence's), structured citations
   ``[TYPE:ID]`` and inline code (```a.b()```) are never split: a dot inside them is not
   followed by whitespace or is masked.
+* Provenance chips ``[evN]``, ``[evidenceN]`` and ``[artifactN]`` (any case) are masked like
+  citations (:data:`CHIP`).
 * Closing quotes, brackets and emphasis after the end (``.”``, ``。」``, ``.)``, ``.**``) stay
   with the sentence, and so do citations and footnote marks placed after it (``Rose 5%. [ev:a]
   Next.``, ``真。[ev:a]\\n``, ``True.[1]``) when what follows them is the end of the block or
@@ -54,9 +65,23 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
 
-__all__ = ["BEFORE_NUMBER", "CITATION", "CITE", "CODE", "NEVER_END", "URL", "Layout", "Sentence", "analyze", "split"]
+__all__ = [
+    "BEFORE_NUMBER",
+    "CHIP",
+    "CITATION",
+    "CITE",
+    "CODE",
+    "NEVER_END",
+    "URL",
+    "Layout",
+    "Role",
+    "Sentence",
+    "analyze",
+    "split",
+]
 
 #: Lower-cased words (without the final dot) after which ``.`` never ends a sentence.
 NEVER_END: frozenset[str] = frozenset(
@@ -84,7 +109,13 @@ _ID = r"(?!//)[^\s\[\]`]+"
 #: (``[doi:x](https://...)``). ``[1]``, ``[^1]``, ``[ev1]``, ``[2, 3]`` have no colon and are not citations.
 CITATION = re.compile(rf"\[(?P<type>{_TYPE}):(?P<id>{_ID})\](?!\()")
 
-_REF = rf"(?:\[{_TYPE}:{_ID}\](?!\()|\[\^[^\s\[\]`]+\]|\[\d+(?:\s*[,–-]\s*\d+)*\])"
+#: A provenance chip ``[evN]``, ``[evidenceN]`` or ``[artifactN]`` in any case; not a link text.
+CHIP = re.compile(r"\[(?P<family>(?i:evidence|ev|artifact))(?P<number>\d+)\](?!\()")
+
+_REF = (
+    rf"(?:\[{_TYPE}:{_ID}\](?!\()|\[\^[^\s\[\]`]+\]|\[\d+(?:\s*[,–-]\s*\d+)*\]"
+    r"|\[(?i:evidence|ev|artifact)\d+\](?!\())"
+)
 _REF_CHAIN = re.compile(rf"\s*{_REF}(?:[ \t,;，；]*{_REF})*")
 _URL = re.compile(r"(?:https?|ftp)://[^\s<>\[\]\"'`]+|\bwww\.[^\s<>\[\]\"'`]+|\bdoi:10\.\d+/[^\s<>\[\]\"'`]+")
 _URL_TAIL = ".,;:!?)'\"*_"
@@ -101,6 +132,12 @@ _LIST = re.compile(
     r"(?=\S)"
 )
 _TICKS = re.compile(r"`+")
+_DELIMITER_ROW = re.compile(r"\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?")
+_REFERENCES_TITLE = re.compile(
+    r"(?i:[\d.\s]*(?:references?|bibliography|works cited|literature cited|sources cited|citations)"
+    r"|参考文献|引用文献|参考资料)[\s:：#*]*"
+)
+_BIBLIOGRAPHY_ENTRY = re.compile(r"\[\d+\][ \t]|\[\^[^\s\]]+\]:")
 
 _TERM = re.compile(r"[.!?。！？]+")
 _STRONG = re.compile(r"[。！？]")
@@ -111,6 +148,10 @@ _WORD = re.compile(r"\w")
 _DOTTED = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]")
 
 
+Role = Literal["prose", "quote", "heading", "cell", "header", "reference"]
+_Block = tuple[int, int, bool, str]  # (start, end, atomic, role); role "row" for a table row before its cells
+
+
 @dataclass(frozen=True, slots=True)
 class Sentence:
     """One sentence: ``source[start:end] == text``, trimmed of whitespace and block markers."""
@@ -118,6 +159,7 @@ class Sentence:
     text: str
     start: int
     end: int
+    role: Role = "prose"
 
 
 @dataclass(slots=True)
@@ -126,8 +168,9 @@ class Layout:
 
     text: str
     kinds: bytearray  # 0 prose, CODE, CITE or URL, per character
-    blocks: list[tuple[int, int, bool]]  # (start, end, atomic) of each prose block's content, in order
+    blocks: list[_Block]  # each prose block's content, in order
     citations: list[re.Match[str]]  # CITATION matches outside code, in order
+    chips: list[re.Match[str]] = field(default_factory=list)  # CHIP matches outside code, in order
 
 
 def analyze(text: str) -> Layout:
@@ -135,10 +178,11 @@ def analyze(text: str) -> Layout:
     blocks, fences = _scan_blocks(text)
     for s, e in fences:
         kinds[s:e] = bytes((CODE,)) * (e - s)
-    for s, e, _ in blocks:
+    for s, e, _, _ in blocks:
         _mark_inline_code(text, kinds, s, e)
     citations = [m for m in CITATION.finditer(text) if not kinds[m.start()]]
-    for m in citations:
+    chips = [m for m in CHIP.finditer(text) if not kinds[m.start()]]
+    for m in citations + chips:
         kinds[m.start() : m.end()] = bytes((CITE,)) * (m.end() - m.start())
     for m in _URL.finditer(text):
         s, e = m.start(), m.end()
@@ -146,37 +190,56 @@ def analyze(text: str) -> Layout:
             e -= 1
         if not kinds[s]:
             kinds[s:e] = bytes((URL,)) * (e - s)
-    return Layout(text, kinds, blocks, citations)
+    return Layout(text, kinds, blocks, citations, chips)
 
 
 def split(layout: Layout) -> list[Sentence]:
     text, kinds = layout.text, layout.kinds
     out: list[Sentence] = []
-    for start, end, atomic in layout.blocks:
+    for start, end, atomic, role in layout.blocks:
+        if role in ("row", "header-row"):
+            cell_role: Role = "header" if role == "header-row" else "cell"
+            for s, e in _cells(text, kinds, start, end):
+                _emit(text, s, e, out, cell_role)
+            continue
         seg = start
         for m in () if atomic else _TERM.finditer(text, start, end):
             if m.start() < seg or kinds[m.start()] or kinds[m.end() - 1]:
                 continue
             cut = _boundary(text, m, end)
             if cut is not None:
-                _emit(text, seg, cut, out)
+                _emit(text, seg, cut, out, role)  # type: ignore[arg-type]  # a block role is a Role here
                 seg = cut
-        _emit(text, seg, end, out)
+        _emit(text, seg, end, out, role)  # type: ignore[arg-type]
     return out
 
 
-def _scan_blocks(text: str) -> tuple[list[tuple[int, int, bool]], list[tuple[int, int]]]:
-    """Prose blocks (content ranges, atomic or not) and fenced code ranges, line by line."""
-    blocks: list[tuple[int, int, bool]] = []
+def _cells(text: str, kinds: bytearray, start: int, end: int) -> list[tuple[int, int]]:
+    """The cells of a table row: ranges between ``|`` that are not escaped, in code or in a citation."""
+    out, seg = [], start
+    for i in range(start, end):
+        if text[i] == "|" and not kinds[i] and (i == start or text[i - 1] != "\\"):
+            if i > seg:
+                out.append((seg, i))
+            seg = i + 1
+    if seg < end:
+        out.append((seg, end))
+    return out
+
+
+def _scan_blocks(text: str) -> tuple[list[_Block], list[tuple[int, int]]]:
+    """Prose blocks (content ranges, atomic or not, with their role) and fenced code ranges, line by line."""
+    blocks: list[_Block] = []
     fences: list[tuple[int, int]] = []
     cur: list[int] | None = None  # [start, end, quote depth, is list item]
     fence: tuple[str, int, int] | None = None  # (fence char, fence length, start offset)
     pos, n = 0, len(text)
+    in_references = False  # under a References heading, up to the next heading
 
     def close() -> None:
         nonlocal cur
         if cur is not None:
-            blocks.append((cur[0], cur[1], False))
+            blocks.append((cur[0], cur[1], False, _role(text, cur[0], cur[2], in_references)))
             cur = None
 
     while pos < n:
@@ -198,13 +261,18 @@ def _scan_blocks(text: str) -> tuple[list[tuple[int, int, bool]], list[tuple[int
         elif (m := _FENCE.match(text, r, end)) and not (m.group(1)[0] == "`" and "`" in text[m.end() : end]):
             close()
             fence = (m.group(1)[0], len(m.group(1)), pos)
+        elif text.startswith("|", r):
+            close()
+            if not _DELIMITER_ROW.fullmatch(text, r, end):
+                header = _DELIMITER_ROW.fullmatch(_next_line(text, stop).strip())
+                blocks.append((r, end, True, "header-row" if header else "row"))
         elif _RULE.fullmatch(text, r, end):
             close()
-        elif (m := _HEADING.match(text, r, end)) or text.startswith("|", r):
+        elif m := _HEADING.match(text, r, end):
             close()
-            content = m.end() if m else r
-            if content < end:
-                blocks.append((content, end, True))
+            in_references = _REFERENCES_TITLE.fullmatch(text, m.end(), end) is not None
+            if m.end() < end:
+                blocks.append((m.end(), end, True, "heading"))
         elif (m := _LIST.match(text, r, end)) and (cur is None or cur[3] or _interrupts(m)):
             close()
             cur = [m.end(), end, depth, 1]
@@ -218,6 +286,21 @@ def _scan_blocks(text: str) -> tuple[list[tuple[int, int, bool]], list[tuple[int
     if fence is not None:
         fences.append((fence[2], n))
     return blocks, fences
+
+
+def _next_line(text: str, stop: int) -> str:
+    if stop >= len(text):
+        return ""
+    nl = text.find("\n", stop + 1)
+    return text[stop + 1 : len(text) if nl < 0 else nl]
+
+
+def _role(text: str, start: int, depth: int, in_references: bool) -> str:
+    if depth:
+        return "quote"
+    if in_references or _BIBLIOGRAPHY_ENTRY.match(text, start):
+        return "reference"
+    return "prose"
 
 
 def _interrupts(item: re.Match[str]) -> bool:
@@ -304,7 +387,7 @@ def _is_cjk(c: str) -> bool:
     return 0x3040 <= o <= 0x9FFF or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF or 0x20000 <= o <= 0x2FA1F
 
 
-def _emit(text: str, s: int, e: int, out: list[Sentence]) -> None:
+def _emit(text: str, s: int, e: int, out: list[Sentence], role: Role = "prose") -> None:
     first = _NONSPACE.search(text, s, e)
     if first is None:
         return
@@ -312,4 +395,4 @@ def _emit(text: str, s: int, e: int, out: list[Sentence]) -> None:
     while text[e - 1].isspace():
         e -= 1
     if _WORD.search(text, s, e) is not None:
-        out.append(Sentence(text[s:e], s, e))
+        out.append(Sentence(text[s:e], s, e, role))

@@ -1,26 +1,55 @@
 """Quick tier, Computation: numeric claims must rest on recorded, successful, environment-recorded
 executions whose output reached the artifact. When the lineage cannot be read the check says it
-was inconclusive instead of passing or failing."""
+was inconclusive instead of passing or failing.
+
+In a narrative artifact (Markdown, plain text, HTML, TeX) every number is a claim to back: one
+that cites nothing at all is ``COMPUTATION_NUMERIC_CLAIM_UNSUPPORTED``, one that cites only the
+literature (``[1]``, ``(Smith, 2020)``, a link) and no evidence is
+``COMPUTATION_NUMERIC_CLAIM_EVIDENCE_MISSING``. Provenance chips are checked here too
+(:mod:`reviewtrail.reviewer._chips`)."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from reviewtrail.evidence import Claim, extract_claims, full_text_retrieved, get_evidence, links_of, resolve_citation
+from reviewtrail.evidence import (
+    Claim,
+    extract_claims,
+    full_text_retrieved,
+    get_evidence,
+    links_of,
+    numeric_claims,
+    resolve_citation,
+)
 from reviewtrail.evidence._records import ClaimCitation
 from reviewtrail.provenance import VersionInfo, lineage
+from reviewtrail.reviewer._chips import artifact_aliases, check_chips, resolve_chip
 from reviewtrail.reviewer._records import CheckResult, ReviewFinding
 from reviewtrail.store import Store
 
-__all__ = ["artifact_claims", "check_computation", "check_full_text", "check_unresolved"]
+__all__ = [
+    "NARRATIVE_MEDIA_TYPES",
+    "artifact_claims",
+    "check_computation",
+    "check_full_text",
+    "check_uncited_numbers",
+    "check_unresolved",
+]
 
 _FULL_TEXT = re.compile(r"full[- ]text|read the (?:whole|entire|full) (?:paper|article)|全文", re.IGNORECASE)
+#: Media types whose numbers are claims a reader takes as stated facts.
+NARRATIVE_MEDIA_TYPES = frozenset(
+    {"text/markdown", "text/x-markdown", "text/plain", "text/html", "application/x-tex", "text/x-tex"}
+)
 
 
-def _resolve_all(store: Store, citations: list[Any]) -> list[ClaimCitation]:
+def _resolve_all(store: Store, citations: list[Any], mapping: dict[str, list[str]]) -> list[ClaimCitation]:
     out = []
     for c in citations:
+        if getattr(c, "alias", None) is not None:
+            out.append(resolve_chip(store, c, mapping))
+            continue
         target = resolve_citation(store, c.type, c.id)
         out.append(ClaimCitation(type=c.type, id=c.id, raw=c.raw, resolved=target is not None, target=target))
     return out
@@ -29,17 +58,53 @@ def _resolve_all(store: Store, citations: list[Any]) -> list[ClaimCitation]:
 def artifact_claims(store: Store, info: VersionInfo, text: str | None) -> list[tuple[Claim | None, Any]]:
     """Claims found in the artifact's own text (resolved now) and claims recorded with evidence pointing at it."""
     v = info.version
+    mapping = artifact_aliases(store, info)
     out: list[tuple[Claim | None, Any]] = []
     if text is not None:
         for x in extract_claims(text):
-            out.append((None, (x, _resolve_all(store, x.citations))))
+            out.append((None, (x, _resolve_all(store, x.citations, mapping))))
     for row in store.ledger.rows("ev_items", kind="artifact", key=f"{v.artifact_id}@{v.version}"):
         for link_row in store.ledger.rows("ev_links", evidence_id=row["evidence_id"]):
             rows = store.ledger.rows("ev_claims", claim_id=link_row["claim_id"])
             if rows:
                 claim = Claim.model_validate(store.ledger.get(rows[0]["record_id"]).payload_value)
                 # Resolve again now: a target recorded after the claim counts.
-                out.append((claim, (claim, _resolve_all(store, claim.citations))))
+                out.append((claim, (claim, _resolve_all(store, claim.citations, mapping))))
+    return out
+
+
+def _narrative(info: VersionInfo) -> bool:
+    return str(info.version.content.get("mediaType", "")).split(";", 1)[0].strip().lower() in NARRATIVE_MEDIA_TYPES
+
+
+def check_uncited_numbers(info: VersionInfo, text: str | None) -> list[ReviewFinding]:
+    """Numbers in a narrative artifact that cite nothing, or only the literature (module doc)."""
+    if text is None or not _narrative(info):
+        return []
+    out = []
+    for n in numeric_claims(text):
+        if n.support == "cited":
+            continue  # a claim: checked against its executions below
+        excerpt = n.text[:300]
+        if n.support == "literature":
+            code = "COMPUTATION_NUMERIC_CLAIM_EVIDENCE_MISSING"
+            message = (
+                f"numeric claim {excerpt!r} cites only the literature ({', '.join(n.literature)}) and no evidence; "
+                "map it to recorded evidence with a chip ([ev1]) or cite [ev:ID] / [run:ID]"
+            )
+        else:
+            code = "COMPUTATION_NUMERIC_CLAIM_UNSUPPORTED"
+            message = f"numeric claim {excerpt!r} cites nothing; cite the run or evidence it comes from"
+        out.append(
+            ReviewFinding(
+                code=code,
+                severity="error",
+                check="computation",
+                message=message,
+                location=_location(n),
+                evidence_refs=list(n.literature),
+            )
+        )
     return out
 
 
@@ -50,6 +115,8 @@ def _location(claim: Any) -> dict[str, Any]:
 
 def check_computation(store: Store, info: VersionInfo, text: str | None) -> tuple[CheckResult, list[ReviewFinding]]:
     v = info.version
+    pairs = artifact_claims(store, info, text)
+    chips = check_chips(store, pairs)  # citation findings, reported whatever the lineage says
     try:
         graph = lineage(store, v.name, v.version, v.project_id)
     except Exception as exc:
@@ -59,7 +126,7 @@ def check_computation(store: Store, info: VersionInfo, text: str | None) -> tupl
             check="computation",
             message=f"the lineage of {v.name}@{v.version} could not be read: {exc}",
         )
-        return CheckResult(check="computation", status="inconclusive", detail=str(exc)), [finding]
+        return CheckResult(check="computation", status="inconclusive", detail=str(exc)), [finding, *chips]
     unreadable = [n for n in graph.nodes.values() if n.kind == "execution_run" and not n.attributes]
     if any("lineage truncated" in note for note in graph.notes):
         finding = ReviewFinding(
@@ -68,11 +135,11 @@ def check_computation(store: Store, info: VersionInfo, text: str | None) -> tupl
             check="computation",
             message=f"the lineage of {v.name}@{v.version} is deeper than can be walked",
         )
-        return CheckResult(check="computation", status="inconclusive", detail="lineage truncated"), [finding]
+        return CheckResult(check="computation", status="inconclusive", detail="lineage truncated"), [finding, *chips]
     runs_in_lineage = {n.record_id for n in graph.nodes.values() if n.kind == "execution_run" and n.attributes}
-    findings: list[ReviewFinding] = []
-    numeric = 0
-    for recorded, (claim, citations) in artifact_claims(store, info, text):
+    findings = check_uncited_numbers(info, text)
+    numeric = len(findings)
+    for recorded, (claim, citations) in pairs:
         if not claim.numeric:
             continue
         numeric += 1
@@ -137,11 +204,11 @@ def check_computation(store: Store, info: VersionInfo, text: str | None) -> tupl
                 message=f"{len(unreadable)} run(s) in the lineage are not recorded here",
             )
         )
-        return CheckResult(check="computation", status="inconclusive", detail="lineage incomplete"), findings
+        return CheckResult(check="computation", status="inconclusive", detail="lineage incomplete"), findings + chips
     if numeric == 0:
-        return CheckResult(check="computation", status="skipped", detail="no numeric claims"), findings
+        return CheckResult(check="computation", status="skipped", detail="no numeric claims"), findings + chips
     failed = any(f.severity == "error" for f in findings)
-    return CheckResult(check="computation", status="failed" if failed else "passed"), findings
+    return CheckResult(check="computation", status="failed" if failed else "passed"), findings + chips
 
 
 def check_full_text(store: Store, pairs: list[tuple[Claim | None, Any]]) -> list[ReviewFinding]:
@@ -168,11 +235,12 @@ def check_full_text(store: Store, pairs: list[tuple[Claim | None, Any]]) -> list
 
 
 def check_unresolved(pairs: list[tuple[Claim | None, Any]]) -> list[ReviewFinding]:
-    """Structured citations that resolve to nothing recorded: reported, never dropped."""
+    """Structured citations that resolve to nothing recorded: reported, never dropped (chips are
+    checked with their alias maps by :func:`check_computation`)."""
     out = []
     for _recorded, (claim, citations) in pairs:
         for cit in citations:
-            if not cit.resolved:
+            if not cit.resolved and cit.alias is None:
                 out.append(
                     ReviewFinding(
                         code="CITATION_UNRESOLVED",

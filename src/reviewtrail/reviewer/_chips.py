@@ -1,0 +1,86 @@
+"""Quick tier: provenance chips (``[ev1]``, ``[evidence2]``, ``[artifact3]``) and the evidence they point at.
+
+A chip resolves through the alias maps recorded for the reviewed artifact version (by its
+content digest or by naming the version; see :mod:`reviewtrail.evidence._aliases`). Each
+distinct chip is checked once; the codes, all errors:
+
+* ``CITATION_EVIDENCE_ALIAS_UNRESOLVED`` — no alias map gives the chip an evidence id;
+* ``CITATION_EVIDENCE_ALIAS_AMBIGUOUS`` — the maps that apply give it different evidence ids;
+* ``CITATION_EVIDENCE_NODE_MISSING`` — it is mapped to an evidence id that is not recorded;
+* ``CITATION_EVIDENCE_CHAIN_BROKEN`` — the evidence is recorded but does not lead back to what it
+  names (its run or artifact version is not recorded, or the content is missing or damaged).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reviewtrail.evidence import alias_maps_for, chain_problem, get_evidence
+from reviewtrail.evidence._aliases import chip_citation
+from reviewtrail.evidence._records import ClaimCitation
+from reviewtrail.provenance import VersionInfo
+from reviewtrail.reviewer._records import ReviewFinding
+from reviewtrail.store import Store
+
+__all__ = ["artifact_aliases", "check_chips", "resolve_chip"]
+
+
+def artifact_aliases(store: Store, info: VersionInfo) -> dict[str, list[str]]:
+    """The evidence ids each alias is mapped to for this artifact version (its content or the version)."""
+    v = info.version
+    return alias_maps_for(store, digest=str(v.content.get("digest")), artifact_id=v.artifact_id, version=v.version)
+
+
+def resolve_chip(store: Store, chip: Any, mapping: dict[str, list[str]]) -> ClaimCitation:
+    """A chip from the text, or one recorded with a claim (which keeps the mapping its turn gave it)."""
+    recorded = getattr(chip, "evidence_id", None)
+    ids = [recorded] if recorded else mapping.get(chip.alias, [])
+    resolved = chip_citation(store, chip, ids)
+    if len(ids) > 1:  # keep every candidate visible to the check below
+        return resolved.model_copy(update={"evidence_id": None, "target": "ambiguous:" + ",".join(ids)})
+    return resolved
+
+
+def _location(claim: Any) -> dict[str, Any]:
+    return {"excerpt": claim.text[:160], "sentenceStart": claim.sentence_start, "sentenceEnd": claim.sentence_end}
+
+
+def _problem(store: Store, cit: ClaimCitation) -> tuple[str, str] | None:
+    chip = f"[{cit.alias}]"
+    if cit.target is not None and cit.target.startswith("ambiguous:"):
+        ids = cit.target.split(":", 1)[1].replace(",", ", ")
+        return "CITATION_EVIDENCE_ALIAS_AMBIGUOUS", f"{chip} is mapped to different evidence: {ids}"
+    if cit.evidence_id is None:
+        return "CITATION_EVIDENCE_ALIAS_UNRESOLVED", f"{chip} has no alias map giving it an evidence id"
+    if not cit.resolved:
+        return "CITATION_EVIDENCE_NODE_MISSING", f"{chip} points at evidence {cit.evidence_id}, which is not recorded"
+    problem = chain_problem(store, get_evidence(store, cit.evidence_id))
+    if problem is not None:
+        return "CITATION_EVIDENCE_CHAIN_BROKEN", f"{chip} points at evidence {cit.evidence_id}, but {problem}"
+    return None
+
+
+def check_chips(store: Store, pairs: list[tuple[Any, Any]]) -> list[ReviewFinding]:
+    """One finding per distinct chip (alias and mapping) that does not lead back to recorded evidence."""
+    out: list[ReviewFinding] = []
+    seen: set[tuple[str | None, str | None, str | None]] = set()
+    for _recorded, (claim, citations) in pairs:
+        for cit in citations:
+            key = (cit.alias, cit.evidence_id, cit.target)
+            if cit.alias is None or key in seen:
+                continue
+            seen.add(key)
+            found = _problem(store, cit)
+            if found is not None:
+                code, message = found
+                out.append(
+                    ReviewFinding(
+                        code=code,
+                        severity="error",
+                        check="citation",
+                        message=message,
+                        location=_location(claim),
+                        evidence_refs=[cit.raw] + ([f"evidence:{cit.evidence_id}"] if cit.evidence_id else []),
+                    )
+                )
+    return out
