@@ -283,7 +283,8 @@ def test_old_records_with_the_former_codes_stay_readable(store: Store, tmp_path:
         {"code": "CITATION_MARKER_MISSING", "severity": "warning", "check": "citation", "message": "uncited"}
     ]
     old["decision"] = "ACCEPT_AND_PROCEED"
-    store.append([new_record(ArtifactReviewRun.model_validate(old), actor="old", subject="artifact:x")])
+    record = new_record(ArtifactReviewRun.model_validate(old), actor="old", privacy="private", subject="artifact:x")
+    store.append([record])
     [shown] = get_review(store, "old-run")
     assert shown.run.findings[0].code == "CITATION_MARKER_MISSING" and shown.run.decision == "ACCEPT_AND_PROCEED"
     assert shown.run.reused_from_review_id is None

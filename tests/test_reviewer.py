@@ -208,7 +208,8 @@ def test_smart_review_respects_trace_mode_and_never_accepts_a_stand_in(
     monkeypatch.setenv("REVIEWTRAIL_EXECUTOR_MODEL", "gpt-5")
     backend = ScriptedBackend([ready, json.dumps({"verdict": "revise", "findings": []})], model="claude-sonnet-4")
     review_artifact(store, "report.md", tier="smart", env=OFF, backend=backend, project_dir=tmp_path)
-    review_artifact(store, "report.md", tier="smart", env=OFF, backend=backend, project_dir=tmp_path)
+    # an unchanged version would reuse the first review: force a second model call
+    review_artifact(store, "report.md", tier="smart", env=OFF, backend=backend, project_dir=tmp_path, force=True)
     metas = [c.meta for r in iter_runs(tmp_path, "reviewer-specialist") for c in r.calls]
     assert [m["review_positive"] for m in metas if m] == [True, False], "a 'revise' verdict is never positive"
     assert all(m and m["reviewer_kind"] == "deterministic" and m["acceptance_status"] == "provisional" for m in metas)

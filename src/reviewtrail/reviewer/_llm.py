@@ -21,7 +21,7 @@ from reviewtrail.provenance import VersionInfo, lineage, render_tree
 from reviewtrail.reviewer._records import CheckResult, ReviewFinding
 from reviewtrail.store import Store
 
-__all__ = ["LlmReview", "backend_from_env", "llm_review"]
+__all__ = ["LlmReview", "backend_from_env", "llm_review", "prepare_backend", "reviewer_identity"]
 
 _PROMPT_TEXT_LIMIT = 60_000
 _CODE = re.compile(r"[^A-Z0-9_]")
@@ -52,6 +52,30 @@ def backend_from_env(env: dict[str, str] | None = None) -> Any:
         "(and REVIEWTRAIL_REVIEWER_MODEL), or pass a backend",
         field="REVIEWTRAIL_REVIEWER_BACKEND",
     )
+
+
+def prepare_backend(backend: Any = None) -> Any:
+    """The backend a Smart or Deep review will call: ``backend`` or the configured one, once the
+    trace mode allows such a review (it keeps the prompt and the response)."""
+    from reviewtrail.tracing import resolve_mode
+
+    mode = resolve_mode(None, env=os.environ)
+    if mode != "full":
+        raise ConfigError(
+            f"trace mode is {mode!r}: Smart and Deep reviews keep the prompt and the response (a PromptManifest and "
+            "a trace), which that mode forbids; use the Quick tier or trace mode full",
+            field="ARIS_TRACE_MODE",
+        )
+    return backend or backend_from_env()
+
+
+def reviewer_identity(backend: Any) -> dict[str, Any]:
+    """What identifies the LLM reviewer in a review's configuration: backend kind, endpoint host, model."""
+    return {
+        "kind": type(backend).__name__,
+        "endpoint": getattr(backend, "endpoint_host", None),
+        "model": getattr(backend, "model", None),
+    }
 
 
 def _prompt(info: VersionInfo, text: str | None, findings: list[ReviewFinding], context: str | None) -> str:
@@ -131,16 +155,9 @@ def llm_review(
     review_run_id: str,
 ) -> LlmReview:
     from reviewtrail.models import invoke
-    from reviewtrail.tracing import ReviewCall, record_call, resolve_mode
+    from reviewtrail.tracing import ReviewCall, record_call
 
-    mode = resolve_mode(None, env=os.environ)
-    if mode != "full":
-        raise ConfigError(
-            f"trace mode is {mode!r}: Smart and Deep reviews keep the prompt and the response (a PromptManifest and "
-            "a trace), which that mode forbids; use the Quick tier or trace mode full",
-            field="ARIS_TRACE_MODE",
-        )
-    backend = backend or backend_from_env()
+    backend = prepare_backend(backend)
     # A scripted backend is a stand-in, not a semantic model review: it is recorded as deterministic.
     reviewer_kind = "deterministic" if getattr(backend, "endpoint_host", "") == "scripted.local" else "model"
     context = None

@@ -1,4 +1,11 @@
-"""The ArtifactReviewRun record: one Reviewer Specialist checkpoint and its findings."""
+"""The ArtifactReviewRun record: one Reviewer Specialist checkpoint and its findings.
+
+Fields added after the first release are optional, so earlier records stay readable:
+``configuration`` (what the review ran: rule version, tier, media kind, checks, reviewer model;
+see :mod:`._reuse`), its ``configurationDigest``, the reviewed ``contentDigest``, and
+``reusedFromReviewId`` when the review reused an earlier complete one instead of running again.
+Earlier records have none of them and are therefore never reused.
+"""
 
 from __future__ import annotations
 
@@ -35,7 +42,7 @@ class ReviewFinding(_Part):
     code: str = Field(pattern=r"^[A-Z][A-Z0-9_]{2,63}$")
     severity: Severity
     message: str
-    check: str  # citation | computation | smart | deep
+    check: str  # citation | structure | computation | smart | deep
     location: dict[str, Any] | None = None
     evidence_refs: list[str] = Field(default_factory=list, alias="evidenceRefs")
 
@@ -64,6 +71,10 @@ class ArtifactReviewRun(RecordPayload):
     ended_at: str = Field(alias="endedAt")
     prompt_manifest_ids: list[str] = Field(default_factory=list, alias="promptManifestIds")
     trace_paths: list[str] = Field(default_factory=list, alias="tracePaths")
+    configuration: dict[str, Any] | None = None
+    configuration_digest: str | None = Field(None, alias="configurationDigest")
+    content_digest: str | None = Field(None, alias="contentDigest")
+    reused_from_review_id: str | None = Field(None, alias="reusedFromReviewId")
 
 
 def _rows(env: Envelope) -> Iterable[tuple[str, dict[str, Any]]]:

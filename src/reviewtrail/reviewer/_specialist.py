@@ -22,14 +22,17 @@ from reviewtrail.ledger import Envelope, new_record
 from reviewtrail.ledger._envelope import format_time, new_id
 from reviewtrail.provenance import DEFAULT_PROJECT, VersionInfo, get_version
 from reviewtrail.provenance._diff import is_text_media_type
-from reviewtrail.reviewer._citations import check_citations
-from reviewtrail.reviewer._computation import artifact_claims, check_computation, check_full_text, check_unresolved
+from reviewtrail.reviewer._cite_report import is_citation_code
+from reviewtrail.reviewer._media import MediaKind, media_kind
+from reviewtrail.reviewer._quick import quick_checks
 from reviewtrail.reviewer._records import SUMMARY_LIMIT, ArtifactReviewRun, CheckResult, Decision, ReviewFinding
+from reviewtrail.reviewer._reuse import configuration_digest, find_reusable, review_configuration
 from reviewtrail.store import Store
 
 __all__ = ["TIERS", "ReviewOutcome", "get_review", "review_artifact", "review_checkpoint", "reviewer_tier", "summarize"]
 
 Tier = Literal["quick", "smart", "deep"]
+Trigger = Literal["cli", "api", "review_checkpoint"]
 TIERS: tuple[Tier, ...] = ("quick", "smart", "deep")
 _TEXT_LIMIT = 2_000_000
 
@@ -61,7 +64,9 @@ class ReviewOutcome:
 
 
 def decide(checks: list[CheckResult], findings: list[ReviewFinding]) -> Decision:
-    if any(f.severity == "error" for f in findings):
+    """``REVISE_AND_RETRY`` on any error or any ``CITATION_*`` finding (whatever its severity);
+    ``SKIPPED`` when every check was skipped; ``ACCEPT_AND_PROCEED`` otherwise."""
+    if any(f.severity == "error" or is_citation_code(f.code) for f in findings):
         return "REVISE_AND_RETRY"
     if all(c.status == "skipped" for c in checks):
         return "SKIPPED"
@@ -80,10 +85,10 @@ def summarize(name: str, version: int, tier: str, decision: str, findings: list[
     return text if len(text) <= SUMMARY_LIMIT else text[: SUMMARY_LIMIT - 1] + "…"
 
 
-def _text_of(store: Store, info: VersionInfo) -> tuple[str | None, str | None]:
+def _text_of(store: Store, info: VersionInfo, kind: MediaKind) -> tuple[str | None, str | None]:
     """(text, why it could not be read): binary artifacts have neither; unreadable text says why."""
     content = info.version.content
-    if not is_text_media_type(str(content.get("mediaType", ""))):
+    if kind == "other" and not is_text_media_type(str(content.get("mediaType", ""))):
         return None, None
     if int(content["size"]) > _TEXT_LIMIT:
         return None, f"the text is larger than {_TEXT_LIMIT:,} bytes"
@@ -93,25 +98,8 @@ def _text_of(store: Store, info: VersionInfo) -> tuple[str | None, str | None]:
         return None, f"the text is not UTF-8 ({exc.reason} at byte {exc.start})"
 
 
-def review_artifact(
-    store: Store,
-    name: str,
-    version: int | None = None,
-    *,
-    project_id: str = DEFAULT_PROJECT,
-    tier: Tier | None = None,
-    trigger: Literal["cli", "api", "review_checkpoint"] = "api",
-    backend: Any = None,
-    env: Mapping[str, str] | None = None,
-    project_dir: str | Path | None = None,
-    actor: str = "reviewer-specialist",
-) -> ReviewOutcome:
-    """Run the enabled tier on an artifact version and persist an ArtifactReviewRun.
-
-    Raises :class:`ConfigError` when the reviewer is off and no ``tier`` is forced by the caller.
-    """
-    enabled = reviewer_tier(env)
-    chosen = tier or enabled
+def _chosen_tier(tier: Tier | None, env: Mapping[str, str] | None) -> Tier:
+    chosen = tier or reviewer_tier(env)
     if chosen is None:
         raise ConfigError(
             "the Reviewer Specialist is off; enable it with REVIEWTRAIL_REVIEWER=quick (or smart, deep)",
@@ -119,94 +107,107 @@ def review_artifact(
         )
     if chosen not in TIERS:
         raise InvalidInputError(f"{chosen!r} is not quick, smart or deep", field="tier")
+    return chosen
+
+
+def review_artifact(
+    store: Store,
+    name: str,
+    version: int | None = None,
+    *,
+    project_id: str = DEFAULT_PROJECT,
+    tier: Tier | None = None,
+    trigger: Trigger = "api",
+    backend: Any = None,
+    env: Mapping[str, str] | None = None,
+    project_dir: str | Path | None = None,
+    actor: str = "reviewer-specialist",
+    force: bool = False,
+) -> ReviewOutcome:
+    """Run the enabled tier on an artifact version and persist an ArtifactReviewRun.
+
+    An unchanged version already reviewed with the same configuration reuses that review (see
+    :mod:`._reuse`) unless ``force``. Raises :class:`ConfigError` when the reviewer is off and no
+    ``tier`` is forced by the caller.
+    """
+    chosen = _chosen_tier(tier, env)
     started = format_time(datetime.now(UTC))
     info = get_version(store, name, version, project_id)
-    text, unreadable = _text_of(store, info)
-    checks: list[CheckResult] = []
-    findings: list[ReviewFinding] = []
-    if unreadable is not None:
-        checks.append(CheckResult(check="citation", status="inconclusive", detail=unreadable))
-        findings.append(
-            ReviewFinding(
-                code="REVIEW_TEXT_UNREADABLE",
-                severity="warning",
-                check="citation",
-                message=f"{info.version.name}@{info.version.version}: {unreadable}",
-            )
-        )
-    elif text is None:
-        checks.append(CheckResult(check="citation", status="skipped", detail="not a text artifact"))
-    else:
-        report = check_citations(text)
-        status = {"ACCEPT_AND_PROCEED": "passed", "REVISE_AND_RETRY": "failed", "SKIPPED": "skipped"}[report.decision]
-        checks.append(CheckResult(check="citation", status=status, detail=report.decision))
-        for f in report.findings:
-            findings.append(
-                ReviewFinding(
-                    code=f.code,
-                    severity=f.severity,
-                    check="citation",
-                    message=f.message,
-                    location=f.to_json().get("location"),
-                )
-            )
-    if unreadable is not None:
-        computation = CheckResult(check="computation", status="inconclusive", detail=unreadable)
-        comp_findings = [
-            ReviewFinding(
-                code="COMPUTATION_INCONCLUSIVE",
-                severity="warning",
-                check="computation",
-                message=f"the claims could not be read: {unreadable}",
-            )
-        ]
-    else:
-        computation, comp_findings = check_computation(store, info, text)
-    checks.append(computation)
-    findings += comp_findings
+    kind = media_kind(str(info.version.content.get("mediaType", "")))
+    reviewer = None
+    if chosen in ("smart", "deep"):
+        from reviewtrail.reviewer._llm import prepare_backend, reviewer_identity
+
+        backend = prepare_backend(backend)
+        reviewer = reviewer_identity(backend)
+    configuration = review_configuration(chosen, kind, reviewer)
+    digest = configuration_digest(configuration)
+    content_digest = str(info.version.content["digest"])
+    if not force:
+        earlier = find_reusable(store, info, digest, content_digest)
+        if earlier is not None:
+            return _record_reuse(store, earlier[0], trigger=trigger, started=started, actor=actor)
+    text, unreadable = _text_of(store, info, kind)
+    checks, findings = quick_checks(store, info, kind, text, unreadable)
     review_run_id = new_id()
-    pairs = artifact_claims(store, info, text)
-    findings += check_unresolved(pairs) + check_full_text(store, pairs)
     manifests: list[str] = []
     traces: list[str] = []
     if chosen in ("smart", "deep"):
         from reviewtrail.reviewer._llm import llm_review
 
-        llm = llm_review(
-            store,
-            info,
-            text,
-            findings,
-            tier=chosen,
-            backend=backend,
-            project_dir=project_dir,
-            review_run_id=review_run_id,
-        )
+        llm = llm_review(store, info, text, findings, tier=chosen, backend=backend, project_dir=project_dir,
+                         review_run_id=review_run_id)  # fmt: skip
         checks.append(llm.check)
         findings += llm.findings
         manifests, traces = llm.manifest_ids, llm.trace_paths
     decision = decide(checks, findings)
+    v = info.version
     run = ArtifactReviewRun(
         review_run_id=review_run_id,
-        artifact_id=info.version.artifact_id,
-        project_id=info.version.project_id,
-        name=info.version.name,
-        version=info.version.version,
+        artifact_id=v.artifact_id,
+        project_id=v.project_id,
+        name=v.name,
+        version=v.version,
         version_record_id=info.envelope.id,
         tier=chosen,
         trigger=trigger,
         checks=checks,
         findings=findings,
         decision=decision,
-        summary=summarize(info.version.name, info.version.version, chosen, decision, findings),
+        summary=summarize(v.name, v.version, chosen, decision, findings),
         started_at=started,
         ended_at=format_time(datetime.now(UTC)),
         prompt_manifest_ids=manifests,
         trace_paths=traces,
+        configuration=configuration,
+        configuration_digest=digest,
+        content_digest=content_digest,
     )
-    subject = f"artifact:{info.version.artifact_id}"
+    return _append(store, run, actor)
+
+
+def _append(store: Store, run: ArtifactReviewRun, actor: str) -> ReviewOutcome:
+    subject = f"artifact:{run.artifact_id}"
     [envelope] = store.append([new_record(run, actor=actor, privacy="private", subject=subject)])
     return ReviewOutcome(run, envelope)
+
+
+def _record_reuse(
+    store: Store, earlier: ArtifactReviewRun, *, trigger: Trigger, started: str, actor: str
+) -> ReviewOutcome:
+    """A review of its own that reuses ``earlier``'s checks, findings, decision and summary."""
+    run = earlier.model_copy(
+        update={
+            "review_run_id": new_id(),
+            "trigger": trigger,
+            "started_at": started,
+            "ended_at": format_time(datetime.now(UTC)),
+            "prompt_manifest_ids": [],
+            "trace_paths": [],
+            "reused_from_review_id": earlier.review_run_id,
+        }
+    )
+    return _append(store, run, actor)
 
 
 def review_checkpoint(store: Store, name: str, version: int | None = None, **options: Any) -> ReviewOutcome | None:
