@@ -282,3 +282,34 @@ def test_cli_refuses_a_bad_aliases_file(project: Path, content: str, field: str)
     assert code == 2 and f"error: {field}:" in err
     code, _, err = _cli("claims", "extract", "reply.md", "--aliases", "missing.json")
     assert code == 2 and "error: aliases:" in err
+
+
+_ALIASES = st.builds(lambda f, n: f"{f}{n}", st.sampled_from(["ev", "EV", "Evidence", "artifact"]), st.integers(0, 999))
+_IDS = st.text(st.characters(blacklist_categories=("Zs", "Cc", "Zl", "Zp")), min_size=1, max_size=20).filter(
+    lambda s: not any(c.isspace() for c in s)
+)
+
+
+@given(st.dictionaries(_ALIASES, _IDS, max_size=6))
+def test_parse_aliases_keeps_every_mapping_lower_cased(doc: dict[str, str]) -> None:
+    from reviewtrail.evidence import parse_aliases
+
+    lowered = [k.lower() for k in doc]
+    if len(set(lowered)) < len(lowered):
+        with pytest.raises(InvalidInputError):
+            parse_aliases(doc)
+        return
+    assert parse_aliases(doc) == {k.lower(): v for k, v in doc.items()}
+
+
+@given(st.text(max_size=12))
+def test_parse_aliases_refuses_what_is_not_a_chip(key: str) -> None:
+    import re
+
+    from reviewtrail.evidence import parse_aliases
+
+    if re.fullmatch(r"(?i:ev|evidence|artifact)[0-9]+", key):
+        return
+    with pytest.raises(InvalidInputError) as err:
+        parse_aliases({key: "ev-a"})
+    assert err.value.field == f"aliases.{key}"

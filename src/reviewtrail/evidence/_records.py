@@ -42,7 +42,7 @@ EVIDENCE_LINK = "evidence.link@1"
 PDF_EXTRACTION = "evidence.pdf-extraction@1"
 ALIAS_MAP = "evidence.alias-map@1"
 #: A chip's alias as recorded: lower case, ``ev``, ``evidence`` or ``artifact`` then digits.
-CHIP_ALIAS = r"^(?:ev|evidence|artifact)\d+$"
+CHIP_ALIAS = r"^(?:ev|evidence|artifact)[0-9]+$"
 Relation = Literal["supports", "context", "contradicts"]
 RELATIONS: tuple[Relation, ...] = ("supports", "context", "contradicts")
 Ref = dict[str, Any]

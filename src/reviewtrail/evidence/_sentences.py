@@ -111,11 +111,11 @@ _ID = r"(?!//)[^\s\[\]`]+"
 CITATION = re.compile(rf"\[(?P<type>{_TYPE}):(?P<id>{_ID})\](?!\()")
 
 #: A provenance chip ``[evN]``, ``[evidenceN]`` or ``[artifactN]`` in any case; not a link text.
-CHIP = re.compile(r"\[(?P<family>(?i:evidence|ev|artifact))(?P<number>\d+)\](?!\()")
+CHIP = re.compile(r"\[(?P<family>(?i:evidence|ev|artifact))(?P<number>[0-9]+)\](?!\()")
 
 _REF = (
     rf"(?:\[{_TYPE}:{_ID}\](?!\()|\[\^[^\s\[\]`]+\]|\[\d+(?:\s*[,–-]\s*\d+)*\]"
-    r"|\[(?i:evidence|ev|artifact)\d+\](?!\())"
+    r"|\[(?i:evidence|ev|artifact)[0-9]+\](?!\())"
 )
 _REF_CHAIN = re.compile(rf"\s*{_REF}(?:[ \t,;，；]*{_REF})*")
 _URL = re.compile(r"(?:https?|ftp)://[^\s<>\[\]\"'`]+|\bwww\.[^\s<>\[\]\"'`]+|\bdoi:10\.\d+/[^\s<>\[\]\"'`]+")
