@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -177,6 +178,13 @@ def test_smart_review_uses_a_traced_llm_call(store: Store, tmp_path: Path) -> No
     assert meta is not None and meta["reviewer_model_source"] in ("backend-reported", "requested")
     assert meta["acceptance_status"] == "provisional", "no known executor family: never accepted"
     assert verify_traces(tmp_path)[1] == []
+    # The trace carries the call's real timing, the same as its prompt manifest.
+    manifest = store.ledger.get(manifest_id).payload_value
+    started = datetime.fromisoformat(manifest["startedAt"].replace("Z", "+00:00"))
+    ended = datetime.fromisoformat(manifest["endedAt"].replace("Z", "+00:00"))
+    assert meta["duration_ms"] == int((ended - started).total_seconds() * 1000)
+    stamped = datetime.fromisoformat(run.calls[0].request["timestamp"])  # written to the millisecond
+    assert stamped == started.replace(microsecond=started.microsecond // 1000 * 1000)
 
 
 def test_summary_is_bounded() -> None:

@@ -288,11 +288,19 @@ def review_run(
     tier: Annotated[
         str | None, typer.Option("--tier", help="quick, smart or deep (default: the enabled tier).")
     ] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Review again even when this unchanged version was reviewed with the same configuration."
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Review an artifact version (needs REVIEWTRAIL_REVIEWER=quick|smart|deep) and record the findings.
 
-    Read-only feedback: the artifact is never changed. Exits 0 whatever the decision.
+    Read-only feedback: the artifact is never changed. Exits 0 whatever the decision. An unchanged
+    version already reviewed with the same tier and configuration reuses that review
+    (reusedFromReviewId) unless --force.
 
     Example: REVIEWTRAIL_REVIEWER=quick reviewtrail review run report.md@2 --json
     """
@@ -316,6 +324,7 @@ def review_run(
             project_id=project,
             tier=tier or enabled,  # type: ignore[arg-type]
             trigger="cli",
+            force=force,
         )
     _print_review(outcome.to_json(), as_json)
 
@@ -324,7 +333,8 @@ def _print_review(doc: dict[str, object], as_json: bool) -> None:
     if as_json:
         print_json(doc)
         return
-    print(f"review {doc['reviewRunId']} of {doc['name']}@{doc['version']} ({doc['tier']}): {doc['decision']}")
+    reused = f" (reused from {doc['reusedFromReviewId']})" if doc.get("reusedFromReviewId") else ""
+    print(f"review {doc['reviewRunId']} of {doc['name']}@{doc['version']} ({doc['tier']}): {doc['decision']}{reused}")
     for f in doc["findings"]:  # type: ignore[attr-defined]
         print(f"  [{f['severity']}] {f['code']}: {f['message']}")
     print(f"summary: {doc['summary']}")

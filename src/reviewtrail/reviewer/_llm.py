@@ -211,6 +211,8 @@ def llm_review(
                 reviewer_kind=reviewer_kind,  # type: ignore[arg-type]
                 input_tokens=turn.completion.input_tokens,
                 output_tokens=turn.completion.output_tokens,
+                started_at=turn.manifest.started_at,
+                ended_at=turn.manifest.ended_at,
             ),
             project_dir=project_dir,
             ledger=False,  # the PromptManifest already records the call in the ledger
