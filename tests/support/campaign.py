@@ -201,6 +201,9 @@ def populate(root: Path) -> tuple[Project, Facts]:
     f.claim = claims["claims"][0]["claimId"]
     f.evidence = _ok(p.cli("evidence", "add", "--run", f.run_record, "--json"), "evidence add").json()["evidenceId"]
     _ok(p.cli("evidence", "link", f.claim, f.evidence), "evidence link")
+    (root / "chips.md").write_text("The model scores 0.91 [ev1].\n")
+    (root / "aliases.json").write_text(json.dumps({"ev1": f.evidence}))
+    _ok(p.cli("claims", "extract", "chips.md", "--turn", "t2", "--aliases", "aliases.json"), "claims extract --aliases")
     (root / "paper.pdf").write_bytes(minimal_pdf("Scaling helps."))
     _ok(p.cli("evidence", "extract-pdf", "doi:10.1/campaign", "paper.pdf"), "evidence extract-pdf")
     _ok(p.cli("review", "run", "out.md", env={"REVIEWTRAIL_REVIEWER": "quick"}), "review run")
