@@ -235,6 +235,13 @@ def test_retry_after_as_an_http_date_and_the_cap() -> None:
     assert retry_delay(3, "soon", chosen, now=0) == 4.0  # unreadable: backoff 1, 2, 4...
 
 
+@pytest.mark.parametrize("value", ["\u00b2", "\u0663", "1.5", "-1", ""])
+def test_retry_after_that_is_not_ascii_delta_seconds_falls_back_to_backoff(value: str) -> None:
+    """Digits of other scripts ('²', Arabic-Indic three) are not delta-seconds (RFC 9110: DIGIT is ASCII)."""
+    chosen = OtlpSettings(url="http://h/v1/traces", max_backoff=30.0)
+    assert retry_delay(2, value, chosen, now=0) == 2.0
+
+
 @given(
     attempt=st.integers(1, 60),
     retry_after=st.one_of(st.none(), st.text(max_size=40), st.integers(0, 10**12).map(str)),

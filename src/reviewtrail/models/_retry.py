@@ -8,18 +8,15 @@ than the policy's ``max_delay``, and a server that asks for more is not retried 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
+from datetime import datetime
 
+from reviewtrail._retry_after import parse_retry_after
 from reviewtrail.errors import ConfigError
 
 __all__ = ["MAX_ATTEMPTS_LIMIT", "RetryPolicy", "parse_retry_after", "retry_wait", "retryable"]
 
 MAX_ATTEMPTS_LIMIT = 20
-_DELTA_SECONDS = re.compile(r"[0-9]+", re.ASCII)
-_DIGITS_LIMIT = 15  # longer delta-seconds are "forever" (and would not fit a float exactly)
 
 
 @dataclass(frozen=True)
@@ -55,25 +52,6 @@ class RetryPolicy:
 def retryable(status: int) -> bool:
     """Whether an answer of this HTTP status is worth another attempt: 429 and every 5xx."""
     return status == 429 or 500 <= status <= 599
-
-
-def parse_retry_after(value: str, *, now: datetime) -> float | None:
-    """Seconds to wait from a ``Retry-After`` value, or ``None`` when it is neither form.
-
-    Delta-seconds are ASCII digits only (``"1.5"`` or ``"-1"`` are not); an HTTP-date (IMF
-    fixdate, RFC 850 or asctime form, taken as UTC) gives the time left until it, 0 when it
-    has passed. An absurdly long delta is ``math.inf``. ``now`` must be timezone-aware.
-    """
-    text = value.strip()
-    if _DELTA_SECONDS.fullmatch(text):
-        return float(int(text)) if len(text) <= _DIGITS_LIMIT else math.inf
-    try:
-        moment = parsedate_to_datetime(text)
-    except (ValueError, TypeError, IndexError, OverflowError):
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return max((moment - now).total_seconds(), 0.0)
 
 
 def retry_wait(

@@ -16,11 +16,12 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from reviewtrail._redact import redact_url
+from reviewtrail._retry_after import parse_retry_after
 from reviewtrail.errors import BackendUnavailableError, InvalidInputError
 from reviewtrail.tracing._otel import CallFacts, FactsKey, encode, otlp_json, span_count, trace_id
 from reviewtrail.tracing._otlp_proto import partial_success, to_protobuf
@@ -113,14 +114,7 @@ def retry_delay(attempt: int, retry_after: str | None, settings: OtlpSettings, *
     """Seconds to wait after failed attempt ``attempt`` (1-based): ``Retry-After`` (seconds or an
     HTTP date, relative to ``now``, a Unix time) when it is readable, else exponential backoff;
     never negative, never above ``settings.max_backoff``."""
-    wait: float | None = None
-    if retry_after is not None and retry_after.strip():
-        value = retry_after.strip()
-        if value.isdigit():
-            wait = float(value)
-        else:
-            with contextlib.suppress(TypeError, ValueError, IndexError, OverflowError):
-                wait = parsedate_to_datetime(value).timestamp() - now
+    wait = None if retry_after is None else parse_retry_after(retry_after, now=datetime.fromtimestamp(now, UTC))
     if wait is None:
         wait = settings.initial_backoff * 2 ** (attempt - 1)
     return min(max(wait, 0.0), settings.max_backoff)
