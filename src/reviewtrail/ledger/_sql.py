@@ -1,112 +1,38 @@
-"""What the SQLite and PostgreSQL ledgers share: schema, migrations, queries.
+"""What the SQLite and PostgreSQL ledgers share: migrating, appending, reading.
 
-SQL is written once with ``?`` placeholders and ``{BLOB}``/``{BIGINT}`` type
-names; each backend supplies its dialect, transactions and write lock.
+The SQL text is in :mod:`._sql_schema` (written once with ``?`` placeholders and
+``{BLOB}``/``{BIGINT}`` type names); each backend supplies its dialect, transactions and
+write lock.
 """
 
 from __future__ import annotations
 
 import abc
 import contextlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from reviewtrail.errors import ConflictError, LedgerMissingError, ReadOnlyStoreError
 from reviewtrail.ledger._envelope import Envelope, NewRecord
-from reviewtrail.ledger._projections import ROW_SEQ, Projection, ProjectionTable, Row
-from reviewtrail.ledger._protocol import (
-    Ledger,
-    check_range,
-    missing,
-    parse_type_filter,
-    projection_rows,
-    seal_batch,
+from reviewtrail.ledger._projections import ROW_SEQ, Projection, Row
+from reviewtrail.ledger._protocol import Ledger, check_range, missing, projection_rows, seal_batch
+from reviewtrail.ledger._sql_schema import (
+    COLUMNS,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    Cursor,
+    env_row,
+    filter_sql,
+    row_to_env,
+    table_ddl,
+    upsert_sql,
 )
 
-__all__ = ["SCHEMA_VERSION", "Cursor", "SqlLedger"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Cursor", "SqlLedger"]
 
-_COLUMNS = "seq, id, type, time, actor, privacy, subject, supersedes, payload, payload_hash, prev_hash, hash"
 _PAGE = 1000
 _ID_CHUNK = 500
-
-
-class Cursor(Protocol):
-    def execute(self, sql: str, params: Sequence[Any] = ..., /) -> Any: ...
-    def executemany(self, sql: str, params: Iterable[Sequence[Any]], /) -> Any: ...
-    def fetchall(self) -> list[Any]: ...
-    def fetchone(self) -> Any: ...
-
-
-# Versioned migrations: (version, description, statements). Never edit a shipped one; add a new one.
-MIGRATIONS: list[tuple[int, str, list[str]]] = [
-    (
-        1,
-        "records table, indexes, projection state",
-        [
-            """CREATE TABLE rt_records (
-                seq {BIGINT} PRIMARY KEY,
-                id TEXT NOT NULL UNIQUE,
-                type TEXT NOT NULL,
-                time TEXT NOT NULL,
-                actor TEXT NOT NULL,
-                privacy TEXT NOT NULL,
-                subject TEXT,
-                supersedes TEXT,
-                payload {BLOB} NOT NULL,
-                payload_hash TEXT NOT NULL,
-                prev_hash TEXT NOT NULL,
-                hash TEXT NOT NULL
-            )""",
-            "CREATE INDEX rt_records_type ON rt_records (type, seq)",
-            "CREATE INDEX rt_records_subject ON rt_records (subject, seq)",
-            "CREATE TABLE rt_projection_state (name TEXT PRIMARY KEY, version INTEGER NOT NULL)",
-            "{APPEND_ONLY}",
-        ],
-    ),
-    (
-        2,
-        "projection rows carry the seq of the record behind them (rt_seq); rebuild every query table",
-        ["DELETE FROM rt_projection_state"],
-    ),
-]
-SCHEMA_VERSION = MIGRATIONS[-1][0]
-
-
-def _row_to_env(row: Sequence[Any]) -> Envelope:
-    # Values are taken as stored: a tampered row keeps its odd types, and verification reports it.
-    payload = row[8]
-    return Envelope(
-        seq=row[0],
-        id=row[1],
-        type=row[2],
-        time=row[3],
-        actor=row[4],
-        privacy=row[5],
-        subject=row[6],
-        supersedes=row[7],
-        payload=bytes(payload) if isinstance(payload, (bytes, bytearray, memoryview)) else str(payload).encode(),
-        payload_hash=row[9],
-        prev_hash=row[10],
-        hash=row[11],
-    )
-
-
-def _env_row(env: Envelope) -> tuple[Any, ...]:
-    return (
-        env.seq,
-        env.id,
-        env.type,
-        env.time,
-        env.actor,
-        env.privacy,
-        env.subject,
-        env.supersedes,
-        env.payload,
-        env.payload_hash,
-        env.prev_hash,
-        env.hash,
-    )
 
 
 class SqlLedger(Ledger):
@@ -204,19 +130,6 @@ class SqlLedger(Ledger):
             cur.execute("SELECT MAX(version) FROM rt_migrations")
             return int(cur.fetchone()[0] or 0)
 
-    def _table_ddl(self, table: ProjectionTable) -> list[str]:
-        kinds = {"text": "TEXT", "int": self.types["BIGINT"]}
-        cols = ", ".join(f"{c} {kinds[k]}" for c, k in (*table.columns, (ROW_SEQ, "int")))
-        stmts = [
-            f"DROP TABLE IF EXISTS rt_p_{table.name}",
-            f"CREATE TABLE rt_p_{table.name} ({cols}, PRIMARY KEY ({', '.join(table.key)}))",
-        ]
-        for idx in table.indexes:
-            stmts.append(
-                f"CREATE INDEX IF NOT EXISTS rt_p_{table.name}_{'_'.join(idx)} ON rt_p_{table.name} ({', '.join(idx)})"
-            )
-        return stmts
-
     def _sync_projections(self) -> None:
         """Create projection tables; rebuild any whose version changed since last time."""
         with self._read() as cur:
@@ -235,7 +148,7 @@ class SqlLedger(Ledger):
     def _rebuild(self, cur: Cursor, projections: list[Projection]) -> None:
         for p in projections:
             for table in p.tables:
-                for sql in self._table_ddl(table):
+                for sql in table_ddl(table, self.types["BIGINT"]):
                     cur.execute(sql)
         if projections:
             self._replay(cur, projections)
@@ -252,8 +165,8 @@ class SqlLedger(Ledger):
     def _replay(self, cur: Cursor, projections: list[Projection]) -> None:
         last = 0
         while True:
-            cur.execute(self._q(f"SELECT {_COLUMNS} FROM rt_records WHERE seq > ? ORDER BY seq LIMIT ?"), (last, _PAGE))
-            page = [_row_to_env(r) for r in cur.fetchall()]
+            cur.execute(self._q(f"SELECT {COLUMNS} FROM rt_records WHERE seq > ? ORDER BY seq LIMIT ?"), (last, _PAGE))
+            page = [row_to_env(r) for r in cur.fetchall()]
             if not page:
                 return
             self._write_rows(cur, projection_rows(page, projections))
@@ -265,14 +178,7 @@ class SqlLedger(Ledger):
             by_table.setdefault(table, []).append(row)
         for name, items in by_table.items():
             spec = self._tables[name]
-            cols = (*spec.column_names, ROW_SEQ)
-            others = [c for c in cols if c not in spec.key]
-            sql = f"INSERT INTO rt_p_{name} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})"
-            if spec.on_conflict == "update":
-                conflict = (
-                    "DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in others) if others else "DO NOTHING"
-                )
-                sql += f" ON CONFLICT ({', '.join(spec.key)}) {conflict}"
+            sql, cols = upsert_sql(spec)
             try:
                 cur.executemany(self._q(sql), [tuple(r[c] for c in cols) for r in items])
             except Exception as exc:
@@ -301,30 +207,13 @@ class SqlLedger(Ledger):
                 known_ids=lambda ids: self._known_ids(cur, ids),
             )
             cur.executemany(
-                self._q(f"INSERT INTO rt_records ({_COLUMNS}) VALUES ({', '.join('?' * 12)})"),
-                [_env_row(e) for e in envs],
+                self._q(f"INSERT INTO rt_records ({COLUMNS}) VALUES ({', '.join('?' * 12)})"),
+                [env_row(e) for e in envs],
             )
             self._write_rows(cur, self._projection_rows(envs))
             return envs
 
     # --- reads ----------------------------------------------------------------------------
-    def _filters(self, type: str | None, subject: str | None) -> tuple[str, list[Any]]:
-        sql, params = "", []
-        if type is not None:
-            tf = parse_type_filter(type)
-            if tf.exact is not None:
-                sql += " AND type = ?"
-                params.append(tf.exact)
-            else:
-                assert tf.prefix is not None
-                sql += " AND type LIKE ? ESCAPE '!'"
-                escaped = tf.prefix.replace("!", "!!").replace("%", "!%").replace("_", "!_")
-                params.append(escaped + "%")
-        if subject is not None:
-            sql += " AND subject = ?"
-            params.append(subject)
-        return sql, params
-
     def read(
         self,
         *,
@@ -335,7 +224,7 @@ class SqlLedger(Ledger):
         limit: int | None = None,
     ) -> Iterator[Envelope]:
         check_range(start, end, limit)
-        extra, params = self._filters(type, subject)
+        extra, params = filter_sql(type, subject)
         if end is not None:
             extra += " AND seq <= ?"
             params.append(end)
@@ -345,14 +234,14 @@ class SqlLedger(Ledger):
             page = _PAGE if remaining is None else min(_PAGE, remaining)
             with self._read() as cur:
                 cur.execute(
-                    self._q(f"SELECT {_COLUMNS} FROM rt_records WHERE seq > ?{extra} ORDER BY seq LIMIT ?"),
+                    self._q(f"SELECT {COLUMNS} FROM rt_records WHERE seq > ?{extra} ORDER BY seq LIMIT ?"),
                     [last, *params, page],
                 )
                 rows = cur.fetchall()
             if not rows:
                 return
             for row in rows:
-                yield _row_to_env(row)
+                yield row_to_env(row)
             last = rows[-1][0]
             if remaining is not None:
                 remaining -= len(rows)
@@ -361,29 +250,29 @@ class SqlLedger(Ledger):
 
     def get(self, record_id: str) -> Envelope:
         with self._read() as cur:
-            cur.execute(self._q(f"SELECT {_COLUMNS} FROM rt_records WHERE id = ?"), (record_id,))
+            cur.execute(self._q(f"SELECT {COLUMNS} FROM rt_records WHERE id = ?"), (record_id,))
             row = cur.fetchone()
         if row is None:
             raise missing(record_id)
-        return _row_to_env(row)
+        return row_to_env(row)
 
     def head(self) -> Envelope | None:
         with self._read() as cur:
-            cur.execute(f"SELECT {_COLUMNS} FROM rt_records ORDER BY seq DESC LIMIT 1")
+            cur.execute(f"SELECT {COLUMNS} FROM rt_records ORDER BY seq DESC LIMIT 1")
             row = cur.fetchone()
-        return None if row is None else _row_to_env(row)
+        return None if row is None else row_to_env(row)
 
     def tail(self, n: int = 20, *, type: str | None = None, subject: str | None = None) -> list[Envelope]:
         if n <= 0:
             return []
-        extra, params = self._filters(type, subject)
+        extra, params = filter_sql(type, subject)
         with self._read() as cur:
             cur.execute(
-                self._q(f"SELECT {_COLUMNS} FROM rt_records WHERE seq > 0{extra} ORDER BY seq DESC LIMIT ?"),
+                self._q(f"SELECT {COLUMNS} FROM rt_records WHERE seq > 0{extra} ORDER BY seq DESC LIMIT ?"),
                 [*params, n],
             )
             rows = cur.fetchall()
-        return [_row_to_env(r) for r in reversed(rows)]
+        return [row_to_env(r) for r in reversed(rows)]
 
     def stats(self) -> tuple[int, int | None, int | None]:
         with self._read() as cur:
@@ -416,9 +305,9 @@ class SqlLedger(Ledger):
             chunk = wanted[i : i + _ID_CHUNK]
             with self._read() as cur:
                 cur.execute(
-                    self._q(f"SELECT {_COLUMNS} FROM rt_records WHERE seq IN ({', '.join('?' for _ in chunk)})"), chunk
+                    self._q(f"SELECT {COLUMNS} FROM rt_records WHERE seq IN ({', '.join('?' for _ in chunk)})"), chunk
                 )
                 for row in cur.fetchall():
-                    env = _row_to_env(row)
+                    env = row_to_env(row)
                     found[env.seq] = env
         return found

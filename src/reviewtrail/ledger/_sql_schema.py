@@ -1,0 +1,158 @@
+"""The SQL text both SQL ledgers share, as pure functions: migrations, table DDL, row mapping,
+read filters and projection upserts.
+
+SQL is written once with ``?`` placeholders and ``{BLOB}``/``{BIGINT}`` type names; each
+backend supplies its dialect (see :mod:`._sql`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+from reviewtrail.ledger._envelope import Envelope
+from reviewtrail.ledger._projections import ROW_SEQ, ProjectionTable
+from reviewtrail.ledger._protocol import parse_type_filter
+
+__all__ = [
+    "COLUMNS",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "Cursor",
+    "env_row",
+    "filter_sql",
+    "row_to_env",
+    "table_ddl",
+    "upsert_sql",
+]
+
+COLUMNS = "seq, id, type, time, actor, privacy, subject, supersedes, payload, payload_hash, prev_hash, hash"
+
+
+class Cursor(Protocol):
+    def execute(self, sql: str, params: Sequence[Any] = ..., /) -> Any: ...
+    def executemany(self, sql: str, params: Iterable[Sequence[Any]], /) -> Any: ...
+    def fetchall(self) -> list[Any]: ...
+    def fetchone(self) -> Any: ...
+
+
+# Versioned migrations: (version, description, statements). Never edit a shipped one; add a new one.
+MIGRATIONS: list[tuple[int, str, list[str]]] = [
+    (
+        1,
+        "records table, indexes, projection state",
+        [
+            """CREATE TABLE rt_records (
+                seq {BIGINT} PRIMARY KEY,
+                id TEXT NOT NULL UNIQUE,
+                type TEXT NOT NULL,
+                time TEXT NOT NULL,
+                actor TEXT NOT NULL,
+                privacy TEXT NOT NULL,
+                subject TEXT,
+                supersedes TEXT,
+                payload {BLOB} NOT NULL,
+                payload_hash TEXT NOT NULL,
+                prev_hash TEXT NOT NULL,
+                hash TEXT NOT NULL
+            )""",
+            "CREATE INDEX rt_records_type ON rt_records (type, seq)",
+            "CREATE INDEX rt_records_subject ON rt_records (subject, seq)",
+            "CREATE TABLE rt_projection_state (name TEXT PRIMARY KEY, version INTEGER NOT NULL)",
+            "{APPEND_ONLY}",
+        ],
+    ),
+    (
+        2,
+        "projection rows carry the seq of the record behind them (rt_seq); rebuild every query table",
+        ["DELETE FROM rt_projection_state"],
+    ),
+]
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+def row_to_env(row: Sequence[Any]) -> Envelope:
+    """An envelope from a ``rt_records`` row (columns in :data:`COLUMNS` order)."""
+    # Values are taken as stored: a tampered row keeps its odd types, and verification reports it.
+    payload = row[8]
+    return Envelope(
+        seq=row[0],
+        id=row[1],
+        type=row[2],
+        time=row[3],
+        actor=row[4],
+        privacy=row[5],
+        subject=row[6],
+        supersedes=row[7],
+        payload=bytes(payload) if isinstance(payload, (bytes, bytearray, memoryview)) else str(payload).encode(),
+        payload_hash=row[9],
+        prev_hash=row[10],
+        hash=row[11],
+    )
+
+
+def env_row(env: Envelope) -> tuple[Any, ...]:
+    """The ``rt_records`` row of an envelope (columns in :data:`COLUMNS` order)."""
+    return (
+        env.seq,
+        env.id,
+        env.type,
+        env.time,
+        env.actor,
+        env.privacy,
+        env.subject,
+        env.supersedes,
+        env.payload,
+        env.payload_hash,
+        env.prev_hash,
+        env.hash,
+    )
+
+
+def table_ddl(table: ProjectionTable, bigint: str) -> list[str]:
+    """Statements that (re)create a projection's query table ``rt_p_<name>`` and its indexes."""
+    kinds = {"text": "TEXT", "int": bigint}
+    cols = ", ".join(f"{c} {kinds[k]}" for c, k in (*table.columns, (ROW_SEQ, "int")))
+    stmts = [
+        f"DROP TABLE IF EXISTS rt_p_{table.name}",
+        f"CREATE TABLE rt_p_{table.name} ({cols}, PRIMARY KEY ({', '.join(table.key)}))",
+    ]
+    for idx in table.indexes:
+        stmts.append(
+            f"CREATE INDEX IF NOT EXISTS rt_p_{table.name}_{'_'.join(idx)} ON rt_p_{table.name} ({', '.join(idx)})"
+        )
+    return stmts
+
+
+def upsert_sql(spec: ProjectionTable) -> tuple[str, tuple[str, ...]]:
+    """The insert for a query table's rows (an upsert on its key unless ``on_conflict="error"``)
+    and the columns each row's values are given in."""
+    cols = (*spec.column_names, ROW_SEQ)
+    others = [c for c in cols if c not in spec.key]
+    sql = f"INSERT INTO rt_p_{spec.name} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})"
+    if spec.on_conflict == "update":
+        conflict = "DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in others) if others else "DO NOTHING"
+        sql += f" ON CONFLICT ({', '.join(spec.key)}) {conflict}"
+    return sql, cols
+
+
+def filter_sql(type: str | None, subject: str | None) -> tuple[str, list[Any]]:
+    """``AND ...`` conditions (and their parameters) for reads by type and subject.
+
+    ``type`` is ``name@version`` (exact) or ``name`` (every version: a ``LIKE`` prefix, with
+    ``!`` escaping ``%``, ``_`` and ``!`` in the name)."""
+    sql, params = "", []
+    if type is not None:
+        tf = parse_type_filter(type)
+        if tf.exact is not None:
+            sql += " AND type = ?"
+            params.append(tf.exact)
+        else:
+            assert tf.prefix is not None
+            sql += " AND type LIKE ? ESCAPE '!'"
+            escaped = tf.prefix.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+            params.append(escaped + "%")
+    if subject is not None:
+        sql += " AND subject = ?"
+        params.append(subject)
+    return sql, params
