@@ -1,0 +1,26 @@
+"""Contract suites: what every backend of a kind must do, written once.
+
+Each contract is a base class whose tests run against whatever its ``make_*()`` hook
+returns. A backend joins by one small subclass in a test module, named ``Test<Backend>``
+so that pytest collects it and the test ids name the backend::
+
+    class TestSQLiteLedger(SqlLedgerContract):
+        def make_url(self) -> str: ...
+
+- ``contracts.ledger``: :class:`LedgerContract` (``make_ledger``, ``tamper``) and
+  :class:`SqlLedgerContract` (``make_url``, ``tamper_url``); backends in
+  ``tests/test_ledger_contract.py``.
+- ``contracts.cas``: :class:`CasContract` (``make_cas``, ``tamper``); backends in
+  ``tests/test_cas_contract.py``.
+- ``contracts.models``: :class:`ModelBackendContract` (``make_backend``,
+  ``make_failing_backend``, ``requests_seen``) and :class:`HttpModelBackendContract`
+  (``make_http_backend``, against a loopback HTTP server); backends in
+  ``tests/test_model_contract.py``.
+"""
+
+import pytest
+
+# The contracts' asserts live here, outside the test modules: have pytest explain them too.
+pytest.register_assert_rewrite("contracts.cas", "contracts.ledger", "contracts.models")
+
+__all__: list[str] = []
