@@ -296,7 +296,7 @@ class LedgerContract(abc.ABC):
         assert sorted(r["slot"] for r in led.rows("claims")) == ["v1", "v2"]
 
     # --- tampering ------------------------------------------------------------------------
-    @pytest.mark.parametrize(("column", "value"), TAMPERED_FIELDS)
+    @pytest.mark.parametrize(("column", "value"), TAMPERED_FIELDS, ids=[column for column, _ in TAMPERED_FIELDS])
     def test_tampering_with_any_field_is_detected(self, ledger: Ledger, column: str, value: Any) -> None:
         ledger.append([rec(i) for i in range(3)])
         assert list(ledger.verify()) == []
