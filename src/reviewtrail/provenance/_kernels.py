@@ -42,36 +42,27 @@ from pathlib import Path
 from types import TracebackType
 from typing import ClassVar, Self
 
-from reviewtrail.errors import BackendUnavailableError, InvalidInputError
+from reviewtrail.errors import BackendUnavailableError
 from reviewtrail.provenance._limits import DEFAULT_LIMITS, LimitName, ResourceLimits, limit_outcome, reported_limit
 from reviewtrail.provenance._netproxy import NetProxy
-from reviewtrail.provenance._sandbox import (
-    BASH,
-    DEFAULT_MAX_OUTPUT,
-    SANDBOX_WORKSPACE,
-    Network,
-    SandboxResult,
-    Status,
-    check_code,
-    check_env,
-    check_network,
-    check_timeout,
-    effective_env,
+from reviewtrail.provenance._sandbox_bwrap import (
     host_workspace,
     kill_sandbox,
-    net_policy,
     require_bwrap,
     sandbox_options,
     start_sandbox,
 )
 from reviewtrail.provenance._sandbox_drain import Drain
+from reviewtrail.provenance._sandbox_input import SANDBOX_WORKSPACE, Network, check_sandbox_input
 from reviewtrail.provenance._sandbox_launch import (
+    BASH,
     BASH_BOOTSTRAP,
     BRIDGE_PORT,
     PY_WORKER,
     PYTHON,
     supervisor_command,
 )
+from reviewtrail.provenance._sandbox_plan import DEFAULT_MAX_OUTPUT, SandboxResult, Status, effective_env
 
 __all__ = ["PythonKernel", "ShellKernel"]
 
@@ -96,11 +87,9 @@ class _Kernel:
         resolve: Mapping[str, str] | None = None,
         limits: ResourceLimits = DEFAULT_LIMITS,
     ) -> None:
-        check_env(env or {})
-        check_network(network)
-        policy = net_policy(network, tuple(allowlist), dict(resolve or {}))
-        if isinstance(max_output, bool) or not isinstance(max_output, int) or max_output < 0:
-            raise InvalidInputError("must be a byte count >= 0", field="max_output")
+        policy = check_sandbox_input(
+            env=env or {}, network=network, max_output=max_output, allowlist=tuple(allowlist), resolve=resolve
+        ).policy
         bwrap = require_bwrap()
         self.kernel_id = str(uuid.uuid4())
         self.workspace = workspace
@@ -221,8 +210,7 @@ class _Kernel:
 
     def evaluate(self, code: str, timeout: float, *, cancel: threading.Event | None = None) -> SandboxResult:
         """Run ``code`` in the kernel; state persists. A timeout or cancellation kills the kernel."""
-        check_code(code)
-        check_timeout(timeout)
+        check_sandbox_input(code=code, timeout=timeout)
         return self._evaluate(code, timeout, cancel)
 
     def _evaluate(

@@ -29,6 +29,9 @@ started.
 The sandbox's command is the supervisor of :mod:`._sandbox_launch`, which sets the
 resource limits (:mod:`._limits`), enforces the process and memory counts, and runs the code.
 
+This module handles the processes; what it runs is built without I/O in :mod:`._sandbox_plan`
+(request, environment, command, status rule), from inputs checked by :mod:`._sandbox_input`.
+
 A timeout or a set ``cancel`` event kills bubblewrap's process group with SIGKILL; the
 sandbox's pid namespace dies with it, so nothing the code started survives. Such a run
 is ``"cancelled"`` (``timed_out`` tells which; a timeout is also ``limit_exceeded="time"``)
@@ -41,33 +44,18 @@ rest is read and dropped so the code never blocks, and the run is ``"failed"`` w
 from __future__ import annotations
 
 import contextlib
-import math
 import os
-import posixpath
-import re
 import select
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
 
-from reviewtrail.errors import InvalidInputError
-from reviewtrail.provenance._limits import (
-    DEFAULT_LIMITS,
-    LimitName,
-    ResourceLimits,
-    limit_outcome,
-    reported_limit,
-)
+from reviewtrail.provenance._limits import reported_limit
 from reviewtrail.provenance._netproxy import NetProxy
-from reviewtrail.provenance._netproxy_rules import NetPolicy
 from reviewtrail.provenance._sandbox_bwrap import (
     ETC_ENTRIES,
-    SANDBOX_WORKSPACE,
     bwrap_available,
     bwrap_path,
     host_workspace,
@@ -78,7 +66,19 @@ from reviewtrail.provenance._sandbox_bwrap import (
     start_sandbox,
 )
 from reviewtrail.provenance._sandbox_drain import Drain
-from reviewtrail.provenance._sandbox_launch import BRIDGE_PORT, bash_command, supervisor_command
+from reviewtrail.provenance._sandbox_input import SANDBOX_WORKSPACE, check_code
+from reviewtrail.provenance._sandbox_plan import (
+    BASE_ENV,
+    DEFAULT_MAX_OUTPUT,
+    PROXY_ENV,
+    Outcome,
+    SandboxRequest,
+    SandboxResult,
+    effective_env,
+    parse_report,
+    run_status,
+    sandbox_command,
+)
 
 __all__ = [
     "BASE_ENV",
@@ -93,151 +93,19 @@ __all__ = [
     "effective_env",
     "host_workspace",
     "kill_sandbox",
+    "read_available",
     "require_bwrap",
     "run_sandboxed",
     "sandbox_options",
     "start_sandbox",
 ]
 
-Language = Literal["python", "bash"]
-Network = Literal["none", "allowlist"]
-Status = Literal["succeeded", "failed", "cancelled"]
-
-DEFAULT_MAX_OUTPUT = 10 * 1024 * 1024
-BASH = "/bin/bash"
-# Set unless the caller's env overrides them; documented in the module docstring.
-BASE_ENV: Mapping[str, str] = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": SANDBOX_WORKSPACE, "LANG": "C.UTF-8"}
-_PROXY_URL = f"http://127.0.0.1:{BRIDGE_PORT}"
-# Set in allowlist mode (over BASE_ENV, under the caller's variables): the bridge to the host proxy.
-PROXY_ENV: Mapping[str, str] = {name: _PROXY_URL for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
-                                                                "https_proxy", "ALL_PROXY", "all_proxy")}  # fmt: skip
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _POLL = 0.05  # seconds between checks of the cancel event
 _GRACE = 5.0  # seconds to wait for the output pipes to close after the sandbox is gone
 _REPORT_LIMIT = 64 * 1024 * 1024
 
 
-@dataclass(frozen=True)
-class SandboxRequest:
-    """One execution. ``env`` holds the only variables injected (over :data:`BASE_ENV`)."""
-
-    code: str
-    lang: Language
-    workspace: Path
-    env: Mapping[str, str]
-    timeout: float
-    network: Network = "none"
-    max_output: int = DEFAULT_MAX_OUTPUT
-    cwd: str = SANDBOX_WORKSPACE
-    allowlist: tuple[str, ...] = ()
-    resolve: Mapping[str, str] = field(default_factory=dict)
-    limits: ResourceLimits = DEFAULT_LIMITS
-
-    def __post_init__(self) -> None:
-        if self.lang not in ("python", "bash"):
-            raise InvalidInputError(f"{self.lang!r} is not a supported language; use python or bash", field="lang")
-        check_code(self.code)
-        check_env(self.env)
-        check_timeout(self.timeout)
-        check_network(self.network)
-        if isinstance(self.max_output, bool) or not isinstance(self.max_output, int) or self.max_output < 0:
-            raise InvalidInputError("must be a byte count >= 0", field="max_output")
-        sandbox_cwd(self.cwd)
-        net_policy(self.network, self.allowlist, self.resolve)
-        if not isinstance(self.limits, ResourceLimits):
-            raise InvalidInputError("must be ResourceLimits", field="limits")
-
-    @property
-    def policy(self) -> NetPolicy | None:
-        return net_policy(self.network, self.allowlist, self.resolve)
-
-    @property
-    def sandbox_cwd(self) -> str:
-        """``cwd`` as an absolute, normalized path inside the sandbox."""
-        return sandbox_cwd(self.cwd)
-
-
-@dataclass(frozen=True)
-class SandboxResult:
-    """What happened. ``working_directory``/``env`` are reported by the code's own process."""
-
-    status: Status
-    exit_code: int | None
-    stdout: bytes
-    stderr: bytes
-    stdout_truncated: bool
-    stderr_truncated: bool
-    started_at: datetime
-    ended_at: datetime
-    working_directory: str
-    env: dict[str, str] | None
-    timed_out: bool
-    error: str | None
-    argv: list[str]
-    limit_exceeded: LimitName | None = None
-    network_decisions: list[dict[str, object]] = field(default_factory=list)
-    network_decisions_dropped: int = 0
-
-
-# --- validation ------------------------------------------------------------------------------
-def check_code(code: str) -> bytes:
-    """The code as UTF-8; NUL bytes and lone surrogates are rejected."""
-    if "\x00" in code:
-        raise InvalidInputError("contains a NUL byte", field="code")
-    try:
-        return code.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidInputError(f"is not valid Unicode text ({exc.reason})", field="code") from None
-
-
-def check_env(env: Mapping[str, str]) -> None:
-    for key, value in env.items():
-        if not isinstance(key, str) or _ENV_NAME.fullmatch(key) is None:
-            raise InvalidInputError(f"{key!r} is not a variable name", field="env")
-        if not isinstance(value, str) or "\x00" in value:
-            raise InvalidInputError(f"the value of {key} must be a string without NUL bytes", field="env")
-
-
-def check_timeout(timeout: float) -> None:
-    number = isinstance(timeout, int | float) and not isinstance(timeout, bool)
-    if not (number and timeout > 0 and math.isfinite(timeout)):
-        raise InvalidInputError("must be a finite number of seconds > 0", field="timeout")
-
-
-def check_network(network: str) -> None:
-    if network not in ("none", "allowlist"):
-        raise InvalidInputError(f"{network!r} is not a network policy; use none or allowlist", field="network")
-
-
-def net_policy(network: str, allowlist: Sequence[str], resolve: Mapping[str, str]) -> NetPolicy | None:
-    """The allowlist policy, or None in mode ``none`` (where an allowlist is an error)."""
-    if isinstance(allowlist, str):
-        raise InvalidInputError("must be a list of host or host:port entries", field="allow")
-    if network != "allowlist":
-        if allowlist or resolve:
-            raise InvalidInputError("--allow and --allow-resolve need --network allowlist", field="allow")
-        return None
-    return NetPolicy.parse(allowlist, resolve)
-
-
-def sandbox_cwd(cwd: str) -> str:
-    """Resolve ``cwd`` (absolute, or relative to /workspace) lexically; it must stay inside /workspace."""
-    if not isinstance(cwd, str) or not cwd or "\x00" in cwd:
-        raise InvalidInputError("must be a path inside /workspace", field="cwd")
-    path = posixpath.normpath(posixpath.join(SANDBOX_WORKSPACE, cwd))
-    if path != SANDBOX_WORKSPACE and not path.startswith(SANDBOX_WORKSPACE + "/"):
-        raise InvalidInputError(f"{cwd!r} is outside /workspace", field="cwd")
-    return path
-
-
-def effective_env(env: Mapping[str, str], network: Network = "none") -> dict[str, str]:
-    """The variables set after ``--clearenv``: :data:`BASE_ENV` (and :data:`PROXY_ENV` in
-    allowlist mode) overridden by ``env``."""
-    return {**BASE_ENV, **(PROXY_ENV if network == "allowlist" else {}), **env}
-
-
-# --- one-shot runs -------------------------------------------------------------------------------
-def _wait(proc: subprocess.Popen[bytes], deadline: float, cancel: threading.Event | None) -> str:
+def _wait(proc: subprocess.Popen[bytes], deadline: float, cancel: threading.Event | None) -> Outcome:
     """Wait for the sandbox to exit; ``"exited"``, ``"timeout"`` or ``"cancelled"``."""
     try:
         pidfd: int | None = os.pidfd_open(proc.pid)
@@ -261,27 +129,6 @@ def _wait(proc: subprocess.Popen[bytes], deadline: float, cancel: threading.Even
     finally:
         if pidfd is not None:
             os.close(pidfd)
-
-
-def _parse_report(data: bytes) -> tuple[str, dict[str, str]] | None:
-    """The launcher's (cwd, env) report, or None if it never wrote a complete one."""
-    if not data.endswith(b"\0\0"):
-        return None
-    cwd, *entries = data[:-2].decode("utf-8", "surrogateescape").split("\0")
-    return cwd, dict(entry.split("=", 1) for entry in entries if "=" in entry)
-
-
-def _command(req: SandboxRequest, control_fd: int, report_fd: int, code_fd: int) -> list[str]:
-    """Python: the supervisor runs the code in its child. Bash without network: bash is the command and
-    starts the supervisor in the background. Bash with the proxy: the supervisor (and its bridge) first."""
-    cpu = math.ceil(req.timeout)
-    if req.lang == "bash" and req.network == "none":
-        return bash_command(report_fd, code_fd, control_fd, req.limits, cpu)
-    mode = ["py", str(report_fd), str(code_fd)]
-    if req.lang == "bash":
-        mode = ["exec", *bash_command(report_fd, code_fd, None, req.limits, cpu)]
-    port = BRIDGE_PORT if req.network == "allowlist" else 0
-    return supervisor_command(control_fd, port, req.limits, cpu, (report_fd, code_fd), mode)
 
 
 def read_available(fd: int, limit: int = 4096) -> bytes:
@@ -327,7 +174,7 @@ def _run(
     code_fd = memfd("sandbox-code", source)
     started_at = datetime.now(UTC)
     deadline = time.monotonic() + req.timeout
-    command = _command(req, control_w, report_w, code_fd)
+    command = sandbox_command(req, control_w, report_w, code_fd)
     try:
         proc, out_fd, err_fd, argv = start_sandbox(bwrap, options, command, (report_w, code_fd, control_w))
     except BaseException:
@@ -350,28 +197,11 @@ def _run(
         drain.wait(_GRACE)
     stdout, stdout_truncated = out.take()
     stderr, stderr_truncated = err.take()
-    seen = _parse_report(report.take()[0])
-    limit = reported_limit(read_available(control_r))
-    status: Status
-    exit_code: int | None = None
-    error: str | None = None
-    if outcome == "timeout":
-        status, error, limit = "cancelled", f"timed out after {req.timeout:g} s; the sandbox was killed", "time"
-    elif outcome == "cancelled":
-        status, error = "cancelled", "cancelled; the sandbox was killed"
-    elif seen is None:
-        detail = stderr.decode("utf-8", "replace").strip().splitlines()
-        status = "failed"
-        error = f"the sandbox failed before the code ran (bwrap exit status {proc.returncode})" + (
-            f": {detail[-1]}" if detail else ""
-        )
-    else:
-        exit_code = proc.returncode
-        status = "succeeded" if exit_code == 0 else "failed"
-    truncated = stdout_truncated or stderr_truncated
-    status, limit, error = limit_outcome(
-        status, limit, error, truncated, req.limits, req.max_output, req.timeout, exit_code
-    )
+    seen = parse_report(report.take()[0])
+    status, exit_code, limit, error = run_status(
+        req, outcome, started=seen is not None, returncode=proc.returncode, stderr=stderr,
+        truncated=stdout_truncated or stderr_truncated, limit=reported_limit(read_available(control_r)),
+    )  # fmt: skip
     decisions, dropped = proxy.take_decisions() if proxy is not None else ([], 0)
     return SandboxResult(
         status=status,

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from reviewtrail.errors import BackendUnavailableError, InvalidInputError, NotFoundError
+from reviewtrail.provenance._sandbox_input import SANDBOX_WORKSPACE
 from reviewtrail.provenance._sandbox_launch import PROXY_DIR
 
 __all__ = [
@@ -29,7 +30,6 @@ __all__ = [
     "start_sandbox",
 ]
 
-SANDBOX_WORKSPACE = "/workspace"
 # /etc entries the interpreters, the dynamic linker, name lookup and TLS need (read-only, when present).
 ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "nsswitch.conf", "passwd",
                "group", "hosts", "host.conf", "resolv.conf", "gai.conf", "protocols", "services", "ssl",

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from reviewtrail.provenance._limits import ResourceLimits
 
 __all__ = [
+    "BASH",
     "BASH_BOOTSTRAP",
     "BASH_LAUNCHER",
     "BRIDGE_PORT",
@@ -46,6 +47,7 @@ __all__ = [
 ]
 
 PYTHON = "/usr/bin/python3"
+BASH = "/bin/bash"
 
 PROXY_DIR = "/run/rt-proxy"
 PROXY_SOCKET = PROXY_DIR + "/proxy.sock"
@@ -294,7 +296,7 @@ SUPERVISOR = "import os, sys\n" + (_BRIDGE % {"socket": PROXY_SOCKET}) + _PY_CHI
 
 def bash_command(report_fd: int, code_fd: int, control_fd: int | None, limits: ResourceLimits, cpu: int) -> list[str]:
     """bash with :data:`BASH_LAUNCHER`; without ``control_fd`` the caller (a supervisor) set the limits."""
-    command = ["/bin/bash", "--noprofile", "--norc", "-c", BASH_LAUNCHER, "bash", str(report_fd), str(code_fd)]
+    command = [BASH, "--noprofile", "--norc", "-c", BASH_LAUNCHER, "bash", str(report_fd), str(code_fd)]
     if control_fd is None:
         return [*command, "-"]
     numbers = [limits.max_memory // 1024, limits.max_procs, limits.max_file_size // 1024, cpu, limits.max_memory]

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reviewtrail.errors import InvalidInputError
 from reviewtrail.ledger._envelope import new_id
 from reviewtrail.provenance._limits import DEFAULT_LIMITS, ResourceLimits
 from reviewtrail.provenance._pending import begin_run, remove_marker, session_lock
-from reviewtrail.provenance._runs import Network, RunOutcome, _check, record_run
-from reviewtrail.provenance._sandbox import SandboxResult
+from reviewtrail.provenance._runs import RunOutcome, record_run
+from reviewtrail.provenance._sandbox_input import Network, check_sandbox_input
+from reviewtrail.provenance._sandbox_plan import SandboxResult
 from reviewtrail.provenance._sessions import require_live_session
 from reviewtrail.provenance._snapshot import Snapshot, snapshot
 from reviewtrail.store import Store
@@ -41,7 +41,7 @@ class SessionKernel:
         from reviewtrail.provenance._kernels import PythonKernel, ShellKernel
 
         injected = dict(env or {})
-        _check(lang, injected, 1.0, network)
+        check_sandbox_input(lang=lang, env=injected, network=network, allowlist=tuple(allowlist), resolve=resolve)
         self.store = store
         self.session = require_live_session(store, session_id)
         self.lang = lang
@@ -59,8 +59,7 @@ class SessionKernel:
         return self.kernel.kernel_id
 
     def evaluate(self, code: str, timeout: float = 60.0) -> RunOutcome:
-        if not timeout > 0:
-            raise InvalidInputError("must be > 0 seconds", field="timeout")
+        check_sandbox_input(timeout=timeout)
         run_id = new_id()
         with session_lock(self.store, self.session.session_id):
             require_live_session(self.store, self.session.session_id)  # removed since the kernel started?
