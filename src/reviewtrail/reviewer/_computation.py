@@ -6,13 +6,15 @@ In a narrative artifact (Markdown, plain text, HTML, TeX) every number is a clai
 that cites nothing at all is ``COMPUTATION_NUMERIC_CLAIM_UNSUPPORTED``, one that cites only the
 literature (``[1]``, ``(Smith, 2020)``, a link) and no evidence is
 ``COMPUTATION_NUMERIC_CLAIM_EVIDENCE_MISSING``. Provenance chips are checked here too
-(:mod:`reviewtrail.reviewer._chips`)."""
+(:mod:`reviewtrail.reviewer._chips`). The rule itself is :mod:`._computation_rule`; this module
+gathers the facts it decides on."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from reviewtrail.errors import NotFoundError
 from reviewtrail.evidence import (
     Claim,
     extract_claims,
@@ -23,25 +25,23 @@ from reviewtrail.evidence import (
     resolve_citation,
 )
 from reviewtrail.evidence._records import ClaimCitation
+from reviewtrail.media import media_kind
 from reviewtrail.provenance import VersionInfo, lineage
 from reviewtrail.reviewer._chips import artifact_aliases, check_chips, resolve_chip
+from reviewtrail.reviewer._computation_rule import ClaimFacts, ComputationFacts, RunFacts, decide_computation
 from reviewtrail.reviewer._records import CheckResult, ReviewFinding
 from reviewtrail.store import Store
 
 __all__ = [
-    "NARRATIVE_MEDIA_TYPES",
     "artifact_claims",
     "check_computation",
     "check_full_text",
     "check_uncited_numbers",
     "check_unresolved",
+    "computation_facts",
 ]
 
 _FULL_TEXT = re.compile(r"full[- ]text|read the (?:whole|entire|full) (?:paper|article)|全文", re.IGNORECASE)
-#: Media types whose numbers are claims a reader takes as stated facts.
-NARRATIVE_MEDIA_TYPES = frozenset(
-    {"text/markdown", "text/x-markdown", "text/plain", "text/html", "application/x-tex", "text/x-tex"}
-)
 
 
 def _resolve_all(store: Store, citations: list[Any], mapping: dict[str, list[str]]) -> list[ClaimCitation]:
@@ -74,7 +74,7 @@ def artifact_claims(store: Store, info: VersionInfo, text: str | None) -> list[t
 
 
 def _narrative(info: VersionInfo) -> bool:
-    return str(info.version.content.get("mediaType", "")).split(";", 1)[0].strip().lower() in NARRATIVE_MEDIA_TYPES
+    return media_kind(str(info.version.content.get("mediaType", ""))) == "narrative"
 
 
 def check_uncited_numbers(info: VersionInfo, text: str | None) -> list[ReviewFinding]:
@@ -114,101 +114,67 @@ def _location(claim: Any) -> dict[str, Any]:
 
 
 def check_computation(store: Store, info: VersionInfo, text: str | None) -> tuple[CheckResult, list[ReviewFinding]]:
-    v = info.version
+    """The computation check (:mod:`._computation_rule`): gather the facts, then decide."""
     pairs = artifact_claims(store, info, text)
     chips = check_chips(store, pairs)  # citation findings, reported whatever the lineage says
+    return decide_computation(computation_facts(store, info, text, pairs), chips)
+
+
+def computation_facts(
+    store: Store, info: VersionInfo, text: str | None, pairs: list[tuple[Claim | None, Any]]
+) -> ComputationFacts:
+    """What the computation rule needs: the lineage, the numeric claims and the runs they name."""
+    v = info.version
+    artifact = f"{v.name}@{v.version}"
     try:
         graph = lineage(store, v.name, v.version, v.project_id)
     except Exception as exc:
-        finding = ReviewFinding(
-            code="COMPUTATION_INCONCLUSIVE",
-            severity="warning",
-            check="computation",
-            message=f"the lineage of {v.name}@{v.version} could not be read: {exc}",
-        )
-        return CheckResult(check="computation", status="inconclusive", detail=str(exc)), [finding, *chips]
-    unreadable = [n for n in graph.nodes.values() if n.kind == "execution_run" and not n.attributes]
+        return ComputationFacts(artifact=artifact, lineage_error=str(exc))
     if any("lineage truncated" in note for note in graph.notes):
-        finding = ReviewFinding(
-            code="COMPUTATION_INCONCLUSIVE",
-            severity="warning",
-            check="computation",
-            message=f"the lineage of {v.name}@{v.version} is deeper than can be walked",
-        )
-        return CheckResult(check="computation", status="inconclusive", detail="lineage truncated"), [finding, *chips]
-    runs_in_lineage = {n.record_id for n in graph.nodes.values() if n.kind == "execution_run" and n.attributes}
-    findings = check_uncited_numbers(info, text)
-    numeric = len(findings)
-    for recorded, (claim, citations) in pairs:
-        if not claim.numeric:
-            continue
-        numeric += 1
-        run_ids = [c.target.split(":", 1)[1] for c in citations if c.target and c.target.startswith("execution:")]
-        for c in citations:  # [ev:ID] pointing at execution evidence backs a number too
-            if c.target and c.target.startswith("evidence:"):
-                item = get_evidence(store, c.target.split(":", 1)[1])
-                if item.origin.kind == "execution":
-                    run_ids.append(item.origin.run_id)
-        evidence_refs = [c.raw for c in citations]
-        if recorded is not None:
-            for link, item in links_of(store, recorded.claim_id):
-                if link.relation == "supports" and item.origin.kind == "execution":
-                    run_ids.append(item.origin.run_id)
-                    evidence_refs.append(f"evidence:{item.evidence_id}")
-        if not run_ids:
-            findings.append(
-                ReviewFinding(
-                    code="COMPUTATION_UNBACKED",
-                    severity="error",
-                    check="computation",
-                    message="a numeric claim is not backed by any recorded execution",
-                    location=_location(claim),
-                    evidence_refs=evidence_refs,
-                )
-            )
-            continue
-        problems = []
-        for run_id in dict.fromkeys(run_ids):
-            run = store.ledger.get(run_id).payload_value
-            if run["status"] != "succeeded":
-                problems.append(("COMPUTATION_RUN_FAILED", f"run {run_id} ended {run['status']}"))
-            elif run_id not in runs_in_lineage:
-                problems.append(
-                    (
-                        "COMPUTATION_OUTPUT_NOT_IN_LINEAGE",
-                        f"run {run_id} did not produce anything that reached {v.name}@{v.version}",
-                    )
-                )
-            elif run.get("envSnapshot") is None:
-                problems.append(("COMPUTATION_ENV_NOT_RECORDED", f"run {run_id} has no recorded environment"))
-            else:
-                problems = []
-                break
-        for code, message in problems:
-            findings.append(
-                ReviewFinding(
-                    code=code,
-                    severity="error",
-                    check="computation",
-                    message=message,
-                    location=_location(claim),
-                    evidence_refs=evidence_refs,
-                )
-            )
-    if unreadable:
-        findings.append(
-            ReviewFinding(
-                code="COMPUTATION_INCONCLUSIVE",
-                severity="warning",
-                check="computation",
-                message=f"{len(unreadable)} run(s) in the lineage are not recorded here",
-            )
-        )
-        return CheckResult(check="computation", status="inconclusive", detail="lineage incomplete"), findings + chips
-    if numeric == 0:
-        return CheckResult(check="computation", status="skipped", detail="no numeric claims"), findings + chips
-    failed = any(f.severity == "error" for f in findings)
-    return CheckResult(check="computation", status="failed" if failed else "passed"), findings + chips
+        return ComputationFacts(artifact=artifact, lineage_truncated=True)
+    runs = [n for n in graph.nodes.values() if n.kind == "execution_run"]
+    in_lineage = {n.record_id for n in runs if n.attributes}
+    claims = [
+        _claim_facts(store, recorded, claim, citations) for recorded, (claim, citations) in pairs if claim.numeric
+    ]
+    return ComputationFacts(
+        artifact=artifact,
+        unrecorded_runs=sum(1 for n in runs if not n.attributes),
+        uncited=check_uncited_numbers(info, text),
+        claims=claims,
+        runs={run_id: _run_facts(store, run_id, in_lineage) for c in claims for run_id in c.run_ids},
+    )
+
+
+def _claim_facts(store: Store, recorded: Claim | None, claim: Any, citations: list[ClaimCitation]) -> ClaimFacts:
+    """The runs a numeric claim names: cited runs, execution evidence it cites ([ev:ID]), and for a
+    recorded claim the execution evidence that supports it."""
+    run_ids = [c.target.split(":", 1)[1] for c in citations if c.target and c.target.startswith("execution:")]
+    for c in citations:
+        if c.target and c.target.startswith("evidence:"):
+            item = get_evidence(store, c.target.split(":", 1)[1])
+            if item.origin.kind == "execution":
+                run_ids.append(item.origin.run_id)
+    evidence_refs = [c.raw for c in citations]
+    if recorded is not None:
+        for link, item in links_of(store, recorded.claim_id):
+            if link.relation == "supports" and item.origin.kind == "execution":
+                run_ids.append(item.origin.run_id)
+                evidence_refs.append(f"evidence:{item.evidence_id}")
+    return ClaimFacts(claim=claim, run_ids=tuple(run_ids), evidence_refs=tuple(evidence_refs))
+
+
+def _run_facts(store: Store, run_id: str, in_lineage: set[str | None]) -> RunFacts:
+    try:
+        run = store.ledger.get(run_id).payload_value
+    except NotFoundError:
+        return RunFacts(run_id=run_id, status=None, in_lineage=False, env_recorded=False)
+    return RunFacts(
+        run_id=run_id,
+        status=str(run["status"]),
+        in_lineage=run_id in in_lineage,
+        env_recorded=run.get("envSnapshot") is not None,
+    )
 
 
 def check_full_text(store: Store, pairs: list[tuple[Claim | None, Any]]) -> list[ReviewFinding]:
