@@ -1,4 +1,8 @@
-"""reviewtrail.models: backends, prices, and the records every model call yields.
+"""reviewtrail.models: each backend's wire format, prices, and the records every model call yields.
+
+What every backend must do (refusing bad input before sending, failing cleanly, recording a
+call) is the model-backend contract: ``tests/contracts/models.py``, run per backend by
+``tests/test_model_contract.py``.
 
 The OpenAI and Anthropic APIs cannot be reached from here; the HTTP backends are tested
 against a real local HTTP server on 127.0.0.1 (tests/support/fake_llm_server.py) that is a
@@ -7,8 +11,6 @@ stand-in for them: it speaks their request and response formats and records what
 
 from __future__ import annotations
 
-import json
-import socket
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,10 +19,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from reviewtrail.app import init_store, payload_schemas
 from reviewtrail.canonical import canonical_json
 from reviewtrail.config import Settings
-from reviewtrail.errors import EXIT_BACKEND, BackendUnavailableError, ConfigError, InvalidInputError
-from reviewtrail.ledger import NewRecord, payload_schemas
+from reviewtrail.errors import BackendUnavailableError, ConfigError, InvalidInputError
+from reviewtrail.ledger import NewRecord
 from reviewtrail.models import (
     MANIFEST_TYPE,
     USAGE_TYPE,
@@ -30,7 +33,6 @@ from reviewtrail.models import (
     ModelInvocationUsage,
     OpenAICompatibleBackend,
     PromptManifest,
-    RetryPolicy,
     ScriptedBackend,
     SkillRef,
     invoke,
@@ -54,14 +56,8 @@ def server() -> Iterator[FakeLLMServer]:
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
     root = tmp_path / "store"
-    with Store.init(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}")) as s:
+    with init_store(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}")) as s:
         yield s
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 # --- OpenAI-compatible backend ----------------------------------------------------------------
@@ -120,29 +116,6 @@ def test_openai_reads_cached_tokens_and_content_parts(server: FakeLLMServer) -> 
     completion = OpenAICompatibleBackend(f"{server.url}/v1", KEY, "m").complete(MESSAGES)
     assert completion.text == "ab"
     assert (completion.input_tokens, completion.output_tokens) == (None, None)
-
-
-@pytest.mark.parametrize("bad", [{"model": "x"}, {"stream": True}, {"messages": []}])
-def test_backend_owned_settings_are_refused(server: FakeLLMServer, bad: dict[str, Any]) -> None:
-    with pytest.raises(InvalidInputError):
-        OpenAICompatibleBackend(f"{server.url}/v1", KEY, "gpt-4o").complete(MESSAGES, settings=bad)
-    assert server.received == []
-
-
-@pytest.mark.parametrize(
-    "messages",
-    [
-        [{"content": "no role"}],
-        [{"role": "user"}],
-        ["just a string"],
-        "not a list",
-        [{"role": "user", "content": float("nan")}],
-    ],
-)
-def test_malformed_messages_are_refused_before_sending(server: FakeLLMServer, messages: Any) -> None:
-    with pytest.raises(InvalidInputError):
-        OpenAICompatibleBackend(f"{server.url}/v1", KEY, "gpt-4o").complete(messages)
-    assert server.received == []
 
 
 @pytest.mark.parametrize(
@@ -205,71 +178,6 @@ def test_anthropic_counts_cached_input_and_omits_absent_system(server: FakeLLMSe
 def test_anthropic_needs_a_key() -> None:
     with pytest.raises(ConfigError):
         AnthropicBackend("", "claude-sonnet-4-5")
-
-
-# --- failures ---------------------------------------------------------------------------------
-
-
-def no_sleep(seconds: float) -> None:
-    """Retries of 429 and 5xx answers wait through this: the tests never wait."""
-
-
-def backends(url: str) -> list[ModelBackend]:
-    return [
-        OpenAICompatibleBackend(f"{url}/v1", KEY, "gpt-4o", sleep=no_sleep),
-        AnthropicBackend(KEY, "claude-x", base_url=url, sleep=no_sleep),
-    ]
-
-
-@pytest.mark.parametrize("which", [0, 1])
-def test_http_error_status_is_backend_unavailable_without_the_key(server: FakeLLMServer, which: int) -> None:
-    for _ in range(RetryPolicy().max_attempts):  # a 5xx is retried: fail every attempt
-        server.fail_next(500, {"error": {"message": f"upstream exploded while using key {KEY}"}})
-    with pytest.raises(BackendUnavailableError) as info:
-        backends(server.url)[which].complete(MESSAGES)
-    message = str(info.value)
-    assert "HTTP 500" in message and "upstream exploded" in message
-    assert KEY not in message
-    assert info.value.exit_code == EXIT_BACKEND == 5
-
-
-@pytest.mark.parametrize("which", [0, 1])
-def test_unauthorized_is_backend_unavailable(server: FakeLLMServer, which: int) -> None:
-    server.fail_next(401, b"<html>Unauthorized</html>", content_type="text/html")
-    with pytest.raises(BackendUnavailableError, match="HTTP 401: <html>Unauthorized</html>"):
-        backends(server.url)[which].complete(MESSAGES)
-
-
-@pytest.mark.parametrize("which", [0, 1])
-def test_bad_json_is_backend_unavailable(server: FakeLLMServer, which: int) -> None:
-    server.fail_next(200, b"{not json", content_type="application/json")
-    with pytest.raises(BackendUnavailableError, match="not JSON"):
-        backends(server.url)[which].complete(MESSAGES)
-
-
-@pytest.mark.parametrize(
-    ("which", "body"),
-    [(0, {"model": "m"}), (0, {"choices": [{}]}), (0, [1, 2]), (1, {"model": "m"}), (1, {"content": "text"})],
-)
-def test_unexpected_shape_is_backend_unavailable(server: FakeLLMServer, which: int, body: Any) -> None:
-    server.fail_next(200, json.dumps(body).encode())
-    with pytest.raises(BackendUnavailableError):
-        backends(server.url)[which].complete(MESSAGES)
-
-
-@pytest.mark.parametrize("which", [0, 1])
-def test_connection_refused_is_backend_unavailable(which: int) -> None:
-    url = f"http://127.0.0.1:{free_port()}"
-    with pytest.raises(BackendUnavailableError, match="cannot reach") as info:
-        backends(url)[which].complete(MESSAGES)
-    assert KEY not in str(info.value)
-
-
-def test_timeout_is_backend_unavailable(server: FakeLLMServer) -> None:
-    server.fail_next(200, b"{}", delay=1.0)
-    backend = OpenAICompatibleBackend(f"{server.url}/v1", KEY, "gpt-4o", timeout=0.2)
-    with pytest.raises(BackendUnavailableError, match=r"did not answer within 0\.2 s"):
-        backend.complete(MESSAGES)
 
 
 # --- scripted backend -------------------------------------------------------------------------
@@ -480,37 +388,6 @@ def test_invoke_anthropic_prices_cached_tokens(server: FakeLLMServer, store: Sto
     assert KEY.encode() not in result.manifest_envelope.payload
 
 
-def test_failed_call_appends_nothing(server: FakeLLMServer, store: Store) -> None:
-    for _ in range(RetryPolicy().max_attempts):
-        server.fail_next(503, {"error": {"message": "overloaded"}})
-    backend = OpenAICompatibleBackend(f"{server.url}/v1", KEY, "gpt-4o", sleep=no_sleep)
-    with pytest.raises(BackendUnavailableError, match="HTTP 503"):
-        invoke(store, backend, MESSAGES, system=SYSTEM)
-    with pytest.raises(BackendUnavailableError):
-        invoke(store, ScriptedBackend([]), MESSAGES)
-    assert _nothing_written(store)
-    assert list(store.cas.iter_objects()) == []
-
-
-@pytest.mark.parametrize(
-    "kwargs",
-    [
-        {"call_type": "chat-legacy"},
-        {"actor": ""},
-        {"privacy": "secret"},
-        {"redaction_status": "done"},
-        {"skill_refs": [{"id": "x", "contentHash": "md5:abc"}]},
-        {"settings": {"temperature": float("inf")}},
-    ],
-)
-def test_invoke_checks_inputs_before_calling(store: Store, kwargs: dict[str, Any]) -> None:
-    backend = ScriptedBackend(["never"])
-    with pytest.raises(InvalidInputError):
-        invoke(store, backend, MESSAGES, **kwargs)
-    assert backend.calls == []
-    assert _nothing_written(store)
-
-
 # --- records ----------------------------------------------------------------------------------
 
 
@@ -558,9 +435,3 @@ def test_schemas_are_generated_with_wire_names() -> None:
     assert {"systemPrompt", "inputMessages", "skillRefs", "redactionStatus"} <= set(
         schemas[MANIFEST_TYPE]["properties"]
     )
-
-
-def _nothing_written(store: Store) -> bool:
-    """Only the store's identity record (appended by init) is in the ledger."""
-    head = store.ledger.head()
-    return head is not None and head.seq == 1 and head.type == "store.identity@1"
