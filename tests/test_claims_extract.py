@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 
 import pytest
@@ -352,7 +351,7 @@ def test_invariants_hold_on_arbitrary_markdown_soup(reply: str) -> None:
         assert [c.raw for c in citation_tokens(reply)] == [m.group() for m in expected]
 
 
-def test_extracting_from_a_one_megabyte_reply(capsys: pytest.CaptureFixture[str]) -> None:
+def test_extracting_from_a_one_megabyte_reply() -> None:
     unit = (
         "## Results\n\nAccuracy reached 0.91 [run:r1] on the test set, e.g. in Fig. 2. J. Smith et al. "
         "[paper:10.1038/nature.2020.1] saw 95.5% agreement [doi:10.1000/182]. See https://doi.org/10.1000/182. "
@@ -362,12 +361,6 @@ def test_extracting_from_a_one_megabyte_reply(capsys: pytest.CaptureFixture[str]
     )
     reps = 1_000_000 // len(unit.encode()) + 1
     reply = unit * reps
-    started = time.perf_counter()
-    claims = extract_claims(reply, turn_id="t")
-    elapsed = time.perf_counter() - started
+    claims = extract_claims(reply, turn_id="t")  # its speed: bench/run.py --only claims_extract
     assert len(claims) == 5 * reps
     assert sum(len(c.citations) for c in claims) == 6 * reps == len(citation_tokens(reply))
-    megabytes = len(reply.encode()) / 1e6
-    with capsys.disabled():
-        print(f"\nclaim extraction: {megabytes:.2f} MB, {len(claims)} claims in {elapsed:.2f} s "
-              f"({megabytes / elapsed:.2f} MB/s)")  # fmt: skip
