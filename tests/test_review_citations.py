@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -850,7 +849,7 @@ def test_never_raises_and_the_report_is_consistent(text: str) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def test_one_megabyte_document(capsys: pytest.CaptureFixture[str]) -> None:
+def test_one_megabyte_document() -> None:
     chunk = (
         _read(CORPUS / "en_mixed_reply.md").split("## References")[0]
         + _read(CORPUS / "en_author_year_ok.md").split("## Bibliography")[0]
@@ -871,12 +870,5 @@ def test_one_megabyte_document(capsys: pytest.CaptureFixture[str]) -> None:
         + "\n[^n]: A note.\n"
     )
     text = "".join(parts) + references
-    started = time.perf_counter()
-    report = check_citations(text)
-    elapsed = time.perf_counter() - started
-    with capsys.disabled():
-        print(
-            f"\ncheck_citations: {len(text) / 1e6:.2f} MB, {report.stats['lines']} lines, "
-            f"{sum(report.stats['markers'].values())} markers -> {report.decision} in {elapsed:.2f} s"
-        )
+    report = check_citations(text)  # its speed: bench/run.py --only check_citations
     assert report.decision == "ACCEPT_AND_PROCEED", report.codes[:10]
