@@ -20,15 +20,15 @@ import time
 from datetime import UTC, datetime
 
 from _util import Config, Result, verdict, work_dir
+from reviewtrail.app import init_store
 from reviewtrail.config import Settings
 from reviewtrail.ledger import new_record
 from reviewtrail.ledger._envelope import format_time, new_id
 from reviewtrail.provenance import ExecutionRun, create_session, declare_artifact, lineage, run_code
-from reviewtrail.store import Store
 
 
 def _store(path):  # type: ignore[no-untyped-def]
-    return Store.init(Settings(store=path, database_url=f"sqlite:///{path / 'ledger.sqlite'}"))
+    return init_store(Settings(store=path, database_url=f"sqlite:///{path / 'ledger.sqlite'}"))
 
 
 def bench_sandbox(cfg: Config) -> Result:

@@ -19,11 +19,11 @@ import statistics
 import time
 
 from _util import Config, Result, work_dir
-from reviewtrail.config import Settings
+from reviewtrail.app import init_store
+from reviewtrail.config import ReviewerSettings, Settings
 from reviewtrail.evidence import extract_claims
 from reviewtrail.provenance import create_session, declare_artifact, lineage, run_code
 from reviewtrail.reviewer import review_artifact
-from reviewtrail.store import Store
 
 _BLOCK = (
     "The model reached 91.5% accuracy [run:r-{i}] after 3 epochs, e.g. on the held-out set. "
@@ -67,7 +67,7 @@ def bench_quick_review(cfg: Config) -> Result:
     n = cfg.size(1000, 200)
     with work_dir("review-") as work:
         root = work / "store"
-        store = Store.init(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
+        store = init_store(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
         session = create_session(store)
         sid = session.session_id
         first = run_code(store, session_id=sid, code="open('r.md','w').write('draft')", lang="python")
@@ -79,7 +79,7 @@ def bench_quick_review(cfg: Config) -> Result:
         decision = ""
         for _ in range(cfg.rep_count(3, 2)):
             t0 = time.perf_counter()
-            outcome = review_artifact(store, "r.md", tier="quick", env={"REVIEWTRAIL_REVIEWER": "quick"})
+            outcome = review_artifact(store, "r.md", tier="quick", settings=ReviewerSettings(tier="quick"))
             ours.append(time.perf_counter() - t0)
             decision = outcome.run.decision
             t0 = time.perf_counter()

@@ -26,13 +26,14 @@ import time
 from pathlib import Path
 
 from _util import Config, Result, work_dir
+from reviewtrail.app import init_store
 from reviewtrail.config import Settings
 from reviewtrail.provenance import create_session, run_code
 from reviewtrail.store import Store
 
 
 def _store(path: Path) -> Store:
-    return Store.init(Settings(store=path, database_url=f"sqlite:///{path / 'ledger.sqlite'}"))
+    return init_store(Settings(store=path, database_url=f"sqlite:///{path / 'ledger.sqlite'}"))
 
 
 class _Ok(http.server.BaseHTTPRequestHandler):

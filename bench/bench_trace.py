@@ -70,7 +70,7 @@ def bench_record(cfg: Config) -> Result:
                 backend="claude",
                 status="ok",
             )
-            seconds, _ = clock(lambda c=call: record_call(c, project_dir=project, env=env, ledger=False))  # type: ignore[misc]
+            seconds, _ = clock(lambda c=call: record_call(c, project_dir=project, env=env))  # type: ignore[misc]
             ours.append(seconds)
             seconds, _ = clock(lambda i=i: _plain_write(plain, i))  # type: ignore[misc]
             base.append(seconds)

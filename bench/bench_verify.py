@@ -17,6 +17,7 @@ import os
 from datetime import UTC, datetime
 
 from _util import Config, Result, measure, rate, work_dir
+from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
 from reviewtrail.ledger import NewRecord, chain_problems, new_record
 from reviewtrail.ledger._envelope import format_time, new_id
@@ -59,9 +60,9 @@ def bench_verify(cfg: Config) -> Result:
     with work_dir("verify-") as work:
         root = work / "store"
         settings = Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}")
-        with Store.init(settings) as store:
+        with init_store(settings) as store:
             size = _fill(store, records, objects)
-        store = Store.open(settings)
+        store = open_store(settings)
         head = store.ledger.head()
         assert head is not None
         count = head.seq

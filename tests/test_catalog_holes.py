@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import need
+from reviewtrail.app import open_store
 from reviewtrail.cas._filesystem import FilesystemCas
 from reviewtrail.cli._app import app
 from reviewtrail.config import Settings
@@ -46,7 +47,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _open(project: Path) -> Store:
     root = project / "store"
-    return Store.open(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
+    return open_store(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
 
 
 def _objects(project: Path) -> int:

@@ -424,9 +424,9 @@ def head() -> dict[str, Any]:
 
 
 def store_id() -> str | None:
-    from reviewtrail.store import Store
+    from reviewtrail.app import open_store
 
-    with Store.open() as store:
+    with open_store() as store:
         return getattr(store, "store_id", None)
 
 
@@ -457,9 +457,9 @@ def test_ledger_checkpoint_with_a_key_signs_and_keeps_the_key_out_of_the_store(
     assert code == 0, err
     cp = json.loads(out)
     assert cp["signature"]["alg"] == "ed25519" and load_checkpoint(store_env / "cp.json") == cp
-    from reviewtrail.store import Store
+    from reviewtrail.app import open_store
 
-    with Store.open() as store:
+    with open_store() as store:
         assert check_checkpoint(store.ledger, cp, public_keys=[public_pem(key)], store_id=store_id()) == []
     secret = key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
     pem_body = private_pem(key).splitlines()[1]

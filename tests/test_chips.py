@@ -12,12 +12,13 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from conftest import need
-from reviewtrail.config import Settings
+from reviewtrail.app import init_store
+from reviewtrail.config import ReviewerSettings, Settings
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.ledger import new_record
 from reviewtrail.store import Store
 
-QUICK = {"REVIEWTRAIL_REVIEWER": "quick"}
+QUICK = ReviewerSettings(tier="quick")
 
 
 @pytest.fixture
@@ -25,7 +26,7 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Store:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("REVIEWTRAIL_REVIEWER", raising=False)
     root = tmp_path / "store"
-    s = Store.init(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
+    s = init_store(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
     yield s  # type: ignore[misc]
     s.close()
 
@@ -41,7 +42,7 @@ def _upload(store: Store, tmp_path: Path, text: str, name: str = "report.md") ->
 def _codes(store: Store, name: str = "report.md") -> list[str]:
     from reviewtrail.reviewer import review_artifact
 
-    return [f.code for f in review_artifact(store, name, env=QUICK).run.findings]
+    return [f.code for f in review_artifact(store, name, settings=QUICK).run.findings]
 
 
 # --- extraction --------------------------------------------------------------------------------------
@@ -266,7 +267,7 @@ def test_cli_artifact_binding_reaches_the_review(project: Path) -> None:
     (project / "aliases.json").write_text(json.dumps({"ev1": "ev-none"}))
     code, _, err = _cli("claims", "extract", "other.md", "--aliases", "aliases.json", "--artifact", "r.md@1")
     assert code == 0, err
-    code, out, err = _cli("review", "run", "r.md", "--json", env=QUICK)
+    code, out, err = _cli("review", "run", "r.md", "--json", env={"REVIEWTRAIL_REVIEWER": "quick"})
     assert code == 0, err
     assert [f["code"] for f in json.loads(out)["findings"]] == ["CITATION_EVIDENCE_NODE_MISSING"]
 

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from reviewtrail.config import Settings
+from reviewtrail.app import init_store
+from reviewtrail.config import ReviewerSettings, Settings
 from reviewtrail.provenance import upload_artifact
 from reviewtrail.reviewer import check_citations, review_artifact
 from reviewtrail.store import Store
 
-QUICK = {"REVIEWTRAIL_REVIEWER": "quick"}
+QUICK = ReviewerSettings(tier="quick")
 
 
 def _codes(text: str) -> list[str]:
@@ -102,7 +103,7 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Store:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("REVIEWTRAIL_REVIEWER", raising=False)
     root = tmp_path / "store"
-    s = Store.init(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
+    s = init_store(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
     yield s  # type: ignore[misc]
     s.close()
 
@@ -116,7 +117,7 @@ def _upload(store: Store, tmp_path: Path, name: str, text: str, media_type: str)
 def test_ref_media_type_parameters_are_normalized_before_narrative_checks(store: Store, tmp_path: Path) -> None:
     text = "The study reports a result. DOI: 10.1234/example"
     _upload(store, tmp_path, "analysis.md", text, "text/markdown; charset=utf-8")
-    run = review_artifact(store, "analysis.md", env=QUICK).run
+    run = review_artifact(store, "analysis.md", settings=QUICK).run
     assert {c.check: c.status for c in run.checks}["citation"] == "failed"
     assert "CITATION_MARKER_MISSING" in {f.code for f in run.findings}
     assert run.decision == "REVISE_AND_RETRY"
@@ -124,14 +125,14 @@ def test_ref_media_type_parameters_are_normalized_before_narrative_checks(store:
 
 def test_ref_cited_report_is_accepted_by_the_checkpoint(store: Store, tmp_path: Path) -> None:
     _upload(store, tmp_path, "analysis.md", "分析结果支持该结论 [1].\n[1] Study. arXiv:1706.03762", "text/markdown")
-    run = review_artifact(store, "analysis.md", env=QUICK).run
+    run = review_artifact(store, "analysis.md", settings=QUICK).run
     assert {c.check: c.status for c in run.checks}["citation"] == "passed"
     assert [f.code for f in run.findings if f.check == "citation"] == []
 
 
 def test_ref_checkpoint_keeps_citation_findings(store: Store, tmp_path: Path) -> None:
     _upload(store, tmp_path, "analysis.md", "The result supports this claim [1].", "text/markdown")
-    run = review_artifact(store, "analysis.md", env=QUICK).run
+    run = review_artifact(store, "analysis.md", settings=QUICK).run
     assert "CITATION_REFERENCE_MISSING" in {f.code for f in run.findings}
     assert run.decision == "REVISE_AND_RETRY"
 
@@ -140,7 +141,7 @@ def test_ref_json_artifact_is_not_reviewed_as_a_report(store: Store, tmp_path: P
     # The reference skips structured JSON sources: no citation check on them. (Ours adds a structure check.)
     body = '{"claim": "TP53 mutation frequency was 39.7% [ev1].", "references": ["[1] Study. arXiv:1706.03762"]}'
     _upload(store, tmp_path, "sources.json", body, "application/json")
-    run = review_artifact(store, "sources.json", env=QUICK).run
+    run = review_artifact(store, "sources.json", settings=QUICK).run
     checks = {c.check: c.status for c in run.checks}
     assert checks["citation"] == "skipped" and checks["structure"] == "passed"
     assert not any(f.code.startswith("CITATION_") for f in run.findings)
@@ -149,6 +150,6 @@ def test_ref_json_artifact_is_not_reviewed_as_a_report(store: Store, tmp_path: P
 def test_ref_malformed_json_gets_the_structure_finding(store: Store, tmp_path: Path) -> None:
     # The reference's structure review: ARTIFACT_JSON_INVALID when the JSON does not parse.
     _upload(store, tmp_path, "sources.json", "{ not-json", "application/json")
-    run = review_artifact(store, "sources.json", env=QUICK).run
+    run = review_artifact(store, "sources.json", settings=QUICK).run
     assert [f.code for f in run.findings if f.check == "structure"] == ["ARTIFACT_JSON_INVALID"]
     assert run.decision == "REVISE_AND_RETRY"

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reviewtrail.config import Settings
+from reviewtrail.app import init_store
+from reviewtrail.config import ReviewerSettings, Settings
 from reviewtrail.provenance import upload_artifact
 from reviewtrail.reviewer import ArtifactReviewRun, check_citations, get_review, review_artifact
 from reviewtrail.reviewer._media import JSON_MEDIA_TYPES, NARRATIVE_MEDIA_TYPES, media_kind
@@ -18,7 +19,7 @@ from reviewtrail.reviewer._records import CheckResult, ReviewFinding
 from reviewtrail.reviewer._specialist import decide
 from reviewtrail.store import Store
 
-QUICK = {"REVIEWTRAIL_REVIEWER": "quick"}
+QUICK = ReviewerSettings(tier="quick")
 
 IDENTIFIERS = [
     "doi:10.1000/xyz",
@@ -259,7 +260,7 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Store:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("REVIEWTRAIL_REVIEWER", raising=False)
     root = tmp_path / "store"
-    s = Store.init(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
+    s = init_store(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
     yield s  # type: ignore[misc]
     s.close()
 
@@ -274,7 +275,7 @@ def test_old_records_with_the_former_codes_stay_readable(store: Store, tmp_path:
     from reviewtrail.ledger import new_record
 
     _upload(store, tmp_path, "r.md", "A [1].\n\n## References\n1. X 2020\n2. Y 2021\n", "text/markdown")
-    first = review_artifact(store, "r.md", env=QUICK)
+    first = review_artifact(store, "r.md", settings=QUICK)
     old = first.run.model_dump(mode="json", by_alias=True, exclude_none=True)
     for key in ("reusedFromReviewId", "configuration", "configurationDigest", "contentDigest"):
         old.pop(key, None)
@@ -320,14 +321,14 @@ def test_media_kinds(media_type: str, kind: str) -> None:
 
 def test_a_csv_artifact_gets_no_citation_check(store: Store, tmp_path: Path) -> None:
     _upload(store, tmp_path, "t.csv", "id,values\n1,[1, 2]\n2,[7]\n", "text/csv")
-    run = review_artifact(store, "t.csv", env=QUICK).run
+    run = review_artifact(store, "t.csv", settings=QUICK).run
     assert {c.check: c.status for c in run.checks}["citation"] == "skipped"
     assert not any(f.code.startswith("CITATION_") for f in run.findings)
 
 
 def test_invalid_json_is_an_error_and_gets_no_narrative_checks(store: Store, tmp_path: Path) -> None:
     _upload(store, tmp_path, "d.json", '{"claim": "Accuracy is 0.91 [run:nope] [4]."', "application/json")
-    run = review_artifact(store, "d.json", env=QUICK).run
+    run = review_artifact(store, "d.json", settings=QUICK).run
     [finding] = run.findings
     assert (finding.code, finding.severity, finding.check) == ("ARTIFACT_JSON_INVALID", "error", "structure")
     assert "line 1" in finding.message
@@ -339,7 +340,7 @@ def test_invalid_json_is_an_error_and_gets_no_narrative_checks(store: Store, tmp
 def test_valid_json_passes_the_structure_check_without_narrative_findings(store: Store, tmp_path: Path) -> None:
     body = json.dumps({"claim": "Accuracy is 0.91 [run:nope] [4].", "refs": ["doi:10.1/x"]})
     _upload(store, tmp_path, "d.json", body, "application/json")
-    run = review_artifact(store, "d.json", env=QUICK).run
+    run = review_artifact(store, "d.json", settings=QUICK).run
     assert run.findings == [], run.findings
     assert {c.check: c.status for c in run.checks}["structure"] == "passed"
     assert run.decision == "ACCEPT_AND_PROCEED"

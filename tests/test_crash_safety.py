@@ -35,10 +35,10 @@ from pathlib import Path
 
 import pytest
 
+from reviewtrail.app import init_store, open_store
 from reviewtrail.cas import CasRef, FilesystemCas
 from reviewtrail.config import Settings
 from reviewtrail.ledger import open_ledger
-from reviewtrail.store import Store
 
 pytestmark = pytest.mark.slow
 
@@ -55,9 +55,9 @@ CHILD_CODE = r"""
 import json, os, random, sys
 from pathlib import Path
 
+from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
 from reviewtrail.ledger import NewRecord
-from reviewtrail.store import Store
 
 store_dir = Path(sys.argv[1])
 rng = random.Random(int(sys.argv[2]))
@@ -71,7 +71,7 @@ def say(*lines):
 
 say("start")
 settings = Settings(store=store_dir, database_url=f"sqlite:///{store_dir / 'ledger.sqlite'}")
-store = Store.init(settings) if rng.random() < 0.5 else Store.open(settings)
+store = init_store(settings) if rng.random() < 0.5 else open_store(settings)
 cas, ledger = store.cas, store.ledger
 say("ready")
 
@@ -154,13 +154,13 @@ FRESH_APPEND_CODE = r"""
 import json, sys
 from pathlib import Path
 
+from reviewtrail.app import open_store
 from reviewtrail.config import Settings
 from reviewtrail.ledger import NewRecord
-from reviewtrail.store import Store
 
 store_dir = Path(sys.argv[1])
 settings = Settings(store=store_dir, database_url=f"sqlite:///{store_dir / 'ledger.sqlite'}")
-with Store.open(settings) as store:
+with open_store(settings) as store:
     ref = store.cas.put(b"after the crashes", pool="data")
     envs = store.append(
         [NewRecord(type="t.after@1", actor="fresh", privacy="private", payload={"blob": ref.to_json(), "i": i})
@@ -283,7 +283,7 @@ def test_sigkill_during_puts_and_appends_leaves_a_verifiable_store(tmp_path: Pat
     store_dir = tmp_path / "store"
     work = tmp_path / "work"
     work.mkdir()
-    Store.init(settings_for(store_dir)).close()
+    init_store(settings_for(store_dir)).close()
 
     rng = random.Random(int(os.environ.get("RT_CRASH_SEED", "20240611")))
     children = run_crash_loop(store_dir, work, rng, ITERATIONS)
@@ -357,7 +357,7 @@ def test_sigkill_during_puts_and_appends_leaves_a_verifiable_store(tmp_path: Pat
     finally:
         conn.close()
 
-    with Store.open(settings_for(store_dir)) as store:
+    with open_store(settings_for(store_dir)) as store:
         report = store.verify()
         assert report.ok, "\n".join(report.problems)
         assert report.objects_checked == len(objects)

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from reviewtrail.app import init_store, open_store
 from reviewtrail.cas import FilesystemCas
 from reviewtrail.cli._app import app
 from reviewtrail.config import Settings
@@ -26,7 +27,6 @@ from reviewtrail.errors import (
     StorageFullError,
 )
 from reviewtrail.ledger import NewRecord
-from reviewtrail.store import Store
 
 runner = CliRunner()
 
@@ -37,7 +37,7 @@ def settings_for(root: Path, url: str | None = None) -> Settings:
 
 def populated(root: Path, url: str | None = None) -> Settings:
     settings = settings_for(root, url)
-    with Store.init(settings) as store:
+    with init_store(settings) as store:
         a = store.cas.put(b"alpha\n", media_type="text/plain")
         b = store.cas.put(b"beta", pool="agent-state")
         [first, *_] = store.append(
@@ -81,7 +81,7 @@ def test_deleted_ledger_is_an_integrity_failure_and_is_never_recreated(
     result = runner.invoke(app, ["ledger", "tail", "--json"])
     assert result.exit_code == 4 and not db.exists()
     with pytest.raises(LedgerMissingError):
-        Store.init(settings)  # init will not replace the store's ledger with an empty one
+        init_store(settings)  # init will not replace the store's ledger with an empty one
     assert not db.exists()
 
 
@@ -190,14 +190,14 @@ def test_reads_never_show_a_row_the_chain_does_not_support(tmp_path: Path) -> No
     conn = _db(settings)
     conn.execute("UPDATE rt_p_cas_refs SET size = 999 WHERE pool = 'data'")
     conn.commit()
-    with Store.open(settings) as store:
+    with open_store(settings) as store:
         assert len(store.ledger.rows("cas_refs", pool="agent-state")) == 1  # untouched rows still read
         with pytest.raises(IntegrityError, match="cas_refs"):
             store.ledger.rows("cas_refs", pool="data")
     conn.execute("UPDATE rt_p_cas_refs SET size = 6, rt_seq = 3 WHERE pool = 'data'")  # a row moved to another record
     conn.commit()
     conn.close()
-    with Store.open(settings) as store, pytest.raises(IntegrityError, match="does not match"):
+    with open_store(settings) as store, pytest.raises(IntegrityError, match="does not match"):
         store.ledger.rows("cas_refs", pool="data")
 
 
@@ -245,7 +245,7 @@ def test_a_damaged_store_marker_is_an_integrity_failure(tmp_path: Path, monkeypa
 
 def test_a_blob_swapped_for_a_symlink_or_fifo_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     settings = populated(tmp_path / "s")
-    with Store.open(settings) as store:
+    with open_store(settings) as store:
         cas = store.cas
         assert isinstance(cas, FilesystemCas)
         ref = cas.put(b"same bytes elsewhere")
@@ -256,7 +256,7 @@ def test_a_blob_swapped_for_a_symlink_or_fifo_is_reported(tmp_path: Path, monkey
     path.symlink_to(outside)
     code, doc = verify_cli(settings, monkeypatch)
     assert code == 4 and "symlink" in message(doc)
-    with Store.open(settings) as store:
+    with open_store(settings) as store:
         assert store.cas.verify(ref) is False
     path.unlink()
     os.mkfifo(path)  # opening a FIFO for reading would hang a naive verifier
@@ -269,7 +269,7 @@ def test_a_blob_swapped_for_a_symlink_or_fifo_is_reported(tmp_path: Path, monkey
 
 def test_disk_full_during_append_is_a_clear_error_and_writes_nothing(tmp_path: Path) -> None:
     settings = populated(tmp_path / "s")
-    with Store.open(settings) as store:
+    with open_store(settings) as store:
         before = store.ledger.head()
         conn = store.ledger._conn  # type: ignore[attr-defined]
         pages = conn.execute("PRAGMA page_count").fetchone()[0]
@@ -278,7 +278,7 @@ def test_disk_full_during_append_is_a_clear_error_and_writes_nothing(tmp_path: P
         with pytest.raises(StorageFullError, match="no space left"):
             store.append([NewRecord(type="t.big@1", actor="x", privacy="private", payload={"text": big})])
         assert store.ledger.head() == before
-    with Store.open(settings) as store:
+    with open_store(settings) as store:
         assert store.verify().ok
 
 
@@ -314,7 +314,7 @@ def test_a_read_only_store_is_read_and_verified_and_refuses_writes(
 
 def test_read_only_open_refuses_appends_in_the_library(tmp_path: Path) -> None:
     settings = populated(tmp_path / "s")
-    with Store.open(settings, read_only=True) as store:
+    with open_store(settings, read_only=True) as store:
         assert store.verify().ok
         with pytest.raises(ReadOnlyStoreError):
             store.append([NewRecord(type="u.x@1", actor="a", privacy="private", payload={})])
@@ -340,7 +340,7 @@ def test_deleted_layout_is_reported_and_init_does_not_recreate_it(
     assert "not a regular file" in message(doc) or "not a plain folder" in message(doc)
     if removed.endswith("agent-state"):
         assert "object missing from agent-state" in message(doc)  # the run log the ledger points at
-    Store.init(settings).close()
+    init_store(settings).close()
     assert not target.exists()
     assert verify_cli(settings, monkeypatch)[0] == 4
 
@@ -354,7 +354,7 @@ def test_a_deleted_store_marker_is_integrity_and_init_restores_it_from_the_ledge
     marker.unlink()
     code, doc = verify_cli(settings, monkeypatch)
     assert code == 4 and "marker" in message(doc) and "is missing" in message(doc)
-    with Store.init(settings) as store:
+    with init_store(settings) as store:
         assert store.store_id == original["storeId"]
     assert json.loads(marker.read_text())["identity"] == original["identity"]
     assert verify_cli(settings, monkeypatch)[0] == 0
@@ -364,7 +364,7 @@ def test_a_workspace_swapped_for_a_symlink_is_never_run_in(tmp_path: Path, monke
     from reviewtrail.provenance import create_session, run_code
 
     settings = populated(tmp_path / "s")
-    with Store.open(settings) as store:
+    with open_store(settings) as store:
         session = create_session(store)
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -372,7 +372,7 @@ def test_a_workspace_swapped_for_a_symlink_is_never_run_in(tmp_path: Path, monke
     session.workspace.symlink_to(outside)
     code, doc = verify_cli(settings, monkeypatch)
     assert code == 4 and "is a symlink" in message(doc) and session.session_id in message(doc)
-    with Store.open(settings) as store, pytest.raises(IntegrityError, match="symlink"):
+    with open_store(settings) as store, pytest.raises(IntegrityError, match="symlink"):
         run_code(store, session_id=session.session_id, code="open('x','w').write('1')", lang="python")
     assert list(outside.iterdir()) == []
 
@@ -439,7 +439,7 @@ def test_a_payload_with_a_repeated_key_is_refused(tmp_path: Path, monkeypatch: p
     args = ["ledger", "append", "--type", "u.x@1", "--actor", "a", "--privacy", "private"]
     result = runner.invoke(app, [*args, "--payload", '{"a": 1, "a": 2}'])
     assert result.exit_code == 2 and "appears twice" in result.stderr
-    with Store.open(settings) as store:
+    with open_store(settings) as store:
         head = store.ledger.head()
         assert head is not None and head.seq == 4
 

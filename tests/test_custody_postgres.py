@@ -10,15 +10,15 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
 from reviewtrail.errors import BackendUnavailableError, LedgerMissingError
 from reviewtrail.ledger import NewRecord
-from reviewtrail.store import Store
 
 
 def _init(root: Path, url: str) -> Settings:
     settings = Settings(store=root, database_url=url)
-    with Store.init(settings) as store:
+    with init_store(settings) as store:
         ref = store.cas.put(b"on postgres")
         store.append([NewRecord(type="t.a@1", actor="x", privacy="private", payload={"f": ref.to_json()})])
     return settings
@@ -36,29 +36,29 @@ def test_an_empty_or_dropped_postgres_ledger_is_an_integrity_failure(tmp_path: P
     settings = _init(tmp_path / "s", url)
     empty = Settings(store=settings.store, database_url=pg_server.new_database())  # type: ignore[attr-defined]
     with pytest.raises(LedgerMissingError, match="no records table"):
-        Store.open(empty)
+        open_store(empty)
     with psycopg.connect(empty.database_url) as conn:  # and nothing was created there
         assert conn.execute("SELECT to_regclass('rt_records')").fetchone() == (None,)
     _sql(url, "DROP TABLE rt_records CASCADE")
     with pytest.raises(LedgerMissingError, match="rt_records"):
-        Store.open(settings)
+        open_store(settings)
 
 
 @pytest.mark.postgres
 def test_emptied_postgres_records_and_disabled_triggers_are_reported(tmp_path: Path, pg_url: str) -> None:
     settings = _init(tmp_path / "s", pg_url)
     _sql(pg_url, "ALTER TABLE rt_records DISABLE TRIGGER rt_records_no_change")
-    with Store.open(settings) as store:
+    with open_store(settings) as store:
         problems = store.verify().problems
     assert any("rt_records_no_change" in p and "disabled" in p for p in problems), problems
     _sql(pg_url, "DELETE FROM rt_records")
     with pytest.raises(LedgerMissingError, match="emptied or replaced"):
-        Store.open(settings)
-    with Store.open(settings, check_identity=False) as store:
+        open_store(settings)
+    with open_store(settings, check_identity=False) as store:
         problems = store.verify().problems
     assert any("identity record" in p for p in problems)
     _sql(pg_url, "DROP TRIGGER rt_records_no_truncate ON rt_records")
-    with Store.open(settings, check_identity=False) as store:
+    with open_store(settings, check_identity=False) as store:
         assert any("rt_records_no_truncate" in p and "dropped" in p for p in store.verify().problems)
 
 
@@ -66,7 +66,7 @@ def test_emptied_postgres_records_and_disabled_triggers_are_reported(tmp_path: P
 def test_query_rows_edited_on_postgres_are_reported(tmp_path: Path, pg_url: str) -> None:
     settings = _init(tmp_path / "s", pg_url)
     _sql(pg_url, "UPDATE rt_p_cas_refs SET size = 1")
-    with Store.open(settings) as store:
+    with open_store(settings) as store:
         problems = store.verify().problems
         assert any("query table cas_refs" in p and "edited" in p for p in problems), problems
         store.ledger.rebuild_projections()
@@ -76,7 +76,7 @@ def test_query_rows_edited_on_postgres_are_reported(tmp_path: Path, pg_url: str)
 @pytest.mark.postgres
 def test_a_lost_connection_mid_append_is_retried_once(tmp_path: Path, pg_url: str) -> None:
     settings = _init(tmp_path / "s", pg_url)
-    with Store.open(settings) as store:
+    with open_store(settings) as store:
         pid = store.ledger._conn.info.backend_pid  # type: ignore[attr-defined]
         _sql(pg_url, f"SELECT pg_terminate_backend({pid})")
         [env] = store.append([NewRecord(type="t.b@1", actor="x", privacy="private", payload={"n": 1})])
@@ -93,7 +93,7 @@ def test_a_server_that_stays_down_is_exit_5_with_nothing_written(tmp_path: Path)
     try:
         url = server.new_database()
         settings = _init(tmp_path / "s", url)
-        store = Store.open(settings)
+        store = open_store(settings)
         server.stop()
         with pytest.raises(BackendUnavailableError) as err:
             store.append([NewRecord(type="t.b@1", actor="x", privacy="private", payload={"n": 1})])
@@ -104,7 +104,7 @@ def test_a_server_that_stays_down_is_exit_5_with_nothing_written(tmp_path: Path)
 
 def _writer(root: str, url: str, stop: multiprocessing.synchronize.Event) -> None:  # type: ignore[name-defined]
     settings = Settings(store=Path(root), database_url=url)
-    with Store.open(settings) as store:
+    with open_store(settings) as store:
         n = 0
         while not stop.is_set():
             n += 1
@@ -128,7 +128,7 @@ def test_verify_while_others_write_has_no_false_alarms(
     alarms: list[str] = []
     seen: list[int] = []
     try:
-        with Store.open(settings) as store:
+        with open_store(settings) as store:
             while store.ledger.head().seq < 5:  # type: ignore[union-attr]
                 threading.Event().wait(0.05)
             for _ in range(20):
@@ -141,7 +141,7 @@ def test_verify_while_others_write_has_no_false_alarms(
             w.join(30)
     assert alarms == []
     assert seen[-1] > seen[0], "the writers really wrote while verify ran"
-    with Store.open(settings) as store:
+    with open_store(settings) as store:
         final = store.verify()
     assert final.ok, final.problems
     assert json.dumps(final.to_json())
@@ -155,6 +155,6 @@ def test_a_foreign_trigger_on_postgres_is_reported(tmp_path: Path, pg_url: str) 
         "CREATE FUNCTION drop_rows() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$",
         "CREATE TRIGGER sneaky BEFORE INSERT ON rt_p_cas_refs FOR EACH ROW EXECUTE FUNCTION drop_rows()",
     )
-    with Store.open(settings) as store:
+    with open_store(settings) as store:
         problems = store.verify().problems
     assert any("trigger sneaky on rt_p_cas_refs is not reviewtrail's own" in p for p in problems), problems

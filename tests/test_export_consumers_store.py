@@ -14,6 +14,7 @@ from prov.model import ProvActivity, ProvDocument, ProvRecord, ProvUsage
 from typer.testing import CliRunner
 
 from conftest import need
+from reviewtrail.app import open_store
 from reviewtrail.cli._app import app
 from reviewtrail.models import ScriptedBackend, invoke
 from reviewtrail.provenance import create_session, declare_artifact, run_code, upload_artifact
@@ -36,7 +37,7 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Store]:
     monkeypatch.delenv("REVIEWTRAIL_DATABASE_URL", raising=False)
     monkeypatch.delenv("REVIEWTRAIL_PROJECT", raising=False)
     assert runner.invoke(app, ["init"]).exit_code == 0
-    s = Store.open()
+    s = open_store()
     yield s
     s.close()
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from reviewtrail.app import open_store, payload_schemas
 from reviewtrail.cli._app import app
-from reviewtrail.ledger import NewRecord, is_reserved_type, payload_schemas
-from reviewtrail.store import Store
+from reviewtrail.ledger import NewRecord, is_reserved_type
 
 runner = CliRunner()
 EXIT_PIPE_CLOSED = 141
@@ -86,10 +86,8 @@ def test_user_types_near_reserved_names_are_still_accepted(store_env: Path, type
 
 
 def test_every_record_type_the_package_defines_is_reserved() -> None:
-    from reviewtrail.store import _load_record_types
     from reviewtrail.tracing._ledger_link import TRACE_RECORD_TYPE
 
-    _load_record_types()
     defined = [*payload_schemas(), TRACE_RECORD_TYPE]
     assert len(defined) >= 10
     assert [t for t in defined if not is_reserved_type(t)] == []
@@ -97,7 +95,7 @@ def test_every_record_type_the_package_defines_is_reserved() -> None:
 
 
 def test_library_appends_of_reserved_types_are_not_restricted(store_env: Path) -> None:
-    with Store.open() as store:
+    with open_store() as store:
         [env] = store.append([NewRecord.make(type="checkpoint.note@1", actor="a", privacy="private", payload={})])
     assert env.type == "checkpoint.note@1" and [r["type"] for r in records()] == ["checkpoint.note@1"]
 
@@ -132,9 +130,9 @@ def busy_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path,
     env = cli_env(root / "store", unbuffered=False)
     subprocess.run([sys.executable, "-m", "reviewtrail", "init"], env=env, check=True, capture_output=True)
     code = (
-        "from reviewtrail.store import Store\n"
+        "from reviewtrail.app import open_store\n"
         "from reviewtrail.ledger import NewRecord\n"
-        "with Store.open() as s:\n"
+        "with open_store() as s:\n"
         "    s.append([NewRecord.make(type='eval.result@1', actor='a', privacy='private',\n"
         "              payload={'i': i, 'pad': 'x' * 200}) for i in range(2000)])\n"
         "    print(s.ledger.head().id)\n"

@@ -81,14 +81,15 @@ def test_new_record_validation_names_the_field() -> None:
 def test_typed_payloads_are_validated_on_append() -> None:
     from pydantic import Field
 
-    from reviewtrail.ledger import RecordPayload, new_record, payload_schemas, record_type
+    from reviewtrail.ledger import RecordCatalog, RecordPayload, new_record, record_type
 
     @record_type("test.typed-score@1")
     class Score(RecordPayload):
         run_id: str = Field(alias="runId")
         score: float
 
-    led = MemoryLedger()
+    catalog = RecordCatalog([Score])
+    led = MemoryLedger(catalog)
     [env] = led.append([new_record(Score(run_id="r1", score=0.5), actor="a", privacy="private")])
     assert env.type == "test.typed-score@1" and env.payload_value == {"runId": "r1", "score": 0.5}
     with pytest.raises(InvalidInputError) as err:
@@ -97,7 +98,7 @@ def test_typed_payloads_are_validated_on_append() -> None:
     with pytest.raises(InvalidInputError):
         led.append([rec(type="test.typed-score@1", payload={"runId": "r2", "score": 1, "extra": 1})])
     assert [e.seq for e in led.read()] == [1]
-    schema = payload_schemas()["test.typed-score@1"]
+    schema = catalog.schemas()["test.typed-score@1"]
     assert set(schema["properties"]) == {"runId", "score"}
 
 

@@ -23,6 +23,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from reviewtrail.app import init_store
 from reviewtrail.config import Settings
 from reviewtrail.errors import BackendUnavailableError, ConfigError
 from reviewtrail.models import (
@@ -122,7 +123,7 @@ def server() -> Iterator[ScriptedServer]:
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
     root = tmp_path / "store"
-    with Store.init(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}")) as s:
+    with init_store(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}")) as s:
         yield s
 
 

@@ -9,11 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reviewtrail.config import Settings
+from reviewtrail.app import init_store
+from reviewtrail.config import ReviewerSettings, Settings
 from reviewtrail.evidence._claims import extract_claims, is_numeric
 from reviewtrail.store import Store
 
-QUICK = {"REVIEWTRAIL_REVIEWER": "quick"}
+QUICK = ReviewerSettings(tier="quick")
 
 
 def _numeric(text: str) -> list[tuple[str, str]]:
@@ -173,7 +174,7 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Store:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("REVIEWTRAIL_REVIEWER", raising=False)
     root = tmp_path / "store"
-    s = Store.init(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
+    s = init_store(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
     yield s  # type: ignore[misc]
     s.close()
 
@@ -185,7 +186,7 @@ def _computation(store: Store, tmp_path: Path, text: str, name: str = "report.md
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     upload_artifact(store, name=name, file=path)
-    outcome = review_artifact(store, name, env=QUICK)
+    outcome = review_artifact(store, name, settings=QUICK)
     return [(f.code, f.message) for f in outcome.run.findings if f.code.startswith(("COMPUTATION", "CITATION_EV"))]
 
 

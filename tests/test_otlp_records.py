@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from conftest import need
-from reviewtrail.config import Settings
+from reviewtrail.app import init_store
+from reviewtrail.config import ReviewerSettings, Settings
 from reviewtrail.models import MANIFEST_TYPE, ScriptedBackend
 from reviewtrail.provenance import create_session, declare_artifact, run_code
 from reviewtrail.reviewer import review_artifact
@@ -32,7 +33,7 @@ from reviewtrail.tracing._otel_records import (
 )
 from test_trace_otel import attrs, cli
 
-OFF = {"REVIEWTRAIL_REVIEWER": "off"}
+OFF = ReviewerSettings(tier="off")
 
 
 @pytest.fixture
@@ -41,7 +42,7 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Store:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("REVIEWTRAIL_REVIEWER", raising=False)
     root = tmp_path / "store"
-    s = Store.init(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
+    s = init_store(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
     yield s  # type: ignore[misc]
     s.close()
 
@@ -55,7 +56,7 @@ def _smart_review(store: Store, project: Path, rounds: int = 1) -> list[str]:
     answers = [json.dumps({"verdict": "ready", "findings": []})] * rounds
     tier = "deep" if rounds == 2 else "smart"
     outcome = review_artifact(
-        store, "report.md", tier=tier, env=OFF, backend=ScriptedBackend(answers), project_dir=project
+        store, "report.md", tier=tier, settings=OFF, backend=ScriptedBackend(answers), project_dir=project
     )
     return list(outcome.run.prompt_manifest_ids)
 

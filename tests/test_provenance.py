@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import need
+from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
 from reviewtrail.errors import ConflictError, InvalidInputError, NotFoundError
 from reviewtrail.provenance import (
@@ -31,7 +32,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
     need(shutil.which("bwrap") is not None, "bubblewrap (bwrap) is not installed")
     root = tmp_path / "store"
     url = f"sqlite:///{root / 'ledger.sqlite'}" if request.param == "sqlite" else request.getfixturevalue("pg_url")
-    s = Store.init(Settings(store=root, database_url=url))
+    s = init_store(Settings(store=root, database_url=url))
     yield s  # type: ignore[misc]
     s.close()
 
@@ -235,7 +236,7 @@ def test_concurrent_declarations_never_share_a_version_number(store: Store) -> N
 
     def declare() -> None:
         try:
-            with Store.open(_Settings(store=store.root, database_url=url)) as other:  # type: ignore[arg-type]
+            with open_store(_Settings(store=store.root, database_url=url)) as other:  # type: ignore[arg-type]
                 for _ in range(5):
                     declare_artifact(other, session_id=session.session_id, name="shared", path="f.txt")
         except BaseException as exc:

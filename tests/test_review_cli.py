@@ -77,10 +77,10 @@ def test_review_citations_command(project: Path) -> None:
 
 
 def _append_typed(type_: str, payload: str) -> None:
+    from reviewtrail.app import open_store
     from reviewtrail.ledger import NewRecord
-    from reviewtrail.store import Store
 
-    with Store.open() as store:
+    with open_store() as store:
         store.append([NewRecord(type=type_, actor="a", privacy="private", payload=json.loads(payload))])
 
 
@@ -111,13 +111,13 @@ def test_forged_extraction_text_must_be_a_real_cas_reference(project: Path) -> N
 
 
 def test_extract_pdf_of_a_file_that_is_no_pdf_records_nothing(project: Path) -> None:
+    from reviewtrail.app import open_store
     from reviewtrail.config import Settings
     from reviewtrail.evidence._records import PDF_EXTRACTION
-    from reviewtrail.store import Store
 
     def stored() -> tuple[int, int]:
         root = project / "store"
-        with Store.open(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}")) as store:
+        with open_store(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}")) as store:
             return sum(1 for _ in store.cas.iter_objects()), len(list(store.ledger.read(type=PDF_EXTRACTION)))
 
     before = stored()

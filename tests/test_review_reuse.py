@@ -9,15 +9,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from reviewtrail.config import Settings
+from reviewtrail.app import init_store
+from reviewtrail.config import ReviewerSettings, Settings
 from reviewtrail.evidence import add_evidence
 from reviewtrail.provenance import upload_artifact
 from reviewtrail.reviewer import get_review, review_artifact, review_checkpoint
 from reviewtrail.reviewer._reuse import REVIEW_RULES_VERSION, review_configuration
 from reviewtrail.store import Store
 
-QUICK = {"REVIEWTRAIL_REVIEWER": "quick"}
-OFF = {"REVIEWTRAIL_REVIEWER": "off"}
+QUICK = ReviewerSettings(tier="quick")
+OFF = ReviewerSettings(tier="off")
 TEXT = "分析结果支持该结论 [1].\n[1] Study. arXiv:1706.03762\n"
 
 
@@ -26,7 +27,7 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Store:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("REVIEWTRAIL_REVIEWER", raising=False)
     root = tmp_path / "store"
-    s = Store.init(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
+    s = init_store(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
     yield s  # type: ignore[misc]
     s.close()
 
@@ -55,8 +56,8 @@ REVISE = json.dumps({"verdict": "revise", "findings": [{"code": "CITATION_CLAIM_
 
 def test_ref_quick_review_of_an_unchanged_version_is_reused(store: Store, tmp_path: Path) -> None:
     _upload(store, tmp_path)
-    first = review_artifact(store, "analysis.md", env=QUICK)
-    second = review_checkpoint(store, "analysis.md", env=QUICK)
+    first = review_artifact(store, "analysis.md", settings=QUICK)
+    second = review_checkpoint(store, "analysis.md", settings=QUICK)
     assert second is not None
     assert second.run.reused_from_review_id == first.run.review_run_id
     assert second.run.review_run_id != first.run.review_run_id
@@ -73,9 +74,9 @@ def test_ref_quick_review_of_an_unchanged_version_is_reused(store: Store, tmp_pa
 def test_ref_deep_review_of_an_identical_version_makes_no_new_model_call(store: Store, tmp_path: Path) -> None:
     _upload(store, tmp_path)
     backend = _scripted(REVISE)  # one answer only: a second call would fail
-    first = review_artifact(store, "analysis.md", tier="deep", env=OFF, backend=_scripted(REVISE, REVISE),
+    first = review_artifact(store, "analysis.md", tier="deep", settings=OFF, backend=_scripted(REVISE, REVISE),
                             project_dir=tmp_path)  # fmt: skip
-    second = review_artifact(store, "analysis.md", tier="deep", env=OFF, backend=backend, project_dir=tmp_path)
+    second = review_artifact(store, "analysis.md", tier="deep", settings=OFF, backend=backend, project_dir=tmp_path)
     assert second.run.reused_from_review_id == first.run.review_run_id
     assert "CITATION_CLAIM_NOT_SUPPORTED" in {f.code for f in second.run.findings}
     assert second.run.prompt_manifest_ids == [] and second.run.trace_paths == []
@@ -84,10 +85,10 @@ def test_ref_deep_review_of_an_identical_version_makes_no_new_model_call(store: 
 
 def test_ref_an_unreadable_llm_answer_is_not_reused(store: Store, tmp_path: Path) -> None:
     _upload(store, tmp_path)
-    first = review_artifact(store, "analysis.md", tier="smart", env=OFF, backend=_scripted("not json"),
+    first = review_artifact(store, "analysis.md", tier="smart", settings=OFF, backend=_scripted("not json"),
                             project_dir=tmp_path)  # fmt: skip
     assert {c.check: c.status for c in first.run.checks}["smart"] == "inconclusive"
-    retried = review_artifact(store, "analysis.md", tier="smart", env=OFF, backend=_scripted(READY),
+    retried = review_artifact(store, "analysis.md", tier="smart", settings=OFF, backend=_scripted(READY),
                               project_dir=tmp_path)  # fmt: skip
     assert retried.run.reused_from_review_id is None
     assert {c.check: c.status for c in retried.run.checks}["smart"] == "passed"
@@ -100,54 +101,57 @@ def test_ref_an_unreadable_llm_answer_is_not_reused(store: Store, tmp_path: Path
 
 def test_force_runs_the_checks_again(store: Store, tmp_path: Path) -> None:
     _upload(store, tmp_path)
-    first = review_artifact(store, "analysis.md", env=QUICK)
-    forced = review_artifact(store, "analysis.md", env=QUICK, force=True)
+    first = review_artifact(store, "analysis.md", settings=QUICK)
+    forced = review_artifact(store, "analysis.md", settings=QUICK, force=True)
     assert forced.run.reused_from_review_id is None
-    again = review_artifact(store, "analysis.md", env=QUICK)
+    again = review_artifact(store, "analysis.md", settings=QUICK)
     assert again.run.reused_from_review_id == forced.run.review_run_id, "the latest complete review is reused"
     assert first.run.review_run_id != forced.run.review_run_id
 
 
 def test_a_reuse_points_at_the_original_review_not_at_another_reuse(store: Store, tmp_path: Path) -> None:
     _upload(store, tmp_path)
-    first = review_artifact(store, "analysis.md", env=QUICK)
-    review_artifact(store, "analysis.md", env=QUICK)
-    third = review_artifact(store, "analysis.md", env=QUICK)
+    first = review_artifact(store, "analysis.md", settings=QUICK)
+    review_artifact(store, "analysis.md", settings=QUICK)
+    third = review_artifact(store, "analysis.md", settings=QUICK)
     assert third.run.reused_from_review_id == first.run.review_run_id
 
 
 def test_another_tier_or_model_is_another_configuration(store: Store, tmp_path: Path) -> None:
     _upload(store, tmp_path)
-    quick = review_artifact(store, "analysis.md", env=QUICK)
-    smart = review_artifact(store, "analysis.md", tier="smart", env=OFF, backend=_scripted(READY), project_dir=tmp_path)
+    quick = review_artifact(store, "analysis.md", settings=QUICK)
+    smart = review_artifact(
+        store, "analysis.md", tier="smart", settings=OFF, backend=_scripted(READY), project_dir=tmp_path
+    )
     assert smart.run.reused_from_review_id is None
-    other_model = review_artifact(store, "analysis.md", tier="smart", env=OFF,
+    other_model = review_artifact(store, "analysis.md", tier="smart", settings=OFF,
                                   backend=_scripted(READY, model="model-2"), project_dir=tmp_path)  # fmt: skip
     assert other_model.run.reused_from_review_id is None
-    same_model = review_artifact(store, "analysis.md", tier="smart", env=OFF,
+    same_model = review_artifact(store, "analysis.md", tier="smart", settings=OFF,
                                  backend=_scripted(READY, model="model-2"), project_dir=tmp_path)  # fmt: skip
     assert same_model.run.reused_from_review_id == other_model.run.review_run_id
-    back_to_quick = review_artifact(store, "analysis.md", env=QUICK)
+    back_to_quick = review_artifact(store, "analysis.md", settings=QUICK)
     assert back_to_quick.run.reused_from_review_id == quick.run.review_run_id
 
 
 def test_a_new_version_is_reviewed_afresh(store: Store, tmp_path: Path) -> None:
     _upload(store, tmp_path)
-    review_artifact(store, "analysis.md", env=QUICK)
+    review_artifact(store, "analysis.md", settings=QUICK)
     _upload(store, tmp_path, TEXT + "\nMore.\n")
-    latest = review_artifact(store, "analysis.md", env=QUICK)
+    latest = review_artifact(store, "analysis.md", settings=QUICK)
     assert latest.run.version == 2 and latest.run.reused_from_review_id is None
     # recording the new version is something recorded since the first review: version 1 is reviewed again
-    earlier = review_artifact(store, "analysis.md", 1, env=QUICK)
+    earlier = review_artifact(store, "analysis.md", 1, settings=QUICK)
     assert earlier.run.version == 1 and earlier.run.reused_from_review_id is None
-    assert review_artifact(store, "analysis.md", 1, env=QUICK).run.reused_from_review_id == earlier.run.review_run_id
+    again = review_artifact(store, "analysis.md", 1, settings=QUICK)
+    assert again.run.reused_from_review_id == earlier.run.review_run_id
 
 
 def test_new_evidence_since_the_review_means_a_fresh_review(store: Store, tmp_path: Path) -> None:
     _upload(store, tmp_path)
-    review_artifact(store, "analysis.md", env=QUICK)
+    review_artifact(store, "analysis.md", settings=QUICK)
     add_evidence(store, {"kind": "paper", "paperId": "doi:10.5/p"})
-    again = review_artifact(store, "analysis.md", env=QUICK)
+    again = review_artifact(store, "analysis.md", settings=QUICK)
     assert again.run.reused_from_review_id is None
 
 
@@ -155,13 +159,13 @@ def test_an_inconclusive_review_is_not_reused(store: Store, tmp_path: Path) -> N
     path = tmp_path / "latin.md"
     path.write_bytes(b"Caf\xe9 [1].\n")
     upload_artifact(store, name="latin.md", file=path, media_type="text/markdown")
-    review_artifact(store, "latin.md", env=QUICK)
-    assert review_artifact(store, "latin.md", env=QUICK).run.reused_from_review_id is None
+    review_artifact(store, "latin.md", settings=QUICK)
+    assert review_artifact(store, "latin.md", settings=QUICK).run.reused_from_review_id is None
 
 
 def test_the_configuration_is_recorded_and_documented(store: Store, tmp_path: Path) -> None:
     _upload(store, tmp_path)
-    run = review_artifact(store, "analysis.md", env=QUICK).run
+    run = review_artifact(store, "analysis.md", settings=QUICK).run
     assert run.configuration == {
         "rulesVersion": REVIEW_RULES_VERSION,
         "tier": "quick",

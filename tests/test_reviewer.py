@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import need
-from reviewtrail.config import Settings
+from reviewtrail.app import init_store
+from reviewtrail.config import ReviewerSettings, Settings, TraceSettings
 from reviewtrail.errors import ConfigError, InvalidInputError, NotFoundError
 from reviewtrail.evidence import (
     add_evidence,
@@ -28,8 +29,8 @@ from reviewtrail.reviewer._records import SUMMARY_LIMIT, ReviewFinding
 from reviewtrail.store import Store
 from support.pdf import minimal_pdf
 
-QUICK = {"REVIEWTRAIL_REVIEWER": "quick"}
-OFF: dict[str, str] = {"REVIEWTRAIL_REVIEWER": "off"}
+QUICK = ReviewerSettings(tier="quick")
+OFF = ReviewerSettings(tier="off")
 
 
 @pytest.fixture
@@ -38,7 +39,7 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Store:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("REVIEWTRAIL_REVIEWER", raising=False)
     root = tmp_path / "store"
-    s = Store.init(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
+    s = init_store(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
     yield s  # type: ignore[misc]
     s.close()
 
@@ -105,15 +106,15 @@ def test_full_text_only_after_a_successful_pdf_extraction(store: Store) -> None:
 def test_the_reviewer_is_off_unless_enabled(store: Store) -> None:
     _report(store, "Plain text.")
     with pytest.raises(ConfigError):
-        review_artifact(store, "report.md", env=OFF)
-    assert review_checkpoint(store, "report.md", env=OFF) is None
+        review_artifact(store, "report.md", settings=OFF)
+    assert review_checkpoint(store, "report.md", settings=OFF) is None
     assert store.ledger.rows("rv_runs") == []
 
 
 def test_quick_review_accepts_backed_numbers(store: Store) -> None:
     _report(store, "# Results\n\nAccuracy is 0.91 on the test set [run:{run}].\n")
     before = versions_of(store, "report.md")
-    outcome = review_artifact(store, "report.md", env=QUICK, trigger="cli")
+    outcome = review_artifact(store, "report.md", settings=QUICK, trigger="cli")
     assert outcome.run.decision == "ACCEPT_AND_PROCEED", outcome.run.findings
     assert {c.check: c.status for c in outcome.run.checks} == {"citation": "skipped", "computation": "passed"}
     assert versions_of(store, "report.md") == before, "a review never changes the artifact"
@@ -133,7 +134,7 @@ def test_quick_review_flags_unbacked_failed_and_foreign_numbers(store: Store) ->
         "F1 is 0.70 [doi:10.1000/none].\n"
     )
     _report(store, text)
-    outcome = review_artifact(store, "report.md", env=QUICK)
+    outcome = review_artifact(store, "report.md", settings=QUICK)
     codes = sorted(f.code for f in outcome.run.findings)
     assert outcome.run.decision == "REVISE_AND_RETRY"
     assert "COMPUTATION_RUN_FAILED" in codes
@@ -144,7 +145,7 @@ def test_quick_review_flags_unbacked_failed_and_foreign_numbers(store: Store) ->
 
 def test_quick_review_runs_the_citation_check(store: Store) -> None:
     _report(store, "Transformers scale well [1].\n\nSee also prior work [2].\n")
-    outcome = review_artifact(store, "report.md", env=QUICK)
+    outcome = review_artifact(store, "report.md", settings=QUICK)
     assert outcome.run.decision == "REVISE_AND_RETRY"
     assert "CITATION_REFERENCE_MISSING" in {f.code for f in outcome.run.findings}
 
@@ -152,10 +153,10 @@ def test_quick_review_runs_the_citation_check(store: Store) -> None:
 def test_a_full_text_claim_without_extraction_is_flagged(store: Store) -> None:
     add_evidence(store, {"kind": "paper", "paperId": "doi:10.5/p"})
     _report(store, "We read the full text of the study [doi:10.5/p].\n")
-    outcome = review_artifact(store, "report.md", env=QUICK)
+    outcome = review_artifact(store, "report.md", settings=QUICK)
     assert "FULL_TEXT_NOT_RETRIEVED" in {f.code for f in outcome.run.findings}
     record_pdf_extraction(store, "doi:10.5/p", minimal_pdf("study text"))
-    again = review_artifact(store, "report.md", env=QUICK)
+    again = review_artifact(store, "report.md", settings=QUICK)
     assert "FULL_TEXT_NOT_RETRIEVED" not in {f.code for f in again.run.findings}
 
 
@@ -167,7 +168,7 @@ def test_smart_review_uses_a_traced_llm_call(store: Store, tmp_path: Path) -> No
     answer = json.dumps({"verdict": "revise", "findings": [{"code": "unclear-metric", "severity": "warning",
                                                              "message": "say which split"}]})  # fmt: skip
     backend = ScriptedBackend([answer])
-    outcome = review_artifact(store, "report.md", tier="smart", env=OFF, backend=backend, project_dir=tmp_path)
+    outcome = review_artifact(store, "report.md", tier="smart", settings=OFF, backend=backend, project_dir=tmp_path)
     assert [c.check for c in outcome.run.checks] == ["citation", "computation", "smart"]
     assert "UNCLEAR_METRIC" in {f.code for f in outcome.run.findings}
     assert outcome.run.decision == "ACCEPT_AND_PROCEED"
@@ -195,7 +196,7 @@ def test_summary_is_bounded() -> None:
 
 def test_unknown_artifact(store: Store) -> None:
     with pytest.raises(NotFoundError):
-        review_artifact(store, "nope", env=QUICK)
+        review_artifact(store, "nope", settings=QUICK)
     _ = get_version
 
 
@@ -208,16 +209,18 @@ def test_smart_review_respects_trace_mode_and_never_accepts_a_stand_in(
     _report(store, "Accuracy is 0.91 [run:{run}].\n")
     ready = json.dumps({"verdict": "ready", "findings": []})
     for mode in ("meta", "off"):
-        monkeypatch.setenv("ARIS_TRACE_MODE", mode)
         with pytest.raises(ConfigError):
-            review_artifact(store, "report.md", tier="smart", env=OFF, backend=ScriptedBackend([ready]))
+            review_artifact(
+                store, "report.md", tier="smart", settings=OFF, trace=TraceSettings(mode=mode),
+                backend=ScriptedBackend([ready]),
+            )  # fmt: skip
     assert store.ledger.rows("rv_runs") == [] and not store.ledger.tail(1, type="provenance.prompt-manifest")
-    monkeypatch.delenv("ARIS_TRACE_MODE")
-    monkeypatch.setenv("REVIEWTRAIL_EXECUTOR_MODEL", "gpt-5")
+    executor = ReviewerSettings(tier="off", executor_model="gpt-5")
     backend = ScriptedBackend([ready, json.dumps({"verdict": "revise", "findings": []})], model="claude-sonnet-4")
-    review_artifact(store, "report.md", tier="smart", env=OFF, backend=backend, project_dir=tmp_path)
+    review_artifact(store, "report.md", tier="smart", settings=executor, backend=backend, project_dir=tmp_path)
     # an unchanged version would reuse the first review: force a second model call
-    review_artifact(store, "report.md", tier="smart", env=OFF, backend=backend, project_dir=tmp_path, force=True)
+    review_artifact(store, "report.md", tier="smart", settings=executor, backend=backend, project_dir=tmp_path,
+                    force=True)  # fmt: skip
     metas = [c.meta for r in iter_runs(tmp_path, "reviewer-specialist") for c in r.calls]
     assert [m["review_positive"] for m in metas if m] == [True, False], "a 'revise' verdict is never positive"
     assert all(m and m["reviewer_kind"] == "deterministic" and m["acceptance_status"] == "provisional" for m in metas)
@@ -230,8 +233,8 @@ def test_second_read_regressions(store: Store, tmp_path: Path) -> None:
 
     # an unreadable LLM answer makes the tier inconclusive; prose with braces before the JSON is fine
     _report(store, "Accuracy is 0.91 [run:{run}].\n")
-    outcome = review_artifact(store, "report.md", tier="smart", env=OFF, backend=ScriptedBackend(["I cannot comply."]),
-                              project_dir=tmp_path)  # fmt: skip
+    outcome = review_artifact(store, "report.md", tier="smart", settings=OFF,
+                              backend=ScriptedBackend(["I cannot comply."]), project_dir=tmp_path)  # fmt: skip
     assert {c.check: c.status for c in outcome.run.checks}["smart"] == "inconclusive"
     verdict, found, parsed = _parse('About {x}: {"verdict": "revise", "findings": [{"code": "WRONG_NUMBER", '
                                     '"severity": "error", "message": "m"}]}', "smart")  # fmt: skip
@@ -244,14 +247,14 @@ def test_second_read_regressions(store: Store, tmp_path: Path) -> None:
     run_code(store, session_id=session.session_id, code=f"open('e.md','w').write('Acc is 0.91 [ev:{evidence_id}].')",
              lang="python")  # fmt: skip
     declare_artifact(store, session_id=session.session_id, name="e.md", path="e.md")
-    codes = {f.code for f in review_artifact(store, "e.md", env=QUICK).run.findings}
+    codes = {f.code for f in review_artifact(store, "e.md", settings=QUICK).run.findings}
     assert "COMPUTATION_UNBACKED" not in codes and "CITATION_UNRESOLVED" not in codes
 
     # text that cannot be read is inconclusive, not skipped
     latin = tmp_path / "latin.md"
     latin.write_bytes(b"Caf\xe9 accuracy is 0.99 [run:x].\n")
     upload_artifact(store, name="latin.md", file=latin, media_type="text/markdown")
-    checks = {c.check: c.status for c in review_artifact(store, "latin.md", env=QUICK).run.checks}
+    checks = {c.check: c.status for c in review_artifact(store, "latin.md", settings=QUICK).run.checks}
     assert checks == {"citation": "inconclusive", "computation": "inconclusive"}
 
     # a broken PDF is a failed extraction, never a crash
@@ -291,5 +294,5 @@ def test_links_are_recorded_once_and_a_checkpoint_is_a_no_op_when_off(store: Sto
     first = link_evidence(store, claim.claim_id, evidence_id, "supports")
     again = link_evidence(store, claim.claim_id, evidence_id, "supports")
     assert first.id == again.id and len(links_of(store, claim.claim_id)) == 1
-    assert review_checkpoint(store, "report.md", env=OFF, tier="quick") is None
-    assert review_checkpoint(store, "report.md", env=QUICK) is not None
+    assert review_checkpoint(store, "report.md", settings=OFF, tier="quick") is None
+    assert review_checkpoint(store, "report.md", settings=QUICK) is not None

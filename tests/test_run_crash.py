@@ -18,6 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import need
+from reviewtrail.app import open_store
 from reviewtrail.cli._app import app
 from reviewtrail.config import Settings
 from reviewtrail.errors import BackendUnavailableError
@@ -47,7 +48,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def store(project: Path) -> Iterator[Store]:
-    s = Store.open(Settings(store=project / "store", database_url=f"sqlite:///{project / 'store' / 'ledger.sqlite'}"))
+    s = open_store(Settings(store=project / "store", database_url=f"sqlite:///{project / 'store' / 'ledger.sqlite'}"))
     yield s
     s.close()
 
@@ -164,7 +165,7 @@ def test_disk_full_while_recording_is_a_clear_error_and_repair_records_the_run(
     assert "Traceback" not in r.stderr and "verify --repair" in r.stderr
     assert isinstance(r.exception, SystemExit)  # handled: the documented error, no crash
     monkeypatch.setattr(FilesystemCas, "put_stream", real)
-    with Store.open() as store:
+    with open_store() as store:
         [pending] = pending_runs(store)
         [line] = repair_pending_runs(store)
         assert "1 file(s)" in line
@@ -195,7 +196,7 @@ def test_missing_bwrap_is_exit_5_with_one_clear_message(project: Path, tmp_path:
         "error: sandbox: bubblewrap (bwrap) is not installed or not on PATH; install the bubblewrap package"
     ]
     assert out == b""
-    with Store.open() as store:
+    with open_store() as store:
         assert store.ledger.rows("prov_runs") == [] and store.ledger.rows("prov_sessions") == []
 
 

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import need
+from reviewtrail.app import init_store
 from reviewtrail.cli._app import app
 from reviewtrail.config import Settings
 from reviewtrail.errors import InvalidInputError
@@ -137,7 +138,7 @@ def test_the_limits_are_set_in_the_sandbox(ws: Path) -> None:
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
     need(bwrap_available(), "bubblewrap (bwrap) is not installed")
-    return Store.init(Settings(store=tmp_path / "store", database_url=f"sqlite:///{tmp_path / 'store' / 'l.sqlite'}"))
+    return init_store(Settings(store=tmp_path / "store", database_url=f"sqlite:///{tmp_path / 'store' / 'l.sqlite'}"))
 
 
 def test_a_file_that_reached_the_limit_names_it(store: Store) -> None:

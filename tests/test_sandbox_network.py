@@ -21,6 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import need
+from reviewtrail.app import init_store
 from reviewtrail.cli._app import app
 from reviewtrail.config import Settings
 from reviewtrail.errors import InvalidInputError
@@ -271,7 +272,7 @@ def test_a_listed_name_that_resolves_inside_is_refused_but_an_ip_literal_or_pin_
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
     need(bwrap_available(), "bubblewrap (bwrap) is not installed")
-    s = Store.init(Settings(store=tmp_path / "store", database_url=f"sqlite:///{tmp_path / 'store' / 'l.sqlite'}"))
+    s = init_store(Settings(store=tmp_path / "store", database_url=f"sqlite:///{tmp_path / 'store' / 'l.sqlite'}"))
     yield s
     s.close()
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from reviewtrail.app import open_store
 from reviewtrail.cli._app import app
 from reviewtrail.config import Settings
 from reviewtrail.provenance._records import SESSION, SESSION_DELETED
@@ -41,7 +42,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _open(project: Path) -> Store:
     root = project / "store"
-    return Store.open(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
+    return open_store(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
 
 
 def _deletions(project: Path, sid: str) -> int:
@@ -205,16 +206,16 @@ def test_rm_waits_for_an_interrupted_run_to_be_recorded(project: Path) -> None:
 def test_a_workspace_folder_with_no_session_record_is_noted_and_repaired(tmp_path: Path) -> None:
     import os
 
+    from reviewtrail.app import init_store, open_store
     from reviewtrail.audit import AuditOptions, audit
     from reviewtrail.config import Settings
-    from reviewtrail.store import Store
 
     root = tmp_path / "store"
     settings = Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}")
-    Store.init(settings).close()
+    init_store(settings).close()
     orphan = root / "workspaces" / "01a20000-0000-7000-8000-00000000abcd"  # a killed `session new`
     orphan.mkdir(parents=True)
-    with Store.open(settings) as store:
+    with open_store(settings) as store:
         report = audit(store, AuditOptions(repair=True))
         assert report.ok and any(orphan.name in n for n in report.notes)
         assert orphan.exists() and report.repairs == []  # too fresh: it may be a `session new` in progress

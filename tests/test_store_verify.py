@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from reviewtrail.app import init_store, open_store
 from reviewtrail.cas import CasRef, FilesystemCas, MemoryCas
 from reviewtrail.config import Settings
 from reviewtrail.errors import InvalidInputError, StoreNotInitializedError
@@ -17,7 +18,7 @@ from reviewtrail.store import Store
 
 def make_store(tmp_path: Path) -> Store:
     root = tmp_path / "store"
-    return Store.init(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
+    return init_store(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
 
 
 def populate(store: Store) -> list[CasRef]:
@@ -91,7 +92,7 @@ def test_every_byte_of_every_record_is_covered(tmp_path: Path) -> None:
                 conn.execute(f"UPDATE rt_records SET {col} = ? WHERE seq = ?", (new, seq))
                 conn.commit()
                 settings = Settings(store=tmp_path / "store", database_url=f"sqlite:///{db}")
-                with Store.open(settings, check_identity=False) as store:
+                with open_store(settings, check_identity=False) as store:
                     report = store.verify()
                 assert not report.ok, (seq, col, i)
                 conn.execute(f"UPDATE rt_records SET {col} = ? WHERE seq = ?", (value, seq))
@@ -102,7 +103,7 @@ def test_every_byte_of_every_record_is_covered(tmp_path: Path) -> None:
     )
     conn.commit()
     conn.close()
-    with Store.open(Settings(store=tmp_path / "store", database_url=f"sqlite:///{db}")) as store:
+    with open_store(Settings(store=tmp_path / "store", database_url=f"sqlite:///{db}")) as store:
         assert store.verify().ok
 
 
@@ -164,7 +165,7 @@ def test_stray_files_in_blobs_are_reported(tmp_path: Path) -> None:
 
 def test_open_requires_init(tmp_path: Path) -> None:
     with pytest.raises(StoreNotInitializedError):
-        Store.open(Settings(store=tmp_path / "none", database_url="memory:"))
+        open_store(Settings(store=tmp_path / "none", database_url="memory:"))
 
 
 def test_init_is_idempotent_and_keeps_data(tmp_path: Path) -> None:
@@ -211,14 +212,14 @@ def test_rows_outside_the_chain_and_a_cut_tail_are_reported(tmp_path: Path) -> N
         " prev_hash, hash) VALUES (0, 'forged', 't.x@1', 't', 'mallory', 'private', NULL, NULL, X'7B7D', 'a', 'b', 'c')"
     )
     conn.commit()
-    with Store.open(settings) as store:
+    with open_store(settings) as store:
         assert any("rows stored" in p for p in store.verify().problems)
     conn.execute("DROP TRIGGER rt_records_no_delete")
     conn.execute("DELETE FROM rt_records WHERE seq = 0")
     conn.execute("DELETE FROM rt_records WHERE seq = 5")  # the last record; seq 1..4 still chain
     conn.commit()
     conn.close()
-    with Store.open(settings) as store:
+    with open_store(settings) as store:
         assert [e.seq for e in store.ledger.read()] == [1, 2, 3, 4]
         problems = store.verify().problems
     assert any("beyond the last record" in p for p in problems), problems

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from reviewtrail.app import init_store, open_store
 from reviewtrail.cli._app import app
 from reviewtrail.config import Settings, sqlite_url
 from reviewtrail.errors import StorageFullError
@@ -61,8 +62,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def store(project: Path) -> Iterator[Store]:
-    Store.init(settings_for(project)).close()
-    with Store.open(settings_for(project)) as s:
+    init_store(settings_for(project)).close()
+    with open_store(settings_for(project)) as s:
         yield s
 
 
@@ -97,7 +98,7 @@ def kill_when(proc: subprocess.Popen[bytes], ready: Callable[[], bool]) -> None:
 
 @pytest.mark.slow
 def test_a_save_killed_after_its_files_is_reported_and_repaired(project: Path, store: Store) -> None:
-    first = record_call(call(), project_dir=project)
+    first = record_call(call(), project_dir=project, store=store)
     assert first.run_path is not None and first.ledger_record_id is not None
     proc = start_save(project, 64 * 1024 * 1024)
     meta = first.run_path / "002-round-1-review.meta.json"
@@ -112,7 +113,7 @@ def test_a_save_killed_after_its_files_is_reported_and_repaired(project: Path, s
     records = list(store.ledger.read(type="trace.review-call@1"))
     assert [r.payload_value["meta"]["call_number"] for r in records] == [1, 2]
     assert store.cas.read(records[1].payload_value["response"]["digest"]) == (project / "big.md").read_bytes()
-    again = record_call(call(), project_dir=project)
+    again = record_call(call(), project_dir=project, store=store)
     assert again.run_id == first.run_id and again.call_number == 3
     assert trace_ledger_problems(store, project) == [] and repair_trace_links(store, project) == []
 
@@ -128,7 +129,7 @@ def test_a_save_killed_as_its_run_folder_appears_is_reported_and_repaired(projec
     assert trace_ledger_problems(store, project) == []
     assert runs(project) == []  # the run the killed save started holds no call: removed
     assert verify_traces(project)[1] == []
-    result = record_call(call(), project_dir=project)
+    result = record_call(call(), project_dir=project, store=store)
     assert result.run_id is not None and result.run_id.endswith("_run01") and result.call_number == 1
     assert trace_ledger_problems(store, project) == []
 
@@ -157,7 +158,7 @@ def test_a_full_disk_leaves_no_run_folder_and_later_saves_start_cleanly(
 def test_a_full_disk_in_a_joined_run_removes_only_this_calls_files(
     project: Path, monkeypatch: pytest.MonkeyPatch, store: Store
 ) -> None:
-    first = record_call(call(), project_dir=project)
+    first = record_call(call(), project_dir=project, store=store)
     assert first.run_path is not None
     before = sorted(p.name for p in first.run_path.iterdir())
     real_link = os.link
@@ -172,17 +173,17 @@ def test_a_full_disk_in_a_joined_run_removes_only_this_calls_files(
     with monkeypatch.context() as m:
         m.setattr(_writer.os, "link", link_then_fail)
         with pytest.raises(StorageFullError):
-            record_call(call(purpose="round-2-review"), project_dir=project)
+            record_call(call(purpose="round-2-review"), project_dir=project, store=store)
     assert sorted(p.name for p in first.run_path.iterdir()) == before
     assert trace_ledger_problems(store, project) == []
-    again = record_call(call(purpose="round-2-review"), project_dir=project)
+    again = record_call(call(purpose="round-2-review"), project_dir=project, store=store)
     assert again.run_id == first.run_id and again.call_number == 2
 
 
 def test_a_full_disk_when_appending_the_event_line_leaves_no_partial_line(
     project: Path, monkeypatch: pytest.MonkeyPatch, store: Store
 ) -> None:
-    record_call(call(), project_dir=project)
+    record_call(call(), project_dir=project, store=store)
     events = project / ".aris" / "meta" / "events.jsonl"
     before = events.read_bytes()
     real_write = os.write
@@ -196,7 +197,7 @@ def test_a_full_disk_when_appending_the_event_line_leaves_no_partial_line(
     with monkeypatch.context() as m:
         m.setattr(_writer.os, "write", half_then_fail)
         with pytest.raises(StorageFullError):
-            record_call(call(purpose="round-2-review"), project_dir=project)
+            record_call(call(purpose="round-2-review"), project_dir=project, store=store)
     assert events.read_bytes() == before
     # the call's files were kept: it is unrecorded, which verify reports and repair completes
     assert any("interrupted" in p for p in trace_ledger_problems(store, project))
@@ -224,7 +225,7 @@ def test_a_run_folder_left_without_run_meta_is_completed_when_joined(project: Pa
 
 
 def test_repair_without_problems_does_nothing(project: Path, store: Store) -> None:
-    record_call(call(), project_dir=project)
+    record_call(call(), project_dir=project, store=store)
     assert repair_trace_links(store, project) == []
     assert [r.run_id for r in iter_runs(project)] and trace_ledger_problems(store, project) == []
 
@@ -232,7 +233,7 @@ def test_repair_without_problems_does_nothing(project: Path, store: Store) -> No
 def test_a_save_in_progress_is_not_reported_nor_repaired(project: Path, store: Store) -> None:
     from reviewtrail.tracing._pending import PendingMarker
 
-    first = record_call(call(), project_dir=project)
+    first = record_call(call(), project_dir=project, store=store)
     assert first.run_id is not None
     marker = PendingMarker(project, SKILL, "round-2-review")
     marker.claim(first.run_id, 2, False)  # as a running save does before writing call 002
@@ -258,7 +259,7 @@ def test_repair_does_not_record_a_call_that_fails_the_checks(
     with monkeypatch.context() as m:
         m.setattr(_ledger_link, "append_trace_record", unreachable)
         with pytest.raises(BackendUnavailableError, match="verify --repair"):
-            record_call(call(reported_reviewer_model=None), project_dir=project)
+            record_call(call(reported_reviewer_model=None), project_dir=project, store=store)
     [run] = runs(project)
     meta = run / "001-round-1-review.meta.json"
     meta.write_text(meta.read_text().replace('"provisional"', '"accepted"'))

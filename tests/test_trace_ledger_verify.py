@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from reviewtrail.app import init_store, open_store
 from reviewtrail.cli._app import app
 from reviewtrail.config import Settings
 from reviewtrail.ledger import NewRecord
@@ -53,8 +54,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def store(project: Path) -> Iterator[Store]:
-    Store.init(settings_for(project)).close()
-    with Store.open(settings_for(project)) as s:
+    init_store(settings_for(project)).close()
+    with open_store(settings_for(project)) as s:
         yield s
 
 
@@ -64,9 +65,9 @@ def problems(store: Store, project: Path) -> list[str]:
 
 @pytest.fixture
 def saved(project: Path, store: Store) -> tuple[TraceResult, TraceResult, TraceResult]:
-    first = record_call(call(), project_dir=project)
-    second = record_call(call(purpose="round-2-review", response=b"Score: 7/10\n"), project_dir=project)
-    hidden = record_call(call(purpose="round-3-review", prompt="secret"), project_dir=project, mode="meta")
+    first = record_call(call(), project_dir=project, store=store)
+    second = record_call(call(purpose="round-2-review", response=b"Score: 7/10\n"), project_dir=project, store=store)
+    hidden = record_call(call(purpose="round-3-review", prompt="secret"), project_dir=project, mode="meta", store=store)
     assert first.ledger_record_id and second.ledger_record_id and hidden.ledger_record_id
     assert first.run_id == second.run_id == hidden.run_id
     return first, second, hidden
@@ -182,13 +183,13 @@ def test_event_lines_edited_deleted_and_added(store: Store, project: Path, saved
 def test_traces_written_without_a_store_are_not_reported(project: Path) -> None:
     early = record_call(call(), project_dir=project)
     assert early.ledger_record_id is None
-    Store.init(settings_for(project)).close()
-    with Store.open(settings_for(project)) as s:
+    init_store(settings_for(project)).close()
+    with open_store(settings_for(project)) as s:
         assert problems(s, project) == []
-        other = record_call(call(skill="research-review"), project_dir=project)
+        other = record_call(call(skill="research-review"), project_dir=project, store=s)
         assert other.ledger_record_id is not None and problems(s, project) == []
         # a later call in the pre-store run is recorded; the earlier calls are not reported
-        later = record_call(call(purpose="round-2-review"), project_dir=project, run_id=early.run_id)
+        later = record_call(call(purpose="round-2-review"), project_dir=project, run_id=early.run_id, store=s)
         assert later.ledger_record_id is not None and later.call_number == 2
         assert problems(s, project) == []
         # but a record whose files are gone is a problem
@@ -199,7 +200,7 @@ def test_traces_written_without_a_store_are_not_reported(project: Path) -> None:
 
 def test_records_without_file_digests_are_still_compared(store: Store, project: Path) -> None:
     """Records written before file digests were stored: meta, prompt and response are compared."""
-    result = record_call(call(), project_dir=project, env={}, ledger=False)
+    result = record_call(call(), project_dir=project, env={})
     assert result.meta_path is not None and result.request_path is not None and result.response_path is not None
     meta = json.loads(result.meta_path.read_text())
     c = call()
@@ -246,7 +247,7 @@ def test_a_record_with_a_path_outside_the_traces_is_a_problem_not_a_read(store: 
 
 
 def test_non_utf8_event_line_is_a_clear_problem(project: Path) -> None:
-    record_call(call(), project_dir=project, ledger=False)
+    record_call(call(), project_dir=project)
     events = project / ".aris" / "meta" / "events.jsonl"
     with events.open("ab") as fh:
         fh.write(b'{"event": "review_trace", "skill": "\xff\xfe"}\n')
@@ -254,8 +255,8 @@ def test_non_utf8_event_line_is_a_clear_problem(project: Path) -> None:
     assert any("events.jsonl line 2" in p and "UTF-8" in p for p in found), found
     result = runner.invoke(app, ["trace", "verify", str(project)])
     assert result.exit_code == 4 and "line 2" in result.stdout and "Traceback" not in result.output
-    Store.init(settings_for(project)).close()
-    with Store.open(settings_for(project)) as s:
+    init_store(settings_for(project)).close()
+    with open_store(settings_for(project)) as s:
         # `reviewtrail verify` reports it too: an unreadable line is never left to a separate command
         assert problems(s, project) == [".aris/meta/events.jsonl line 2: not UTF-8 text (byte 0xff at column 37)"]
 
@@ -272,7 +273,7 @@ def test_non_utf8_event_line_is_a_clear_problem(project: Path) -> None:
 )
 def test_readers_are_not_upset_by_a_non_utf8_event_line(project: Path, command: list[str]) -> None:
     """ls/show/diff/divergence/export-otel read the run folders only; a bad events.jsonl line does not stop them."""
-    result = record_call(call(), project_dir=project, ledger=False)
+    result = record_call(call(), project_dir=project)
     assert result.run_id is not None
     with (project / ".aris" / "meta" / "events.jsonl").open("ab") as fh:
         fh.write(b"\xff\xfe\n")

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from reviewtrail.app import ProjectStores, init_store, open_store
 from reviewtrail.config import Settings
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.store import Store
 from reviewtrail.tracing import ReviewCall, record_call, trace_review, traced_review, verify_traces
 
 ENV: dict[str, str] = {}
@@ -191,12 +191,13 @@ def test_traces_are_recorded_in_the_store_when_one_exists(tmp_path: Path, monkey
     settings = Settings(
         store=tmp_path / ".reviewtrail", database_url=f"sqlite:///{tmp_path / '.reviewtrail' / 'ledger.sqlite'}"
     )
-    Store.init(settings).close()
+    init_store(settings).close()
     c = call()
-    result = record_call(c, project_dir=tmp_path)
+    result = record_call(c, project_dir=tmp_path, store=ProjectStores())
     assert result.ledger_record_id is not None
-    record_call(call(purpose="meta-only", prompt="hidden", response=b"hidden too"), project_dir=tmp_path, mode="meta")
-    with Store.open(settings) as store:
+    record_call(call(purpose="meta-only", prompt="hidden", response=b"hidden too"), project_dir=tmp_path, mode="meta",
+                store=ProjectStores())  # fmt: skip
+    with open_store(settings) as store:
         full, meta_only = store.ledger.read(type="trace.review-call")
         payload = full.payload_value
         assert full.subject == f"trace:auto-review-loop/{result.run_id}"
@@ -278,7 +279,7 @@ def test_an_unreachable_store_is_reported_after_the_trace_is_safe(
     monkeypatch.setenv("REVIEWTRAIL_STORE", str(tmp_path / ".reviewtrail"))
     monkeypatch.setenv("REVIEWTRAIL_DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none")
     with pytest.raises(BackendUnavailableError, match=r"trace written to .* but it was not recorded"):
-        record_call(call(), project_dir=tmp_path)
+        record_call(call(), project_dir=tmp_path, store=ProjectStores())
     assert verify_traces(tmp_path)[1] == []
 
 

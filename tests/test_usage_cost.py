@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from reviewtrail.app import init_store
 from reviewtrail.config import Settings
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.ledger import NewRecord
@@ -78,7 +79,7 @@ def server() -> Iterator[FakeLLMServer]:
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
     root = tmp_path / "store"
-    with Store.init(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}")) as s:
+    with init_store(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}")) as s:
         yield s
 
 

@@ -20,11 +20,13 @@ from pydantic import Field
 
 from reviewtrail._durable import fsync_dir
 from reviewtrail.errors import IntegrityError
-from reviewtrail.ledger import Envelope, RecordPayload, record_type
+from reviewtrail.ledger import Envelope, Projection, RecordPayload, record_type
 
 __all__ = [
     "IDENTITY_TYPE",
     "MARKER_FORMAT",
+    "PROJECTIONS",
+    "RECORD_TYPES",
     "StoreIdentity",
     "StoreMarker",
     "identity_problems",
@@ -43,6 +45,11 @@ class StoreIdentity(RecordPayload):
 
     store_id: str = Field(alias="storeId", min_length=1, max_length=200)
     ledger_kind: str = Field(alias="ledgerKind", pattern=r"^(sqlite|postgresql|memory)$")
+
+
+# What the store itself adds to the application's record catalog (see reviewtrail.app).
+RECORD_TYPES: tuple[type[RecordPayload], ...] = (StoreIdentity,)
+PROJECTIONS: tuple[Projection, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,17 @@
-"""Where the store and the ledger live.
+"""The settings, read once at the edge (the command line, later the web apps) and passed down.
 
-Precedence, highest first: environment (``REVIEWTRAIL_STORE``,
+Where the store and the ledger live: environment (``REVIEWTRAIL_STORE``,
 ``REVIEWTRAIL_DATABASE_URL``), then the nearest ``reviewtrail.toml`` in the
 current folder or its parents (keys ``store`` and ``database_url``; a relative
 ``store`` is taken relative to the file), then the defaults: ``./.reviewtrail``
-and SQLite inside the store.
+and SQLite inside the store. The Reviewer Specialist's tier: ``REVIEWTRAIL_REVIEWER``,
+then the file's ``reviewer`` key, else off. Everything else comes from the environment only:
+the reviewer's LLM (:class:`ReviewerSettings`), reviewer-call traces (:class:`TraceSettings`)
+and the project of sessions and artifacts (``REVIEWTRAIL_PROJECT``).
+
+Nothing below this module reads the environment: domain functions take these values from
+their callers. The values are kept as given; each is checked where it is used, naming its
+variable.
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from reviewtrail.errors import ConfigError
@@ -21,10 +28,14 @@ __all__ = [
     "CONFIG_FILE",
     "DEFAULT_STORE",
     "STORE_MARKER",
+    "ReviewerSettings",
     "Settings",
+    "TraceSettings",
     "find_config_file",
     "load_settings",
+    "reviewer_settings",
     "sqlite_path",
+    "trace_settings",
 ]
 
 CONFIG_FILE = "reviewtrail.toml"
@@ -34,11 +45,48 @@ _KEYS = {"store", "database_url", "reviewer"}
 
 
 @dataclass(frozen=True)
+class ReviewerSettings:
+    """The Reviewer Specialist: its tier and, for Smart and Deep, the LLM it calls."""
+
+    tier: str | None = None  # REVIEWTRAIL_REVIEWER or ``reviewer`` in the file: off (None), quick, smart, deep
+    backend: str | None = None  # REVIEWTRAIL_REVIEWER_BACKEND: openai, anthropic
+    model: str | None = None  # REVIEWTRAIL_REVIEWER_MODEL
+    base_url: str | None = None  # REVIEWTRAIL_REVIEWER_BASE_URL (OpenAI-compatible endpoints)
+    openai_api_key: str | None = field(default=None, repr=False)  # OPENAI_API_KEY
+    anthropic_api_key: str | None = field(default=None, repr=False)  # ANTHROPIC_API_KEY
+    executor_model: str | None = None  # REVIEWTRAIL_EXECUTOR_MODEL: the main agent's model, for traces
+
+
+@dataclass(frozen=True)
+class TraceSettings:
+    """Reviewer-call traces: the mode, the run to join, when a run goes idle, the ARIS checkout."""
+
+    mode: str | None = None  # ARIS_TRACE_MODE: full, meta, off
+    run_id: str | None = None  # ARIS_TRACE_RUN_ID
+    run_idle_minutes: str | None = None  # ARIS_TRACE_RUN_IDLE_MINUTES (default 30)
+    aris_repo: str | None = None  # ARIS_REPO
+    home: str | None = None  # HOME: where the global pointer ~/.aris/repo is
+
+    def environ(self) -> dict[str, str]:
+        """The settings by variable name, as the trace rules name them in their messages."""
+        named = {
+            "ARIS_TRACE_MODE": self.mode,
+            "ARIS_TRACE_RUN_ID": self.run_id,
+            "ARIS_TRACE_RUN_IDLE_MINUTES": self.run_idle_minutes,
+            "ARIS_REPO": self.aris_repo,
+            "HOME": self.home,
+        }
+        return {k: v for k, v in named.items() if v is not None}
+
+
+@dataclass(frozen=True)
 class Settings:
     store: Path
     database_url: str
     config_file: Path | None = None
-    reviewer: str | None = None  # Reviewer Specialist tier: off (default), quick, smart, deep
+    reviewer: ReviewerSettings = field(default_factory=ReviewerSettings)
+    trace: TraceSettings = field(default_factory=TraceSettings)
+    project: str | None = None  # REVIEWTRAIL_PROJECT: the project of sessions and artifacts (default "default")
 
     @property
     def store_exists(self) -> bool:
@@ -85,7 +133,33 @@ def _read_toml(path: Path) -> dict[str, str]:
     return dict(doc)
 
 
+def reviewer_settings(env: Mapping[str, str], file_tier: str | None = None) -> ReviewerSettings:
+    """The reviewer's settings from environment-style ``env``; a blank tier there leaves ``file_tier``."""
+    tier = env.get("REVIEWTRAIL_REVIEWER") or ""
+    return ReviewerSettings(
+        tier=tier if tier.strip() else file_tier,
+        backend=env.get("REVIEWTRAIL_REVIEWER_BACKEND"),
+        model=env.get("REVIEWTRAIL_REVIEWER_MODEL"),
+        base_url=env.get("REVIEWTRAIL_REVIEWER_BASE_URL"),
+        openai_api_key=env.get("OPENAI_API_KEY"),
+        anthropic_api_key=env.get("ANTHROPIC_API_KEY"),
+        executor_model=env.get("REVIEWTRAIL_EXECUTOR_MODEL"),
+    )
+
+
+def trace_settings(env: Mapping[str, str]) -> TraceSettings:
+    """The trace settings from environment-style ``env``."""
+    return TraceSettings(
+        mode=env.get("ARIS_TRACE_MODE"),
+        run_id=env.get("ARIS_TRACE_RUN_ID"),
+        run_idle_minutes=env.get("ARIS_TRACE_RUN_IDLE_MINUTES"),
+        aris_repo=env.get("ARIS_REPO"),
+        home=env.get("HOME"),
+    )
+
+
 def load_settings(env: Mapping[str, str] | None = None, cwd: Path | None = None) -> Settings:
+    """Every setting, read once: ``env`` (default: the process environment) over ``reviewtrail.toml``."""
     env = os.environ if env is None else env
     cwd = Path.cwd() if cwd is None else cwd
     config_file = find_config_file(cwd)
@@ -99,4 +173,11 @@ def load_settings(env: Mapping[str, str] | None = None, cwd: Path | None = None)
         store = cwd / DEFAULT_STORE
     store = store.absolute()
     url = env.get("REVIEWTRAIL_DATABASE_URL") or file_values.get("database_url") or sqlite_url(store)
-    return Settings(store=store, database_url=url, config_file=config_file, reviewer=file_values.get("reviewer"))
+    return Settings(
+        store=store,
+        database_url=url,
+        config_file=config_file,
+        reviewer=reviewer_settings(env, file_values.get("reviewer")),
+        trace=trace_settings(env),
+        project=env.get("REVIEWTRAIL_PROJECT"),
+    )

@@ -1,4 +1,9 @@
-"""A reviewtrail store: one CAS and one ledger, opened from settings, verified as a whole."""
+"""A reviewtrail store: one CAS and one ledger, opened from settings, verified as a whole.
+
+The store knows no record type of its own beyond its identity: :meth:`Store.open` and
+:meth:`Store.init` take the :class:`~reviewtrail.ledger.RecordCatalog` its ledger validates and
+projects with. :mod:`reviewtrail.app` assembles that catalog and opens stores for callers.
+"""
 
 from __future__ import annotations
 
@@ -22,9 +27,9 @@ from reviewtrail._identity import (
 from reviewtrail._projection_check import ProjectionCheck
 from reviewtrail.cas import BARE_SEARCH, CasRef, CasStore, FilesystemCas, Location, refs_in
 from reviewtrail.config import STORE_MARKER as _MARKER
-from reviewtrail.config import Settings, load_settings, sqlite_path
+from reviewtrail.config import Settings, sqlite_path
 from reviewtrail.errors import IntegrityError, InvalidInputError, LedgerMissingError, StoreNotInitializedError
-from reviewtrail.ledger import Envelope, Ledger, NewRecord, chain_problems, open_ledger
+from reviewtrail.ledger import Envelope, Ledger, NewRecord, RecordCatalog, chain_problems, open_ledger
 
 __all__ = ["STORE_FORMAT", "Progress", "Store", "VerifyReport"]
 
@@ -71,15 +76,6 @@ class VerifyReport:
         }
 
 
-def _load_record_types() -> None:
-    """Register every package's record types and projections before a ledger is opened, so
-    every writer validates the same payloads and keeps the same query tables."""
-    import reviewtrail.evidence
-    import reviewtrail.models
-    import reviewtrail.provenance
-    import reviewtrail.reviewer  # noqa: F401
-
-
 class Store:
     """The CAS and the ledger together."""
 
@@ -109,14 +105,13 @@ class Store:
 
     # --- opening --------------------------------------------------------------------------
     @classmethod
-    def init(cls, settings: Settings | None = None) -> Store:
+    def init(cls, settings: Settings, catalog: RecordCatalog) -> Store:
         """Create the store at the configured location, or re-open it. Idempotent.
 
         A new store gets its identity record and marker. An existing store is opened as it is:
-        ``init`` never replaces a missing or foreign ledger with a new one.
+        ``init`` never replaces a missing or foreign ledger with a new one. ``catalog`` must list
+        the identity record type (``store.identity@1``).
         """
-        _load_record_types()
-        settings = settings or load_settings()
         root = settings.store
         if root.exists() and not root.is_dir():
             raise InvalidInputError(f"{root} exists and is not a folder", field="store")
@@ -127,9 +122,9 @@ class Store:
             if marker is not None and marker.store_id is not None:
                 # An existing store is opened as it is: init never re-creates what was removed.
                 existing = FilesystemCas(root, require_layout=False)
-                return cls._open_checked(settings, existing, marker, read_only=False)
+                return cls._open_checked(settings, catalog, existing, marker, read_only=False)
             cas = FilesystemCas(root, create=True)
-            ledger = open_ledger(settings.database_url, create=marker is None)
+            ledger = open_ledger(settings.database_url, catalog=catalog, create=marker is None)
             try:
                 marker = _adopt_or_create_identity(ledger, settings)
                 write_marker(marker_path, marker)
@@ -140,7 +135,7 @@ class Store:
 
     @classmethod
     def open(
-        cls, settings: Settings | None = None, *, read_only: bool | None = None, check_identity: bool = True
+        cls, settings: Settings, catalog: RecordCatalog, *, read_only: bool | None = None, check_identity: bool = True
     ) -> Store:
         """Open an existing store; :class:`StoreNotInitializedError` when there is none.
 
@@ -149,8 +144,6 @@ class Store:
         A ledger that does not hold the store's identity record is :class:`LedgerMissingError`,
         unless ``check_identity=False`` (``verify`` reports it among everything else).
         """
-        _load_record_types()
-        settings = settings or load_settings()
         if not settings.store_exists:
             leftovers = [n for n in _STORE_CONTENTS if (settings.store / n).exists()]
             if leftovers:
@@ -168,13 +161,20 @@ class Store:
             read_only = _looks_read_only(settings)
         # Missing layout files are verify's to report (exit 4), not a reason to refuse to open.
         cas = FilesystemCas(settings.store, read_only=read_only, require_layout=False)
-        return cls._open_checked(settings, cas, marker, read_only=read_only, check_identity=check_identity)
+        return cls._open_checked(settings, catalog, cas, marker, read_only=read_only, check_identity=check_identity)
 
     @classmethod
     def _open_checked(
-        cls, settings: Settings, cas: CasStore, marker: StoreMarker, *, read_only: bool, check_identity: bool = True
+        cls,
+        settings: Settings,
+        catalog: RecordCatalog,
+        cas: CasStore,
+        marker: StoreMarker,
+        *,
+        read_only: bool,
+        check_identity: bool = True,
     ) -> Store:
-        ledger = open_ledger(settings.database_url, create=False, read_only=read_only)
+        ledger = open_ledger(settings.database_url, catalog=catalog, create=False, read_only=read_only)
         try:
             problems = _identity_check(ledger, marker) if check_identity else []
             if problems:

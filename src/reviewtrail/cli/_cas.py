@@ -33,10 +33,10 @@ def put(
 
     Example: reviewtrail cas put results.csv --media-type text/csv --json
     """
-    from reviewtrail.store import Store
+    from reviewtrail.app import open_store
 
     size = file.stat().st_size if file.is_file() else None
-    with Store.open() as store, byte_progress(f"storing {file.name}", size, progress) as on_bytes:
+    with open_store() as store, byte_progress(f"storing {file.name}", size, progress) as on_bytes:
         ref = store.cas.put_file(file, pool=pool, media_type=media_type, on_bytes=on_bytes)  # type: ignore[arg-type]
     if as_json:
         print_json(ref.to_json())
@@ -57,11 +57,11 @@ def cat(
 
     Example: reviewtrail cas cat sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824 > out
     """
+    from reviewtrail.app import open_store
     from reviewtrail.cas import CHUNK_SIZE, parse_address
     from reviewtrail.errors import CorruptObjectError
-    from reviewtrail.store import Store
 
-    with Store.open() as store:
+    with open_store() as store:
         location = store.cas.locate(hash)
         size = store.cas.stored_size(location, parse_address(hash, field="hash")) if location else None
         with byte_progress("verifying, then writing", 2 * size if size else None, progress) as on_bytes:
@@ -88,12 +88,12 @@ def verify(
 
     Example: reviewtrail cas verify 2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824
     """
+    from reviewtrail.app import open_store
     from reviewtrail.cas import parse_address
     from reviewtrail.errors import EXIT_INTEGRITY, EXIT_NOT_FOUND
-    from reviewtrail.store import Store
 
     hexdigest = parse_address(hash, field="hash")
-    with Store.open() as store:
+    with open_store() as store:
         location = store.cas.locate(hexdigest)
         size = store.cas.stored_size(location, hexdigest) if location else None
         with byte_progress("verifying", size, progress) as on_bytes:
@@ -129,11 +129,11 @@ def retain(
 
     Example: reviewtrail cas retain 2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824 --size 5
     """
+    from reviewtrail.app import open_store
     from reviewtrail.cas import CasObjectRef, parse_address
-    from reviewtrail.store import Store
 
     ref = CasObjectRef(hash=parse_address(hash, field="hash"), size=size)
-    with Store.open() as store, byte_progress(f"retaining {ref.hash[:12]}", size, progress) as on_bytes:
+    with open_store() as store, byte_progress(f"retaining {ref.hash[:12]}", size, progress) as on_bytes:
         typed = store.cas.retain(ref, pool=pool, media_type=media_type, on_bytes=on_bytes)  # type: ignore[arg-type]
     if as_json:
         print_json(typed.to_json())
@@ -155,10 +155,10 @@ def clean_ingest(
 
     Example: reviewtrail cas clean-ingest --older-than 86400
     """
+    from reviewtrail.app import open_store
     from reviewtrail.cas import FilesystemCas
-    from reviewtrail.store import Store
 
-    with Store.open() as store:
+    with open_store() as store:
         removed = store.cas.clean_ingest(older_than) if isinstance(store.cas, FilesystemCas) else []
     if as_json:
         print_json({"removed": [str(p) for p in removed]})

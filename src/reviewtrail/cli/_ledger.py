@@ -27,9 +27,9 @@ def tail(
 
     Example: reviewtrail ledger tail -n 5 --type cas.note --json
     """
-    from reviewtrail.store import Store
+    from reviewtrail.app import open_store
 
-    with Store.open() as store:
+    with open_store() as store:
         records = store.ledger.tail(n, type=type, subject=subject)
     if as_json:
         print_json([r.to_json() for r in records])
@@ -57,9 +57,9 @@ def show(record_id: Annotated[str, typer.Argument(help="Record id.")], as_json: 
     """
     import json
 
-    from reviewtrail.store import Store
+    from reviewtrail.app import open_store
 
-    with Store.open() as store:
+    with open_store() as store:
         record = store.ledger.get(record_id)
         superseded_by = store.ledger.superseded_by(record_id)
     doc = record.to_json()
@@ -94,9 +94,9 @@ def append(
     Example: reviewtrail ledger append --type eval.result@1 --actor alice --privacy private
     --payload '{"file": {"hash": "<64 hex>", "size": 12}}'
     """
+    from reviewtrail.app import open_store
     from reviewtrail.errors import InvalidInputError
     from reviewtrail.ledger import NewRecord, is_reserved_type
-    from reviewtrail.store import Store
 
     if is_reserved_type(type):
         raise InvalidInputError(
@@ -112,7 +112,7 @@ def append(
         subject=subject,
         supersedes=supersedes,
     )
-    with Store.open() as store:
+    with open_store() as store:
         [env] = store.append([record])
     if as_json:
         print_json(env.to_json())
@@ -194,9 +194,9 @@ def checkpoint(
 
     Example: reviewtrail ledger checkpoint --key ~/keys/rt.pem --out ~/anchors/rt-2026-11-30.json
     """
+    from reviewtrail.app import open_store
     from reviewtrail.errors import InvalidInputError
     from reviewtrail.ledger import make_checkpoint, save_checkpoint
-    from reviewtrail.store import Store
 
     key_pem = None
     if key is not None:
@@ -204,7 +204,7 @@ def checkpoint(
             key_pem = key.read_bytes()
         except OSError as exc:
             raise InvalidInputError(f"cannot read {str(key)!r}: {exc.strerror}", field="key") from exc
-    with Store.open() as store:
+    with open_store() as store:
         doc = make_checkpoint(store.ledger, store_id=getattr(store, "store_id", None), private_key_pem=key_pem)
     if out is not None:
         save_checkpoint(out, doc)

@@ -23,10 +23,10 @@ def session_new(project: ProjectOpt = "default", as_json: JsonOpt = False) -> No
 
     Example: reviewtrail session new --project paper-42 --json
     """
+    from reviewtrail.app import open_store
     from reviewtrail.provenance import create_session
-    from reviewtrail.store import Store
 
-    with Store.open() as store:
+    with open_store() as store:
         info = create_session(store, project)
     print_json(info.to_json()) if as_json else print(info.session_id)
 
@@ -41,10 +41,10 @@ def session_ls(
 
     Example: reviewtrail session ls --json
     """
+    from reviewtrail.app import open_store
     from reviewtrail.provenance import list_sessions
-    from reviewtrail.store import Store
 
-    with Store.open() as store:
+    with open_store() as store:
         sessions = list_sessions(store, project)
     if as_json:
         print_json([s.to_json() for s in sessions])
@@ -66,10 +66,10 @@ def session_rm(session_id: Annotated[str, typer.Argument(help="Session id.")], a
 
     Example: reviewtrail session rm 01a2b3c4-...
     """
+    from reviewtrail.app import open_store
     from reviewtrail.provenance import delete_session
-    from reviewtrail.store import Store
 
-    with Store.open() as store:
+    with open_store() as store:
         info = delete_session(store, session_id)
     if as_json:
         print_json(info.to_json())
@@ -99,10 +99,10 @@ def artifact_declare(
 
     Example: reviewtrail artifact declare results.csv --session 01a2... --path results.csv
     """
+    from reviewtrail.app import open_store
     from reviewtrail.provenance import declare_artifact
-    from reviewtrail.store import Store
 
-    with Store.open() as store:
+    with open_store() as store:
         info = declare_artifact(
             store,
             session_id=session,
@@ -133,10 +133,10 @@ def artifact_upload(
 
     Example: reviewtrail artifact upload dataset.csv ./data/dataset.csv --project paper-42
     """
+    from reviewtrail.app import open_store
     from reviewtrail.provenance import upload_artifact
-    from reviewtrail.store import Store
 
-    with Store.open() as store:
+    with open_store() as store:
         info = upload_artifact(
             store, name=name, file=file, project_id=project, media_type=media_type, actor=actor,
             origin=origin, external_ref=external_ref,  # type: ignore[arg-type]  # checked by upload_artifact
@@ -163,10 +163,10 @@ def artifact_ls(project: ProjectOpt = "default", as_json: JsonOpt = False) -> No
 
     Example: reviewtrail artifact ls --project paper-42 --json
     """
+    from reviewtrail.app import open_store
     from reviewtrail.provenance import list_artifacts
-    from reviewtrail.store import Store
 
-    with Store.open() as store:
+    with open_store() as store:
         items = list_artifacts(store, project)
     if as_json:
         print_json([i.to_json() for i in items])
@@ -199,10 +199,10 @@ def artifact_show(
 
     Example: reviewtrail artifact show results.csv --json
     """
+    from reviewtrail.app import open_store
     from reviewtrail.provenance import versions_of
-    from reviewtrail.store import Store
 
-    with Store.open() as store:
+    with open_store() as store:
         versions = versions_of(store, name, project)
     if not versions:
         from reviewtrail.errors import NotFoundError
@@ -240,12 +240,12 @@ def artifact_diff(
 
     Example: reviewtrail artifact diff results.csv@1 results.csv@2
     """
+    from reviewtrail.app import open_store
     from reviewtrail.provenance import get_version, parse_spec
     from reviewtrail.provenance._diff import artifact_version_diff
-    from reviewtrail.store import Store
 
     (a_name, a_ver), (b_name, b_ver) = parse_spec(old), parse_spec(new)
-    with Store.open() as store:
+    with open_store() as store:
         a, b = get_version(store, a_name, a_ver, project), get_version(store, b_name, b_ver, project)
         diff = artifact_version_diff(
             store.cas.read(a.version.content["digest"]),
@@ -276,9 +276,9 @@ def provenance(
 
     Example: reviewtrail provenance results.csv@2 --format prov > results.prov.json
     """
+    from reviewtrail.app import open_store
     from reviewtrail.errors import InvalidInputError
     from reviewtrail.provenance import lineage, parse_spec, render_tree
-    from reviewtrail.store import Store
 
     name, version = parse_spec(spec)
     if format not in ("tree", "json", "prov", "in-toto"):
@@ -286,11 +286,11 @@ def provenance(
     if format in ("prov", "in-toto"):
         from reviewtrail.provenance._export import export_graph, to_in_toto, to_prov_json
 
-        with Store.open() as store:
+        with open_store() as store:
             export = export_graph(store, name, version, project)
         print_json(to_prov_json(export) if format == "prov" else to_in_toto(export))
         return
-    with Store.open() as store:
+    with open_store() as store:
         graph = lineage(store, name, version, project)
     if format == "json" or as_json:
         print_json(graph.to_json())

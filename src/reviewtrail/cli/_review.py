@@ -75,12 +75,12 @@ def claims_extract(
 
     Example: reviewtrail claims extract reply.md --turn t-12 --aliases aliases.json --json
     """
+    from reviewtrail.app import open_store
     from reviewtrail.evidence import record_claims
-    from reviewtrail.store import Store
 
     text = _read_text(file)
     mapping = _read_aliases(aliases) if aliases is not None else None
-    with Store.open() as store:
+    with open_store() as store:
         info = None
         if artifact is not None:
             from reviewtrail.provenance import get_version, parse_spec
@@ -110,10 +110,10 @@ def claims_ls(
 
     Example: reviewtrail claims ls --turn t-12 --json
     """
+    from reviewtrail.app import open_store
     from reviewtrail.evidence import claims_for
-    from reviewtrail.store import Store
 
-    with Store.open() as store:
+    with open_store() as store:
         claims = claims_for(store, review_run_id=review_run, turn_id=turn)
     if as_json:
         print_json([c.model_dump(mode="json", by_alias=True) for c in claims])
@@ -151,16 +151,16 @@ def evidence_add(
     """
     import hashlib
 
+    from reviewtrail.app import open_store
     from reviewtrail.errors import InvalidInputError
     from reviewtrail.evidence import add_evidence, parse_origin
-    from reviewtrail.store import Store
 
     given = [x for x in (run, artifact, paper, mcp, remote_job, user_input) if x is not None]
     if len(given) != 1:
         raise InvalidInputError(
             "give exactly one of --run, --artifact, --paper, --mcp, --remote-job, --user-input", field="origin"
         )
-    with Store.open() as store:
+    with open_store() as store:
         origin: dict[str, object]
         if run is not None:
             origin = {"kind": "execution", "runId": run}
@@ -216,10 +216,10 @@ def evidence_link(
 
     Example: reviewtrail evidence link 01a2... ev-3f2a... --relation supports
     """
+    from reviewtrail.app import open_store
     from reviewtrail.evidence import link_evidence
-    from reviewtrail.store import Store
 
-    with Store.open() as store:
+    with open_store() as store:
         env = link_evidence(store, claim, evidence, relation)  # type: ignore[arg-type]  # checked there
     print_json(env.to_json()) if as_json else print(f"linked {claim} -[{relation}]-> {evidence}")
 
@@ -233,10 +233,10 @@ def evidence_ls(
 
     Example: reviewtrail evidence ls --claim 01a2... --json
     """
+    from reviewtrail.app import open_store
     from reviewtrail.evidence import links_of
-    from reviewtrail.store import Store
 
-    with Store.open() as store:
+    with open_store() as store:
         links = links_of(store, claim)
     docs = [{"relation": link.relation, **item.model_dump(mode="json", by_alias=True)} for link, item in links]
     if as_json:
@@ -263,16 +263,16 @@ def evidence_extract_pdf(
 
     Example: reviewtrail evidence extract-pdf doi:10.1000/xyz paper.pdf
     """
+    from reviewtrail.app import open_store
     from reviewtrail.errors import InvalidInputError
     from reviewtrail.evidence import check_pdf, record_pdf_extraction
-    from reviewtrail.store import Store
 
     try:
         data = pdf.read_bytes()
     except OSError as exc:
         raise InvalidInputError(f"cannot read {pdf}: {exc}", field="pdf") from exc
     check_pdf(data)
-    with Store.open() as store:
+    with open_store() as store:
         record = record_pdf_extraction(store, paper, data)
     if as_json:
         print_json(record.model_dump(mode="json", by_alias=True))
@@ -304,19 +304,21 @@ def review_run(
 
     Example: REVIEWTRAIL_REVIEWER=quick reviewtrail review run report.md@2 --json
     """
+    from reviewtrail.app import open_store
+    from reviewtrail.config import load_settings
     from reviewtrail.provenance import parse_spec
     from reviewtrail.reviewer import review_artifact, reviewer_tier
-    from reviewtrail.store import Store
 
     name, version = parse_spec(spec)
-    enabled = reviewer_tier()
+    settings = load_settings()
+    enabled = reviewer_tier(settings.reviewer)
     if enabled is None:
         from reviewtrail.errors import ConfigError
 
         raise ConfigError(
             "the Reviewer Specialist is off; set REVIEWTRAIL_REVIEWER=quick (or smart, deep)", field="reviewer"
         )
-    with Store.open() as store:
+    with open_store(settings) as store:
         outcome = review_artifact(
             store,
             name,
@@ -324,6 +326,8 @@ def review_run(
             project_id=project,
             tier=tier or enabled,  # type: ignore[arg-type]
             trigger="cli",
+            settings=settings.reviewer,
+            trace=settings.trace,
             force=force,
         )
     _print_review(outcome.to_json(), as_json)
@@ -351,10 +355,10 @@ def review_show(
 
     Example: reviewtrail review show report.md@2
     """
+    from reviewtrail.app import open_store
     from reviewtrail.reviewer import get_review
-    from reviewtrail.store import Store
 
-    with Store.open() as store:
+    with open_store() as store:
         outcomes = get_review(store, ref, project)
     if as_json:
         print_json([o.to_json() for o in outcomes])

@@ -54,10 +54,10 @@ def run(
 
     Example: reviewtrail run --session 01a2... --lang python -c "open('out.txt','w').write('hi')" --json
     """
+    from reviewtrail.app import open_store
     from reviewtrail.errors import EXIT_RUN_FAILED, InvalidInputError
     from reviewtrail.provenance import ResourceLimits, create_session, run_code
     from reviewtrail.provenance._sandbox import require_bwrap
-    from reviewtrail.store import Store
 
     if (allow or allow_resolve) and network != "allowlist":
         raise InvalidInputError("--allow and --allow-resolve need --network allowlist", field="allow")
@@ -95,7 +95,7 @@ def run(
     cancel = threading.Event()  # Ctrl-C cancels the run, which is still recorded (as cancelled)
     previous = signal.signal(signal.SIGINT, lambda *_: cancel.set())
     try:
-        with Store.open() as store:
+        with open_store() as store:
             session_id = session or create_session(store, project).session_id
             outcome = run_code(
                 store,

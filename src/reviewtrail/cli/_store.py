@@ -26,11 +26,11 @@ def init(as_json: JsonOpt = False) -> None:
     Example: REVIEWTRAIL_STORE=/data/rt reviewtrail init --json
     """
     from reviewtrail._redact import redact_url
+    from reviewtrail.app import init_store
     from reviewtrail.config import load_settings
-    from reviewtrail.store import Store
 
     settings = load_settings()
-    with Store.init(settings) as store:
+    with init_store(settings) as store:
         head = store.ledger.head()
         store_id = store.store_id
     info = {
@@ -82,10 +82,10 @@ def verify(
 
     Example: reviewtrail verify --json --checkpoint ~/anchors/rt-2026-11-30.json --public-key ~/anchors/rt.pub
     """
+    from reviewtrail.app import open_store
     from reviewtrail.audit import AuditOptions, audit
     from reviewtrail.cli._progress import phase_progress
     from reviewtrail.errors import EXIT_INTEGRITY
-    from reviewtrail.store import Store
     from reviewtrail.tracing import existing_project_root
 
     options = AuditOptions(
@@ -94,7 +94,7 @@ def verify(
         public_keys=tuple(public_key or ()),
         repair=repair,
     )
-    with Store.open(check_identity=False) as store, phase_progress("verifying", progress) as tick:
+    with open_store(check_identity=False) as store, phase_progress("verifying", progress) as tick:
         report = audit(store, options, progress=tick)
     if as_json:
         print_json(report.to_json())

@@ -117,6 +117,7 @@ def save(
     --executor codex --executor-model gpt-6-astra --reported-reviewer-model grok-4 --prompt-file p.txt
     --response-file r.md --status ok --verdict ready --review-completed --review-scope-complete
     """
+    from reviewtrail.app import ProjectStores
     from reviewtrail.tracing._cli_support import read_prompt, read_response, split_files, warn_claims
     from reviewtrail.tracing._documents import ReviewCall
     from reviewtrail.tracing._native_evidence import validate_native_evidence
@@ -155,7 +156,15 @@ def save(
         declared_independence_verified=independence_verified,
         native_evidence=validate_native_evidence(native_evidence) if native_evidence is not None else None,
     )
-    result = record_call(call, project_dir=project_dir, mode=trace_mode, skill_args=skill_args, run_id=run_id)
+    result = record_call(
+        call,
+        project_dir=project_dir,
+        mode=trace_mode,
+        skill_args=skill_args,
+        run_id=run_id,
+        env=_trace_env(),
+        store=ProjectStores(),
+    )
     warn_claims(call, identity_flag=identity_validated)
     if as_json:
         print_json(result.to_json())
@@ -198,7 +207,7 @@ def resolve_helper(project_dir: ProjectOpt = None, as_json: JsonOpt = False) -> 
     """
     from reviewtrail.tracing._helper import resolve
 
-    found = resolve(project_dir)
+    found = resolve(project_dir, _trace_env())
     if as_json:
         print_json({"helper": str(found) if found else None})
     else:
@@ -267,6 +276,15 @@ def verify(
         raise typer.Exit(EXIT_INTEGRITY)
 
 
+def _trace_env() -> dict[str, str]:
+    """The trace settings of the environment (ARIS_TRACE_*, ARIS_REPO, HOME), by variable name."""
+    import os
+
+    from reviewtrail.config import trace_settings
+
+    return trace_settings(os.environ).environ()
+
+
 def _ledger_problems(project: Path, skill: str | None, run_id: str | None) -> list[str] | None:
     """Problems against the store's records, or None when the project has no store."""
     from reviewtrail.config import load_settings
@@ -274,10 +292,10 @@ def _ledger_problems(project: Path, skill: str | None, run_id: str | None) -> li
     settings = load_settings(cwd=project)
     if not settings.store_exists:
         return None
-    from reviewtrail.store import Store
+    from reviewtrail.app import open_store
     from reviewtrail.tracing._ledger_check import ledger_problems
 
-    with Store.open(settings) as store:
+    with open_store(settings) as store:
         return ledger_problems(store, project, skill=skill, run_id=run_id, report_unreadable=False)
 
 

@@ -173,10 +173,10 @@ def _ledger_facts(runs: list[TraceRun]) -> tuple[dict[FactsKey, CallFacts], str 
 
     if not any(run.skill == SPECIALIST_SKILL for run in runs):
         return {}, None
-    from reviewtrail.store import Store
+    from reviewtrail.app import open_store
 
     try:
-        with Store.open(read_only=True) as store:
+        with open_store(read_only=True) as store:
             return ledger_facts(store.ledger, runs), None
     except ReviewtrailError as exc:
         return {}, f"reviewer-specialist calls keep their trace times: the store cannot be read ({exc})"

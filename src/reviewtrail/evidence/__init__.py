@@ -41,11 +41,15 @@ from reviewtrail.evidence._records import (
     EvidenceLink,
     PdfExtraction,
 )
-from reviewtrail.ledger import register_projection
+from reviewtrail.ledger import Projection, RecordPayload
 
-register_projection(EVIDENCE_PROJECTION)
+# What this package adds to the application's record catalog (see reviewtrail.app).
+RECORD_TYPES: tuple[type[RecordPayload], ...] = (Claim, AliasMap, EvidenceItem, EvidenceLink, PdfExtraction)
+PROJECTIONS: tuple[Projection, ...] = (EVIDENCE_PROJECTION,)
 
 __all__ = [
+    "PROJECTIONS",
+    "RECORD_TYPES",
     "RELATIONS",
     "AliasMap",
     "Citation",

@@ -2,9 +2,12 @@
 
 Public API::
 
-    from reviewtrail.ledger import NewRecord, open_ledger
-    ledger = open_ledger("sqlite:///path/ledger.sqlite")
+    from reviewtrail.ledger import NewRecord, RecordCatalog, open_ledger
+    ledger = open_ledger("sqlite:///path/ledger.sqlite", catalog=RecordCatalog([Note], [NOTES]))
     [env] = ledger.append([NewRecord(type="note@1", actor="me", privacy="private", payload={...})])
+
+The catalog names the typed payloads the ledger validates and the query tables it keeps; the
+application's catalog is assembled in :mod:`reviewtrail.app`.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import Iterable
 
 from reviewtrail.config import sqlite_path
 from reviewtrail.errors import ConfigError, LedgerMissingError
+from reviewtrail.ledger._catalog import EMPTY_CATALOG, RecordCatalog
 from reviewtrail.ledger._checkpoint import (
     CHECKPOINT_TYPE,
     check_checkpoint,
@@ -34,27 +38,16 @@ from reviewtrail.ledger._envelope import (
     record_problems,
 )
 from reviewtrail.ledger._memory import MemoryLedger
-from reviewtrail.ledger._projections import (
-    ROW_SEQ,
-    Projection,
-    ProjectionTable,
-    register_projection,
-    registered_projections,
-)
+from reviewtrail.ledger._projections import BUILTIN_PROJECTIONS, ROW_SEQ, Projection, ProjectionTable
 from reviewtrail.ledger._protocol import Ledger, projection_rows, row_problem
 from reviewtrail.ledger._reserved import RESERVED_TYPE_NAMESPACES, is_reserved_type
 from reviewtrail.ledger._sql import MIGRATIONS, SCHEMA_VERSION
-from reviewtrail.ledger._types import (
-    RecordPayload,
-    new_record,
-    payload_model,
-    payload_schemas,
-    record_type,
-    validate_payload,
-)
+from reviewtrail.ledger._types import RecordPayload, new_record, record_type
 
 __all__ = [
+    "BUILTIN_PROJECTIONS",
     "CHECKPOINT_TYPE",
+    "EMPTY_CATALOG",
     "GENESIS_HASH",
     "MIGRATIONS",
     "PRIVACY_LEVELS",
@@ -68,6 +61,7 @@ __all__ = [
     "Privacy",
     "Projection",
     "ProjectionTable",
+    "RecordCatalog",
     "RecordPayload",
     "chain_problems",
     "check_checkpoint",
@@ -79,28 +73,33 @@ __all__ = [
     "new_record",
     "open_ledger",
     "parse_checkpoint",
-    "payload_model",
-    "payload_schemas",
     "projection_rows",
     "public_key_id",
     "record_problems",
     "record_type",
-    "register_projection",
-    "registered_projections",
     "row_problem",
     "save_checkpoint",
-    "validate_payload",
 ]
 
 
 def open_ledger(
-    url: str, projections: Iterable[Projection] | None = None, *, create: bool = True, read_only: bool = False
+    url: str,
+    projections: Iterable[Projection] | None = None,
+    *,
+    catalog: RecordCatalog | None = None,
+    create: bool = True,
+    read_only: bool = False,
 ) -> Ledger:
     """Open a ledger by URL: ``sqlite:///abs/path``, ``postgresql://...`` or ``memory:``.
+
+    ``catalog``: the record types it validates and the projections it keeps (by default none
+    and the built-in ones); ``projections`` replaces the catalog's projections.
 
     With ``create=False`` a missing ledger (no file, no tables) is :class:`LedgerMissingError`
     instead of a new empty one; ``read_only=True`` opens it for reads only.
     """
+    if catalog is not None:
+        projections = catalog if projections is None else catalog.with_projections(projections)
     if url == "memory:":
         return MemoryLedger(projections)
     path = sqlite_path(url)

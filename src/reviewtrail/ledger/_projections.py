@@ -2,7 +2,8 @@
 
 A projection is pure: given an envelope it returns the rows to upsert. Backends
 create its tables, apply its rows inside the same transaction as the append, and
-rebuild it from the whole ledger when its version changes.
+rebuild it from the whole ledger when its version changes. A ledger keeps the built-in
+projections plus those its :class:`~reviewtrail.ledger.RecordCatalog` lists.
 """
 
 from __future__ import annotations
@@ -21,8 +22,6 @@ __all__ = [
     "Projection",
     "ProjectionTable",
     "Row",
-    "register_projection",
-    "registered_projections",
 ]
 
 ColumnKind = Literal["text", "int"]
@@ -120,20 +119,3 @@ SUPERSESSIONS = Projection(
 )
 
 BUILTIN_PROJECTIONS: tuple[Projection, ...] = (CAS_REFS, SUPERSESSIONS)
-_REGISTRY: dict[str, Projection] = {p.name: p for p in BUILTIN_PROJECTIONS}
-
-
-def register_projection(projection: Projection) -> None:
-    """Make a projection part of every ledger opened afterwards."""
-    existing = _REGISTRY.get(projection.name)
-    if existing is not None and existing is not projection:
-        raise ValueError(f"projection {projection.name!r} is already registered")
-    tables = {t.name for p in _REGISTRY.values() if p is not projection for t in p.tables}
-    clash = tables & {t.name for t in projection.tables}
-    if clash:
-        raise ValueError(f"projection tables already taken: {sorted(clash)}")
-    _REGISTRY[projection.name] = projection
-
-
-def registered_projections() -> tuple[Projection, ...]:
-    return tuple(_REGISTRY.values())

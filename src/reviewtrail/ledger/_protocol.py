@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reviewtrail.errors import ConflictError, IntegrityError, InvalidInputError, NotFoundError, ReadOnlyStoreError
+from reviewtrail.ledger._catalog import EMPTY_CATALOG, RecordCatalog
 from reviewtrail.ledger._envelope import (
     GENESIS_HASH,
     TYPE_PATTERN,
@@ -20,8 +21,7 @@ from reviewtrail.ledger._envelope import (
     record_problems,
     seal,
 )
-from reviewtrail.ledger._projections import ROW_SEQ, Projection, Row, registered_projections
-from reviewtrail.ledger._types import validate_payload
+from reviewtrail.ledger._projections import ROW_SEQ, Projection, Row
 
 __all__ = ["Ledger", "TypeFilter", "parse_type_filter", "projection_rows", "row_problem"]
 
@@ -121,10 +121,17 @@ class Ledger(abc.ABC):
     read_only: bool = False
 
     def __init__(self, projections: Iterable[Projection] | None = None) -> None:
+        """``projections``: a :class:`RecordCatalog` (its projections, and its record types to
+        validate), the exact projections to keep (nothing validated), or ``None`` (the built-in
+        projections, nothing validated)."""
         self._given: dict[int, list[Row]] = {}
-        self.projections: tuple[Projection, ...] = (
-            tuple(projections) if projections is not None else registered_projections()
-        )
+        if isinstance(projections, RecordCatalog):
+            self.catalog = projections
+        elif projections is not None:
+            self.catalog = EMPTY_CATALOG.with_projections(projections)
+        else:
+            self.catalog = EMPTY_CATALOG
+        self.projections: tuple[Projection, ...] = self.catalog.projections
         self._tables = {t.name: t for p in self.projections for t in p.tables}
 
     # --- writes ---------------------------------------------------------------------------
@@ -141,7 +148,7 @@ class Ledger(abc.ABC):
         if len(set(ids)) != len(ids):
             raise InvalidInputError("the same id appears twice in one batch", field="id")
         for i, r in enumerate(batch):
-            validate_payload(r.type, r.payload, field=f"records[{i}].payload")
+            self.catalog.validate(r.type, r.payload, field=f"records[{i}].payload")
         payloads = [encode_payload(r) for r in batch]
         return self._append(batch, payloads, datetime.now(UTC))
 

@@ -1,12 +1,14 @@
 """Typed record payloads: a pydantic model per ``name@version``, validated on append.
 
-Producers declare a payload model with :func:`record_type`; appending a record of a
-registered type validates its payload against the model (field names are the wire
-names, via aliases), and :func:`payload_schemas` yields the JSON Schemas to ship.
+Producers declare a payload model with :func:`record_type`, which names its type and nothing
+more: a package lists its models in its ``RECORD_TYPES``, and a ledger opened with a
+:class:`~reviewtrail.ledger.RecordCatalog` of them validates each appended payload against its
+model (field names are the wire names, via aliases).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
@@ -15,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.ledger._envelope import TYPE_PATTERN, NewRecord, Privacy
 
-__all__ = ["RecordPayload", "new_record", "payload_model", "payload_schemas", "record_type", "validate_payload"]
+__all__ = ["RecordPayload", "new_record", "record_type", "validate_with"]
 
 
 class RecordPayload(BaseModel):
@@ -26,36 +28,23 @@ class RecordPayload(BaseModel):
 
 
 M = TypeVar("M", bound=type[RecordPayload])
-_REGISTRY: dict[str, type[RecordPayload]] = {}
 
 
 def record_type(type_: str) -> Callable[[M], M]:
-    """Class decorator: register ``cls`` as the payload model of ``type_`` (``name@version``)."""
+    """Class decorator: ``cls`` is the payload model of ``type_`` (``name@version``). Nothing is
+    registered: the model takes effect in a ledger whose catalog lists it."""
     if TYPE_PATTERN.fullmatch(type_) is None:
         raise ValueError(f"{type_!r} is not 'name@version'")
 
-    def register(cls: M) -> M:
-        existing = _REGISTRY.get(type_)
-        if existing is not None and existing.__qualname__ != cls.__qualname__:
-            raise ValueError(f"record type {type_!r} is already registered to {existing.__qualname__}")
+    def name(cls: M) -> M:
         cls.record_type = type_
-        _REGISTRY[type_] = cls
         return cls
 
-    return register
+    return name
 
 
-def payload_model(type_: str) -> type[RecordPayload] | None:
-    return _REGISTRY.get(type_)
-
-
-def validate_payload(type_: str, payload: Any, *, field: str = "payload") -> None:
-    """Raise :class:`InvalidInputError` naming the first bad field when ``payload`` breaks its model."""
-    model = _REGISTRY.get(type_)
-    if model is None:
-        return
-    import json
-
+def validate_with(model: type[RecordPayload], type_: str, payload: Any, *, field: str = "payload") -> None:
+    """Raise :class:`InvalidInputError` naming the first bad field when ``payload`` breaks ``model``."""
     try:
         # The wire form, strictly: no coercion ("3" is not an int), as a reader of the JSON will see it.
         model.model_validate_json(json.dumps(payload, allow_nan=False), strict=True)
@@ -90,8 +79,3 @@ def new_record(
         supersedes=supersedes,
         **extra,
     )
-
-
-def payload_schemas() -> dict[str, dict[str, Any]]:
-    """JSON Schema of every registered payload model, keyed by record type."""
-    return {t: m.model_json_schema(by_alias=True) for t, m in sorted(_REGISTRY.items())}

@@ -11,10 +11,11 @@ Public API::
     price("openai", "gpt-4o", 1000, 500)   # Cost(amount='0.0075', currency='USD', source='genai-prices')
     reprice(result.manifest)               # the recorded call priced again from what its manifest holds
 
-Importing this package registers the record types ``provenance.prompt-manifest@1`` and
-``provenance.model-usage@1``, so appends of those types are validated.
+The record types ``provenance.prompt-manifest@1`` and ``provenance.model-usage@1`` are in
+``RECORD_TYPES``: a store opened through :mod:`reviewtrail.app` validates appends of them.
 """
 
+from reviewtrail.ledger import Projection, RecordPayload
 from reviewtrail.models._anthropic import ANTHROPIC_VERSION, DEFAULT_MAX_TOKENS, AnthropicBackend
 from reviewtrail.models._completion import Completion, ModelBackend
 from reviewtrail.models._invoke import JSON_MEDIA_TYPE, TEXT_MEDIA_TYPE, Invocation, invoke
@@ -39,12 +40,18 @@ from reviewtrail.models._retry import RetryPolicy, parse_retry_after, retry_wait
 from reviewtrail.models._scripted import SCRIPTED_HOST, ScriptedBackend, ScriptedCall
 from reviewtrail.models._usage import RESPONSE_FORMATS, ResponseFormat, Tokens, extract_tokens
 
+# What this package adds to the application's record catalog (see reviewtrail.app).
+RECORD_TYPES: tuple[type[RecordPayload], ...] = (PromptManifest, ModelInvocationUsage)
+PROJECTIONS: tuple[Projection, ...] = ()
+
 __all__ = [
     "ANTHROPIC_VERSION",
     "CALL_TYPES",
     "DEFAULT_MAX_TOKENS",
     "JSON_MEDIA_TYPE",
     "MANIFEST_TYPE",
+    "PROJECTIONS",
+    "RECORD_TYPES",
     "REDACTION_STATUSES",
     "RESPONSE_FORMATS",
     "SCRIPTED_HOST",

@@ -6,7 +6,7 @@ Public API::
     from reviewtrail.provenance import lineage, render_tree, versions_of, get_version
 """
 
-from reviewtrail.ledger import register_projection
+from reviewtrail.ledger import Projection, RecordPayload
 from reviewtrail.provenance._catalog import (
     VersionInfo,
     declare_artifact,
@@ -47,12 +47,22 @@ from reviewtrail.provenance._sessions import (
     workspace_problems,
 )
 
-register_projection(PROVENANCE_PROJECTION)
+# What this package adds to the application's record catalog (see reviewtrail.app).
+RECORD_TYPES: tuple[type[RecordPayload], ...] = (
+    SessionCreated,
+    SessionDeleted,
+    ExecutionRun,
+    ArtifactDerivation,
+    ArtifactVersion,
+)
+PROJECTIONS: tuple[Projection, ...] = (PROVENANCE_PROJECTION,)
 
 __all__ = [
     "DEFAULT_LIMITS",
     "DEFAULT_PROJECT",
     "ORIGINS",
+    "PROJECTIONS",
+    "RECORD_TYPES",
     "ArtifactDerivation",
     "ArtifactVersion",
     "Edge",

@@ -5,7 +5,7 @@ Public API::
     from reviewtrail.reviewer import review_artifact, review_checkpoint, check_citations
 """
 
-from reviewtrail.ledger import register_projection
+from reviewtrail.ledger import Projection, RecordPayload
 from reviewtrail.reviewer._citations import CitationReport, check_citations
 from reviewtrail.reviewer._records import (
     DECISIONS,
@@ -24,10 +24,14 @@ from reviewtrail.reviewer._specialist import (
     summarize,
 )
 
-register_projection(REVIEW_PROJECTION)
+# What this package adds to the application's record catalog (see reviewtrail.app).
+RECORD_TYPES: tuple[type[RecordPayload], ...] = (ArtifactReviewRun,)
+PROJECTIONS: tuple[Projection, ...] = (REVIEW_PROJECTION,)
 
 __all__ = [
     "DECISIONS",
+    "PROJECTIONS",
+    "RECORD_TYPES",
     "TIERS",
     "ArtifactReviewRun",
     "CheckResult",

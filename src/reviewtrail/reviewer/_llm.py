@@ -4,24 +4,26 @@ Same checkpoint, finding and summary contract as the Quick tier. Each call is re
 PromptManifest (by ``invoke``) and saved as a reviewer trace (skill ``reviewer-specialist``)
 with honest identity fields: the requested model is the backend's configured model, the
 reported model only what the endpoint said, and the review counts as positive only when the
-specialist's own gate (no error findings from any check) holds.
+specialist's own gate (no error findings from any check) holds. The LLM and the trace mode
+come from the caller's :class:`~reviewtrail.config.ReviewerSettings` and
+:class:`~reviewtrail.config.TraceSettings`; nothing here reads the environment.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reviewtrail.config import ReviewerSettings, TraceSettings
 from reviewtrail.errors import ConfigError
 from reviewtrail.provenance import VersionInfo, lineage, render_tree
 from reviewtrail.reviewer._records import CheckResult, ReviewFinding
 from reviewtrail.store import Store
 
-__all__ = ["LlmReview", "backend_from_env", "llm_review", "prepare_backend", "reviewer_identity"]
+__all__ = ["LlmReview", "configured_backend", "llm_review", "prepare_backend", "reviewer_identity"]
 
 _PROMPT_TEXT_LIMIT = 60_000
 _CODE = re.compile(r"[^A-Z0-9_]")
@@ -35,18 +37,18 @@ class LlmReview:
     trace_paths: list[str] = field(default_factory=list)
 
 
-def backend_from_env(env: dict[str, str] | None = None) -> Any:
-    """The reviewer's LLM backend from REVIEWTRAIL_REVIEWER_BACKEND (openai, anthropic)."""
+def configured_backend(settings: ReviewerSettings) -> Any:
+    """The reviewer's LLM backend named by ``settings.backend`` (REVIEWTRAIL_REVIEWER_BACKEND:
+    openai, anthropic)."""
     from reviewtrail.models import AnthropicBackend, OpenAICompatibleBackend
 
-    environ = os.environ if env is None else env
-    kind = environ.get("REVIEWTRAIL_REVIEWER_BACKEND", "").lower()
-    model = environ.get("REVIEWTRAIL_REVIEWER_MODEL", "")
+    kind = (settings.backend or "").lower()
+    model = settings.model or ""
     if kind == "openai":
-        base = environ.get("REVIEWTRAIL_REVIEWER_BASE_URL", "https://api.openai.com/v1")
-        return OpenAICompatibleBackend(base, environ.get("OPENAI_API_KEY"), model or "gpt-4o")
+        base = settings.base_url if settings.base_url is not None else "https://api.openai.com/v1"
+        return OpenAICompatibleBackend(base, settings.openai_api_key, model or "gpt-4o")
     if kind == "anthropic":
-        return AnthropicBackend(environ.get("ANTHROPIC_API_KEY", ""), model or "claude-sonnet-4-5")
+        return AnthropicBackend(settings.anthropic_api_key or "", model or "claude-sonnet-4-5")
     raise ConfigError(
         "smart and deep reviews need an LLM: set REVIEWTRAIL_REVIEWER_BACKEND=openai|anthropic "
         "(and REVIEWTRAIL_REVIEWER_MODEL), or pass a backend",
@@ -54,19 +56,19 @@ def backend_from_env(env: dict[str, str] | None = None) -> Any:
     )
 
 
-def prepare_backend(backend: Any = None) -> Any:
-    """The backend a Smart or Deep review will call: ``backend`` or the configured one, once the
-    trace mode allows such a review (it keeps the prompt and the response)."""
+def prepare_backend(backend: Any, settings: ReviewerSettings, trace: TraceSettings) -> Any:
+    """The backend a Smart or Deep review will call: ``backend`` or the one ``settings`` configure,
+    once the trace mode allows such a review (it keeps the prompt and the response)."""
     from reviewtrail.tracing import resolve_mode
 
-    mode = resolve_mode(None, env=os.environ)
+    mode = resolve_mode(None, env=trace.environ())
     if mode != "full":
         raise ConfigError(
             f"trace mode is {mode!r}: Smart and Deep reviews keep the prompt and the response (a PromptManifest and "
             "a trace), which that mode forbids; use the Quick tier or trace mode full",
             field="ARIS_TRACE_MODE",
         )
-    return backend or backend_from_env()
+    return backend or configured_backend(settings)
 
 
 def reviewer_identity(backend: Any) -> dict[str, Any]:
@@ -153,11 +155,13 @@ def llm_review(
     backend: Any = None,
     project_dir: str | Path | None = None,
     review_run_id: str,
+    settings: ReviewerSettings,
+    trace: TraceSettings,
 ) -> LlmReview:
     from reviewtrail.models import invoke
     from reviewtrail.tracing import ReviewCall, record_call
 
-    backend = prepare_backend(backend)
+    backend = prepare_backend(backend, settings, trace)
     # A scripted backend is a stand-in, not a semantic model review: it is recorded as deterministic.
     reviewer_kind = "deterministic" if getattr(backend, "endpoint_host", "") == "scripted.local" else "model"
     context = None
@@ -190,7 +194,7 @@ def llm_review(
             and (verdict or "").strip().lower() == "ready"
             and not any(f.severity == "error" for f in [*findings, *result.findings])
         )
-        trace = record_call(
+        saved = record_call(
             ReviewCall(
                 skill="reviewer-specialist",
                 purpose=f"{tier}-review-round-{round_no}",
@@ -199,7 +203,7 @@ def llm_review(
                 backend=getattr(backend, "endpoint_host", None),
                 tool="reviewtrail.models.invoke",
                 executor="reviewtrail",
-                executor_model=os.environ.get("REVIEWTRAIL_EXECUTOR_MODEL") or None,
+                executor_model=settings.executor_model or None,
                 requested_reviewer_model=getattr(backend, "model", None),
                 reported_reviewer_model=turn.completion.model_reported,
                 thread_id=review_run_id,
@@ -215,10 +219,10 @@ def llm_review(
                 ended_at=turn.manifest.ended_at,
             ),
             project_dir=project_dir,
-            ledger=False,  # the PromptManifest already records the call in the ledger
+            env=trace.environ(),  # no store: the PromptManifest already records the call in the ledger
         )
-        if trace.run_path is not None and trace.meta_path is not None:
-            result.trace_paths.append(str(trace.meta_path))
+        if saved.run_path is not None and saved.meta_path is not None:
+            result.trace_paths.append(str(saved.meta_path))
     if any(f.code == "LLM_REVIEW_UNPARSEABLE" for f in result.findings):
         result.check = CheckResult(check=tier, status="inconclusive", detail="the LLM's answer could not be read")
     elif any(f.severity == "error" for f in result.findings):

@@ -1,22 +1,21 @@
 """The Reviewer Specialist: an explicit, read-only review checkpoint for an artifact version.
 
 Off unless enabled (``REVIEWTRAIL_REVIEWER=quick|smart|deep`` or ``reviewer = "..."`` in
-reviewtrail.toml). Triggered by ``reviewtrail review run``, by :func:`review_artifact` (API)
-or by :func:`review_checkpoint`. It runs as its own checkpoint: it never changes the artifact,
-never decides whether the main agent's response succeeded, and never forces a re-run; its
-findings and a bounded summary are feedback for a later agent turn.
+reviewtrail.toml, read by :func:`reviewtrail.config.load_settings` and given here as
+:class:`~reviewtrail.config.ReviewerSettings`). Triggered by ``reviewtrail review run``, by
+:func:`review_artifact` (API) or by :func:`review_checkpoint`. It runs as its own checkpoint:
+it never changes the artifact, never decides whether the main agent's response succeeded, and
+never forces a re-run; its findings and a bounded summary are feedback for a later agent turn.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from reviewtrail.config import load_settings
+from reviewtrail.config import ReviewerSettings, TraceSettings
 from reviewtrail.errors import ConfigError, InvalidInputError, NotFoundError
 from reviewtrail.ledger import Envelope, new_record
 from reviewtrail.ledger._envelope import format_time, new_id
@@ -37,13 +36,9 @@ TIERS: tuple[Tier, ...] = ("quick", "smart", "deep")
 _TEXT_LIMIT = 2_000_000
 
 
-def reviewer_tier(env: Mapping[str, str] | None = None) -> Tier | None:
-    """The enabled tier, or ``None`` when the reviewer is off (the default)."""
-    environ = os.environ if env is None else env
-    value = (environ.get("REVIEWTRAIL_REVIEWER") or "").strip().lower()
-    if not value:
-        settings = load_settings(env=environ)
-        value = (settings.reviewer or "off").strip().lower()
+def reviewer_tier(settings: ReviewerSettings | None = None) -> Tier | None:
+    """The enabled tier, or ``None`` when the reviewer is off (the default, and without settings)."""
+    value = ((settings.tier if settings is not None else None) or "off").strip().lower()
     if value in ("", "off", "false", "0", "no"):
         return None
     for tier in TIERS:
@@ -98,8 +93,8 @@ def _text_of(store: Store, info: VersionInfo, kind: MediaKind) -> tuple[str | No
         return None, f"the text is not UTF-8 ({exc.reason} at byte {exc.start})"
 
 
-def _chosen_tier(tier: Tier | None, env: Mapping[str, str] | None) -> Tier:
-    chosen = tier or reviewer_tier(env)
+def _chosen_tier(tier: Tier | None, settings: ReviewerSettings | None) -> Tier:
+    chosen = tier or reviewer_tier(settings)
     if chosen is None:
         raise ConfigError(
             "the Reviewer Specialist is off; enable it with REVIEWTRAIL_REVIEWER=quick (or smart, deep)",
@@ -119,7 +114,8 @@ def review_artifact(
     tier: Tier | None = None,
     trigger: Trigger = "api",
     backend: Any = None,
-    env: Mapping[str, str] | None = None,
+    settings: ReviewerSettings | None = None,
+    trace: TraceSettings | None = None,
     project_dir: str | Path | None = None,
     actor: str = "reviewer-specialist",
     force: bool = False,
@@ -127,10 +123,13 @@ def review_artifact(
     """Run the enabled tier on an artifact version and persist an ArtifactReviewRun.
 
     An unchanged version already reviewed with the same configuration reuses that review (see
-    :mod:`._reuse`) unless ``force``. Raises :class:`ConfigError` when the reviewer is off and no
-    ``tier`` is forced by the caller.
+    :mod:`._reuse`) unless ``force``. Raises :class:`ConfigError` when the reviewer is off (in
+    ``settings``; off without them) and no ``tier`` is forced by the caller. Smart and Deep call
+    ``backend`` (default: the one ``settings`` configure) and trace each call by ``trace``.
     """
-    chosen = _chosen_tier(tier, env)
+    settings = settings if settings is not None else ReviewerSettings()
+    trace = trace if trace is not None else TraceSettings()
+    chosen = _chosen_tier(tier, settings)
     started = format_time(datetime.now(UTC))
     info = get_version(store, name, version, project_id)
     kind = media_kind(str(info.version.content.get("mediaType", "")))
@@ -138,7 +137,7 @@ def review_artifact(
     if chosen in ("smart", "deep"):
         from reviewtrail.reviewer._llm import prepare_backend, reviewer_identity
 
-        backend = prepare_backend(backend)
+        backend = prepare_backend(backend, settings, trace)
         reviewer = reviewer_identity(backend)
     configuration = review_configuration(chosen, kind, reviewer)
     digest = configuration_digest(configuration)
@@ -156,7 +155,7 @@ def review_artifact(
         from reviewtrail.reviewer._llm import llm_review
 
         llm = llm_review(store, info, text, findings, tier=chosen, backend=backend, project_dir=project_dir,
-                         review_run_id=review_run_id)  # fmt: skip
+                         review_run_id=review_run_id, settings=settings, trace=trace)  # fmt: skip
         checks.append(llm.check)
         findings += llm.findings
         manifests, traces = llm.manifest_ids, llm.trace_paths
@@ -213,7 +212,7 @@ def _record_reuse(
 def review_checkpoint(store: Store, name: str, version: int | None = None, **options: Any) -> ReviewOutcome | None:
     """``review_checkpoint``: review when the specialist is enabled; ``None`` (nothing done) when it is off,
     whatever tier the caller asks for."""
-    if reviewer_tier(options.get("env")) is None:
+    if reviewer_tier(options.get("settings")) is None:
         return None
     return review_artifact(store, name, version, trigger="review_checkpoint", **options)
 

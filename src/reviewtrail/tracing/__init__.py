@@ -8,6 +8,7 @@ Public API::
     from reviewtrail.tracing import validate_native_evidence  # host-session evidence of native reviewers
 """
 
+from reviewtrail.ledger import Projection, RecordPayload
 from reviewtrail.tracing._assurance import (
     SENTINELS,
     SUCCESS_STATUSES,
@@ -32,8 +33,15 @@ from reviewtrail.tracing._reader import TraceCall, TraceRun, find_run, iter_runs
 from reviewtrail.tracing._record import TraceResult, record_call, trace_review, traced_review
 from reviewtrail.tracing._verify import load_schema, verify_traces
 
+# What this package adds to the application's record catalog (see reviewtrail.app): its
+# trace.review-call@1 records have no payload model and no query table.
+RECORD_TYPES: tuple[type[RecordPayload], ...] = ()
+PROJECTIONS: tuple[Projection, ...] = ()
+
 __all__ = [
     "FAMILIES",
+    "PROJECTIONS",
+    "RECORD_TYPES",
     "ROUTE_PREFIXES",
     "SENTINELS",
     "SUCCESS_STATUSES",

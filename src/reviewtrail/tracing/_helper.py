@@ -102,8 +102,11 @@ def aris_repo(project: Path, env: Mapping[str, str]) -> str:
 
 
 def resolve(project_dir: str | Path | None, env: Mapping[str, str] | None = None) -> Path | None:
-    """The first helper that is a file, by the chain in this module's docstring; ``None`` when none is."""
-    environ = os.environ if env is None else env
+    """The first helper that is a file, by the chain in this module's docstring; ``None`` when none is.
+
+    ``env``: ``ARIS_REPO`` and ``HOME`` from the caller (see :meth:`reviewtrail.config.TraceSettings.environ`);
+    without them only the project's own helpers and its install manifest are looked at."""
+    environ = {} if env is None else env
     project = project_root(project_dir)
     candidates = [project / rel for rel in HELPER_CHAIN]
     repo = aris_repo(project, environ)

@@ -1,4 +1,8 @@
-"""Recording traces in a reviewtrail store (when one exists): bytes in the CAS, a ledger record.
+"""Recording traces in a reviewtrail store: bytes in the CAS, a ledger record.
+
+The caller passes the open store, or a :class:`StoreLocator` that finds the store configured
+for a project folder and opens it (:class:`reviewtrail.app.ProjectStores`, used by the command
+line); nothing here reads settings or knows how a store is assembled.
 
 A ``trace.review-call@1`` payload holds ``skill``, ``run_id``, ``trace_path``, ``meta`` (the
 meta file's document), in full mode ``prompt`` and ``response`` (CAS references into the
@@ -15,21 +19,31 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from reviewtrail.store import Store
 
-__all__ = ["TRACE_RECORD_TYPE", "append_trace_record", "digest_doc", "record_in_store", "store_exists_for"]
+__all__ = ["TRACE_RECORD_TYPE", "StoreLocator", "append_trace_record", "digest_doc", "record_in_store", "store_present"]
 
 TRACE_RECORD_TYPE = "trace.review-call@1"
 
 
-def store_exists_for(project: Path) -> bool:
-    """Whether a reviewtrail store is configured, and initialised, for ``project``."""
-    from reviewtrail.config import load_settings
+class StoreLocator(Protocol):
+    """Finds the store configured for a project folder, and opens it (the caller closes it)."""
 
-    return load_settings(cwd=project).store_exists
+    def exists(self, project: Path) -> bool: ...
+
+    def open(self, project: Path) -> Store: ...
+
+
+def store_present(store: Store | StoreLocator | None, project: Path) -> bool:
+    """Whether a call saved in ``project`` will be recorded: an open store, or one the locator finds."""
+    from reviewtrail.store import Store
+
+    if store is None or isinstance(store, Store):
+        return store is not None
+    return store.exists(project)
 
 
 def digest_doc(value: tuple[str, int]) -> dict[str, Any]:
@@ -51,7 +65,11 @@ def append_trace_record(
     event: tuple[str, int] | None = None,
     recovered: bool = False,
 ) -> str:
-    """Append one ``trace.review-call@1`` record to an open store; its id."""
+    """Append one ``trace.review-call@1`` record to an open store; its id.
+
+    In ``full`` mode the prompt and response bytes go to the ``agent-state`` pool and the
+    record points at them; in ``meta`` mode only their hashes and lengths are recorded.
+    """
     from reviewtrail.ledger import NewRecord
 
     payload: dict[str, Any] = {"skill": skill, "run_id": run_id, "trace_path": trace_path, "meta": meta}
@@ -79,43 +97,11 @@ def append_trace_record(
     return env.id
 
 
-def record_in_store(
-    project: Path,
-    *,
-    skill: str,
-    run_id: str,
-    trace_path: str,
-    prompt: str | None,
-    response: bytes | None,
-    meta: dict[str, Any],
-    mode: str,
-    actor: str,
-    files: Mapping[str, tuple[str, int]] | None = None,
-    event: tuple[str, int] | None = None,
-) -> str | None:
-    """Append a ``trace.review-call@1`` record to the store configured for ``project``; its id, or None.
-
-    In ``full`` mode the prompt and response bytes go to the ``agent-state`` pool and the
-    record points at them; in ``meta`` mode only their hashes and lengths are recorded.
-    """
-    from reviewtrail.config import load_settings
-
-    settings = load_settings(cwd=project)
-    if not settings.store_exists:
-        return None
+def record_in_store(store: Store | StoreLocator, project: Path, **fields: Any) -> str:
+    """:func:`append_trace_record` to ``store``, or to the project's store the locator opens (and closes)."""
     from reviewtrail.store import Store
 
-    with Store.open(settings) as store:
-        return append_trace_record(
-            store,
-            skill=skill,
-            run_id=run_id,
-            trace_path=trace_path,
-            prompt=prompt,
-            response=response,
-            meta=meta,
-            mode=mode,
-            actor=actor,
-            files=files,
-            event=event,
-        )
+    if isinstance(store, Store):
+        return append_trace_record(store, **fields)
+    with store.open(project) as opened:
+        return append_trace_record(opened, **fields)

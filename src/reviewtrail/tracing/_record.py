@@ -1,16 +1,23 @@
-"""Record reviewer calls: one function, a context manager and a decorator."""
+"""Record reviewer calls: one function, a context manager and a decorator.
+
+The trace settings (``ARIS_TRACE_MODE``, ``ARIS_TRACE_RUN_ID``, ``ARIS_TRACE_RUN_IDLE_MINUTES``)
+come from the caller as ``env``, by variable name (see :meth:`reviewtrail.config.TraceSettings.environ`);
+nothing here reads the process environment. A call is recorded in the ledger when the caller
+passes the open ``store`` it belongs to, or a :class:`StoreLocator` that finds the project's
+store before the files are written and opens it once they are safe (the command line passes
+:class:`reviewtrail.app.ProjectStores`).
+"""
 
 from __future__ import annotations
 
 import functools
-import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from reviewtrail.errors import ReviewtrailError
 from reviewtrail.tracing._documents import (
@@ -22,9 +29,13 @@ from reviewtrail.tracing._documents import (
     build_run_meta,
 )
 from reviewtrail.tracing._layout import check_run_id, existing_project_root, skill_dir
+from reviewtrail.tracing._ledger_link import StoreLocator
 from reviewtrail.tracing._modes import resolve_mode
 from reviewtrail.tracing._pending import PendingMarker
 from reviewtrail.tracing._writer import allocate_and_write, append_event, digest, idle_window, local_today
+
+if TYPE_CHECKING:
+    from reviewtrail.store import Store
 
 __all__ = ["TraceResult", "record_call", "trace_review", "traced_review"]
 
@@ -67,14 +78,12 @@ def _project(project_dir: str | Path | None) -> Path:
     return existing_project_root(project_dir)
 
 
-def _marker(project: Path, call: ReviewCall, ledger: bool) -> PendingMarker | None:
+def _marker(project: Path, call: ReviewCall, store: Store | StoreLocator | None) -> PendingMarker | None:
     """A pending marker when the call will be recorded in a store (see ``_pending``)."""
-    if not ledger:
-        return None
-    from reviewtrail.tracing._ledger_link import store_exists_for
+    from reviewtrail.tracing._ledger_link import store_present
 
     try:
-        present = store_exists_for(project)
+        present = store_present(store, project)
     except ReviewtrailError:
         present = True  # unreadable settings: reported after the trace is safe, and marked meanwhile
     return PendingMarker(project, call.skill, call.purpose) if present else None
@@ -88,17 +97,18 @@ def record_call(
     skill_args: str | None = None,
     run_id: str | None = None,
     env: Mapping[str, str] | None = None,
-    ledger: bool = True,
+    store: Store | StoreLocator | None = None,
 ) -> TraceResult:
     """Write one reviewer call in the ``.aris/traces`` layout, append its event, and
-    (when a reviewtrail store exists for the project and ``ledger`` is true) record it
-    in the ledger. Validates everything before writing anything.
+    (when the caller passes the project's open ``store``, or a locator that finds one) record
+    it in the ledger. Validates everything before writing anything. ``env``: the trace settings
+    by variable name (none when not given).
 
     With a store, a pending marker names the call before its first file is written and
     is removed once the record is appended, so an interrupted save is found by
     ``trace_ledger_problems`` and completed by ``repair_trace_links``.
     """
-    env = os.environ if env is None else env
+    env = {} if env is None else env
     call.validate()
     explicit_run = run_id or env.get("ARIS_TRACE_RUN_ID") or None
     if explicit_run is not None:
@@ -107,11 +117,22 @@ def record_call(
     if chosen == "off":
         return TraceResult(mode="off")
     project = _project(project_dir)
+    return _write(call, project, chosen, explicit_run, env, store)
+
+
+def _write(
+    call: ReviewCall,
+    project: Path,
+    chosen: TraceMode,
+    explicit_run: str | None,
+    env: Mapping[str, str],
+    store: Store | StoreLocator | None,
+) -> TraceResult:
     now = datetime.now().astimezone()
     start, end = call.times(now)
     assurance = call.assurance()
     skill_path = skill_dir(project, call.skill)
-    marker = _marker(project, call, ledger)
+    marker = _marker(project, call, store)
     try:
         slot = allocate_and_write(
             skill_path,
@@ -140,11 +161,12 @@ def record_call(
         line = append_event(
             project, build_event(call, assurance, trace_path=trace_path, number=number, end=end, mode=chosen)
         )
-        if ledger:
+        if marker is not None and store is not None:
             from reviewtrail.tracing._ledger_link import record_in_store
 
             step = "it was not recorded in the store"
             record_id = record_in_store(
+                store,
                 project,
                 skill=call.skill,
                 run_id=slot.run_id,
@@ -191,9 +213,12 @@ def trace_review(
     mode: str | None = None,
     skill_args: str | None = None,
     run_id: str | None = None,
+    env: Mapping[str, str] | None = None,
+    store: Store | StoreLocator | None = None,
     **facts: Any,
 ) -> Iterator[ReviewCall]:
-    """Wrap a reviewer call; the trace is written when the block ends.
+    """Wrap a reviewer call; the trace is written (and recorded in ``store``, if given) when the
+    block ends.
 
     Set ``call.response`` (str or bytes, kept verbatim), ``call.verdict``, the completion
     flags and ``call.reported_reviewer_model`` inside the block. ``duration_ms`` is
@@ -217,7 +242,9 @@ def trace_review(
         call.ended_at = datetime.now().astimezone()
         if isinstance(call.response, str):
             call.response = call.response.encode("utf-8")
-        record_call(call, project_dir=project_dir, mode=mode, skill_args=skill_args, run_id=run_id)
+        record_call(
+            call, project_dir=project_dir, mode=mode, skill_args=skill_args, run_id=run_id, env=env, store=store
+        )
 
 
 def traced_review(

@@ -1,0 +1,82 @@
+"""The composition root: the one module that knows every package.
+
+Each domain package lists what it adds to the ledger (``RECORD_TYPES``, ``PROJECTIONS``) and
+nothing registers itself on import. This module gathers those lists into the application's
+:class:`~reviewtrail.ledger.RecordCatalog` and opens stores with it, so every writer validates
+the same payloads and keeps the same query tables. Callers (the command line, later the web
+apps) open stores here; domain packages receive an open store and never import this module.
+
+Public API::
+
+    from reviewtrail import app
+    with app.open_store() as store:          # settings from the environment and reviewtrail.toml
+        ...
+    app.init_store(settings)                 # create the store, or re-open it
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from reviewtrail import _identity as identity
+from reviewtrail import evidence, models, provenance, reviewer, tracing
+from reviewtrail.config import Settings, load_settings
+from reviewtrail.ledger import RecordCatalog
+from reviewtrail.store import Store
+
+__all__ = ["CATALOG", "PACKAGES", "ProjectStores", "build_catalog", "init_store", "open_store", "payload_schemas"]
+
+# Every package that adds record types or query tables, in the order their tables are created.
+PACKAGES = (identity, provenance, models, evidence, reviewer, tracing)
+
+
+def build_catalog() -> RecordCatalog:
+    """The record types and projections of every package, plus the ledger's built-in projections."""
+    return RecordCatalog(
+        [t for package in PACKAGES for t in package.RECORD_TYPES],
+        [p for package in PACKAGES for p in package.PROJECTIONS],
+    )
+
+
+CATALOG = build_catalog()
+
+
+def open_store(
+    settings: Settings | None = None, *, read_only: bool | None = None, check_identity: bool = True
+) -> Store:
+    """Open the existing store of ``settings`` (default: loaded from the environment and
+    ``reviewtrail.toml``) with the application's catalog; see :meth:`Store.open`."""
+    return Store.open(
+        settings if settings is not None else load_settings(),
+        CATALOG,
+        read_only=read_only,
+        check_identity=check_identity,
+    )
+
+
+def init_store(settings: Settings | None = None) -> Store:
+    """Create the store of ``settings``, or re-open it; see :meth:`Store.init`."""
+    return Store.init(settings if settings is not None else load_settings(), CATALOG)
+
+
+def payload_schemas() -> dict[str, dict[str, Any]]:
+    """JSON Schema of every typed payload the application's ledger validates, keyed by record type."""
+    return CATALOG.schemas()
+
+
+class ProjectStores:
+    """The store configured for a project folder, its settings read there (``env``, default the
+    process environment, over the folder's ``reviewtrail.toml``). Given to trace recording
+    (:func:`reviewtrail.tracing.record_call`), which looks for the store before a call's files
+    are written and opens it once they are safe."""
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        self._env = env
+
+    def exists(self, project: Path) -> bool:
+        return load_settings(self._env, cwd=project).store_exists
+
+    def open(self, project: Path) -> Store:
+        return open_store(load_settings(self._env, cwd=project))
