@@ -1,6 +1,7 @@
 """Writing a trace: run and call allocation, atomic files, the event line.
 
-Run rule (which ``runNN`` a call joins), in order:
+Run rule (which ``runNN`` a call joins; decided by :mod:`._run_choice` from facts gathered
+here), in order:
 
 1. an explicit run id (``run_id=`` / ``--run-id`` / ``ARIS_TRACE_RUN_ID``) is joined,
    and created if it does not exist yet;
@@ -20,7 +21,7 @@ rather than overwrite), so concurrent writers never share a number or replace a 
 A save that fails (a full disk: :class:`StorageFullError`) removes the call files it
 linked and the run folder it created, so no bare run is left for later saves to join;
 a run folder found without ``run.meta.json`` gets one from the next save that joins it.
-The event line is one write, cut back if it fails part way.
+The event line is one write, cut back if it fails part way (:mod:`._event_log`).
 """
 
 from __future__ import annotations
@@ -42,9 +43,22 @@ from typing import Any
 from reviewtrail._durable import fsync_dir, sync_files
 from reviewtrail.canonical import loads_document
 from reviewtrail.errors import ConflictError, StorageFullError
-from reviewtrail.tracing._layout import RUN_ID, CallFiles, call_files, check_run_id, events_path, parse_call_filename
+from reviewtrail.tracing._event_log import append_event, event_line
+from reviewtrail.tracing._layout import RUN_ID, CallFiles, call_files, check_run_id, parse_call_filename
+from reviewtrail.tracing._run_choice import LatestRun, RunChoiceFacts, decide_run
 
-__all__ = ["Claim", "RunSlot", "allocate_and_write", "append_event", "digest", "event_line", "locked", "write_new"]
+__all__ = [
+    "Claim",
+    "RunSlot",
+    "allocate_and_write",
+    "append_event",
+    "choose_run",
+    "digest",
+    "event_line",
+    "locked",
+    "run_choice_facts",
+    "write_new",
+]
 
 # Told (run id, call number, run created) before anything of that call is written.
 Claim = Callable[[str, int, bool], None]
@@ -158,25 +172,36 @@ def choose_run(
     idle_seconds: float,
     now: float,
 ) -> tuple[str, bool]:
-    """(run id, must create) by the run rule in this module's docstring."""
+    """(run id, must create) by the run rule in this module's docstring: gather the facts about the
+    skill folder's runs, then decide (:func:`._run_choice.decide_run`)."""
     if run_id is not None:
         check_run_id(run_id)
-        return run_id, not (skill_path / run_id).is_dir()
+    facts = run_choice_facts(skill_path, today=today, run_id=run_id, thread_id=thread_id)
+    return decide_run(
+        facts, today=today, run_id=run_id, thread_id=thread_id, executor=executor, backend=backend,
+        idle_seconds=idle_seconds, now=now,
+    )  # fmt: skip
+
+
+def run_choice_facts(skill_path: Path, *, today: str, run_id: str | None, thread_id: str | None) -> RunChoiceFacts:
+    """What the run rule looks at. An explicit run needs only whether its folder exists; the
+    thread's run is searched from the latest run back, stopping at the first that holds it."""
+    if run_id is not None:
+        return RunChoiceFacts(explicit_exists=(skill_path / run_id).is_dir())
     runs = _runs(skill_path)
+    thread_run = None
     if thread_id:
-        for _date, _n, path in reversed(runs):
-            if _has_thread(path, thread_id):
-                return path.name, False
+        thread_run = next((path.name for _date, _n, path in reversed(runs) if _has_thread(path, thread_id)), None)
+        if thread_run is not None:
+            return RunChoiceFacts(thread_run=thread_run)
     todays = [r for r in runs if r[0] == today]
-    if todays:
-        _date, n, path = todays[-1]
-        meta = _run_meta(path)
-        # Publishing a file links a new name into the run folder, so its mtime is the last activity.
-        last = path.stat().st_mtime
-        if now - last < idle_seconds and meta.get("executor") == executor and meta.get("reviewer_backend") == backend:
-            return path.name, False
-        return f"{today}_run{n + 1:02d}", True
-    return f"{today}_run01", True
+    if not todays:
+        return RunChoiceFacts()
+    _date, n, path = todays[-1]
+    meta = _run_meta(path)
+    # Publishing a file links a new name into the run folder, so its mtime is the last activity.
+    latest = LatestRun(path.name, n, meta.get("executor"), meta.get("reviewer_backend"), path.stat().st_mtime)
+    return RunChoiceFacts(latest_today=latest)
 
 
 def idle_window(env: Mapping[str, str]) -> float:
@@ -339,46 +364,6 @@ def _publish_call(
             for tmp in temps:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
-
-
-def event_line(event: dict[str, Any]) -> bytes:
-    """The exact bytes of an event's line in ``events.jsonl``, without the newline."""
-    return json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
-def append_event(project: Path, event: dict[str, Any] | bytes) -> bytes:
-    """Append one JSON line to ``.aris/meta/events.jsonl`` (one write, under an exclusive lock).
-
-    Returns the line's bytes (without the newline). A write that fails part way (a full disk) is
-    cut back, so the file never holds half a line.
-    """
-    path = events_path(project)
-    line = event if isinstance(event, bytes) else event_line(event)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            size = os.fstat(fd).st_size
-            try:
-                if os.write(fd, line + b"\n") != len(line) + 1:
-                    raise OSError(errno.ENOSPC, "short write", str(path))
-                os.fsync(fd)
-            except OSError:
-                with contextlib.suppress(OSError):
-                    os.ftruncate(fd, size)
-                    os.fsync(fd)
-                raise
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        if exc.errno in _FULL:
-            raise StorageFullError(
-                f"no space left to append the event line to {path} ({exc.strerror}); the line was not kept",
-                field="events",
-            ) from exc
-        raise
-    return line
 
 
 def local_today(moment: datetime) -> str:
