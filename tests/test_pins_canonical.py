@@ -1,0 +1,273 @@
+"""Canonical JSON at its boundaries: the safe-integer limit, UTF-16 key order, the flat
+fallback, malformed input and the fixed error texts."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from reviewtrail import canonical
+from reviewtrail.canonical import (
+    canonical_flat,
+    canonical_json,
+    canonical_sha256,
+    loads_canonical,
+    loads_document,
+    loads_json,
+)
+from reviewtrail.errors import CanonicalJSONError
+
+SAFE = 2**53 - 1
+# Code point order and UTF-16 code unit order disagree above U+D800: U+10000 is the
+# surrogate pair D800 DC00, so it sorts before U+E000 in RFC 8785.
+BMP_HIGH = "a\ue000"
+ASTRAL = "a\U00010000"
+
+
+def _rfc_calls(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Record every value handed to the general (rfc8785) path."""
+    calls: list[Any] = []
+    real = canonical.rfc8785.dumps
+
+    def spy(value: Any) -> bytes:
+        calls.append(value)
+        return real(value)
+
+    monkeypatch.setattr(canonical.rfc8785, "dumps", spy)
+    return calls
+
+
+# --- the 2^53 - 1 boundary -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [SAFE, -SAFE, 0, 1, -1])
+def test_safe_integers_take_the_fast_path(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _rfc_calls(monkeypatch)
+    assert canonical_json({"n": [n]}) == f'{{"n":[{n}]}}'.encode()
+    assert calls == []
+
+
+@pytest.mark.parametrize("n", [SAFE + 1, -SAFE - 1, 2**64])
+def test_integers_past_the_safe_range_are_refused_with_the_field(n: int) -> None:
+    with pytest.raises(CanonicalJSONError) as info:
+        canonical_json({"n": n}, field="payload")
+    assert info.value.field == "payload"
+    assert "integer outside the JSON safe range" in str(info.value)
+
+
+@given(st.integers(min_value=-(2**60), max_value=2**60) | st.sampled_from([SAFE, SAFE + 1, -SAFE, -SAFE - 1]))
+def test_integers_are_accepted_exactly_up_to_the_safe_limit(n: int) -> None:
+    if abs(n) <= SAFE:
+        assert canonical_json(n) == str(n).encode()
+    else:
+        with pytest.raises(CanonicalJSONError, match="safe range"):
+            canonical_json(n)
+
+
+@pytest.mark.parametrize(("text", "value"), [("9007199254740991", SAFE), ("-9007199254740991", -SAFE)])
+def test_loads_json_keeps_safe_integers_exact(text: str, value: int) -> None:
+    parsed = loads_json(text)
+    assert parsed == value
+    assert type(parsed) is int
+
+
+@pytest.mark.parametrize("text", ["9007199254740992", "-9007199254740992", "18446744073709551616"])
+def test_loads_json_reads_larger_integers_as_doubles(text: str) -> None:
+    parsed = loads_json(text)
+    assert type(parsed) is float
+    assert parsed == float(int(text))
+
+
+# --- key order ---------------------------------------------------------------------------
+
+
+def test_keys_sort_by_utf16_code_units_not_code_points() -> None:
+    out = canonical_json({BMP_HIGH: 1, ASTRAL: 2})
+    assert out == f'{{"{ASTRAL}":2,"{BMP_HIGH}":1}}'.encode()
+    assert canonical_json({ASTRAL: 2, BMP_HIGH: 1}) == out
+
+
+@pytest.mark.parametrize("key", [BMP_HIGH, ASTRAL, "\ue000", "x\U0001f600y"])
+def test_keys_at_or_above_u_d800_leave_the_fast_path(key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _rfc_calls(monkeypatch)
+    canonical_json({key: 1})
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("key", ["", "a", "\ud7ff", "z\ud7ffz", "é"])
+def test_keys_below_u_d800_stay_on_the_fast_path(key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _rfc_calls(monkeypatch)
+    assert canonical_json({key: 1}) == json.dumps({key: 1}, ensure_ascii=False, separators=(",", ":")).encode()
+    assert calls == []
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (1.5, b"1.5"),
+        ({"a": 1.0}, b'{"a":1}'),
+        ([True, 2.5], b"[true,2.5]"),
+        (("t",), b'["t"]'),
+        ({"a": (1,)}, b'{"a":[1]}'),
+    ],
+)
+def test_floats_and_tuples_take_the_general_path(value: Any, expected: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _rfc_calls(monkeypatch)
+    assert canonical_json(value) == expected
+    assert len(calls) == 1
+
+
+def test_non_string_keys_are_refused_by_the_general_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _rfc_calls(monkeypatch)
+    with pytest.raises(CanonicalJSONError, match="object keys must be strings"):
+        canonical_json({1: "x"})
+    assert len(calls) == 1
+
+
+def test_a_container_met_twice_takes_the_general_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _rfc_calls(monkeypatch)
+    shared: dict[str, int] = {"k": 1}
+    items = [1, 2]
+    assert canonical_json({"a": shared, "b": shared}) == b'{"a":{"k":1},"b":{"k":1}}'
+    assert canonical_json([items, items]) == b"[[1,2],[1,2]]"
+    assert len(calls) == 2
+
+
+@given(st.text(st.characters(min_codepoint=0xD7F0, max_codepoint=0x10100, exclude_categories=["Cs"]), max_size=3))
+@example(BMP_HIGH)
+@example(ASTRAL)
+def test_keys_near_the_surrogate_range_match_rfc8785(key: str) -> None:
+    import rfc8785
+
+    value = {key: 1, key + "\U00010000": 2, key + "\ue000": 3}
+    assert canonical_json(value) == rfc8785.dumps(value)
+
+
+# --- canonical_flat ----------------------------------------------------------------------
+
+
+def test_flat_fast_path_bytes() -> None:
+    assert canonical_flat({"b": None, "a": "x", "c": SAFE}) == b'{"a":"x","b":null,"c":9007199254740991}'
+    assert canonical_flat({"c": -SAFE}) == b'{"c":-9007199254740991}'
+
+
+def test_flat_falls_back_for_non_ascii_keys() -> None:
+    # the fast path would sort by code point; RFC 8785 sorts U+10000 first
+    assert canonical_flat({BMP_HIGH: "x", ASTRAL: "y"}) == f'{{"{ASTRAL}":"y","{BMP_HIGH}":"x"}}'.encode()  # type: ignore[dict-item]
+
+
+@pytest.mark.parametrize(
+    ("obj", "expected"),
+    [({"a": 1.0}, b'{"a":1}'), ({"a": 1e21}, b'{"a":1e+21}'), ({"a": True}, b'{"a":true}'), ({"a": [1]}, b'{"a":[1]}')],
+)
+def test_flat_falls_back_for_values_that_are_not_strings_ints_or_null(obj: Any, expected: bytes) -> None:
+    assert canonical_flat(obj) == expected
+
+
+@pytest.mark.parametrize("n", [SAFE + 1, -SAFE - 1])
+def test_flat_refuses_unsafe_integers_naming_the_field(n: int) -> None:
+    with pytest.raises(CanonicalJSONError) as info:
+        canonical_flat({"seq": n}, field="envelope")
+    assert info.value.field == "envelope"
+    assert "safe range" in str(info.value)
+
+
+def test_flat_refuses_lone_surrogates_naming_the_field() -> None:
+    with pytest.raises(CanonicalJSONError) as info:
+        canonical_flat({"id": "\ud800"}, field="envelope")
+    assert info.value.field == "envelope"
+    assert str(info.value).startswith("envelope: cannot be canonicalized (surrogates not allowed)")
+
+
+@given(
+    st.dictionaries(
+        st.text(max_size=4),
+        st.none() | st.text(max_size=4) | st.integers(min_value=-(2**54), max_value=2**54) | st.floats(),
+        max_size=4,
+    )
+)
+def test_flat_always_equals_canonical_json(obj: dict[str, Any]) -> None:
+    try:
+        expected = canonical_json(obj)
+    except CanonicalJSONError as exc:
+        with pytest.raises(CanonicalJSONError) as info:
+            canonical_flat(obj)
+        assert type(info.value) is type(exc)
+        return
+    assert canonical_flat(obj) == expected
+
+
+# --- hashing -----------------------------------------------------------------------------
+
+
+def test_canonical_sha256_is_the_hash_of_the_canonical_bytes() -> None:
+    assert canonical_sha256({"b": 1, "a": [True, None]}) == hashlib.sha256(b'{"a":[true,null],"b":1}').hexdigest()
+    assert canonical_sha256({}) == "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+
+
+def test_canonical_sha256_names_the_field() -> None:
+    with pytest.raises(CanonicalJSONError) as info:
+        canonical_sha256(float("nan"), field="configuration")
+    assert info.value.field == "configuration"
+
+
+# --- loads_canonical ---------------------------------------------------------------------
+
+
+def _not_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+@given(st.binary(max_size=24))
+@example(b'"\xff"')
+@example(b'"\xc0\xaf"')  # overlong "/"
+@example(b'"\xed\xa0\x80"')  # an encoded surrogate
+@example(b'\xff\xfe"\x00a\x00"\x00')  # UTF-16 with a byte-order mark
+@example(b'{"a":"\xe2\x82"}')  # truncated sequence
+def test_malformed_utf8_is_a_canonical_json_error_naming_the_field(data: bytes) -> None:
+    if not _not_utf8(data):
+        data = b'"' + data + b'\xff"'
+    assert _not_utf8(data)
+    with pytest.raises(CanonicalJSONError) as info:
+        loads_canonical(data, field="record")
+    assert info.value.field == "record"
+    assert str(info.value).startswith("record: not valid UTF-8 JSON (")
+
+
+@pytest.mark.parametrize("data", [b"", b"{", b"[1,]", b"nul", b"1 2", b'{"a" 1}'])
+def test_malformed_json_is_a_canonical_json_error(data: bytes) -> None:
+    with pytest.raises(CanonicalJSONError, match=r"^value: not valid UTF-8 JSON \("):
+        loads_canonical(data)
+
+
+@pytest.mark.parametrize("data", [b'{"b":1,"a":2}', b"[1, 2]", b'"\\u0041"', b"1.0", b" 1", b"1\n", b'{"a":1E2}'])
+def test_valid_but_non_canonical_bytes_are_refused_exactly(data: bytes) -> None:
+    with pytest.raises(CanonicalJSONError) as info:
+        loads_canonical(data, field="payload")
+    assert str(info.value) == "payload: bytes are not in RFC 8785 canonical form"
+
+
+@pytest.mark.parametrize(
+    ("data", "value"),
+    [(b'{"a":2,"b":1}', {"a": 2, "b": 1}), (b"9007199254740991", SAFE), (b'"\xc3\xa9"', "é"), (b"[]", [])],
+)
+def test_canonical_bytes_are_read_back(data: bytes, value: Any) -> None:
+    assert loads_canonical(data) == value
+
+
+def test_too_deep_documents_are_decode_errors_not_recursion_errors() -> None:
+    deep = "[" * 200_000 + "]" * 200_000
+    for data in (deep, deep.encode()):
+        with pytest.raises(json.JSONDecodeError, match="nested too deeply to read"):
+            loads_document(data)
+    with pytest.raises(CanonicalJSONError, match="not valid UTF-8 JSON"):
+        loads_canonical(deep.encode())
