@@ -17,6 +17,7 @@ demo: setup-system
 lint: setup
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/lint-imports --no-logo
 
 typecheck: setup
 	$(VENV)/bin/mypy

@@ -1,0 +1,89 @@
+"""The import contract of ``make lint`` (``[tool.importlinter]`` in pyproject.toml): layers that
+import only downwards, and no cycle between the package's top-level modules and packages.
+
+Each test lints a copy of the package, so an import added to break a layer never touches the
+real tree; the copy comes first on ``PYTHONPATH``, so it is the copy that is analysed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    shutil.copytree(
+        ROOT / "src" / "reviewtrail", tmp_path / "src" / "reviewtrail", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    return tmp_path
+
+
+def lint(tree: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(tree / "src")}
+    return subprocess.run(
+        [str(LINT_IMPORTS), str(tree / "pyproject.toml"), "--no-cache", "--no-logo"],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def add_import(tree: Path, module: str, imported: str) -> None:
+    path = tree / "src" / "reviewtrail" / module
+    path.write_text(path.read_text(encoding="utf-8") + f"\nimport {imported}  # noqa: E402\n", encoding="utf-8")
+
+
+def test_the_package_keeps_its_import_contract(tree: Path) -> None:
+    result = lint(tree)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 kept, 0 broken" in result.stdout
+
+
+def test_an_upward_import_from_the_cas_breaks_the_layers(tree: Path) -> None:
+    add_import(tree, "cas/_refs.py", "reviewtrail.app")
+    result = lint(tree)
+    assert result.returncode != 0
+    assert "reviewtrail.cas._refs -> reviewtrail.app" in result.stdout
+    assert "0 kept, 2 broken" in result.stdout  # and it closes a cycle: app imports the store, which imports the CAS
+
+
+def test_a_domain_package_may_not_import_the_composition_root(tree: Path) -> None:
+    add_import(tree, "tracing/_ledger_link.py", "reviewtrail.app")
+    result = lint(tree)
+    assert result.returncode != 0
+    assert "reviewtrail.tracing._ledger_link -> reviewtrail.app" in result.stdout
+
+
+def test_the_store_may_not_import_a_domain_package(tree: Path) -> None:
+    add_import(tree, "store.py", "reviewtrail.evidence")
+    result = lint(tree)
+    assert result.returncode != 0
+    assert "reviewtrail.store -> reviewtrail.evidence" in result.stdout
+
+
+def test_a_cycle_between_two_domain_packages_breaks_both_contracts(tree: Path) -> None:
+    add_import(tree, "provenance/_records.py", "reviewtrail.evidence")  # evidence already imports provenance
+    result = lint(tree)
+    assert result.returncode != 0
+    assert "0 kept, 2 broken" in result.stdout
+    assert "reviewtrail.provenance._records -> reviewtrail.evidence" in result.stdout
+
+
+def test_independent_siblings_may_not_import_each_other(tree: Path) -> None:
+    add_import(tree, "models/_invoke.py", "reviewtrail.tracing")
+    result = lint(tree)
+    assert result.returncode != 0
+    assert "reviewtrail.models._invoke -> reviewtrail.tracing" in result.stdout
+    assert "1 kept, 1 broken" in result.stdout
