@@ -9,20 +9,22 @@ distinct chip is checked once; the codes, all errors:
 * ``CITATION_EVIDENCE_NODE_MISSING`` — it is mapped to an evidence id that is not recorded;
 * ``CITATION_EVIDENCE_CHAIN_BROKEN`` — the evidence is recorded but does not lead back to what it
   names (its run or artifact version is not recorded, or the content is missing or damaged).
+
+The rule is :mod:`._chip_rule`; this module resolves chips and gathers the facts it decides on.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from reviewtrail.evidence import alias_maps_for, chain_problem, get_evidence
+from reviewtrail.evidence import ClaimCitation, alias_maps_for, chain_problem, get_evidence
 from reviewtrail.evidence._aliases import chip_citation
-from reviewtrail.evidence._records import ClaimCitation
 from reviewtrail.provenance import VersionInfo
+from reviewtrail.reviewer._chip_rule import ChipFacts, chip_findings, needs_chain
 from reviewtrail.reviewer._records import ReviewFinding
 from reviewtrail.store import Store
 
-__all__ = ["artifact_aliases", "check_chips", "resolve_chip"]
+__all__ = ["artifact_aliases", "check_chips", "chip_facts", "resolve_chip"]
 
 
 def artifact_aliases(store: Store, info: VersionInfo) -> dict[str, list[str]]:
@@ -41,28 +43,16 @@ def resolve_chip(store: Store, chip: Any, mapping: dict[str, list[str]]) -> Clai
     return resolved
 
 
-def _location(claim: Any) -> dict[str, Any]:
-    return {"excerpt": claim.text[:160], "sentenceStart": claim.sentence_start, "sentenceEnd": claim.sentence_end}
-
-
-def _problem(store: Store, cit: ClaimCitation) -> tuple[str, str] | None:
-    chip = f"[{cit.alias}]"
-    if cit.target is not None and cit.target.startswith("ambiguous:"):
-        ids = cit.target.split(":", 1)[1].replace(",", ", ")
-        return "CITATION_EVIDENCE_ALIAS_AMBIGUOUS", f"{chip} is mapped to different evidence: {ids}"
-    if cit.evidence_id is None:
-        return "CITATION_EVIDENCE_ALIAS_UNRESOLVED", f"{chip} has no alias map giving it an evidence id"
-    if not cit.resolved:
-        return "CITATION_EVIDENCE_NODE_MISSING", f"{chip} points at evidence {cit.evidence_id}, which is not recorded"
-    problem = chain_problem(store, get_evidence(store, cit.evidence_id))
-    if problem is not None:
-        return "CITATION_EVIDENCE_CHAIN_BROKEN", f"{chip} points at evidence {cit.evidence_id}, but {problem}"
-    return None
-
-
 def check_chips(store: Store, pairs: list[tuple[Any, Any]]) -> list[ReviewFinding]:
-    """One finding per distinct chip (alias and mapping) that does not lead back to recorded evidence."""
-    out: list[ReviewFinding] = []
+    """One finding per distinct chip (alias and mapping) that does not lead back to recorded evidence:
+    the chips are gathered with their evidence's chain problems, then :func:`chip_findings` decides."""
+    return chip_findings(chip_facts(store, pairs))
+
+
+def chip_facts(store: Store, pairs: list[tuple[Any, Any]]) -> list[ChipFacts]:
+    """Each distinct chip of the claims, first occurrence first; the chain of its evidence is read
+    only when the rule looks at it (:func:`needs_chain`)."""
+    out: list[ChipFacts] = []
     seen: set[tuple[str | None, str | None, str | None]] = set()
     for _recorded, (claim, citations) in pairs:
         for cit in citations:
@@ -70,17 +60,6 @@ def check_chips(store: Store, pairs: list[tuple[Any, Any]]) -> list[ReviewFindin
             if cit.alias is None or key in seen:
                 continue
             seen.add(key)
-            found = _problem(store, cit)
-            if found is not None:
-                code, message = found
-                out.append(
-                    ReviewFinding(
-                        code=code,
-                        severity="error",
-                        check="citation",
-                        message=message,
-                        location=_location(claim),
-                        evidence_refs=[cit.raw] + ([f"evidence:{cit.evidence_id}"] if cit.evidence_id else []),
-                    )
-                )
+            problem = chain_problem(store, get_evidence(store, cit.evidence_id)) if needs_chain(cit) else None
+            out.append(ChipFacts(citation=cit, claim=claim, chain_problem=problem))
     return out

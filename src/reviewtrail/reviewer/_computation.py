@@ -17,6 +17,7 @@ from typing import Any
 from reviewtrail.errors import NotFoundError
 from reviewtrail.evidence import (
     Claim,
+    ClaimCitation,
     extract_claims,
     full_text_retrieved,
     get_evidence,
@@ -24,7 +25,6 @@ from reviewtrail.evidence import (
     numeric_claims,
     resolve_citation,
 )
-from reviewtrail.evidence._records import ClaimCitation
 from reviewtrail.media import media_kind
 from reviewtrail.provenance import VersionInfo, lineage
 from reviewtrail.reviewer._chips import artifact_aliases, check_chips, resolve_chip
