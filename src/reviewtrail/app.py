@@ -28,8 +28,8 @@ from reviewtrail.store import Store
 
 __all__ = ["CATALOG", "PACKAGES", "ProjectStores", "build_catalog", "init_store", "open_store", "payload_schemas"]
 
-# Every package that adds record types or query tables, in the order their tables are created.
-PACKAGES = (identity, provenance, models, evidence, reviewer, tracing)
+# Every package that adds record types or query tables, in the order their query tables are kept.
+PACKAGES = (identity, evidence, provenance, models, reviewer, tracing)
 
 
 def build_catalog() -> RecordCatalog:
