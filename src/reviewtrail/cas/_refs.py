@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NewType, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -11,18 +11,31 @@ from reviewtrail.errors import InvalidAddressError, InvalidInputError
 
 __all__ = [
     "DEFAULT_MEDIA_TYPE",
+    "DIGEST_PATTERN",
+    "DIGEST_PREFIX",
     "POOLS",
     "CasObjectRef",
     "CasRef",
+    "Digest",
     "Pool",
     "check_hex",
+    "check_media_type",
+    "check_pool",
+    "is_digest",
+    "is_hex",
     "parse_address",
+    "parse_digest",
     "refs_in",
 ]
 
 Pool = Literal["data", "agent-state"]
 POOLS: tuple[Pool, ...] = ("data", "agent-state")
 DEFAULT_MEDIA_TYPE = "application/octet-stream"
+
+Digest = NewType("Digest", str)
+"""A typed SHA-256 digest: ``sha256:`` followed by exactly 64 lowercase hex digits."""
+DIGEST_PREFIX = "sha256:"
+DIGEST_PATTERN = r"sha256:[0-9a-f]{64}"  # the same rule as a regular expression (for JSON schemas)
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 # RFC 6838 type/subtype with optional parameters; conservative on purpose.
@@ -32,21 +45,39 @@ _MEDIA_TYPE = re.compile(
 )
 
 
+def is_hex(value: object) -> TypeGuard[str]:
+    """Is ``value`` exactly 64 lowercase hex digits (a bare SHA-256 address)?"""
+    return isinstance(value, str) and _HEX64.fullmatch(value) is not None
+
+
+def is_digest(value: object) -> bool:
+    """Is ``value`` a :data:`Digest` (``sha256:`` and 64 lowercase hex digits)?"""
+    return isinstance(value, str) and value.startswith(DIGEST_PREFIX) and is_hex(value[len(DIGEST_PREFIX) :])
+
+
 def check_hex(value: object, *, field: str = "hash") -> str:
     """Return ``value`` if it is exactly 64 lowercase hex digits, else raise.
 
     Runs before any file access: separators, ``..``, a trailing newline and
     uppercase digits are all rejected.
     """
-    if not isinstance(value, str) or _HEX64.fullmatch(value) is None:
+    if not is_hex(value):
         raise InvalidAddressError(f"{value!r} is not a SHA-256 address (exactly 64 lowercase hex digits)", field=field)
     return value
 
 
+def parse_digest(value: object, *, field: str = "digest") -> Digest:
+    """Return ``value`` as a :data:`Digest` if it is ``sha256:<64 hex>``, else raise naming ``field``."""
+    if not isinstance(value, str) or not value.startswith(DIGEST_PREFIX):
+        raise InvalidAddressError(f"{value!r} must start with {DIGEST_PREFIX!r}", field=field)
+    check_hex(value[len(DIGEST_PREFIX) :], field=field)
+    return Digest(value)
+
+
 def parse_address(value: str, *, field: str = "address") -> str:
     """Accept ``<hex>`` or ``sha256:<hex>`` and return the bare hex."""
-    if isinstance(value, str) and value.startswith("sha256:"):
-        return check_hex(value[len("sha256:") :], field=field)
+    if isinstance(value, str) and value.startswith(DIGEST_PREFIX):
+        return check_hex(value[len(DIGEST_PREFIX) :], field=field)
     return check_hex(value, field=field)
 
 
@@ -78,8 +109,8 @@ class CasObjectRef(BaseModel):
         return check_hex(v)
 
     @property
-    def digest(self) -> str:
-        return f"sha256:{self.hash}"
+    def digest(self) -> Digest:
+        return Digest(DIGEST_PREFIX + self.hash)
 
     def to_json(self) -> dict[str, Any]:
         return {"hash": self.hash, "size": self.size}
@@ -98,10 +129,7 @@ class CasRef(BaseModel):
     @field_validator("digest")
     @classmethod
     def _digest(cls, v: str) -> str:
-        if not v.startswith("sha256:"):
-            raise InvalidAddressError(f"{v!r} must start with 'sha256:'", field="digest")
-        check_hex(v[len("sha256:") :], field="digest")
-        return v
+        return parse_digest(v, field="digest")
 
     @field_validator("media_type")
     @classmethod
@@ -110,7 +138,7 @@ class CasRef(BaseModel):
 
     @property
     def hash(self) -> str:
-        return self.digest[len("sha256:") :]
+        return self.digest[len(DIGEST_PREFIX) :]
 
     def object_ref(self) -> CasObjectRef:
         return CasObjectRef(hash=self.hash, size=self.size)
