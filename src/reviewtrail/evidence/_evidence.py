@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from reviewtrail.canonical import canonical_json
+from reviewtrail.canonical import canonical_sha256
 from reviewtrail.errors import InvalidInputError, NotFoundError
 from reviewtrail.evidence._aliases import alias_map_record, chip_citation
 from reviewtrail.evidence._claims import extract_claims
@@ -107,7 +106,7 @@ def add_evidence(store: Store, origin: Any, *, label: str | None = None, actor: 
                 field="origin.fullTextRetrieved",
             )
         origin = origin.model_copy(update={"full_text_retrieved": actual})
-    evidence_id = "ev-" + hashlib.sha256(canonical_json(_identity(origin))).hexdigest()[:24]
+    evidence_id = "ev-" + canonical_sha256(_identity(origin))[:24]
     if store.ledger.rows("ev_items", evidence_id=evidence_id):
         return evidence_id, False
     item = EvidenceItem(evidence_id=evidence_id, origin=origin, label=label)

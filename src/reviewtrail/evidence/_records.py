@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from reviewtrail.cas import CasRef
+from reviewtrail.cas import DIGEST_PATTERN, CasRef
 from reviewtrail.ledger import Envelope, Projection, ProjectionTable, RecordPayload, record_type
 
 __all__ = [
@@ -76,7 +76,7 @@ class PaperOrigin(_Part):
     kind: Literal["paper"] = "paper"
     paper_id: str = Field(alias="paperId", min_length=1)  # doi:..., arxiv:..., pmid:...
     page: int | None = Field(default=None, ge=1)
-    quote_hash: str | None = Field(default=None, alias="quoteHash", pattern=r"^sha256:[0-9a-f]{64}$")
+    quote_hash: str | None = Field(default=None, alias="quoteHash", pattern=rf"^{DIGEST_PATTERN}$")
     full_text_retrieved: bool = Field(default=False, alias="fullTextRetrieved")
 
 

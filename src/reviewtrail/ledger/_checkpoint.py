@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reviewtrail.canonical import canonical_json, loads_json
+from reviewtrail.cas import is_hex
 from reviewtrail.errors import ConflictError, IntegrityError, InvalidInputError
 from reviewtrail.ledger._envelope import GENESIS_HASH, format_time
 from reviewtrail.ledger._protocol import Ledger
@@ -50,7 +51,6 @@ __all__ = [
 CHECKPOINT_TYPE = "reviewtrail.checkpoint@1"
 _FIELDS = ("type", "storeId", "seq", "headHash", "records", "time")
 _SIGNATURE_FIELDS = ("alg", "keyId", "value")
-_HEX64 = re.compile(r"[0-9a-f]{64}")
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?Z")
 _MAX_INT = 2**53 - 1
 _MAX_FILE = 64 * 1024
@@ -166,7 +166,7 @@ def parse_checkpoint(value: object) -> dict[str, Any]:
         n = value[name]
         if type(n) is not int or not 0 <= n <= _MAX_INT:
             raise InvalidInputError("must be a whole number >= 0", field=f"checkpoint.{name}")
-    if not isinstance(value["headHash"], str) or _HEX64.fullmatch(value["headHash"]) is None:
+    if not is_hex(value["headHash"]):
         raise InvalidInputError("must be 64 lowercase hex digits", field="checkpoint.headHash")
     if not isinstance(value["time"], str) or _TIME.fullmatch(value["time"]) is None or not _valid_time(value["time"]):
         raise InvalidInputError("must be an RFC 3339 UTC time ending in Z", field="checkpoint.time")
@@ -195,7 +195,7 @@ def _parse_signature(sig: object) -> dict[str, str]:
             raise InvalidInputError("is missing", field=f"checkpoint.signature.{name}")
     if sig["alg"] != "ed25519":
         raise InvalidInputError(f"is {sig['alg']!r}; only 'ed25519' is supported", field="checkpoint.signature.alg")
-    if not isinstance(sig["keyId"], str) or _HEX64.fullmatch(sig["keyId"]) is None:
+    if not is_hex(sig["keyId"]):
         raise InvalidInputError("must be 64 lowercase hex digits", field="checkpoint.signature.keyId")
     if not isinstance(sig["value"], str) or len(_b64(sig["value"])) != 64:
         raise InvalidInputError("must be the base64 of a 64-byte signature", field="checkpoint.signature.value")

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from reviewtrail.canonical import canonical_json
+from reviewtrail.canonical import canonical_json, canonical_sha256
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.ledger import Envelope, NewRecord, Privacy, new_record
 from reviewtrail.models._completion import Completion, ModelBackend, check_messages, check_settings
@@ -155,7 +154,7 @@ def invoke(
             ended_at=ended_at,
             duration_ms=duration_ms,
             manifest_id=manifest_record.id,
-            manifest_hash=hashlib.sha256(canonical_json(manifest_record.payload)).hexdigest(),
+            manifest_hash=canonical_sha256(manifest_record.payload),
             call_type=call_type,
         ),
         actor=actor,

@@ -23,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-from reviewtrail.cas import CasRef
+from reviewtrail.cas import CasRef, is_digest, is_hex
 from reviewtrail.ledger import RecordPayload, record_type
 
 __all__ = [
@@ -54,8 +54,6 @@ REDACTION_STATUSES: tuple[RedactionStatus, ...] = ("not-applied", "not-required"
 CostSource = Literal["genai-prices", "unknown"]
 
 _DECIMAL = re.compile(r"(0|[1-9][0-9]*)(\.[0-9]+)?")
-_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-_HEX64 = re.compile(r"[0-9a-f]{64}")
 
 Count = Annotated[int, Field(ge=0)] | None
 Text = Annotated[str, Field(min_length=1)] | None
@@ -104,7 +102,7 @@ class SkillRef(_Part):
     @field_validator("content_hash")
     @classmethod
     def _hash(cls, v: str) -> str:
-        if _DIGEST.fullmatch(v) is None:
+        if not is_digest(v):
             raise ValueError(f"{v!r} is not 'sha256:' followed by 64 lowercase hex digits")
         return v
 
@@ -252,6 +250,6 @@ class ModelInvocationUsage(_Timed):
     @field_validator("manifest_hash")
     @classmethod
     def _hash(cls, v: str) -> str:
-        if _HEX64.fullmatch(v) is None:
+        if not is_hex(v):
             raise ValueError(f"{v!r} is not 64 lowercase hex digits (the manifest record's payloadHash)")
         return v
