@@ -19,6 +19,7 @@ import traceback
 from collections.abc import Callable
 
 import bench_cas
+import bench_citations
 import bench_cli
 import bench_ledger
 import bench_provenance
@@ -37,6 +38,7 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
     "sandbox_run": (bench_provenance.bench_sandbox, "reviewtrail run of `true` vs a plain subprocess of `true`"),
     "lineage_query": (bench_provenance.bench_lineage, "lineage of an artifact in a store with 10,000 runs"),
     "claims_extract": (bench_review.bench_extract, "claims extracted per second on a 1 MB reply"),
+    "check_citations": (bench_citations.bench_check_citations, "check_citations of a 1 MB document vs one regex pass"),
     "quick_review": (bench_review.bench_quick_review, "Quick review of an artifact with 1,000 claims"),
     "trace_record": (bench_trace.bench_record, "record_call of one reviewer call vs plain writes + fsync"),
     "trace_save_cli": (bench_trace.bench_cli, "reviewtrail trace save as a process vs python -c pass"),
