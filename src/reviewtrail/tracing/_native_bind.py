@@ -14,15 +14,29 @@ Rules, as the reference ``save_trace.sh`` applies them:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.tracing._native_evidence import NATIVE_BACKEND, bound_verdict
-
-if TYPE_CHECKING:
-    from reviewtrail.tracing._documents import ReviewCall
+from reviewtrail.tracing._native_evidence import NATIVE_BACKEND, NativeEvidence, bound_verdict
 
 __all__ = ["bind_native"]
+
+
+class ReviewCall(Protocol):
+    """The fields of a :class:`~reviewtrail.tracing.ReviewCall` these rules read and set."""
+
+    native_evidence: NativeEvidence | None
+    backend: str | None
+    identity_validated: bool
+    tool: str | None
+    executor: str | None
+    status: str
+    executor_model: str | None
+    reported_reviewer_model: str | None
+    model: str | None
+    response: bytes | None
+    verdict: str | None
+
 
 NATIVE_TOOL = "task(agent_type=rubber-duck)"
 NATIVE_EXECUTOR = "copilot"
