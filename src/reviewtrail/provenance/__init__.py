@@ -20,7 +20,8 @@ from reviewtrail.provenance._catalog import (
 from reviewtrail.provenance._graph import Edge, LineageGraph, Node
 from reviewtrail.provenance._limits import DEFAULT_LIMITS, ResourceLimits, parse_size
 from reviewtrail.provenance._lineage import lineage, render_tree
-from reviewtrail.provenance._pending import PendingRun, pending_run_problems, pending_runs, repair_pending_runs
+from reviewtrail.provenance._pending import PendingRun, pending_run_problems, pending_runs
+from reviewtrail.provenance._pending_repair import repair_pending_runs
 from reviewtrail.provenance._records import (
     ORIGINS,
     PROVENANCE_PROJECTION,
@@ -31,7 +32,8 @@ from reviewtrail.provenance._records import (
     SessionDeleted,
     artifact_id_for,
 )
-from reviewtrail.provenance._runs import RunOutcome, SessionKernel, run_code
+from reviewtrail.provenance._runs import RunOutcome, run_code
+from reviewtrail.provenance._session_kernel import SessionKernel
 from reviewtrail.provenance._sessions import (
     DEFAULT_PROJECT,
     SessionInfo,

@@ -47,7 +47,6 @@ from reviewtrail.store import Store
 __all__ = [
     "LANGUAGES",
     "RunOutcome",
-    "SessionKernel",
     "environment_revision_id",
     "media_type_for",
     "network_access_revision",
@@ -272,6 +271,3 @@ def _store_files(
                 }
         stored.append(StoredFile(path=path, content=content.to_json(), previous=previous))
     return stored, vanished
-
-
-from reviewtrail.provenance._session_kernel import SessionKernel  # noqa: E402 - it builds on record_run above
