@@ -1,5 +1,5 @@
 """The import contract of ``make lint`` (``[tool.importlinter]`` in pyproject.toml): layers that
-import only downwards, and no cycle between the package's top-level modules and packages.
+import only downwards, and no import cycle, between top-level modules and packages or inside one.
 
 Each test lints a copy of the package, so an import added to break a layer never touches the
 real tree; the copy comes first on ``PYTHONPATH``, so it is the copy that is analysed.
@@ -87,3 +87,11 @@ def test_independent_siblings_may_not_import_each_other(tree: Path) -> None:
     assert result.returncode != 0
     assert "reviewtrail.models._invoke -> reviewtrail.tracing" in result.stdout
     assert "1 kept, 1 broken" in result.stdout
+
+
+def test_a_cycle_inside_a_package_is_refused(tree: Path) -> None:
+    add_import(tree, "provenance/_snapshot.py", "reviewtrail.provenance._sessions")  # which reaches _snapshot
+    result = lint(tree)
+    assert result.returncode != 0
+    assert "1 kept, 1 broken" in result.stdout
+    assert "No cycles are allowed in reviewtrail.provenance" in result.stdout
