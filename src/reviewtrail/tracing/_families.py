@@ -2,8 +2,9 @@
 
 A model name belongs to a family only when exactly one family's patterns match it
 (case-insensitively, on word boundaries); otherwise it is ``unknown``. Route
-prefixes (``openrouter/``, ``ollama/``, ``bedrock/``, ``azure/``) are stripped first:
-the route never decides the family, the model name does.
+prefixes (``openrouter/``, ``ollama/``, ``bedrock/``, ``azure/``) never decide the
+family, the model name does: none of them holds a family token on a word boundary
+(``ollama`` is not ``llama``), so they need no stripping.
 
 The table follows the reference review gate's (``review_gate.py``) and extends it with
 more model names. Besides model names it holds the host and tool names that stand for
@@ -17,7 +18,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-__all__ = ["FAMILIES", "ROUTE_PREFIXES", "UNKNOWN", "model_family"]
+__all__ = ["FAMILIES", "ROUTE_PREFIXES", "UNKNOWN", "family_of", "model_family"]
 
 UNKNOWN = "unknown"
 ROUTE_PREFIXES = ("openrouter/", "ollama/", "bedrock/", "azure/")
@@ -42,30 +43,23 @@ FAMILIES: dict[str, tuple[str, ...]] = {
 
 
 def _pattern(tokens: tuple[str, ...]) -> re.Pattern[str]:
-    alternatives = "|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True))
+    alternatives = "|".join(re.escape(t) for t in tokens)  # order is free: only "is there a match" counts
     return re.compile(rf"(?<![a-z0-9])(?:{alternatives})(?![a-z])")
 
 
 _PATTERNS = {family: _pattern(tokens) for family, tokens in FAMILIES.items()}
 
 
-def strip_route(name: str) -> str:
-    lowered = name.strip().lower()
-    changed = True
-    while changed:
-        changed = False
-        for prefix in ROUTE_PREFIXES:
-            if lowered.startswith(prefix):
-                lowered = lowered[len(prefix) :]
-                changed = True
-    return lowered
-
-
 @cache
 def model_family(name: str | None) -> str:
-    """The one family whose patterns match ``name``, else ``unknown``."""
-    if not name or not name.strip():
+    """The one family whose patterns match ``name``, else ``unknown`` (cached)."""
+    return family_of(name)
+
+
+def family_of(name: str | None) -> str:
+    """The rule behind :func:`model_family`, uncached."""
+    if not name:
         return UNKNOWN
-    model = strip_route(name)
+    model = name.lower()  # surrounding space needs no stripping: it is a word boundary
     matched = {family for family, pattern in _PATTERNS.items() if pattern.search(model)}
     return matched.pop() if len(matched) == 1 else UNKNOWN
