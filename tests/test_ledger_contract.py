@@ -106,7 +106,7 @@ def test_typed_payloads_are_validated_on_append() -> None:
 
 
 def test_schema_migrations_are_versioned(tmp_path: Path) -> None:
-    from reviewtrail.ledger import SCHEMA_VERSION
+    from reviewtrail.ledger._sql import SCHEMA_VERSION
 
     url = f"sqlite:///{tmp_path / 'l.sqlite'}"
     led = open_ledger(url)

@@ -12,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reviewtrail.errors import EXIT_INVALID, InvalidInputError
-from reviewtrail.provenance._diff import artifact_version_diff, is_text_media_type
+from reviewtrail.media import is_text_media_type
+from reviewtrail.provenance._diff import artifact_version_diff
 
 
 def diff(old: str | bytes, new: str | bytes, **kw: Any) -> Any:

@@ -3,6 +3,8 @@ of text a type is.
 
 * :func:`media_type_for`: a file's media type from its suffix (case ignored) by
   :data:`SUFFIX_MEDIA_TYPES`; anything else is ``application/octet-stream``.
+* :func:`is_text_media_type`: whether a type is diffed as text (every ``text/*`` type,
+  :data:`TEXT_MEDIA_TYPES` and the ``+json``, ``+xml`` and ``+yaml`` structured suffixes).
 * :func:`media_kind`: ``narrative`` (:data:`NARRATIVE_MEDIA_TYPES`: ``text/markdown``,
   ``text/plain``, ``text/html``, ``application/x-tex``), ``json`` (:data:`JSON_MEDIA_TYPES`
   and any ``application/…+json`` type) or ``other`` (``text/csv``, source code, binary data).
@@ -23,7 +25,9 @@ __all__ = [
     "JSON_MEDIA_TYPES",
     "NARRATIVE_MEDIA_TYPES",
     "SUFFIX_MEDIA_TYPES",
+    "TEXT_MEDIA_TYPES",
     "MediaKind",
+    "is_text_media_type",
     "media_essence",
     "media_kind",
     "media_type_for",
@@ -72,3 +76,45 @@ def media_kind(media_type: str) -> MediaKind:
     if essence in JSON_MEDIA_TYPES or (essence.startswith("application/") and essence.endswith("+json")):
         return "json"
     return "other"
+
+
+#: Exact ``type/subtype`` values (parameters stripped, lowercased) that are diffed as text,
+#: besides every ``text/*`` type and every ``+json`` / ``+xml`` / ``+yaml`` structured suffix.
+TEXT_MEDIA_TYPES: frozenset[str] = frozenset(
+    {
+        "application/json",
+        "application/x-ndjson",
+        "application/jsonl",
+        "application/xml",
+        "application/yaml",
+        "application/x-yaml",
+        "application/toml",
+        "application/csv",
+        "application/javascript",
+        "application/x-javascript",
+        "application/ecmascript",
+        "application/typescript",
+        "application/x-python",
+        "application/x-python-code",
+        "application/x-sh",
+        "application/x-shellscript",
+        "application/sql",
+        "application/graphql",
+        "application/x-tex",
+        "application/x-latex",
+        "application/x-bibtex",
+        "application/x-ipynb+json",
+    }
+)
+_TEXT_SUFFIXES = ("+json", "+xml", "+yaml")
+
+
+def is_text_media_type(media_type: str) -> bool:
+    """True when ``media_type`` (parameters allowed, any case) names a diffable text format."""
+    essence = media_essence(media_type)
+    if "/" not in essence:
+        return False
+    top, _, sub = essence.partition("/")
+    if not top or not sub:
+        return False
+    return top == "text" or essence in TEXT_MEDIA_TYPES or sub.endswith(_TEXT_SUFFIXES)

@@ -30,9 +30,9 @@ from reviewtrail.ledger import (
     Projection,
     ProjectionTable,
     compute_hash,
-    header_of,
     open_ledger,
 )
+from reviewtrail.ledger._envelope import header_of
 
 __all__ = ["LedgerContract", "SqlLedgerContract", "rec"]
 

@@ -5,7 +5,7 @@ Public API::
     from reviewtrail.evidence import extract_claims, record_claims, add_evidence, link_evidence
 """
 
-from reviewtrail.evidence._aliases import alias_maps_for, chain_problem, parse_aliases, record_alias_map
+from reviewtrail.evidence._aliases import alias_maps_for, chain_problem, chip_citation, parse_aliases, record_alias_map
 from reviewtrail.evidence._claims import (
     Citation,
     ExtractedClaim,
@@ -32,7 +32,8 @@ from reviewtrail.evidence._evidence import (
     resolve_citation,
 )
 from reviewtrail.evidence._records import (
-    EVIDENCE_PROJECTION,
+    PROJECTIONS,
+    RECORD_TYPES,
     RELATIONS,
     AliasMap,
     Claim,
@@ -41,11 +42,6 @@ from reviewtrail.evidence._records import (
     EvidenceLink,
     PdfExtraction,
 )
-from reviewtrail.ledger import Projection, RecordPayload
-
-# What this package adds to the application's record catalog (see reviewtrail.app).
-RECORD_TYPES: tuple[type[RecordPayload], ...] = (Claim, AliasMap, EvidenceItem, EvidenceLink, PdfExtraction)
-PROJECTIONS: tuple[Projection, ...] = (EVIDENCE_PROJECTION,)
 
 __all__ = [
     "PROJECTIONS",
@@ -66,6 +62,7 @@ __all__ = [
     "chain_problem",
     "check_pdf",
     "chip_aliases",
+    "chip_citation",
     "citation_tokens",
     "claims_for",
     "extract_claims",

@@ -23,8 +23,7 @@ from reviewtrail.evidence._records import (
     Relation,
     normalize_paper_id,
 )
-from reviewtrail.ledger import Envelope, new_record
-from reviewtrail.ledger._envelope import new_id
+from reviewtrail.ledger import Envelope, new_id, new_record
 from reviewtrail.store import Store
 
 __all__ = [

@@ -18,6 +18,8 @@ __all__ = [
     "EVIDENCE_LINK",
     "EVIDENCE_PROJECTION",
     "PDF_EXTRACTION",
+    "PROJECTIONS",
+    "RECORD_TYPES",
     "RELATIONS",
     "AliasMap",
     "ArtifactOrigin",
@@ -313,3 +315,7 @@ EVIDENCE_PROJECTION = Projection(
     ),
     rows=_rows,
 )
+
+# What this package adds to the application's record catalog (see reviewtrail.app).
+RECORD_TYPES: tuple[type[RecordPayload], ...] = (Claim, AliasMap, EvidenceItem, EvidenceLink, PdfExtraction)
+PROJECTIONS: tuple[Projection, ...] = (EVIDENCE_PROJECTION,)

@@ -15,7 +15,6 @@ The record types ``provenance.prompt-manifest@1`` and ``provenance.model-usage@1
 ``RECORD_TYPES``: a store opened through :mod:`reviewtrail.app` validates appends of them.
 """
 
-from reviewtrail.ledger import Projection, RecordPayload
 from reviewtrail.models._anthropic import ANTHROPIC_VERSION, DEFAULT_MAX_TOKENS, AnthropicBackend
 from reviewtrail.models._completion import Completion, ModelBackend
 from reviewtrail.models._invoke import JSON_MEDIA_TYPE, TEXT_MEDIA_TYPE, Invocation, invoke
@@ -24,6 +23,8 @@ from reviewtrail.models._prices import price, price_usage, reprice
 from reviewtrail.models._records import (
     CALL_TYPES,
     MANIFEST_TYPE,
+    PROJECTIONS,
+    RECORD_TYPES,
     REDACTION_STATUSES,
     USAGE_TYPE,
     CallType,
@@ -39,10 +40,6 @@ from reviewtrail.models._records import (
 from reviewtrail.models._retry import RetryPolicy, parse_retry_after, retry_wait, retryable
 from reviewtrail.models._scripted import SCRIPTED_HOST, ScriptedBackend, ScriptedCall
 from reviewtrail.models._usage import RESPONSE_FORMATS, ResponseFormat, Tokens, extract_tokens
-
-# What this package adds to the application's record catalog (see reviewtrail.app).
-RECORD_TYPES: tuple[type[RecordPayload], ...] = (PromptManifest, ModelInvocationUsage)
-PROJECTIONS: tuple[Projection, ...] = ()
 
 __all__ = [
     "ANTHROPIC_VERSION",

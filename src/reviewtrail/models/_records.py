@@ -24,11 +24,13 @@ from pydantic import (
 )
 
 from reviewtrail.cas import CasRef, is_digest, is_hex
-from reviewtrail.ledger import RecordPayload, record_type
+from reviewtrail.ledger import Projection, RecordPayload, record_type
 
 __all__ = [
     "CALL_TYPES",
     "MANIFEST_TYPE",
+    "PROJECTIONS",
+    "RECORD_TYPES",
     "REDACTION_STATUSES",
     "USAGE_TYPE",
     "CallType",
@@ -253,3 +255,8 @@ class ModelInvocationUsage(_Timed):
         if not is_hex(v):
             raise ValueError(f"{v!r} is not 64 lowercase hex digits (the manifest record's payloadHash)")
         return v
+
+
+# What this package adds to the application's record catalog (see reviewtrail.app).
+RECORD_TYPES: tuple[type[RecordPayload], ...] = (PromptManifest, ModelInvocationUsage)
+PROJECTIONS: tuple[Projection, ...] = ()

@@ -6,7 +6,6 @@ Public API::
     from reviewtrail.provenance import lineage, render_tree, versions_of, get_version
 """
 
-from reviewtrail.ledger import Projection, RecordPayload
 from reviewtrail.provenance._catalog import (
     VersionInfo,
     declare_artifact,
@@ -24,7 +23,8 @@ from reviewtrail.provenance._pending import PendingRun, pending_run_problems, pe
 from reviewtrail.provenance._pending_repair import repair_pending_runs
 from reviewtrail.provenance._records import (
     ORIGINS,
-    PROVENANCE_PROJECTION,
+    PROJECTIONS,
+    RECORD_TYPES,
     ArtifactDerivation,
     ArtifactVersion,
     ExecutionRun,
@@ -48,16 +48,6 @@ from reviewtrail.provenance._sessions import (
     unfinished_session_removals,
     workspace_problems,
 )
-
-# What this package adds to the application's record catalog (see reviewtrail.app).
-RECORD_TYPES: tuple[type[RecordPayload], ...] = (
-    SessionCreated,
-    SessionDeleted,
-    ExecutionRun,
-    ArtifactDerivation,
-    ArtifactVersion,
-)
-PROJECTIONS: tuple[Projection, ...] = (PROVENANCE_PROJECTION,)
 
 __all__ = [
     "DEFAULT_LIMITS",

@@ -20,8 +20,7 @@ from typing import Any
 
 from reviewtrail.cas import CasRef
 from reviewtrail.errors import ConflictError, InvalidInputError, NotFoundError
-from reviewtrail.ledger import Envelope, new_record
-from reviewtrail.ledger._envelope import format_time
+from reviewtrail.ledger import Envelope, format_time, new_record
 from reviewtrail.provenance._declare_guards import no_lineage_warning, no_pending_runs
 from reviewtrail.provenance._records import ARTIFACT_VERSION, ArtifactVersion, Origin, artifact_id_for
 from reviewtrail.provenance._runs import media_type_for

@@ -28,61 +28,19 @@ from difflib import SequenceMatcher
 from typing import Any, Literal
 
 from reviewtrail.errors import InvalidInputError
+from reviewtrail.media import is_text_media_type
 
 __all__ = [
     "DEFAULT_MAX_LINES",
-    "TEXT_MEDIA_TYPES",
     "DiffLine",
     "DiffOp",
     "VersionDiff",
     "artifact_version_diff",
-    "is_text_media_type",
 ]
 
 DEFAULT_MAX_LINES = 5000
 
 DiffOp = Literal["added", "removed", "context"]
-
-#: Exact ``type/subtype`` values (parameters stripped, lowercased) that are diffed as text,
-#: besides every ``text/*`` type and every ``+json`` / ``+xml`` / ``+yaml`` structured suffix.
-TEXT_MEDIA_TYPES: frozenset[str] = frozenset(
-    {
-        "application/json",
-        "application/x-ndjson",
-        "application/jsonl",
-        "application/xml",
-        "application/yaml",
-        "application/x-yaml",
-        "application/toml",
-        "application/csv",
-        "application/javascript",
-        "application/x-javascript",
-        "application/ecmascript",
-        "application/typescript",
-        "application/x-python",
-        "application/x-python-code",
-        "application/x-sh",
-        "application/x-shellscript",
-        "application/sql",
-        "application/graphql",
-        "application/x-tex",
-        "application/x-latex",
-        "application/x-bibtex",
-        "application/x-ipynb+json",
-    }
-)
-_TEXT_SUFFIXES = ("+json", "+xml", "+yaml")
-
-
-def is_text_media_type(media_type: str) -> bool:
-    """True when ``media_type`` (parameters allowed, any case) names a diffable text format."""
-    essence = media_type.split(";", 1)[0].strip().lower()
-    if "/" not in essence:
-        return False
-    top, _, sub = essence.partition("/")
-    if not top or not sub:
-        return False
-    return top == "text" or essence in TEXT_MEDIA_TYPES or sub.endswith(_TEXT_SUFFIXES)
 
 
 @dataclass(frozen=True)

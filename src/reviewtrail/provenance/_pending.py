@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.ledger._envelope import format_time
+from reviewtrail.ledger import format_time
 from reviewtrail.provenance._snapshot import FileState, Snapshot
 from reviewtrail.store import Store
 

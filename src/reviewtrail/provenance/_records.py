@@ -18,7 +18,9 @@ __all__ = [
     "DERIVATION",
     "EXECUTION_RUN",
     "ORIGINS",
+    "PROJECTIONS",
     "PROVENANCE_PROJECTION",
+    "RECORD_TYPES",
     "SESSION",
     "SESSION_DELETED",
     "ArtifactDerivation",
@@ -221,3 +223,13 @@ PROVENANCE_PROJECTION = Projection(
     ),
     rows=_rows,
 )
+
+# What this package adds to the application's record catalog (see reviewtrail.app).
+RECORD_TYPES: tuple[type[RecordPayload], ...] = (
+    SessionCreated,
+    SessionDeleted,
+    ExecutionRun,
+    ArtifactDerivation,
+    ArtifactVersion,
+)
+PROJECTIONS: tuple[Projection, ...] = (PROVENANCE_PROJECTION,)

@@ -24,8 +24,7 @@ from typing import Any
 
 from reviewtrail.canonical import canonical_json, canonical_sha256
 from reviewtrail.errors import BackendUnavailableError, InvalidInputError, NotFoundError
-from reviewtrail.ledger import Envelope, new_record
-from reviewtrail.ledger._envelope import format_time, new_id
+from reviewtrail.ledger import Envelope, format_time, new_id, new_record
 from reviewtrail.media import media_type_for
 from reviewtrail.provenance._limits import DEFAULT_LIMITS, ResourceLimits
 from reviewtrail.provenance._pending import begin_run, remove_marker, session_lock

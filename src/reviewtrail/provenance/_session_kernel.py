@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reviewtrail.ledger._envelope import new_id
+from reviewtrail.ledger import new_id
 from reviewtrail.provenance._limits import DEFAULT_LIMITS, ResourceLimits
 from reviewtrail.provenance._pending import begin_run, remove_marker, session_lock
 from reviewtrail.provenance._runs import RunOutcome, record_run

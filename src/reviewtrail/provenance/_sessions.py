@@ -17,8 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from reviewtrail.errors import ConflictError, IntegrityError, InvalidInputError, NotFoundError
-from reviewtrail.ledger import new_record
-from reviewtrail.ledger._envelope import format_time, new_id
+from reviewtrail.ledger import format_time, new_id, new_record
 from reviewtrail.provenance._declare_guards import no_pending_runs
 from reviewtrail.provenance._records import SESSION, SessionCreated, SessionDeleted
 from reviewtrail.provenance._storage_errors import disk_full_errors

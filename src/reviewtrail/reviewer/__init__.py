@@ -5,11 +5,11 @@ Public API::
     from reviewtrail.reviewer import review_artifact, review_checkpoint, check_citations
 """
 
-from reviewtrail.ledger import Projection, RecordPayload
 from reviewtrail.reviewer._citations import CitationReport, check_citations
 from reviewtrail.reviewer._records import (
     DECISIONS,
-    REVIEW_PROJECTION,
+    PROJECTIONS,
+    RECORD_TYPES,
     ArtifactReviewRun,
     CheckResult,
     ReviewFinding,
@@ -23,10 +23,6 @@ from reviewtrail.reviewer._specialist import (
     reviewer_tier,
     summarize,
 )
-
-# What this package adds to the application's record catalog (see reviewtrail.app).
-RECORD_TYPES: tuple[type[RecordPayload], ...] = (ArtifactReviewRun,)
-PROJECTIONS: tuple[Projection, ...] = (REVIEW_PROJECTION,)
 
 __all__ = [
     "DECISIONS",

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reviewtrail.evidence import ClaimCitation, alias_maps_for, chain_problem, get_evidence
-from reviewtrail.evidence._aliases import chip_citation
+from reviewtrail.evidence import ClaimCitation, alias_maps_for, chain_problem, chip_citation, get_evidence
 from reviewtrail.provenance import VersionInfo
 from reviewtrail.reviewer._chip_rule import ChipFacts, chip_findings, needs_chain
 from reviewtrail.reviewer._records import ReviewFinding

@@ -18,6 +18,8 @@ from reviewtrail.ledger import Envelope, Projection, ProjectionTable, RecordPayl
 
 __all__ = [
     "DECISIONS",
+    "PROJECTIONS",
+    "RECORD_TYPES",
     "REVIEW_PROJECTION",
     "REVIEW_RUN",
     "SUMMARY_LIMIT",
@@ -113,3 +115,7 @@ REVIEW_PROJECTION = Projection(
     ),
     rows=_rows,
 )
+
+# What this package adds to the application's record catalog (see reviewtrail.app).
+RECORD_TYPES: tuple[type[RecordPayload], ...] = (ArtifactReviewRun,)
+PROJECTIONS: tuple[Projection, ...] = (REVIEW_PROJECTION,)

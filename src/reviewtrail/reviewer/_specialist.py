@@ -17,10 +17,9 @@ from typing import Any, Literal
 
 from reviewtrail.config import ReviewerSettings, TraceSettings
 from reviewtrail.errors import ConfigError, InvalidInputError, NotFoundError
-from reviewtrail.ledger import Envelope, new_record
-from reviewtrail.ledger._envelope import format_time, new_id
+from reviewtrail.ledger import Envelope, format_time, new_id, new_record
+from reviewtrail.media import is_text_media_type
 from reviewtrail.provenance import DEFAULT_PROJECT, VersionInfo, get_version
-from reviewtrail.provenance._diff import is_text_media_type
 from reviewtrail.reviewer._cite_report import is_citation_code
 from reviewtrail.reviewer._media import MediaKind, media_kind
 from reviewtrail.reviewer._quick import quick_checks
