@@ -219,7 +219,7 @@ def test_trace_recording_ignores_the_process_environment(tmp_path: Path, monkeyp
 
 
 def test_the_helper_resolver_takes_aris_repo_from_the_caller(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from reviewtrail.tracing._helper import resolve
+    from reviewtrail.tracing import resolve_helper as resolve
 
     repo = tmp_path / "aris"
     (repo / "tools").mkdir(parents=True)

@@ -35,6 +35,7 @@ from reviewtrail.cas._refs import (
     parse_digest,
     refs_in,
 )
+from reviewtrail.cas._verified import ObjectState, StoredObject, locate_object, object_state, verified_chunks
 
 __all__ = [
     "BARE_SEARCH",
@@ -53,12 +54,17 @@ __all__ = [
     "Location",
     "MemoryCas",
     "ObjectCheck",
+    "ObjectState",
     "Pool",
+    "StoredObject",
     "VerifyingReader",
     "check_hex",
     "is_digest",
     "is_hex",
+    "locate_object",
+    "object_state",
     "parse_address",
     "parse_digest",
     "refs_in",
+    "verified_chunks",
 ]

@@ -185,9 +185,9 @@ def install_helper(
 
     Example: reviewtrail trace install-helper --project-dir ~/paper
     """
-    from reviewtrail.tracing._helper import install
+    from reviewtrail.tracing import install_helper
 
-    path = install(project_dir, force=force)
+    path = install_helper(project_dir, force=force)
     if as_json:
         print_json({"helper": str(path)})
     else:
@@ -205,9 +205,9 @@ def resolve_helper(project_dir: ProjectOpt = None, as_json: JsonOpt = False) -> 
 
     Example: TRACE_HELPER=$(reviewtrail trace resolve-helper)
     """
-    from reviewtrail.tracing._helper import resolve
+    from reviewtrail.tracing import resolve_helper
 
-    found = resolve(project_dir, _trace_env())
+    found = resolve_helper(project_dir, _trace_env())
     if as_json:
         print_json({"helper": str(found) if found else None})
     else:

@@ -31,6 +31,7 @@ from reviewtrail.evidence._evidence import (
     record_pdf_extraction,
     resolve_citation,
 )
+from reviewtrail.evidence._origin_request import EvidenceRequest, record_evidence, record_reply_claims
 from reviewtrail.evidence._records import (
     PROJECTIONS,
     RECORD_TYPES,
@@ -53,6 +54,7 @@ __all__ = [
     "ClaimCitation",
     "EvidenceItem",
     "EvidenceLink",
+    "EvidenceRequest",
     "ExtractedClaim",
     "NumericClaim",
     "PdfExtraction",
@@ -76,7 +78,9 @@ __all__ = [
     "parse_origin",
     "record_alias_map",
     "record_claims",
+    "record_evidence",
     "record_pdf_extraction",
+    "record_reply_claims",
     "resolve_citation",
     "split_sentences",
 ]

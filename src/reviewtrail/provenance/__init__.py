@@ -32,7 +32,9 @@ from reviewtrail.provenance._records import (
     SessionDeleted,
     artifact_id_for,
 )
+from reviewtrail.provenance._run_request import RunRequest, run_request, start_run
 from reviewtrail.provenance._runs import RunOutcome, run_code
+from reviewtrail.provenance._sandbox_bwrap import require_bwrap
 from reviewtrail.provenance._session_kernel import SessionKernel
 from reviewtrail.provenance._sessions import (
     DEFAULT_PROJECT,
@@ -48,12 +50,22 @@ from reviewtrail.provenance._sessions import (
     unfinished_session_removals,
     workspace_problems,
 )
+from reviewtrail.provenance._views import (
+    PROVENANCE_FORMATS,
+    ProvenanceFormat,
+    ProvenanceQuery,
+    ProvenanceView,
+    diff_versions,
+    provenance_query,
+    provenance_view,
+)
 
 __all__ = [
     "DEFAULT_LIMITS",
     "DEFAULT_PROJECT",
     "ORIGINS",
     "PROJECTIONS",
+    "PROVENANCE_FORMATS",
     "RECORD_TYPES",
     "ArtifactDerivation",
     "ArtifactVersion",
@@ -62,8 +74,12 @@ __all__ = [
     "LineageGraph",
     "Node",
     "PendingRun",
+    "ProvenanceFormat",
+    "ProvenanceQuery",
+    "ProvenanceView",
     "ResourceLimits",
     "RunOutcome",
+    "RunRequest",
     "SessionCreated",
     "SessionDeleted",
     "SessionInfo",
@@ -74,6 +90,7 @@ __all__ = [
     "create_session",
     "declare_artifact",
     "delete_session",
+    "diff_versions",
     "finish_session_removals",
     "get_session",
     "get_version",
@@ -85,11 +102,16 @@ __all__ = [
     "parse_spec",
     "pending_run_problems",
     "pending_runs",
+    "provenance_query",
+    "provenance_view",
     "record_version",
     "remove_orphan_workspaces",
     "render_tree",
     "repair_pending_runs",
+    "require_bwrap",
     "run_code",
+    "run_request",
+    "start_run",
     "unfinished_session_removals",
     "upload_artifact",
     "versions_of",

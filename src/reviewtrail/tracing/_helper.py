@@ -21,7 +21,7 @@ from pathlib import Path
 from reviewtrail.errors import ConflictError
 from reviewtrail.tracing._layout import ARIS_DIR, existing_project_root, project_root
 
-__all__ = ["HELPER_CHAIN", "aris_repo", "helper_script", "install", "resolve", "shell_quote"]
+__all__ = ["HELPER_CHAIN", "aris_repo", "helper_script", "install_helper", "resolve_helper", "shell_quote"]
 
 HELPER_CHAIN = (f"{ARIS_DIR}/tools/save_trace.sh", "tools/save_trace.sh")
 MANIFEST = f"{ARIS_DIR}/installed-skills.txt"
@@ -57,7 +57,7 @@ def helper_script(executable: str | None = None) -> str:
     )
 
 
-def install(project_dir: str | Path | None, *, force: bool = False) -> Path:
+def install_helper(project_dir: str | Path | None, *, force: bool = False) -> Path:
     project = existing_project_root(project_dir)
     target = project / HELPER_CHAIN[0]
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -101,7 +101,7 @@ def aris_repo(project: Path, env: Mapping[str, str]) -> str:
     return repo
 
 
-def resolve(project_dir: str | Path | None, env: Mapping[str, str] | None = None) -> Path | None:
+def resolve_helper(project_dir: str | Path | None, env: Mapping[str, str] | None = None) -> Path | None:
     """The first helper that is a file, by the chain in this module's docstring; ``None`` when none is.
 
     ``env``: ``ARIS_REPO`` and ``HOME`` from the caller (see :meth:`reviewtrail.config.TraceSettings.environ`);
