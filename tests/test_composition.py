@@ -42,6 +42,7 @@ TYPES = [
     "provenance.session@1",
     "reviewer.artifact-review-run@1",
     "store.identity@1",
+    "trace.review-call@1",
 ]
 
 

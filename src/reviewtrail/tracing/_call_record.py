@@ -1,0 +1,49 @@
+"""The payload model of ``trace.review-call@1``: what :func:`append_trace_record` writes.
+
+Every record trace recording has written validates: ``skill``, ``run_id``, ``trace_path`` and
+``meta`` (the call's meta document, as written) always; ``prompt`` and ``response`` (CAS
+references in the ``agent-state`` pool) in full mode; ``files``, ``event`` and ``recovered`` only
+in records written since file digests were stored. Names and paths are not checked here: the
+trace reader (``trace_ledger_problems``) reports a record whose skill or run id it cannot use.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from reviewtrail.cas import CasRef
+from reviewtrail.ledger import Projection, RecordPayload, record_type
+from reviewtrail.tracing._ledger_link import TRACE_RECORD_TYPE
+
+__all__ = ["PROJECTIONS", "RECORD_TYPES", "FileDigest", "ReviewCallRecord"]
+
+
+class FileDigest(BaseModel):
+    """``{"sha256": hex, "size": n}`` of the exact bytes of a file or event line."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    size: Annotated[int, Field(ge=0)]
+
+
+@record_type(TRACE_RECORD_TYPE)
+class ReviewCallRecord(RecordPayload):
+    """One reviewer call saved in ``.aris/traces`` and recorded in the ledger."""
+
+    skill: str
+    run_id: str
+    trace_path: str
+    meta: dict[str, Any]
+    prompt: CasRef | None = None
+    response: CasRef | None = None
+    files: dict[str, FileDigest] | None = None
+    event: FileDigest | None = None
+    recovered: bool | None = None
+
+
+# What this package adds to the application's record catalog (see reviewtrail.app).
+RECORD_TYPES: tuple[type[RecordPayload], ...] = (ReviewCallRecord,)
+PROJECTIONS: tuple[Projection, ...] = ()
