@@ -22,15 +22,25 @@ from reviewtrail.tracing._assurance import (
     review_independence,
 )
 from reviewtrail.tracing._call_record import PROJECTIONS, RECORD_TYPES, ReviewCallRecord
+from reviewtrail.tracing._debug import Divergence, RunView, Step, diff_calls, divergence, list_runs, show_run
 from reviewtrail.tracing._documents import ReviewCall, TraceMode
 from reviewtrail.tracing._families import FAMILIES, ROUTE_PREFIXES, UNKNOWN, model_family
+from reviewtrail.tracing._helper import install_helper, resolve_helper
 from reviewtrail.tracing._layout import check_name, existing_project_root, project_root
 from reviewtrail.tracing._ledger_check import trace_ledger_problems
 from reviewtrail.tracing._ledger_repair import repair_trace_links
 from reviewtrail.tracing._modes import inline_mode, resolve_mode
 from reviewtrail.tracing._native_evidence import NativeEvidence, validate_native_evidence
+from reviewtrail.tracing._otel_request import (
+    OtelExportOutcome,
+    OtelExportRequest,
+    export_trace_runs,
+    otel_export_request,
+)
 from reviewtrail.tracing._reader import TraceCall, TraceRun, find_run, iter_runs, load_run
 from reviewtrail.tracing._record import TraceResult, record_call, trace_review, traced_review
+from reviewtrail.tracing._save_request import TraceSaveRequest, save_trace, trace_save_request
+from reviewtrail.tracing._trace_check import TraceCheck, check_traces
 from reviewtrail.tracing._verify import load_schema, verify_traces
 
 __all__ = [
@@ -42,35 +52,53 @@ __all__ = [
     "SUCCESS_STATUSES",
     "UNKNOWN",
     "Assurance",
+    "Divergence",
     "Identity",
     "NativeEvidence",
+    "OtelExportOutcome",
+    "OtelExportRequest",
     "ReviewCall",
     "ReviewCallRecord",
+    "RunView",
+    "Step",
     "TraceCall",
+    "TraceCheck",
     "TraceMode",
     "TraceResult",
     "TraceRun",
+    "TraceSaveRequest",
     "acceptance_status",
     "assess",
     "check_name",
+    "check_traces",
     "declared_mismatches",
+    "diff_calls",
+    "divergence",
     "effective_reviewer",
     "existing_project_root",
+    "export_trace_runs",
     "find_run",
     "independence_verified",
     "inline_mode",
+    "install_helper",
     "iter_runs",
+    "list_runs",
     "load_run",
     "load_schema",
     "model_family",
     "normalize_reported",
+    "otel_export_request",
     "project_root",
     "record_call",
     "repair_trace_links",
+    "resolve_helper",
     "resolve_mode",
     "review_independence",
+    "save_trace",
+    "show_run",
     "trace_ledger_problems",
     "trace_review",
+    "trace_save_request",
     "traced_review",
     "validate_native_evidence",
     "verify_traces",
