@@ -16,14 +16,8 @@ from reviewtrail.cas._protocol import (
     ObjectCheck,
     VerifyingReader,
 )
-from reviewtrail.cas._protocol import (
-    CHUNK as CHUNK_SIZE,
-)
 from reviewtrail.cas._refs import (
-    DEFAULT_MEDIA_TYPE,
     DIGEST_PATTERN,
-    DIGEST_PREFIX,
-    POOLS,
     CasObjectRef,
     CasRef,
     Digest,
@@ -39,11 +33,7 @@ from reviewtrail.cas._verified import ObjectState, StoredObject, locate_object, 
 
 __all__ = [
     "BARE_SEARCH",
-    "CHUNK_SIZE",
-    "DEFAULT_MEDIA_TYPE",
     "DIGEST_PATTERN",
-    "DIGEST_PREFIX",
-    "POOLS",
     "AnyRef",
     "ByteCallback",
     "CasObjectRef",
