@@ -20,6 +20,25 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 
+# The package's citation modules use these; nothing outside the reviewer does.
+__all__ = [
+    "_DISPLAY_MATH",
+    "_DOCTEST",
+    "_HTML_CODE",
+    "_INLINE_MATH",
+    "_Lines",
+    "_code_span_spans",
+    "_fence_spans",
+    "_indent",
+    "_is_cjk",
+    "_mask",
+    "_nested_bracket_spans",
+    "_quote_label",
+    "_quote_len",
+    "_spans",
+    "_strip_punctuation",
+]
+
 _EXCERPT_WIDTH = 120
 
 _NOT_NEWLINE = re.compile(r"[^\n]")
