@@ -32,6 +32,7 @@ from reviewtrail.ledger._memory import MemoryLedger
 from reviewtrail.ledger._open import open_ledger
 from reviewtrail.ledger._projections import BUILTIN_PROJECTIONS, ROW_SEQ, Projection, ProjectionTable
 from reviewtrail.ledger._protocol import Ledger, projection_rows
+from reviewtrail.ledger._recorded import Recorded
 from reviewtrail.ledger._reserved import is_reserved_type
 from reviewtrail.ledger._types import RecordPayload, new_record, record_type
 
@@ -50,6 +51,7 @@ __all__ = [
     "ProjectionTable",
     "RecordCatalog",
     "RecordPayload",
+    "Recorded",
     "chain_problems",
     "check_checkpoint",
     "compute_hash",

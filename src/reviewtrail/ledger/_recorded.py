@@ -1,0 +1,37 @@
+"""A typed payload together with the envelope it was recorded in: what a write returns and
+what a read gives back, for every record type."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from reviewtrail.ledger._envelope import Envelope
+from reviewtrail.ledger._types import RecordPayload
+
+__all__ = ["Recorded"]
+
+P = TypeVar("P", bound=RecordPayload)
+
+
+@dataclass(frozen=True)
+class Recorded(Generic[P]):
+    """``record`` (the payload model) and ``envelope`` (its place in the chain)."""
+
+    record: P
+    envelope: Envelope
+
+    @classmethod
+    def of(cls, model: type[P], envelope: Envelope) -> Recorded[P]:
+        """The payload of ``envelope`` read as ``model``."""
+        return cls(model.model_validate(envelope.payload_value), envelope)
+
+    @property
+    def id(self) -> str:
+        return self.envelope.id
+
+    def to_json(self) -> dict[str, Any]:
+        """The payload's wire form with ``recordId``, the envelope's id."""
+        doc = self.record.model_dump(mode="json", by_alias=True)
+        doc["recordId"] = self.envelope.id
+        return doc
