@@ -271,3 +271,178 @@ def test_too_deep_documents_are_decode_errors_not_recursion_errors() -> None:
             loads_document(data)
     with pytest.raises(CanonicalJSONError, match="not valid UTF-8 JSON"):
         loads_canonical(deep.encode())
+
+
+# --- which path, exactly -----------------------------------------------------------------
+
+
+def test_strings_booleans_and_null_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _rfc_calls(monkeypatch)
+    assert canonical_json(["x", True, False, None, {"k": "v"}]) == b'["x",true,false,null,{"k":"v"}]'
+    assert canonical_json("x") == b'"x"'
+    assert canonical_json(None) == b"null"
+    assert canonical_json(True) == b"true"
+    assert calls == []
+
+
+def test_a_key_holding_u_d800_itself_takes_the_general_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _rfc_calls(monkeypatch)
+    with pytest.raises(CanonicalJSONError, match="lone surrogates are not allowed"):
+        canonical_json({"a\ud800": 1})
+    assert len(calls) == 1
+
+
+def _flat_fallbacks(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    calls: list[Any] = []
+    real = canonical.canonical_json
+
+    def spy(value: Any, *, field: str = "value") -> bytes:
+        calls.append(value)
+        return real(value, field=field)
+
+    monkeypatch.setattr(canonical, "canonical_json", spy)
+    return calls
+
+
+@pytest.mark.parametrize("obj", [{"a": SAFE}, {"a": -SAFE}, {"a": 0}, {"a": None}, {"a": "x"}, {}, {"a": "é"}])
+def test_flat_headers_never_fall_back(obj: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _flat_fallbacks(monkeypatch)
+    assert canonical_flat(obj) == json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
+    assert calls == []
+
+
+@pytest.mark.parametrize("obj", [{"é": "x"}, {"a": 1.5}, {"a": True}, {"a": [1]}, {"a": "x", "b": 2.0}])
+def test_flat_falls_back_once_for_anything_else(obj: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _flat_fallbacks(monkeypatch)
+    canonical_flat(obj)
+    assert calls == [obj]
+
+
+@pytest.mark.parametrize("n", [SAFE + 1, -SAFE - 1])
+def test_flat_falls_back_for_unsafe_integers(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _flat_fallbacks(monkeypatch)
+    with pytest.raises(CanonicalJSONError):
+        canonical_flat({"a": n})
+    assert len(calls) == 1
+
+
+# --- error texts and the default field ----------------------------------------------------
+
+
+def test_the_default_field_is_value() -> None:
+    for call in (
+        lambda: canonical_json(float("nan")),
+        lambda: canonical_flat({"a": 2**60}),
+        lambda: canonical_sha256(float("inf")),
+        lambda: loads_canonical(b"{"),
+    ):
+        with pytest.raises(CanonicalJSONError) as info:
+            call()
+        assert info.value.field == "value"
+
+
+def test_nan_text() -> None:
+    with pytest.raises(CanonicalJSONError) as info:
+        canonical_json(float("nan"), field="x")
+    assert str(info.value) == "x: not representable in canonical JSON (nan is not representable in JCS)"
+
+
+def test_deep_but_acyclic_values_are_too_deep_naming_the_field() -> None:
+    value: list[Any] = []
+    cur = value
+    for _ in range(100_000):
+        cur.append([])
+        cur = cur[0]
+    with pytest.raises(CanonicalJSONError) as info:
+        canonical_json(value, field="payload")
+    assert str(info.value) == "payload: nested too deeply to canonicalize"
+
+
+class _BadInt(int):
+    def __int__(self) -> int:
+        raise TypeError("no int")
+
+
+class _BadFloat(float):
+    def __float__(self) -> float:
+        raise ValueError("no float")
+
+
+@pytest.mark.parametrize(("value", "reason"), [(_BadInt(3), "no int"), ({"a": _BadFloat(1.5)}, "no float")])
+def test_values_that_fail_conversion_are_not_json_values(value: object, reason: str) -> None:
+    with pytest.raises(CanonicalJSONError) as info:
+        canonical_json(value, field="payload")
+    assert str(info.value) == f"payload: not a JSON value ({reason})"
+
+
+def _cyclic_list() -> Any:
+    a: list[Any] = []
+    a.append(a)
+    return a
+
+
+def _cyclic_nested() -> Any:
+    d: dict[str, Any] = {"x": {"y": None}}
+    d["x"]["y"] = d
+    return d
+
+
+def _cyclic_spaced_key() -> Any:
+    d: dict[str, Any] = {"a b": None}
+    d["a b"] = d
+    return d
+
+
+def _cyclic_through_a_number_key() -> Any:
+    # RFC 8785 visits "a" first and recurses; the cycle search walks "b" first
+    d: dict[str, Any] = {}
+    d["b"] = {1.5: d}
+    d["a"] = [d]
+    return d
+
+
+def _cyclic_through_a_list() -> Any:
+    d: dict[str, Any] = {"k": [None]}
+    d["k"][0] = d
+    return d
+
+
+@pytest.mark.parametrize(
+    ("make", "where"),
+    [
+        (_cyclic_list, "value[0]"),
+        (_cyclic_nested, "value.x.y"),
+        (_cyclic_spaced_key, 'value["a b"]'),
+        (_cyclic_through_a_number_key, "value.b[1.5]"),
+        (_cyclic_through_a_list, "value.k[0]"),
+    ],
+)
+def test_a_cycle_is_located_exactly(make: Any, where: str) -> None:
+    with pytest.raises(CanonicalJSONError) as info:
+        canonical_json(make())
+    assert str(info.value) == f"value: contains itself (at {where}); a JSON value cannot be cyclic"
+
+
+# --- loads -------------------------------------------------------------------------------
+
+
+def test_too_deep_error_fields() -> None:
+    text = "[" * 100_000
+    with pytest.raises(json.JSONDecodeError) as info:
+        loads_document(text)
+    assert (info.value.msg, info.value.doc, info.value.pos) == ("nested too deeply to read", text[:80], 0)
+
+
+def test_too_deep_utf16_bytes_are_a_decode_error_too() -> None:
+    data = ("[" * 100_000).encode("utf-16")  # with a byte-order mark: not UTF-8
+    with pytest.raises(json.JSONDecodeError) as info:
+        loads_document(data)
+    assert info.value.msg == "nested too deeply to read"
+    assert info.value.doc.startswith("\ufffd\ufffd[")
+
+
+def test_a_parsed_lone_surrogate_names_the_field() -> None:
+    with pytest.raises(CanonicalJSONError) as info:
+        loads_canonical(b'"\\ud800"', field="record")
+    assert info.value.field == "record"
+    assert "lone surrogates are not allowed" in str(info.value)

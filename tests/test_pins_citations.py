@@ -275,3 +275,72 @@ def test_markers_come_back_in_text_order() -> None:
         "superscript",
         "author_year",
     ]
+
+
+# --- every match is looked at, not only those before the first one skipped ----------------
+
+
+@pytest.mark.parametrize(
+    ("text", "keys"),
+    [
+        ("A (Smith, 2020] and (Lee, 2021).", [["lee 2021"]]),  # mismatched brackets, then a marker
+        ("A (In, 2019; Smith, 2020).", [["smith 2020"]]),  # a non-name item, then a marker
+        ("A (Smith 2019; Lee, 2021).", [["lee 2021"]]),  # a bare single name, then a marker
+        ("In (2019) and Smith et al. (2020).", [["smith 2020"]]),
+        ("张三（2020）发现。Smith et al. (2021) too.", [["smith 2021"]]),
+        ("Both (Li, 2020) and (Wu, 2021).", [["li 2020"], ["wu 2021"]]),  # two-letter surnames
+        ("(Smith, n. d.) and (Jones, in press)", [["smith n.d."], ["jones inpress"]]),
+        ("See [1】 and then [2].", [["2"]]),
+        ("See [0] and then [1].", [["1"]]),
+        ("Use x[1] and then [2].", [["2"]]),
+        ("scores: [1, 2] and then [3].", [["3"]]),
+        ("【1】 item with 【2】 inside", [["2"]]),
+        ("X 【1】", [["1"]]),
+        ("][1] see", [["1"]]),
+        ("([1]) see abc", [["1"]]),
+        ("Model X [1] works", [["1"]]),
+        ("x=X [1]", [["1"]]),
+        ("10⁶ units, then abc¹", [["1"]]),
+        ("10^[1] then abc^[2]", [["2"]]),
+    ],
+)
+def test_a_skipped_match_does_not_hide_later_markers(text: str, keys: list[list[str]]) -> None:
+    assert [k for _, _, k in markers(text)] == keys
+
+
+def test_markers_after_a_reference_section_are_body_again() -> None:
+    text = (
+        "Intro.\n\n## References\n\n1. X Y (2019). Paper ^[n1] and Lee et al. (2018) and abc² [3].\n\n"
+        "## Discussion\n\nSmith et al. (2020) and ^[note] and (Lee, 2021) [2] abc³.\n"
+    )
+    assert markers(text) == [
+        ("author_year", "Smith et al. (2020)", ["smith 2020"]),
+        ("inline_note", "^[note]", []),
+        ("author_year", "(Lee, 2021)", ["lee 2021"]),
+        ("numeric", "[2]", ["2"]),
+        ("superscript", "³", ["3"]),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "raw"), [("shown abc^[6] here", "^[6]"), ("shown abc¹ here", "¹"), ("abc<sup>4</sup>", "<sup>4</sup>")]
+)
+def test_superscript_markers_keep_their_raw_text(text: str, raw: str) -> None:
+    assert [r for kind, r, _ in markers(text)] == [raw]
+
+
+@pytest.mark.parametrize("text", ["10^[1]", "^[1] first", "x <sup>0</sup>", "abc<sup>0</sup>"])
+def test_numeric_notes_out_of_context_are_nothing(text: str) -> None:
+    assert markers(text) == []
+
+
+@pytest.mark.parametrize(("text", "found"), [("abc¹", 1), ("中¹", 1), ("ab c¹", 0), ("¹ starts this.", 0), ("ab¹", 0)])
+def test_superscript_context_at_the_edges_of_the_text(text: str, found: int) -> None:
+    assert len([m for m in markers(text) if m[0] == "superscript"]) == found
+
+
+def test_the_narrative_author_window_is_80_characters() -> None:
+    near = "Smith" + " " * 68 + "et al. (2020)"  # "Smith" starts 80 characters before "("
+    far = "Smith" + " " * 69 + "et al. (2020)"
+    assert [k for _, _, k in markers(near)] == [["smith 2020"]]
+    assert markers(far) == []

@@ -333,3 +333,25 @@ def test_seq_count_resumes_after_a_gap() -> None:
         "ledger: expected seq 2, found 3 (gap or reorder)",
         f"ledger seq 3 ({records[2].id}): prevHash does not match the hash of seq 2",
     ]
+
+
+def test_a_header_that_cannot_be_canonical_names_the_envelope() -> None:
+    record = NewRecord(type="a@1", actor="\ud800", privacy="private")
+    with pytest.raises(CanonicalJSONError) as info:
+        seal(record, seq=1, prev_hash=GENESIS_HASH, now=NOW)
+    assert info.value.field == "envelope"
+    assert str(info.value).startswith("envelope: cannot be canonicalized")
+
+
+def test_format_time_is_utc_whatever_the_local_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        east = timezone(timedelta(hours=2))
+        assert format_time(datetime(2026, 1, 2, 5, 0, tzinfo=east)) == "2026-01-02T03:00:00.000000Z"
+        assert format_time(NOW) == "2026-01-02T03:04:05.678901Z"
+    finally:
+        monkeypatch.undo()
+        time.tzset()

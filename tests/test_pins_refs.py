@@ -228,3 +228,21 @@ def test_bad_media_types(media: object) -> None:
 @given(st.text(alphabet=string.ascii_letters + string.digits, min_size=1, max_size=127))
 def test_media_type_names_up_to_127_characters(name: str) -> None:
     assert check_media_type(f"{name}/{name}") == f"{name}/{name}"
+
+
+def test_an_untyped_reference_names_the_hash_field_in_its_message() -> None:
+    with pytest.raises(InvalidInputError) as info:
+        refs_in({"hash": "xyz", "size": 1})
+    assert "Value error, hash: 'xyz' is not a SHA-256 address" in str(info.value)
+    with pytest.raises(InvalidAddressError) as address:
+        check_hex("xyz")
+    assert address.value.field == "hash"
+
+
+@pytest.mark.parametrize("order", [(0, 1, 2, 3), (1, 0, 3, 2), (0, 0, 1, 1), (1, 1, 0, 0)])
+def test_every_reference_in_a_list_is_found(order: tuple[int, ...]) -> None:
+    plain = {"hash": HEX, "size": 1}
+    typed = {"pool": "data", "digest": "sha256:" + HEX, "size": 2, "mediaType": "text/plain"}
+    items = [plain if i % 2 == 0 else typed for i in order]
+    found = refs_in(items)
+    assert sorted(type(r).__name__ for r in found) == sorted("CasObjectRef" if i % 2 == 0 else "CasRef" for i in order)

@@ -424,3 +424,15 @@ def test_assess_without_any_reviewer() -> None:
 )
 def test_declared_mismatches(changes: dict[str, object], claims: dict[str, str], mismatched: list[str]) -> None:
     assert declared_mismatches(_assess(**changes), **claims) == mismatched  # type: ignore[arg-type]
+
+
+def test_acceptance_defaults_are_a_model_reviewer_and_no_backend() -> None:
+    facts = {k: v for k, v in ACCEPTED.items() if k not in ("reviewer_kind", "backend")}
+    assert acceptance_status(**facts) == "accepted"  # type: ignore[arg-type]
+
+
+def test_assess_passes_validated_identity_to_the_acceptance_rule() -> None:
+    a = _assess(identity_validated=True)
+    assert a.identity.reviewer_model_source == "requested"  # type: ignore[attr-defined]
+    assert a.acceptance_status == "accepted"  # type: ignore[attr-defined]
+    assert a.independence_verified is True  # type: ignore[attr-defined]

@@ -91,9 +91,8 @@ def _parse_numbers(body: str) -> list[int] | None:
         if not first < last or last - first > _MAX_RANGE:
             return None
         numbers.extend(range(first, last + 1))
-    if not numbers or numbers[0] < 1 or numbers[-1] > _MAX_CITATION_NUMBER:
-        return None
-    if any(a >= b for a, b in pairwise(numbers)):
+    # Never empty, and numbers[0] >= 1: every item matched and a leading zero was refused.
+    if numbers[-1] > _MAX_CITATION_NUMBER or any(a >= b for a, b in pairwise(numbers)):
         return None
     return numbers
 
@@ -144,11 +143,10 @@ _NARRATIVE_AUTHORS = re.compile(rf"(?<![\w\-'’])(?:{_AUTHORS})\s*\Z")
 
 
 def _valid_surname(name: str) -> bool:
-    words = name.split()
-    last = words[-1] if words else ""
-    if not last or last[0].islower() or last.casefold() in _NOT_SURNAMES:
+    last = name.rsplit(maxsplit=1)[-1]  # a surname match always ends in a name word
+    if last[0].islower() or last.casefold() in _NOT_SURNAMES:
         return False
-    return not (len(last) < 2 and not _is_cjk(last[0]))
+    return len(last) >= 2 or _is_cjk(last[0])
 
 
 def _year_key(year: str) -> str:
@@ -159,7 +157,7 @@ _ENTRY_YEAR = re.compile(r"(?<!\d)((?:1[5-9]\d{2}|20\d{2})[a-z]?(?![A-Za-z\d])|n
 
 
 def _surname_key(name: str) -> str:
-    name = re.sub(r"(?:等人|等)\Z", "", name.strip())
+    # A surname match never holds "等" (it is the "et al." of Chinese text, outside the name).
     return " ".join(name.split()).casefold()
 
 
