@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from reviewtrail.canonical import canonical_json, canonical_sha256
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.ledger import Envelope, NewRecord, Privacy, new_record
+from reviewtrail.ledger import Envelope, NewRecord, Privacy, Recorded, new_record
 from reviewtrail.models._completion import Completion, ModelBackend, check_messages, check_settings
 from reviewtrail.models._prices import price_usage
 from reviewtrail.models._records import (
@@ -39,16 +39,24 @@ class Invocation:
     """The answer and the two records that now vouch for it."""
 
     completion: Completion
-    manifest_envelope: Envelope
-    usage_envelope: Envelope
+    prompt_manifest: Recorded[PromptManifest]
+    model_usage: Recorded[ModelInvocationUsage]
 
     @property
     def manifest(self) -> PromptManifest:
-        return PromptManifest.model_validate(self.manifest_envelope.payload_value)
+        return self.prompt_manifest.record
 
     @property
     def usage(self) -> ModelInvocationUsage:
-        return ModelInvocationUsage.model_validate(self.usage_envelope.payload_value)
+        return self.model_usage.record
+
+    @property
+    def manifest_envelope(self) -> Envelope:
+        return self.prompt_manifest.envelope
+
+    @property
+    def usage_envelope(self) -> Envelope:
+        return self.model_usage.envelope
 
 
 def invoke(
@@ -162,7 +170,9 @@ def invoke(
         subject=subject,
     )
     manifest_env, usage_env = store.append([manifest_record, usage_record])
-    return Invocation(completion, manifest_env, usage_env)
+    return Invocation(
+        completion, Recorded.of(PromptManifest, manifest_env), Recorded.of(ModelInvocationUsage, usage_env)
+    )
 
 
 def _skill_ref(value: SkillRef | Mapping[str, Any], index: int) -> SkillRef:

@@ -20,7 +20,7 @@ from typing import Any
 
 from reviewtrail.cas import CasRef
 from reviewtrail.errors import ConflictError, InvalidInputError, NotFoundError
-from reviewtrail.ledger import Envelope, format_time, new_record
+from reviewtrail.ledger import Recorded, format_time, new_record
 from reviewtrail.provenance._declare_guards import no_lineage_warning, no_pending_runs
 from reviewtrail.provenance._records import ARTIFACT_VERSION, ArtifactVersion, Origin, artifact_id_for
 from reviewtrail.provenance._runs import media_type_for
@@ -44,15 +44,18 @@ _RETRIES = 64  # with jittered backoff: enough for dozens of concurrent writers
 
 
 @dataclass(frozen=True)
-class VersionInfo:
-    version: ArtifactVersion
-    envelope: Envelope
+class VersionInfo(Recorded[ArtifactVersion]):
+    """A recorded artifact version."""
+
     # What the caller should know about the version just created (e.g. bytes with no recorded lineage).
     warnings: list[str] = field(default_factory=list)
 
+    @property
+    def version(self) -> ArtifactVersion:
+        return self.record
+
     def to_json(self) -> dict[str, Any]:
-        doc = self.version.model_dump(mode="json", by_alias=True)
-        doc["recordId"] = self.envelope.id
+        doc = super().to_json()
         doc["seq"] = self.envelope.seq
         doc["warnings"] = list(self.warnings)
         return doc

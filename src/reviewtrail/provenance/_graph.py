@@ -64,6 +64,8 @@ class LineageGraph:
     nodes: dict[str, Node] = field(default_factory=dict)
     edges: list[Edge] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # explained states, e.g. "source session deleted"
+    # True when earlier changes were left out (more successive changes than the lineage follows)
+    truncated: bool = False
 
     def add(self, node: Node) -> Node:
         return self.nodes.setdefault(node.id, node)
@@ -92,4 +94,5 @@ class LineageGraph:
             ],
             "edges": [{"source": e.source, "target": e.target, "relation": e.relation} for e in self.edges],
             "notes": list(self.notes),
+            "truncated": self.truncated,
         }

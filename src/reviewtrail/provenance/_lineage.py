@@ -171,7 +171,8 @@ def _derivation(store: Store, g: LineageGraph, record_id: str, depth: int) -> st
     for run_id in p["executionRunIds"]:
         g.link(node_id, _run(store, g, run_id), "wasGeneratedBy")
     previous = p.get("previousContent")
-    if previous and depth >= _MAX_DEPTH and not any("lineage truncated" in n for n in g.notes):
+    if previous and depth >= _MAX_DEPTH and not g.truncated:
+        g.truncated = True
         g.notes.append(f"lineage truncated: more than {_MAX_DEPTH} successive changes of {p['path']} are not shown")
     if previous and depth < _MAX_DEPTH:
         earlier = [

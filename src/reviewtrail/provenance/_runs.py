@@ -24,7 +24,7 @@ from typing import Any
 
 from reviewtrail.canonical import canonical_json, canonical_sha256
 from reviewtrail.errors import BackendUnavailableError, InvalidInputError, NotFoundError
-from reviewtrail.ledger import Envelope, format_time, new_id, new_record
+from reviewtrail.ledger import Envelope, Recorded, format_time, new_id, new_record
 from reviewtrail.media import media_type_for
 from reviewtrail.provenance._limits import DEFAULT_LIMITS, ResourceLimits
 from reviewtrail.provenance._pending import begin_run, remove_marker, session_lock
@@ -56,15 +56,18 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class RunOutcome:
-    run: ExecutionRun
-    envelope: Envelope
+class RunOutcome(Recorded[ExecutionRun]):
+    """The recorded run, the derivations recorded with it and what the sandbox returned."""
+
     derivations: list[Envelope]
     result: SandboxResult | None
 
+    @property
+    def run(self) -> ExecutionRun:
+        return self.record
+
     def to_json(self) -> dict[str, Any]:
-        doc = self.run.model_dump(mode="json", by_alias=True)
-        doc["recordId"] = self.envelope.id
+        doc = super().to_json()
         doc["derivationIds"] = [d.id for d in self.derivations]
         return doc
 

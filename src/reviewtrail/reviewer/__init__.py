@@ -6,6 +6,7 @@ Public API::
 """
 
 from reviewtrail.reviewer._citations import CitationReport, check_citations
+from reviewtrail.reviewer._finding_codes import FINDING_CODES, FindingCode
 from reviewtrail.reviewer._records import (
     DECISIONS,
     PROJECTIONS,
@@ -26,12 +27,14 @@ from reviewtrail.reviewer._specialist import (
 
 __all__ = [
     "DECISIONS",
+    "FINDING_CODES",
     "PROJECTIONS",
     "RECORD_TYPES",
     "TIERS",
     "ArtifactReviewRun",
     "CheckResult",
     "CitationReport",
+    "FindingCode",
     "ReviewFinding",
     "ReviewOutcome",
     "check_citations",

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewtrail.evidence import ClaimCitation
+from reviewtrail.reviewer._finding_codes import FindingCode
 from reviewtrail.reviewer._records import ReviewFinding
 
 __all__ = ["ChipFacts", "chip_findings", "chip_problem", "needs_chain"]
@@ -30,7 +31,7 @@ def needs_chain(cit: ClaimCitation) -> bool:
     return not ambiguous and cit.evidence_id is not None and cit.resolved
 
 
-def chip_problem(cit: ClaimCitation, chain_problem: str | None) -> tuple[str, str] | None:
+def chip_problem(cit: ClaimCitation, chain_problem: str | None) -> tuple[FindingCode, str] | None:
     """(code, message) of what is wrong with the chip, or None when it leads back to its evidence."""
     chip = f"[{cit.alias}]"
     if cit.target is not None and cit.target.startswith("ambiguous:"):
@@ -54,7 +55,7 @@ def chip_findings(chips: Sequence[ChipFacts]) -> list[ReviewFinding]:
             continue
         cit, claim = fact.citation, fact.claim
         out.append(
-            ReviewFinding(
+            ReviewFinding.new(
                 code=found[0],
                 severity="error",
                 check="citation",

@@ -19,9 +19,9 @@ from reviewtrail.reviewer._cite_report import (
     CITATION_IDENTIFIER_MISSING,
     CITATION_MARKER_MISSING,
     CITATION_REFERENCE_MISSING,
+    CitationCode,
     Decision,
     Finding,
-    FindingCode,
     Location,
     Severity,
     is_citation_code,
@@ -75,7 +75,7 @@ class _Resolution:
     cited: set[int] = field(default_factory=set)
 
 
-def _finding(lines: _Lines, code: FindingCode, severity: Severity, message: str, offset: int, **extra: Any) -> Finding:
+def _finding(lines: _Lines, code: CitationCode, severity: Severity, message: str, offset: int, **extra: Any) -> Finding:
     return Finding(code, severity, message, Location(*lines.position(offset)), **extra)
 
 
@@ -236,7 +236,7 @@ def placeholder_findings(scan: _Scan) -> tuple[list[Finding], set[int]]:
     A bracketed request such as ``[citation needed]`` is our own advice (``ADVICE_CITATION_NEEDED``)."""
     out = []
     for offset, raw, reason in scan.placeholders.body:
-        code: FindingCode = ADVICE_CITATION_NEEDED if reason == "placeholder_marker" else CITATION_IDENTIFIER_MISSING
+        code: CitationCode = ADVICE_CITATION_NEEDED if reason == "placeholder_marker" else CITATION_IDENTIFIER_MISSING
         severity: Severity = "warning" if code == ADVICE_CITATION_NEEDED else "error"
         marker = raw if reason != "placeholder_identifier" else None
         message = f"placeholder instead of a source: {raw!r}"

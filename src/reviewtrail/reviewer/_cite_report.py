@@ -6,16 +6,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from reviewtrail.reviewer._finding_codes import CitationCode
+
 __all__ = [
     "ADVICE_CITATION_NEEDED",
     "ADVICE_ENTRY_UNCITED",
     "CITATION_IDENTIFIER_MISSING",
     "CITATION_MARKER_MISSING",
     "CITATION_REFERENCE_MISSING",
+    "CitationCode",
     "CitationReport",
     "Decision",
     "Finding",
-    "FindingCode",
     "Location",
     "Severity",
     "is_citation_code",
@@ -28,13 +30,6 @@ CITATION_MARKER_MISSING: Final = "CITATION_MARKER_MISSING"
 ADVICE_ENTRY_UNCITED: Final = "ADVICE_ENTRY_UNCITED"
 ADVICE_CITATION_NEEDED: Final = "ADVICE_CITATION_NEEDED"
 
-FindingCode = Literal[
-    "CITATION_IDENTIFIER_MISSING",
-    "CITATION_REFERENCE_MISSING",
-    "CITATION_MARKER_MISSING",
-    "ADVICE_ENTRY_UNCITED",
-    "ADVICE_CITATION_NEEDED",
-]
 Severity = Literal["error", "warning", "info"]
 Decision = Literal["ACCEPT_AND_PROCEED", "REVISE_AND_RETRY", "SKIPPED"]
 
@@ -63,7 +58,7 @@ class Finding:
     ``reason`` the rule that fired (see the module docstring); ``occurrences`` how often it fired
     (dangling markers are reported once per key)."""
 
-    code: FindingCode
+    code: CitationCode
     severity: Severity
     message: str
     location: Location

@@ -29,6 +29,7 @@ from reviewtrail.media import media_kind
 from reviewtrail.provenance import VersionInfo, lineage
 from reviewtrail.reviewer._chips import artifact_aliases, check_chips, resolve_chip
 from reviewtrail.reviewer._computation_rule import ClaimFacts, ComputationFacts, RunFacts, decide_computation
+from reviewtrail.reviewer._finding_codes import FindingCode
 from reviewtrail.reviewer._records import CheckResult, ReviewFinding
 from reviewtrail.store import Store
 
@@ -86,6 +87,7 @@ def check_uncited_numbers(info: VersionInfo, text: str | None) -> list[ReviewFin
         if n.support == "cited":
             continue  # a claim: checked against its executions below
         excerpt = n.text[:300]
+        code: FindingCode
         if n.support == "literature":
             code = "COMPUTATION_NUMERIC_CLAIM_EVIDENCE_MISSING"
             message = (
@@ -96,7 +98,7 @@ def check_uncited_numbers(info: VersionInfo, text: str | None) -> list[ReviewFin
             code = "COMPUTATION_NUMERIC_CLAIM_UNSUPPORTED"
             message = f"numeric claim {excerpt!r} cites nothing; cite the run or evidence it comes from"
         out.append(
-            ReviewFinding(
+            ReviewFinding.new(
                 code=code,
                 severity="error",
                 check="computation",
@@ -130,7 +132,7 @@ def computation_facts(
         graph = lineage(store, v.name, v.version, v.project_id)
     except Exception as exc:
         return ComputationFacts(artifact=artifact, lineage_error=str(exc))
-    if any("lineage truncated" in note for note in graph.notes):
+    if graph.truncated:
         return ComputationFacts(artifact=artifact, lineage_truncated=True)
     runs = [n for n in graph.nodes.values() if n.kind == "execution_run"]
     in_lineage = {n.record_id for n in runs if n.attributes}
@@ -188,7 +190,7 @@ def check_full_text(store: Store, pairs: list[tuple[Claim | None, Any]]) -> list
                 item = get_evidence(store, cit.target.split(":", 1)[1])
                 if item.origin.kind in ("paper", "mcp-record") and not full_text_retrieved(store, item.origin.paper_id):
                     out.append(
-                        ReviewFinding(
+                        ReviewFinding.new(
                             code="FULL_TEXT_NOT_RETRIEVED",
                             severity="error",
                             check="citation",
@@ -208,7 +210,7 @@ def check_unresolved(pairs: list[tuple[Claim | None, Any]]) -> list[ReviewFindin
         for cit in citations:
             if not cit.resolved and cit.alias is None:
                 out.append(
-                    ReviewFinding(
+                    ReviewFinding.new(
                         code="CITATION_UNRESOLVED",
                         severity="error",
                         check="citation",

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reviewtrail.errors import NotFoundError
+from reviewtrail.reviewer._finding_codes import FindingCode
 from reviewtrail.reviewer._records import CheckResult, ReviewFinding
 
 __all__ = ["ClaimFacts", "ComputationFacts", "RunFacts", "claim_problems", "decide_computation", "run_problem"]
@@ -60,7 +61,7 @@ class ComputationFacts:
     runs: Mapping[str, RunFacts] = field(default_factory=dict)
 
 
-def run_problem(run: RunFacts, artifact: str) -> tuple[str, str] | None:
+def run_problem(run: RunFacts, artifact: str) -> tuple[FindingCode, str] | None:
     """Why ``run`` does not back a number of ``artifact`` (code, message), or None when it does."""
     if run.status is None:  # as reading a record that is not there: the check cannot go on
         raise NotFoundError(f"no record with id {run.run_id!r}", field="id")
@@ -73,7 +74,7 @@ def run_problem(run: RunFacts, artifact: str) -> tuple[str, str] | None:
     return None
 
 
-def claim_problems(claim: ClaimFacts, runs: Mapping[str, RunFacts], artifact: str) -> list[tuple[str, str]]:
+def claim_problems(claim: ClaimFacts, runs: Mapping[str, RunFacts], artifact: str) -> list[tuple[FindingCode, str]]:
     """Nothing when one of the claim's runs backs it; otherwise what is wrong with each (in order)."""
     if not claim.run_ids:
         return [("COMPUTATION_UNBACKED", "a numeric claim is not backed by any recorded execution")]
@@ -91,7 +92,7 @@ def _location(claim: Any) -> dict[str, Any]:
 
 
 def _warning(message: str) -> ReviewFinding:
-    return ReviewFinding(code="COMPUTATION_INCONCLUSIVE", severity="warning", check="computation", message=message)
+    return ReviewFinding.new(code="COMPUTATION_INCONCLUSIVE", severity="warning", check="computation", message=message)
 
 
 def decide_computation(
@@ -108,7 +109,7 @@ def decide_computation(
     for claim in facts.claims:
         for code, message in claim_problems(claim, facts.runs, facts.artifact):
             findings.append(
-                ReviewFinding(
+                ReviewFinding.new(
                     code=code,
                     severity="error",
                     check="computation",

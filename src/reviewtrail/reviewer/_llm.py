@@ -121,7 +121,7 @@ def _parse(text: str, check: str) -> tuple[str | None, list[ReviewFinding], bool
         return (
             None,
             [
-                ReviewFinding(
+                ReviewFinding.new(
                     code="LLM_REVIEW_UNPARSEABLE",
                     severity="warning",
                     check=check,

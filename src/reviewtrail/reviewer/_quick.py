@@ -27,7 +27,7 @@ _STATUS = {"ACCEPT_AND_PROCEED": "passed", "REVISE_AND_RETRY": "failed", "SKIPPE
 
 def _unreadable(check: str, info: VersionInfo, why: str) -> tuple[CheckResult, list[ReviewFinding]]:
     message = f"{info.version.name}@{info.version.version}: {why}"
-    finding = ReviewFinding(code="REVIEW_TEXT_UNREADABLE", severity="warning", check=check, message=message)
+    finding = ReviewFinding.new(code="REVIEW_TEXT_UNREADABLE", severity="warning", check=check, message=message)
     return CheckResult(check=check, status="inconclusive", detail=why), [finding]
 
 
@@ -35,7 +35,7 @@ def check_citation(text: str) -> tuple[CheckResult, list[ReviewFinding]]:
     report = check_citations(text)
     check = CheckResult(check="citation", status=_STATUS[report.decision], detail=report.decision)
     findings = [
-        ReviewFinding(
+        ReviewFinding.new(
             code=f.code, severity=f.severity, check="citation", message=f.message, location=f.location.to_json()
         )
         for f in report.findings
@@ -49,7 +49,7 @@ def check_structure(text: str) -> tuple[CheckResult, list[ReviewFinding]]:
         json.loads(text)
     except json.JSONDecodeError as exc:
         line = text.splitlines()[exc.lineno - 1] if text.splitlines() else ""
-        finding = ReviewFinding(
+        finding = ReviewFinding.new(
             code="ARTIFACT_JSON_INVALID",
             severity="error",
             check="structure",
@@ -88,7 +88,7 @@ def quick_checks(
         message = f"the claims could not be read: {unreadable}"
         checks.append(CheckResult(check="computation", status="inconclusive", detail=unreadable))
         findings.append(
-            ReviewFinding(code="COMPUTATION_INCONCLUSIVE", severity="warning", check="computation", message=message)
+            ReviewFinding.new(code="COMPUTATION_INCONCLUSIVE", severity="warning", check="computation", message=message)
         )
     else:
         computation, comp_findings = check_computation(store, info, narrative)

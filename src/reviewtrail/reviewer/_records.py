@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from reviewtrail.ledger import Envelope, Projection, ProjectionTable, RecordPayload, record_type
+from reviewtrail.reviewer._finding_codes import FindingCode, check_finding_code
 
 __all__ = [
     "DECISIONS",
@@ -47,6 +48,28 @@ class ReviewFinding(_Part):
     check: str  # citation | structure | computation | smart | deep
     location: dict[str, Any] | None = None
     evidence_refs: list[str] = Field(default_factory=list, alias="evidenceRefs")
+
+    @classmethod
+    def new(
+        cls,
+        code: FindingCode,
+        severity: Severity,
+        check: str,
+        message: str,
+        *,
+        location: dict[str, Any] | None = None,
+        evidence_refs: Iterable[str] = (),
+    ) -> ReviewFinding:
+        """A finding of one of the reviewer's rules: ``code`` must be a :data:`FindingCode`
+        (``code`` itself stays a string, so recorded reviews with other codes still load)."""
+        return cls(
+            code=check_finding_code(code),
+            severity=severity,
+            check=check,
+            message=message,
+            location=location,
+            evidence_refs=list(evidence_refs),
+        )
 
 
 class CheckResult(_Part):

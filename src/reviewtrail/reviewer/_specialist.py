@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from reviewtrail.config import ReviewerSettings, TraceSettings
 from reviewtrail.errors import ConfigError, InvalidInputError, NotFoundError
-from reviewtrail.ledger import Envelope, format_time, new_id, new_record
+from reviewtrail.ledger import Recorded, format_time, new_id, new_record
 from reviewtrail.media import is_text_media_type
 from reviewtrail.provenance import DEFAULT_PROJECT, VersionInfo, get_version
 from reviewtrail.reviewer._cite_report import is_citation_code
@@ -47,14 +47,12 @@ def reviewer_tier(settings: ReviewerSettings | None = None) -> Tier | None:
 
 
 @dataclass(frozen=True)
-class ReviewOutcome:
-    run: ArtifactReviewRun
-    envelope: Envelope
+class ReviewOutcome(Recorded[ArtifactReviewRun]):
+    """A recorded review run."""
 
-    def to_json(self) -> dict[str, Any]:
-        doc = self.run.model_dump(mode="json", by_alias=True)
-        doc["recordId"] = self.envelope.id
-        return doc
+    @property
+    def run(self) -> ArtifactReviewRun:
+        return self.record
 
 
 def decide(checks: list[CheckResult], findings: list[ReviewFinding]) -> Decision:
