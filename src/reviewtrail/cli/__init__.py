@@ -6,6 +6,6 @@ __all__ = ["main"]
 
 
 def main() -> None:
-    from reviewtrail.cli._app import main as run
+    from reviewtrail.cli import _app
 
-    run()
+    _app.main()

@@ -13,6 +13,8 @@ import typer
 from reviewtrail.cli import _cas, _ledger, _provenance, _review, _run, _store, _trace
 from reviewtrail.cli._output import EXIT_PIPE_CLOSED, silence_stdout, stdout_is_closed
 
+__all__ = ["app", "main"]
+
 EXIT_CODES = """Exit codes: 0 ok; 1 internal error; 2 invalid input; 3 not found; \
 4 integrity failure; 5 configuration or backend unavailable; 6 conflict; 7 sandboxed code failed; \
 141 output closed by its reader (e.g. | head)."""

@@ -11,6 +11,8 @@ import typer
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json
 from reviewtrail.cli._progress import PROGRESS_HELP, byte_progress
 
+__all__ = ["app", "cat", "clean_ingest", "put", "retain", "verify"]
+
 app = typer.Typer(help="Content-addressed store: put, cat, verify and retain objects.", no_args_is_help=True)
 JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
 ProgressOpt = Annotated[bool | None, typer.Option("--progress/--no-progress", help=PROGRESS_HELP, show_default=False)]
@@ -58,22 +60,14 @@ def cat(
     Example: reviewtrail cas cat sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824 > out
     """
     from reviewtrail.app import open_store
-    from reviewtrail.cas import CHUNK_SIZE, parse_address
-    from reviewtrail.errors import CorruptObjectError
+    from reviewtrail.cas import locate_object, verified_chunks
 
     with open_store() as store:
-        location = store.cas.locate(hash)
-        size = store.cas.stored_size(location, parse_address(hash, field="hash")) if location else None
+        size = locate_object(store.cas, hash).size
         with byte_progress("verifying, then writing", 2 * size if size else None, progress) as on_bytes:
-            if not store.cas.verify(hash, on_bytes=on_bytes):
-                store.cas.read(hash)  # raises the precise not-found or integrity error
-                raise CorruptObjectError(f"object {hash} changed while being verified")
             out = sys.stdout.buffer
-            with store.cas.open(hash) as reader:
-                while chunk := reader.read(CHUNK_SIZE):
-                    out.write(chunk)
-                    if on_bytes is not None:
-                        on_bytes(len(chunk))
+            for chunk in verified_chunks(store.cas, hash, on_bytes=on_bytes):
+                out.write(chunk)
             out.flush()
 
 
@@ -89,20 +83,18 @@ def verify(
     Example: reviewtrail cas verify 2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824
     """
     from reviewtrail.app import open_store
-    from reviewtrail.cas import parse_address
+    from reviewtrail.cas import locate_object, object_state, parse_address
     from reviewtrail.errors import EXIT_INTEGRITY, EXIT_NOT_FOUND
 
     hexdigest = parse_address(hash, field="hash")
     with open_store() as store:
-        location = store.cas.locate(hexdigest)
-        size = store.cas.stored_size(location, hexdigest) if location else None
-        with byte_progress("verifying", size, progress) as on_bytes:
-            intact = location is not None and store.cas.verify(hexdigest, on_bytes=on_bytes)
-    state = "missing" if location is None else ("intact" if intact else "corrupt")
+        found = locate_object(store.cas, hexdigest)
+        with byte_progress("verifying", found.size, progress) as on_bytes:
+            state = object_state(store.cas, found, on_bytes=on_bytes)
     if as_json:
-        print_json({"digest": f"sha256:{hexdigest}", "location": location, "state": state, "ok": intact})
+        print_json({"digest": found.digest, "location": found.location, "state": state, "ok": state == "intact"})
     else:
-        print(f"sha256:{hexdigest} {state}" + (f" ({location})" if location else ""))
+        print(f"{found.digest} {state}" + (f" ({found.location})" if found.location else ""))
     if state == "missing":
         raise typer.Exit(EXIT_NOT_FOUND)
     if state == "corrupt":

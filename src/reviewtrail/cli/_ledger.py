@@ -9,6 +9,8 @@ import typer
 
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, table
 
+__all__ = ["app", "append", "checkpoint", "show", "tail"]
+
 app = typer.Typer(help="The append-only, hash-chained ledger.", no_args_is_help=True)
 JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
 

@@ -16,6 +16,18 @@ import typer
 P = ParamSpec("P")
 R = TypeVar("R")
 
+__all__ = [
+    "EXIT_PIPE_CLOSED",
+    "JSON_HELP",
+    "fail",
+    "handle_errors",
+    "os_error_outcome",
+    "print_json",
+    "silence_stdout",
+    "stdout_is_closed",
+    "table",
+]
+
 JSON_HELP = "Print machine-readable JSON instead of a table."
 
 # 128 + SIGPIPE: what a shell reports for a program stopped by a closed pipe (`... | head`).

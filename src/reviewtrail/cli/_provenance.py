@@ -10,6 +10,8 @@ import typer
 
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, table
 
+__all__ = ["artifact_app", "provenance", "session_app"]
+
 session_app = typer.Typer(help="Sessions: each owns a sandbox workspace.", no_args_is_help=True)
 artifact_app = typer.Typer(help="The artifact catalog: versions per (project, name).", no_args_is_help=True)
 JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
@@ -241,20 +243,11 @@ def artifact_diff(
     Example: reviewtrail artifact diff results.csv@1 results.csv@2
     """
     from reviewtrail.app import open_store
-    from reviewtrail.provenance import get_version, parse_spec
-    from reviewtrail.provenance._diff import artifact_version_diff
+    from reviewtrail.provenance import diff_versions, parse_spec
 
-    (a_name, a_ver), (b_name, b_ver) = parse_spec(old), parse_spec(new)
+    versions = parse_spec(old), parse_spec(new)
     with open_store() as store:
-        a, b = get_version(store, a_name, a_ver, project), get_version(store, b_name, b_ver, project)
-        diff = artifact_version_diff(
-            store.cas.read(a.version.content["digest"]),
-            store.cas.read(b.version.content["digest"]),
-            old_media_type=a.version.content["mediaType"],
-            new_media_type=b.version.content["mediaType"],
-            old_label=f"{a_name}@{a.version.version}",
-            new_label=f"{b_name}@{b.version.version}",
-        )
+        diff = diff_versions(store, *versions, project)
     print_json(diff.to_json()) if as_json else print(diff.unified(), end="")
 
 
@@ -277,22 +270,12 @@ def provenance(
     Example: reviewtrail provenance results.csv@2 --format prov > results.prov.json
     """
     from reviewtrail.app import open_store
-    from reviewtrail.errors import InvalidInputError
-    from reviewtrail.provenance import lineage, parse_spec, render_tree
+    from reviewtrail.provenance import provenance_query, provenance_view
 
-    name, version = parse_spec(spec)
-    if format not in ("tree", "json", "prov", "in-toto"):
-        raise InvalidInputError(f"{format!r} is not tree, json, prov or in-toto", field="format")
-    if format in ("prov", "in-toto"):
-        from reviewtrail.provenance._export import export_graph, to_in_toto, to_prov_json
-
-        with open_store() as store:
-            export = export_graph(store, name, version, project)
-        print_json(to_prov_json(export) if format == "prov" else to_in_toto(export))
-        return
+    query = provenance_query(spec, project, format, as_json=as_json)
     with open_store() as store:
-        graph = lineage(store, name, version, project)
-    if format == "json" or as_json:
-        print_json(graph.to_json())
+        view = provenance_view(store, query)
+    if view.document is not None:
+        print_json(view.document)
     else:
-        print(render_tree(graph))
+        print(view.text)

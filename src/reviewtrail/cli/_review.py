@@ -10,6 +10,8 @@ import typer
 
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, table
 
+__all__ = ["claims_app", "evidence_app", "review_app"]
+
 claims_app = typer.Typer(help="Claims extracted from assistant replies.", no_args_is_help=True)
 evidence_app = typer.Typer(help="Evidence items and their links to claims.", no_args_is_help=True)
 review_app = typer.Typer(help="The Reviewer Specialist (off unless REVIEWTRAIL_REVIEWER is set).", no_args_is_help=True)
@@ -76,19 +78,20 @@ def claims_extract(
     Example: reviewtrail claims extract reply.md --turn t-12 --aliases aliases.json --json
     """
     from reviewtrail.app import open_store
-    from reviewtrail.evidence import record_claims
+    from reviewtrail.evidence import record_reply_claims
 
     text = _read_text(file)
     mapping = _read_aliases(aliases) if aliases is not None else None
     with open_store() as store:
-        info = None
-        if artifact is not None:
-            from reviewtrail.provenance import get_version, parse_spec
-
-            name, version = parse_spec(artifact)
-            info = get_version(store, name, version, project)
-        result = record_claims(
-            store, text, review_run_id=review_run, turn_id=turn, aliases=mapping, artifact=info, dry_run=dry_run
+        result = record_reply_claims(
+            store,
+            text,
+            review_run_id=review_run,
+            turn_id=turn,
+            aliases=mapping,
+            artifact=artifact,
+            project_id=project,
+            dry_run=dry_run,
         )
     if as_json:
         print_json(result.to_json())
@@ -149,55 +152,25 @@ def evidence_add(
 
     Example: reviewtrail evidence add --run 01a2b3c4-... --json
     """
-    import hashlib
-
     from reviewtrail.app import open_store
-    from reviewtrail.errors import InvalidInputError
-    from reviewtrail.evidence import add_evidence, parse_origin
+    from reviewtrail.evidence import EvidenceRequest, record_evidence
 
-    given = [x for x in (run, artifact, paper, mcp, remote_job, user_input) if x is not None]
-    if len(given) != 1:
-        raise InvalidInputError(
-            "give exactly one of --run, --artifact, --paper, --mcp, --remote-job, --user-input", field="origin"
-        )
+    request = EvidenceRequest(
+        run=run,
+        artifact=artifact,
+        paper=paper,
+        page=page,
+        quote=quote,
+        mcp=mcp,
+        scope=scope,
+        paper_id=paper_id,
+        remote_job=remote_job,
+        user_input=user_input,
+        project_id=project,
+        label=label,
+    )
     with open_store() as store:
-        origin: dict[str, object]
-        if run is not None:
-            origin = {"kind": "execution", "runId": run}
-        elif artifact is not None:
-            from reviewtrail.provenance import get_version, parse_spec
-
-            name, version = parse_spec(artifact)
-            info = get_version(store, name, version, project)
-            origin = {
-                "kind": "artifact",
-                "artifactId": info.version.artifact_id,
-                "name": name,
-                "version": info.version.version,
-                "content": info.version.content,
-            }
-        elif paper is not None:
-            qh = f"sha256:{hashlib.sha256(quote.encode()).hexdigest()}" if quote else None
-            origin = {"kind": "paper", "paperId": paper, "page": page, "quoteHash": qh}
-        elif mcp is not None:
-            parts = mcp.split("/", 2)
-            if len(parts) != 3 or not all(parts):
-                raise InvalidInputError(f"{mcp!r} is not SERVER/RECORD_TYPE/RECORD_ID", field="mcp")
-            origin = {
-                "kind": "mcp-record",
-                "server": parts[0],
-                "recordType": parts[1],
-                "recordId": parts[2],
-                "contentScope": scope,
-                "paperId": paper_id,
-            }
-        elif remote_job is not None:
-            origin = {"kind": "remote-job", "jobId": remote_job}
-        else:
-            assert user_input is not None
-            ref = store.cas.put_file(user_input, pool="data", media_type="application/octet-stream")
-            origin = {"kind": "user-input", "content": ref.to_json()}
-        evidence_id, created = add_evidence(store, parse_origin(origin), label=label)
+        evidence_id, created = record_evidence(store, request)
     if as_json:
         print_json({"evidenceId": evidence_id, "created": created})
     else:

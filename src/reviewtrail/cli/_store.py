@@ -14,6 +14,8 @@ from reviewtrail.cli._progress import PROGRESS_HELP
 if TYPE_CHECKING:
     from reviewtrail.store import VerifyReport
 
+__all__ = ["init", "verify"]
+
 JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
 
 

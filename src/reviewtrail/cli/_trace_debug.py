@@ -11,8 +11,9 @@ from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, table
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from reviewtrail.tracing._debug import Divergence, RunView, Step
-    from reviewtrail.tracing._reader import TraceRun
+    from reviewtrail.tracing import Divergence, RunView, Step, TraceRun
+
+__all__ = ["diff", "divergence", "ls", "register", "show"]
 
 JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
 ProjectOpt = Annotated[
@@ -40,7 +41,7 @@ def ls(
 
     Example: reviewtrail trace ls --skill auto-review-loop --json
     """
-    from reviewtrail.tracing._debug import list_runs
+    from reviewtrail.tracing import list_runs
 
     runs = list_runs(_project(project_dir), skill)
     if as_json:
@@ -75,7 +76,7 @@ def show(run: RunArg, project_dir: ProjectOpt = None, as_json: JsonOpt = False) 
 
     Example: reviewtrail trace show auto-review-loop/2026-04-15_run01
     """
-    from reviewtrail.tracing._debug import show_run
+    from reviewtrail.tracing import show_run
 
     view = show_run(_find(project_dir, run))
     if as_json:
@@ -97,7 +98,7 @@ def diff(
 
     Example: reviewtrail trace diff auto-review-loop/2026-04-15_run01 2 3
     """
-    from reviewtrail.tracing._debug import diff_calls
+    from reviewtrail.tracing import diff_calls
 
     result = diff_calls(_find(project_dir, run), a, b, context)
     if as_json:
@@ -114,7 +115,7 @@ def divergence(run: RunArg, project_dir: ProjectOpt = None, as_json: JsonOpt = F
 
     Example: reviewtrail trace divergence 2026-04-15_run01 --json
     """
-    from reviewtrail.tracing._debug import divergence as find_divergence
+    from reviewtrail.tracing import divergence as find_divergence
 
     result = find_divergence(_find(project_dir, run))
     if as_json:
@@ -130,7 +131,7 @@ def _project(project_dir: str | None) -> Path:
 
 
 def _find(project_dir: str | None, ref: str) -> TraceRun:
-    from reviewtrail.tracing._reader import find_run
+    from reviewtrail.tracing import find_run
 
     return find_run(_project(project_dir), ref)
 

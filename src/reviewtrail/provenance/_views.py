@@ -34,10 +34,12 @@ ProvenanceFormat = Literal["tree", "json", "prov", "in-toto"]
 PROVENANCE_FORMATS: tuple[ProvenanceFormat, ...] = ("tree", "json", "prov", "in-toto")
 
 
-def diff_versions(store: Store, old: str, new: str, project_id: str = DEFAULT_PROJECT) -> VersionDiff:
-    """Diff ``old`` against ``new`` (each ``NAME@VERSION``, or ``NAME`` for the latest version),
-    their bytes read (and verified) from the CAS."""
-    (a_name, a_ver), (b_name, b_ver) = parse_spec(old), parse_spec(new)
+def diff_versions(
+    store: Store, old: tuple[str, int | None], new: tuple[str, int | None], project_id: str = DEFAULT_PROJECT
+) -> VersionDiff:
+    """Diff version ``old`` against ``new`` (each ``(name, version)`` as :func:`parse_spec` gives it;
+    version None: the latest), their bytes read (and verified) from the CAS."""
+    (a_name, a_ver), (b_name, b_ver) = old, new
     a, b = get_version(store, a_name, a_ver, project_id), get_version(store, b_name, b_ver, project_id)
     return artifact_version_diff(
         store.cas.read(a.version.content["digest"]),
