@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from reviewtrail.canonical import canonical_json, canonical_sha256
+from reviewtrail.cas import CasRef
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.ledger import Envelope, NewRecord, Privacy, Recorded, new_record
 from reviewtrail.models._completion import Completion, ModelBackend, check_messages, check_settings
@@ -92,6 +93,59 @@ def invoke(
     and harmless.) Prompts are recorded as given: no secret redaction is applied
     (``redactionStatus`` says ``not-applied`` unless the caller asserts ``not-required``).
     """
+    plain, messages_bytes, refs = _checked_inputs(
+        messages, settings, skill_refs, call_type=call_type, redaction_status=redaction_status
+    )
+    NewRecord.make(type=MANIFEST_TYPE, actor=actor, privacy=privacy)  # actor and privacy, before paying for a call
+    call = _timed_call(backend, plain, system=system, settings=settings)
+    manifest = _manifest(
+        backend,
+        call,
+        _stored_contents(store, system, messages_bytes, call.completion),
+        settings=settings,
+        skill_refs=refs,
+        specialist=specialist,
+        session_id=session_id,
+        call_type=call_type,
+        redaction_status=redaction_status,
+    )
+    manifest_env, usage_env = store.append(
+        _call_records(manifest, call, call_type=call_type, actor=actor, privacy=privacy)
+    )
+    return Invocation(
+        call.completion, Recorded.of(PromptManifest, manifest_env), Recorded.of(ModelInvocationUsage, usage_env)
+    )
+
+
+@dataclass(frozen=True)
+class _Call:
+    """A finished backend call and when it ran."""
+
+    completion: Completion
+    started_at: datetime
+    ended_at: datetime
+    duration_ms: int
+
+
+@dataclass(frozen=True)
+class _Contents:
+    """The call's bytes in the ``agent-state`` pool."""
+
+    system: CasRef | None
+    messages: CasRef
+    response: CasRef
+
+
+def _checked_inputs(
+    messages: Sequence[Mapping[str, Any]],
+    settings: Mapping[str, Any] | None,
+    skill_refs: Iterable[SkillRef | Mapping[str, Any]],
+    *,
+    call_type: str,
+    redaction_status: str,
+) -> tuple[list[dict[str, Any]], bytes, tuple[SkillRef, ...]]:
+    """The messages as plain JSON and their RFC 8785 bytes, and the skill references; every input
+    checked (nothing is called or written yet)."""
     if call_type not in CALL_TYPES:
         raise InvalidInputError(f"{call_type!r} is not one of {', '.join(CALL_TYPES)}", field="call_type")
     if redaction_status not in REDACTION_STATUSES:
@@ -102,21 +156,47 @@ def invoke(
     messages_bytes = canonical_json(plain, field="messages")
     check_settings(settings, frozenset())
     refs = tuple(_skill_ref(r, i) for i, r in enumerate(skill_refs))
-    NewRecord.make(type=MANIFEST_TYPE, actor=actor, privacy=privacy)  # actor and privacy, before paying for a call
+    return plain, messages_bytes, refs
 
+
+def _timed_call(
+    backend: ModelBackend,
+    plain: list[dict[str, Any]],
+    *,
+    system: str | None,
+    settings: Mapping[str, Any] | None,
+) -> _Call:
     started_at = datetime.now(UTC)
     t0 = time.monotonic()
     completion = backend.complete(plain, system=system, settings=settings)
     duration_ms = round((time.monotonic() - t0) * 1000)
-    ended_at = datetime.now(UTC)
+    return _Call(completion, started_at, datetime.now(UTC), duration_ms)
 
+
+def _stored_contents(store: Store, system: str | None, messages_bytes: bytes, completion: Completion) -> _Contents:
     cas = store.cas
     system_ref = (
         None if system is None else cas.put(system.encode("utf-8"), pool="agent-state", media_type=TEXT_MEDIA_TYPE)
     )
     messages_ref = cas.put(messages_bytes, pool="agent-state", media_type=JSON_MEDIA_TYPE)
     response_ref = cas.put(completion.text.encode("utf-8"), pool="agent-state", media_type=TEXT_MEDIA_TYPE)
+    return _Contents(system_ref, messages_ref, response_ref)
 
+
+def _manifest(
+    backend: ModelBackend,
+    call: _Call,
+    contents: _Contents,
+    *,
+    settings: Mapping[str, Any] | None,
+    skill_refs: tuple[SkillRef, ...],
+    specialist: str | None,
+    session_id: str | None,
+    call_type: CallType,
+    redaction_status: RedactionStatus,
+) -> PromptManifest:
+    """The prompt manifest of a finished call, priced at its start."""
+    completion = call.completion
     model = completion.model_reported or backend.model
     usage = TokenUsage.of(
         completion.input_tokens,
@@ -126,22 +206,21 @@ def invoke(
         cache_write_5m_tokens=completion.cache_write_5m_tokens,
         cache_write_1h_tokens=completion.cache_write_1h_tokens,
     )
-    cost = price_usage(backend.provider, model, usage, at=started_at)
-    manifest = PromptManifest(
+    return PromptManifest(
         model=model,
         endpoint_host=backend.endpoint_host,
-        system_prompt=system_ref,
-        input_messages=messages_ref,
-        response=response_ref,
-        skill_refs=refs,
+        system_prompt=contents.system,
+        input_messages=contents.messages,
+        response=contents.response,
+        skill_refs=skill_refs,
         specialist=specialist,
         usage=usage,
-        cost=cost,
+        cost=price_usage(backend.provider, model, usage, at=call.started_at),
         runtime_settings={**(settings or {}), **completion.settings},
         redaction_status=redaction_status,
         session_id=session_id,
-        started_at=started_at,
-        ended_at=ended_at,
+        started_at=call.started_at,
+        ended_at=call.ended_at,
         call_type=call_type,
         provider=backend.provider or None,
         requested_model=backend.model or None,
@@ -150,17 +229,23 @@ def invoke(
         finish_reason=completion.finish_reason,
         attempts=completion.attempts or None,
     )
-    # The usage record names the manifest by id and payload hash, both known before appending.
+
+
+def _call_records(
+    manifest: PromptManifest, call: _Call, *, call_type: CallType, actor: str, privacy: Privacy
+) -> list[NewRecord]:
+    """The manifest record and the usage record naming it (by id and payload hash, both known
+    before appending); both have subject ``model-call:<manifest id>``."""
     manifest_id = new_record(manifest, actor=actor, privacy=privacy).id
     subject = f"model-call:{manifest_id}"
     manifest_record = new_record(manifest, actor=actor, privacy=privacy, subject=subject, id=manifest_id)
     usage_record = new_record(
         ModelInvocationUsage(
-            usage=usage,
-            cost=cost,
-            started_at=started_at,
-            ended_at=ended_at,
-            duration_ms=duration_ms,
+            usage=manifest.usage,
+            cost=manifest.cost,
+            started_at=call.started_at,
+            ended_at=call.ended_at,
+            duration_ms=call.duration_ms,
             manifest_id=manifest_record.id,
             manifest_hash=canonical_sha256(manifest_record.payload),
             call_type=call_type,
@@ -169,10 +254,7 @@ def invoke(
         privacy=privacy,
         subject=subject,
     )
-    manifest_env, usage_env = store.append([manifest_record, usage_record])
-    return Invocation(
-        completion, Recorded.of(PromptManifest, manifest_env), Recorded.of(ModelInvocationUsage, usage_env)
-    )
+    return [manifest_record, usage_record]
 
 
 def _skill_ref(value: SkillRef | Mapping[str, Any], index: int) -> SkillRef:
