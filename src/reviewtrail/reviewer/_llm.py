@@ -164,12 +164,7 @@ def llm_review(
     backend = prepare_backend(backend, settings, trace)
     # A scripted backend is a stand-in, not a semantic model review: it is recorded as deterministic.
     reviewer_kind = "deterministic" if getattr(backend, "endpoint_host", "") == "scripted.local" else "model"
-    context = None
-    if tier == "deep":
-        try:
-            context = render_tree(lineage(store, info.version.name, info.version.version, info.version.project_id))
-        except Exception as exc:
-            context = f"(lineage unavailable: {exc})"
+    context = _lineage_context(store, info) if tier == "deep" else None
     rounds = 2 if tier == "deep" else 1
     result = LlmReview(CheckResult(check=tier, status="passed"))
     prompt = _prompt(info, text, findings, context)
@@ -194,37 +189,49 @@ def llm_review(
             and (verdict or "").strip().lower() == "ready"
             and not any(f.severity == "error" for f in [*findings, *result.findings])
         )
-        saved = record_call(
-            ReviewCall(
-                skill="reviewer-specialist",
-                purpose=f"{tier}-review-round-{round_no}",
-                prompt=prompt,
-                response=answer.encode("utf-8"),
-                backend=getattr(backend, "endpoint_host", None),
-                tool="reviewtrail.models.invoke",
-                executor="reviewtrail",
-                executor_model=settings.executor_model or None,
-                requested_reviewer_model=getattr(backend, "model", None),
-                reported_reviewer_model=turn.completion.model_reported,
-                thread_id=review_run_id,
-                status="ok",
-                verdict=verdict,
-                review_completed=parsed,
-                review_scope_complete=parsed and text is not None and len(text) <= _PROMPT_TEXT_LIMIT,
-                review_positive=gate,
-                reviewer_kind=reviewer_kind,  # type: ignore[arg-type]
-                input_tokens=turn.completion.input_tokens,
-                output_tokens=turn.completion.output_tokens,
-                started_at=turn.manifest.started_at,
-                ended_at=turn.manifest.ended_at,
-            ),
-            project_dir=project_dir,
-            env=trace.environ(),  # no store: the PromptManifest already records the call in the ledger
+        call = ReviewCall(
+            skill="reviewer-specialist",
+            purpose=f"{tier}-review-round-{round_no}",
+            prompt=prompt,
+            response=answer.encode("utf-8"),
+            backend=getattr(backend, "endpoint_host", None),
+            tool="reviewtrail.models.invoke",
+            executor="reviewtrail",
+            executor_model=settings.executor_model or None,
+            requested_reviewer_model=getattr(backend, "model", None),
+            reported_reviewer_model=turn.completion.model_reported,
+            thread_id=review_run_id,
+            status="ok",
+            verdict=verdict,
+            review_completed=parsed,
+            review_scope_complete=parsed and text is not None and len(text) <= _PROMPT_TEXT_LIMIT,
+            review_positive=gate,
+            reviewer_kind=reviewer_kind,  # type: ignore[arg-type]
+            input_tokens=turn.completion.input_tokens,
+            output_tokens=turn.completion.output_tokens,
+            started_at=turn.manifest.started_at,
+            ended_at=turn.manifest.ended_at,
         )
+        # no store: the PromptManifest already records the call in the ledger
+        saved = record_call(call, project_dir=project_dir, env=trace.environ())
         if saved.run_path is not None and saved.meta_path is not None:
             result.trace_paths.append(str(saved.meta_path))
-    if any(f.code == "LLM_REVIEW_UNPARSEABLE" for f in result.findings):
-        result.check = CheckResult(check=tier, status="inconclusive", detail="the LLM's answer could not be read")
-    elif any(f.severity == "error" for f in result.findings):
-        result.check = CheckResult(check=tier, status="failed")
+    result.check = _tier_check(tier, result.findings)
     return result
+
+
+def _lineage_context(store: Store, info: VersionInfo) -> str:
+    """The artifact's lineage as a tree, the Deep tier's context (or why it could not be read)."""
+    try:
+        return render_tree(lineage(store, info.version.name, info.version.version, info.version.project_id))
+    except Exception as exc:
+        return f"(lineage unavailable: {exc})"
+
+
+def _tier_check(tier: str, findings: list[ReviewFinding]) -> CheckResult:
+    """The LLM tier's check: inconclusive when an answer could not be read, failed on any error."""
+    if any(f.code == "LLM_REVIEW_UNPARSEABLE" for f in findings):
+        return CheckResult(check=tier, status="inconclusive", detail="the LLM's answer could not be read")
+    if any(f.severity == "error" for f in findings):
+        return CheckResult(check=tier, status="failed")
+    return CheckResult(check=tier, status="passed")
