@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from reviewtrail.errors import ReviewtrailError
+from reviewtrail.tracing._assurance import Assurance
 from reviewtrail.tracing._documents import (
     ReviewCall,
     TraceMode,
@@ -32,7 +33,7 @@ from reviewtrail.tracing._layout import check_run_id, existing_project_root, ski
 from reviewtrail.tracing._ledger_link import StoreLocator
 from reviewtrail.tracing._modes import resolve_mode
 from reviewtrail.tracing._pending import PendingMarker
-from reviewtrail.tracing._writer import allocate_and_write, append_event, digest, idle_window, local_today
+from reviewtrail.tracing._writer import RunSlot, allocate_and_write, append_event, digest, idle_window, local_today
 
 if TYPE_CHECKING:
     from reviewtrail.store import Store
@@ -131,11 +132,10 @@ def _write(
     now = datetime.now().astimezone()
     start, end = call.times(now)
     assurance = call.assurance()
-    skill_path = skill_dir(project, call.skill)
     marker = _marker(project, call, store)
     try:
         slot = allocate_and_write(
-            skill_path,
+            skill_dir(project, call.skill),
             purpose=call.purpose,
             today=local_today(start),
             run_id=explicit_run,
@@ -153,32 +153,63 @@ def _write(
         if marker is not None:
             marker.clear()  # the writer removed what it wrote
         raise
+    record_id = _event_and_record(call, project, slot, chosen, assurance, (start, end), marker, store)
+    if marker is not None:
+        marker.clear()
+    return TraceResult(
+        mode=chosen,
+        run_id=slot.run_id,
+        call_number=slot.files.number,
+        run_path=slot.path,
+        request_path=slot.files.request,
+        response_path=slot.files.response if chosen == "full" and call.response is not None else None,
+        meta_path=slot.files.meta,
+        acceptance_status=assurance.acceptance_status,
+        review_independence=assurance.review_independence,
+        ledger_record_id=record_id,
+    )
+
+
+def _event_and_record(
+    call: ReviewCall,
+    project: Path,
+    slot: RunSlot,
+    chosen: TraceMode,
+    assurance: Assurance,
+    times: tuple[datetime, datetime],
+    marker: PendingMarker | None,
+    store: Store | StoreLocator | None,
+) -> str | None:
+    """Append the call's event line and, when a store is there, its ledger record (its id). On
+    failure the marker is left for ``verify`` to report and ``--repair`` to complete, and the
+    error says what was written and what was not."""
+    start, end = times
     trace_path = f"{slot.path.relative_to(project).as_posix()}/"
     number = slot.files.number
-    record_id = None
     step = "its event line was not appended"
     try:
         line = append_event(
             project, build_event(call, assurance, trace_path=trace_path, number=number, end=end, mode=chosen)
         )
-        if marker is not None and store is not None:
-            from reviewtrail.tracing._ledger_link import record_in_store
+        if marker is None or store is None:
+            return None
+        from reviewtrail.tracing._ledger_link import record_in_store
 
-            step = "it was not recorded in the store"
-            record_id = record_in_store(
-                store,
-                project,
-                skill=call.skill,
-                run_id=slot.run_id,
-                trace_path=trace_path,
-                prompt=call.prompt,
-                response=call.response,
-                meta=build_meta(call, assurance, number=number, start=start, end=end, mode=chosen),
-                mode=chosen,
-                actor=call.executor or "unknown-executor",
-                files=slot.written,
-                event=digest(line),
-            )
+        step = "it was not recorded in the store"
+        return record_in_store(
+            store,
+            project,
+            skill=call.skill,
+            run_id=slot.run_id,
+            trace_path=trace_path,
+            prompt=call.prompt,
+            response=call.response,
+            meta=build_meta(call, assurance, number=number, start=start, end=end, mode=chosen),
+            mode=chosen,
+            actor=call.executor or "unknown-executor",
+            files=slot.written,
+            event=digest(line),
+        )
     except BaseException as exc:
         if marker is not None:
             marker.release()  # left for verify to report and repair to complete
@@ -188,20 +219,6 @@ def _write(
                 + ("; 'reviewtrail verify --repair' completes it" if marker is not None else ""),
             )
         raise
-    if marker is not None:
-        marker.clear()
-    return TraceResult(
-        mode=chosen,
-        run_id=slot.run_id,
-        call_number=number,
-        run_path=slot.path,
-        request_path=slot.files.request,
-        response_path=slot.files.response if chosen == "full" and call.response is not None else None,
-        meta_path=slot.files.meta,
-        acceptance_status=assurance.acceptance_status,
-        review_independence=assurance.review_independence,
-        ledger_record_id=record_id,
-    )
 
 
 @contextmanager
