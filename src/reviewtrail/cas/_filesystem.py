@@ -1,6 +1,6 @@
 """Filesystem CAS: OCI image-layout pools under ``<store>/versioning/<pool>/``.
 
-Publishing protocol (seed §1): write a temporary file in the pool's ``ingest/``
+Publishing (docs/architecture.md, "Content-addressed store"): write a temporary file in the pool's ``ingest/``
 folder, fsync it, make it read-only, ``os.link`` it to ``blobs/sha256/<hex>``
 (which never overwrites), fsync the ``blobs`` directory. An existing object is
 verified before it is reused; a corrupt one is reported by name, never reused

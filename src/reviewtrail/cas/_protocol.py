@@ -42,7 +42,8 @@ Location = Literal["data", "agent-state", "legacy"]
 AnyRef = CasRef | CasObjectRef | str
 # Called with the number of bytes just read (progress reporting on long reads and writes).
 ByteCallback = Callable[[int], None]
-# Search order for a bare hash (seed §1): data, then agent-state, then the legacy layout.
+# Search order for a bare hash (docs/architecture.md, "Content-addressed store"): data, then
+# agent-state, then the legacy layout.
 BARE_SEARCH: tuple[Location, ...] = ("data", "agent-state", "legacy")
 
 

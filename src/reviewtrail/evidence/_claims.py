@@ -1,4 +1,5 @@
-"""Claims (seed 002 §5): the sentences of a reply that carry structured citations ``[TYPE:ID]`` or chips.
+"""Claims: the sentences of a reply that carry structured citations ``[TYPE:ID]`` or chips
+(docs/architecture.md, "Claims and evidence").
 
 Pure: no I/O, no ledger. Recording lives in :mod:`reviewtrail.evidence._evidence`.
 

@@ -1,4 +1,5 @@
-"""Whether a sentence states a number to back, and which literature markers it carries (seed 002 §4–5).
+"""Whether a sentence states a number to back, and which literature markers it carries
+(docs/architecture.md, "Claims and evidence" and "Reviewer Specialist").
 
 Pure functions over a :class:`~reviewtrail.evidence._sentences.Layout`.
 

@@ -1,4 +1,5 @@
-"""Claims, evidence items and evidence links (seed 002 §5), as ledger record types."""
+"""Claims, evidence items and evidence links as ledger record types (docs/architecture.md, "Claims
+and evidence")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Markdown-aware sentence segmentation of English and Chinese text, for claim extraction (seed 002 §5).
+"""Markdown-aware sentence segmentation of English and Chinese text, for claim extraction
+(docs/architecture.md, "Claims and evidence").
 
 Pure functions over a string; every offset is a character offset into that string.
 

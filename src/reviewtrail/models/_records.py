@@ -1,4 +1,5 @@
-"""The two ledger records every model call yields: a prompt manifest and a usage record (seed §3).
+"""The two ledger records every model call yields: a prompt manifest and a usage record
+(docs/architecture.md, "Model turns").
 
 ``provenance.prompt-manifest@1`` says exactly what was sent and received (by CAS reference,
 never inline); ``provenance.model-usage@1`` carries only tokens, cost and time, and points

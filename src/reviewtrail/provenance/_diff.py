@@ -1,7 +1,7 @@
 """Line diff between two versions of a text artifact, computed on demand and never stored.
 
-Seed §2 (``artifactVersionDiff``): both versions are read from the CAS by the caller and
-diffed on the fly; only text media types are diffed; at most ``max_lines`` (default
+``artifactVersionDiff`` (docs/architecture.md, "Provenance"): both versions are read from the
+CAS by the caller and diffed on the fly; only text media types are diffed; at most ``max_lines`` (default
 5000) lines per version are considered.
 
 Algorithm: the common leading and trailing lines are stripped first and only counted

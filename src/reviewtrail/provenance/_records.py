@@ -1,6 +1,6 @@
-"""Provenance record types (seed 002 §2) and their projections.
+"""Provenance record types and their projections (docs/architecture.md, "Provenance").
 
-Wire names are the seed's (camelCase); Python attributes are snake_case.
+Wire names are camelCase; Python attributes are snake_case.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Run code once under bubblewrap and report exactly what happened (seed §2).
+"""Run code once under bubblewrap and report exactly what happened (docs/architecture.md,
+"Provenance").
 
 This module only executes; recording the result (CAS, ledger) is the caller's job.
 

@@ -1,4 +1,6 @@
-"""Quick-tier Citation check of the Reviewer Specialist (seed 002 §4): a pure function, no I/O.
+"""Quick-tier Citation check of the Reviewer Specialist: a pure function, no I/O.
+
+Described in docs/architecture.md, "Reviewer Specialist".
 
 :func:`check_citations` reads a Markdown reply or document and recognizes its inline citation
 markers, its reference sections and entries, its identifiers and its obvious placeholders, then

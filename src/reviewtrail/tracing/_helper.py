@@ -1,6 +1,7 @@
 """The ``save_trace.sh`` helper: install it, and resolve the helper chain.
 
-The resolver follows the reference integration contract (§2) in its order:
+The resolver follows this order (README, "Using it"; docs/architecture.md, "Reviewer-call
+tracing"):
 
 1. the project root (explicit, else the git top level, else the current folder);
 2. the ARIS checkout: ``$ARIS_REPO`` when set, else the ``repo_root`` line of
