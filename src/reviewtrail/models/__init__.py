@@ -15,9 +15,9 @@ The record types ``provenance.prompt-manifest@1`` and ``provenance.model-usage@1
 ``RECORD_TYPES``: a store opened through :mod:`reviewtrail.app` validates appends of them.
 """
 
-from reviewtrail.models._anthropic import ANTHROPIC_VERSION, DEFAULT_MAX_TOKENS, AnthropicBackend
+from reviewtrail.models._anthropic import AnthropicBackend
 from reviewtrail.models._completion import Completion, ModelBackend
-from reviewtrail.models._invoke import JSON_MEDIA_TYPE, TEXT_MEDIA_TYPE, Invocation, invoke
+from reviewtrail.models._invoke import Invocation, invoke
 from reviewtrail.models._openai import OpenAICompatibleBackend
 from reviewtrail.models._prices import price, price_usage, reprice
 from reviewtrail.models._records import (
@@ -37,22 +37,18 @@ from reviewtrail.models._records import (
     SkillRef,
     TokenUsage,
 )
-from reviewtrail.models._retry import RetryPolicy, parse_retry_after, retry_wait, retryable
+from reviewtrail.models._retry import RetryPolicy, parse_retry_after, retry_wait
 from reviewtrail.models._scripted import SCRIPTED_HOST, ScriptedBackend, ScriptedCall
 from reviewtrail.models._usage import RESPONSE_FORMATS, ResponseFormat, Tokens, extract_tokens
 
 __all__ = [
-    "ANTHROPIC_VERSION",
     "CALL_TYPES",
-    "DEFAULT_MAX_TOKENS",
-    "JSON_MEDIA_TYPE",
     "MANIFEST_TYPE",
     "PROJECTIONS",
     "RECORD_TYPES",
     "REDACTION_STATUSES",
     "RESPONSE_FORMATS",
     "SCRIPTED_HOST",
-    "TEXT_MEDIA_TYPE",
     "USAGE_TYPE",
     "AnthropicBackend",
     "CallType",
@@ -80,5 +76,4 @@ __all__ = [
     "price_usage",
     "reprice",
     "retry_wait",
-    "retryable",
 ]

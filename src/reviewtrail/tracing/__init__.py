@@ -24,7 +24,7 @@ from reviewtrail.tracing._assurance import (
 from reviewtrail.tracing._call_record import PROJECTIONS, RECORD_TYPES, ReviewCallRecord
 from reviewtrail.tracing._debug import Divergence, RunView, Step, diff_calls, divergence, list_runs, show_run
 from reviewtrail.tracing._documents import ReviewCall, TraceMode
-from reviewtrail.tracing._families import FAMILIES, ROUTE_PREFIXES, UNKNOWN, model_family
+from reviewtrail.tracing._families import FAMILIES, UNKNOWN, model_family
 from reviewtrail.tracing._helper import install_helper, resolve_helper
 from reviewtrail.tracing._layout import check_name, existing_project_root, project_root
 from reviewtrail.tracing._ledger_check import trace_ledger_problems
@@ -47,7 +47,6 @@ __all__ = [
     "FAMILIES",
     "PROJECTIONS",
     "RECORD_TYPES",
-    "ROUTE_PREFIXES",
     "SENTINELS",
     "SUCCESS_STATUSES",
     "UNKNOWN",
