@@ -1,0 +1,156 @@
+"""The curated public API: each package's ``__all__`` lists exactly the public names it defines or
+re-exports, every private module declares ``__all__``, and no module imports another package's
+private modules (README, "Library use"; docs/architecture.md, "Packages")."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import types
+from pathlib import Path
+
+import pytest
+
+import reviewtrail
+
+SRC = Path(reviewtrail.__file__).parent
+PACKAGES = sorted(p.parent.name for p in SRC.glob("*/__init__.py"))
+
+
+def _public_names(module: types.ModuleType) -> set[str]:
+    """Names a ``from package import *`` caller could mean: not private, not a submodule, not the
+    ``annotations`` future flag."""
+    return {
+        name
+        for name, value in vars(module).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType) and name != "annotations"
+    }
+
+
+def _sources() -> list[Path]:
+    return sorted(p for p in SRC.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _package_of(path: Path) -> str:
+    """The subpackage a source file belongs to, or ``""`` for the top-level modules."""
+    rel = path.relative_to(SRC).parts
+    return rel[0] if len(rel) > 1 else ""
+
+
+def _imported_modules(tree: ast.Module) -> list[tuple[int, str]]:
+    """(line, dotted module) of every import in ``tree``, ``from a import b`` giving ``a.b`` too."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+    return found
+
+
+def _private_imports(own: str, source: str) -> list[tuple[int, str]]:
+    """(line, module) of each import in ``source`` of another package's private module; ``own``
+    is the package the source belongs to."""
+    found = []
+    for line, module in _imported_modules(ast.parse(source)):
+        parts = module.split(".")
+        if parts[0] != "reviewtrail" or len(parts) < 3 or parts[1] == own:
+            continue
+        if parts[1] in PACKAGES and parts[2].startswith("_"):
+            found.append((line, ".".join(parts[:3])))
+    return sorted(set(found))
+
+
+def _cross_package_private_imports() -> list[str]:
+    return [
+        f"{path.relative_to(SRC.parent)}:{line}: {module}"
+        for path in _sources()
+        for line, module in _private_imports(_package_of(path), path.read_text(encoding="utf-8"))
+    ]
+
+
+def test_packages_are_found() -> None:
+    assert {"cas", "cli", "evidence", "ledger", "models", "provenance", "reviewer", "tracing"} <= set(PACKAGES)
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_all_lists_exactly_the_public_names(name: str) -> None:
+    package = importlib.import_module(f"reviewtrail.{name}")
+    exported = list(package.__all__)
+    assert len(exported) == len(set(exported)), f"reviewtrail.{name}.__all__ repeats a name"
+    assert set(exported) == _public_names(package)
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_every_exported_name_exists(name: str) -> None:
+    package = importlib.import_module(f"reviewtrail.{name}")
+    missing = [n for n in package.__all__ if not hasattr(package, n)]
+    assert missing == []
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_no_export_is_a_second_name(name: str) -> None:
+    """One name per thing: a package re-exports its modules' names as they are, never renamed
+    (two names for one constant, such as a chunk size, is what this keeps out)."""
+    tree = ast.parse((SRC / name / "__init__.py").read_text(encoding="utf-8"))
+    renamed = [
+        f"{node.module}.{alias.name} as {alias.asname}"
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(f"reviewtrail.{name}.")
+        for alias in node.names
+        if alias.asname not in (None, alias.name)
+    ]
+    assert renamed == []
+
+
+def test_every_private_module_declares_all() -> None:
+    missing = []
+    for path in _sources():
+        if not path.name.startswith("_") or path.name.startswith("__"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        declared = any(
+            isinstance(node, (ast.Assign, ast.AnnAssign))
+            and any(
+                isinstance(t, ast.Name) and t.id == "__all__"
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            )
+            for node in tree.body
+        )
+        if not declared:
+            missing.append(str(path.relative_to(SRC.parent)))
+    assert missing == []
+
+
+def test_private_module_all_names_exist() -> None:
+    for path in _sources():
+        if not path.name.startswith("_") or path.name.startswith("__"):
+            continue
+        dotted = ".".join(("reviewtrail", *path.relative_to(SRC).with_suffix("").parts))
+        module = importlib.import_module(dotted)
+        exported = getattr(module, "__all__", [])
+        assert [n for n in exported if not hasattr(module, n)] == [], dotted
+
+
+def test_no_module_imports_another_packages_private_modules() -> None:
+    assert _cross_package_private_imports() == []
+
+
+def test_the_scan_sees_a_cross_package_private_import() -> None:
+    """The scan itself: each form of a private import from another package is found; one from the
+    same package, a public one and the top-level rule modules are not."""
+    source = (
+        "from reviewtrail.ledger._envelope import new_id\n"
+        "import reviewtrail.cas._refs\n"
+        "def f():\n"
+        "    from reviewtrail.tracing import _record\n"
+        "from reviewtrail.ledger import new_id\n"
+        "from reviewtrail.provenance._diff import artifact_version_diff\n"
+        "from reviewtrail._durable import fsync_dir\n"
+    )
+    assert _private_imports("provenance", source) == [
+        (1, "reviewtrail.ledger._envelope"),
+        (2, "reviewtrail.cas._refs"),
+        (4, "reviewtrail.tracing._record"),
+    ]
