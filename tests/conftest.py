@@ -1,4 +1,8 @@
-"""Shared fixtures. Under REVIEWTRAIL_STRICT=1 a test that would skip for a missing component fails."""
+"""Shared fixtures and command-line helpers. Under REVIEWTRAIL_STRICT=1 a test that would skip
+for a missing component fails.
+
+Command-line tests import the helpers (``from conftest import run_cli``) and get the fixtures
+by name: ``store_env`` points ``REVIEWTRAIL_STORE`` at a fresh folder and works there."""
 
 from __future__ import annotations
 
@@ -6,13 +10,18 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
+from typer.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 from support.pgserver import PgServer, find_bindir
+
+if TYPE_CHECKING:
+    from reviewtrail.store import Store
 
 STRICT = os.environ.get("REVIEWTRAIL_STRICT") == "1"
 
@@ -47,3 +56,53 @@ def pg_server() -> Iterator[PgServer]:
 def pg_url(pg_server: PgServer) -> str:
     """A fresh, empty database on the test server."""
     return pg_server.new_database()
+
+
+# --- the command line, in process ----------------------------------------------------------------
+WIDE = {"COLUMNS": "200"}  # help text and tables laid out for 200 columns, whatever the terminal
+
+
+def run_cli(*args: str, input: str | None = None, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """Run ``reviewtrail ARGS`` in this process: (exit code, stdout, stderr)."""
+    from reviewtrail.cli._app import app
+
+    result = CliRunner().invoke(app, list(args), input=input, env=env)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def run_wide(*args: str, input: str | None = None, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """:func:`run_cli` with ``COLUMNS=200`` (and ``env`` over it)."""
+    return run_cli(*args, input=input, env={**WIDE, **(env or {})})
+
+
+def use_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *unset: str) -> Path:
+    """Work in ``tmp_path`` with the store at ``tmp_path/store`` (SQLite ledger inside it): the
+    current folder, ``REVIEWTRAIL_STORE`` set, ``REVIEWTRAIL_DATABASE_URL`` and ``unset`` removed."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("REVIEWTRAIL_STORE", str(tmp_path / "store"))
+    for name in ("REVIEWTRAIL_DATABASE_URL", *unset):
+        monkeypatch.delenv(name, raising=False)
+    return tmp_path
+
+
+def init_cli_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *unset: str) -> Path:
+    """:func:`use_store`, then ``reviewtrail init`` (which must succeed)."""
+    use_store(tmp_path, monkeypatch, *unset)
+    code, _, err = run_cli("init")
+    assert code == 0, err
+    return tmp_path
+
+
+def open_cli_store(project: Path) -> Store:
+    """The store :func:`use_store` configures for ``project``, opened directly (the caller closes it)."""
+    from reviewtrail.app import open_store
+    from reviewtrail.config import Settings
+
+    root = project / "store"
+    return open_store(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
+
+
+@pytest.fixture
+def store_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """:func:`use_store` in the test's ``tmp_path`` (no store created yet)."""
+    return use_store(tmp_path, monkeypatch)

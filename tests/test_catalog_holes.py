@@ -14,49 +14,29 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from conftest import need
-from reviewtrail.app import open_store
+from conftest import init_cli_store, need, open_cli_store
+from conftest import run_wide as run
 from reviewtrail.cas._filesystem import FilesystemCas
-from reviewtrail.cli._app import app
-from reviewtrail.config import Settings
 from reviewtrail.provenance import declare_artifact, pending_runs, repair_pending_runs, run_code
 from reviewtrail.provenance._pending import session_locked
 from reviewtrail.provenance._records import ARTIFACT_VERSION, artifact_id_for
-from reviewtrail.store import Store
 
-runner = CliRunner()
 RUN_ID = "01a22d6a-0000-7000-8000-00000000abcd"
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args), env={"COLUMNS": "200"})
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("REVIEWTRAIL_STORE", str(tmp_path / "store"))
-    monkeypatch.delenv("REVIEWTRAIL_DATABASE_URL", raising=False)
-    monkeypatch.delenv("REVIEWTRAIL_PROJECT", raising=False)
-    assert run("init")[0] == 0
-    return tmp_path
-
-
-def _open(project: Path) -> Store:
-    root = project / "store"
-    return open_store(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
+    return init_cli_store(tmp_path, monkeypatch, "REVIEWTRAIL_PROJECT")
 
 
 def _objects(project: Path) -> int:
-    with _open(project) as store:
+    with open_cli_store(project) as store:
         return sum(1 for _ in store.cas.iter_objects())
 
 
 def _versions_recorded(project: Path, name: str) -> list[int]:
-    with _open(project) as store:
+    with open_cli_store(project) as store:
         subject = f"artifact:{artifact_id_for('default', name)}"
         return [e.payload_value["version"] for e in store.ledger.read(type=ARTIFACT_VERSION, subject=subject)]
 
@@ -123,7 +103,7 @@ def test_declaring_bytes_no_recorded_run_wrote_carries_a_warning(project: Path) 
 def test_bytes_a_recorded_run_wrote_carry_no_warning(project: Path) -> None:
     need(shutil.which("bwrap") is not None, "bubblewrap (bwrap) is not installed")
     sid, workspace = _session(project)
-    with _open(project) as store:
+    with open_cli_store(project) as store:
         run_code(store, session_id=sid, code="open('r.txt','w').write('from a run')", lang="python")
         clean = declare_artifact(store, session_id=sid, name="r", path="r.txt")
         assert clean.warnings == [] and clean.version.derivation_ids
@@ -157,12 +137,12 @@ def test_after_a_killed_run_declare_is_refused_until_the_repair_then_has_lineage
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    with _open(project) as store:
+    with open_cli_store(project) as store:
         _wait_for(lambda: not session_locked(store, sid), "the killed run's lock to go")
 
     code_, _, err = run("artifact", "declare", "made", "--session", sid, "--path", "made.txt")
     assert code_ == 6 and "interrupted" in err and "verify --repair" in err
-    with _open(project) as store:
+    with open_cli_store(project) as store:
         [pending] = pending_runs(store)
         assert pending.run_id in err
         assert len(repair_pending_runs(store)) == 1
@@ -255,7 +235,7 @@ def test_declare_refuses_while_a_run_is_in_progress(project: Path) -> None:
     sid, workspace = _session(project)
     (workspace / "busy.txt").write_text("being written")
     marker = _pending_marker(project, sid)
-    with _open(project) as store, session_lock(store, sid):  # what a run holds while it runs
+    with open_cli_store(project) as store, session_lock(store, sid):  # what a run holds while it runs
         code, _, err = run("artifact", "declare", "busy", "--session", sid, "--path", "busy.txt")
         assert code == 6 and "in progress" in err and RUN_ID in err
         assert "verify --repair" not in err, "a run in progress needs no repair"

@@ -22,10 +22,10 @@ from cryptography.hazmat.primitives.serialization import (
     PrivateFormat,
     PublicFormat,
 )
-from typer.testing import CliRunner
 
+from conftest import run_cli as run
+from conftest import use_store
 from reviewtrail.canonical import canonical_json
-from reviewtrail.cli._app import app
 from reviewtrail.errors import ConflictError, IntegrityError, InvalidInputError
 from reviewtrail.ledger import (
     CHECKPOINT_TYPE,
@@ -41,7 +41,6 @@ from reviewtrail.ledger import (
     save_checkpoint,
 )
 
-runner = CliRunner()
 STORE_ID = "7d0c2b9e-5b1f-4b8e-9d1a-3c2f6a9e1b40"
 
 
@@ -400,20 +399,13 @@ def test_unreadable_checkpoint_files_are_invalid_input(tmp_path: Path, data: byt
 # --- the command --------------------------------------------------------------------------
 @pytest.fixture
 def store_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("REVIEWTRAIL_STORE", str(tmp_path / "store"))
-    monkeypatch.delenv("REVIEWTRAIL_DATABASE_URL", raising=False)
+    use_store(tmp_path, monkeypatch)
     assert run("init")[0] == 0
     for i in range(3):
         code, _, err = run("ledger", "append", "--type", "eval.result@1", "--actor", "a", "--privacy", "private",
                            "--payload", json.dumps({"i": i}))  # fmt: skip
         assert code == 0, err
     return tmp_path
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def head() -> dict[str, Any]:

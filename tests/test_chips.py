@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-from conftest import need
+from conftest import init_cli_store, need
+from conftest import run_wide as _cli
 from reviewtrail.app import init_store
 from reviewtrail.config import ReviewerSettings, Settings
 from reviewtrail.errors import InvalidInputError
@@ -224,24 +224,10 @@ def test_a_chip_mapped_to_execution_evidence_backs_a_number(store: Store, tmp_pa
 
 # --- CLI ---------------------------------------------------------------------------------------------
 
-runner = CliRunner()
-
-
-def _cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    from reviewtrail.cli._app import app
-
-    result = runner.invoke(app, list(args), env={"COLUMNS": "200", **(env or {})})
-    return result.exit_code, result.stdout, result.stderr
-
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("REVIEWTRAIL_STORE", str(tmp_path / "store"))
-    for var in ("REVIEWTRAIL_DATABASE_URL", "REVIEWTRAIL_PROJECT", "REVIEWTRAIL_REVIEWER"):
-        monkeypatch.delenv(var, raising=False)
-    assert _cli("init")[0] == 0
-    return tmp_path
+    return init_cli_store(tmp_path, monkeypatch, "REVIEWTRAIL_PROJECT", "REVIEWTRAIL_REVIEWER")
 
 
 def test_cli_claims_extract_with_aliases(project: Path) -> None:

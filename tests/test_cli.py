@@ -12,24 +12,9 @@ from typing import Any
 
 import pytest
 import typer
-from typer.testing import CliRunner
 
+from conftest import run_cli as run
 from reviewtrail.cli._app import app
-
-runner = CliRunner()
-
-
-@pytest.fixture
-def store_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("REVIEWTRAIL_STORE", str(tmp_path / "store"))
-    monkeypatch.delenv("REVIEWTRAIL_DATABASE_URL", raising=False)
-    return tmp_path
-
-
-def run(*args: str, input: str | None = None) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args), input=input)
-    return result.exit_code, result.stdout, result.stderr
 
 
 def all_commands() -> list[tuple[str, Any]]:

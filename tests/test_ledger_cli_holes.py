@@ -13,28 +13,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
+from conftest import init_cli_store
+from conftest import run_cli as run
 from reviewtrail.app import open_store, payload_schemas
-from reviewtrail.cli._app import app
 from reviewtrail.ledger import NewRecord, is_reserved_type
 
-runner = CliRunner()
 EXIT_PIPE_CLOSED = 141
 
 
 @pytest.fixture
 def store_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("REVIEWTRAIL_STORE", str(tmp_path / "store"))
-    monkeypatch.delenv("REVIEWTRAIL_DATABASE_URL", raising=False)
-    assert run("init")[0] == 0
-    return tmp_path
-
-
-def run(*args: str, input: str | None = None) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args), input=input)
-    return result.exit_code, result.stdout, result.stderr
+    return init_cli_store(tmp_path, monkeypatch)
 
 
 def records() -> list[dict[str, object]]:

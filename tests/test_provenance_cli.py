@@ -7,28 +7,15 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from conftest import need
-from reviewtrail.cli._app import app
-
-runner = CliRunner()
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args), env={"COLUMNS": "200"})
-    return result.exit_code, result.stdout, result.stderr
+from conftest import init_cli_store, need
+from conftest import run_wide as run
 
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     need(shutil.which("bwrap") is not None, "bubblewrap (bwrap) is not installed")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("REVIEWTRAIL_STORE", str(tmp_path / "store"))
-    monkeypatch.delenv("REVIEWTRAIL_DATABASE_URL", raising=False)
-    monkeypatch.delenv("REVIEWTRAIL_PROJECT", raising=False)
-    assert run("init")[0] == 0
-    return tmp_path
+    return init_cli_store(tmp_path, monkeypatch, "REVIEWTRAIL_PROJECT")
 
 
 def test_session_run_declare_diff_provenance(project: Path) -> None:

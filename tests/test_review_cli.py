@@ -7,28 +7,15 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from conftest import need
-from reviewtrail.cli._app import app
-
-runner = CliRunner()
-
-
-def run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args), env={"COLUMNS": "200", **(env or {})})
-    return result.exit_code, result.stdout, result.stderr
+from conftest import init_cli_store, need
+from conftest import run_wide as run
 
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     need(shutil.which("bwrap") is not None, "bubblewrap (bwrap) is not installed")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("REVIEWTRAIL_STORE", str(tmp_path / "store"))
-    for var in ("REVIEWTRAIL_DATABASE_URL", "REVIEWTRAIL_PROJECT", "REVIEWTRAIL_REVIEWER"):
-        monkeypatch.delenv(var, raising=False)
-    assert run("init")[0] == 0
-    return tmp_path
+    return init_cli_store(tmp_path, monkeypatch, "REVIEWTRAIL_PROJECT", "REVIEWTRAIL_REVIEWER")
 
 
 def test_claims_evidence_review_flow(project: Path) -> None:

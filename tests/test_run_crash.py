@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import need
+from conftest import need, use_store
 from reviewtrail.app import open_store
 from reviewtrail.cli._app import app
 from reviewtrail.config import Settings
@@ -38,10 +38,7 @@ from reviewtrail.store import Store
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     need(bwrap_available(), "bubblewrap (bwrap) is not installed")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("REVIEWTRAIL_STORE", str(tmp_path / "store"))
-    monkeypatch.delenv("REVIEWTRAIL_DATABASE_URL", raising=False)
-    monkeypatch.delenv("REVIEWTRAIL_PROJECT", raising=False)
+    use_store(tmp_path, monkeypatch, "REVIEWTRAIL_PROJECT")
     assert CliRunner().invoke(app, ["init"]).exit_code == 0
     return tmp_path
 

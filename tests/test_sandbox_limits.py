@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from conftest import need
+from conftest import need, use_store
 from reviewtrail.app import init_store
 from reviewtrail.cli._app import app
 from reviewtrail.config import Settings
@@ -172,9 +172,7 @@ def test_a_10g_sparse_file_is_never_read_into_the_cas(store: Store) -> None:
 @pytest.fixture
 def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
     need(bwrap_available(), "bubblewrap (bwrap) is not installed")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("REVIEWTRAIL_STORE", str(tmp_path / "store"))
-    monkeypatch.delenv("REVIEWTRAIL_DATABASE_URL", raising=False)
+    use_store(tmp_path, monkeypatch)
     runner = CliRunner()
     assert runner.invoke(app, ["init"]).exit_code == 0
     return runner

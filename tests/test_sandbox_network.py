@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from conftest import need
+from conftest import need, use_store
 from reviewtrail.app import init_store
 from reviewtrail.cli._app import app
 from reviewtrail.config import Settings
@@ -297,9 +297,7 @@ def test_the_run_records_the_allowlist_and_every_decision(store: Store, web: int
 
 def test_cli_allow_needs_allowlist_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     need(bwrap_available(), "bubblewrap (bwrap) is not installed")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("REVIEWTRAIL_STORE", str(tmp_path / "store"))
-    monkeypatch.delenv("REVIEWTRAIL_DATABASE_URL", raising=False)
+    use_store(tmp_path, monkeypatch)
     runner = CliRunner()
     assert runner.invoke(app, ["init"]).exit_code == 0
     r = runner.invoke(app, ["run", "-c", "pass", "--allow", "example.org"])

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from conftest import init_cli_store, open_cli_store
+from conftest import run_wide as run
 from reviewtrail.app import open_store
 from reviewtrail.cli._app import app
 from reviewtrail.config import Settings
@@ -25,28 +27,13 @@ class Killed(BaseException):
     """Stands for SIGKILL: nothing after it runs, no handler sees it."""
 
 
-def run(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args), env={"COLUMNS": "200"})
-    return result.exit_code, result.stdout, result.stderr
-
-
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("REVIEWTRAIL_STORE", str(tmp_path / "store"))
-    monkeypatch.delenv("REVIEWTRAIL_DATABASE_URL", raising=False)
-    monkeypatch.delenv("REVIEWTRAIL_PROJECT", raising=False)
-    assert run("init")[0] == 0
-    return tmp_path
-
-
-def _open(project: Path) -> Store:
-    root = project / "store"
-    return open_store(Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}"))
+    return init_cli_store(tmp_path, monkeypatch, "REVIEWTRAIL_PROJECT")
 
 
 def _deletions(project: Path, sid: str) -> int:
-    with _open(project) as store:
+    with open_cli_store(project) as store:
         return len(list(store.ledger.read(type=SESSION_DELETED, subject=f"session:{sid}")))
 
 
@@ -119,7 +106,7 @@ def test_verify_finds_and_finishes_unfinished_removals(project: Path, monkeypatc
         _kill_rmtree_midway(m)
         with pytest.raises(Killed):
             runner.invoke(app, ["session", "rm", sid], catch_exceptions=False)
-    with _open(project) as store:
+    with open_cli_store(project) as store:
         [problem] = unfinished_session_removals(store)
         assert sid in problem and "verify --repair" in problem
         [done] = finish_session_removals(store)
@@ -160,7 +147,7 @@ def test_disk_full_during_session_new_is_a_documented_error(project: Path, monke
     assert code == 5, err
     assert "no space left" in err.lower() and "Traceback" not in err
     assert json.loads(out)["error"]["type"] == "StorageFullError"
-    with _open(project) as store:
+    with open_cli_store(project) as store:
         assert list(store.ledger.read(type=SESSION)) == []
 
 
@@ -206,9 +193,8 @@ def test_rm_waits_for_an_interrupted_run_to_be_recorded(project: Path) -> None:
 def test_a_workspace_folder_with_no_session_record_is_noted_and_repaired(tmp_path: Path) -> None:
     import os
 
-    from reviewtrail.app import init_store, open_store
+    from reviewtrail.app import init_store
     from reviewtrail.audit import AuditOptions, audit
-    from reviewtrail.config import Settings
 
     root = tmp_path / "store"
     settings = Settings(store=root, database_url=f"sqlite:///{root / 'ledger.sqlite'}")

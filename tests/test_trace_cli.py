@@ -11,16 +11,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from reviewtrail.cli._app import app
+from conftest import run_cli as run
 from reviewtrail.tracing import iter_runs, verify_traces
 
-runner = CliRunner()
 EXE = str(Path(sys.executable).parent / "reviewtrail")
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture

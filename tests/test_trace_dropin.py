@@ -18,17 +18,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-from reviewtrail.cli._app import app
+from conftest import run_cli as run
 from reviewtrail.tracing import assess, iter_runs, model_family, verify_traces
-
-runner = CliRunner()
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture
