@@ -401,6 +401,13 @@ def _cyclic_through_a_number_key() -> Any:
     return d
 
 
+def _cyclic_through_a_null_key() -> Any:
+    d: dict[str, Any] = {}
+    d["b"] = {None: d}
+    d["a"] = [d]
+    return d
+
+
 def _cyclic_through_a_list() -> Any:
     d: dict[str, Any] = {"k": [None]}
     d["k"][0] = d
@@ -414,6 +421,7 @@ def _cyclic_through_a_list() -> Any:
         (_cyclic_nested, "value.x.y"),
         (_cyclic_spaced_key, 'value["a b"]'),
         (_cyclic_through_a_number_key, "value.b[1.5]"),
+        (_cyclic_through_a_null_key, "value.b[None]"),
         (_cyclic_through_a_list, "value.k[0]"),
     ],
 )
