@@ -190,4 +190,3 @@ def test_the_launchers_report_is_complete_or_nothing() -> None:
     assert parse_report(b"/workspace\0A=1\0B=x=y\0\0") == ("/workspace", {"A": "1", "B": "x=y"})
     assert parse_report(b"/workspace\0A=1\0") is None
     assert parse_report(b"") is None
-
