@@ -33,6 +33,13 @@ def private_imports(source: str) -> list[str]:
             into_package = len(parts) >= 3 and parts[0] == "reviewtrail" and parts[1] in PACKAGES
             if into_package and parts[1] != "cli" and parts[2].startswith("_"):
                 found.append(f"{node.lineno}: {'.'.join(parts[:3])}")
+            elif (
+                len(parts) >= 2
+                and parts[0] == "reviewtrail"
+                and parts[1].startswith("_")
+                and not parts[1].startswith("__")
+            ):
+                found.append(f"{node.lineno}: {'.'.join(parts[:2])}")  # a top-level private module
     return sorted(set(found))
 
 
@@ -55,11 +62,13 @@ def test_the_checks_find_what_they_look_for() -> None:
         "    from reviewtrail.cas import _refs\n"
         "    from reviewtrail.tracing import find_run\n"
         "    from reviewtrail.cli._output import print_json\n"
+        "    from reviewtrail._redact import redact_url\n"
     )
     assert private_imports(source) == [
         "1: reviewtrail.tracing._reader",
         "3: reviewtrail.provenance._sandbox",
         "4: reviewtrail.cas._refs",
+        "7: reviewtrail._redact",
     ]
     body = "\n".join(f"    x = {i}" for i in range(MAX_FUNCTION_LINES - 1))
     assert long_functions(f"def short():\n{body}\n") == []

@@ -38,3 +38,12 @@ def test_unknown_or_bad_keys_are_named(tmp_path: Path) -> None:
     (tmp_path / "reviewtrail.toml").write_text("store = \n")
     with pytest.raises(ConfigError):
         load_settings(env={}, cwd=tmp_path)
+
+
+def test_the_database_url_is_printed_without_its_password(tmp_path: Path) -> None:
+    from reviewtrail.config import Settings
+
+    settings = Settings(store=tmp_path, database_url="postgresql://alice:s3cret@db.example:5432/rt")
+    assert "s3cret" not in settings.database_url_redacted
+    assert settings.database_url_redacted.startswith("postgresql://alice:")
+    assert settings.database_url_redacted.endswith("@db.example:5432/rt")

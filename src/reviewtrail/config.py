@@ -97,6 +97,13 @@ class Settings:
     def uses_default_database(self) -> bool:
         return self.database_url == sqlite_url(self.store)
 
+    @property
+    def database_url_redacted(self) -> str:
+        """:attr:`database_url` with any password replaced, safe to print or log."""
+        from reviewtrail._redact import redact_url
+
+        return redact_url(self.database_url)
+
 
 def sqlite_url(store: Path) -> str:
     return f"sqlite:///{(store / 'ledger.sqlite').absolute()}"

@@ -27,7 +27,6 @@ def init(as_json: JsonOpt = False) -> None:
 
     Example: REVIEWTRAIL_STORE=/data/rt reviewtrail init --json
     """
-    from reviewtrail._redact import redact_url
     from reviewtrail.app import init_store
     from reviewtrail.config import load_settings
 
@@ -38,7 +37,7 @@ def init(as_json: JsonOpt = False) -> None:
     info = {
         "store": str(settings.store),
         "storeId": store_id,
-        "databaseUrl": redact_url(settings.database_url),
+        "databaseUrl": settings.database_url_redacted,
         "records": head.seq if head else 0,
     }
     if as_json:
