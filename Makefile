@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: demo test lint typecheck unit bench setup setup-system clean
+.PHONY: demo test lint typecheck unit bench mutation setup setup-system clean
 
 setup:
 	@scripts/setup.sh
@@ -30,6 +30,9 @@ test: setup-system lint typecheck
 
 bench: setup-system
 	$(PY) bench/run.py $(BENCH_ARGS)
+
+mutation: setup
+	@scripts/mutation.sh $(MUTATION_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build src/*.egg-info
