@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from reviewtrail.cas import (
     DIGEST_PATTERN,
+    HEX_PATTERN,
     CasObjectRef,
     CasRef,
     Digest,
@@ -127,6 +128,9 @@ def test_digest_pattern_is_the_same_rule() -> None:
     assert not pattern.fullmatch(HEX)
     assert not pattern.fullmatch("sha256:" + HEX.upper())
     assert not pattern.fullmatch("sha256:" + HEX + "0")
+    assert DIGEST_PATTERN == "sha256:" + HEX_PATTERN
+    assert re.fullmatch(HEX_PATTERN, HEX)
+    assert not re.fullmatch(HEX_PATTERN, HEX.upper())
 
 
 @pytest.mark.parametrize("value", ["sha256:" + HEX.upper(), "sha256:" + HEX[:-1], "sha256:" + HEX + "\n", "sha256:"])

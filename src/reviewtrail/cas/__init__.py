@@ -18,6 +18,7 @@ from reviewtrail.cas._protocol import (
 )
 from reviewtrail.cas._refs import (
     DIGEST_PATTERN,
+    HEX_PATTERN,
     CasObjectRef,
     CasRef,
     Digest,
@@ -34,6 +35,7 @@ from reviewtrail.cas._verified import ObjectState, StoredObject, locate_object, 
 __all__ = [
     "BARE_SEARCH",
     "DIGEST_PATTERN",
+    "HEX_PATTERN",
     "AnyRef",
     "ByteCallback",
     "CasObjectRef",

@@ -13,6 +13,7 @@ __all__ = [
     "DEFAULT_MEDIA_TYPE",
     "DIGEST_PATTERN",
     "DIGEST_PREFIX",
+    "HEX_PATTERN",
     "POOLS",
     "CasObjectRef",
     "CasRef",
@@ -35,9 +36,11 @@ DEFAULT_MEDIA_TYPE = "application/octet-stream"
 Digest = NewType("Digest", str)
 """A typed SHA-256 digest: ``sha256:`` followed by exactly 64 lowercase hex digits."""
 DIGEST_PREFIX = "sha256:"
-DIGEST_PATTERN = r"sha256:[0-9a-f]{64}"  # the same rule as a regular expression (for JSON schemas)
+# The same rules as regular expressions (for JSON schemas and pydantic patterns).
+HEX_PATTERN = r"[0-9a-f]{64}"
+DIGEST_PATTERN = rf"sha256:{HEX_PATTERN}"
 
-_HEX64 = re.compile(r"[0-9a-f]{64}")
+_HEX64 = re.compile(HEX_PATTERN)
 # RFC 6838 type/subtype with optional parameters; conservative on purpose.
 _MEDIA_TYPE = re.compile(
     r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}"

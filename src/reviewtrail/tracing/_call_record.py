@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reviewtrail.cas import CasRef
+from reviewtrail.cas import HEX_PATTERN, CasRef
 from reviewtrail.ledger import Projection, RecordPayload, record_type
 from reviewtrail.tracing._ledger_link import TRACE_RECORD_TYPE
 
@@ -25,7 +25,7 @@ class FileDigest(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    sha256: Annotated[str, Field(pattern=rf"^{HEX_PATTERN}$")]
     size: Annotated[int, Field(ge=0)]
 
 
