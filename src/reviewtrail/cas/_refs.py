@@ -99,7 +99,7 @@ def check_media_type(value: object, *, field: str = "mediaType") -> str:
 
 
 class CasObjectRef(BaseModel):
-    """``{hash, size}``: the untyped reference records store (seed §1)."""
+    """``{hash, size}``: the untyped reference records store (docs/architecture.md, "Content-addressed store")."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
