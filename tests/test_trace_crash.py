@@ -243,8 +243,16 @@ def test_a_save_in_progress_is_not_reported_nor_repaired(project: Path, store: S
     marker.release()  # its process is gone: now it is an interrupted save, with an incomplete call
     found = trace_ledger_problems(store, project)
     assert len(found) == 1 and "002-round-2-review" in found[0] and "incomplete" in found[0], found
-    assert repair_trace_links(store, project) == []  # nothing it can complete
-    assert trace_ledger_problems(store, project) == found
+    # The save died before its meta file (its commit point): repair sets the partial call aside,
+    # byte for byte, instead of leaving verify failing for ever or deleting what was written.
+    [action] = repair_trace_links(store, project)
+    assert "incomplete" in action and "set aside" in action, action
+    aside = project / ".aris" / "meta" / "incomplete" / SKILL / first.run_id / "002-round-2-review.request.json"
+    assert aside.read_text() == "{}"
+    assert not (skill_dir(project) / first.run_id / "002-round-2-review.request.json").exists()
+    assert trace_ledger_problems(store, project) == []
+    assert verify_traces(project)[1] == []
+    assert repair_trace_links(store, project) == []  # nothing left to do
 
 
 def test_repair_does_not_record_a_call_that_fails_the_checks(

@@ -8,8 +8,10 @@ For each pending marker whose save is gone (see ``_pending``):
   (``recovered: true``, digests of the files as they are now) and the marker removed;
 - nothing of the call was written: the marker is removed, and so is the run folder when
   it holds no call at all (only the save's ``run.meta.json``);
-- an incomplete call (request or response without the meta file) is left as it is: it
-  cannot be completed, and ``trace_ledger_problems`` keeps reporting it.
+- an incomplete call (request or response without the meta file, which a save writes last:
+  its commit point) cannot be completed: its files are set aside, byte for byte, under
+  ``.aris/meta/incomplete/<skill>/<run>/`` (nothing written is deleted), then it is handled as a
+  save that wrote nothing.
 
 Temporary files left in skill folders by killed saves are removed too.
 """
@@ -21,6 +23,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reviewtrail._durable import fsync_dir
 from reviewtrail.canonical import loads_document
 from reviewtrail.tracing._documents import event_from_meta
 from reviewtrail.tracing._events import read_event_lines
@@ -73,8 +76,7 @@ def _repair(store: Store, project: Path, m: Pending) -> str | None:
     files = call_files(run, m.call_number, m.purpose)
     if files.meta.exists():
         return _record(store, project, m, calls, where)
-    if files.request.exists() or files.response.exists():
-        return None  # incomplete: cannot be completed
+    aside = _set_aside(project, m, [files.request, files.response])
     removed = ""
     if run.is_dir():
         with locked(run.parent):
@@ -84,7 +86,34 @@ def _repair(store: Store, project: Path, m: Pending) -> str | None:
                 run.rmdir()
                 removed = f" and the run folder .aris/traces/{m.skill}/{m.run_id}/ it had begun (no call in it)"
     m.path.unlink()
+    if aside:
+        return (
+            f"{where}: its interrupted save left an incomplete call (no meta file); set aside "
+            f"{', '.join(aside)} under .aris/meta/incomplete/{m.skill}/{m.run_id}/ and removed its marker{removed}"
+        )
     return f"{where}: nothing was written by its interrupted save; removed its marker{removed}"
+
+
+def _set_aside(project: Path, m: Pending, paths: list[Path]) -> list[str]:
+    """Move the files of an incomplete call out of the traces (same file system: a rename);
+    return their names. A name already set aside is kept and the new file gets a suffix."""
+    moved: list[str] = []
+    target = project / ".aris" / "meta" / "incomplete" / m.skill / m.run_id
+    for path in paths:
+        if not path.is_file() or path.is_symlink():
+            continue
+        target.mkdir(parents=True, exist_ok=True)
+        dest = target / path.name
+        n = 1
+        while dest.exists():
+            dest = target / f"{path.name}.{n}"
+            n += 1
+        os.replace(path, dest)
+        moved.append(path.name)
+    if moved:
+        fsync_dir(target)
+        fsync_dir(paths[0].parent)
+    return moved
 
 
 def _record(store: Store, project: Path, m: Pending, calls: list[Any], where: str) -> str | None:
