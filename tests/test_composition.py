@@ -33,6 +33,7 @@ TYPES = [
     "evidence.item@1",
     "evidence.link@1",
     "evidence.pdf-extraction@1",
+    "human-review.campaign@1",
     "provenance.artifact-derivation@1",
     "provenance.artifact-version@1",
     "provenance.execution-run@1",
@@ -42,6 +43,10 @@ TYPES = [
     "provenance.session@1",
     "reviewer.artifact-review-run@1",
     "store.identity@1",
+    "stream.thought.output.review-response@1",
+    "stream.thought.review.decision@1",
+    "stream.thought.review.item.created@1",
+    "stream.thought.source.review.prompt@1",
     "trace.review-call@1",
 ]
 
@@ -60,6 +65,7 @@ def test_the_application_catalog_holds_every_package_type_and_query_table() -> N
 
 def test_importing_every_package_registers_nothing() -> None:
     import reviewtrail.evidence
+    import reviewtrail.human_review
     import reviewtrail.models
     import reviewtrail.provenance
     import reviewtrail.reviewer

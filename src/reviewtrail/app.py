@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewtrail import _identity as identity
-from reviewtrail import evidence, models, provenance, reviewer, tracing
+from reviewtrail import evidence, human_review, models, provenance, reviewer, tracing
 from reviewtrail.config import Settings, load_settings
 from reviewtrail.ledger import RecordCatalog
 from reviewtrail.store import Store
@@ -29,7 +29,7 @@ from reviewtrail.store import Store
 __all__ = ["CATALOG", "PACKAGES", "ProjectStores", "build_catalog", "init_store", "open_store", "payload_schemas"]
 
 # Every package that adds record types or query tables, in the order their query tables are kept.
-PACKAGES = (identity, evidence, provenance, models, reviewer, tracing)
+PACKAGES = (identity, evidence, provenance, models, reviewer, tracing, human_review)
 
 
 def build_catalog() -> RecordCatalog:

@@ -1,0 +1,258 @@
+"""Human review record types: review prompts, candidate responses, frozen review items, decisions
+and campaign settings (docs/human-review.md, "Records").
+
+Every text a person or a model wrote is bounded (the ``*_MAX_CHARS`` constants, counted in
+Unicode code points). The record privacy is the envelope's ``privacy``; the functions here that
+make records (``new_*_record``) apply the rules that tie a payload to its envelope.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from reviewtrail.cas import DIGEST_PATTERN
+from reviewtrail.errors import InvalidInputError
+from reviewtrail.ledger import NewRecord, Privacy, Projection, RecordPayload, new_record, record_type
+
+__all__ = [
+    "ACTOR",
+    "CAMPAIGN",
+    "DECISION",
+    "DISPOSITIONS",
+    "EVIDENCE_MAX_CHARS",
+    "INSTRUCTIONS_MAX_CHARS",
+    "ITEM",
+    "LABEL_MAX_CHARS",
+    "MAX_ALLOWLIST",
+    "MAX_CANDIDATE_AGENTS",
+    "MAX_REASON_CODES",
+    "MAX_RESPONSE_TAGS",
+    "NOTE_MAX_CHARS",
+    "PROJECTIONS",
+    "PROMPT",
+    "PROMPT_MAX_CHARS",
+    "RECORD_TYPES",
+    "RESPONSE",
+    "RESPONSE_MAX_CHARS",
+    "CampaignIdentity",
+    "CampaignSettings",
+    "Criterion",
+    "CriterionIdentity",
+    "Disposition",
+    "ItemCandidate",
+    "ReviewDecision",
+    "ReviewItem",
+    "ReviewPrompt",
+    "ReviewResponse",
+    "Strength",
+    "new_campaign_record",
+    "new_decision_record",
+    "new_item_record",
+    "new_prompt_record",
+]
+
+PROMPT = "stream.thought.source.review.prompt@1"
+RESPONSE = "stream.thought.output.review-response@1"
+ITEM = "stream.thought.review.item.created@1"
+DECISION = "stream.thought.review.decision@1"
+CAMPAIGN = "human-review.campaign@1"
+#: The actor of the records this package makes unless the caller names another.
+ACTOR = "reviewtrail.human-review"
+
+#: The complete prompt shown to the candidate models.
+PROMPT_MAX_CHARS = 32_768
+#: The optional evidence a reviewer needs to judge a response.
+EVIDENCE_MAX_CHARS = 32_768
+#: A criterion's instructions to the reviewer.
+INSTRUCTIONS_MAX_CHARS = 4_096
+#: One candidate response, and a reviewer's replacement response.
+RESPONSE_MAX_CHARS = 32_768
+#: A reviewer's optional note.
+NOTE_MAX_CHARS = 2_000
+#: Human labels (campaign, criterion) and the scenario family.
+LABEL_MAX_CHARS = 200
+#: At most this many reason codes (and response tags) in a criterion's allowlist.
+MAX_ALLOWLIST = 32
+#: At most this many candidate agents declared by one prompt.
+MAX_CANDIDATE_AGENTS = 16
+#: A decision carries at most this many reason codes, and at most this many response tags.
+MAX_REASON_CODES = 2
+MAX_RESPONSE_TAGS = 2
+
+Disposition = Literal["prefer", "tie", "correct", "underdetermined", "malformed", "skip"]
+DISPOSITIONS: tuple[Disposition, ...] = ("prefer", "tie", "correct", "underdetermined", "malformed", "skip")
+Strength = Literal["slight", "strong"]
+
+# Identifiers: printable, no spaces, bounded.
+Ident = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@/-]*$")]
+# Allowlisted reason codes and response tags: lower-case tokens.
+Token = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z][a-z0-9_-]*$")]
+Label = Annotated[str, Field(min_length=1, max_length=LABEL_MAX_CHARS)]
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid")
+
+
+def _unique(values: list[str], field: str) -> None:
+    if len(set(values)) != len(values):
+        raise ValueError(f"{field} lists a value twice")
+
+
+class CampaignIdentity(_Part):
+    id: Ident
+    version: int = Field(ge=1)
+    label: Label
+
+
+class CriterionIdentity(_Part):
+    id: Ident
+    version: int = Field(ge=1)
+
+
+class Criterion(_Part):
+    id: Ident
+    version: int = Field(ge=1)
+    label: Label
+    instructions: str = Field(min_length=1, max_length=INSTRUCTIONS_MAX_CHARS)
+    allowed_reason_codes: list[Token] = Field(
+        default_factory=list, alias="allowedReasonCodes", max_length=MAX_ALLOWLIST
+    )
+    allowed_response_tags: list[Token] = Field(
+        default_factory=list, alias="allowedResponseTags", max_length=MAX_ALLOWLIST
+    )
+
+    @model_validator(mode="after")
+    def _lists(self) -> Criterion:
+        _unique(self.allowed_reason_codes, "allowedReasonCodes")
+        _unique(self.allowed_response_tags, "allowedResponseTags")
+        return self
+
+    def identity(self) -> CriterionIdentity:
+        return CriterionIdentity(id=self.id, version=self.version)
+
+
+@record_type(PROMPT)
+class ReviewPrompt(RecordPayload):
+    """A source event: one prompt of a campaign, the shared trigger of every candidate run over it."""
+
+    campaign: CampaignIdentity
+    scenario_family: Label = Field(alias="scenarioFamily")
+    prompt: str = Field(min_length=1, max_length=PROMPT_MAX_CHARS)
+    evidence: str | None = Field(default=None, min_length=1, max_length=EVIDENCE_MAX_CHARS)
+    criterion: Criterion
+    candidate_agent_ids: list[Ident] = Field(alias="candidateAgentIds", min_length=2, max_length=MAX_CANDIDATE_AGENTS)
+    external_export_eligible: bool = Field(default=False, alias="externalExportEligible")
+
+    @model_validator(mode="after")
+    def _agents(self) -> ReviewPrompt:
+        _unique(self.candidate_agent_ids, "candidateAgentIds")
+        return self
+
+
+@record_type(RESPONSE)
+class ReviewResponse(RecordPayload):
+    """The one output of a candidate run over a review prompt."""
+
+    response: str = Field(min_length=1, max_length=RESPONSE_MAX_CHARS)
+
+
+class ItemCandidate(_Part):
+    run_id: Ident = Field(alias="runId")
+    output_event_id: Ident = Field(alias="outputEventId")
+    digest: str = Field(pattern=rf"^{DIGEST_PATTERN}$")
+
+
+@record_type(ITEM)
+class ReviewItem(RecordPayload):
+    """One frozen pair of candidate runs over one prompt and criterion.
+
+    ``candidates`` are kept ordered by ``runId``; ``displayOrder`` is the two run ids in the
+    order a reviewer sees them (the first is "A")."""
+
+    item_id: Ident = Field(alias="itemId")
+    prompt_event_id: Ident = Field(alias="promptEventId")
+    criterion: CriterionIdentity
+    candidates: list[ItemCandidate] = Field(min_length=2, max_length=2)
+    display_order: list[Ident] = Field(alias="displayOrder", min_length=2, max_length=2)
+
+    @model_validator(mode="after")
+    def _pair(self) -> ReviewItem:
+        runs = [c.run_id for c in self.candidates]
+        if runs[0] >= runs[1]:
+            raise ValueError("candidates must be two distinct runs ordered by runId")
+        if sorted(self.display_order) != runs:
+            raise ValueError("displayOrder must list the two candidates' run ids")
+        return self
+
+    def run_ids(self) -> tuple[str, str]:
+        return self.candidates[0].run_id, self.candidates[1].run_id
+
+
+@record_type(DECISION)
+class ReviewDecision(RecordPayload):
+    """One reviewer's decision on one item. Which fields go with which disposition, and the
+    allowlists, are checked by :func:`reviewtrail.human_review.check_decision`."""
+
+    item_id: Ident = Field(alias="itemId")
+    disposition: Disposition
+    preferred: Ident | None = None  # the runId of the winning candidate (prefer)
+    strength: Strength | None = None  # prefer only
+    replacement: str | None = Field(default=None, min_length=1, max_length=RESPONSE_MAX_CHARS)  # correct only
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    reason_codes: list[Token] = Field(default_factory=list, alias="reasonCodes", max_length=MAX_REASON_CODES)
+    response_tags: list[Token] = Field(default_factory=list, alias="responseTags", max_length=MAX_RESPONSE_TAGS)
+    note: str | None = Field(default=None, min_length=1, max_length=NOTE_MAX_CHARS)
+    use_for_training: bool = Field(default=False, alias="useForTraining")
+    supersedes: Ident | None = None  # the id of the decision record this one replaces
+    submission_id: Ident = Field(alias="submissionId")
+
+
+@record_type(CAMPAIGN)
+class CampaignSettings(RecordPayload):
+    """A campaign's settings; a later record for the same campaign and version supersedes it."""
+
+    campaign_id: Ident = Field(alias="campaignId")
+    version: int = Field(ge=1)
+    training_enabled: bool = Field(default=False, alias="trainingEnabled")
+
+
+def new_prompt_record(payload: ReviewPrompt, privacy: Privacy, *, actor: str = ACTOR) -> NewRecord:
+    """The record of a review prompt. The envelope privacy is authoritative: only a
+    ``public-source`` prompt may be ``externalExportEligible``."""
+    if payload.external_export_eligible and privacy != "public-source":
+        raise InvalidInputError(
+            f"only a public-source prompt may be eligible for external export (privacy is {privacy})",
+            field="externalExportEligible",
+        )
+    return new_record(payload, actor=actor, privacy=privacy, subject=payload.campaign.id)
+
+
+def new_item_record(payload: ReviewItem, privacy: Privacy, *, actor: str = ACTOR) -> NewRecord:
+    """The record of a review item, about its prompt; its id is the item id's record."""
+    return new_record(payload, actor=actor, privacy=privacy, subject=payload.item_id)
+
+
+def new_decision_record(payload: ReviewDecision, privacy: Privacy, *, actor: str = ACTOR) -> NewRecord:
+    """The record of a decision, about its item. A superseded decision is also named in the
+    envelope's ``supersedes``, so the ledger checks it is an earlier record."""
+    return new_record(payload, actor=actor, privacy=privacy, subject=payload.item_id, supersedes=payload.supersedes)
+
+
+def new_campaign_record(payload: CampaignSettings, *, supersedes: str | None = None, actor: str = ACTOR) -> NewRecord:
+    """The record of a campaign's settings (always private: it is not training data)."""
+    return new_record(payload, actor=actor, privacy="private", subject=payload.campaign_id, supersedes=supersedes)
+
+
+# What this package adds to the application's record catalog (see reviewtrail.app). Query tables
+# come with the commands that read them.
+RECORD_TYPES: tuple[type[RecordPayload], ...] = (
+    ReviewPrompt,
+    ReviewResponse,
+    ReviewItem,
+    ReviewDecision,
+    CampaignSettings,
+)
+PROJECTIONS: tuple[Projection, ...] = ()
