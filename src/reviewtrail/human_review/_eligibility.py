@@ -1,0 +1,105 @@
+"""Pure rules of privacy and training eligibility: the privacy join and the three separate facts
+of a decision, each with its reason (docs/human-review.md, "Eligibility")."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import astuple, dataclass, fields
+from typing import NamedTuple
+
+from reviewtrail.errors import InvalidInputError
+from reviewtrail.human_review._decision_rules import ActiveDecision
+from reviewtrail.human_review._records import ReviewDecision, ReviewPrompt
+from reviewtrail.ledger import Privacy
+
+__all__ = [
+    "PRIVACY_ORDER",
+    "TRAINING_DISPOSITIONS",
+    "ChainPrivacy",
+    "Eligibility",
+    "decision_exists",
+    "externally_eligible",
+    "privacy_join",
+    "quality_eligible",
+]
+
+#: Privacy levels from the most open to the strictest.
+PRIVACY_ORDER: tuple[Privacy, ...] = ("public-source", "private", "sensitive")
+#: The only dispositions that can become training examples.
+TRAINING_DISPOSITIONS = ("prefer", "correct")
+
+
+def privacy_join(levels: Iterable[str]) -> Privacy:
+    """The strictest of ``levels``: nothing joined with a stricter level is more open than it.
+    An empty join or an unknown level is refused rather than taken as public."""
+    strictest = -1
+    for level in levels:
+        if level not in PRIVACY_ORDER:
+            raise InvalidInputError(f"{level!r} is not a privacy level", field="privacy")
+        strictest = max(strictest, PRIVACY_ORDER.index(level))
+    if strictest < 0:
+        raise InvalidInputError("no privacy level to join", field="privacy")
+    return PRIVACY_ORDER[strictest]
+
+
+@dataclass(frozen=True)
+class ChainPrivacy:
+    """The envelope privacy of every record an export example rests on."""
+
+    prompt: Privacy
+    item: Privacy
+    run_a: Privacy
+    run_b: Privacy
+    output_a: Privacy
+    output_b: Privacy
+    decision: Privacy
+
+    def join(self) -> Privacy:
+        return privacy_join(astuple(self))
+
+    def not_public(self) -> list[str]:
+        return [f.name for f in fields(self) if getattr(self, f.name) != "public-source"]
+
+
+class Eligibility(NamedTuple):
+    """One fact about a decision and why it holds or not."""
+
+    eligible: bool
+    reason: str
+
+
+def decision_exists(active: ActiveDecision | None) -> Eligibility:
+    """Fact 1: the item has an active human decision (any disposition, ``skip`` included)."""
+    if active is None:
+        return Eligibility(False, "no decision")
+    fact = active.decision
+    return Eligibility(True, f"decision {fact.decision_id} ({fact.decision.disposition}) is active")
+
+
+def quality_eligible(decision: ReviewDecision, *, training_enabled: bool) -> Eligibility:
+    """Fact 2: a ``prefer`` or ``correct`` marked for training, in a campaign whose training is
+    enabled. Otherwise the decision is evaluation-only."""
+    if decision.disposition not in TRAINING_DISPOSITIONS:
+        return Eligibility(False, f"a {decision.disposition} decision is never a training example")
+    if not decision.use_for_training:
+        return Eligibility(False, "the decision is not marked for training (useForTraining is false)")
+    if not training_enabled:
+        return Eligibility(False, "training is disabled for the campaign: the decision is evaluation-only")
+    return Eligibility(True, f"a {decision.disposition} marked for training in a training-enabled campaign")
+
+
+def externally_eligible(
+    decision: ReviewDecision, *, training_enabled: bool, prompt: ReviewPrompt, privacy: ChainPrivacy
+) -> Eligibility:
+    """Fact 3: quality-eligible, the prompt preauthorized with ``externalExportEligible``, and
+    the privacy join over prompt, item, both runs, both outputs and the decision is
+    ``public-source``. Nothing declassifies: one stricter record keeps the example private."""
+    quality = quality_eligible(decision, training_enabled=training_enabled)
+    if not quality.eligible:
+        return quality
+    if not prompt.external_export_eligible:
+        return Eligibility(False, "the prompt is not preauthorized for external export")
+    joined = privacy.join()
+    if joined != "public-source":
+        return Eligibility(False, f"the privacy join is {joined} ({', '.join(privacy.not_public())} not public-source)")
+    return Eligibility(True, "preauthorized prompt and every record public-source")

@@ -1,0 +1,91 @@
+"""Pure rules of review items: the item id, the blinded display order and the candidate digest
+(docs/human-review.md, "Review items")."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from reviewtrail.canonical import canonical_json, canonical_sha256
+from reviewtrail.errors import InvalidInputError
+from reviewtrail.ledger import Privacy
+
+__all__ = [
+    "DIGEST_VERSION",
+    "ITEM_NAMESPACE",
+    "CandidateFacts",
+    "candidate_digest",
+    "display_order",
+    "displayed_runs",
+    "item_id",
+]
+
+#: The UUIDv5 namespace of review item ids.
+ITEM_NAMESPACE = uuid.UUID("4d2b8e61-0c5f-5a7e-9b13-6f0e2a9c7d44")
+#: Part of every candidate digest: a new set of digested fields gets a new version.
+DIGEST_VERSION = 1
+
+
+def item_id(prompt_event_id: str, criterion_id: str, criterion_version: int, run_a: str, run_b: str) -> str:
+    """The review item id: UUIDv5 (in :data:`ITEM_NAMESPACE`) of the RFC 8785 bytes of the prompt
+    event id, the criterion identity and the two run ids sorted, so it does not depend on the
+    order the runs are given in. Two equal runs are not a pair."""
+    if run_a == run_b:
+        raise InvalidInputError("a review item pairs two different runs", field="runB")
+    name = canonical_json(
+        {
+            "promptEventId": prompt_event_id,
+            "criterionId": criterion_id,
+            "criterionVersion": criterion_version,
+            "runIds": sorted((run_a, run_b)),
+        }
+    )
+    return str(uuid.uuid5(ITEM_NAMESPACE, name.decode("utf-8")))
+
+
+def display_order(item_id: str) -> tuple[int, int]:
+    """Which candidate is shown first: indices into the item's candidates (ordered by run id),
+    ``(0, 1)`` or ``(1, 0)``, from the lowest bit of SHA-256 of the item id: stable for an item,
+    and balanced across items because it does not follow the runs' sorted order."""
+    swapped = hashlib.sha256(item_id.encode("utf-8")).digest()[0] & 1
+    return (1, 0) if swapped else (0, 1)
+
+
+def displayed_runs(item_id: str, run_a: str, run_b: str) -> tuple[str, str]:
+    """The two run ids as a reviewer sees them (the first is "A")."""
+    runs = sorted((run_a, run_b))
+    first, second = display_order(item_id)
+    return runs[first], runs[second]
+
+
+class CandidateFacts(BaseModel):
+    """Every training-relevant fact of one candidate, as recorded; the digest covers them all.
+
+    ``run`` holds the completed run's own fields (status, trigger, agent, times...) and
+    ``contextManifest`` the context receipt's manifest, each exactly as recorded."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid")
+
+    run_id: str = Field(alias="runId")
+    run: dict[str, Any]
+    output_event_id: str = Field(alias="outputEventId")
+    output_payload_hash: str = Field(alias="outputPayloadHash")
+    context_manifest: dict[str, Any] = Field(alias="contextManifest")
+    model: str
+    provider: str
+    prompt_hash: str = Field(alias="promptHash")
+    execution_adapter: str = Field(alias="executionAdapter")
+    learned_adapter: str | None = Field(alias="learnedAdapter")
+    catalog_generation: str = Field(alias="catalogGeneration")
+    run_privacy: Privacy = Field(alias="runPrivacy")
+    output_privacy: Privacy = Field(alias="outputPrivacy")
+
+
+def candidate_digest(facts: CandidateFacts) -> str:
+    """``sha256:`` + SHA-256 of the RFC 8785 bytes of every field of ``facts`` (wire names, with
+    ``digestVersion``): a change to any of them gives another digest."""
+    value = {"digestVersion": DIGEST_VERSION, **facts.model_dump(mode="json", by_alias=True)}
+    return "sha256:" + canonical_sha256(value, field="candidate")
