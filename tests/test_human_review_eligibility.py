@@ -14,6 +14,7 @@ from reviewtrail.human_review import (
     DISPOSITIONS,
     PRIVACY_ORDER,
     ActiveDecision,
+    CampaignSettings,
     ChainPrivacy,
     DecisionFact,
     ReviewDecision,
@@ -22,6 +23,7 @@ from reviewtrail.human_review import (
     externally_eligible,
     privacy_join,
     quality_eligible,
+    training_enabled,
 )
 
 levels = st.sampled_from(PRIVACY_ORDER)
@@ -126,3 +128,14 @@ def test_one_stricter_record_anywhere_in_the_chain_keeps_the_example_in(part: st
 def test_a_prompt_not_preauthorized_is_never_exported() -> None:
     result = externally_eligible(decision("prefer"), training_enabled=True, prompt=prompt(False), privacy=PUBLIC)
     assert result == (False, "the prompt is not preauthorized for external export")
+
+
+def test_training_is_enabled_only_by_the_campaigns_latest_settings() -> None:
+    on = CampaignSettings(campaign_id="c1", version=1, training_enabled=True)
+    off = CampaignSettings(campaign_id="c1", version=1)
+    assert training_enabled([], "c1", 1) is False
+    assert training_enabled([(3, on)], "c1", 1) is True
+    assert training_enabled([(5, off), (3, on)], "c1", 1) is False
+    assert training_enabled([(3, off), (5, on)], "c1", 1) is True
+    assert training_enabled([(5, on)], "c1", 2) is False
+    assert training_enabled([(5, on.model_copy(update={"campaign_id": "c2"}))], "c1", 1) is False

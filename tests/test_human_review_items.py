@@ -14,11 +14,14 @@ from hypothesis import strategies as st
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review import (
     CandidateFacts,
+    CriterionIdentity,
     ItemCandidate,
+    ReviewItem,
     candidate_digest,
     display_order,
     displayed_runs,
     item_id,
+    item_problems,
 )
 
 ids = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=20)
@@ -137,3 +140,35 @@ def test_the_digest_is_canonical_and_fits_an_item() -> None:
     reordered = dict(reversed(list(facts().run.items())))
     assert candidate_digest(facts(run=reordered)) == digest
     ItemCandidate(run_id="run-a", output_event_id="o-a", digest=digest)
+
+
+def frozen_item(a: CandidateFacts, b: CandidateFacts) -> ReviewItem:
+    made = item_id("p1", "helpful", 1, a.run_id, b.run_id)
+    first, second = sorted((a, b), key=lambda f: f.run_id)
+    return ReviewItem(
+        item_id=made,
+        prompt_event_id="p1",
+        criterion=CriterionIdentity(id="helpful", version=1),
+        candidates=[
+            ItemCandidate(run_id=f.run_id, output_event_id=f.output_event_id, digest=candidate_digest(f))
+            for f in (first, second)
+        ],
+        display_order=list(displayed_runs(made, a.run_id, b.run_id)),
+    )
+
+
+@given(field=st.sampled_from(sorted(set(CHANGES) - {"runId"})), which=st.sampled_from([0, 1]))
+def test_any_change_to_a_digested_field_after_freezing_makes_the_item_invalid(field: str, which: int) -> None:
+    pair = [facts(), facts(runId="run-b", outputEventId="o-b")]
+    item = frozen_item(*pair)
+    assert item_problems(item, {f.run_id: f for f in pair}) == []
+    pair[which] = facts(**{**pair[which].model_dump(by_alias=True), field: CHANGES[field]})
+    problems = item_problems(item, {"run-a": pair[0], "run-b": pair[1]})
+    assert len(problems) == 1 and problems[0].startswith(f"candidate {('run-a', 'run-b')[which]}:")
+
+
+def test_a_candidate_no_longer_recorded_makes_the_item_invalid() -> None:
+    pair = [facts(), facts(runId="run-b", outputEventId="o-b")]
+    item = frozen_item(*pair)
+    assert item_problems(item, {"run-a": pair[0]}) == ["candidate run-b: the run is not a completed candidate"]
+    assert len(item_problems(item, {"run-a": pair[1], "run-b": pair[1]})) == 1

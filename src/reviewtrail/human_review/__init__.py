@@ -23,6 +23,7 @@ from reviewtrail.human_review._eligibility import (
     externally_eligible,
     privacy_join,
     quality_eligible,
+    training_enabled,
 )
 from reviewtrail.human_review._item_rules import (
     DIGEST_VERSION,
@@ -32,6 +33,7 @@ from reviewtrail.human_review._item_rules import (
     display_order,
     displayed_runs,
     item_id,
+    item_problems,
 )
 from reviewtrail.human_review._records import (
     CAMPAIGN,
@@ -118,10 +120,12 @@ __all__ = [
     "externally_eligible",
     "first_submission",
     "item_id",
+    "item_problems",
     "new_campaign_record",
     "new_decision_record",
     "new_item_record",
     "new_prompt_record",
     "privacy_join",
     "quality_eligible",
+    "training_enabled",
 ]

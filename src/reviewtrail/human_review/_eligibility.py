@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review._decision_rules import ActiveDecision
-from reviewtrail.human_review._records import ReviewDecision, ReviewPrompt
+from reviewtrail.human_review._records import CampaignSettings, ReviewDecision, ReviewPrompt
 from reviewtrail.ledger import Privacy
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "externally_eligible",
     "privacy_join",
     "quality_eligible",
+    "training_enabled",
 ]
 
 #: Privacy levels from the most open to the strictest.
@@ -59,6 +60,17 @@ class ChainPrivacy:
 
     def not_public(self) -> list[str]:
         return [f.name for f in fields(self) if getattr(self, f.name) != "public-source"]
+
+
+def training_enabled(settings: Iterable[tuple[int, CampaignSettings]], campaign_id: str, version: int) -> bool:
+    """Whether the campaign's training is enabled: its latest settings record (by seq) says so.
+    No settings record means disabled (evaluation only)."""
+    latest = max(
+        ((seq, s) for seq, s in settings if s.campaign_id == campaign_id and s.version == version),
+        key=lambda pair: pair[0],
+        default=None,
+    )
+    return latest is not None and latest[1].training_enabled
 
 
 class Eligibility(NamedTuple):

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from reviewtrail.canonical import canonical_json, canonical_sha256
 from reviewtrail.errors import InvalidInputError
+from reviewtrail.human_review._records import ReviewItem
 from reviewtrail.ledger import Privacy
 
 __all__ = [
@@ -21,6 +23,7 @@ __all__ = [
     "display_order",
     "displayed_runs",
     "item_id",
+    "item_problems",
 ]
 
 #: The UUIDv5 namespace of review item ids.
@@ -89,3 +92,26 @@ def candidate_digest(facts: CandidateFacts) -> str:
     ``digestVersion``): a change to any of them gives another digest."""
     value = {"digestVersion": DIGEST_VERSION, **facts.model_dump(mode="json", by_alias=True)}
     return "sha256:" + canonical_sha256(value, field="candidate")
+
+
+def item_problems(item: ReviewItem, current: Mapping[str, CandidateFacts]) -> list[str]:
+    """Why ``item`` no longer binds the bytes it froze, given each candidate's facts as recorded
+    now (by run id; a run missing from ``current`` is no longer a completed candidate). Empty
+    when every output event id and digest still matches: otherwise the item is invalid, and a
+    label is never rebound to other bytes."""
+    problems = []
+    for candidate in item.candidates:
+        facts = current.get(candidate.run_id)
+        if facts is None or facts.run_id != candidate.run_id:
+            problems.append(f"candidate {candidate.run_id}: the run is not a completed candidate")
+        elif facts.output_event_id != candidate.output_event_id:
+            problems.append(
+                f"candidate {candidate.run_id}: the output event is {facts.output_event_id}, "
+                f"the item froze {candidate.output_event_id}"
+            )
+        elif candidate_digest(facts) != candidate.digest:
+            problems.append(
+                f"candidate {candidate.run_id}: the digest differs (the run, output, context manifest, "
+                "model, provider, prompt hash, adapter, catalog or privacy changed)"
+            )
+    return problems
