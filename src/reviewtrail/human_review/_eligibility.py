@@ -1,5 +1,5 @@
 """Pure rules of privacy and training eligibility: the privacy join and the three separate facts
-of a decision, each with its reason (docs/human-review.md, "Eligibility")."""
+of a decision, each with its reason (docs/human-review.md, "Privacy and eligibility")."""
 
 from __future__ import annotations
 
