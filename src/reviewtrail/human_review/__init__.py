@@ -6,6 +6,16 @@ Public API::
     from reviewtrail.human_review import ReviewPrompt, new_prompt_record, item_id, check_decision
 """
 
+from reviewtrail.human_review._adapters import to_openai_preference, to_trl_preference
+from reviewtrail.human_review._dataset_manifest import (
+    MANIFEST_NAME,
+    MANIFEST_VERSION,
+    append_to_manifest,
+    dataset_manifest,
+    file_entry,
+    jsonl_bytes,
+    write_export,
+)
 from reviewtrail.human_review._decision_rules import (
     ActiveDecision,
     DecisionFact,
@@ -24,6 +34,14 @@ from reviewtrail.human_review._eligibility import (
     privacy_join,
     quality_eligible,
     training_enabled,
+)
+from reviewtrail.human_review._export_rows import (
+    TRAINING_EXAMPLE_V4,
+    ExampleCandidate,
+    ExampleFacts,
+    example_facts,
+    example_refusal,
+    training_example_v4,
 )
 from reviewtrail.human_review._item_rules import (
     DIGEST_VERSION,
@@ -81,6 +99,8 @@ __all__ = [
     "ITEM",
     "ITEM_NAMESPACE",
     "LABEL_MAX_CHARS",
+    "MANIFEST_NAME",
+    "MANIFEST_VERSION",
     "MAX_ALLOWLIST",
     "MAX_CANDIDATE_AGENTS",
     "MAX_REASON_CODES",
@@ -94,6 +114,7 @@ __all__ = [
     "RESPONSE",
     "RESPONSE_MAX_CHARS",
     "TRAINING_DISPOSITIONS",
+    "TRAINING_EXAMPLE_V4",
     "ActiveDecision",
     "CampaignIdentity",
     "CampaignSettings",
@@ -104,6 +125,8 @@ __all__ = [
     "DecisionFact",
     "Disposition",
     "Eligibility",
+    "ExampleCandidate",
+    "ExampleFacts",
     "ItemCandidate",
     "Refusal",
     "ReviewDecision",
@@ -112,20 +135,30 @@ __all__ = [
     "ReviewResponse",
     "Strength",
     "active_decisions",
+    "append_to_manifest",
     "candidate_digest",
     "check_decision",
+    "dataset_manifest",
     "decision_exists",
     "display_order",
     "displayed_runs",
+    "example_facts",
+    "example_refusal",
     "externally_eligible",
+    "file_entry",
     "first_submission",
     "item_id",
     "item_problems",
+    "jsonl_bytes",
     "new_campaign_record",
     "new_decision_record",
     "new_item_record",
     "new_prompt_record",
     "privacy_join",
     "quality_eligible",
+    "to_openai_preference",
+    "to_trl_preference",
     "training_enabled",
+    "training_example_v4",
+    "write_export",
 ]

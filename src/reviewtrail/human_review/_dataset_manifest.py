@@ -1,0 +1,132 @@
+"""The dataset manifest beside exported files, and the one I/O of export: writing a file and its
+manifest atomically (docs/human-review.md, "Export").
+
+Each manifest entry names a file with its schema version, row count, byte size, SHA-256 and the
+ledger head it was exported from. Appending carries the existing entries verbatim: files of an
+older schema version (v3 rows) stay listed, valid and untouched."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from reviewtrail._durable import fsync_dir
+from reviewtrail.canonical import canonical_json
+from reviewtrail.errors import ConflictError, InvalidInputError
+from reviewtrail.human_review._export_rows import TRAINING_EXAMPLE_V4
+
+__all__ = [
+    "MANIFEST_NAME",
+    "MANIFEST_VERSION",
+    "append_to_manifest",
+    "dataset_manifest",
+    "file_entry",
+    "jsonl_bytes",
+    "write_export",
+]
+
+#: The manifest's file name in an export directory.
+MANIFEST_NAME = "manifest.json"
+#: The manifest format's version.
+MANIFEST_VERSION = 1
+_HEAD = re.compile(r"^[0-9a-f]{64}$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def jsonl_bytes(rows: Iterable[Mapping[str, Any]]) -> bytes:
+    """One RFC 8785 line per row: the same rows always give the same bytes."""
+    return b"".join(canonical_json(dict(row), field="row") + b"\n" for row in rows)
+
+
+def file_entry(name: str, schema_version: str, data: bytes) -> dict[str, Any]:
+    """The manifest entry of a JSONL file's bytes (without its ledger head)."""
+    if not _NAME.match(name) or name == MANIFEST_NAME:
+        raise InvalidInputError(f"{name!r} is not a plain file name", field="name")
+    return {
+        "name": name,
+        "schemaVersion": schema_version,
+        "rows": data.count(b"\n"),
+        "bytes": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }
+
+
+def dataset_manifest(files: Sequence[Mapping[str, Any]], *, ledger_head: str) -> dict[str, Any]:
+    """A manifest listing ``files`` (entries from :func:`file_entry`), each exported from the
+    ledger head whose hash is ``ledger_head``."""
+    if not _HEAD.match(ledger_head):
+        raise InvalidInputError("the ledger head must be a record hash (64 hex digits)", field="ledgerHead")
+    entries = [{**dict(f), "ledgerHead": ledger_head} for f in files]
+    _unique(entries)
+    return {"manifestVersion": MANIFEST_VERSION, "files": entries}
+
+
+def append_to_manifest(existing: Mapping[str, Any], new_files: Mapping[str, Any]) -> dict[str, Any]:
+    """``existing`` with the files of the manifest ``new_files`` appended. Existing entries (of
+    any schema version) are carried verbatim, never rewritten; a file name listed twice is a
+    conflict."""
+    carried = existing.get("files")
+    if not isinstance(carried, list) or not all(isinstance(e, dict) and "name" in e for e in carried):
+        raise InvalidInputError("the existing manifest must list its files, each with a name", field="files")
+    merged = {**copy.deepcopy(dict(existing)), "files": copy.deepcopy(carried) + copy.deepcopy(new_files["files"])}
+    _unique(merged["files"])
+    return merged
+
+
+def _unique(entries: Sequence[Mapping[str, Any]]) -> None:
+    names = [e["name"] for e in entries]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ConflictError(f"the manifest would list {', '.join(twice)} twice", field="name")
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)
+
+
+def write_export(
+    directory: str | os.PathLike[str],
+    rows: Iterable[Mapping[str, Any]],
+    *,
+    name: str,
+    ledger_head: str,
+    schema_version: str = TRAINING_EXAMPLE_V4,
+) -> dict[str, Any]:
+    """Write ``rows`` as the JSONL file ``name`` in ``directory`` and list it in the directory's
+    manifest (appended to an existing one), each written to a temporary file and renamed into
+    place. An existing file of that name is a conflict. Returns the manifest."""
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    data = jsonl_bytes(rows)
+    new = dataset_manifest([file_entry(name, schema_version, data)], ledger_head=ledger_head)
+    if (folder / name).exists():
+        raise ConflictError(f"{name} already exists in {folder}", field="name")
+    manifest_path = folder / MANIFEST_NAME
+    if manifest_path.exists():
+        try:
+            existing = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise InvalidInputError(f"{manifest_path} is not a JSON manifest: {exc}", field="manifest") from exc
+        manifest = append_to_manifest(existing, new)
+    else:
+        manifest = new
+    _atomic_write(folder / name, data)
+    _atomic_write(manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False).encode("utf-8") + b"\n")
+    return manifest
