@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from reviewtrail.cli import _cas, _ledger, _provenance, _review, _run, _store, _trace
+from reviewtrail.cli import _campaign, _cas, _ledger, _provenance, _review, _run, _store, _trace
 from reviewtrail.cli._output import EXIT_PIPE_CLOSED, silence_stdout, stdout_is_closed
 
 __all__ = ["app", "main"]
@@ -61,6 +61,7 @@ app.command("provenance")(_provenance.provenance)
 app.add_typer(_review.claims_app, name="claims")
 app.add_typer(_review.evidence_app, name="evidence")
 app.add_typer(_review.review_app, name="review")
+app.add_typer(_campaign.app, name="campaign")
 
 
 def _first_non_utf8_argument(args: list[str]) -> tuple[int, str] | None:

@@ -8,13 +8,24 @@ make records (``new_*_record``) apply the rules that tie a payload to its envelo
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Iterable
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from reviewtrail.canonical import canonical_sha256
 from reviewtrail.cas import DIGEST_PATTERN
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.ledger import NewRecord, Privacy, Projection, RecordPayload, new_record, record_type
+from reviewtrail.ledger import (
+    Envelope,
+    NewRecord,
+    Privacy,
+    Projection,
+    ProjectionTable,
+    RecordPayload,
+    new_record,
+    record_type,
+)
 
 __all__ = [
     "ACTOR",
@@ -22,6 +33,7 @@ __all__ = [
     "DECISION",
     "DISPOSITIONS",
     "EVIDENCE_MAX_CHARS",
+    "HUMAN_REVIEW_PROJECTION",
     "INSTRUCTIONS_MAX_CHARS",
     "ITEM",
     "LABEL_MAX_CHARS",
@@ -51,6 +63,7 @@ __all__ = [
     "new_decision_record",
     "new_item_record",
     "new_prompt_record",
+    "prompt_digest",
 ]
 
 PROMPT = "stream.thought.source.review.prompt@1"
@@ -246,8 +259,89 @@ def new_campaign_record(payload: CampaignSettings, *, supersedes: str | None = N
     return new_record(payload, actor=actor, privacy="private", subject=payload.campaign_id, supersedes=supersedes)
 
 
-# What this package adds to the application's record catalog (see reviewtrail.app). Query tables
-# come with the commands that read them.
+def prompt_digest(payload: Any, privacy: str) -> str:
+    """The identity of an imported prompt: ``sha256:`` over the RFC 8785 bytes of its campaign id
+    and version, its whole payload (as recorded, wire names) and its privacy. Importing the same
+    entry again gives the same digest, so it is recognised and not appended twice."""
+    campaign = payload["campaign"]
+    value = {
+        "campaignId": campaign["id"],
+        "campaignVersion": campaign["version"],
+        "payload": payload,
+        "privacy": privacy,
+    }
+    return "sha256:" + canonical_sha256(value, field="prompt")
+
+
+def _rows(env: Envelope) -> Iterable[tuple[str, dict[str, Any]]]:
+    if env.type == PROMPT:
+        p = env.payload_value
+        yield (
+            "hr_prompts",
+            {
+                "prompt_digest": prompt_digest(p, env.privacy),
+                "record_id": env.id,
+                "campaign_id": p["campaign"]["id"],
+                "campaign_version": p["campaign"]["version"],
+                "campaign_label": p["campaign"]["label"],
+                "scenario_family": p["scenarioFamily"],
+                "privacy": env.privacy,
+                "seq": env.seq,
+            },
+        )
+    elif env.type == CAMPAIGN:
+        p = env.payload_value
+        yield (
+            "hr_campaigns",
+            {
+                "campaign_id": p["campaignId"],
+                "version": p["version"],
+                "training_enabled": int(bool(p.get("trainingEnabled", False))),
+                "record_id": env.id,
+                "seq": env.seq,
+            },
+        )
+
+
+#: Query tables: ``hr_prompts`` (one row per imported prompt, keyed by its :func:`prompt_digest`:
+#: a second record of the same prompt fails the whole append with a conflict) and
+#: ``hr_campaigns`` (the latest settings record of each campaign version).
+HUMAN_REVIEW_PROJECTION = Projection(
+    name="human_review",
+    version=1,
+    tables=(
+        ProjectionTable(
+            "hr_prompts",
+            (
+                ("prompt_digest", "text"),
+                ("record_id", "text"),
+                ("campaign_id", "text"),
+                ("campaign_version", "int"),
+                ("campaign_label", "text"),
+                ("scenario_family", "text"),
+                ("privacy", "text"),
+                ("seq", "int"),
+            ),
+            key=("prompt_digest",),
+            indexes=(("campaign_id", "campaign_version"), ("record_id",)),
+            on_conflict="error",
+        ),
+        ProjectionTable(
+            "hr_campaigns",
+            (
+                ("campaign_id", "text"),
+                ("version", "int"),
+                ("training_enabled", "int"),
+                ("record_id", "text"),
+                ("seq", "int"),
+            ),
+            key=("campaign_id", "version"),
+        ),
+    ),
+    rows=_rows,
+)
+
+# What this package adds to the application's record catalog (see reviewtrail.app).
 RECORD_TYPES: tuple[type[RecordPayload], ...] = (
     ReviewPrompt,
     ReviewResponse,
@@ -255,4 +349,4 @@ RECORD_TYPES: tuple[type[RecordPayload], ...] = (
     ReviewDecision,
     CampaignSettings,
 )
-PROJECTIONS: tuple[Projection, ...] = ()
+PROJECTIONS: tuple[Projection, ...] = (HUMAN_REVIEW_PROJECTION,)

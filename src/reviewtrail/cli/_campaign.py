@@ -1,0 +1,111 @@
+"""``reviewtrail campaign``: human review campaigns, their prompts and settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, table
+
+__all__ = ["app"]
+
+app = typer.Typer(help="Human review campaigns: prompts to judge and their settings.", no_args_is_help=True)
+JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
+
+
+def _read(path: Path) -> str:
+    from reviewtrail.errors import InvalidInputError
+
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise InvalidInputError(f"{path} does not exist", field="file") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"cannot read {path} as UTF-8 text: {exc}", field="file") from exc
+
+
+@app.command("import")
+@handle_errors
+def import_(
+    file: Annotated[Path, typer.Argument(help="A campaign file: JSONL (.jsonl) or YAML (.yaml, .yml).")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Import a campaign file, one review prompt per entry.
+
+    Every entry is checked first; a bad entry is reported with its line and field, and then
+    nothing of the file is recorded. Prompts already recorded are reported, not appended again.
+
+    Example: reviewtrail campaign import prompts.yaml --json
+    """
+    from reviewtrail.app import open_store
+    from reviewtrail.human_review import import_campaign
+
+    text = _read(file)
+    with open_store() as store:
+        result = import_campaign(store, text, name=file.name)
+    if as_json:
+        print_json(result.to_json())
+        return
+    print(f"{len(result.imported)} prompt(s) imported; {len(result.already_present)} already present")
+
+
+@app.command("settings")
+@handle_errors
+def settings(
+    campaign: Annotated[str, typer.Argument(help="The campaign id.")],
+    version: Annotated[int, typer.Option("--version", help="The campaign version.")],
+    training: Annotated[
+        bool | None,
+        typer.Option(
+            "--training/--no-training",
+            help="Enable or disable training use of its decisions (default: disabled). Omit to show.",
+        ),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show a campaign version's settings, or record whether its decisions may be used for training.
+
+    Example: reviewtrail campaign settings support-triage --version 1 --training --json
+    """
+    from reviewtrail.app import open_store
+    from reviewtrail.human_review import campaign_settings
+
+    with open_store() as store:
+        view = campaign_settings(store, campaign, version, training=training)
+    if as_json:
+        print_json(view.to_json())
+        return
+    state = "enabled" if view.training_enabled else "disabled"
+    note = " (recorded)" if view.changed else ""
+    print(f"{view.campaign_id} v{view.version}: training {state}{note}")
+
+
+@app.command("ls")
+@handle_errors
+def ls(as_json: JsonOpt = False) -> None:
+    """List campaigns with their prompt counts per scenario family and training setting.
+
+    Example: reviewtrail campaign ls --json
+    """
+    from reviewtrail.app import open_store
+    from reviewtrail.human_review import list_campaigns
+
+    with open_store() as store:
+        found = list_campaigns(store)
+    if as_json:
+        print_json([c.to_json() for c in found])
+        return
+    rows = [
+        [
+            c.campaign_id,
+            str(c.version),
+            c.label or "",
+            str(c.prompts),
+            ", ".join(f"{family}: {n}" for family, n in c.prompts_by_family.items()),
+            "yes" if c.training_enabled else "no",
+        ]
+        for c in found
+    ]
+    table("Campaigns", ["campaign", "version", "label", "prompts", "by family", "training"], rows)

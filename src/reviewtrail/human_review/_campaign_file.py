@@ -1,0 +1,149 @@
+"""Campaign files: JSONL or YAML text, one review prompt per entry (docs/human-review.md,
+"Campaign files"). Pure: text in, validated entries with their line numbers out, or an
+:class:`InvalidInputError` naming the line and the field of the first bad entry."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal, cast, get_args
+
+import yaml  # type: ignore[import-untyped]  # no stubs in the environment
+from pydantic import ValidationError
+
+from reviewtrail.errors import InvalidInputError
+from reviewtrail.human_review._records import ReviewPrompt
+from reviewtrail.ledger import Privacy
+
+__all__ = ["CampaignEntry", "FileFormat", "file_format", "parse_campaign_file"]
+
+FileFormat = Literal["jsonl", "yaml"]
+_PRIVACY: tuple[str, ...] = get_args(Privacy)
+
+
+@dataclass(frozen=True)
+class CampaignEntry:
+    """One validated entry: its position (1-based), the line it starts on, and its prompt."""
+
+    index: int
+    line: int
+    prompt: ReviewPrompt
+    privacy: Privacy
+
+
+class _Bad(Exception):
+    def __init__(self, field: str, problem: str, line: int | None = None) -> None:
+        super().__init__(problem)
+        self.field = field
+        self.problem = problem
+        self.line = line
+
+
+def file_format(name: str, text: str) -> FileFormat:
+    """The format of a campaign file: by its suffix (``.jsonl``/``.ndjson``, ``.yaml``/``.yml``),
+    else JSONL when its first non-blank character opens a JSON object, else YAML."""
+    lower = name.lower()
+    if lower.endswith((".jsonl", ".ndjson")):
+        return "jsonl"
+    if lower.endswith((".yaml", ".yml")):
+        return "yaml"
+    return "jsonl" if text.lstrip().startswith("{") else "yaml"
+
+
+def parse_campaign_file(text: str, fmt: FileFormat) -> list[CampaignEntry]:
+    """Every entry of a campaign file, validated. The first bad entry raises
+    :class:`InvalidInputError` with field ``line N: <field>`` (the field in wire names, e.g.
+    ``criterion.id``); nothing is returned for a file with any bad entry. An empty file is refused."""
+    raw = _jsonl_entries(text) if fmt == "jsonl" else _yaml_entries(text)
+    if not raw:
+        raise InvalidInputError("the campaign file holds no entries", field="file")
+    return [_entry(index, line, value, locate) for index, (line, value, locate) in enumerate(raw, start=1)]
+
+
+_Locate = dict[tuple[str, ...], int]
+
+
+def _entry(index: int, line: int, value: Any, locate: _Locate) -> CampaignEntry:
+    try:
+        if not isinstance(value, dict):
+            raise _Bad("entry", f"an entry must be a mapping, not {type(value).__name__}")
+        fields = dict(value)
+        privacy = fields.pop("privacy", None)
+        if privacy not in _PRIVACY:
+            raise _Bad("privacy", f"must be one of {', '.join(_PRIVACY)} (got {privacy!r})", locate.get(("privacy",)))
+        try:
+            prompt = ReviewPrompt.model_validate(fields)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = tuple(str(part) for part in err["loc"])
+            raise _Bad(".".join(loc) or "entry", err["msg"], _nearest(locate, loc)) from None
+        if prompt.external_export_eligible and privacy != "public-source":
+            raise _Bad(
+                "externalExportEligible",
+                f"only a public-source prompt may be eligible for external export (privacy is {privacy})",
+                locate.get(("externalExportEligible",)),
+            )
+    except _Bad as bad:
+        at = bad.line if bad.line is not None else line
+        raise InvalidInputError(f"entry {index}: {bad.problem}", field=f"line {at}: {bad.field}") from None
+    return CampaignEntry(index=index, line=line, prompt=prompt, privacy=cast(Privacy, privacy))
+
+
+def _nearest(locate: _Locate, loc: tuple[str, ...]) -> int | None:
+    """The line of the deepest key of ``loc`` the YAML marks know (None for JSONL)."""
+    for n in range(len(loc), 0, -1):
+        if loc[:n] in locate:
+            return locate[loc[:n]]
+    return None
+
+
+def _jsonl_entries(text: str) -> list[tuple[int, Any, _Locate]]:
+    out: list[tuple[int, Any, _Locate]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append((number, json.loads(line), {}))
+        except ValueError as exc:
+            raise InvalidInputError(f"entry {len(out) + 1} is not JSON: {exc}", field=f"line {number}: entry") from None
+    return out
+
+
+def _yaml_entries(text: str) -> list[tuple[int, Any, _Locate]]:
+    loader = yaml.SafeLoader(text)
+    try:
+        root = loader.get_single_node()
+        if root is None:
+            return []
+        if not isinstance(root, yaml.SequenceNode):
+            line = root.start_mark.line + 1
+            raise InvalidInputError("a YAML campaign file is a list of entries", field=f"line {line}: file")
+        out: list[tuple[int, Any, _Locate]] = []
+        for node in root.value:
+            value = loader.construct_document(node)
+            out.append((node.start_mark.line + 1, value, _key_lines(node)))
+        return out
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        raise InvalidInputError(f"not valid YAML: {exc.problem or exc}", field=f"line {line}: file") from None
+    except yaml.YAMLError as exc:
+        raise InvalidInputError(f"not valid YAML: {exc}", field="file") from None
+    finally:
+        loader.dispose()
+
+
+def _key_lines(node: yaml.Node, prefix: tuple[str, ...] = ()) -> _Locate:
+    """The line of every mapping key (and list item) under an entry's node, by its path."""
+    found: _Locate = {}
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            path = (*prefix, str(key.value))
+            found[path] = key.start_mark.line + 1
+            found.update(_key_lines(value, path))
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            path = (*prefix, str(i))
+            found[path] = item.start_mark.line + 1
+            found.update(_key_lines(item, path))
+    return found
