@@ -494,3 +494,60 @@ def test_a_bad_existing_manifest_changes_nothing(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError):
         write_export(tmp_path, rows(), name="x.jsonl", ledger_head=HEAD)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["manifest.json"]
+
+
+def test_the_exportable_facts_are_an_explicit_allowlist() -> None:
+    """Adding a field to what an example may hold is a visible decision: no id, note or digest."""
+    from dataclasses import fields
+
+    assert [f.name for f in fields(ExampleFacts)] == [
+        "campaign_id",
+        "campaign_version",
+        "prompt",
+        "evidence",
+        "criterion_id",
+        "criterion_version",
+        "criterion_label",
+        "disposition",
+        "strength",
+        "confidence",
+        "reason_codes",
+        "response_tags",
+        "preferred",
+        "replacement",
+        "candidates",
+        "active",
+        "eligibility",
+        "problems",
+    ]
+
+
+@settings(max_examples=80)
+@given(
+    disposition=st.sampled_from(DISPOSITIONS),
+    active=st.booleans(),
+    use_for_training=st.booleans(),
+    enabled=st.booleans(),
+    preauthorized=st.booleans(),
+    chain=st.lists(st.sampled_from(["public-source", "private", "sensitive"]), min_size=7, max_size=7),
+)
+def test_only_an_active_externally_eligible_prefer_or_correct_becomes_a_row(
+    disposition: str, active: bool, use_for_training: bool, enabled: bool, preauthorized: bool, chain: list[str]
+) -> None:
+    prompt, item, decision, candidates = make_case(disposition, useForTraining=use_for_training)
+    prompt = prompt.model_copy(update={"external_export_eligible": preauthorized})
+    privacy = ChainPrivacy(*chain)
+    facts = example_facts(prompt, item, decision, candidates, active=active, training_enabled=enabled, privacy=privacy)
+    expected = (
+        disposition in ("prefer", "correct")
+        and active
+        and use_for_training
+        and enabled
+        and preauthorized
+        and set(chain) == {"public-source"}
+    )
+    if expected:
+        VALIDATOR.validate(training_example_v4(facts))
+    else:
+        with pytest.raises(InvalidInputError):
+            training_example_v4(facts)
