@@ -17,11 +17,13 @@ from hypothesis import strategies as st
 from conftest import init_cli_store, open_cli_store, run_cli
 from reviewtrail.app import init_store
 from reviewtrail.config import Settings
-from reviewtrail.errors import InvalidInputError
+from reviewtrail.errors import ConflictError, InvalidInputError
 from reviewtrail.human_review import (
     PROMPT,
+    PROMPT_MAX_CHARS,
     import_campaign,
     list_campaigns,
+    new_prompt_record,
     parse_campaign_file,
 )
 
@@ -259,3 +261,73 @@ def test_import_then_ls_counts_match(specs: list[tuple[tuple[str, int], str, int
     assert len(first.imported) == len(distinct) and len(first.already_present) == len(entries) - len(distinct)
     assert again.imported == [] and len(again.already_present) == len(entries)
     assert found == expected
+
+
+def test_yaml_aliases_are_refused() -> None:
+    text = "- &e {prompt: x}\n- *e\n"
+    with pytest.raises(InvalidInputError) as info:
+        parse_campaign_file(text, "yaml")
+    assert info.value.field == "line 1: file"  # the anchored node's line
+    assert "aliases" in str(info.value)
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "yaml"])
+def test_deep_nesting_is_refused_as_input(fmt: str) -> None:
+    text = "[" * 100_000 + "]" * 100_000 + "\n"
+    with pytest.raises(InvalidInputError):
+        parse_campaign_file(text, "jsonl" if fmt == "jsonl" else "yaml")
+
+
+def test_bounds_are_enforced_with_the_line(project: Path) -> None:
+    long = entry(2, prompt="x" * (PROMPT_MAX_CHARS + 1))
+    (project / "c.jsonl").write_text(jsonl([entry(1), long]))
+    code, _, err = run_cli("campaign", "import", "c.jsonl")
+    assert code == 2 and "line 2: prompt" in err
+    ok = entry(2, prompt="x" * PROMPT_MAX_CHARS)
+    (project / "d.jsonl").write_text(jsonl([ok]))
+    assert run_cli("campaign", "import", "d.jsonl")[0] == 0
+
+
+def test_a_second_record_of_the_same_prompt_is_a_conflict(project: Path) -> None:
+    [parsed] = parse_campaign_file(jsonl([entry(1)]), "jsonl")
+    with open_cli_store(project) as store:
+        store.append([new_prompt_record(parsed.prompt, parsed.privacy)])
+        before = store.ledger.head()
+        with pytest.raises(ConflictError):
+            store.append([new_prompt_record(parsed.prompt, parsed.privacy)])
+        assert store.ledger.head() == before
+
+
+def test_missing_file_is_invalid_input(project: Path) -> None:
+    code, _, err = run_cli("campaign", "import", "nope.yaml")
+    assert code == 2 and "file" in err
+
+
+_texts = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    prompts=st.lists(_texts, min_size=1, max_size=6),
+    bad=st.integers(0, 5),
+    field=st.sampled_from(["privacy", "scenarioFamily", "candidateAgentIds", "criterion"]),
+)
+def test_parser_names_the_line_of_the_bad_entry_in_both_formats(prompts: list[str], bad: int, field: str) -> None:
+    entries = [entry(i, prompt=p) for i, p in enumerate(prompts)]
+    good_jsonl = parse_campaign_file(jsonl(entries), "jsonl")
+    good_yaml = parse_campaign_file(yaml.safe_dump(entries, sort_keys=False), "yaml")
+    assert [e.prompt for e in good_jsonl] == [e.prompt for e in good_yaml]
+    assert [e.line for e in good_jsonl] == list(range(1, len(entries) + 1))
+    bad %= len(entries)
+    broken = [dict(e) for e in entries]
+    broken[bad][field] = None
+    with pytest.raises(InvalidInputError) as info:
+        parse_campaign_file(jsonl(broken), "jsonl")
+    assert info.value.field is not None and info.value.field.startswith(f"line {bad + 1}: {field}")
+    text = yaml.safe_dump(broken, sort_keys=False)
+    starts = [e.line for e in good_yaml]
+    with pytest.raises(InvalidInputError) as info:
+        parse_campaign_file(text, "yaml")
+    line = int(str(info.value.field).split(":")[0].removeprefix("line "))
+    end = starts[bad + 1] if bad + 1 < len(starts) else len(text.splitlines()) + 1
+    assert starts[bad] <= line < end and str(info.value.field).endswith(field)

@@ -104,8 +104,11 @@ def _jsonl_entries(text: str) -> list[tuple[int, Any, _Locate]]:
             continue
         try:
             out.append((number, json.loads(line), {}))
-        except ValueError as exc:
-            raise InvalidInputError(f"entry {len(out) + 1} is not JSON: {exc}", field=f"line {number}: entry") from None
+        except (ValueError, RecursionError) as exc:
+            problem = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+            raise InvalidInputError(
+                f"entry {len(out) + 1} is not JSON: {problem}", field=f"line {number}: entry"
+            ) from None
     return out
 
 
@@ -118,6 +121,7 @@ def _yaml_entries(text: str) -> list[tuple[int, Any, _Locate]]:
         if not isinstance(root, yaml.SequenceNode):
             line = root.start_mark.line + 1
             raise InvalidInputError("a YAML campaign file is a list of entries", field=f"line {line}: file")
+        _refuse_aliases(root, set())
         out: list[tuple[int, Any, _Locate]] = []
         for node in root.value:
             value = loader.construct_document(node)
@@ -129,8 +133,27 @@ def _yaml_entries(text: str) -> list[tuple[int, Any, _Locate]]:
         raise InvalidInputError(f"not valid YAML: {exc.problem or exc}", field=f"line {line}: file") from None
     except yaml.YAMLError as exc:
         raise InvalidInputError(f"not valid YAML: {exc}", field="file") from None
+    except RecursionError:
+        raise InvalidInputError("the YAML is nested too deeply", field="file") from None
     finally:
         loader.dispose()
+
+
+def _refuse_aliases(node: yaml.Node, seen: set[int]) -> None:
+    """Refuse a node reached twice (a YAML alias): entries are plain data, and aliases could
+    expand a small file into an enormous one."""
+    if id(node) in seen:
+        raise InvalidInputError(
+            "YAML anchors and aliases are not supported", field=f"line {node.start_mark.line + 1}: file"
+        )
+    seen.add(id(node))
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            _refuse_aliases(key, seen)
+            _refuse_aliases(value, seen)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _refuse_aliases(item, seen)
 
 
 def _key_lines(node: yaml.Node, prefix: tuple[str, ...] = ()) -> _Locate:
