@@ -172,6 +172,16 @@ def save_trace(project: Project, purpose: str, response: str, skill: str = SKILL
     )  # fmt: skip
 
 
+HUMAN_REVIEW_ENTRY = {
+    "campaign": {"id": "canary", "version": 1, "label": "Canary"},
+    "scenarioFamily": "numbers",
+    "prompt": "Explain the accuracy figure.",
+    "criterion": {"id": "faithful", "version": 1, "label": "Faithful", "instructions": "Prefer the faithful one."},
+    "candidateAgentIds": ["agent-a", "agent-b"],
+    "privacy": "public-source",
+}
+
+
 def populate(root: Path) -> tuple[Project, Facts]:
     """A project whose store holds at least one row in every query table the CLI fills."""
     root.mkdir(parents=True)
@@ -207,6 +217,9 @@ def populate(root: Path) -> tuple[Project, Facts]:
     (root / "paper.pdf").write_bytes(minimal_pdf("Scaling helps."))
     _ok(p.cli("evidence", "extract-pdf", "doi:10.1/campaign", "paper.pdf"), "evidence extract-pdf")
     _ok(p.cli("review", "run", "out.md", env={"REVIEWTRAIL_REVIEWER": "quick"}), "review run")
+    (root / "prompts.jsonl").write_text(json.dumps(HUMAN_REVIEW_ENTRY) + "\n")
+    _ok(p.cli("campaign", "import", "prompts.jsonl"), "campaign import")
+    _ok(p.cli("campaign", "settings", "canary", "--version", "1", "--training"), "campaign settings")
     gone = _ok(p.cli("session", "new", "--json"), "session new").json()["sessionId"]
     _ok(p.cli("session", "rm", gone), "session rm")
     f.extra["deleted_session"] = gone
