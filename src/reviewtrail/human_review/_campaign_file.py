@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
-import yaml  # type: ignore[import-untyped]  # no stubs in the environment
+import yaml
 from pydantic import ValidationError
 
 from reviewtrail.errors import InvalidInputError
