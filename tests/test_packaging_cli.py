@@ -57,9 +57,14 @@ def test_version_flag_prints_the_installed_version(tmp_path: Path) -> None:
 # --- shell completion -------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("words", "cword", "expected"),
-    [("reviewtrail ca", "1", "cas"), ("reviewtrail cas re", "2", "retain"), ("reviewtrail ledger ta", "2", "tail")],
+    [
+        ("reviewtrail ve", "1", ["verify"]),
+        ("reviewtrail ca", "1", ["campaign", "cas"]),
+        ("reviewtrail cas re", "2", ["retain"]),
+        ("reviewtrail ledger ta", "2", ["tail"]),
+    ],
 )
-def test_bash_completion_completes_commands(tmp_path: Path, words: str, cword: str, expected: str) -> None:
+def test_bash_completion_completes_commands(tmp_path: Path, words: str, cword: str, expected: list[str]) -> None:
     env = {"_REVIEWTRAIL_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": cword}
     done = subprocess.run(
         [str(Path(sys.executable).parent / "reviewtrail")],
@@ -69,7 +74,7 @@ def test_bash_completion_completes_commands(tmp_path: Path, words: str, cword: s
         timeout=60,
     )
     assert done.returncode == 0
-    assert done.stdout.decode().split() == [expected]
+    assert sorted(done.stdout.decode().split()) == expected
 
 
 def test_completion_script_for_bash_is_printed(tmp_path: Path) -> None:
