@@ -56,8 +56,8 @@ def record(type_: str, payload: dict[str, Any]) -> NewRecord:
 
 
 def test_the_application_catalog_holds_every_package_type_and_query_table() -> None:
-    assert sorted(app.CATALOG.record_types) == TYPES
-    names = [p.name for p in app.CATALOG.projections]
+    assert sorted(app.catalog().record_types) == TYPES
+    names = [p.name for p in app.catalog().projections]
     assert names == ["cas_refs", "supersessions", "evidence", "provenance", "reviewer", "human_review"]
     assert sorted(app.payload_schemas()) == TYPES
     assert "callType" in app.payload_schemas()["provenance.model-usage@1"]["properties"]

@@ -85,7 +85,7 @@ def decision_wire(**changes: Any) -> dict[str, Any]:
 
 
 def ledger() -> MemoryLedger:
-    return MemoryLedger(app.CATALOG)
+    return MemoryLedger(app.catalog())
 
 
 def test_the_records_have_the_exact_type_names() -> None:

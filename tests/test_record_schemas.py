@@ -75,7 +75,7 @@ def test_the_script_checks_the_shipped_files() -> None:
 def test_trace_records_have_a_payload_model() -> None:
     assert [m.record_type for m in tracing.RECORD_TYPES] == [TRACE_TYPE]
     assert TRACE_TYPE in app.payload_schemas()
-    assert TRACE_TYPE in app.CATALOG.record_types
+    assert TRACE_TYPE in app.catalog().record_types
 
 
 def call(**kw: Any) -> ReviewCall:
@@ -121,7 +121,7 @@ def test_records_written_by_record_call_satisfy_the_model(store: Store, tmp_path
     assert {"prompt", "response", "files", "event"} <= set(payloads[0])
     assert "prompt" not in payloads[1] and "files" in payloads[1]
     for payload in payloads:
-        app.CATALOG.validate(TRACE_TYPE, payload)
+        app.catalog().validate(TRACE_TYPE, payload)
 
 
 def test_older_and_recovered_records_satisfy_the_model(store: Store) -> None:
@@ -129,12 +129,14 @@ def test_older_and_recovered_records_satisfy_the_model(store: Store) -> None:
     ref = store.cas.put(b"p", pool="agent-state", media_type="text/plain").to_json()
     meta = {"call_number": 1, "purpose": "round-1-review", "trace_mode": "full"}
     base = {"skill": "s", "run_id": "2026-01-01_run01", "trace_path": ".aris/traces/s/2026-01-01_run01/", "meta": meta}
-    app.CATALOG.validate(TRACE_TYPE, base)
-    app.CATALOG.validate(TRACE_TYPE, {**base, "prompt": ref, "response": ref})
+    app.catalog().validate(TRACE_TYPE, base)
+    app.catalog().validate(TRACE_TYPE, {**base, "prompt": ref, "response": ref})
     digest = {"sha256": "a" * 64, "size": 3}
-    app.CATALOG.validate(TRACE_TYPE, {**base, "files": {"001-x.meta.json": digest}, "event": digest, "recovered": True})
+    app.catalog().validate(
+        TRACE_TYPE, {**base, "files": {"001-x.meta.json": digest}, "event": digest, "recovered": True}
+    )
     # a record the trace reader reports as a problem is still a record (the reader says why)
-    app.CATALOG.validate(TRACE_TYPE, {"skill": "../../etc", "run_id": "x", "trace_path": "../", "meta": {}})
+    app.catalog().validate(TRACE_TYPE, {"skill": "../../etc", "run_id": "x", "trace_path": "../", "meta": {}})
 
 
 @pytest.mark.parametrize(
@@ -152,5 +154,5 @@ def test_older_and_recovered_records_satisfy_the_model(store: Store) -> None:
 def test_the_model_refuses_what_no_writer_writes(change: dict[str, Any], field: str) -> None:
     base = {"skill": "s", "run_id": "2026-01-01_run01", "trace_path": "t/", "meta": {}}
     with pytest.raises(InvalidInputError) as caught:
-        app.CATALOG.validate(TRACE_TYPE, {**base, **change})
+        app.catalog().validate(TRACE_TYPE, {**base, **change})
     assert caught.value.field is not None and caught.value.field.startswith(field)

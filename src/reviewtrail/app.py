@@ -17,30 +17,52 @@ Public API::
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-from reviewtrail import _identity as identity
-from reviewtrail import evidence, human_review, models, provenance, reviewer, tracing
 from reviewtrail.config import Settings, load_settings
-from reviewtrail.ledger import RecordCatalog
-from reviewtrail.store import Store
 
-__all__ = ["CATALOG", "PACKAGES", "ProjectStores", "build_catalog", "init_store", "open_store", "payload_schemas"]
+if TYPE_CHECKING:
+    from reviewtrail.ledger import RecordCatalog
+    from reviewtrail.store import Store
 
-# Every package that adds record types or query tables, in the order their query tables are kept.
-PACKAGES = (identity, evidence, provenance, models, reviewer, tracing, human_review)
+__all__ = [
+    "ProjectStores",
+    "build_catalog",
+    "catalog",
+    "init_store",
+    "open_store",
+    "packages",
+    "payload_schemas",
+]
+
+
+def packages() -> tuple[ModuleType, ...]:
+    """Every package that adds record types or query tables, in the order their query tables are
+    kept. Imported on first use, so a command that opens no store (``trace save`` in a project
+    without one, ``--help``) does not pay for loading every package."""
+    from reviewtrail import _identity as identity
+    from reviewtrail import evidence, human_review, models, provenance, reviewer, tracing
+
+    return (identity, evidence, provenance, models, reviewer, tracing, human_review)
 
 
 def build_catalog() -> RecordCatalog:
     """The record types and projections of every package, plus the ledger's built-in projections."""
+    from reviewtrail.ledger import RecordCatalog
+
     return RecordCatalog(
-        [t for package in PACKAGES for t in package.RECORD_TYPES],
-        [p for package in PACKAGES for p in package.PROJECTIONS],
+        [t for package in packages() for t in package.RECORD_TYPES],
+        [p for package in packages() for p in package.PROJECTIONS],
     )
 
 
-CATALOG = build_catalog()
+@cache
+def catalog() -> RecordCatalog:
+    """The application's catalog, built once."""
+    return build_catalog()
 
 
 def open_store(
@@ -48,9 +70,11 @@ def open_store(
 ) -> Store:
     """Open the existing store of ``settings`` (default: loaded from the environment and
     ``reviewtrail.toml``) with the application's catalog; see :meth:`Store.open`."""
+    from reviewtrail.store import Store
+
     return Store.open(
         settings if settings is not None else load_settings(),
-        CATALOG,
+        catalog(),
         read_only=read_only,
         check_identity=check_identity,
     )
@@ -58,12 +82,14 @@ def open_store(
 
 def init_store(settings: Settings | None = None) -> Store:
     """Create the store of ``settings``, or re-open it; see :meth:`Store.init`."""
-    return Store.init(settings if settings is not None else load_settings(), CATALOG)
+    from reviewtrail.store import Store
+
+    return Store.init(settings if settings is not None else load_settings(), catalog())
 
 
 def payload_schemas() -> dict[str, dict[str, Any]]:
     """JSON Schema of every typed payload the application's ledger validates, keyed by record type."""
-    return CATALOG.schemas()
+    return catalog().schemas()
 
 
 class ProjectStores:
