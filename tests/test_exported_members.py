@@ -20,11 +20,12 @@ PACKAGES = sorted(p.parent.name for p in SRC.glob("*/__init__.py"))
 def _public_names(module: types.ModuleType) -> set[str]:
     """Names a ``from package import *`` caller could mean: not private, not a submodule, not the
     ``annotations`` future flag."""
-    return {
+    defined = {
         name
         for name, value in vars(module).items()
         if not name.startswith("_") and not isinstance(value, types.ModuleType) and name != "annotations"
     }
+    return defined | set(getattr(module, "_LAZY", {}))  # names a package loads on first use
 
 
 def _sources() -> list[Path]:

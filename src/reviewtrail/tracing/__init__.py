@@ -8,6 +8,9 @@ Public API::
     from reviewtrail.tracing import validate_native_evidence  # host-session evidence of native reviewers
 """
 
+import importlib
+import typing
+
 from reviewtrail.tracing._assurance import (
     SENTINELS,
     SUCCESS_STATUSES,
@@ -21,7 +24,6 @@ from reviewtrail.tracing._assurance import (
     normalize_reported,
     review_independence,
 )
-from reviewtrail.tracing._call_record import PROJECTIONS, RECORD_TYPES, ReviewCallRecord
 from reviewtrail.tracing._debug import Divergence, RunView, Step, diff_calls, divergence, list_runs, show_run
 from reviewtrail.tracing._documents import ReviewCall, TraceMode
 from reviewtrail.tracing._families import FAMILIES, UNKNOWN, model_family
@@ -31,17 +33,42 @@ from reviewtrail.tracing._ledger_check import trace_ledger_problems
 from reviewtrail.tracing._ledger_repair import repair_trace_links
 from reviewtrail.tracing._modes import inline_mode, resolve_mode
 from reviewtrail.tracing._native_evidence import NativeEvidence, validate_native_evidence
-from reviewtrail.tracing._otel_request import (
-    OtelExportOutcome,
-    OtelExportRequest,
-    export_trace_runs,
-    otel_export_request,
-)
 from reviewtrail.tracing._reader import TraceCall, TraceRun, find_run, iter_runs, load_run
 from reviewtrail.tracing._record import TraceResult, record_call, trace_review, traced_review
 from reviewtrail.tracing._save_request import TraceSaveRequest, save_trace, trace_save_request
 from reviewtrail.tracing._trace_check import TraceCheck, check_traces
 from reviewtrail.tracing._verify import load_schema, verify_traces
+
+if typing.TYPE_CHECKING:
+    from reviewtrail.tracing._call_record import PROJECTIONS, RECORD_TYPES, ReviewCallRecord
+    from reviewtrail.tracing._otel_request import (
+        OtelExportOutcome,
+        OtelExportRequest,
+        export_trace_runs,
+        otel_export_request,
+    )
+
+# Loaded on first use: the record model (pydantic) and the OTLP export (protobuf) are not needed
+# to save a trace in a project without a store, which must start fast.
+_LAZY = {
+    "PROJECTIONS": "_call_record",
+    "RECORD_TYPES": "_call_record",
+    "ReviewCallRecord": "_call_record",
+    "OtelExportOutcome": "_otel_request",
+    "OtelExportRequest": "_otel_request",
+    "export_trace_runs": "_otel_request",
+    "otel_export_request": "_otel_request",
+}
+
+
+def __getattr__(name: str) -> typing.Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "FAMILIES",

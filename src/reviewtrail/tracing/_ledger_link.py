@@ -38,12 +38,16 @@ class StoreLocator(Protocol):
 
 
 def store_present(store: Store | StoreLocator | None, project: Path) -> bool:
-    """Whether a call saved in ``project`` will be recorded: an open store, or one the locator finds."""
-    from reviewtrail.store import Store
+    """Whether a call saved in ``project`` will be recorded: an open store, or one the locator finds.
 
-    if store is None or isinstance(store, Store):
-        return store is not None
-    return store.exists(project)
+    A locator is asked first, without loading the store's code, so a save in a project without a
+    store starts fast."""
+    if store is None:
+        return False
+    exists = getattr(store, "exists", None)
+    if callable(exists):  # a StoreLocator (an open Store has no ``exists``)
+        return bool(exists(project))
+    return True
 
 
 def digest_doc(value: tuple[str, int]) -> dict[str, Any]:

@@ -10,14 +10,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from reviewtrail.store import Store
 from reviewtrail.tracing._cli_support import read_prompt, read_response, split_files, warn_claims
 from reviewtrail.tracing._documents import ReviewCall
 from reviewtrail.tracing._ledger_link import StoreLocator
 from reviewtrail.tracing._native_evidence import validate_native_evidence
 from reviewtrail.tracing._record import TraceResult, record_call
+
+if TYPE_CHECKING:
+    from reviewtrail.store import Store
 
 __all__ = ["TraceSaveRequest", "save_trace", "trace_save_request"]
 
