@@ -5,10 +5,11 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-__all__ = ["fsync_dir", "sync_files"]
+__all__ = ["fsync_dir", "replace_file", "sync_files"]
 
 
 def fsync_dir(path: str | os.PathLike[str]) -> None:
@@ -18,6 +19,26 @@ def fsync_dir(path: str | os.PathLike[str]) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def replace_file(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> None:
+    """Write ``data`` to ``path`` durably and atomically: a temp file in the same folder, fsynced,
+    given ``mode`` (default: the temp file's 0o600), renamed over ``path``, then the folder fsynced.
+    A failure leaves ``path`` as it was and no temp file behind."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    fsync_dir(target.parent)
 
 
 def _load_syncfs() -> Callable[[int], int] | None:

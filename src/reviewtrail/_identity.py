@@ -10,15 +10,13 @@ ledger is an integrity failure, never a fresh empty ledger.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
-from reviewtrail._durable import fsync_dir
+from reviewtrail._durable import replace_file
 from reviewtrail.errors import IntegrityError
 from reviewtrail.ledger import Envelope, Projection, RecordPayload, record_type
 
@@ -127,17 +125,7 @@ def read_marker(path: Path) -> StoreMarker:
 
 def write_marker(path: Path, marker: StoreMarker) -> None:
     """Write the marker durably and atomically (temp file, fsync, rename)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write((json.dumps(marker.to_json(), indent=2) + "\n").encode())
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    fsync_dir(path.parent)
+    replace_file(path, (json.dumps(marker.to_json(), indent=2) + "\n").encode())
 
 
 def identity_problems(marker: StoreMarker, record: Envelope | None, where: str) -> list[str]:

@@ -12,12 +12,11 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from reviewtrail._durable import fsync_dir
+from reviewtrail._durable import replace_file
 from reviewtrail.canonical import canonical_json
 from reviewtrail.errors import ConflictError, InvalidInputError
 from reviewtrail.human_review._export_rows import TRAINING_EXAMPLE_V4
@@ -87,20 +86,6 @@ def _unique(entries: Sequence[Mapping[str, Any]]) -> None:
         raise ConflictError(f"the manifest would list {', '.join(twice)} twice", field="name")
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    fsync_dir(path.parent)
-
-
 def write_export(
     directory: str | os.PathLike[str],
     rows: Iterable[Mapping[str, Any]],
@@ -127,6 +112,6 @@ def write_export(
         manifest = append_to_manifest(existing, new)
     else:
         manifest = new
-    _atomic_write(folder / name, data)
-    _atomic_write(manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False).encode("utf-8") + b"\n")
+    replace_file(folder / name, data)
+    replace_file(manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False).encode("utf-8") + b"\n")
     return manifest

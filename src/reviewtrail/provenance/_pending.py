@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from reviewtrail._durable import fsync_dir, replace_file
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.ledger import format_time
 from reviewtrail.provenance._snapshot import FileState, Snapshot
@@ -132,14 +133,6 @@ class PendingRun:
     path: Path
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def write_marker(store: Store, run_id: str, session_id: str, started_at: str, before: Snapshot, **meta: Any) -> Path:
     """Write ``<store>/runs-pending/<run_id>.json`` durably; its path."""
     folder = pending_dir(store)
@@ -152,18 +145,7 @@ def write_marker(store: Store, run_id: str, session_id: str, started_at: str, be
         **meta,
     }
     final = folder / f"{run_id}.json"
-    tmp = folder / f".{run_id}.json.tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(doc, f, sort_keys=True)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, final)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    _fsync_dir(folder)
+    replace_file(final, json.dumps(doc, sort_keys=True).encode("utf-8"), mode=0o644)
     return final
 
 
@@ -207,7 +189,7 @@ def remove_marker(path: Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
     with contextlib.suppress(OSError):
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
 
 
 # --- the public API ----------------------------------------------------------------------------

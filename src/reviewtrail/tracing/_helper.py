@@ -13,12 +13,12 @@ tracing"):
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from reviewtrail._durable import replace_file
 from reviewtrail.errors import ConflictError
 from reviewtrail.tracing._layout import ARIS_DIR, existing_project_root, project_root
 
@@ -65,10 +65,7 @@ def install_helper(project_dir: str | Path | None, *, force: bool = False) -> Pa
     script = helper_script()
     if target.exists() and target.read_text(encoding="utf-8", errors="replace") != script and not force:
         raise ConflictError(f"{target} exists and differs; pass --force to replace it", field="helper")
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    tmp.write_text(script, encoding="utf-8")
-    tmp.chmod(0o755)
-    os.replace(tmp, target)
+    replace_file(target, script.encode("utf-8"), mode=0o755)
     return target
 
 

@@ -9,10 +9,8 @@ or a timeout fails at once.
 
 from __future__ import annotations
 
-import contextlib
+import errno
 import gzip
-import os
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -20,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from reviewtrail._durable import replace_file
 from reviewtrail._redact import redact_url
 from reviewtrail._retry_after import parse_retry_after
 from reviewtrail.errors import BackendUnavailableError, InvalidInputError
@@ -74,26 +73,13 @@ def export_to_file(
     # A replaced file keeps its permissions; a new one is rw-r--r--.
     mode = target.stat().st_mode & 0o777 if target.is_file() else 0o644
     try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    except OSError as exc:
+        replace_file(target, data, mode=mode)
+    except (FileNotFoundError, NotADirectoryError, PermissionError) as exc:
         raise InvalidInputError(f"cannot write {target}: {exc.strerror or exc}", field="output") from exc
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+    except OSError as exc:
+        if exc.errno != errno.EROFS:
+            raise
+        raise InvalidInputError(f"cannot write {target}: {exc.strerror or exc}", field="output") from exc
     return OtlpExport(str(target), len(runs), span_count(doc), [trace_id(r) for r in runs])
 
 
