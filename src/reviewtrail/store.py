@@ -224,7 +224,7 @@ class Store:
             identity = _identity_check(self.ledger, self.marker) if self.marker is not None else []
             report.problems.extend(identity)
             report.problems.extend(self._furniture_problems())
-            intact, bad = self._verify_objects(report, tick)
+            intact, bad = self._verify_objects(report, tick, count_bytes=progress is not None)
             total = head.seq if head is not None else 0
             ref_problems: list[str] = []
             projections = ProjectionCheck(self.ledger)
@@ -260,15 +260,17 @@ class Store:
         return report
 
     def _verify_objects(
-        self, report: VerifyReport, tick: Progress
+        self, report: VerifyReport, tick: Progress, *, count_bytes: bool
     ) -> tuple[dict[tuple[Location, str], int], set[tuple[Location, str]]]:
         names = list(self.cas.iter_objects())
         intact: dict[tuple[Location, str], int] = {}
         bad: set[tuple[Location, str]] = set()
-        total_bytes = sum(self.cas.stored_size(location, name) or 0 for location, name in names)
+        on_bytes = None
+        if count_bytes:  # sizing every object first costs an open each: only for a progress bar
+            total_bytes = sum(self.cas.stored_size(location, name) or 0 for location, name in names)
 
-        def on_bytes(n: int) -> None:
-            tick("bytes", n, total_bytes)
+            def on_bytes(n: int) -> None:
+                tick("bytes", n, total_bytes)
 
         for location, name in names:
             check = self.cas.check_object(location, name, on_bytes)

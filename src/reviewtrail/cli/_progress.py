@@ -75,10 +75,11 @@ def _count_or_bytes_column() -> object:
 
 
 @contextmanager
-def phase_progress(verb: str, show: bool | None) -> Iterator[Callable[[str, int, int], None]]:
-    """A ``(phase, advance, total)`` callback drawing one bar per phase (``bytes`` in bytes)."""
+def phase_progress(verb: str, show: bool | None) -> Iterator[Callable[[str, int, int], None] | None]:
+    """A ``(phase, advance, total)`` callback drawing one bar per phase (``bytes`` in bytes), or
+    ``None`` when no bar is wanted (so the work behind a bar, such as sizing objects, is skipped)."""
     if not _wanted(show, True):
-        yield lambda phase, advance, total: None
+        yield None
         return
     from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
