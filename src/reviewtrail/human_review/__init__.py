@@ -63,6 +63,7 @@ from reviewtrail.human_review._item_rules import (
     item_id,
     item_problems,
 )
+from reviewtrail.human_review._position_bias import BiasShare, PositionBias, position_bias, wilson_interval
 from reviewtrail.human_review._records import (
     CAMPAIGN,
     DECISION,
@@ -129,6 +130,7 @@ __all__ = [
     "TRAINING_DISPOSITIONS",
     "TRAINING_EXAMPLE_V4",
     "ActiveDecision",
+    "BiasShare",
     "CampaignEntry",
     "CampaignIdentity",
     "CampaignSettings",
@@ -146,6 +148,7 @@ __all__ = [
     "ImportResult",
     "ImportedPrompt",
     "ItemCandidate",
+    "PositionBias",
     "Refusal",
     "ReviewDecision",
     "ReviewItem",
@@ -178,6 +181,7 @@ __all__ = [
     "new_item_record",
     "new_prompt_record",
     "parse_campaign_file",
+    "position_bias",
     "privacy_join",
     "prompt_digest",
     "quality_eligible",
@@ -185,5 +189,6 @@ __all__ = [
     "to_trl_preference",
     "training_enabled",
     "training_example_v4",
+    "wilson_interval",
     "write_export",
 ]
