@@ -34,6 +34,7 @@ CRITERION = Criterion.model_validate(
 ITEM = ReviewItem.model_validate(
     {
         "itemId": "item-1",
+        "campaign": {"id": "c1", "version": 1},
         "promptEventId": "p1",
         "criterion": {"id": "helpful", "version": 2},
         "candidates": [

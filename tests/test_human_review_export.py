@@ -118,6 +118,7 @@ def make_case(
     item = ReviewItem.model_validate(
         {
             "itemId": iid,
+            "campaign": {"id": "camp-1", "version": 2},
             "promptEventId": prompt_event,
             "criterion": {"id": "helpful", "version": 1},
             "candidates": [

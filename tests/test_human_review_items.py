@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review import (
+    CampaignRef,
     CandidateFacts,
     CriterionIdentity,
     ItemCandidate,
@@ -147,6 +148,7 @@ def frozen_item(a: CandidateFacts, b: CandidateFacts) -> ReviewItem:
     first, second = sorted((a, b), key=lambda f: f.run_id)
     return ReviewItem(
         item_id=made,
+        campaign=CampaignRef(id="c1", version=1),
         prompt_event_id="p1",
         criterion=CriterionIdentity(id="helpful", version=1),
         candidates=[

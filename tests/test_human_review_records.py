@@ -55,6 +55,7 @@ def prompt_wire(**changes: Any) -> dict[str, Any]:
 def item_wire(**changes: Any) -> dict[str, Any]:
     wire: dict[str, Any] = {
         "itemId": "item-1",
+        "campaign": {"id": "c1", "version": 1},
         "promptEventId": "p1",
         "criterion": {"id": "helpful", "version": 2},
         "candidates": [

@@ -8,7 +8,6 @@ make records (``new_*_record``) apply the rules that tie a payload to its envelo
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -17,11 +16,8 @@ from reviewtrail.canonical import canonical_sha256
 from reviewtrail.cas import DIGEST_PATTERN
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.ledger import (
-    Envelope,
     NewRecord,
     Privacy,
-    Projection,
-    ProjectionTable,
     RecordPayload,
     new_record,
     record_type,
@@ -33,7 +29,6 @@ __all__ = [
     "DECISION",
     "DISPOSITIONS",
     "EVIDENCE_MAX_CHARS",
-    "HUMAN_REVIEW_PROJECTION",
     "INSTRUCTIONS_MAX_CHARS",
     "ITEM",
     "LABEL_MAX_CHARS",
@@ -42,18 +37,19 @@ __all__ = [
     "MAX_REASON_CODES",
     "MAX_RESPONSE_TAGS",
     "NOTE_MAX_CHARS",
-    "PROJECTIONS",
     "PROMPT",
     "PROMPT_MAX_CHARS",
-    "RECORD_TYPES",
     "RESPONSE",
     "RESPONSE_MAX_CHARS",
     "CampaignIdentity",
+    "CampaignRef",
     "CampaignSettings",
     "Criterion",
     "CriterionIdentity",
     "Disposition",
+    "Ident",
     "ItemCandidate",
+    "Label",
     "ReviewDecision",
     "ReviewItem",
     "ReviewPrompt",
@@ -118,6 +114,13 @@ class CampaignIdentity(_Part):
     id: Ident
     version: int = Field(ge=1)
     label: Label
+
+
+class CampaignRef(_Part):
+    """A campaign version, as items and runs name it."""
+
+    id: Ident
+    version: int = Field(ge=1)
 
 
 class CriterionIdentity(_Part):
@@ -186,6 +189,7 @@ class ReviewItem(RecordPayload):
     order a reviewer sees them (the first is "A")."""
 
     item_id: Ident = Field(alias="itemId")
+    campaign: CampaignRef
     prompt_event_id: Ident = Field(alias="promptEventId")
     criterion: CriterionIdentity
     candidates: list[ItemCandidate] = Field(min_length=2, max_length=2)
@@ -271,82 +275,3 @@ def prompt_digest(payload: Any, privacy: str) -> str:
         "privacy": privacy,
     }
     return "sha256:" + canonical_sha256(value, field="prompt")
-
-
-def _rows(env: Envelope) -> Iterable[tuple[str, dict[str, Any]]]:
-    if env.type == PROMPT:
-        p = env.payload_value
-        yield (
-            "hr_prompts",
-            {
-                "prompt_digest": prompt_digest(p, env.privacy),
-                "record_id": env.id,
-                "campaign_id": p["campaign"]["id"],
-                "campaign_version": p["campaign"]["version"],
-                "campaign_label": p["campaign"]["label"],
-                "scenario_family": p["scenarioFamily"],
-                "privacy": env.privacy,
-                "seq": env.seq,
-            },
-        )
-    elif env.type == CAMPAIGN:
-        p = env.payload_value
-        yield (
-            "hr_campaigns",
-            {
-                "campaign_id": p["campaignId"],
-                "version": p["version"],
-                "training_enabled": int(bool(p.get("trainingEnabled", False))),
-                "record_id": env.id,
-                "seq": env.seq,
-            },
-        )
-
-
-#: Query tables: ``hr_prompts`` (one row per imported prompt, keyed by its :func:`prompt_digest`:
-#: a second record of the same prompt fails the whole append with a conflict) and
-#: ``hr_campaigns`` (the latest settings record of each campaign version).
-HUMAN_REVIEW_PROJECTION = Projection(
-    name="human_review",
-    version=1,
-    tables=(
-        ProjectionTable(
-            "hr_prompts",
-            (
-                ("prompt_digest", "text"),
-                ("record_id", "text"),
-                ("campaign_id", "text"),
-                ("campaign_version", "int"),
-                ("campaign_label", "text"),
-                ("scenario_family", "text"),
-                ("privacy", "text"),
-                ("seq", "int"),
-            ),
-            key=("prompt_digest",),
-            indexes=(("campaign_id", "campaign_version"), ("record_id",)),
-            on_conflict="error",
-        ),
-        ProjectionTable(
-            "hr_campaigns",
-            (
-                ("campaign_id", "text"),
-                ("version", "int"),
-                ("training_enabled", "int"),
-                ("record_id", "text"),
-                ("seq", "int"),
-            ),
-            key=("campaign_id", "version"),
-        ),
-    ),
-    rows=_rows,
-)
-
-# What this package adds to the application's record catalog (see reviewtrail.app).
-RECORD_TYPES: tuple[type[RecordPayload], ...] = (
-    ReviewPrompt,
-    ReviewResponse,
-    ReviewItem,
-    ReviewDecision,
-    CampaignSettings,
-)
-PROJECTIONS: tuple[Projection, ...] = (HUMAN_REVIEW_PROJECTION,)
