@@ -4,7 +4,7 @@ adds to the application's record catalog. Every row is a pure function of one re
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 from reviewtrail.human_review._records import (
     CAMPAIGN,
@@ -120,7 +120,7 @@ def _rows(env: Envelope) -> Iterable[tuple[str, dict[str, Any]]]:
         )
 
 
-_SEQ = ("seq", "int")
+_SEQ: tuple[str, Literal["int"]] = ("seq", "int")
 
 #: Query tables:
 #:

@@ -1,0 +1,232 @@
+"""Reading human-review records as they stand now: amendments applied, candidate facts recomputed
+(docs/human-review.md, "Amendments" and "Re-check"). Every queue, decision and export path
+resolves an item through :func:`resolve_item`, so a frozen pair is checked against the current
+records each time and never rebound to other bytes.
+
+A record is *amended* by later records that name it in the envelope's ``supersedes``: a record of
+the same type is a correction (it becomes the current content), and a
+``human-review.privacy-reclassification@1`` makes its privacy stricter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from reviewtrail.errors import NotFoundError
+from reviewtrail.human_review._eligibility import PRIVACY_ORDER
+from reviewtrail.human_review._item_rules import CandidateFacts, item_problems
+from reviewtrail.human_review._records import RESPONSE, ReviewItem, ReviewPrompt, ReviewResponse
+from reviewtrail.human_review._run_records import RECLASSIFICATION, CandidateRun, ContextReceipt
+from reviewtrail.human_review._run_rules import PromptRef, RunFacts
+from reviewtrail.ledger import Envelope, Ledger, Privacy
+
+__all__ = [
+    "Current",
+    "ResolvedItem",
+    "current",
+    "prompt_ref",
+    "resolve_item",
+    "run_candidate",
+    "run_facts",
+    "runs_over",
+    "stricter",
+]
+
+
+def stricter(a: str, b: str) -> Privacy:
+    """The stricter of two privacy levels."""
+    return PRIVACY_ORDER[max(PRIVACY_ORDER.index(a), PRIVACY_ORDER.index(b))]
+
+
+@dataclass(frozen=True)
+class Current:
+    """A record as it stands: its current content (the latest correction, or itself), the privacy
+    in force (reclassifications applied) and whether anything amended it."""
+
+    original: Envelope
+    content: Envelope
+    privacy: Privacy
+    amended: bool
+    forked: bool  # two corrections of one record: neither is taken as current
+
+
+def current(ledger: Ledger, env: Envelope) -> Current:
+    """Follow the corrections and reclassifications of ``env``."""
+    content, privacy, amended, forked = env, env.privacy, False, False
+    seen = {env.id}
+    while True:
+        by = ledger.superseded_by(content.id)
+        if not by:
+            break
+        amended = True
+        corrections = []
+        for later_id in by:
+            later = ledger.get(later_id)
+            if later.type == RECLASSIFICATION:
+                privacy = stricter(privacy, later.privacy)
+            elif later.type == content.type and later.id not in seen:
+                corrections.append(later)
+        if not corrections:
+            break
+        if len(corrections) > 1:
+            forked = True
+        content = corrections[-1]
+        seen.add(content.id)
+        privacy = stricter(privacy, content.privacy)
+    return Current(env, content, privacy, amended, forked)  # type: ignore[arg-type]
+
+
+def _latest_runs(ledger: Ledger, run_id: str) -> list[Current]:
+    rows = sorted(ledger.rows("hr_runs", run_id=run_id), key=lambda r: r["seq"])
+    superseded = set()
+    heads = []
+    for row in rows:
+        env = ledger.get(row["record_id"])
+        if env.supersedes is not None:
+            superseded.add(env.supersedes)
+        heads.append(env)
+    return [current(ledger, env) for env in heads if env.id not in superseded]
+
+
+def _parts(ledger: Ledger, run_id: str) -> tuple[list[Current], list[Current]]:
+    receipts: list[Current] = []
+    outputs: list[Current] = []
+    corrections: set[str] = set()
+    envs: list[Envelope] = []
+    for row in sorted(ledger.rows("hr_run_parts", run_id=run_id), key=lambda r: r["seq"]):
+        env = ledger.get(row["record_id"])
+        envs.append(env)
+        if env.supersedes is not None:
+            corrections.add(env.supersedes)
+    for env in envs:
+        if env.id in corrections:
+            continue
+        (outputs if env.type == RESPONSE else receipts).append(current(ledger, env))
+    return receipts, outputs
+
+
+@dataclass(frozen=True)
+class _RunState:
+    run: Current
+    receipts: list[Current]
+    outputs: list[Current]
+
+
+def _run_state(ledger: Ledger, run_id: str) -> _RunState | None:
+    runs = _latest_runs(ledger, run_id)
+    if len(runs) != 1 or runs[0].forked:
+        return None
+    receipts, outputs = _parts(ledger, run_id)
+    return _RunState(runs[0], receipts, outputs)
+
+
+def run_facts(ledger: Ledger, run_id: str) -> RunFacts | None:
+    """The run as recorded now, for the pairing rules; None when the run id has no single current
+    record."""
+    state = _run_state(ledger, run_id)
+    if state is None:
+        return None
+    return RunFacts(
+        run=CandidateRun.model_validate(state.run.content.payload_value),
+        seq=state.run.original.seq,
+        receipts=tuple(ContextReceipt.model_validate(r.content.payload_value) for r in state.receipts),
+        outputs=tuple(o.content.id for o in state.outputs),
+    )
+
+
+def run_candidate(ledger: Ledger, run_id: str) -> tuple[CandidateFacts, str] | None:
+    """A completed run's candidate facts as recorded now and its exact response; None when the
+    run is not a completed run with exactly one current output and one current receipt."""
+    state = _run_state(ledger, run_id)
+    if state is None or len(state.outputs) != 1 or len(state.receipts) != 1:
+        return None
+    run = CandidateRun.model_validate(state.run.content.payload_value)
+    if run.status != "completed":
+        return None
+    output, receipt = state.outputs[0], state.receipts[0]
+    agent = run.agent
+    facts = CandidateFacts(
+        run_id=run_id,
+        run=state.run.content.payload_value,
+        output_event_id=output.content.id,
+        output_payload_hash=output.content.payload_hash,
+        context_manifest=receipt.content.payload_value,
+        model=agent.model,
+        provider=agent.provider,
+        prompt_hash=run.prompt_hash,
+        execution_adapter=agent.execution_adapter,
+        learned_adapter=agent.learned_adapter,
+        catalog_generation=agent.catalog_generation,
+        run_privacy=stricter(state.run.privacy, receipt.privacy),
+        output_privacy=output.privacy,
+    )
+    return facts, ReviewResponse.model_validate(output.content.payload_value).response
+
+
+def prompt_ref(ledger: Ledger, prompt_event_id: str) -> tuple[PromptRef, Current]:
+    """The review prompt a run or item names, as recorded (a prompt is never rebound to a
+    correction: an amended prompt makes its items invalid)."""
+    env = ledger.get(prompt_event_id)
+    prompt = ReviewPrompt.model_validate(env.payload_value)
+    return PromptRef(env.id, env.payload_hash, prompt), current(ledger, env)
+
+
+@dataclass(frozen=True)
+class ResolvedItem:
+    """A review item checked against the current records."""
+
+    item: ReviewItem
+    record: Envelope
+    prompt: ReviewPrompt
+    prompt_record: Envelope
+    prompt_privacy: Privacy
+    item_privacy: Privacy
+    candidates: dict[str, tuple[CandidateFacts, str]]
+    problems: tuple[str, ...]
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+
+def resolve_item(ledger: Ledger, item_id: str) -> ResolvedItem:
+    """The item ``item_id`` with its prompt and its candidates' current facts and responses, and
+    every reason it no longer binds what it froze (an amended prompt or item, a run that is no
+    longer a completed candidate, another output event, a digest that differs)."""
+    rows = ledger.rows("hr_items", item_id=item_id)
+    if not rows:
+        raise NotFoundError(f"no review item {item_id}", field="item")
+    env = ledger.get(rows[0]["record_id"])
+    item = ReviewItem.model_validate(env.payload_value)
+    ref, prompt_now = prompt_ref(ledger, item.prompt_event_id)
+    item_now = current(ledger, env)
+    candidates = {}
+    for run_id in item.run_ids():
+        found = run_candidate(ledger, run_id)
+        if found is not None:
+            candidates[run_id] = found
+    problems = item_problems(item, {run: pair[0] for run, pair in candidates.items()})
+    if prompt_now.amended:
+        problems.insert(0, f"the prompt {ref.event_id} was amended after the item was frozen")
+    if item_now.amended:
+        problems.insert(0, f"the item record {env.id} was amended")
+    return ResolvedItem(
+        item=item,
+        record=env,
+        prompt=ref.prompt,
+        prompt_record=prompt_now.original,
+        prompt_privacy=prompt_now.privacy,
+        item_privacy=item_now.privacy,
+        candidates=candidates,
+        problems=tuple(problems),
+    )
+
+
+def runs_over(ledger: Ledger, prompt_event_id: str) -> Iterable[str]:
+    """The run ids triggered by a prompt, in the order first recorded."""
+    seen: dict[str, int] = {}
+    for row in ledger.rows("hr_runs", trigger_event_id=prompt_event_id):
+        seen.setdefault(row["run_id"], row["seq"])
+        seen[row["run_id"]] = min(seen[row["run_id"]], row["seq"])
+    return sorted(seen, key=lambda run: seen[run])
