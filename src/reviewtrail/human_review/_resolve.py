@@ -14,9 +14,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from reviewtrail.errors import NotFoundError
+from reviewtrail.human_review._decision_rules import (
+    ActiveDecision,
+    DecisionFact,
+    active_decisions,
+    check_decision,
+)
 from reviewtrail.human_review._eligibility import PRIVACY_ORDER
 from reviewtrail.human_review._item_rules import CandidateFacts, item_problems
-from reviewtrail.human_review._records import RESPONSE, ReviewItem, ReviewPrompt, ReviewResponse
+from reviewtrail.human_review._records import RESPONSE, ReviewDecision, ReviewItem, ReviewPrompt, ReviewResponse
 from reviewtrail.human_review._run_records import RECLASSIFICATION, CandidateRun, ContextReceipt
 from reviewtrail.human_review._run_rules import PromptRef, RunFacts
 from reviewtrail.ledger import Envelope, Ledger, Privacy
@@ -24,7 +30,9 @@ from reviewtrail.ledger import Envelope, Ledger, Privacy
 __all__ = [
     "Current",
     "ResolvedItem",
+    "active_decision",
     "current",
+    "item_decisions",
     "prompt_ref",
     "resolve_item",
     "run_candidate",
@@ -230,3 +238,20 @@ def runs_over(ledger: Ledger, prompt_event_id: str) -> Iterable[str]:
         seen.setdefault(row["run_id"], row["seq"])
         seen[row["run_id"]] = min(seen[row["run_id"]], row["seq"])
     return sorted(seen, key=lambda run: seen[run])
+
+
+def item_decisions(ledger: Ledger, item: ReviewItem, prompt: ReviewPrompt) -> list[DecisionFact]:
+    """Every decision recorded on ``item``, in seq order, each checked against the item and its
+    criterion (a decision another writer recorded may not fit: it is kept but never counts)."""
+    facts = []
+    for row in sorted(ledger.rows("hr_decisions", item_id=item.item_id), key=lambda r: r["seq"]):
+        env = ledger.get(row["record_id"])
+        decision = ReviewDecision.model_validate(env.payload_value)
+        valid = check_decision(decision, item, prompt.criterion) is None
+        facts.append(DecisionFact(env.id, env.seq, decision, valid))
+    return facts
+
+
+def active_decision(facts: list[DecisionFact], item_id: str) -> ActiveDecision | None:
+    """The one active decision among ``facts`` of an item, or None."""
+    return active_decisions(facts).get(item_id)
