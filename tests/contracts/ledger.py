@@ -1,5 +1,7 @@
 """The ledger contract: what every ledger backend does, whatever holds its records.
 
+Paged reads of query tables (``page``, ``count``) are in :mod:`contracts.ledger_pages`.
+
 A backend joins with one subclass that implements :meth:`LedgerContract.make_ledger` (a
 new, empty ledger) and :meth:`LedgerContract.tamper` (what only an attacker with raw write
 access could do). A SQL backend subclasses :class:`SqlLedgerContract` instead and
@@ -33,6 +35,9 @@ from reviewtrail.ledger import (
     open_ledger,
 )
 from reviewtrail.ledger._envelope import header_of
+
+pytest.register_assert_rewrite("contracts.ledger_pages")
+from contracts.ledger_pages import LedgerPagesContract, SqlLedgerPagesContract  # noqa: E402
 
 __all__ = ["LedgerContract", "SqlLedgerContract", "rec"]
 
@@ -99,7 +104,7 @@ def _has_cas_ref_shape(value: Any) -> bool:
     return False
 
 
-class LedgerContract(abc.ABC):
+class LedgerContract(LedgerPagesContract):
     """Every ledger backend passes these tests. Subclass it as ``Test<Backend>Ledger``."""
 
     #: Hypothesis examples per property test; set it lower for a backend whose ledgers are slow to make.
@@ -335,7 +340,7 @@ class LedgerContract(abc.ABC):
         check()
 
 
-class SqlLedgerContract(LedgerContract):
+class SqlLedgerContract(LedgerContract, SqlLedgerPagesContract):
     """The ledger contract for a SQL backend: a ledger is a database URL that can be re-opened."""
 
     @abc.abstractmethod

@@ -10,6 +10,7 @@ from typing import Any
 
 from reviewtrail.errors import ConflictError
 from reviewtrail.ledger._envelope import Envelope, NewRecord
+from reviewtrail.ledger._pages import PageOrder, page_in_memory
 from reviewtrail.ledger._projections import Projection
 from reviewtrail.ledger._protocol import Ledger, check_range, missing, parse_type_filter, seal_batch
 
@@ -105,6 +106,12 @@ class MemoryLedger(Ledger):
 
     def _select_rows(self, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
         return [dict(r) for r in self._tables_data[table].values() if all(r.get(k) == v for k, v in where.items())]
+
+    def _select_page(self, table: str, where: dict[str, Any], order: PageOrder) -> list[dict[str, Any]]:
+        return page_in_memory(self._select_rows(table, where), order)
+
+    def _count_rows(self, table: str, where: dict[str, Any]) -> int:
+        return len(self._select_rows(table, where))
 
     # Test hook: what only an attacker with write access to memory could do.
     def tamper(self, seq: int, **changes: Any) -> None:

@@ -23,6 +23,8 @@ from reviewtrail.ledger._sql import Cursor, SqlLedger
 __all__ = ["PostgresLedger"]
 
 _MIGRATION_LOCK_KEY = 0x5245_5654  # "REVT"
+# libc locales whose text order is by code point (UTF-8 bytes), as SQLite's and Python's is.
+_CODE_POINT_LOCALES = {"c", "posix", "c.utf8", "c.utf-8"}
 
 
 class PostgresLedger(SqlLedger):
@@ -49,6 +51,7 @@ class PostgresLedger(SqlLedger):
         self._conn: Any = self._connect()
         self._lock = threading.RLock()
         self._schema_ready = False
+        self._text_collation: str | None = None
         super().__init__(projections, create=create, read_only=read_only)
 
     def _connect(self) -> Any:
@@ -133,6 +136,19 @@ class PostgresLedger(SqlLedger):
 
     def _q(self, sql: str) -> str:
         return sql.replace("%", "%%").replace("?", "%s")
+
+    def _text_order_collation(self) -> str:
+        """Pages order text by code point: in a database whose default collation does so, by it
+        (an index on the column then serves the order); in any other, ``COLLATE "C"``, which
+        such an index cannot serve, so the matching rows are sorted."""
+        if self._text_collation is None:
+            provider = "datlocprovider" if self._conn.info.server_version >= 150000 else "'c'"
+            with self._read() as cur:
+                cur.execute(f"SELECT datcollate, {provider} FROM pg_database WHERE datname = current_database()")
+                collate, kind = cur.fetchone()
+            by_code_point = str(kind) == "c" and str(collate).lower() in _CODE_POINT_LOCALES
+            self._text_collation = "" if by_code_point else 'COLLATE "C"'
+        return self._text_collation
 
     def _is_unique_violation(self, exc: Exception) -> bool:
         import psycopg.errors

@@ -5,7 +5,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,6 +21,7 @@ from reviewtrail.ledger._envelope import (
     record_problems,
     seal,
 )
+from reviewtrail.ledger._pages import PageOrder, page_order
 from reviewtrail.ledger._projections import ROW_SEQ, Projection, Row
 
 __all__ = ["Ledger", "TypeFilter", "parse_type_filter", "projection_rows", "row_problem"]
@@ -195,18 +196,61 @@ class Ledger(abc.ABC):
     def _select_rows(self, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
         """Projection rows with column equality filters."""
 
-    def rows(self, table: str, **where: Any) -> list[dict[str, Any]]:
-        """Query a projection table: ``ledger.rows("cas_refs", hash=h)``."""
+    @abc.abstractmethod
+    def _select_page(self, table: str, where: dict[str, Any], order: PageOrder) -> list[dict[str, Any]]:
+        """Projection rows with column equality filters whose ``order.column`` is not null (and
+        beyond ``order.after`` when given), ordered by it, at most ``order.limit``."""
+
+    @abc.abstractmethod
+    def _count_rows(self, table: str, where: dict[str, Any]) -> int:
+        """How many projection rows match the column equality filters."""
+
+    def _table_where(self, table: str, where: Mapping[str, Any]) -> dict[str, Any]:
+        """The filters of a query on ``table``: the table must exist and know every column."""
         spec = self._tables.get(table)
         if spec is None:
             raise NotFoundError(f"no projection table {table!r}", field="table")
         unknown = set(where) - set(spec.column_names)
         if unknown:
             raise InvalidInputError(f"unknown columns {sorted(unknown)} for {table}", field="where")
-        found = self._select_rows(table, where)
+        return dict(where)
+
+    def _checked(self, table: str, found: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if found:
             self._check_rows(table, found)
         return [{k: v for k, v in r.items() if k != ROW_SEQ} for r in found]
+
+    def rows(self, table: str, **where: Any) -> list[dict[str, Any]]:
+        """Query a projection table: ``ledger.rows("cas_refs", hash=h)``."""
+        return self._checked(table, self._select_rows(table, self._table_where(table, where)))
+
+    def page(
+        self,
+        table: str,
+        where: Mapping[str, Any] | None = None,
+        *,
+        order_by: str,
+        after: Any = None,
+        limit: int,
+        descending: bool = False,
+    ) -> list[dict[str, Any]]:
+        """One page of a projection table, ordered by one column: the rows matching ``where``
+        (column equality) whose ``order_by`` value is greater than ``after`` (less, when
+        ``descending``; every row when ``after`` is ``None``), at most ``limit`` (1 to 10,000).
+
+        The next page starts after the last row's ``order_by`` value, so page by a column whose
+        values are distinct among the matching rows (a key column, a seq); rows with no value
+        (null) in ``order_by`` are never paged. Text is ordered by code point on every backend.
+        Rows are checked against their records exactly as :meth:`rows` checks them."""
+        filters = self._table_where(table, where or {})
+        order = page_order(self._tables[table], order_by, after, limit, descending)
+        return self._checked(table, self._select_page(table, filters, order))
+
+    def count(self, table: str, **where: Any) -> int:
+        """How many rows of a projection table match ``where`` (column equality). The rows are
+        counted as stored, not checked against their records: a count shows no row's content,
+        and a row that a record does not support is refused when it is read."""
+        return self._count_rows(table, self._table_where(table, where))
 
     def _check_rows(self, table: str, found: list[dict[str, Any]]) -> None:
         """Every row must be one its record gives. A record's rows are computed once per ledger
@@ -230,9 +274,7 @@ class Ledger(abc.ABC):
 
     def stored_rows(self, table: str) -> list[dict[str, Any]]:
         """Every row of a query table as stored, with the seq of its record (``rt_seq``), unchecked."""
-        if table not in self._tables:
-            raise NotFoundError(f"no projection table {table!r}", field="table")
-        return self._select_rows(table, {})
+        return self._select_rows(table, self._table_where(table, {}))
 
     @property
     def tables(self) -> dict[str, Any]:

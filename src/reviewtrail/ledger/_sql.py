@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from reviewtrail.errors import ConflictError, LedgerMissingError, ReadOnlyStoreError
 from reviewtrail.ledger._envelope import Envelope, NewRecord
+from reviewtrail.ledger._pages import PageOrder, count_sql, page_sql
 from reviewtrail.ledger._projections import ROW_SEQ, Projection, Row
 from reviewtrail.ledger._protocol import Ledger, check_range, missing, projection_rows, seal_batch
 from reviewtrail.ledger._sql_schema import (
@@ -72,6 +73,10 @@ class SqlLedger(Ledger):
 
     def _is_unique_violation(self, exc: Exception) -> bool:
         return "UNIQUE" in str(exc).upper()
+
+    def _text_order_collation(self) -> str:
+        """The ``COLLATE`` clause that orders text by code point ("" when the default does)."""
+        return ""
 
     def _ddl(self, stmt: str) -> list[str]:
         if stmt == "{APPEND_ONLY}":
@@ -297,6 +302,18 @@ class SqlLedger(Ledger):
         with self._read() as cur:
             cur.execute(self._q(f"SELECT {', '.join(cols)} FROM rt_p_{table} WHERE {clause}"), list(where.values()))
             return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+
+    def _select_page(self, table: str, where: dict[str, Any], order: PageOrder) -> list[dict[str, Any]]:
+        sql, params, cols = page_sql(self._tables[table], where, order, text_collation=self._text_order_collation())
+        with self._read() as cur:
+            cur.execute(self._q(sql), params)
+            return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+
+    def _count_rows(self, table: str, where: dict[str, Any]) -> int:
+        sql, params = count_sql(self._tables[table], where)
+        with self._read() as cur:
+            cur.execute(self._q(sql), params)
+            return int(cur.fetchone()[0])
 
     def records_at(self, seqs: Iterable[int]) -> dict[int, Envelope]:
         wanted = sorted(set(seqs))
