@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from reviewtrail.errors import NotFoundError
 from reviewtrail.human_review._decision_rules import (
@@ -31,6 +32,7 @@ __all__ = [
     "Current",
     "ResolvedItem",
     "active_decision",
+    "candidate_facts",
     "current",
     "item_decisions",
     "prompt_ref",
@@ -143,6 +145,37 @@ def run_facts(ledger: Ledger, run_id: str) -> RunFacts | None:
     )
 
 
+def candidate_facts(
+    run: CandidateRun,
+    run_wire: dict[str, Any],
+    *,
+    output_event_id: str,
+    output_payload_hash: str,
+    context_manifest: dict[str, Any],
+    run_privacy: Privacy,
+    output_privacy: Privacy,
+) -> CandidateFacts:
+    """The digested facts of one candidate from its run (and the run payload as recorded), its
+    output event and its context receipt: pure, so a batch builder can compute them before
+    appending."""
+    agent = run.agent
+    return CandidateFacts(
+        run_id=run.run_id,
+        run=run_wire,
+        output_event_id=output_event_id,
+        output_payload_hash=output_payload_hash,
+        context_manifest=context_manifest,
+        model=agent.model,
+        provider=agent.provider,
+        prompt_hash=run.prompt_hash,
+        execution_adapter=agent.execution_adapter,
+        learned_adapter=agent.learned_adapter,
+        catalog_generation=agent.catalog_generation,
+        run_privacy=run_privacy,
+        output_privacy=output_privacy,
+    )
+
+
 def run_candidate(ledger: Ledger, run_id: str) -> tuple[CandidateFacts, str] | None:
     """A completed run's candidate facts as recorded now and its exact response; None when the
     run is not a completed run with exactly one current output and one current receipt."""
@@ -153,19 +186,12 @@ def run_candidate(ledger: Ledger, run_id: str) -> tuple[CandidateFacts, str] | N
     if run.status != "completed":
         return None
     output, receipt = state.outputs[0], state.receipts[0]
-    agent = run.agent
-    facts = CandidateFacts(
-        run_id=run_id,
-        run=state.run.content.payload_value,
+    facts = candidate_facts(
+        run,
+        state.run.content.payload_value,
         output_event_id=output.content.id,
         output_payload_hash=output.content.payload_hash,
         context_manifest=receipt.content.payload_value,
-        model=agent.model,
-        provider=agent.provider,
-        prompt_hash=run.prompt_hash,
-        execution_adapter=agent.execution_adapter,
-        learned_adapter=agent.learned_adapter,
-        catalog_generation=agent.catalog_generation,
         run_privacy=stricter(state.run.privacy, receipt.privacy),
         output_privacy=output.privacy,
     )
