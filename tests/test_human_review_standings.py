@@ -101,7 +101,9 @@ def test_a_comparison_of_an_agent_with_itself_is_refused_naming_the_field() -> N
     assert caught.value.field == "comparisons"
 
 
-@pytest.mark.parametrize(("field", "value"), [("rounds", -1), ("prior", 0.0), ("prior", math.inf)])
+@pytest.mark.parametrize(
+    ("field", "value"), [("rounds", -1), ("prior", 0.0), ("prior", 1e-10), ("prior", math.inf), ("prior", math.nan)]
+)
 def test_bad_settings_are_refused_naming_the_field(field: str, value: float) -> None:
     with pytest.raises(InvalidInputError) as caught:
         fit_standings([Comparison("a", "b")], **{field: value})  # type: ignore[arg-type]
@@ -124,6 +126,19 @@ def test_an_undefeated_agent_gets_a_finite_score_and_interval() -> None:
     assert all(math.isfinite(v) for v in (a.score, a.low, a.high))
     assert a.rank == 1
     assert (a.wins, a.losses, a.comparisons) == (50, 0, 50)
+
+
+@pytest.mark.parametrize("prior", [1e-9, 1e-3, 10.0])
+def test_the_fit_converges_with_a_weak_prior_and_lopsided_counts(prior: float) -> None:
+    comparisons = [Comparison("a", "b")] * 100_000 + [Comparison("c", "d")] + [Comparison("e", "f")] * 3
+    comparisons += [Comparison("f", "e")]
+    standings = fit_standings(comparisons, rounds=0, prior=prior)
+    a, b, c, d, e, f = (score(standings, agent) for agent in "abcdef")
+    assert a == pytest.approx(-b, abs=1e-9) and c == pytest.approx(-d, abs=1e-9) and e == pytest.approx(-f, abs=1e-9)
+    assert a > c > 0
+    # at the optimum each gradient vanishes: wins - expected wins = prior * score
+    assert 100_000 / (1 + math.exp(a - b)) == pytest.approx(prior * a, rel=1e-6)
+    assert 3 - 4 / (1 + math.exp(f - e)) == pytest.approx(prior * e, rel=1e-6, abs=1e-9)
 
 
 def test_ties_are_counted_but_do_not_move_the_scores() -> None:

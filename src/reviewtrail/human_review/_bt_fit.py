@@ -24,22 +24,19 @@ MAX_ITERATIONS = 100
 @dataclass(frozen=True)
 class Pairs:
     """Outcomes aggregated per unordered pair ``first < second``: how often ``first`` won and how
-    often the two met; ``wins[i]`` is agent ``i``'s total wins."""
+    often the two met."""
 
     first: list[int]
     second: list[int]
     first_wins: list[int]
     met: list[int]
-    wins: list[int]
 
 
 def pairs(k: int, cells: Mapping[int, int]) -> Pairs:
     """Aggregate outcome counts keyed by ``winner * k + loser``."""
     won: dict[tuple[int, int], list[int]] = {}
-    wins = [0] * k
     for cell, count in cells.items():
         winner, loser = divmod(cell, k)
-        wins[winner] += count
         key = (winner, loser) if winner < loser else (loser, winner)
         tally = won.setdefault(key, [0, 0])
         tally[0 if winner < loser else 1] += count
@@ -49,7 +46,6 @@ def pairs(k: int, cells: Mapping[int, int]) -> Pairs:
         second=[b for _, b in ordered],
         first_wins=[won[key][0] for key in ordered],
         met=[won[key][0] + won[key][1] for key in ordered],
-        wins=wins,
     )
 
 
@@ -71,32 +67,52 @@ def components(k: int, observed: Pairs) -> list[list[int]]:
     return sorted(groups.values())
 
 
+def _log_sigmoid(x: float) -> float:
+    """``log(1 / (1 + e^-x))`` without overflow or cancellation."""
+    return -(max(-x, 0.0) + math.log1p(math.exp(-abs(x))))
+
+
 def _log_posterior(scores: list[float], observed: Pairs, prior: float) -> float:
     total = -prior / 2 * math.fsum(s * s for s in scores)
     for a, b, won, met in zip(observed.first, observed.second, observed.first_wins, observed.met, strict=True):
         d = scores[a] - scores[b]
-        # won * log p(d) + (met - won) * log p(-d), with log p(x) = -log(1 + e^-x) computed stably
-        soft = max(d, 0.0) + math.log1p(math.exp(-abs(d)))  # log(1 + e^d)
-        total += won * (d - soft) + (met - won) * -soft
+        total += won * _log_sigmoid(d) + (met - won) * _log_sigmoid(-d)
     return total
 
 
-def _newton_system(scores: list[float], observed: Pairs, prior: float) -> tuple[list[list[float]], list[float]]:
-    """The gradient of the log-posterior and its negated Hessian (positive definite)."""
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(min(x, 700.0), -700.0)))
+
+
+def _newton_system(
+    scores: list[float], observed: Pairs, prior: float, groups: list[list[int]]
+) -> tuple[list[list[float]], list[float]]:
+    """The gradient of the log-posterior and its negated Hessian, plus a multiple of the
+    projection onto each group's constant vector. The likelihood cannot tell a group's scores
+    from the same scores shifted, so the Hessian alone is singular but for the prior along those
+    directions; while the scores of each group sum to zero the gradient has no part along them,
+    so the added projection leaves the Newton step unchanged and keeps the system well
+    conditioned however weak the prior."""
     k = len(scores)
-    gradient = [observed.wins[i] - prior * scores[i] for i in range(k)]
+    gradient = [-prior * s for s in scores]
     information = [[0.0] * k for _ in range(k)]
     for i in range(k):
         information[i][i] = prior
-    for a, b, met in zip(observed.first, observed.second, observed.met, strict=True):
-        p = 1.0 / (1.0 + math.exp(scores[b] - scores[a]))
-        gradient[a] -= met * p
-        gradient[b] -= met * (1.0 - p)
-        weight = met * p * (1.0 - p)
+    for a, b, won, met in zip(observed.first, observed.second, observed.first_wins, observed.met, strict=True):
+        p, q = _sigmoid(scores[a] - scores[b]), _sigmoid(scores[b] - scores[a])  # q = 1 - p, exactly
+        surprise = won * q - (met - won) * p  # a's wins less its expected wins, without cancellation
+        gradient[a] += surprise
+        gradient[b] -= surprise
+        weight = met * p * q
         information[a][a] += weight
         information[b][b] += weight
         information[a][b] -= weight
         information[b][a] -= weight
+    scale = 1.0 + max((information[i][i] for i in range(k)), default=0.0)
+    for group in groups:
+        for i in group:
+            for j in group:
+                information[i][j] += scale / len(group)
     return information, gradient
 
 
@@ -121,11 +137,16 @@ def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
 
 def fit_scores(k: int, observed: Pairs, prior: float, start: list[float]) -> list[float]:
     """The maximum a posteriori log-strengths: Newton's method with step halving (each accepted
-    step raises the strictly concave log-posterior), from ``start``."""
+    step raises the strictly concave log-posterior), from ``start`` centred in each group."""
+    groups = components(k, observed)
     scores = list(start)
+    for group in groups:  # the optimum is centred in each group: start there
+        mean = math.fsum(scores[i] for i in group) / len(group)
+        for i in group:
+            scores[i] -= mean
     value = _log_posterior(scores, observed, prior)
     for _ in range(MAX_ITERATIONS):
-        step = _solve(*_newton_system(scores, observed, prior))
+        step = _solve(*_newton_system(scores, observed, prior, groups))
         length = 1.0
         while True:
             candidate = [s + length * d for s, d in zip(scores, step, strict=True)]

@@ -44,6 +44,7 @@ STANDINGS_ROUNDS = 1000
 STANDINGS_PRIOR = 0.1
 _LEVEL = 0.95
 _SAME = 1e-9  # scores closer than this share a rank
+_WEAKEST_PRIOR = 1e-9  # weaker priors let an undefeated agent's score run past where Newton reaches it
 
 
 @dataclass(frozen=True)
@@ -160,8 +161,8 @@ def fit_standings(
 def _check_settings(rounds: int, prior: float) -> None:
     if rounds < 0:
         raise InvalidInputError(f"{rounds} bootstrap rounds: must be 0 or more", field="rounds")
-    if not (math.isfinite(prior) and prior > 0):
-        raise InvalidInputError(f"{prior}: the prior precision must be a positive finite number", field="prior")
+    if not (math.isfinite(prior) and prior >= _WEAKEST_PRIOR):
+        raise InvalidInputError(f"{prior}: the prior precision must be finite and at least 1e-9", field="prior")
 
 
 def _check_pairs(pairs_: Iterable[tuple[str, str]], field: str, noun: str) -> None:
