@@ -6,7 +6,7 @@ Model: agent ``i`` is preferred over agent ``j`` with probability ``1 / (1 + exp
 where ``s`` is the agent's log-strength (natural log; 400 / ln 10 times it is an Elo-style gap).
 
 Estimator: the maximum a posteriori fit under an independent Gaussian prior ``N(0, 1 / prior)`` on
-each score (an L2 penalty ``prior / 2 * sum(s**2)``, default ``prior = 0.1``). The penalised
+each score (an L2 penalty ``prior / 2 * sum(s**2)``, default ``prior = 0.1``, at least 1e-9). The penalised
 log-likelihood is strictly concave, so the fit is unique and finite even for an undefeated agent
 or a comparison graph in several pieces. It is found by Newton's method with step halving from all
 scores 0 (bootstrap fits start from the full fit), stopping when no score moves by more than
