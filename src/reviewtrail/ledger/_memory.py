@@ -108,7 +108,11 @@ class MemoryLedger(Ledger):
         return [dict(r) for r in self._tables_data[table].values() if all(r.get(k) == v for k, v in where.items())]
 
     def _select_page(self, table: str, where: dict[str, Any], order: PageOrder) -> list[dict[str, Any]]:
-        return page_in_memory(self._select_rows(table, where), order)
+        present: frozenset[Any] = frozenset()
+        if order.absent_in is not None:
+            other, column = order.absent_in
+            present = frozenset(r.get(column) for r in self._select_rows(other, {}))
+        return page_in_memory(self._select_rows(table, where), order, present)
 
     def _count_rows(self, table: str, where: dict[str, Any]) -> int:
         return len(self._select_rows(table, where))
