@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review._eligibility import privacy_join
-from reviewtrail.human_review._item_rules import candidate_digest, displayed_runs, item_id
+from reviewtrail.human_review._item_rules import CandidateFacts, candidate_digest, displayed_runs, item_id
 from reviewtrail.human_review._records import (
     ACTOR,
     CampaignRef,
@@ -30,7 +30,15 @@ from reviewtrail.human_review._run_records import (
 from reviewtrail.human_review._run_rules import PromptRef
 from reviewtrail.ledger import Ledger, NewRecord, Privacy, new_record
 
-__all__ = ["RunOutcome", "item_record", "new_run_id", "prompt_text_hash", "response_problem", "run_records"]
+__all__ = [
+    "RunOutcome",
+    "item_record",
+    "new_item_record_of",
+    "new_run_id",
+    "prompt_text_hash",
+    "response_problem",
+    "run_records",
+]
 
 
 def new_run_id() -> str:
@@ -120,28 +128,33 @@ def run_records(
 
 def item_record(ledger: Ledger, prompt: PromptRef, prompt_privacy: str, run_a: str, run_b: str) -> NewRecord:
     """The ``stream.thought.review.item.created@1`` record freezing two completed runs over
-    ``prompt``: their output event ids and candidate digests as recorded now, the display order
-    from the item id, the criterion of the prompt; its privacy is the join of the prompt's and
-    both candidates' run and output privacy."""
-    found = {}
+    ``prompt`` as recorded now (see :func:`new_item_record_of`)."""
+    found = []
     for run in (run_a, run_b):
         facts = run_candidate(ledger, run)
         if facts is None:
             raise InvalidInputError(f"run {run} is not a completed candidate run", field="runId")
-        found[run] = facts[0]
+        found.append(facts[0])
+    return new_item_record_of(prompt, prompt_privacy, found[0], found[1])
+
+
+def new_item_record_of(prompt: PromptRef, prompt_privacy: str, a: CandidateFacts, b: CandidateFacts) -> NewRecord:
+    """The item record over two candidates' facts (pure): their output event ids and candidate
+    digests, the display order from the item id, the criterion of the prompt; its privacy is the
+    join of the prompt's and both candidates' run and output privacy."""
     criterion = prompt.prompt.criterion
-    made = item_id(prompt.event_id, criterion.id, criterion.version, run_a, run_b)
-    first, second = sorted((run_a, run_b))
+    made = item_id(prompt.event_id, criterion.id, criterion.version, a.run_id, b.run_id)
+    first, second = sorted((a, b), key=lambda f: f.run_id)
     item = ReviewItem(
         item_id=made,
         campaign=CampaignRef(id=prompt.prompt.campaign.id, version=prompt.prompt.campaign.version),
         prompt_event_id=prompt.event_id,
         criterion=criterion.identity(),
         candidates=[
-            ItemCandidate(run_id=r, output_event_id=found[r].output_event_id, digest=candidate_digest(found[r]))
-            for r in (first, second)
+            ItemCandidate(run_id=f.run_id, output_event_id=f.output_event_id, digest=candidate_digest(f))
+            for f in (first, second)
         ],
-        display_order=list(displayed_runs(made, run_a, run_b)),
+        display_order=list(displayed_runs(made, a.run_id, b.run_id)),
     )
-    levels = [prompt_privacy, *(p for f in found.values() for p in (f.run_privacy, f.output_privacy))]
+    levels = [prompt_privacy, *(p for f in (a, b) for p in (f.run_privacy, f.output_privacy))]
     return new_item_record(item, privacy_join(levels))
