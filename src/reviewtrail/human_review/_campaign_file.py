@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review._records import ReviewPrompt
+from reviewtrail.human_review._yaml_marks import Locate, key_lines, nearest, read_yaml
 from reviewtrail.ledger import Privacy
 
 __all__ = ["CampaignEntry", "FileFormat", "file_format", "parse_campaign_file"]
@@ -60,10 +61,7 @@ def parse_campaign_file(text: str, fmt: FileFormat) -> list[CampaignEntry]:
     return [_entry(index, line, value, locate) for index, (line, value, locate) in enumerate(raw, start=1)]
 
 
-_Locate = dict[tuple[str, ...], int]
-
-
-def _entry(index: int, line: int, value: Any, locate: _Locate) -> CampaignEntry:
+def _entry(index: int, line: int, value: Any, locate: Locate) -> CampaignEntry:
     try:
         if not isinstance(value, dict):
             raise _Bad("entry", f"an entry must be a mapping, not {type(value).__name__}")
@@ -76,7 +74,7 @@ def _entry(index: int, line: int, value: Any, locate: _Locate) -> CampaignEntry:
         except ValidationError as exc:
             err = exc.errors()[0]
             loc = tuple(str(part) for part in err["loc"])
-            raise _Bad(".".join(loc) or "entry", err["msg"], _nearest(locate, loc)) from None
+            raise _Bad(".".join(loc) or "entry", err["msg"], nearest(locate, loc)) from None
         if prompt.external_export_eligible and privacy != "public-source":
             raise _Bad(
                 "externalExportEligible",
@@ -89,16 +87,8 @@ def _entry(index: int, line: int, value: Any, locate: _Locate) -> CampaignEntry:
     return CampaignEntry(index=index, line=line, prompt=prompt, privacy=cast(Privacy, privacy))
 
 
-def _nearest(locate: _Locate, loc: tuple[str, ...]) -> int | None:
-    """The line of the deepest key of ``loc`` the YAML marks know (None for JSONL)."""
-    for n in range(len(loc), 0, -1):
-        if loc[:n] in locate:
-            return locate[loc[:n]]
-    return None
-
-
-def _jsonl_entries(text: str) -> list[tuple[int, Any, _Locate]]:
-    out: list[tuple[int, Any, _Locate]] = []
+def _jsonl_entries(text: str) -> list[tuple[int, Any, Locate]]:
+    out: list[tuple[int, Any, Locate]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -112,61 +102,11 @@ def _jsonl_entries(text: str) -> list[tuple[int, Any, _Locate]]:
     return out
 
 
-def _yaml_entries(text: str) -> list[tuple[int, Any, _Locate]]:
-    loader = yaml.SafeLoader(text)
-    try:
-        root = loader.get_single_node()
-        if root is None:
-            return []
+def _yaml_entries(text: str) -> list[tuple[int, Any, Locate]]:
+    def build(loader: yaml.SafeLoader, root: yaml.Node) -> list[tuple[int, Any, Locate]]:
         if not isinstance(root, yaml.SequenceNode):
             line = root.start_mark.line + 1
             raise InvalidInputError("a YAML campaign file is a list of entries", field=f"line {line}: file")
-        _refuse_aliases(root, set())
-        out: list[tuple[int, Any, _Locate]] = []
-        for node in root.value:
-            value = loader.construct_document(node)
-            out.append((node.start_mark.line + 1, value, _key_lines(node)))
-        return out
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else 1
-        raise InvalidInputError(f"not valid YAML: {exc.problem or exc}", field=f"line {line}: file") from None
-    except yaml.YAMLError as exc:
-        raise InvalidInputError(f"not valid YAML: {exc}", field="file") from None
-    except RecursionError:
-        raise InvalidInputError("the YAML is nested too deeply", field="file") from None
-    finally:
-        loader.dispose()
+        return [(node.start_mark.line + 1, loader.construct_document(node), key_lines(node)) for node in root.value]
 
-
-def _refuse_aliases(node: yaml.Node, seen: set[int]) -> None:
-    """Refuse a node reached twice (a YAML alias): entries are plain data, and aliases could
-    expand a small file into an enormous one."""
-    if id(node) in seen:
-        raise InvalidInputError(
-            "YAML anchors and aliases are not supported", field=f"line {node.start_mark.line + 1}: file"
-        )
-    seen.add(id(node))
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            _refuse_aliases(key, seen)
-            _refuse_aliases(value, seen)
-    elif isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            _refuse_aliases(item, seen)
-
-
-def _key_lines(node: yaml.Node, prefix: tuple[str, ...] = ()) -> _Locate:
-    """The line of every mapping key (and list item) under an entry's node, by its path."""
-    found: _Locate = {}
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            path = (*prefix, str(key.value))
-            found[path] = key.start_mark.line + 1
-            found.update(_key_lines(value, path))
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            path = (*prefix, str(i))
-            found[path] = item.start_mark.line + 1
-            found.update(_key_lines(item, path))
-    return found
+    return read_yaml(text, build) or []
