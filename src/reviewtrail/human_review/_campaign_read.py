@@ -1,0 +1,105 @@
+"""Reading a campaign version's items as they stand, for export, coverage and standings
+(docs/human-review.md, "Exporting a campaign" and "Coverage").
+
+Every item is resolved through :func:`resolve_item` (its frozen digests re-checked), its
+decisions are read and checked, and its active decision gets its exportable facts exactly as
+export builds them, so coverage's "exportable" and export's rows can never disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from reviewtrail.human_review._decision_rules import ActiveDecision, DecisionFact, Refusal
+from reviewtrail.human_review._eligibility import ChainPrivacy
+from reviewtrail.human_review._export_rows import ExampleFacts, example_facts, example_refusal
+from reviewtrail.human_review._resolve import ResolvedItem, active_decision, current, item_decisions, resolve_item
+from reviewtrail.ledger import Ledger, Privacy
+
+__all__ = ["ITEM_PAGE", "ItemState", "campaign_item_ids", "campaign_training", "item_state"]
+
+#: Items read per page of ``hr_items``.
+ITEM_PAGE = 1_000
+# A record an example rests on that cannot be read is taken as the strictest level (fail closed).
+_UNKNOWN: Privacy = "sensitive"
+
+
+def campaign_item_ids(ledger: Ledger, campaign_id: str, version: int) -> Iterator[str]:
+    """The item ids of a campaign version in the order they were recorded, one page at a time."""
+    where = {"campaign_id": campaign_id, "campaign_version": version}
+    after = None
+    while True:
+        rows = ledger.page("hr_items", where, order_by="seq", after=after, limit=ITEM_PAGE)
+        for row in rows:
+            yield str(row["item_id"])
+        if len(rows) < ITEM_PAGE:
+            return
+        after = rows[-1]["seq"]
+
+
+def campaign_training(ledger: Ledger, campaign_id: str, version: int) -> bool:
+    """Whether the campaign version's training is enabled (its settings in force; none: disabled)."""
+    rows = ledger.rows("hr_campaigns", campaign_id=campaign_id, version=version)
+    return bool(rows[0]["training_enabled"]) if rows else False
+
+
+@dataclass(frozen=True)
+class ItemState:
+    """One item as it stands: resolved, its recorded decisions, its active decision, and for the
+    active decision who recorded it and its exportable facts with the reason it is not a training
+    example (None: it is one)."""
+
+    resolved: ResolvedItem
+    decisions: tuple[DecisionFact, ...]
+    active: ActiveDecision | None
+    actor: str | None
+    example: ExampleFacts | None
+    refusal: Refusal | None
+
+    @property
+    def item_id(self) -> str:
+        return self.resolved.item.item_id
+
+    @property
+    def exportable(self) -> bool:
+        return self.example is not None and self.refusal is None
+
+
+def item_state(ledger: Ledger, item_id: str, *, training_enabled: bool) -> ItemState:
+    """Resolve ``item_id`` and decide what its active decision may become."""
+    resolved = resolve_item(ledger, item_id)
+    facts = item_decisions(ledger, resolved.item, resolved.prompt)
+    active = active_decision(facts, item_id)
+    if active is None:
+        return ItemState(resolved, tuple(facts), None, None, None, None)
+    env = ledger.get(active.decision.decision_id)
+    decision_privacy = current(ledger, env).privacy
+    example = example_facts(
+        resolved.prompt,
+        resolved.item,
+        active.decision.decision,
+        resolved.candidates,
+        active=True,
+        training_enabled=training_enabled,
+        privacy=chain_privacy(resolved, decision_privacy),
+    )
+    return ItemState(resolved, tuple(facts), active, env.actor, example, example_refusal(example))
+
+
+def chain_privacy(resolved: ResolvedItem, decision: Privacy) -> ChainPrivacy:
+    """The privacy in force of every record an example of ``resolved`` rests on; a candidate that
+    no longer resolves counts as sensitive."""
+    runs = resolved.item.run_ids()
+    found = [resolved.candidates.get(run) for run in runs]
+    run_levels = [pair[0].run_privacy if pair else _UNKNOWN for pair in found]
+    output_levels = [pair[0].output_privacy if pair else _UNKNOWN for pair in found]
+    return ChainPrivacy(
+        prompt=resolved.prompt_privacy,
+        item=resolved.item_privacy,
+        run_a=run_levels[0],
+        run_b=run_levels[1],
+        output_a=output_levels[0],
+        output_b=output_levels[1],
+        decision=decision,
+    )

@@ -1,0 +1,211 @@
+"""``review export``: a campaign version's training examples, read from one consistent state of
+the store and written with their preference adapters and the dataset manifest
+(docs/human-review.md, "Exporting a campaign").
+
+Only active, externally eligible ``prefer`` and ``correct`` decisions on items that still bind
+what they froze become examples; every other decision is reported with its reason.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reviewtrail.errors import InvalidInputError
+from reviewtrail.human_review._adapters import to_openai_preference, to_trl_preference
+from reviewtrail.human_review._campaign_read import campaign_item_ids, campaign_training, item_state
+from reviewtrail.human_review._dataset_manifest import MANIFEST_NAME, write_export
+from reviewtrail.human_review._export_rows import TRAINING_EXAMPLE_V4, training_example_v4
+from reviewtrail.ledger import Ledger
+from reviewtrail.store import Progress, Store
+
+__all__ = [
+    "EXPORT_KINDS",
+    "OPENAI_PREFERENCE",
+    "TRL_PREFERENCE",
+    "ExportExclusion",
+    "ExportReport",
+    "campaign_file_pattern",
+    "export_campaign",
+    "export_file_name",
+]
+
+#: Schema version of the TRL preference file of an export.
+TRL_PREFERENCE = "trl.preference.v1"
+#: Schema version of the OpenAI preference fine-tuning file of an export.
+OPENAI_PREFERENCE = "openai.preference.v1"
+#: File kind (the name's suffix before ``.jsonl``) → schema version, in the order written.
+EXPORT_KINDS: dict[str, str] = {
+    "training-example.v4": TRAINING_EXAMPLE_V4,
+    "trl-preference": TRL_PREFERENCE,
+    "openai-preference": OPENAI_PREFERENCE,
+}
+_PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def _slug(campaign_id: str) -> str:
+    """The campaign id as a file-name part: itself when it is a plain name, else its plain
+    characters and a short digest of the id (so two ids never share a slug)."""
+    if _PLAIN.match(campaign_id):
+        return campaign_id
+    import hashlib
+
+    plain = re.sub(r"[^A-Za-z0-9._-]", "_", campaign_id).lstrip("._-") or "campaign"
+    return f"{plain}-{hashlib.sha256(campaign_id.encode('utf-8')).hexdigest()[:8]}"
+
+
+def export_file_name(campaign_id: str, version: int, number: int, kind: str) -> str:
+    """``<campaign>-v<version>-<n>.<kind>.jsonl``: ``n`` numbers the exports of a campaign
+    version into one directory, so a later export never overwrites an earlier one."""
+    return f"{_slug(campaign_id)}-v{version}-{number}.{kind}.jsonl"
+
+
+def campaign_file_pattern(campaign_id: str, version: int) -> re.Pattern[str]:
+    """Matches the export file names of a campaign version; group 1 is the export number and
+    group 2 the kind."""
+    kinds = "|".join(re.escape(k) for k in EXPORT_KINDS)
+    return re.compile(rf"^{re.escape(_slug(campaign_id))}-v{version}-([1-9][0-9]*)\.({kinds})\.jsonl$")
+
+
+def _next_number(out_dir: Path, campaign_id: str, version: int) -> int:
+    pattern = campaign_file_pattern(campaign_id, version)
+    names = {p.name for p in out_dir.iterdir()} if out_dir.is_dir() else set()
+    manifest = out_dir / MANIFEST_NAME
+    if manifest.is_file():
+        try:
+            listed = json.loads(manifest.read_text(encoding="utf-8")).get("files", [])
+            names |= {str(e.get("name")) for e in listed if isinstance(e, dict)}
+        except (ValueError, UnicodeDecodeError, AttributeError) as exc:
+            raise InvalidInputError(f"{manifest} is not a JSON manifest: {exc}", field="manifest") from exc
+    numbers = [int(m.group(1)) for name in names if (m := pattern.match(name))]
+    return max(numbers, default=0) + 1
+
+
+@dataclass(frozen=True)
+class ExportExclusion:
+    """A decision (or, for an item whose decisions cannot be read, the item) left out of an
+    export: the field that fails (``disposition``, ``decision``, ``eligibility``, ``item``,
+    ``response``, ``replacement``, ``preferred``) and why."""
+
+    item_id: str
+    decision_id: str | None
+    disposition: str | None
+    field: str
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "itemId": self.item_id,
+            "decisionId": self.decision_id,
+            "disposition": self.disposition,
+            "field": self.field,
+            "reason": self.reason,
+        }
+
+
+@dataclass
+class ExportReport:
+    """What an export wrote and left out."""
+
+    campaign_id: str
+    version: int
+    out_dir: str
+    ledger_head: str
+    number: int = 0
+    items: int = 0
+    undecided: int = 0
+    exported: int = 0
+    files: list[dict[str, Any]] = field(default_factory=list)
+    excluded: list[ExportExclusion] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "campaign": {"id": self.campaign_id, "version": self.version},
+            "outDir": self.out_dir,
+            "ledgerHead": self.ledger_head,
+            "exportNumber": self.number,
+            "items": self.items,
+            "undecided": self.undecided,
+            "exported": self.exported,
+            "files": list(self.files),
+            "excluded": [e.to_json() for e in self.excluded],
+        }
+
+
+def export_campaign(
+    store: Store,
+    campaign_id: str,
+    version: int,
+    out_dir: str | Path,
+    *,
+    progress: Progress | None = None,
+) -> ExportReport:
+    """Export a campaign version's training examples into ``out_dir``: the
+    ``thoughtstream.training-example.v4`` file and its TRL and OpenAI preference files, each
+    listed in ``manifest.json`` with the same ledger head (the head when the export began; every
+    read is made from that one state). Returns what was written and every decision left out."""
+    ledger = store.ledger
+    folder = Path(out_dir)
+    if folder.exists() and not folder.is_dir():
+        raise InvalidInputError(f"{folder} exists and is not a folder", field="out")
+    rows: list[dict[str, Any]] = []
+    with ledger.snapshot():
+        head = ledger.head()
+        if head is None:
+            raise InvalidInputError("the ledger is empty: there is nothing to export", field="campaign")
+        report = ExportReport(campaign_id, version, str(folder), head.hash)
+        training = campaign_training(ledger, campaign_id, version)
+        total = ledger.count("hr_items", campaign_id=campaign_id, campaign_version=version)
+        for item_id in campaign_item_ids(ledger, campaign_id, version):
+            report.items += 1
+            rows.extend(_export_item(ledger, item_id, training, report))
+            if progress is not None:
+                progress("items", 1, total)
+    report.exported = len(rows)
+    report.number = _next_number(folder, campaign_id, version)
+    outputs = {
+        "training-example.v4": rows,
+        "trl-preference": to_trl_preference(rows),
+        "openai-preference": to_openai_preference(rows),
+    }
+    for kind, data in outputs.items():
+        name = export_file_name(campaign_id, version, report.number, kind)
+        manifest = write_export(folder, data, name=name, ledger_head=head.hash, schema_version=EXPORT_KINDS[kind])
+        report.files.append(manifest["files"][-1])
+    return report
+
+
+def _export_item(ledger: Ledger, item_id: str, training: bool, report: ExportReport) -> list[dict[str, Any]]:
+    """The row of an item's active decision, if it may become one; every other decision of the
+    item is reported with its reason."""
+    state = item_state(ledger, item_id, training_enabled=training)
+    if not state.decisions:
+        report.undecided += 1
+    active_id = state.active.decision.decision_id if state.active else None
+    inactive = set(state.active.inactive) if state.active else set()
+    for fact in state.decisions:
+        if fact.decision_id == active_id:
+            continue
+        reason = _inactive(active_id) if fact.decision_id in inactive else _never_counted()
+        report.excluded.append(
+            ExportExclusion(item_id, fact.decision_id, fact.decision.disposition, "decision", reason)
+        )
+    if state.active is None:
+        return []
+    disposition = state.active.decision.decision.disposition
+    if state.refusal is not None or state.example is None:
+        field_, reason = (state.refusal.field, state.refusal.problem) if state.refusal else ("item", "no facts")
+        report.excluded.append(ExportExclusion(item_id, active_id, disposition, field_, reason))
+        return []
+    return [training_example_v4(state.example)]
+
+
+def _inactive(active_id: str | None) -> str:
+    return f"the decision is not active: {active_id} is the item's active decision"
+
+
+def _never_counted() -> str:
+    return "the decision never counts (it does not fit its item, repeats a submission or names a wrong decision)"
