@@ -26,6 +26,7 @@ from reviewtrail.human_review._dataset_manifest import (
     jsonl_bytes,
     write_export,
 )
+from reviewtrail.human_review._decide import DecisionInput, DecisionResult, decide
 from reviewtrail.human_review._decision_rules import (
     ActiveDecision,
     DecisionFact,
@@ -63,6 +64,7 @@ from reviewtrail.human_review._export_rows import (
     example_refusal,
     training_example_v4,
 )
+from reviewtrail.human_review._history import DecisionEntry, History, history
 from reviewtrail.human_review._item_rules import (
     DIGEST_VERSION,
     ITEM_NAMESPACE,
@@ -75,6 +77,7 @@ from reviewtrail.human_review._item_rules import (
 )
 from reviewtrail.human_review._position_bias import BiasShare, PositionBias, position_bias, wilson_interval
 from reviewtrail.human_review._projection import HUMAN_REVIEW_PROJECTION, PROJECTIONS, RECORD_TYPES
+from reviewtrail.human_review._queue import QUEUE_MAX, QueueCandidate, QueueCard, review_queue
 from reviewtrail.human_review._records import (
     CAMPAIGN,
     DECISION,
@@ -123,6 +126,7 @@ from reviewtrail.human_review._resolve import (
     runs_over,
     stricter,
 )
+from reviewtrail.human_review._reveal import POSITIONS, CandidateProvenance
 from reviewtrail.human_review._run_batch import (
     RunOutcome,
     item_record,
@@ -190,10 +194,12 @@ __all__ = [
     "MAX_RESPONSE_TAGS",
     "NOTE_MAX_CHARS",
     "OPENAI_PREFERENCE",
+    "POSITIONS",
     "PRIVACY_ORDER",
     "PROJECTIONS",
     "PROMPT",
     "PROMPT_MAX_CHARS",
+    "QUEUE_MAX",
     "RECEIPT",
     "RECLASSIFICATION",
     "RECORD_TYPES",
@@ -218,6 +224,7 @@ __all__ = [
     "CampaignSettings",
     "CampaignSummary",
     "CandidateFacts",
+    "CandidateProvenance",
     "CandidateRun",
     "ChainPrivacy",
     "Comparison",
@@ -226,7 +233,10 @@ __all__ = [
     "Criterion",
     "CriterionIdentity",
     "Current",
+    "DecisionEntry",
     "DecisionFact",
+    "DecisionInput",
+    "DecisionResult",
     "Disposition",
     "Eligibility",
     "ExampleCandidate",
@@ -235,12 +245,15 @@ __all__ = [
     "ExportExclusion",
     "ExportReport",
     "FileFormat",
+    "History",
     "ImportResult",
     "ImportedPrompt",
     "ItemCandidate",
     "PositionBias",
     "PrivacyReclassification",
     "PromptRef",
+    "QueueCandidate",
+    "QueueCard",
     "Refusal",
     "ResolvedItem",
     "ReviewDecision",
@@ -264,6 +277,7 @@ __all__ = [
     "check_decision",
     "current",
     "dataset_manifest",
+    "decide",
     "decision_exists",
     "display_order",
     "displayed_runs",
@@ -276,6 +290,7 @@ __all__ = [
     "file_format",
     "first_submission",
     "fit_standings",
+    "history",
     "import_campaign",
     "item_decisions",
     "item_id",
@@ -301,6 +316,7 @@ __all__ = [
     "receipt_exclusions",
     "resolve_item",
     "response_problem",
+    "review_queue",
     "run_candidate",
     "run_exclusions",
     "run_facts",

@@ -1,0 +1,212 @@
+"""``reviewtrail review queue | decide | history``: terminal review of human review items."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, table
+
+if TYPE_CHECKING:
+    from reviewtrail.human_review import CandidateProvenance, QueueCard
+
+__all__ = ["register"]
+
+JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
+_DISPOSITION_FLAGS = ("--prefer", "--tie", "--correct", "--underdetermined", "--malformed", "--skip")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``queue``, ``decide`` and ``history`` to the ``review`` group."""
+    app.command("queue")(queue)
+    app.command("decide")(decide)
+    app.command("history")(history)
+
+
+@handle_errors
+def queue(
+    campaign: Annotated[str | None, typer.Argument(help="Only items of this campaign.")] = None,
+    version: Annotated[int | None, typer.Option("--version", help="Only items of this campaign version.")] = None,
+    limit: Annotated[int, typer.Option("--limit", help="At most this many cards (1 to 1,000).")] = 20,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show review cards, items with no decision first, blinded: the prompt, the evidence, the
+    criterion and candidates A and B, never who produced them. An item whose recorded runs,
+    outputs or prompt changed after it was frozen is shown as invalid, its responses withheld.
+
+    Example: reviewtrail review queue support-triage --version 1 --limit 5 --json
+    """
+    from reviewtrail.app import open_store
+    from reviewtrail.human_review import review_queue
+
+    with open_store() as store:
+        cards = review_queue(store, campaign, version, limit=limit)
+    if as_json:
+        print_json([c.to_json() for c in cards])
+        return
+    if not cards:
+        print("no review items")
+        return
+    for card in cards:
+        _print_card(card)
+
+
+def _print_card(card: QueueCard) -> None:
+    state = "decided" if card.decided else "open"
+    print(f"== item {card.item_id} ({card.campaign_id} v{card.campaign_version}, {card.scenario_family}; {state})")
+    print(f"criterion: {card.criterion['label']} ({card.criterion['id']}@{card.criterion['version']})")
+    print(f"  {card.criterion['instructions']}")
+    print(f"prompt:\n{card.prompt}")
+    if card.evidence is not None:
+        print(f"evidence:\n{card.evidence}")
+    if not card.valid:
+        print("INVALID (responses withheld): " + "; ".join(card.problems))
+    else:
+        for candidate in card.candidates:
+            print(f"--- {candidate.position}\n{candidate.response}")
+    print()
+
+
+@handle_errors
+def decide(
+    item: Annotated[str, typer.Argument(help="The review item id (from 'review queue').")],
+    prefer: Annotated[str | None, typer.Option("--prefer", help="Prefer candidate A or B.")] = None,
+    strength: Annotated[str | None, typer.Option("--strength", help="With --prefer: slight or strong.")] = None,
+    tie: Annotated[bool, typer.Option("--tie", help="Both are adequately equivalent.")] = False,
+    correct: Annotated[
+        Path | None, typer.Option("--correct", help="Neither is acceptable: a file holding the replacement response.")
+    ] = None,
+    underdetermined: Annotated[
+        bool, typer.Option("--underdetermined", help="The evidence cannot identify the better one.")
+    ] = False,
+    malformed: Annotated[bool, typer.Option("--malformed", help="The item or its criterion is defective.")] = False,
+    skip: Annotated[bool, typer.Option("--skip", help="No judgment.")] = False,
+    reason: Annotated[list[str] | None, typer.Option("--reason", help="An allowed reason code (at most 2).")] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="An allowed response tag (at most 2).")] = None,
+    confidence: Annotated[float | None, typer.Option("--confidence", help="From 0 to 1.")] = None,
+    note: Annotated[str | None, typer.Option("--note", help="A note (never exported).")] = None,
+    use_for_training: Annotated[
+        bool, typer.Option("--use-for-training", help="Offer a prefer or correct decision for training.")
+    ] = False,
+    supersedes: Annotated[
+        str | None, typer.Option("--supersedes", help="The id of the decision this one replaces.")
+    ] = None,
+    submission_id: Annotated[
+        str | None, typer.Option("--submission-id", help="Resubmitting an id returns its first result.")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Record one decision on an item: exactly one of --prefer A|B (with --strength), --tie,
+    --correct FILE, --underdetermined, --malformed or --skip. The candidates' provenance is shown
+    once the decision is recorded.
+
+    Example: reviewtrail review decide 3f1c0b9e-... --prefer A --strength slight --reason wrong-policy
+    """
+    from reviewtrail.app import open_store
+    from reviewtrail.errors import InvalidInputError
+    from reviewtrail.human_review import decide as record_decision
+
+    chosen = [
+        name
+        for name, given in zip(
+            _DISPOSITION_FLAGS,
+            (prefer is not None, tie, correct is not None, underdetermined, malformed, skip),
+            strict=True,
+        )
+        if given
+    ]
+    if len(chosen) != 1:
+        said = ", ".join(chosen) if chosen else "none"
+        raise InvalidInputError(
+            f"give exactly one of {', '.join(_DISPOSITION_FLAGS)} (got {said})", field="disposition"
+        )
+    payload: dict[str, Any] = {
+        "disposition": chosen[0].removeprefix("--"),
+        "reasonCodes": list(reason or []),
+        "responseTags": list(tag or []),
+        "useForTraining": use_for_training,
+    }
+    optional = {"preferred": prefer, "strength": strength, "confidence": confidence, "note": note}
+    optional["supersedes"] = supersedes
+    if correct is not None:
+        optional["replacement"] = _read_replacement(correct)
+    payload.update({k: v for k, v in optional.items() if v is not None})
+    with open_store() as store:
+        result = record_decision(store, item, payload, submission_id=submission_id)
+    if as_json:
+        print_json(result.to_json())
+        return
+    state = "active" if result.active else "not active (a later decision is)"
+    again = " (resubmitted: already recorded, nothing appended)" if result.resubmitted else ""
+    print(f"decision {result.decision_id}: {result.disposition}, {state}{again}")
+    if result.superseded:
+        print(f"it leaves {result.superseded} earlier decision(s) inactive")
+    _print_provenance(result.provenance)
+
+
+def _read_replacement(path: Path) -> str:
+    from reviewtrail.errors import InvalidInputError
+
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise InvalidInputError(f"{path} does not exist", field="correct") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"cannot read {path} as UTF-8 text: {exc}", field="correct") from exc
+
+
+def _print_provenance(provenance: tuple[CandidateProvenance, ...]) -> None:
+    rows = [
+        [
+            p.position,
+            p.agent_id or "?",
+            p.model or "?",
+            p.provider or "?",
+            p.execution_adapter or "?",
+            p.learned_adapter or "",
+            p.catalog_generation or "?",
+            p.run_id,
+        ]
+        for p in provenance
+    ]
+    columns = ["", "agent", "model", "provider", "execution adapter", "learned adapter", "catalog", "run"]
+    table("Candidates", columns, rows)
+
+
+@handle_errors
+def history(
+    item: Annotated[str, typer.Argument(help="The review item id.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Show an item's decisions: the active one, whether it is evaluation-only or export-eligible
+    and why, how many earlier decisions it leaves inactive, and, once the item has a decision,
+    who produced candidates A and B.
+
+    Example: reviewtrail review history 3f1c0b9e-... --json
+    """
+    from reviewtrail.app import open_store
+    from reviewtrail.human_review import history as item_history
+
+    with open_store() as store:
+        found = item_history(store, item)
+    if as_json:
+        print_json(found.to_json())
+        return
+    if not found.valid:
+        print("INVALID: " + "; ".join(found.problems))
+    if found.active is None:
+        print(f"item {found.item_id}: no decision yet (candidates blinded)")
+        return
+    active = found.active
+    preferred = f" {active.preferred} ({active.strength})" if active.preferred else ""
+    print(f"item {found.item_id}: active decision {active.decision_id}: {active.disposition}{preferred}")
+    print(f"{found.use}: {found.external.reason if found.external else ''}")
+    print(f"it leaves {found.superseded} earlier decision(s) inactive; {len(found.decisions)} recorded")
+    rows = [
+        [str(d.seq), d.decision_id, d.disposition, "yes" if d.active else "", d.supersedes or ""]
+        for d in found.decisions
+    ]
+    table("Decisions", ["seq", "decision", "disposition", "active", "supersedes"], rows)
+    _print_provenance(found.provenance)

@@ -1,0 +1,245 @@
+"""Recording a reviewer's decision on a review item (docs/human-review.md, "Deciding"): idempotent
+by submission id, refused on an item that no longer binds what it froze, checked against the
+item and its criterion, never more open than the item's privacy chain."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, fields
+from typing import Any
+
+from pydantic import ValidationError
+
+from reviewtrail.errors import ConflictError, InvalidInputError
+from reviewtrail.human_review._decision_rules import DecisionFact, active_decisions, check_decision
+from reviewtrail.human_review._eligibility import PRIVACY_ORDER, privacy_join
+from reviewtrail.human_review._records import (
+    ACTOR,
+    Disposition,
+    ReviewDecision,
+    Strength,
+    new_decision_record,
+)
+from reviewtrail.human_review._resolve import ResolvedItem, item_decisions, resolve_item
+from reviewtrail.human_review._reveal import (
+    CandidateProvenance,
+    blinded_problems,
+    candidate_provenance,
+    preferred_run,
+)
+from reviewtrail.ledger import Ledger, Privacy
+from reviewtrail.store import Store
+
+__all__ = ["DecisionInput", "DecisionResult", "decide"]
+
+_WIRE_NAMES = {
+    "reason_codes": "reasonCodes",
+    "response_tags": "responseTags",
+    "use_for_training": "useForTraining",
+}
+
+
+@dataclass(frozen=True)
+class DecisionInput:
+    """What a reviewer decides, as a caller gives it. ``preferred`` is the position shown ("A" or
+    "B") or a run id; it is recorded as the run id."""
+
+    disposition: Disposition
+    preferred: str | None = None
+    strength: Strength | None = None
+    replacement: str | None = None
+    confidence: float | None = None
+    reason_codes: tuple[str, ...] = ()
+    response_tags: tuple[str, ...] = ()
+    note: str | None = None
+    use_for_training: bool = False
+    supersedes: str | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        """The decision fields in wire names, unset optional fields left out."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None:
+                continue
+            out[_WIRE_NAMES.get(f.name, f.name)] = list(value) if isinstance(value, tuple) else value
+        return out
+
+
+@dataclass(frozen=True)
+class DecisionResult:
+    """A recorded decision: its id, whether it is the item's active decision now, how many
+    earlier decisions of the item it left inactive when it was recorded, whether this call was a
+    resubmission (nothing appended), and the provenance of candidates A and B (revealed now that
+    the decision is recorded)."""
+
+    decision_id: str
+    seq: int
+    item_id: str
+    submission_id: str
+    disposition: Disposition
+    active: bool
+    superseded: int
+    resubmitted: bool
+    privacy: Privacy
+    provenance: tuple[CandidateProvenance, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "decisionId": self.decision_id,
+            "seq": self.seq,
+            "itemId": self.item_id,
+            "submissionId": self.submission_id,
+            "disposition": self.disposition,
+            "active": self.active,
+            "superseded": self.superseded,
+            "resubmitted": self.resubmitted,
+            "privacy": self.privacy,
+            "provenance": [p.to_json() for p in self.provenance],
+        }
+
+
+def decide(
+    store: Store,
+    item_id: str,
+    payload: dict[str, Any] | DecisionInput,
+    *,
+    submission_id: str | None = None,
+    privacy: Privacy | None = None,
+    actor: str = ACTOR,
+) -> DecisionResult:
+    """Record a decision on ``item_id`` (``payload``: a :class:`DecisionInput`, or its fields in
+    wire names), unless its submission id is already recorded: then return that first result and
+    append nothing (``resubmitted``). Without a submission id a random one is used.
+
+    Refusals append nothing and name the field: an unknown item (``item``, exit 3); an item that
+    no longer binds what it froze (``item``, :class:`ConflictError`, exit 6: a label is never
+    bound to bytes that changed); a submission id recorded for another item (``submissionId``,
+    exit 6); a payload that is not a decision or does not fit the item and its criterion (the
+    wire field, exit 2); ``supersedes`` naming no decision of this item; a ``privacy`` more open
+    than the item's privacy chain."""
+    wire = dict(payload.to_wire() if isinstance(payload, DecisionInput) else payload)
+    sid = _submission_id(wire, submission_id)
+    ledger = store.ledger
+    first = _recorded(ledger, sid, item_id)
+    if first is not None:
+        return first
+    resolved = resolve_item(ledger, item_id)
+    if not resolved.valid:
+        reasons = "; ".join(blinded_problems(resolved))
+        raise ConflictError(f"the item no longer binds what it froze, so it cannot be decided: {reasons}", field="item")
+    decision = _decision(wire, resolved, sid)
+    refusal = check_decision(decision, resolved.item, resolved.prompt.criterion)
+    if refusal is not None:
+        raise refusal.error()
+    _check_supersedes(ledger, decision.supersedes, item_id)
+    record = new_decision_record(decision, _privacy(resolved, privacy), actor=actor)
+    try:
+        store.append([record])
+    except ConflictError as exc:
+        if exc.field != "hr_submissions":
+            raise
+        # A concurrent resubmission recorded it first: return that one.
+        first = _recorded(ledger, sid, item_id)
+        if first is None:
+            raise
+        return first
+    return _result(ledger, resolved, record.id, resubmitted=False)
+
+
+def _submission_id(wire: dict[str, Any], given: str | None) -> str:
+    carried = wire.pop("submissionId", None)
+    if given is not None and carried is not None and carried != given:
+        raise InvalidInputError(f"the payload carries {carried!r}, the call gives {given!r}", field="submissionId")
+    chosen = given if given is not None else carried
+    if chosen is None:
+        return str(uuid.uuid4())
+    if not isinstance(chosen, str):
+        raise InvalidInputError("must be a string", field="submissionId")
+    return chosen
+
+
+def _recorded(ledger: Ledger, submission_id: str, item_id: str) -> DecisionResult | None:
+    rows = ledger.rows("hr_submissions", submission_id=submission_id)
+    if not rows:
+        return None
+    env = ledger.get(rows[0]["record_id"])
+    recorded_item = env.payload_value.get("itemId")
+    if recorded_item != item_id:
+        raise ConflictError(
+            f"submission {submission_id} is already recorded for another item ({recorded_item})", field="submissionId"
+        )
+    return _result(ledger, resolve_item(ledger, item_id), env.id, resubmitted=True)
+
+
+def _decision(wire: dict[str, Any], resolved: ResolvedItem, submission_id: str) -> ReviewDecision:
+    given_item = wire.pop("itemId", resolved.item.item_id)
+    if given_item != resolved.item.item_id:
+        raise InvalidInputError(f"the payload is for item {given_item!r}, not {resolved.item.item_id}", field="itemId")
+    preferred = wire.get("preferred")
+    if isinstance(preferred, str):
+        wire["preferred"] = preferred_run(resolved.item, preferred)
+    try:
+        return ReviewDecision.model_validate({**wire, "itemId": resolved.item.item_id, "submissionId": submission_id})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(part) for part in err["loc"]) or "decision"
+        raise InvalidInputError(err["msg"], field=field) from None
+
+
+def _check_supersedes(ledger: Ledger, supersedes: str | None, item_id: str) -> None:
+    if supersedes is None:
+        return
+    rows = ledger.rows("hr_decisions", record_id=supersedes)
+    if not rows:
+        raise InvalidInputError(f"{supersedes} is not a recorded decision", field="supersedes")
+    if rows[0]["item_id"] != item_id:
+        raise InvalidInputError(f"{supersedes} is a decision on another item, not on {item_id}", field="supersedes")
+
+
+def chain_privacy(resolved: ResolvedItem) -> Privacy:
+    """The privacy of the item's chain as it stands: the join of its prompt, the item and both
+    candidates' runs and outputs. A decision on it is never more open."""
+    levels = [resolved.prompt_privacy, resolved.item_privacy]
+    for facts, _ in resolved.candidates.values():
+        levels += [facts.run_privacy, facts.output_privacy]
+    return privacy_join(levels)
+
+
+def _privacy(resolved: ResolvedItem, given: str | None) -> Privacy:
+    floor = chain_privacy(resolved)
+    if given is None:
+        return floor
+    chosen = privacy_join([given])
+    if PRIVACY_ORDER.index(chosen) < PRIVACY_ORDER.index(floor):
+        raise InvalidInputError(
+            f"{given} is more open than the item's privacy ({floor}); nothing declassifies", field="privacy"
+        )
+    return chosen
+
+
+def _result(ledger: Ledger, resolved: ResolvedItem, decision_id: str, *, resubmitted: bool) -> DecisionResult:
+    facts = item_decisions(ledger, resolved.item, resolved.prompt)
+    [ours] = [f for f in facts if f.decision_id == decision_id]
+    now = active_decisions(facts).get(resolved.item.item_id)
+    return DecisionResult(
+        decision_id=decision_id,
+        seq=ours.seq,
+        item_id=resolved.item.item_id,
+        submission_id=ours.decision.submission_id,
+        disposition=ours.decision.disposition,
+        active=now is not None and now.decision.decision_id == decision_id,
+        superseded=superseded_count(facts, ours),
+        resubmitted=resubmitted,
+        privacy=privacy_join([ledger.get(decision_id).privacy]),
+        provenance=candidate_provenance(ledger, resolved.item),
+    )
+
+
+def superseded_count(facts: list[DecisionFact], ours: DecisionFact) -> int:
+    """How many earlier decisions of the item ``ours`` left inactive when it was recorded (0 when
+    it does not count: a duplicate submission, an invalid decision, a bad ``supersedes``)."""
+    then = active_decisions(f for f in facts if f.seq <= ours.seq).get(ours.item_id)
+    if then is None or then.decision.decision_id != ours.decision_id:
+        return 0
+    return len(then.inactive)

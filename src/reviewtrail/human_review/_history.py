@@ -1,0 +1,161 @@
+"""An item's decision history: every decision, the active one and what it is good for, and the
+candidates' provenance, revealed only once the item has a decision (docs/human-review.md,
+"The queue and history")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from reviewtrail.human_review._decide import superseded_count
+from reviewtrail.human_review._decision_rules import DecisionFact, active_decisions
+from reviewtrail.human_review._eligibility import (
+    ChainPrivacy,
+    Eligibility,
+    externally_eligible,
+    quality_eligible,
+)
+from reviewtrail.human_review._resolve import ResolvedItem, current, item_decisions, resolve_item
+from reviewtrail.human_review._reveal import POSITIONS, CandidateProvenance, blinded_problems, candidate_provenance
+from reviewtrail.ledger import Ledger
+from reviewtrail.store import Store
+
+__all__ = ["DecisionEntry", "History", "history"]
+
+
+@dataclass(frozen=True)
+class DecisionEntry:
+    """One recorded decision of an item: whether it counts and whether it is the active one."""
+
+    decision_id: str
+    seq: int
+    disposition: str
+    preferred: str | None  # the position ("A", "B") of the preferred candidate (prefer)
+    strength: str | None
+    active: bool
+    counted: bool
+    supersedes: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "decisionId": self.decision_id,
+            "seq": self.seq,
+            "disposition": self.disposition,
+            "preferred": self.preferred,
+            "strength": self.strength,
+            "active": self.active,
+            "counted": self.counted,
+            "supersedes": self.supersedes,
+        }
+
+
+@dataclass(frozen=True)
+class History:
+    """The decisions of an item. ``active`` is the active decision's entry (None before any);
+    ``superseded`` how many earlier decisions it left inactive; ``quality`` and ``external`` the
+    eligibility facts of the active decision; ``provenance`` the candidates A and B, empty while
+    the item has no decision (blinded)."""
+
+    item_id: str
+    valid: bool
+    problems: tuple[str, ...]
+    decisions: tuple[DecisionEntry, ...]
+    active: DecisionEntry | None
+    superseded: int
+    quality: Eligibility | None
+    external: Eligibility | None
+    provenance: tuple[CandidateProvenance, ...]
+
+    @property
+    def use(self) -> str | None:
+        """``export-eligible`` or ``evaluation-only`` for the active decision; None before any."""
+        if self.active is None:
+            return None
+        return "export-eligible" if self.external is not None and self.external.eligible else "evaluation-only"
+
+    @property
+    def blinded(self) -> bool:
+        return not self.provenance
+
+    def to_json(self) -> dict[str, Any]:
+        def fact(e: Eligibility | None) -> dict[str, Any] | None:
+            return None if e is None else {"eligible": e.eligible, "reason": e.reason}
+
+        return {
+            "itemId": self.item_id,
+            "valid": self.valid,
+            "problems": list(self.problems),
+            "active": self.active.to_json() if self.active else None,
+            "use": self.use,
+            "qualityEligible": fact(self.quality),
+            "externallyEligible": fact(self.external),
+            "superseded": self.superseded,
+            "decisions": [d.to_json() for d in self.decisions],
+            "blinded": self.blinded,
+            "provenance": [p.to_json() for p in self.provenance] if self.provenance else None,
+        }
+
+
+def history(store: Store, item_id: str) -> History:
+    """The history of ``item_id`` (exit 3, field ``item``, when there is none)."""
+    ledger = store.ledger
+    resolved = resolve_item(ledger, item_id)
+    facts = item_decisions(ledger, resolved.item, resolved.prompt)
+    active = active_decisions(facts).get(item_id)
+    counted = {f.decision_id for f in facts if _counts(facts, f)}
+    entries = tuple(
+        DecisionEntry(
+            f.decision_id,
+            f.seq,
+            f.decision.disposition,
+            _position(resolved, f.decision.preferred),
+            f.decision.strength,
+            active is not None and active.decision.decision_id == f.decision_id,
+            f.decision_id in counted,
+            f.decision.supersedes,
+        )
+        for f in facts
+    )
+    chosen = next((e for e in entries if e.active), None)
+    quality = external = None
+    superseded = 0
+    if active is not None:
+        superseded = superseded_count(facts, active.decision)
+        quality, external = _eligibility(ledger, resolved, active.decision)
+    problems = resolved.problems if facts else blinded_problems(resolved)
+    provenance = candidate_provenance(ledger, resolved.item) if facts else ()
+    return History(item_id, resolved.valid, problems, entries, chosen, superseded, quality, external, provenance)
+
+
+def _position(resolved: ResolvedItem, run_id: str | None) -> str | None:
+    if run_id is None or run_id not in resolved.item.display_order:
+        return None
+    return POSITIONS[resolved.item.display_order.index(run_id)]
+
+
+def _counts(facts: list[DecisionFact], fact: DecisionFact) -> bool:
+    then = active_decisions(f for f in facts if f.seq <= fact.seq).get(fact.item_id)
+    return then is not None and then.decision.decision_id == fact.decision_id
+
+
+def _eligibility(ledger: Ledger, resolved: ResolvedItem, fact: DecisionFact) -> tuple[Eligibility, Eligibility]:
+    rows = ledger.rows("hr_campaigns", campaign_id=resolved.item.campaign.id, version=resolved.item.campaign.version)
+    enabled = bool(rows[0]["training_enabled"]) if rows else False
+    decision = fact.decision
+    quality = quality_eligible(decision, training_enabled=enabled)
+    if not resolved.valid:
+        reasons = "; ".join(resolved.problems)
+        return quality, Eligibility(False, f"the item no longer binds what it froze: {reasons}")
+    decision_privacy = current(ledger, ledger.get(fact.decision_id)).privacy
+    a, b = (resolved.candidates[run][0] for run in resolved.item.display_order)
+    chain = ChainPrivacy(
+        prompt=resolved.prompt_privacy,
+        item=resolved.item_privacy,
+        run_a=a.run_privacy,
+        run_b=b.run_privacy,
+        output_a=a.output_privacy,
+        output_b=b.output_privacy,
+        decision=decision_privacy,
+    )
+    external = externally_eligible(decision, training_enabled=enabled, prompt=resolved.prompt, privacy=chain)
+    return quality, external

@@ -1,0 +1,162 @@
+"""The review queue (blinded cards, unresolved items first) and an item's decision history
+(provenance revealed once decided) (docs/human-review.md, "The queue and history")."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from reviewtrail.errors import InvalidInputError
+from reviewtrail.human_review._resolve import ResolvedItem, resolve_item
+from reviewtrail.human_review._reveal import POSITIONS, blinded_problems
+from reviewtrail.ledger import Ledger
+from reviewtrail.store import Store
+
+__all__ = ["QUEUE_MAX", "QueueCandidate", "QueueCard", "review_queue"]
+
+#: The most cards one queue call returns.
+QUEUE_MAX = 1_000
+_PAGE = 1_001
+
+
+@dataclass(frozen=True)
+class QueueCandidate:
+    """A candidate as a reviewer sees it: its position and exact response (None when the item is
+    invalid: its responses are withheld)."""
+
+    position: str
+    response: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"position": self.position, "response": self.response}
+
+
+@dataclass(frozen=True)
+class QueueCard:
+    """One blinded review card. It never holds a run id, agent id, model, provider, adapter,
+    catalog generation, output event id, digest or any other provenance."""
+
+    item_id: str
+    campaign_id: str
+    campaign_version: int
+    scenario_family: str
+    prompt: str
+    evidence: str | None
+    criterion: dict[str, Any]
+    candidates: tuple[QueueCandidate, QueueCandidate]
+    valid: bool
+    problems: tuple[str, ...]
+    decided: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "itemId": self.item_id,
+            "campaign": {"id": self.campaign_id, "version": self.campaign_version},
+            "scenarioFamily": self.scenario_family,
+            "prompt": self.prompt,
+            "evidence": self.evidence,
+            "criterion": dict(self.criterion),
+            "candidates": [c.to_json() for c in self.candidates],
+            "valid": self.valid,
+            "problems": list(self.problems),
+            "decided": self.decided,
+        }
+
+
+def card(resolved: ResolvedItem, *, decided: bool) -> QueueCard:
+    """The blinded card of a resolved item: candidates in its display order; an invalid item shows
+    why (in positions, never run or event ids) and withholds its responses."""
+    item, prompt = resolved.item, resolved.prompt
+    candidates = []
+    for position, run_id in zip(POSITIONS, item.display_order, strict=True):
+        found = resolved.candidates.get(run_id)
+        response = found[1] if found is not None and resolved.valid else None
+        candidates.append(QueueCandidate(position, response))
+    criterion = prompt.criterion
+    return QueueCard(
+        item_id=item.item_id,
+        campaign_id=item.campaign.id,
+        campaign_version=item.campaign.version,
+        scenario_family=prompt.scenario_family,
+        prompt=prompt.prompt,
+        evidence=prompt.evidence,
+        criterion={
+            "id": criterion.id,
+            "version": criterion.version,
+            "label": criterion.label,
+            "instructions": criterion.instructions,
+            "allowedReasonCodes": list(criterion.allowed_reason_codes),
+            "allowedResponseTags": list(criterion.allowed_response_tags),
+        },
+        candidates=(candidates[0], candidates[1]),
+        valid=resolved.valid,
+        problems=blinded_problems(resolved),
+        decided=decided,
+    )
+
+
+def review_queue(
+    store: Store,
+    campaign_id: str | None = None,
+    version: int | None = None,
+    *,
+    limit: int = 20,
+    include_decided: bool = True,
+) -> list[QueueCard]:
+    """At most ``limit`` blinded cards: the items with no decision first, then (with
+    ``include_decided``) decided ones, each in the order the items were recorded. Only the items
+    shown are resolved (their digests re-checked), and items are read page by page, so the first
+    page costs the same however many items the store holds."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= QUEUE_MAX:
+        raise InvalidInputError(f"must be a whole number from 1 to {QUEUE_MAX}, got {limit!r}", field="limit")
+    if version is not None and campaign_id is None:
+        raise InvalidInputError("a version needs a campaign", field="version")
+    where: dict[str, Any] = {}
+    if campaign_id is not None:
+        where["campaign_id"] = campaign_id
+    if version is not None:
+        where["campaign_version"] = version
+    ledger = store.ledger
+    size = min(_PAGE, limit + 1)
+    chosen = [(item, False) for item in _take(_open_items(ledger, where, size), limit)]
+    if include_decided and len(chosen) < limit:
+        chosen += [(item, True) for item in _take(_decided_items(ledger, where, size), limit - len(chosen))]
+    return [card(resolve_item(ledger, item_id), decided=decided) for item_id, decided in chosen]
+
+
+def _take(items: Iterator[str], n: int) -> list[str]:
+    out: list[str] = []
+    if n <= 0:
+        return out
+    for item_id in items:
+        out.append(item_id)
+        if len(out) >= n:
+            break
+    return out
+
+
+def _items(
+    ledger: Ledger, where: dict[str, Any], size: int, absent_in: tuple[str, str] | None
+) -> Iterator[dict[str, Any]]:
+    after = None
+    while True:
+        rows = ledger.page("hr_items", where, order_by="seq", after=after, limit=size, absent_in=absent_in)
+        yield from rows
+        if len(rows) < size:
+            return
+        after = rows[-1]["seq"]
+
+
+def _open_items(ledger: Ledger, where: dict[str, Any], size: int) -> Iterator[str]:
+    """Item ids with no decision, in seq order."""
+    for row in _items(ledger, where, size, ("hr_decided", "item_id")):
+        yield row["item_id"]
+
+
+def _decided_items(ledger: Ledger, where: dict[str, Any], size: int) -> Iterator[str]:
+    """Item ids with a decision, in seq order (read only when fewer than ``limit`` items are
+    open, so it passes over fewer than ``limit`` open items)."""
+    for row in _items(ledger, where, size, None):
+        if ledger.count("hr_decided", item_id=row["item_id"]):
+            yield row["item_id"]

@@ -1,0 +1,108 @@
+"""What a reviewer may see of a review item's candidates: their positions ("A", "B"), problems
+worded without naming any run or output event while the item is blinded, and the candidates'
+provenance once a decision is recorded (docs/human-review.md, "Blinding")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from reviewtrail.human_review._records import ReviewItem
+from reviewtrail.human_review._resolve import ResolvedItem, run_facts
+from reviewtrail.ledger import Ledger
+
+__all__ = [
+    "POSITIONS",
+    "CandidateProvenance",
+    "blinded_problems",
+    "candidate_provenance",
+    "position_run",
+    "preferred_run",
+]
+
+#: The positions of an item's two candidates, in its display order.
+POSITIONS = ("A", "B")
+
+
+def position_run(item: ReviewItem, position: str) -> str | None:
+    """The run id shown at ``position`` ("A" or "B"), or None for any other value."""
+    if position not in POSITIONS:
+        return None
+    return item.display_order[POSITIONS.index(position)]
+
+
+def blinded_problems(resolved: ResolvedItem) -> tuple[str, ...]:
+    """The item's problems with every run id replaced by its position and every output event id
+    withheld, so that saying why an item is invalid reveals nothing a blinded card hides."""
+    names: dict[str, str] = {}
+    for position, run_id in zip(POSITIONS, resolved.item.display_order, strict=True):
+        names[run_id] = position
+    for candidate in resolved.item.candidates:
+        names[candidate.output_event_id] = "(withheld)"
+        names[candidate.digest] = "(withheld)"
+    for facts, _ in resolved.candidates.values():
+        names[facts.output_event_id] = "(withheld)"
+    out = []
+    for problem in resolved.problems:
+        text = problem
+        for value in sorted(names, key=len, reverse=True):
+            text = text.replace(value, names[value])
+        out.append(text)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class CandidateProvenance:
+    """Who produced the candidate shown at ``position``: revealed only after a decision. Fields
+    are None when the run no longer has a single current record."""
+
+    position: str
+    run_id: str
+    agent_id: str | None
+    model: str | None
+    provider: str | None
+    execution_adapter: str | None
+    learned_adapter: str | None
+    catalog_generation: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "position": self.position,
+            "runId": self.run_id,
+            "agentId": self.agent_id,
+            "model": self.model,
+            "provider": self.provider,
+            "executionAdapter": self.execution_adapter,
+            "learnedAdapter": self.learned_adapter,
+            "catalogGeneration": self.catalog_generation,
+        }
+
+
+def candidate_provenance(ledger: Ledger, item: ReviewItem) -> tuple[CandidateProvenance, ...]:
+    """The provenance of the item's candidates A and B, from their run records as they stand."""
+    out = []
+    for position, run_id in zip(POSITIONS, item.display_order, strict=True):
+        facts = run_facts(ledger, run_id)
+        if facts is None:
+            out.append(CandidateProvenance(position, run_id, None, None, None, None, None, None))
+            continue
+        agent = facts.run.agent
+        out.append(
+            CandidateProvenance(
+                position,
+                run_id,
+                agent.id,
+                agent.model,
+                agent.provider,
+                agent.execution_adapter,
+                agent.learned_adapter,
+                agent.catalog_generation,
+            )
+        )
+    return tuple(out)
+
+
+def preferred_run(item: ReviewItem, preferred: str) -> str:
+    """``preferred`` as a run id: a position ("A", "B") is the run shown there (a position wins
+    over a run id spelled the same); anything else is taken as a run id, checked later."""
+    return position_run(item, preferred) or preferred
