@@ -10,7 +10,18 @@ from typing import Annotated
 
 import typer
 
-from reviewtrail.cli import _campaign, _cas, _ledger, _provenance, _review, _review_decide, _run, _store, _trace
+from reviewtrail.cli import (
+    _campaign,
+    _campaign_runs,
+    _cas,
+    _ledger,
+    _provenance,
+    _review,
+    _review_decide,
+    _run,
+    _store,
+    _trace,
+)
 from reviewtrail.cli._output import EXIT_PIPE_CLOSED, silence_stdout, stdout_is_closed
 
 __all__ = ["app", "main"]
@@ -62,6 +73,7 @@ app.add_typer(_review.claims_app, name="claims")
 app.add_typer(_review.evidence_app, name="evidence")
 _review_decide.register(_review.review_app)
 app.add_typer(_review.review_app, name="review")
+_campaign_runs.register(_campaign.app)
 app.add_typer(_campaign.app, name="campaign")
 
 

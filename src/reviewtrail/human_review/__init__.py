@@ -7,6 +7,17 @@ Public API::
 """
 
 from reviewtrail.human_review._adapters import to_openai_preference, to_trl_preference
+from reviewtrail.human_review._agents import BackendFor, backend_builder, build_backend
+from reviewtrail.human_review._agents_file import (
+    MAX_AGENTS,
+    MAX_SCRIPTED_RESPONSES,
+    AgentConfig,
+    AnthropicBackendSpec,
+    BackendSpec,
+    OpenAIBackendSpec,
+    ScriptedBackendSpec,
+    parse_agents_file,
+)
 from reviewtrail.human_review._campaign_file import CampaignEntry, FileFormat, file_format, parse_campaign_file
 from reviewtrail.human_review._campaigns import (
     CampaignSummary,
@@ -65,6 +76,7 @@ from reviewtrail.human_review._export_rows import (
     training_example_v4,
 )
 from reviewtrail.human_review._history import DecisionEntry, History, history
+from reviewtrail.human_review._import_runs import MAX_IMPORT_OUTPUTS, ImportedRun, ImportRunsReport, import_runs
 from reviewtrail.human_review._item_rules import (
     DIGEST_VERSION,
     ITEM_NAMESPACE,
@@ -163,6 +175,7 @@ from reviewtrail.human_review._run_rules import (
     receipt_exclusions,
     run_exclusions,
 )
+from reviewtrail.human_review._runner import RUN_STATUSES_REPORTED, RunEntry, RunProgress, RunReport, run_campaign
 from reviewtrail.human_review._standings import (
     STANDINGS_PRIOR,
     STANDINGS_ROUNDS,
@@ -188,10 +201,13 @@ __all__ = [
     "LABEL_MAX_CHARS",
     "MANIFEST_NAME",
     "MANIFEST_VERSION",
+    "MAX_AGENTS",
     "MAX_ALLOWLIST",
     "MAX_CANDIDATE_AGENTS",
+    "MAX_IMPORT_OUTPUTS",
     "MAX_REASON_CODES",
     "MAX_RESPONSE_TAGS",
+    "MAX_SCRIPTED_RESPONSES",
     "NOTE_MAX_CHARS",
     "OPENAI_PREFERENCE",
     "POSITIONS",
@@ -208,6 +224,7 @@ __all__ = [
     "RUN",
     "RUN_ORIGINS",
     "RUN_STATUSES",
+    "RUN_STATUSES_REPORTED",
     "STANDINGS_PRIOR",
     "STANDINGS_ROUNDS",
     "TRAINING_DISPOSITIONS",
@@ -215,8 +232,12 @@ __all__ = [
     "TRAINING_RECEIPT",
     "TRL_PREFERENCE",
     "ActiveDecision",
+    "AgentConfig",
     "AgentIdentity",
     "AgentStanding",
+    "AnthropicBackendSpec",
+    "BackendFor",
+    "BackendSpec",
     "BiasShare",
     "CampaignEntry",
     "CampaignIdentity",
@@ -247,8 +268,11 @@ __all__ = [
     "FileFormat",
     "History",
     "ImportResult",
+    "ImportRunsReport",
     "ImportedPrompt",
+    "ImportedRun",
     "ItemCandidate",
+    "OpenAIBackendSpec",
     "PositionBias",
     "PrivacyReclassification",
     "PromptRef",
@@ -260,10 +284,14 @@ __all__ = [
     "ReviewItem",
     "ReviewPrompt",
     "ReviewResponse",
+    "RunEntry",
     "RunFacts",
     "RunOrigin",
     "RunOutcome",
+    "RunProgress",
+    "RunReport",
     "RunStatus",
+    "ScriptedBackendSpec",
     "SettingsView",
     "Standings",
     "Strength",
@@ -271,6 +299,8 @@ __all__ = [
     "active_decision",
     "active_decisions",
     "append_to_manifest",
+    "backend_builder",
+    "build_backend",
     "campaign_file_pattern",
     "campaign_settings",
     "candidate_digest",
@@ -292,6 +322,7 @@ __all__ = [
     "fit_standings",
     "history",
     "import_campaign",
+    "import_runs",
     "item_decisions",
     "item_id",
     "item_problems",
@@ -306,6 +337,7 @@ __all__ = [
     "new_run_id",
     "new_training_receipt_record",
     "pairable_runs",
+    "parse_agents_file",
     "parse_campaign_file",
     "position_bias",
     "privacy_join",
@@ -317,6 +349,7 @@ __all__ = [
     "resolve_item",
     "response_problem",
     "review_queue",
+    "run_campaign",
     "run_candidate",
     "run_exclusions",
     "run_facts",

@@ -29,6 +29,7 @@ __all__ = [
     "ExportExclusion",
     "ExportReport",
     "campaign_file_pattern",
+    "campaign_files",
     "export_campaign",
     "export_file_name",
 ]
@@ -68,6 +69,16 @@ def campaign_file_pattern(campaign_id: str, version: int) -> re.Pattern[str]:
     group 2 the kind."""
     kinds = "|".join(re.escape(k) for k in EXPORT_KINDS)
     return re.compile(rf"^{re.escape(_slug(campaign_id))}-v{version}-([1-9][0-9]*)\.({kinds})\.jsonl$")
+
+
+def campaign_files(manifest: Any, campaign_id: str, version: int) -> list[dict[str, Any]]:
+    """The entries of a dataset manifest (parsed JSON) that name export files of a campaign
+    version (by their file names, see :func:`export_file_name`)."""
+    listed = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(listed, list):
+        return []
+    pattern = campaign_file_pattern(campaign_id, version)
+    return [e for e in listed if isinstance(e, dict) and pattern.match(str(e.get("name", "")))]
 
 
 def _next_number(out_dir: Path, campaign_id: str, version: int) -> int:

@@ -1,0 +1,222 @@
+"""``reviewtrail review export`` and ``reviewtrail campaign coverage | standings | receipt``: what
+a campaign version yields, for its owner."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, table
+from reviewtrail.cli._progress import PROGRESS_HELP
+
+if TYPE_CHECKING:
+    from reviewtrail.human_review import Coverage
+
+__all__ = ["register", "register_review"]
+
+JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
+CampaignArg = Annotated[str, typer.Argument(help="The campaign id.")]
+VersionOpt = Annotated[int, typer.Option("--version", help="The campaign version.")]
+
+
+@handle_errors
+def export(
+    campaign: CampaignArg,
+    version: VersionOpt,
+    out: Annotated[Path, typer.Option("--out", help="The dataset directory (created; manifest.json is kept there).")],
+    progress: Annotated[
+        bool | None, typer.Option("--progress/--no-progress", help=PROGRESS_HELP, show_default=False)
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Export a campaign version's training examples: v4 rows, TRL and OpenAI preference files.
+
+    Only active, externally eligible prefer and correct decisions on items that still bind what
+    they froze are written; every other decision is reported with its reason. Each export adds
+    three new files (numbered, never overwriting) to the directory's manifest.json.
+
+    Example: reviewtrail review export support-triage --version 1 --out datasets/triage --json
+    """
+    from reviewtrail.app import open_store
+    from reviewtrail.cli._progress import phase_progress
+    from reviewtrail.human_review import export_campaign
+
+    with open_store() as store, phase_progress("exporting", progress) as tick:
+        report = export_campaign(store, campaign, version, out, progress=tick)
+    if as_json:
+        print_json(report.to_json())
+        return
+    print(f"{report.exported} example(s) exported from {report.items} item(s) at ledger head {report.ledger_head}")
+    for entry in report.files:
+        print(f"  {entry['name']}: {entry['rows']} row(s), sha256 {entry['sha256']}")
+    if report.excluded:
+        rows = [[e.item_id, e.disposition or "", e.field, e.reason] for e in report.excluded]
+        table("Left out", ["item", "disposition", "field", "reason"], rows)
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def _family_row(name: str, doc: dict[str, Any]) -> list[str]:
+    runs, items, decisions = doc["runs"], doc["items"], doc["decisions"]
+    exclusions = ", ".join(f"{code}: {n}" for code, n in runs["exclusions"].items())
+    disp = ", ".join(f"{d}: {n}" for d, n in decisions["byDisposition"].items() if n)
+    return [
+        name,
+        str(doc["prompts"]),
+        f"{runs['completed']}/{runs['failed']}" + (f" ({exclusions})" if exclusions else ""),
+        f"{items['valid']}/{items['invalid']}",
+        disp or "-",
+        str(decisions["inactive"]),
+        _rate(decisions["judgeabilityRate"]),
+        f"{decisions['evaluationOnly']}/{decisions['exportable']}",
+    ]
+
+
+def _print_coverage(result: Coverage) -> None:
+    doc = result.to_json()
+    columns = ["family", "prompts", "runs ok/failed", "items valid/invalid", "active decisions"]
+    columns += ["inactive", "judgeable", "eval-only/exportable"]
+    rows = [_family_row(f["family"], f) for f in doc["families"]] + [_family_row("(all)", doc["overall"])]
+    training = "enabled" if result.training_enabled else "disabled"
+    table(f"Coverage of {result.campaign_id} v{result.version} (training {training})", columns, rows)
+    for fam in [*doc["families"], {"family": "(all)", **doc["overall"]}][:-1]:
+        for bad in fam["items"]["invalidItems"]:
+            print(f"invalid item {bad['itemId']} ({fam['family']}): {'; '.join(bad['problems'])}")
+    if result.exported is not None:
+        print(f"exported (in the given manifest): {result.exported}")
+    for receipt in doc["trainingReceipts"]:
+        print(f"training receipt {receipt['recordId']}: {receipt['checkpoint']} from {receipt['exportManifestSha256']}")
+    bias = doc["quality"]["positionBias"]
+    bias_rows = [["(all)", *_bias_cells(bias["overall"])]]
+    bias_rows += [[r["reviewer"], *_bias_cells(r)] for r in bias["reviewers"]]
+    table(
+        "Owner only: position bias (share of prefer choosing the first shown)",
+        ["reviewer", "prefer", "share", "95% interval", "flag"],
+        bias_rows,
+    )
+
+
+def _bias_cells(share: dict[str, Any]) -> list[str]:
+    interval = share["interval"]
+    span = "-" if interval is None else f"{interval['low']:.2f}-{interval['high']:.2f}"
+    return [str(share["decisions"]), _rate(share["share"]), span, "flagged" if share["flagged"] else ""]
+
+
+@handle_errors
+def coverage(
+    campaign: CampaignArg,
+    version: VersionOpt,
+    export_manifest: Annotated[
+        Path | None,
+        typer.Option("--export-manifest", help="A dataset manifest: count the examples it lists for the campaign."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show a campaign version's coverage per scenario family, and its owner-only quality section.
+
+    Prompts, runs and exclusions, items (valid, invalid with reasons), active decisions by
+    disposition, inactive decisions, judgeability, evaluation-only vs exportable, training
+    receipts; then position bias overall and per reviewer (for the campaign owner only).
+
+    Example: reviewtrail campaign coverage support-triage --version 1 --json
+    """
+    from reviewtrail.app import open_store
+    from reviewtrail.human_review import campaign_coverage
+
+    with open_store() as store:
+        result = campaign_coverage(store, campaign, version, export_manifest=export_manifest)
+    if as_json:
+        print_json(result.to_json())
+        return
+    _print_coverage(result)
+
+
+@handle_errors
+def standings(
+    campaign: CampaignArg,
+    version: VersionOpt,
+    rounds: Annotated[int, typer.Option("--rounds", help="Bootstrap resamplings for the intervals.")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap (same seed, same intervals).")] = 0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Fit Bradley–Terry standings of a campaign version's candidate agents (owner only).
+
+    From the active prefer decisions on valid items, with 95% bootstrap intervals; ties are
+    counted apart. Evaluation evidence only: standings never change eligibility.
+
+    Example: reviewtrail campaign standings support-triage --version 1 --rounds 500 --json
+    """
+    from reviewtrail.app import open_store
+    from reviewtrail.human_review import campaign_standings
+
+    with open_store() as store:
+        result = campaign_standings(store, campaign, version, rounds=rounds, seed=seed)
+    if as_json:
+        print_json(result.to_json())
+        return
+    rows = [
+        [
+            "-" if a.rank is None else str(a.rank),
+            a.agent,
+            "-" if a.score is None else f"{a.score:+.3f}",
+            "-" if a.low is None or a.high is None else f"{a.low:+.3f} .. {a.high:+.3f}",
+            f"{a.wins}/{a.losses}/{a.ties}",
+        ]
+        for a in result.agents
+    ]
+    title = f"Standings of {campaign} v{version}: {result.comparisons} comparison(s), {result.ties} tie(s)"
+    table(title, ["rank", "agent", "score", "95% interval", "won/lost/tied"], rows)
+
+
+def _load_eval(path: Path) -> dict[str, Any]:
+    from reviewtrail.human_review import load_evaluation
+
+    return load_evaluation(path)
+
+
+@handle_errors
+def receipt(
+    campaign: CampaignArg,
+    version: VersionOpt,
+    export_manifest: Annotated[
+        Path, typer.Option("--export-manifest", help="The manifest.json of the export trained on.")
+    ],
+    checkpoint: Annotated[str, typer.Option("--checkpoint", help="The trained checkpoint's reference.")],
+    eval_file: Annotated[Path, typer.Option("--eval", help="Held-out evaluation results: a JSON object.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Record that a checkpoint was trained from an exact export, with its held-out evaluation.
+
+    The receipt binds the manifest by the SHA-256 of its bytes; it is private and never exported.
+    Review never trains, promotes or activates anything.
+
+    Example: reviewtrail campaign receipt triage --version 1 --export-manifest m.json --checkpoint c7 --eval e.json
+    """
+    from reviewtrail.app import open_store
+    from reviewtrail.human_review import record_training_receipt
+
+    evaluation = _load_eval(eval_file)
+    with open_store() as store:
+        result = record_training_receipt(
+            store, campaign, version, export_manifest=export_manifest, checkpoint=checkpoint, evaluation=evaluation
+        )
+    if as_json:
+        print_json(result.to_json())
+        return
+    print(f"training receipt {result.record_id}: {result.checkpoint} from manifest {result.export_manifest_sha256}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``coverage``, ``standings`` and ``receipt`` to the ``campaign`` group."""
+    app.command("coverage")(coverage)
+    app.command("standings")(standings)
+    app.command("receipt")(receipt)
+
+
+def register_review(app: typer.Typer) -> None:
+    """Add ``export`` to the ``review`` group."""
+    app.command("export")(export)

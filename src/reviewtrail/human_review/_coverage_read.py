@@ -1,0 +1,154 @@
+"""Campaign coverage and standings read from a store (docs/human-review.md, "Coverage" and
+"Standings and position bias"). The counting is in :mod:`._coverage`; this module reads the
+prompts, runs, items and decisions of one campaign version from one consistent state.
+
+Position bias and standings are evaluation evidence for the campaign owner only: they are never
+shown on a reviewer's surface and never change any decision's eligibility.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from reviewtrail.errors import InvalidInputError
+from reviewtrail.human_review._campaign_read import ItemState, campaign_item_ids, campaign_training, item_state
+from reviewtrail.human_review._coverage import Coverage, ItemCoverageFacts, PromptCoverageFacts, coverage_of
+from reviewtrail.human_review._eligibility import quality_eligible
+from reviewtrail.human_review._export_job import campaign_files
+from reviewtrail.human_review._export_rows import TRAINING_EXAMPLE_V4
+from reviewtrail.human_review._position_bias import position_bias
+from reviewtrail.human_review._resolve import prompt_ref, run_facts, runs_over
+from reviewtrail.human_review._run_records import TrainingReceipt
+from reviewtrail.human_review._run_rules import RunFacts, pairable_runs
+from reviewtrail.human_review._standings import STANDINGS_ROUNDS, Comparison, Standings, fit_standings
+from reviewtrail.ledger import Ledger
+from reviewtrail.store import Store
+
+__all__ = ["campaign_coverage", "campaign_standings", "read_manifest"]
+
+
+def read_manifest(path: Path, *, field: str) -> Any:
+    """A dataset manifest file parsed as JSON (refused with ``field`` when it is not)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise InvalidInputError(f"{path} does not exist", field=field) from exc
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InvalidInputError(f"{path} is not a JSON dataset manifest: {exc}", field=field) from exc
+
+
+def _prompt_facts(ledger: Ledger, campaign_id: str, version: int) -> Iterator[tuple[str, PromptCoverageFacts]]:
+    rows = sorted(ledger.rows("hr_prompts", campaign_id=campaign_id, campaign_version=version), key=lambda r: r["seq"])
+    for row in rows:
+        ref, _ = prompt_ref(ledger, row["record_id"])
+        statuses: dict[str, str] = {}
+        found: list[RunFacts] = []
+        for run_id in runs_over(ledger, ref.event_id):
+            facts = run_facts(ledger, run_id)
+            statuses[run_id] = facts.run.status if facts is not None else "unresolved"
+            if facts is not None:
+                found.append(facts)
+        pairable, exclusions = pairable_runs(found, ref)
+        family = str(row["scenario_family"])
+        yield ref.event_id, PromptCoverageFacts(family, statuses, len(pairable), exclusions)
+
+
+def _item_facts(state: ItemState, family: str, training: bool) -> ItemCoverageFacts:
+    active = state.active.decision.decision if state.active is not None else None
+    return ItemCoverageFacts(
+        family=family,
+        item_id=state.item_id,
+        problems=state.resolved.problems,
+        recorded=len(state.decisions),
+        active=active.disposition if active is not None else None,
+        quality_eligible=active is not None and quality_eligible(active, training_enabled=training).eligible,
+        exportable=state.exportable,
+    )
+
+
+def _chose_first(state: ItemState) -> tuple[str, bool] | None:
+    if state.active is None or state.active.decision.decision.disposition != "prefer":
+        return None
+    preferred = state.active.decision.decision.preferred
+    return state.actor or "", preferred == state.resolved.item.display_order[0]
+
+
+def _receipts(ledger: Ledger, campaign_id: str, version: int) -> list[dict[str, Any]]:
+    out = []
+    rows = ledger.rows("hr_training_receipts", campaign_id=campaign_id, campaign_version=version)
+    for row in sorted(rows, key=lambda r: r["seq"]):
+        env = ledger.get(row["record_id"])
+        receipt = TrainingReceipt.model_validate(env.payload_value)
+        out.append(
+            {
+                "recordId": env.id,
+                "time": env.time,
+                "checkpoint": receipt.checkpoint,
+                "exportManifestSha256": receipt.export_manifest_sha256,
+                "evaluation": receipt.evaluation,
+                "privacy": env.privacy,
+            }
+        )
+    return out
+
+
+def campaign_coverage(store: Store, campaign_id: str, version: int, *, export_manifest: Path | None = None) -> Coverage:
+    """The coverage of a campaign version per scenario family and overall (see :mod:`._coverage`
+    for every definition), its training receipts and, for the campaign owner only, its position
+    bias overall and per reviewer (the decision record's actor). With ``export_manifest``,
+    ``exported`` is the number of v4 examples that manifest lists for this campaign version."""
+    ledger = store.ledger
+    with ledger.snapshot():
+        training = campaign_training(ledger, campaign_id, version)
+        families: dict[str, str] = {}
+        prompts = []
+        for event_id, facts in _prompt_facts(ledger, campaign_id, version):
+            families[event_id] = facts.family
+            prompts.append(facts)
+        items, choices = [], []
+        for item_id in campaign_item_ids(ledger, campaign_id, version):
+            state = item_state(ledger, item_id, training_enabled=training)
+            family = families.get(state.resolved.item.prompt_event_id, state.resolved.prompt.scenario_family)
+            items.append(_item_facts(state, family, training))
+            choice = _chose_first(state)
+            if choice is not None:
+                choices.append(choice)
+        result = coverage_of(campaign_id, version, prompts, items, training_enabled=training)
+        result.receipts = _receipts(ledger, campaign_id, version)
+    if export_manifest is not None:
+        listed = campaign_files(read_manifest(export_manifest, field="export-manifest"), campaign_id, version)
+        result.exported = sum(int(e.get("rows", 0)) for e in listed if e.get("schemaVersion") == TRAINING_EXAMPLE_V4)
+    result.quality = {"positionBias": position_bias(choices).to_json()}
+    return result
+
+
+def campaign_standings(
+    store: Store, campaign_id: str, version: int, *, rounds: int = STANDINGS_ROUNDS, seed: int = 0
+) -> Standings:
+    """Bradley–Terry standings of a campaign version's candidate agents from the active ``prefer``
+    decisions on valid items (ties counted apart); every agent the prompts declare is listed."""
+    ledger = store.ledger
+    comparisons: list[Comparison] = []
+    ties: list[tuple[str, str]] = []
+    agents: set[str] = set()
+    with ledger.snapshot():
+        training = campaign_training(ledger, campaign_id, version)
+        for item_id in campaign_item_ids(ledger, campaign_id, version):
+            state = item_state(ledger, item_id, training_enabled=training)
+            agents.update(state.resolved.prompt.candidate_agent_ids)
+            if state.active is None or not state.resolved.valid:
+                continue
+            decision = state.active.decision.decision
+            by_run = {run: pair[0].run["agent"]["id"] for run, pair in state.resolved.candidates.items()}
+            first, second = (by_run[run] for run in state.resolved.item.run_ids())
+            if first == second:
+                continue  # not a comparison between two agents
+            if decision.disposition == "prefer":
+                winner = by_run[decision.preferred or ""]
+                comparisons.append(Comparison(winner, second if winner == first else first))
+            elif decision.disposition == "tie":
+                ties.append((first, second))
+    return fit_standings(comparisons, ties=ties, agents=sorted(agents), rounds=rounds, seed=seed)

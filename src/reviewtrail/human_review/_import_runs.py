@@ -1,0 +1,232 @@
+"""``campaign import-runs``: candidate runs produced elsewhere, with their context receipts and
+outputs, recorded and validated like local runs (docs/human-review.md, "Imported runs").
+
+A file is JSONL, one run per line::
+
+    {"run": {CandidateRun wire fields}, "receipt": {ContextReceipt wire fields} | null,
+     "outputs": [{"response": "..."}], "privacy": "public-source" | "private" | "sensitive"}
+
+Every line's shape is checked first, and its trigger and privacy against the ledger; a bad line
+refuses the whole file (``line N: <field>``) and nothing is appended. Then every new run is
+recorded in one batch, including the runs that fail a pairing condition: they are kept as evidence
+of their exclusion, never paired.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from reviewtrail.errors import InvalidInputError, NotFoundError
+from reviewtrail.human_review._eligibility import PRIVACY_ORDER
+from reviewtrail.human_review._records import ACTOR, PROMPT, ReviewResponse
+from reviewtrail.human_review._resolve import current, prompt_ref, run_facts, runs_over
+from reviewtrail.human_review._run_batch import response_problem
+from reviewtrail.human_review._run_records import ERROR_MAX_CHARS, CandidateRun, ContextReceipt
+from reviewtrail.human_review._run_rules import Exclusion, pairable_runs
+from reviewtrail.ledger import NewRecord, Privacy, new_record
+from reviewtrail.store import Store
+
+__all__ = ["MAX_IMPORT_OUTPUTS", "ImportRunsReport", "ImportedRun", "import_runs"]
+
+#: Outputs one imported run may carry (more than one already excludes it).
+MAX_IMPORT_OUTPUTS = 16
+
+
+class _Output(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    response: str
+
+
+class _Line(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    run: dict[str, Any]
+    receipt: dict[str, Any] | None = None
+    outputs: list[_Output] = Field(max_length=MAX_IMPORT_OUTPUTS)
+    privacy: Privacy
+
+
+@dataclass(frozen=True)
+class _Checked:
+    line: int
+    run: CandidateRun
+    receipt: ContextReceipt | None
+    outputs: tuple[str, ...]  # the contract-valid responses
+    privacy: Privacy
+
+
+@dataclass(frozen=True)
+class ImportedRun:
+    """One line of the file: its run, whether it was appended now, and its pairing as recorded
+    now (every run over its trigger considered)."""
+
+    line: int
+    run_id: str
+    agent_id: str
+    trigger_event_id: str
+    status: Literal["imported", "already-present"]
+    pairable: bool
+    exclusions: tuple[Exclusion, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "line": self.line,
+            "runId": self.run_id,
+            "agentId": self.agent_id,
+            "triggerEventId": self.trigger_event_id,
+            "status": self.status,
+            "pairable": self.pairable,
+            "exclusions": [e.to_json() for e in self.exclusions],
+        }
+
+
+@dataclass(frozen=True)
+class ImportRunsReport:
+    runs: list[ImportedRun] = field(default_factory=list)
+
+    def count(self, status: str) -> int:
+        return sum(1 for r in self.runs if r.status == status)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "imported": self.count("imported"),
+            "alreadyPresent": self.count("already-present"),
+            "pairable": sum(1 for r in self.runs if r.pairable),
+            "excluded": sum(1 for r in self.runs if not r.pairable),
+            "runs": [r.to_json() for r in self.runs],
+        }
+
+
+def import_runs(store: Store, text: str, *, actor: str = ACTOR) -> ImportRunsReport:
+    """Record the runs of an import-runs file (see the module docstring). A run id already recorded
+    is reported ``already-present`` and not appended again, so importing a file twice appends
+    nothing the second time."""
+    checked = _check_file(store, text)
+    records: list[NewRecord] = []
+    present: set[str] = set()
+    for c in checked:
+        if store.ledger.rows("hr_runs", run_id=c.run.run_id):
+            present.add(c.run.run_id)
+        else:
+            records.extend(_records(c, actor))
+    if records:
+        store.append(records)
+    verdicts = _verdicts(store, {c.run.trigger_event_id for c in checked})
+    report = ImportRunsReport()
+    for c in checked:
+        run = c.run
+        excluded = verdicts.get(run.run_id)
+        report.runs.append(
+            ImportedRun(
+                line=c.line,
+                run_id=run.run_id,
+                agent_id=run.agent.id,
+                trigger_event_id=run.trigger_event_id,
+                status="already-present" if run.run_id in present else "imported",
+                pairable=excluded is not None and not excluded,
+                exclusions=tuple(excluded) if excluded else (),
+            )
+        )
+    return report
+
+
+def _verdicts(store: Store, triggers: set[str]) -> dict[str, list[Exclusion]]:
+    """Per run id over these triggers: its exclusions (empty when it is pairable)."""
+    out: dict[str, list[Exclusion]] = {}
+    for trigger in sorted(triggers):
+        ref, _ = prompt_ref(store.ledger, trigger)
+        facts = [f for f in (run_facts(store.ledger, r) for r in runs_over(store.ledger, trigger)) if f]
+        pairable, excluded = pairable_runs(facts, ref)
+        out.update({f.run.run_id: [] for f in pairable.values()})
+        out.update(excluded)
+    return out
+
+
+def _records(c: _Checked, actor: str) -> list[NewRecord]:
+    subject = c.run.run_id
+    records = [new_record(c.run, actor=actor, privacy=c.privacy, subject=subject)]
+    if c.receipt is not None:
+        records.append(new_record(c.receipt, actor=actor, privacy=c.privacy, subject=subject))
+    for response in c.outputs:
+        records.append(new_record(ReviewResponse(response=response), actor=actor, privacy=c.privacy, subject=subject))
+    return records
+
+
+def _check_file(store: Store, text: str) -> list[_Checked]:
+    out: list[_Checked] = []
+    lines: dict[str, int] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        c = _check_line(store, number, raw)
+        if c.run.run_id in lines:
+            raise InvalidInputError(
+                f"the run id {c.run.run_id} repeats line {lines[c.run.run_id]}", field=f"line {number}: run.runId"
+            )
+        lines[c.run.run_id] = number
+        out.append(c)
+    if not out:
+        raise InvalidInputError("the import-runs file holds no runs", field="file")
+    return out
+
+
+def _bad(number: int, where: str, exc: ValidationError) -> InvalidInputError:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"])
+    return InvalidInputError(err["msg"], field=f"line {number}: {where}{'.' if where and loc else ''}{loc}")
+
+
+def _check_line(store: Store, number: int, raw: str) -> _Checked:
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        problem = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise InvalidInputError(f"not JSON: {problem}", field=f"line {number}: line") from None
+    if not isinstance(value, dict):
+        raise InvalidInputError("a line is a JSON object", field=f"line {number}: line")
+    try:
+        line = _Line.model_validate(value)
+    except ValidationError as exc:
+        raise _bad(number, "", exc) from None
+    try:
+        run = CandidateRun.model_validate({**line.run, "origin": "imported"})
+    except ValidationError as exc:
+        raise _bad(number, "run", exc) from None
+    receipt = None
+    if line.receipt is not None:
+        try:
+            receipt = ContextReceipt.model_validate(line.receipt)
+        except ValidationError as exc:
+            raise _bad(number, "receipt", exc) from None
+        if receipt.run_id != run.run_id:
+            raise InvalidInputError(
+                f"the receipt names run {receipt.run_id}, not {run.run_id}", field=f"line {number}: receipt.runId"
+            )
+    _check_trigger(store, number, run.trigger_event_id, line.privacy)
+    valid = tuple(o.response for o in line.outputs if response_problem(o.response) is None)
+    problems = [p for o in line.outputs if (p := response_problem(o.response)) is not None]
+    if problems:
+        given = [run.output_problem] if run.output_problem else []
+        joined = "; ".join([*given, *problems])[:ERROR_MAX_CHARS]
+        run = run.model_copy(update={"output_problem": joined})
+    return _Checked(number, run, receipt, valid, line.privacy)
+
+
+def _check_trigger(store: Store, number: int, trigger: str, privacy: Privacy) -> None:
+    """The trigger is a recorded review prompt, and ``privacy`` is no more open than its privacy
+    in force."""
+    at = f"line {number}: run.triggerEventId"
+    try:
+        env = store.ledger.get(trigger)
+    except NotFoundError:
+        raise InvalidInputError(f"no record {trigger} is recorded", field=at) from None
+    if env.type != PROMPT:
+        raise InvalidInputError(f"the record {trigger} is a {env.type}, not a review prompt", field=at)
+    level = current(store.ledger, env).privacy
+    if PRIVACY_ORDER.index(privacy) < PRIVACY_ORDER.index(level):
+        raise InvalidInputError(
+            f"the privacy {privacy} is more open than the prompt's ({level})", field=f"line {number}: privacy"
+        )

@@ -1,0 +1,127 @@
+"""Closing the loop: record that a checkpoint was trained outside from one exact export, with its
+held-out evaluation results (docs/human-review.md, "Training receipts").
+
+Review never trains, promotes or activates anything: a receipt is evidence only, private by
+default, never exported, and shown by ``campaign coverage``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from reviewtrail.errors import InvalidInputError
+from reviewtrail.human_review._export_job import campaign_files
+from reviewtrail.human_review._run_records import TrainingReceipt, new_training_receipt_record
+from reviewtrail.ledger import Privacy
+from reviewtrail.store import Store
+
+__all__ = ["EVALUATION_MAX_BYTES", "ReceiptResult", "load_evaluation", "record_training_receipt"]
+
+#: The largest evaluation file a receipt takes (its results are a summary, not a dataset).
+EVALUATION_MAX_BYTES = 64 * 1024
+#: The largest dataset manifest a receipt reads.
+_MANIFEST_MAX_BYTES = 16 * 1024 * 1024
+
+
+def _read_bytes(path: Path, *, field: str, most: int) -> bytes:
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(most + 1)
+    except FileNotFoundError as exc:
+        raise InvalidInputError(f"{path} does not exist", field=field) from exc
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read {path}: {exc}", field=field) from exc
+    if len(data) > most:
+        raise InvalidInputError(f"{path} is larger than {most} bytes", field=field)
+    return data
+
+
+def load_evaluation(path: Path) -> dict[str, Any]:
+    """The held-out evaluation results: a JSON object of at most ``EVALUATION_MAX_BYTES`` bytes
+    (refused with field ``eval`` otherwise)."""
+    data = _read_bytes(path, field="eval", most=EVALUATION_MAX_BYTES)
+    try:
+        loaded = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InvalidInputError(f"{path} is not JSON: {exc}", field="eval") from exc
+    if not isinstance(loaded, dict):
+        raise InvalidInputError(f"{path} must hold a JSON object of evaluation results", field="eval")
+    return loaded
+
+
+@dataclass(frozen=True)
+class ReceiptResult:
+    """A recorded training receipt."""
+
+    record_id: str
+    campaign_id: str
+    version: int
+    checkpoint: str
+    export_manifest_sha256: str
+    files: tuple[str, ...]
+    privacy: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "recordId": self.record_id,
+            "campaign": {"id": self.campaign_id, "version": self.version},
+            "checkpoint": self.checkpoint,
+            "exportManifestSha256": self.export_manifest_sha256,
+            "files": list(self.files),
+            "privacy": self.privacy,
+        }
+
+
+def record_training_receipt(
+    store: Store,
+    campaign_id: str,
+    version: int,
+    *,
+    export_manifest: Path,
+    checkpoint: str,
+    evaluation: dict[str, Any],
+    privacy: Privacy = "private",
+) -> ReceiptResult:
+    """Record a ``human-review.training-receipt@1``: ``checkpoint`` was trained from the export
+    whose manifest file is ``export_manifest`` (bound by the SHA-256 of its bytes), with
+    ``evaluation`` as its held-out results. A manifest that lists no export file of the campaign
+    version is refused (field ``export-manifest``); so is an evaluation that is not a JSON object
+    or is larger than ``EVALUATION_MAX_BYTES`` once encoded (field ``eval``)."""
+    data = _read_bytes(export_manifest, field="export-manifest", most=_MANIFEST_MAX_BYTES)
+    try:
+        manifest = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InvalidInputError(
+            f"{export_manifest} is not a JSON dataset manifest: {exc}", field="export-manifest"
+        ) from exc
+    listed = campaign_files(manifest, campaign_id, version)
+    if not listed:
+        raise InvalidInputError(
+            f"{export_manifest} lists no export file of campaign {campaign_id} v{version}", field="export-manifest"
+        )
+    if not isinstance(evaluation, dict):
+        raise InvalidInputError("the evaluation must be a JSON object", field="eval")
+    if len(json.dumps(evaluation, ensure_ascii=False).encode("utf-8")) > EVALUATION_MAX_BYTES:
+        raise InvalidInputError(f"the evaluation is larger than {EVALUATION_MAX_BYTES} bytes", field="eval")
+    digest = hashlib.sha256(data).hexdigest()
+    try:
+        payload = TrainingReceipt.model_validate(
+            {
+                "campaign": {"id": campaign_id, "version": version},
+                "exportManifestSha256": digest,
+                "checkpoint": checkpoint,
+                "evaluation": evaluation,
+            }
+        )
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise InvalidInputError(err["msg"], field=".".join(str(p) for p in err["loc"]) or "receipt") from None
+    [env] = store.append([new_training_receipt_record(payload, privacy=privacy)])
+    names = tuple(str(e["name"]) for e in listed)
+    return ReceiptResult(env.id, campaign_id, version, checkpoint, digest, names, env.privacy)
