@@ -268,3 +268,29 @@ def test_no_private_text_and_no_non_training_disposition_in_any_export_file(
         assert row["judgment"]["disposition"] in ("prefer", "correct")
     assert report.exported == len(lines(out / "camp-v1-1.training-example.v4.jsonl"))
     store.close()
+
+
+def test_an_invalid_item_is_reported_as_invalid_whatever_its_decision(tmp_path: Path) -> None:
+    store = new_store(tmp_path)
+    campaign_settings(store, "camp", 1, training=True)
+    decided, undecided = campaign_with_items(store, 2)
+    decide(store, decided, "tie")
+    for item in (decided, undecided):
+        frozen = item.candidates[1]
+        store.append(
+            [
+                new_record(
+                    ReviewResponse(response="changed"),
+                    actor="runner",
+                    privacy="public-source",
+                    subject=frozen.run_id,
+                    supersedes=frozen.output_event_id,
+                )
+            ]
+        )
+    report = export_campaign(store, "camp", 1, tmp_path / "out")
+    found = {e.item_id: e for e in report.excluded}
+    assert found[decided.item_id].field == "item" and found[decided.item_id].disposition == "tie"
+    assert found[undecided.item_id].field == "item" and found[undecided.item_id].decision_id is None
+    assert "the item is invalid" in found[undecided.item_id].reason
+    store.close()

@@ -204,9 +204,15 @@ def _export_item(ledger: Ledger, item_id: str, training: bool, report: ExportRep
         report.excluded.append(
             ExportExclusion(item_id, fact.decision_id, fact.decision.disposition, "decision", reason)
         )
+    invalid = "the item is invalid: " + "; ".join(state.resolved.problems) if state.resolved.problems else None
     if state.active is None:
+        if invalid is not None:
+            report.excluded.append(ExportExclusion(item_id, None, None, "item", invalid))
         return []
     disposition = state.active.decision.decision.disposition
+    if invalid is not None:  # whatever the decision, an item that no longer binds what it froze
+        report.excluded.append(ExportExclusion(item_id, active_id, disposition, "item", invalid))
+        return []
     if state.refusal is not None or state.example is None:
         field_, reason = (state.refusal.field, state.refusal.problem) if state.refusal else ("item", "no facts")
         report.excluded.append(ExportExclusion(item_id, active_id, disposition, field_, reason))
