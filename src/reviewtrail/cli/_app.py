@@ -12,6 +12,7 @@ import typer
 
 from reviewtrail.cli import (
     _campaign,
+    _campaign_items,
     _campaign_runs,
     _cas,
     _ledger,
@@ -74,6 +75,7 @@ app.add_typer(_review.evidence_app, name="evidence")
 _review_decide.register(_review.review_app)
 app.add_typer(_review.review_app, name="review")
 _campaign_runs.register(_campaign.app)
+_campaign_items.register(_campaign.app)
 app.add_typer(_campaign.app, name="campaign")
 
 

@@ -18,6 +18,7 @@ from reviewtrail.human_review._agents_file import (
     ScriptedBackendSpec,
     parse_agents_file,
 )
+from reviewtrail.human_review._amend import AMENDABLE, Amendment, correct_output, correct_run, reclassify
 from reviewtrail.human_review._campaign_file import CampaignEntry, FileFormat, file_format, parse_campaign_file
 from reviewtrail.human_review._campaigns import (
     CampaignSummary,
@@ -86,6 +87,12 @@ from reviewtrail.human_review._item_rules import (
     displayed_runs,
     item_id,
     item_problems,
+)
+from reviewtrail.human_review._materialize import (
+    MATERIALIZE_BATCH,
+    MaterializeReport,
+    PromptMaterialized,
+    materialize,
 )
 from reviewtrail.human_review._position_bias import BiasShare, PositionBias, position_bias, wilson_interval
 from reviewtrail.human_review._projection import HUMAN_REVIEW_PROJECTION, PROJECTIONS, RECORD_TYPES
@@ -186,6 +193,7 @@ from reviewtrail.human_review._standings import (
 )
 
 __all__ = [
+    "AMENDABLE",
     "CAMPAIGN",
     "DECISION",
     "DIGEST_VERSION",
@@ -201,6 +209,7 @@ __all__ = [
     "LABEL_MAX_CHARS",
     "MANIFEST_NAME",
     "MANIFEST_VERSION",
+    "MATERIALIZE_BATCH",
     "MAX_AGENTS",
     "MAX_ALLOWLIST",
     "MAX_CANDIDATE_AGENTS",
@@ -235,6 +244,7 @@ __all__ = [
     "AgentConfig",
     "AgentIdentity",
     "AgentStanding",
+    "Amendment",
     "AnthropicBackendSpec",
     "BackendFor",
     "BackendSpec",
@@ -272,9 +282,11 @@ __all__ = [
     "ImportedPrompt",
     "ImportedRun",
     "ItemCandidate",
+    "MaterializeReport",
     "OpenAIBackendSpec",
     "PositionBias",
     "PrivacyReclassification",
+    "PromptMaterialized",
     "PromptRef",
     "QueueCandidate",
     "QueueCard",
@@ -305,6 +317,8 @@ __all__ = [
     "campaign_settings",
     "candidate_digest",
     "check_decision",
+    "correct_output",
+    "correct_run",
     "current",
     "dataset_manifest",
     "decide",
@@ -329,6 +343,7 @@ __all__ = [
     "item_record",
     "jsonl_bytes",
     "list_campaigns",
+    "materialize",
     "new_campaign_record",
     "new_decision_record",
     "new_item_record",
@@ -346,6 +361,7 @@ __all__ = [
     "prompt_text_hash",
     "quality_eligible",
     "receipt_exclusions",
+    "reclassify",
     "resolve_item",
     "response_problem",
     "review_queue",

@@ -241,8 +241,10 @@ def resolve_item(ledger: Ledger, item_id: str) -> ResolvedItem:
         if found is not None:
             candidates[run_id] = found
     problems = item_problems(item, {run: pair[0] for run, pair in candidates.items()})
-    if prompt_now.amended:
-        problems.insert(0, f"the prompt {ref.event_id} was amended after the item was frozen")
+    later = _amended_after(ledger, ref.event_id, env.seq) if prompt_now.amended else None
+    if later is not None:
+        how = f"reclassified {later.privacy} by" if later.type == RECLASSIFICATION else "corrected by"
+        problems.insert(0, f"the prompt {ref.event_id} was {how} {later.id} after the item was frozen")
     if item_now.amended:
         problems.insert(0, f"the item record {env.id} was amended")
     return ResolvedItem(
@@ -255,6 +257,23 @@ def resolve_item(ledger: Ledger, item_id: str) -> ResolvedItem:
         candidates=candidates,
         problems=tuple(problems),
     )
+
+
+def _amended_after(ledger: Ledger, record_id: str, seq: int) -> Envelope | None:
+    """The first record amending ``record_id`` (or one of its corrections) appended after ``seq``:
+    an amendment recorded before an item was frozen is part of what the item froze."""
+    todo, seen = [record_id], {record_id}
+    found: Envelope | None = None
+    while todo:
+        for later_id in ledger.superseded_by(todo.pop()):
+            if later_id in seen:
+                continue
+            seen.add(later_id)
+            later = ledger.get(later_id)
+            if later.seq > seq and (found is None or later.seq < found.seq):
+                found = later
+            todo.append(later_id)
+    return found
 
 
 def runs_over(ledger: Ledger, prompt_event_id: str) -> Iterable[str]:
