@@ -348,3 +348,26 @@ def test_a_decision_on_one_prompts_item_leaves_its_other_items_open(store: Store
     second = add_item(store, prompt, runs[1], runs[2])
     decide(store, first.item_id, {"disposition": "skip"})
     assert history(store, second.item_id).active is None
+
+
+def test_a_resubmission_that_loses_the_race_returns_the_first_record(
+    store: Store, item: ReviewItem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The submission id is recorded by another process between the check and the append: the
+    append fails on hr_submissions, and the first record is returned."""
+    import reviewtrail.human_review._decide as module
+
+    first = decide(store, item.item_id, PREFER_A, submission_id="raced")
+    real = module._recorded
+    calls: list[str] = []
+
+    def not_yet_seen(ledger: Any, submission_id: str, item_id: str) -> Any:
+        calls.append(submission_id)
+        return None if len(calls) == 1 else real(ledger, submission_id, item_id)
+
+    monkeypatch.setattr(module, "_recorded", not_yet_seen)
+    before = head_seq(store)
+    again = decide(store, item.item_id, {"disposition": "skip"}, submission_id="raced")
+    assert len(calls) == 2
+    assert again.resubmitted and again.decision_id == first.decision_id
+    assert head_seq(store) == before
