@@ -13,6 +13,7 @@ import typer
 from reviewtrail.cli import (
     _campaign,
     _campaign_items,
+    _campaign_outputs,
     _campaign_runs,
     _cas,
     _ledger,
@@ -73,9 +74,11 @@ app.command("provenance")(_provenance.provenance)
 app.add_typer(_review.claims_app, name="claims")
 app.add_typer(_review.evidence_app, name="evidence")
 _review_decide.register(_review.review_app)
+_campaign_outputs.register_review(_review.review_app)
 app.add_typer(_review.review_app, name="review")
 _campaign_runs.register(_campaign.app)
 _campaign_items.register(_campaign.app)
+_campaign_outputs.register(_campaign.app)
 app.add_typer(_campaign.app, name="campaign")
 
 
