@@ -21,6 +21,7 @@ from reviewtrail.human_review import (
     RUN,
     ContextReceipt,
     ReviewItem,
+    ReviewResponse,
     correct_output,
     correct_run,
     current,
@@ -28,6 +29,9 @@ from reviewtrail.human_review import (
     reclassify,
     resolve_item,
     run_candidate,
+)
+from reviewtrail.human_review import (
+    CandidateRun as RunRecord,
 )
 from reviewtrail.ledger import Envelope, new_record
 from reviewtrail.store import Store
@@ -323,3 +327,41 @@ def test_cli_reclassify_and_correct_output_round_trip(tmp_path: Path, monkeypatc
         "campaign", "correct-output", frozen.output_event_id, "--response-file", str(tmp_path / "no")
     )
     assert code == 2 and "error: response-file:" in err
+
+
+# --- what a correction cannot change ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("type_", [RUN, RECEIPT, RESPONSE])
+def test_a_correction_appended_by_hand_cannot_reopen_a_reclassified_record(tmp_path: Path, type_: str) -> None:
+    with new_store(tmp_path) as store:
+        prompt = add_prompt(store)
+        run_id = add_run(store, prompt, "agent-a")
+        old = part(store, run_id, type_)
+        reclassify(store, old.id, "sensitive", reason="quotes a customer")
+        payload = dict(old.payload_value)
+        if type_ == RUN:
+            payload["agent"] = {**payload["agent"], "model": "model-fixed"}
+        elif type_ == RESPONSE:
+            payload["response"] = "A corrected answer."
+        else:
+            payload["toolEvidence"] = []
+        record = {RUN: RunRecord, RECEIPT: ContextReceipt, RESPONSE: ReviewResponse}[type_].model_validate(payload)
+        store.append([new_record(record, actor="t", privacy="public-source", subject=run_id, supersedes=old.id)])
+        found = run_candidate(store.ledger, run_id)
+        assert found is not None
+        facts, _ = found
+        assert (facts.output_privacy if type_ == RESPONSE else facts.run_privacy) == "sensitive"
+
+
+def test_a_corrected_run_keeps_its_place_among_its_agents_runs(tmp_path: Path) -> None:
+    with new_store(tmp_path) as store:
+        prompt = add_prompt(store)
+        first = add_run(store, prompt, "agent-a")
+        duplicate = add_run(store, prompt, "agent-a")
+        other = add_run(store, prompt, "agent-b")
+        correct_run(store, first, agent={"model": "model-fixed"})
+        report = materialize(store, "camp", 1)
+        [made] = report.prompts[0].created
+        assert set(resolve_item(store.ledger, made).item.run_ids()) == {first, other}
+        assert [e.code for e in report.prompts[0].excluded[duplicate]] == ["duplicate-agent"]

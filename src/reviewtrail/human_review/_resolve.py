@@ -11,7 +11,7 @@ the same type is a correction (it becomes the current content), and a
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from reviewtrail.errors import NotFoundError
@@ -87,32 +87,39 @@ def current(ledger: Ledger, env: Envelope) -> Current:
     return Current(env, content, privacy, amended, forked)  # type: ignore[arg-type]
 
 
-def _latest_runs(ledger: Ledger, run_id: str) -> list[Current]:
-    rows = sorted(ledger.rows("hr_runs", run_id=run_id), key=lambda r: r["seq"])
-    superseded = set()
+def _heads(ledger: Ledger, envs: list[Envelope]) -> list[Current]:
+    """The records of ``envs`` (in seq order) no later one of them corrects, each as it stands:
+    its ``original`` is the first record of its correction chain (a corrected record keeps its
+    place), and its privacy is the strictest along the chain, reclassifications of every earlier
+    record included (a correction never reopens what was reclassified)."""
+    by_id = {env.id: env for env in envs}
+    corrected = {env.supersedes for env in envs if env.supersedes in by_id}
     heads = []
-    for row in rows:
-        env = ledger.get(row["record_id"])
-        if env.supersedes is not None:
-            superseded.add(env.supersedes)
-        heads.append(env)
-    return [current(ledger, env) for env in heads if env.id not in superseded]
+    for env in envs:
+        if env.id in corrected:
+            continue
+        now, root = current(ledger, env), env
+        privacy: Privacy = now.privacy
+        while root.supersedes is not None and root.supersedes in by_id:
+            root = by_id[root.supersedes]
+            privacy = stricter(privacy, current(ledger, root).privacy)
+        heads.append(replace(now, original=root, privacy=privacy))
+    return heads
+
+
+def _records(ledger: Ledger, table: str, run_id: str) -> list[Envelope]:
+    return [ledger.get(r["record_id"]) for r in sorted(ledger.rows(table, run_id=run_id), key=lambda r: r["seq"])]
+
+
+def _latest_runs(ledger: Ledger, run_id: str) -> list[Current]:
+    return _heads(ledger, _records(ledger, "hr_runs", run_id))
 
 
 def _parts(ledger: Ledger, run_id: str) -> tuple[list[Current], list[Current]]:
     receipts: list[Current] = []
     outputs: list[Current] = []
-    corrections: set[str] = set()
-    envs: list[Envelope] = []
-    for row in sorted(ledger.rows("hr_run_parts", run_id=run_id), key=lambda r: r["seq"]):
-        env = ledger.get(row["record_id"])
-        envs.append(env)
-        if env.supersedes is not None:
-            corrections.add(env.supersedes)
-    for env in envs:
-        if env.id in corrections:
-            continue
-        (outputs if env.type == RESPONSE else receipts).append(current(ledger, env))
+    for now in _heads(ledger, _records(ledger, "hr_run_parts", run_id)):
+        (outputs if now.content.type == RESPONSE else receipts).append(now)
     return receipts, outputs
 
 
