@@ -282,3 +282,17 @@ def test_cli_campaign_run_refuses_a_bad_agents_file(tmp_path: Path, monkeypatch:
     assert run_cli("campaign", "import", "prompts.jsonl")[0] == 0
     code, _, err = run_cli("campaign", "run", "camp", "--version", "1", "--agents", "agents.yaml")
     assert code == 2 and "line 8: agents[1].model" in err
+
+
+def test_cli_campaign_run_draws_a_progress_bar_on_stderr_when_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    init_cli_store(tmp_path, monkeypatch)
+    write_campaign(tmp_path)
+    assert run_cli("campaign", "import", "prompts.jsonl")[0] == 0
+    code, out, err = run_cli(
+        "campaign", "run", "camp", "--version", "1", "--agents", "agents.yaml", "--progress", "--json"
+    )
+    assert code == 0, err
+    assert "running runs" in err and "4/4" in err
+    assert json.loads(out)["counts"]["recorded"] == 4
