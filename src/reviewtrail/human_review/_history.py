@@ -97,8 +97,13 @@ class History:
 
 
 def history(store: Store, item_id: str) -> History:
-    """The history of ``item_id`` (exit 3, field ``item``, when there is none)."""
-    ledger = store.ledger
+    """The history of ``item_id`` (exit 3, field ``item``, when there is none), read from one
+    state of the ledger."""
+    with store.ledger.snapshot():
+        return _history(store.ledger, item_id)
+
+
+def _history(ledger: Ledger, item_id: str) -> History:
     resolved = resolve_item(ledger, item_id)
     facts = item_decisions(ledger, resolved.item, resolved.prompt)
     active = active_decisions(facts).get(item_id)

@@ -119,10 +119,11 @@ def review_queue(
         where["campaign_version"] = version
     ledger = store.ledger
     size = min(_PAGE, limit + 1)
-    chosen = [(item, False) for item in _take(_open_items(ledger, where, size), limit)]
-    if include_decided and len(chosen) < limit:
-        chosen += [(item, True) for item in _take(_decided_items(ledger, where, size), limit - len(chosen))]
-    return [card(resolve_item(ledger, item_id), decided=decided) for item_id, decided in chosen]
+    with ledger.snapshot():  # every card from one state of the ledger
+        chosen = [(item, False) for item in _take(_open_items(ledger, where, size), limit)]
+        if include_decided and len(chosen) < limit:
+            chosen += [(item, True) for item in _take(_decided_items(ledger, where, size), limit - len(chosen))]
+        return [card(resolve_item(ledger, item_id), decided=decided) for item_id, decided in chosen]
 
 
 def _take(items: Iterator[str], n: int) -> list[str]:
