@@ -265,7 +265,7 @@ class Ledger(abc.ABC):
         """Every row must be one its record gives. A record's rows are computed once per ledger
         object (records never change; a damaged one is never cached), so repeated reads stay cheap."""
         seqs = {r[ROW_SEQ] for r in found if isinstance(r.get(ROW_SEQ), int)}
-        missing = seqs - self._given.keys()
+        missing = {s for s in seqs if s not in self._given}
         if missing:
             if len(self._given) > _GIVEN_CACHE_MAX:
                 self._given.clear()
