@@ -251,8 +251,9 @@ def _race_resubmit(args: tuple[str, str, str, int]) -> tuple[str, bool]:
         return result.decision_id, result.resubmitted
 
 
-def _race(fn: Any, tmp_path: Path, item: ReviewItem) -> list[Any]:
-    args = [(str(tmp_path / "store"), f"sqlite:///{tmp_path / 'ledger.sqlite'}", item.item_id, n) for n in range(20)]
+def _race(fn: Any, tmp_path: Path, item: ReviewItem, url: str | None = None) -> list[Any]:
+    url = url or f"sqlite:///{tmp_path / 'ledger.sqlite'}"
+    args = [(str(tmp_path / "store"), url, item.item_id, n) for n in range(20)]
     with multiprocessing.get_context("spawn").Pool(20) as pool:
         return pool.map(fn, args)
 
@@ -286,6 +287,23 @@ def test_twenty_processes_resubmitting_one_submission_append_one_record(tmp_path
         assert len({decision for decision, _ in results}) == 1
         assert sum(not again for _, again in results) == 1
         assert store.ledger.count("hr_decisions", item_id=item.item_id) == 1
+
+
+@pytest.mark.slow
+def test_on_postgresql_races_leave_one_active_decision_and_one_record_per_submission(
+    tmp_path: Path, pg_url: str
+) -> None:
+    with new_store(tmp_path, pg_url) as store:
+        first, second = campaign_with_items(store, 2)
+    recorded = _race(_race_decide, tmp_path, first, pg_url)
+    resubmitted = _race(_race_resubmit, tmp_path, second, pg_url)
+    with new_store(tmp_path, pg_url) as store:
+        found = history(store, first.item_id)
+        assert sorted(d.decision_id for d in found.decisions) == sorted(recorded)
+        assert [d.seq for d in found.decisions if d.active] == [max(d.seq for d in found.decisions)]
+        assert found.superseded == 19
+        assert len({decision for decision, _ in resubmitted}) == 1
+        assert store.ledger.count("hr_decisions", item_id=second.item_id) == 1
 
 
 # --- property: any interleaving ------------------------------------------------------------
