@@ -87,10 +87,16 @@ def test_open_items_come_first_then_decided_ones_each_in_item_order(store: Store
 
 def test_the_queue_filters_by_campaign_and_version(store: Store) -> None:
     [one] = campaign_with_items(store, 1, campaign="alpha", version=1)
-    [two] = campaign_with_items(store, 1, campaign="alpha", version=2)
+    [two] = campaign_with_items(store, 1, campaign="alpha", version=3)
     [other] = campaign_with_items(store, 1, campaign="beta")
-    assert [c.item_id for c in review_queue(store, "alpha")] == [one.item_id, two.item_id]
-    assert [c.item_id for c in review_queue(store, "alpha", 2)] == [two.item_id]
+    [three] = campaign_with_items(store, 1, campaign="alpha", version=1)
+    [four] = campaign_with_items(store, 1, campaign="alpha", version=2)
+    # Every version of the campaign, merged in the order the items were recorded.
+    assert [c.item_id for c in review_queue(store, "alpha")] == [i.item_id for i in (one, two, three, four)]
+    decide(store, one.item_id, {"disposition": "skip"})
+    assert [c.item_id for c in review_queue(store, "alpha")] == [i.item_id for i in (two, three, four, one)]
+    assert [c.item_id for c in review_queue(store, "alpha", limit=2)] == [two.item_id, three.item_id]
+    assert [c.item_id for c in review_queue(store, "alpha", 3)] == [two.item_id]
     assert [c.item_id for c in review_queue(store, "beta")] == [other.item_id]
     assert review_queue(store, "gamma") == []
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -112,18 +113,33 @@ def review_queue(
         raise InvalidInputError(f"must be a whole number from 1 to {QUEUE_MAX}, got {limit!r}", field="limit")
     if version is not None and campaign_id is None:
         raise InvalidInputError("a version needs a campaign", field="version")
-    where: dict[str, Any] = {}
-    if campaign_id is not None:
-        where["campaign_id"] = campaign_id
-    if version is not None:
-        where["campaign_version"] = version
     ledger = store.ledger
     size = min(_PAGE, limit + 1)
     with ledger.snapshot():  # every card from one state of the ledger
-        chosen = [(item, False) for item in _take(_open_items(ledger, where, size), limit)]
+        wheres = _filters(ledger, campaign_id, version)
+        chosen = [(item, False) for item in _take(_items(ledger, wheres, size, open_only=True), limit)]
         if include_decided and len(chosen) < limit:
-            chosen += [(item, True) for item in _take(_decided_items(ledger, where, size), limit - len(chosen))]
+            done = _decided(ledger, _items(ledger, wheres, size, open_only=False))
+            chosen += [(item, True) for item in _take(done, limit - len(chosen))]
         return [card(resolve_item(ledger, item_id), decided=decided) for item_id, decided in chosen]
+
+
+def _filters(ledger: Ledger, campaign_id: str | None, version: int | None) -> list[dict[str, Any]]:
+    """The filters whose pages, merged by seq, give the queue's items: one per campaign version,
+    so each page is served by the (campaign, version, seq) index without a sort."""
+    if campaign_id is None:
+        return [{}]
+    if version is not None:
+        return [{"campaign_id": campaign_id, "campaign_version": version}]
+    versions: list[int] = []
+    while True:  # the campaign's versions, one index seek each
+        after = versions[-1] if versions else None
+        rows = ledger.page(
+            "hr_prompts", {"campaign_id": campaign_id}, order_by="campaign_version", after=after, limit=1
+        )
+        if not rows:
+            return [{"campaign_id": campaign_id, "campaign_version": v} for v in versions]
+        versions.append(rows[0]["campaign_version"])
 
 
 def _take(items: Iterator[str], n: int) -> list[str]:
@@ -137,9 +153,8 @@ def _take(items: Iterator[str], n: int) -> list[str]:
     return out
 
 
-def _items(
-    ledger: Ledger, where: dict[str, Any], size: int, absent_in: tuple[str, str] | None
-) -> Iterator[dict[str, Any]]:
+def _pages(ledger: Ledger, where: dict[str, Any], size: int, open_only: bool) -> Iterator[dict[str, Any]]:
+    absent_in = ("hr_decided", "item_id") if open_only else None
     after = None
     while True:
         rows = ledger.page("hr_items", where, order_by="seq", after=after, limit=size, absent_in=absent_in)
@@ -149,15 +164,16 @@ def _items(
         after = rows[-1]["seq"]
 
 
-def _open_items(ledger: Ledger, where: dict[str, Any], size: int) -> Iterator[str]:
-    """Item ids with no decision, in seq order."""
-    for row in _items(ledger, where, size, ("hr_decided", "item_id")):
+def _items(ledger: Ledger, wheres: list[dict[str, Any]], size: int, *, open_only: bool) -> Iterator[str]:
+    """Item ids in seq order (only those with no decision when ``open_only``)."""
+    pages = [_pages(ledger, where, size, open_only) for where in wheres]
+    for row in heapq.merge(*pages, key=lambda r: int(r["seq"])):
         yield row["item_id"]
 
 
-def _decided_items(ledger: Ledger, where: dict[str, Any], size: int) -> Iterator[str]:
-    """Item ids with a decision, in seq order (read only when fewer than ``limit`` items are
-    open, so it passes over fewer than ``limit`` open items)."""
-    for row in _items(ledger, where, size, None):
-        if ledger.count("hr_decided", item_id=row["item_id"]):
-            yield row["item_id"]
+def _decided(ledger: Ledger, items: Iterator[str]) -> Iterator[str]:
+    """The items with a decision (read only when fewer than ``limit`` items are open, so it passes
+    over fewer than ``limit`` open items)."""
+    for item_id in items:
+        if ledger.count("hr_decided", item_id=item_id):
+            yield item_id
