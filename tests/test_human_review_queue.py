@@ -351,3 +351,11 @@ def test_a_second_item_of_the_same_prompt_is_its_own_card(store: Store) -> None:
     second = add_item(store, prompt, runs[0], runs[2])
     decide(store, first.item_id, {"disposition": "skip"})
     assert [(c.item_id, c.decided) for c in review_queue(store)] == [(second.item_id, False), (first.item_id, True)]
+
+
+def test_decide_takes_a_lower_case_position(cli_item: tuple[Path, ReviewItem]) -> None:
+    project, item = cli_item
+    code, out, err = run_cli("review", "decide", item.item_id, "--prefer", "b", "--strength", "slight", "--json")
+    assert code == 0, err
+    with open_cli_store(project) as store:
+        assert store.ledger.get(json.loads(out)["decisionId"]).payload_value["preferred"] == item.display_order[1]

@@ -128,6 +128,8 @@ def decide(
         "responseTags": list(tag or []),
         "useForTraining": use_for_training,
     }
+    if prefer is not None and prefer in ("a", "b"):
+        prefer = prefer.upper()
     optional = {"preferred": prefer, "strength": strength, "confidence": confidence, "note": note}
     optional["supersedes"] = supersedes
     if correct is not None:
