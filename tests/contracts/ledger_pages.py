@@ -175,6 +175,66 @@ class LedgerPagesContract(abc.ABC):
             items.page("items", order_by="rank", after=5, limit=10)
         assert err.value.field == "items"
 
+    def test_rows_in_reads_the_rows_of_many_values_at_once(self, items: Ledger) -> None:
+        assert sorted(_ranks(items.rows_in("items", "rank", [9, 1, 42, 1]))) == [1, 9]
+        assert sorted(_ranks(items.rows_in("items", "lane", ["b"]))) == [2, 7]
+        assert sorted(_ranks(items.rows_in("items", "rank", [1, 2, 5], lane="a"))) == [1, 5]
+        assert items.rows_in("items", "name", ["e"]) == [{"rank": 5, "name": "e", "lane": "a", "seq": 1}]
+        assert items.rows_in("items", "rank", []) == []
+        assert items.rows_in("items", "name", [None]) == []
+        with pytest.raises(InvalidInputError) as err:
+            items.rows_in("items", "bogus", [1])
+        assert err.value.field == "where"
+        with pytest.raises(InvalidInputError) as err:
+            items.rows_in("items", "rank", [1], bogus=2)
+        assert err.value.field == "where"
+        with pytest.raises(NotFoundError) as err:
+            items.rows_in("no_such_table", "rank", [1])
+        assert err.value.field == "table"
+
+    def test_rows_in_reads_more_values_than_one_query_holds(self) -> None:
+        led = self.new_ledger([ITEMS])
+        led.append([item(rank, "a" if rank % 3 else "b") for rank in range(1, 1_201)])
+        wanted = list(range(0, 1_300, 2))
+        got = led.rows_in("items", "rank", wanted)
+        assert sorted(_ranks(got)) == [r for r in wanted if 1 <= r <= 1_200]
+        assert sorted(_ranks(led.rows_in("items", "rank", wanted, lane="b"))) == [
+            r for r in wanted if 1 <= r <= 1_200 and r % 3 == 0
+        ]
+
+    def test_rows_in_refuses_rows_of_a_damaged_record(self, items: Ledger) -> None:
+        self.tamper(items, 3, "payload", b'{"rank":9,"lane":"a","name":"Z","x":1}')
+        assert sorted(_ranks(items.rows_in("items", "rank", [1, 2]))) == [1, 2]
+        with pytest.raises(IntegrityError) as err:
+            items.rows_in("items", "rank", [1, 9])
+        assert err.value.field == "items"
+
+    def test_get_many_gives_the_records_that_exist_by_id(self, items: Ledger) -> None:
+        every = list(items.read())
+        ids = [every[4].id, "no-such-record", every[0].id, every[4].id]
+        got = items.get_many(ids)
+        assert got == {every[4].id: every[4], every[0].id: every[0]}
+        assert items.get_many([]) == {}
+
+    def test_get_many_reads_more_ids_than_one_query_holds(self) -> None:
+        led = self.new_ledger([ITEMS])
+        envs = led.append([item(rank) for rank in range(1, 1_101)])
+        got = led.get_many([e.id for e in envs[::-1]])
+        assert got == {e.id: e for e in envs}
+
+    def test_rows_in_gives_the_rows_each_value_gives(self) -> None:
+        @self.property_settings()
+        @given(_item_specs(), st.lists(st.integers(-55, 55), max_size=8), st.none() | st.sampled_from(["a", "b"]))
+        def check(specs: list[tuple[int, str, str | None]], ranks: list[int], lane: str | None) -> None:
+            where = {} if lane is None else {"lane": lane}
+            with self.make_ledger([ITEMS]) as led:
+                led.append([item(rank, ln, name) for rank, ln, name in specs])
+                one_by_one = [row for rank in dict.fromkeys(ranks) for row in led.rows("items", rank=rank, **where)]
+                got = led.rows_in("items", "rank", ranks, **where)
+                assert sorted(got, key=lambda r: r["rank"]) == sorted(one_by_one, key=lambda r: r["rank"])
+
+        check()
+
     def test_paging_with_after_visits_every_matching_row_once_in_order(self) -> None:
         @self.property_settings()
         @given(
@@ -239,4 +299,13 @@ class SqlLedgerPagesContract(abc.ABC):
         assert _ranks(led.page("items", order_by="rank", limit=2)) == [1, 5]  # untouched rows still read
         with pytest.raises(IntegrityError, match="query table items") as err:
             led.page("items", order_by="rank", after=after, limit=10)
+        assert err.value.field == "items"
+
+    def test_rows_in_refuses_a_query_row_edited_in_the_database(self) -> None:
+        led = self.new_ledger([ITEMS])
+        led.append([item(1), item(5), item(9)])
+        self.run_sql_url(self.url_of(led), "UPDATE rt_p_items SET name = 'forged' WHERE rank = 9")
+        assert sorted(_ranks(led.rows_in("items", "rank", [1, 5]))) == [1, 5]
+        with pytest.raises(IntegrityError, match="query table items") as err:
+            led.rows_in("items", "rank", [5, 9])
         assert err.value.field == "items"

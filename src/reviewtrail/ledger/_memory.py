@@ -107,6 +107,16 @@ class MemoryLedger(Ledger):
     def _select_rows(self, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
         return [dict(r) for r in self._tables_data[table].values() if all(r.get(k) == v for k, v in where.items())]
 
+    def _select_rows_in(
+        self, table: str, column: str, values: list[Any], where: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        wanted = set(values)
+        rows = self._tables_data[table].values()
+        return [dict(r) for r in rows if r.get(column) in wanted and all(r.get(k) == v for k, v in where.items())]
+
+    def get_many(self, record_ids: Iterable[str]) -> dict[str, Envelope]:
+        return {i: self._by_id[i] for i in record_ids if i in self._by_id}
+
     def _select_page(self, table: str, where: dict[str, Any], order: PageOrder) -> list[dict[str, Any]]:
         present: frozenset[Any] = frozenset()
         if order.absent_in is not None:

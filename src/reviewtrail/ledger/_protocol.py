@@ -110,6 +110,8 @@ def _row_label(row: dict[str, Any]) -> str:
 
 
 _GIVEN_CACHE_MAX = 200_000
+# Values per query of a multi-value read (rows_in, get_many).
+_IN_CHUNK = 500
 
 
 class Ledger(abc.ABC):
@@ -223,6 +225,36 @@ class Ledger(abc.ABC):
     def rows(self, table: str, **where: Any) -> list[dict[str, Any]]:
         """Query a projection table: ``ledger.rows("cas_refs", hash=h)``."""
         return self._checked(table, self._select_rows(table, self._table_where(table, where)))
+
+    def rows_in(self, table: str, column: str, values: Iterable[Any], **where: Any) -> list[dict[str, Any]]:
+        """The rows of a projection table whose ``column`` holds one of ``values`` (and that match
+        ``where``, column equality): one read for many values, e.g. the runs of a page of items.
+        A null value matches nothing, as in :meth:`rows` on SQL. Rows are checked against their
+        records exactly as :meth:`rows` checks them."""
+        wanted = [v for v in dict.fromkeys(values) if v is not None]
+        filters = self._table_where(table, {**where, column: None})
+        del filters[column]
+        if not wanted:
+            return []
+        found: list[dict[str, Any]] = []
+        for i in range(0, len(wanted), _IN_CHUNK):
+            found += self._select_rows_in(table, column, wanted[i : i + _IN_CHUNK], filters)
+        return self._checked(table, found)
+
+    def _select_rows_in(
+        self, table: str, column: str, values: list[Any], where: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        """Projection rows whose ``column`` is one of ``values`` (at most ``_IN_CHUNK``), with
+        column equality filters; a backend answers it in one query."""
+        return [row for value in values for row in self._select_rows(table, {**where, column: value})]
+
+    def get_many(self, record_ids: Iterable[str]) -> dict[str, Envelope]:
+        """The records with these ids that exist, by id (one read for many ids; like :meth:`get`)."""
+        found: dict[str, Envelope] = {}
+        for record_id in dict.fromkeys(record_ids):
+            with contextlib.suppress(NotFoundError):
+                found[record_id] = self.get(record_id)
+        return found
 
     def page(
         self,

@@ -303,6 +303,32 @@ class SqlLedger(Ledger):
             cur.execute(self._q(f"SELECT {', '.join(cols)} FROM rt_p_{table} WHERE {clause}"), list(where.values()))
             return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
 
+    def _select_rows_in(
+        self, table: str, column: str, values: list[Any], where: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        cols = (*self._tables[table].column_names, ROW_SEQ)
+        clause = " AND ".join([f"{k} = ?" for k in where] + [f"{column} IN ({', '.join('?' for _ in values)})"])
+        with self._read() as cur:
+            cur.execute(
+                self._q(f"SELECT {', '.join(cols)} FROM rt_p_{table} WHERE {clause}"), [*where.values(), *values]
+            )
+            return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+
+    def get_many(self, record_ids: Iterable[str]) -> dict[str, Envelope]:
+        wanted = list(dict.fromkeys(record_ids))
+        found: dict[str, Envelope] = {}
+        for i in range(0, len(wanted), _ID_CHUNK):
+            chunk = wanted[i : i + _ID_CHUNK]
+            with self._read() as cur:
+                cur.execute(
+                    self._q(f"SELECT {COLUMNS} FROM rt_records WHERE id IN ({', '.join('?' for _ in chunk)})"), chunk
+                )
+                rows = cur.fetchall()
+            for row in rows:
+                env = row_to_env(row)
+                found[env.id] = env
+        return found
+
     def _select_page(self, table: str, where: dict[str, Any], order: PageOrder) -> list[dict[str, Any]]:
         sql, params, cols = page_sql(self._tables[table], where, order, text_collation=self._text_order_collation())
         with self._read() as cur:
