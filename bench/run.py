@@ -21,6 +21,7 @@ from collections.abc import Callable
 import bench_cas
 import bench_citations
 import bench_cli
+import bench_human_review
 import bench_ledger
 import bench_provenance
 import bench_review
@@ -48,6 +49,14 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
     ),
     "sandbox_allowlist_fetch": (bench_sandbox_network.bench_fetch, "one HTTP GET through the allowlist proxy"),
     "verify_store": (bench_verify.bench_verify, "whole-store verify vs re-hashing objects and walking the chain"),
+    "review_queue_sqlite": (bench_human_review.bench_queue_sqlite, "review queue first page, 100,000 items (SQLite)"),
+    "review_decide_sqlite": (bench_human_review.bench_decide_sqlite, "review decide p95, 100,000 items (SQLite)"),
+    "review_export_sqlite": (bench_human_review.bench_export_sqlite, "review export examples/s (SQLite)"),
+    "review_queue_postgres": (
+        bench_human_review.bench_queue_postgres,
+        "review queue first page, 100,000 items (PostgreSQL)",
+    ),
+    "review_decide_postgres": (bench_human_review.bench_decide_postgres, "review decide p95 (PostgreSQL)"),
 }
 
 
