@@ -84,6 +84,84 @@ step "deleting the session keeps the lineage explainable"
 reviewtrail session rm "$session"
 reviewtrail provenance summary.md@1 --project demo | tail -n 3
 
+# --- human review: a campaign of prompts, candidate runs, blinded pairwise decisions, an export
+data="$here/scripts/demo_data"
+campaign=(support-triage --version 1)
+
+step "human review: import a campaign (two scenario families, one private prompt)"
+reviewtrail campaign import "$data/campaign.yaml"
+reviewtrail campaign ls
+
+step "run two scripted candidate agents over every prompt (no network), then freeze the pairs"
+reviewtrail campaign run "${campaign[@]}" --agents "$data/agents.yaml" | tail -n 1
+reviewtrail campaign materialize "${campaign[@]}" | tail -n 1
+reviewtrail campaign settings "${campaign[@]}" --training
+
+step "a reviewer's queue card: blinded, candidates A and B only"
+reviewtrail review queue "${campaign[@]}" --limit 1
+
+# pick PROMPT_TEXT [RESPONSE_TEXT]: the item over that prompt, and the position (A or B) of the
+# candidate whose response holds RESPONSE_TEXT, read from the queue's JSON.
+pick() {
+  reviewtrail review queue "${campaign[@]}" --json | python3 -c '
+import json, sys
+[card] = [c for c in json.load(sys.stdin) if sys.argv[1] in c["prompt"]]
+wanted = sys.argv[2:] and sys.argv[2]
+print(card["itemId"], *[c["position"] for c in card["candidates"] if wanted and wanted in c["response"]])
+' "$@"
+}
+decision_id() { python3 -c 'import json,sys; print(json.load(sys.stdin)["decisionId"])'; }
+
+step "decide: prefer the policy-faithful reply, offered for training"
+read -r late late_pos <<<"$(pick "40 days after purchase" "store credit since")"
+first=$(reviewtrail review decide "$late" --prefer "$late_pos" --strength slight --reason wrong-policy \
+  --use-for-training --json | decision_id)
+echo "decision $first: prefer $late_pos (slight)"
+
+step "decide again: a second look supersedes that decision; provenance shows once decided"
+reviewtrail review decide "$late" --prefer "$late_pos" --strength strong --reason wrong-policy \
+  --use-for-training --supersedes "$first" | sed -n 1,2p
+reviewtrail review history "$late"
+
+step "decide: a tie, a correction (neither is acceptable), a private prompt, one more prefer"
+decide() {  # decide LABEL ITEM FLAGS...: one line per decision
+  local label=$1; shift
+  printf '%-24s' "$label" && reviewtrail review decide "$@" | sed -n 1p
+}
+read -r game <<<"$(pick "opened game")"
+decide "opened game, public:" "$game" --tie --note "both are fine"
+read -r gift <<<"$(pick "gift with no receipt")"
+decide "gift, public:" "$gift" --correct "$data/correction.txt" --reason unsupported --use-for-training
+read -r damaged damaged_pos <<<"$(pick "damaged parcel" "a replacement ships")"
+decide "damaged, private:" "$damaged" --prefer "$damaged_pos" --strength slight --use-for-training
+read -r lost lost_pos <<<"$(pick "never arrived" "trace with the carrier")"
+decide "never arrived, public:" "$lost" --prefer "$lost_pos" --strength strong --use-for-training
+
+step "export: only active, preauthorized, public-source prefer/correct decisions become examples"
+reviewtrail review export "${campaign[@]}" --out datasets
+python3 - datasets/manifest.json <<'PY'
+import json, sys
+for f in json.load(open(sys.argv[1]))["files"]:
+    print(f"{f['name']}: {f['rows']} row(s)")
+PY
+private_prompt="Customer #4471 (Dana Whitfield, 12 Larch Lane) reports a damaged parcel."
+tie_prompt="A customer asks for a refund of an opened game"
+for text in "$private_prompt" "$tie_prompt"; do
+  if grep -rlF -- "$text" datasets; then
+    echo "demo failed: the export holds \"$text\"" >&2
+    exit 1
+  fi
+  echo "grep -rF \"$text\" datasets: nothing found"
+done
+
+step "close the loop: a training receipt binds a checkpoint and its held-out evaluation to the export"
+reviewtrail campaign receipt "${campaign[@]}" --export-manifest datasets/manifest.json \
+  --checkpoint triage-ckpt-0001 --eval "$data/eval.json"
+
+step "campaign quality (owner only): coverage per scenario family, and standings"
+reviewtrail campaign coverage "${campaign[@]}" --export-manifest datasets/manifest.json
+reviewtrail campaign standings "${campaign[@]}" --rounds 200
+
 step "verify: everything intact"
 reviewtrail verify
 

@@ -196,6 +196,8 @@ from reviewtrail.human_review._run_rules import (
     run_exclusions,
 )
 from reviewtrail.human_review._runner import RUN_STATUSES_REPORTED, RunEntry, RunProgress, RunReport, run_campaign
+from reviewtrail.human_review._session import PICK_LABELS, SESSION_KEYS, ReviewSession, SessionAction
+from reviewtrail.human_review._session_queue import next_open_card
 from reviewtrail.human_review._standings import (
     STANDINGS_PRIOR,
     STANDINGS_ROUNDS,
@@ -239,6 +241,7 @@ __all__ = [
     "MAX_SCRIPTED_RESPONSES",
     "NOTE_MAX_CHARS",
     "OPENAI_PREFERENCE",
+    "PICK_LABELS",
     "POSITIONS",
     "PRIVACY_ORDER",
     "PROJECTIONS",
@@ -254,6 +257,7 @@ __all__ = [
     "RUN_ORIGINS",
     "RUN_STATUSES",
     "RUN_STATUSES_REPORTED",
+    "SESSION_KEYS",
     "STANDINGS_PRIOR",
     "STANDINGS_ROUNDS",
     "TRAINING_DISPOSITIONS",
@@ -321,6 +325,7 @@ __all__ = [
     "ReviewItem",
     "ReviewPrompt",
     "ReviewResponse",
+    "ReviewSession",
     "RunEntry",
     "RunFacts",
     "RunOrigin",
@@ -329,6 +334,7 @@ __all__ = [
     "RunReport",
     "RunStatus",
     "ScriptedBackendSpec",
+    "SessionAction",
     "SettingsView",
     "Standings",
     "Strength",
@@ -381,6 +387,7 @@ __all__ = [
     "new_reclassification_record",
     "new_run_id",
     "new_training_receipt_record",
+    "next_open_card",
     "pairable_runs",
     "parse_agents_file",
     "parse_campaign_file",
