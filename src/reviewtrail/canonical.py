@@ -76,37 +76,48 @@ def _dump_plain(value: Any, field: str) -> bytes:
 
 def _is_plain(value: Any) -> bool:
     # A container met twice (shared, or cyclic) is left to the general path, where a
-    # cycle ends in RecursionError and is then located by _cycle_path.
+    # cycle ends in RecursionError and is then located by _cycle_path. Scalars inside a
+    # container are checked in place (no trip through the stack), and an ASCII key is
+    # below U+D800 without looking at its characters.
+    t = type(value)
+    if t is not dict and t is not list:
+        return _plain_scalar(value)
     stack = [value]
     pop, push = stack.pop, stack.append
     seen: set[int] = set()
     mark = seen.add
     while stack:
         item = pop()
-        t = type(item)
-        if t is str or t is bool or item is None:
-            continue
-        if t is int:
-            if -_SAFE_INT <= item <= _SAFE_INT:
+        if id(item) in seen:
+            return False
+        mark(id(item))
+        if type(item) is dict:
+            for key in item:
+                if type(key) is not str or (not key.isascii() and max(key) >= _KEY_LIMIT):
+                    return False
+            children: Any = item.values()
+        else:
+            children = item
+        for child in children:
+            t = type(child)
+            if t is str or t is bool or child is None:
+                continue
+            if t is int:
+                if -_SAFE_INT <= child <= _SAFE_INT:
+                    continue
+                return False
+            if t is dict or t is list:
+                push(child)
                 continue
             return False
-        if t is dict:
-            if id(item) in seen:
-                return False
-            mark(id(item))
-            for key, child in item.items():
-                if type(key) is not str or (key and max(key) >= _KEY_LIMIT):
-                    return False
-                push(child)
-            continue
-        if t is list:
-            if id(item) in seen:
-                return False
-            mark(id(item))
-            stack.extend(item)
-            continue
-        return False
     return True
+
+
+def _plain_scalar(value: Any) -> bool:
+    t = type(value)
+    if t is str or t is bool or value is None:
+        return True
+    return t is int and -_SAFE_INT <= value <= _SAFE_INT
 
 
 def _cycle_path(value: Any, root: str) -> str | None:
@@ -182,9 +193,26 @@ def _parse_int(text: str) -> int | float:
     return value if abs(value) <= _SAFE_INT else float(value)
 
 
+_JSON_DECODER = json.JSONDecoder(parse_int=_parse_int)
+
+
 def loads_json(data: bytes | str) -> Any:
-    """Parse JSON the way canonical bytes are meant: integers beyond 2**53 are doubles."""
-    return loads_document(data, parse_int=_parse_int)
+    """Parse JSON the way canonical bytes are meant: integers beyond 2**53 are doubles.
+
+    Exactly ``json.loads(data, parse_int=...)`` (bytes decoded by their detected encoding, a
+    leading BOM refused), with one decoder made once instead of one per call."""
+    if isinstance(data, (bytes, bytearray)):
+        text = data.decode(json.detect_encoding(data), "surrogatepass")
+    elif isinstance(data, str):
+        if data.startswith("\ufeff"):
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", data, 0)
+        text = data
+    else:
+        return loads_document(data, parse_int=_parse_int)  # its own TypeError, as json.loads gives
+    try:
+        return _JSON_DECODER.decode(text)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply to read", text[:80], 0) from None
 
 
 def loads_document(data: bytes | str, **options: Any) -> Any:

@@ -1,7 +1,8 @@
 """Reading a campaign version's items as they stand, for export, coverage and standings
 (docs/human-review.md, "Exporting a campaign" and "Coverage").
 
-Every item is resolved through :func:`resolve_item` (its frozen digests re-checked), its
+Every item is resolved through :func:`resolve_item` (its frozen digests re-checked; a campaign's
+items a page at a time over a page preloaded in bulk, :func:`campaign_item_states`), its
 decisions are read and checked, and its active decision gets its exportable facts exactly as
 export builds them, so coverage's "exportable" and export's rows can never disagree.
 """
@@ -10,14 +11,31 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
+from reviewtrail.human_review._bulk_resolve import Preloaded
 from reviewtrail.human_review._decision_rules import ActiveDecision, DecisionFact, Refusal
 from reviewtrail.human_review._eligibility import ChainPrivacy
 from reviewtrail.human_review._export_rows import ExampleFacts, example_facts, example_refusal
-from reviewtrail.human_review._resolve import ResolvedItem, active_decision, current, item_decisions, resolve_item
+from reviewtrail.human_review._resolve import (
+    Records,
+    ResolvedItem,
+    active_decision,
+    current,
+    item_decisions,
+    resolve_item,
+)
 from reviewtrail.ledger import Ledger, Privacy
 
-__all__ = ["ITEM_PAGE", "ItemState", "campaign_item_ids", "campaign_training", "item_state"]
+__all__ = [
+    "ITEM_PAGE",
+    "ItemState",
+    "campaign_item_ids",
+    "campaign_item_pages",
+    "campaign_item_states",
+    "campaign_training",
+    "item_state",
+]
 
 #: Items read per page of ``hr_items``.
 ITEM_PAGE = 1_000
@@ -25,17 +43,35 @@ ITEM_PAGE = 1_000
 _UNKNOWN: Privacy = "sensitive"
 
 
-def campaign_item_ids(ledger: Ledger, campaign_id: str, version: int) -> Iterator[str]:
-    """The item ids of a campaign version in the order they were recorded, one page at a time."""
+def campaign_item_pages(ledger: Ledger, campaign_id: str, version: int) -> Iterator[list[dict[str, Any]]]:
+    """The ``hr_items`` rows of a campaign version in the order they were recorded, a page at a time."""
     where = {"campaign_id": campaign_id, "campaign_version": version}
     after = None
     while True:
         rows = ledger.page("hr_items", where, order_by="seq", after=after, limit=ITEM_PAGE)
-        for row in rows:
-            yield str(row["item_id"])
+        if rows:
+            yield rows
         if len(rows) < ITEM_PAGE:
             return
         after = rows[-1]["seq"]
+
+
+def campaign_item_ids(ledger: Ledger, campaign_id: str, version: int) -> Iterator[str]:
+    """The item ids of a campaign version in the order they were recorded, one page at a time."""
+    for rows in campaign_item_pages(ledger, campaign_id, version):
+        for row in rows:
+            yield str(row["item_id"])
+
+
+def campaign_item_states(
+    ledger: Ledger, campaign_id: str, version: int, *, training_enabled: bool
+) -> Iterator[ItemState]:
+    """:func:`item_state` of every item of a campaign version, in the order recorded: each page
+    of items is read in a few bulk reads (:class:`Preloaded`) and resolved by the same rules."""
+    for rows in campaign_item_pages(ledger, campaign_id, version):
+        records = Preloaded(ledger, rows)
+        for row in rows:
+            yield item_state(records, str(row["item_id"]), training_enabled=training_enabled)
 
 
 def campaign_training(ledger: Ledger, campaign_id: str, version: int) -> bool:
@@ -66,8 +102,9 @@ class ItemState:
         return self.example is not None and self.refusal is None
 
 
-def item_state(ledger: Ledger, item_id: str, *, training_enabled: bool) -> ItemState:
-    """Resolve ``item_id`` and decide what its active decision may become."""
+def item_state(ledger: Records, item_id: str, *, training_enabled: bool) -> ItemState:
+    """Resolve ``item_id`` and decide what its active decision may become (``ledger``: the live
+    ledger, or a page of it preloaded)."""
     resolved = resolve_item(ledger, item_id)
     facts = item_decisions(ledger, resolved.item, resolved.prompt)
     active = active_decision(facts, item_id)
@@ -83,6 +120,7 @@ def item_state(ledger: Ledger, item_id: str, *, training_enabled: bool) -> ItemS
         active=True,
         training_enabled=training_enabled,
         privacy=chain_privacy(resolved, decision_privacy),
+        problems=resolved.candidate_problems,
     )
     return ItemState(resolved, tuple(facts), active, env.actor, example, example_refusal(example))
 

@@ -16,10 +16,9 @@ from typing import Any
 
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review._adapters import to_openai_preference, to_trl_preference
-from reviewtrail.human_review._campaign_read import campaign_item_ids, campaign_training, item_state
+from reviewtrail.human_review._campaign_read import ItemState, campaign_item_states, campaign_training
 from reviewtrail.human_review._dataset_manifest import MANIFEST_NAME, write_export
 from reviewtrail.human_review._export_rows import TRAINING_EXAMPLE_V4, training_example_v4
-from reviewtrail.ledger import Ledger
 from reviewtrail.store import Progress, Store
 
 __all__ = [
@@ -170,9 +169,9 @@ def export_campaign(
         report = ExportReport(campaign_id, version, str(folder), head.hash)
         training = campaign_training(ledger, campaign_id, version)
         total = ledger.count("hr_items", campaign_id=campaign_id, campaign_version=version)
-        for item_id in campaign_item_ids(ledger, campaign_id, version):
+        for state in campaign_item_states(ledger, campaign_id, version, training_enabled=training):
             report.items += 1
-            rows.extend(_export_item(ledger, item_id, training, report))
+            rows.extend(_export_item(state, report))
             if progress is not None:
                 progress("items", 1, total)
     report.exported = len(rows)
@@ -189,10 +188,10 @@ def export_campaign(
     return report
 
 
-def _export_item(ledger: Ledger, item_id: str, training: bool, report: ExportReport) -> list[dict[str, Any]]:
+def _export_item(state: ItemState, report: ExportReport) -> list[dict[str, Any]]:
     """The row of an item's active decision, if it may become one; every other decision of the
     item is reported with its reason."""
-    state = item_state(ledger, item_id, training_enabled=training)
+    item_id = state.item_id
     if not state.decisions:
         report.undecided += 1
     active_id = state.active.decision.decision_id if state.active else None

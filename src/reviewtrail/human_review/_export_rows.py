@@ -7,7 +7,7 @@ submission or decision id, no note and no other payload field, so a row cannot c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,23 +91,28 @@ def example_facts(
     active: bool,
     training_enabled: bool,
     privacy: ChainPrivacy,
+    problems: Sequence[str] | None = None,
 ) -> ExampleFacts:
     """The exportable facts of ``decision`` on ``item``: ``candidates`` maps each run id to its
     facts as recorded now and its exact response. The frozen digests are re-checked (a problem
     makes the facts unexportable) and external eligibility is decided here, never by the caller.
-    A decision that does not fit its item and criterion is refused (``InvalidInputError``)."""
+    A decision that does not fit its item and criterion is refused (``InvalidInputError``).
+
+    ``problems``: what ``item_problems(item, candidates)`` already gave for these very candidates
+    (a resolved item's ``candidate_problems``), so the digests are not computed twice; None:
+    the re-check is made here."""
     refusal = check_decision(decision, item, prompt.criterion)
     if refusal is not None:
         raise refusal.error()
     runs = item.run_ids()
     missing = [run for run in runs if run not in candidates]
     facts = {run: pair[0] for run, pair in candidates.items()}
-    problems = tuple(item_problems(item, facts))
+    found = tuple(item_problems(item, facts)) if problems is None else tuple(problems)
     if missing:
-        return _facts(prompt, decision, None, active, privacy, training_enabled, problems)
+        return _facts(prompt, decision, None, active, privacy, training_enabled, found)
     pair = tuple(_candidate(*candidates[run]) for run in runs)
     preferred = runs.index(decision.preferred) if decision.preferred is not None else None
-    return _facts(prompt, decision, (pair[0], pair[1]), active, privacy, training_enabled, problems, preferred)
+    return _facts(prompt, decision, (pair[0], pair[1]), active, privacy, training_enabled, found, preferred)
 
 
 def _candidate(facts: CandidateFacts, response: str) -> ExampleCandidate:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 from reviewtrail.errors import NotFoundError
 from reviewtrail.human_review._decision_rules import (
@@ -26,10 +26,11 @@ from reviewtrail.human_review._item_rules import CandidateFacts, item_problems
 from reviewtrail.human_review._records import RESPONSE, ReviewDecision, ReviewItem, ReviewPrompt, ReviewResponse
 from reviewtrail.human_review._run_records import RECLASSIFICATION, CandidateRun, ContextReceipt
 from reviewtrail.human_review._run_rules import PromptRef, RunFacts
-from reviewtrail.ledger import Envelope, Ledger, Privacy
+from reviewtrail.ledger import Envelope, Privacy
 
 __all__ = [
     "Current",
+    "Records",
     "ResolvedItem",
     "active_decision",
     "candidate_facts",
@@ -42,6 +43,19 @@ __all__ = [
     "runs_over",
     "stricter",
 ]
+
+
+class Records(Protocol):
+    """What the rules here read: a record by id, the records naming one in ``supersedes`` (in
+    append order) and checked query-table rows. The live :class:`~reviewtrail.ledger.Ledger` is
+    one; a page of items preloaded in a few bulk reads is another (``_bulk_resolve``), so both
+    paths resolve through the same rules."""
+
+    def get(self, record_id: str) -> Envelope: ...
+
+    def superseded_by(self, record_id: str) -> list[str]: ...
+
+    def rows(self, table: str, **where: Any) -> list[dict[str, Any]]: ...
 
 
 def stricter(a: str, b: str) -> Privacy:
@@ -61,7 +75,7 @@ class Current:
     forked: bool  # two corrections of one record: neither is taken as current
 
 
-def current(ledger: Ledger, env: Envelope) -> Current:
+def current(ledger: Records, env: Envelope) -> Current:
     """Follow the corrections and reclassifications of ``env``."""
     content, privacy, amended, forked = env, env.privacy, False, False
     seen = {env.id}
@@ -87,7 +101,7 @@ def current(ledger: Ledger, env: Envelope) -> Current:
     return Current(env, content, privacy, amended, forked)  # type: ignore[arg-type]
 
 
-def _heads(ledger: Ledger, envs: list[Envelope]) -> list[Current]:
+def _heads(ledger: Records, envs: list[Envelope]) -> list[Current]:
     """The records of ``envs`` (in seq order) no later one of them corrects, each as it stands:
     its ``original`` is the first record of its correction chain (a corrected record keeps its
     place), and its privacy is the strictest along the chain, reclassifications of every earlier
@@ -107,15 +121,15 @@ def _heads(ledger: Ledger, envs: list[Envelope]) -> list[Current]:
     return heads
 
 
-def _records(ledger: Ledger, table: str, run_id: str) -> list[Envelope]:
+def _records(ledger: Records, table: str, run_id: str) -> list[Envelope]:
     return [ledger.get(r["record_id"]) for r in sorted(ledger.rows(table, run_id=run_id), key=lambda r: r["seq"])]
 
 
-def _latest_runs(ledger: Ledger, run_id: str) -> list[Current]:
+def _latest_runs(ledger: Records, run_id: str) -> list[Current]:
     return _heads(ledger, _records(ledger, "hr_runs", run_id))
 
 
-def _parts(ledger: Ledger, run_id: str) -> tuple[list[Current], list[Current]]:
+def _parts(ledger: Records, run_id: str) -> tuple[list[Current], list[Current]]:
     receipts: list[Current] = []
     outputs: list[Current] = []
     for now in _heads(ledger, _records(ledger, "hr_run_parts", run_id)):
@@ -130,7 +144,7 @@ class _RunState:
     outputs: list[Current]
 
 
-def _run_state(ledger: Ledger, run_id: str) -> _RunState | None:
+def _run_state(ledger: Records, run_id: str) -> _RunState | None:
     runs = _latest_runs(ledger, run_id)
     if len(runs) != 1 or runs[0].forked:
         return None
@@ -138,7 +152,7 @@ def _run_state(ledger: Ledger, run_id: str) -> _RunState | None:
     return _RunState(runs[0], receipts, outputs)
 
 
-def run_facts(ledger: Ledger, run_id: str) -> RunFacts | None:
+def run_facts(ledger: Records, run_id: str) -> RunFacts | None:
     """The run as recorded now, for the pairing rules; None when the run id has no single current
     record."""
     state = _run_state(ledger, run_id)
@@ -183,7 +197,7 @@ def candidate_facts(
     )
 
 
-def run_candidate(ledger: Ledger, run_id: str) -> tuple[CandidateFacts, str] | None:
+def run_candidate(ledger: Records, run_id: str) -> tuple[CandidateFacts, str] | None:
     """A completed run's candidate facts as recorded now and its exact response; None when the
     run is not a completed run with exactly one current output and one current receipt."""
     state = _run_state(ledger, run_id)
@@ -205,7 +219,7 @@ def run_candidate(ledger: Ledger, run_id: str) -> tuple[CandidateFacts, str] | N
     return facts, ReviewResponse.model_validate(output.content.payload_value).response
 
 
-def prompt_ref(ledger: Ledger, prompt_event_id: str) -> tuple[PromptRef, Current]:
+def prompt_ref(ledger: Records, prompt_event_id: str) -> tuple[PromptRef, Current]:
     """The review prompt a run or item names, as recorded (a prompt is never rebound to a
     correction: an amended prompt makes its items invalid)."""
     env = ledger.get(prompt_event_id)
@@ -225,13 +239,16 @@ class ResolvedItem:
     item_privacy: Privacy
     candidates: dict[str, tuple[CandidateFacts, str]]
     problems: tuple[str, ...]
+    # What the re-check of the candidates alone found (``item_problems``: run, output event,
+    # digest), a part of ``problems``; an export reuses it instead of recomputing every digest.
+    candidate_problems: tuple[str, ...] = ()
 
     @property
     def valid(self) -> bool:
         return not self.problems
 
 
-def resolve_item(ledger: Ledger, item_id: str) -> ResolvedItem:
+def resolve_item(ledger: Records, item_id: str) -> ResolvedItem:
     """The item ``item_id`` with its prompt and its candidates' current facts and responses, and
     every reason it no longer binds what it froze (an amended prompt or item, a run that is no
     longer a completed candidate, another output event, a digest that differs)."""
@@ -248,6 +265,7 @@ def resolve_item(ledger: Ledger, item_id: str) -> ResolvedItem:
         if found is not None:
             candidates[run_id] = found
     problems = item_problems(item, {run: pair[0] for run, pair in candidates.items()})
+    candidate_problems = tuple(problems)
     later = _amended_after(ledger, ref.event_id, env.seq) if prompt_now.amended else None
     if later is not None:
         how = f"reclassified {later.privacy} by" if later.type == RECLASSIFICATION else "corrected by"
@@ -263,10 +281,11 @@ def resolve_item(ledger: Ledger, item_id: str) -> ResolvedItem:
         item_privacy=item_now.privacy,
         candidates=candidates,
         problems=tuple(problems),
+        candidate_problems=candidate_problems,
     )
 
 
-def _amended_after(ledger: Ledger, record_id: str, seq: int) -> Envelope | None:
+def _amended_after(ledger: Records, record_id: str, seq: int) -> Envelope | None:
     """The first record amending ``record_id`` (or one of its corrections) appended after ``seq``:
     an amendment recorded before an item was frozen is part of what the item froze."""
     todo, seen = [record_id], {record_id}
@@ -283,7 +302,7 @@ def _amended_after(ledger: Ledger, record_id: str, seq: int) -> Envelope | None:
     return found
 
 
-def runs_over(ledger: Ledger, prompt_event_id: str) -> Iterable[str]:
+def runs_over(ledger: Records, prompt_event_id: str) -> Iterable[str]:
     """The run ids triggered by a prompt, in the order first recorded."""
     seen: dict[str, int] = {}
     for row in ledger.rows("hr_runs", trigger_event_id=prompt_event_id):
@@ -292,7 +311,7 @@ def runs_over(ledger: Ledger, prompt_event_id: str) -> Iterable[str]:
     return sorted(seen, key=lambda run: seen[run])
 
 
-def item_decisions(ledger: Ledger, item: ReviewItem, prompt: ReviewPrompt) -> list[DecisionFact]:
+def item_decisions(ledger: Records, item: ReviewItem, prompt: ReviewPrompt) -> list[DecisionFact]:
     """Every decision recorded on ``item``, in seq order, each checked against the item and its
     criterion (a decision another writer recorded may not fit: it is kept but never counts)."""
     facts = []

@@ -222,7 +222,8 @@ def record_problems(env: Envelope) -> list[str]:
     if hashlib.sha256(env.payload).hexdigest() != env.payload_hash:
         problems.append(f"{where}: payload does not hash to payloadHash")
     try:
-        if canonical_json(loads_json(env.payload)) != env.payload:
+        # payload_value is loads_json(payload), parsed once per envelope and shared with its readers
+        if canonical_json(env.payload_value) != env.payload:
             problems.append(f"{where}: payload bytes are not canonical JSON")
     except (ValueError, InvalidInputError):
         problems.append(f"{where}: payload is not valid JSON")

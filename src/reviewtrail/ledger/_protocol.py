@@ -241,6 +241,32 @@ class Ledger(abc.ABC):
             found += self._select_rows_in(table, column, wanted[i : i + _IN_CHUNK], filters)
         return self._checked(table, found)
 
+    def rows_in_with_records(
+        self, table: str, column: str, values: Iterable[Any], **where: Any
+    ) -> list[tuple[dict[str, Any], Envelope]]:
+        """:meth:`rows_in`, each row with the record it rests on, read in the same pass: the
+        rows are checked exactly as :meth:`rows` checks them, and a caller that needs the
+        records (all of them) does not read them again."""
+        wanted = [v for v in dict.fromkeys(values) if v is not None]
+        filters = self._table_where(table, {**where, column: None})
+        del filters[column]
+        found: list[dict[str, Any]] = []
+        for i in range(0, len(wanted), _IN_CHUNK):
+            found += self._select_rows_in(table, column, wanted[i : i + _IN_CHUNK], filters)
+        if not found:
+            return []
+        records: dict[int, Envelope] = {}
+        self._check_rows(table, found, records)
+        records.update(self.records_at({r[ROW_SEQ] for r in found} - records.keys()))
+        out = []
+        for row in found:
+            record = records.get(row[ROW_SEQ])
+            if record is None:
+                problem = f"query table {table}: row names record seq {row[ROW_SEQ]}, which is not in the ledger"
+                raise IntegrityError(f"{problem}; run 'reviewtrail verify'", field=table)
+            out.append(({k: v for k, v in row.items() if k != ROW_SEQ}, record))
+        return out
+
     def _select_rows_in(
         self, table: str, column: str, values: list[Any], where: dict[str, Any]
     ) -> list[dict[str, Any]]:
@@ -293,9 +319,10 @@ class Ledger(abc.ABC):
         and a row that a record does not support is refused when it is read."""
         return self._count_rows(table, self._table_where(table, where))
 
-    def _check_rows(self, table: str, found: list[dict[str, Any]]) -> None:
+    def _check_rows(self, table: str, found: list[dict[str, Any]], read: dict[int, Envelope] | None = None) -> None:
         """Every row must be one its record gives. A record's rows are computed once per ledger
-        object (records never change; a damaged one is never cached), so repeated reads stay cheap."""
+        object (records never change; a damaged one is never cached), so repeated reads stay cheap.
+        ``read``: receives the sound records this check read, by seq."""
         seqs = {r[ROW_SEQ] for r in found if isinstance(r.get(ROW_SEQ), int)}
         missing = {s for s in seqs if s not in self._given}
         if missing:
@@ -304,6 +331,8 @@ class Ledger(abc.ABC):
             for number, sound in self.records_at(missing).items():
                 if row_problem(table, None, sound, self.projections) is None:
                     self._given[number] = projection_rows([sound], self.projections)
+                    if read is not None:
+                        read[number] = sound
         for row in found:
             seq = row.get(ROW_SEQ)
             given = self._given.get(seq) if isinstance(seq, int) else None
