@@ -21,7 +21,6 @@ from reviewtrail.cli import (
     _review,
     _review_decide,
     _review_session,
-    _review_session,
     _run,
     _store,
     _trace,
@@ -76,7 +75,6 @@ app.command("provenance")(_provenance.provenance)
 app.add_typer(_review.claims_app, name="claims")
 app.add_typer(_review.evidence_app, name="evidence")
 _review_decide.register(_review.review_app)
-_review_session.register(_review.review_app)
 _review_session.register(_review.review_app)
 _campaign_outputs.register_review(_review.review_app)
 app.add_typer(_review.review_app, name="review")
