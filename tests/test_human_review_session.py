@@ -501,3 +501,18 @@ def test_single_keys_work_without_enter_on_a_terminal_and_its_settings_are_resto
     [d] = decisions(project)
     assert (d["itemId"], d["preferred"], d["strength"]) == (items[0].item_id, items[0].display_order[1], "strong")
     assert [s for s in secrets(items) if s in bytes(seen).split(RECORDED.encode(), 1)[0].decode()] == []
+
+
+def test_json_prints_the_summary_on_stdout_and_draws_the_cards_on_stderr(project: Path) -> None:
+    import json
+
+    items = blinded_items(project, 2)
+    code, out, err = session("t\n\nq\n", "--json")
+    assert code == 0, err
+    [decision] = decisions(project)
+    summary = json.loads(out)
+    assert decision["disposition"] == "tie"
+    assert summary["passedOver"] == []
+    [entry] = summary["decisions"]
+    assert (entry["itemId"], entry["disposition"], entry["resubmitted"]) == (items[0].item_id, "tie", False)
+    assert entry["decisionId"] and "Reply 0.0" in err and "Reply 0.0" not in out

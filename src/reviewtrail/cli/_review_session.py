@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from reviewtrail.cli._output import handle_errors
+from reviewtrail.cli._output import handle_errors, print_json
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -30,13 +30,18 @@ def register(app: typer.Typer) -> None:
 def session(
     campaign: Annotated[str, typer.Argument(help="The campaign to review.")],
     version: Annotated[int | None, typer.Option("--version", help="Only items of this campaign version.")] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Draw the cards on stderr and print the session's summary as JSON.")
+    ] = False,
 ) -> None:
     """Review a campaign's open items one card at a time: the prompt, the evidence, the criterion
     and candidates A and B, blinded. Single keys decide (a/b then 1/2 prefer A/B slightly or
     strongly, t tie, c correct, u underdetermined, m malformed, s skip; y, r, g, f, n set the
     training flag, reasons, tags, confidence and a note first; ? help, q quit). Who produced A
     and B is shown only once the decision is recorded. When standard input is not a terminal,
-    it is read as one key per line.
+    it is read as one key per line. With --json the cards are drawn on stderr and standard output
+    gets the summary: each decision recorded (decisionId, itemId, disposition, resubmitted) and
+    the invalid items passed over.
 
     Example: printf 'b\\n2\\nq\\n' | reviewtrail review session support-triage --version 1
     """
@@ -45,11 +50,12 @@ def session(
     from rich.console import Console
 
     from reviewtrail.app import open_store
-    from reviewtrail.cli._session_draw import summary
+    from reviewtrail.cli._session_draw import summary, summary_json
     from reviewtrail.cli._session_input import key_input
     from reviewtrail.human_review import ReviewSession, decide, next_open_card
 
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+    out = sys.stderr if as_json else sys.stdout
+    console = Console(file=out, highlight=False, width=None if out.isatty() else 200)
     state = ReviewSession()
     with open_store() as store:
 
@@ -65,8 +71,12 @@ def session(
                 drive(state, keys, console, fetch, submit, lambda: str(uuid.uuid4()))
         except KeyboardInterrupt:
             summary(console, state)
+            if as_json:
+                print_json(summary_json(state))
             raise typer.Exit(EXIT_INTERRUPTED) from None
     summary(console, state)
+    if as_json:
+        print_json(summary_json(state))
 
 
 def drive(

@@ -5,7 +5,7 @@ model-written text is printed as plain text (never read as markup)."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.panel import Panel
@@ -15,7 +15,7 @@ from rich.text import Text
 if TYPE_CHECKING:
     from reviewtrail.human_review import DecisionResult, QueueCard, ReviewSession
 
-__all__ = ["LEGEND", "draw", "summary"]
+__all__ = ["LEGEND", "draw", "summary", "summary_json"]
 
 LEGEND = (
     "a/b prefer · t tie · c correct · u underdetermined · m malformed · s skip"
@@ -148,3 +148,19 @@ def summary(console: Console, session: ReviewSession) -> None:
     if session.passed:
         line += f"; {len(session.passed)} invalid item(s) passed over"
     _say(console, line, "bold")
+
+
+def summary_json(session: ReviewSession) -> dict[str, Any]:
+    """What this session recorded, for ``--json``."""
+    return {
+        "decisions": [
+            {
+                "decisionId": r.decision_id,
+                "itemId": r.item_id,
+                "disposition": r.disposition,
+                "resubmitted": r.resubmitted,
+            }
+            for r in session.recorded
+        ],
+        "passedOver": list(session.passed),
+    }
