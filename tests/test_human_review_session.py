@@ -516,3 +516,46 @@ def test_json_prints_the_summary_on_stdout_and_draws_the_cards_on_stderr(project
     [entry] = summary["decisions"]
     assert (entry["itemId"], entry["disposition"], entry["resubmitted"]) == (items[0].item_id, "tie", False)
     assert entry["decisionId"] and "Reply 0.0" in err and "Reply 0.0" not in out
+
+
+def _take_terminal() -> None:
+    import fcntl
+
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+@pytest.mark.slow
+def test_ctrl_c_on_a_terminal_restores_its_settings_and_records_nothing(project: Path) -> None:
+    import pty
+
+    blinded_items(project, 1)
+    master, slave = pty.openpty()
+    before = termios.tcgetattr(slave)
+    env = {**os.environ, "TERM": "dumb", "NO_COLOR": "1", "COLUMNS": "200"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reviewtrail", "review", "session", "camp"],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        close_fds=True,
+        start_new_session=True,
+        preexec_fn=_take_terminal,  # the pseudo-terminal becomes the session's controlling terminal
+    )
+    seen = bytearray()
+    try:
+        _read_until(master, b"q quit", seen)
+        os.write(master, b"a")
+        _read_until(master, b"1 slight", seen)
+        os.write(master, b"\x03")  # the terminal turns it into SIGINT for the session
+        _read_until(master, b"session: 0 decision(s)", seen)
+        assert proc.wait(timeout=60) == 130
+        after = termios.tcgetattr(slave)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+        os.close(slave)
+    assert after[3] == before[3]
+    assert decisions(project) == []
