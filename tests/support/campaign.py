@@ -178,8 +178,46 @@ HUMAN_REVIEW_ENTRY = {
     "prompt": "Explain the accuracy figure.",
     "criterion": {"id": "faithful", "version": 1, "label": "Faithful", "instructions": "Prefer the faithful one."},
     "candidateAgentIds": ["agent-a", "agent-b"],
+    "externalExportEligible": True,
     "privacy": "public-source",
 }
+
+
+def _scripted_agent(agent_id: str, answer: str) -> dict[str, Any]:
+    return {
+        "id": agent_id, "model": f"scripted-{agent_id}", "provider": "scripted", "executionAdapter": "scripted@1",
+        "catalogGeneration": "gen-0", "backend": {"kind": "scripted", "responses": [answer]},
+    }  # fmt: skip
+
+
+HUMAN_REVIEW_AGENTS = {
+    "agents": [
+        _scripted_agent("agent-a", "Accuracy is 0.91 on the held-out split."),
+        _scripted_agent("agent-b", "Accuracy is about 90%."),
+    ]
+}
+
+
+def _human_review(p: Project, f: Facts) -> None:
+    """A campaign taken through the whole workflow: run, materialize, decide, export, receipt."""
+    root = p.root
+    (root / "prompts.jsonl").write_text(json.dumps(HUMAN_REVIEW_ENTRY) + "\n")
+    _ok(p.cli("campaign", "import", "prompts.jsonl"), "campaign import")
+    _ok(p.cli("campaign", "settings", "canary", "--version", "1", "--training"), "campaign settings")
+    (root / "agents.json").write_text(json.dumps(HUMAN_REVIEW_AGENTS))
+    canary = ("canary", "--version", "1")
+    _ok(p.cli("campaign", "run", *canary, "--agents", "agents.json"), "campaign run")
+    _ok(p.cli("campaign", "materialize", *canary), "campaign materialize")
+    [card] = _ok(p.cli("review", "queue", *canary, "--json"), "review queue").json()
+    decided = ("review", "decide", card["itemId"], "--prefer", "A", "--strength", "slight", "--use-for-training")
+    f.extra["review_item"] = card["itemId"]
+    f.extra["review_decision"] = _ok(p.cli(*decided, "--json"), "review decide").json()["decisionId"]
+    export = _ok(p.cli("review", "export", *canary, "--out", "datasets", "--json"), "review export").json()
+    if export["exported"] != 1:
+        raise AssertionError(f"populating: review export wrote {export['exported']} examples, expected 1")
+    (root / "eval.json").write_text(json.dumps({"heldOut": 0.9}))
+    receipt = ("--export-manifest", "datasets/manifest.json", "--checkpoint", "ckpt-1", "--eval", "eval.json")
+    _ok(p.cli("campaign", "receipt", *canary, *receipt), "campaign receipt")
 
 
 def populate(root: Path) -> tuple[Project, Facts]:
@@ -217,9 +255,7 @@ def populate(root: Path) -> tuple[Project, Facts]:
     (root / "paper.pdf").write_bytes(minimal_pdf("Scaling helps."))
     _ok(p.cli("evidence", "extract-pdf", "doi:10.1/campaign", "paper.pdf"), "evidence extract-pdf")
     _ok(p.cli("review", "run", "out.md", env={"REVIEWTRAIL_REVIEWER": "quick"}), "review run")
-    (root / "prompts.jsonl").write_text(json.dumps(HUMAN_REVIEW_ENTRY) + "\n")
-    _ok(p.cli("campaign", "import", "prompts.jsonl"), "campaign import")
-    _ok(p.cli("campaign", "settings", "canary", "--version", "1", "--training"), "campaign settings")
+    _human_review(p, f)
     gone = _ok(p.cli("session", "new", "--json"), "session new").json()["sessionId"]
     _ok(p.cli("session", "rm", gone), "session rm")
     f.extra["deleted_session"] = gone
