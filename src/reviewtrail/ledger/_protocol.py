@@ -218,9 +218,12 @@ class Ledger(abc.ABC):
         return dict(where)
 
     def _checked(self, table: str, found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``found`` (fresh rows of this read), checked, without their record seqs."""
         if found:
             self._check_rows(table, found)
-        return [{k: v for k, v in r.items() if k != ROW_SEQ} for r in found]
+        for row in found:
+            row.pop(ROW_SEQ, None)
+        return found
 
     def rows(self, table: str, **where: Any) -> list[dict[str, Any]]:
         """Query a projection table: ``ledger.rows("cas_refs", hash=h)``."""
@@ -264,7 +267,8 @@ class Ledger(abc.ABC):
             if record is None:
                 problem = f"query table {table}: row names record seq {row[ROW_SEQ]}, which is not in the ledger"
                 raise IntegrityError(f"{problem}; run 'reviewtrail verify'", field=table)
-            out.append(({k: v for k, v in row.items() if k != ROW_SEQ}, record))
+            del row[ROW_SEQ]
+            out.append((row, record))
         return out
 
     def _select_rows_in(
