@@ -139,3 +139,15 @@ def test_training_is_enabled_only_by_the_campaigns_latest_settings() -> None:
     assert training_enabled([(3, off), (5, on)], "c1", 1) is True
     assert training_enabled([(5, on)], "c1", 2) is False
     assert training_enabled([(5, on.model_copy(update={"campaign_id": "c2"}))], "c1", 1) is False
+
+
+def test_the_chain_join_takes_every_record_of_the_chain() -> None:
+    from dataclasses import fields
+
+    from reviewtrail.human_review import ChainPrivacy
+
+    names = [f.name for f in fields(ChainPrivacy)]
+    for name in names:
+        levels = dict.fromkeys(names, "public-source")
+        levels[name] = "sensitive"
+        assert ChainPrivacy(**levels).join() == "sensitive", name  # type: ignore[arg-type]

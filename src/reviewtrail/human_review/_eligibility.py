@@ -4,7 +4,7 @@ of a decision, each with its reason (docs/human-review.md, "Privacy and eligibil
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import astuple, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import NamedTuple
 
 from reviewtrail.errors import InvalidInputError
@@ -56,7 +56,9 @@ class ChainPrivacy:
     decision: Privacy
 
     def join(self) -> Privacy:
-        return privacy_join(astuple(self))
+        return privacy_join(
+            (self.prompt, self.item, self.run_a, self.run_b, self.output_a, self.output_b, self.decision)
+        )
 
     def not_public(self) -> list[str]:
         return [f.name for f in fields(self) if getattr(self, f.name) != "public-source"]
