@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.human_review._campaign_read import ItemState, campaign_item_ids, campaign_training, item_state
+from reviewtrail.human_review._campaign_read import ItemState, campaign_item_states, campaign_training
 from reviewtrail.human_review._coverage import Coverage, ItemCoverageFacts, PromptCoverageFacts, coverage_of
 from reviewtrail.human_review._eligibility import quality_eligible
 from reviewtrail.human_review._export_job import campaign_files
@@ -109,8 +109,7 @@ def campaign_coverage(store: Store, campaign_id: str, version: int, *, export_ma
             families[event_id] = facts.family
             prompts.append(facts)
         items, choices = [], []
-        for item_id in campaign_item_ids(ledger, campaign_id, version):
-            state = item_state(ledger, item_id, training_enabled=training)
+        for state in campaign_item_states(ledger, campaign_id, version, training_enabled=training):
             family = families.get(state.resolved.item.prompt_event_id, state.resolved.prompt.scenario_family)
             items.append(_item_facts(state, family, training))
             choice = _chose_first(state)
@@ -136,8 +135,7 @@ def campaign_standings(
     agents: set[str] = set()
     with ledger.snapshot():
         training = campaign_training(ledger, campaign_id, version)
-        for item_id in campaign_item_ids(ledger, campaign_id, version):
-            state = item_state(ledger, item_id, training_enabled=training)
+        for state in campaign_item_states(ledger, campaign_id, version, training_enabled=training):
             agents.update(state.resolved.prompt.candidate_agent_ids)
             if state.active is None or not state.resolved.valid:
                 continue
