@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewtrail.errors import InvalidInputError
+from reviewtrail.human_review._bulk_resolve import Preloaded
 from reviewtrail.human_review._resolve import ResolvedItem, resolve_item
 from reviewtrail.human_review._reveal import POSITIONS, blinded_problems
 from reviewtrail.ledger import Ledger
@@ -121,7 +122,11 @@ def review_queue(
         if include_decided and len(chosen) < limit:
             done = _decided(ledger, _items(ledger, wheres, size, open_only=False))
             chosen += [(item, True) for item in _take(done, limit - len(chosen))]
-        return [card(resolve_item(ledger, item_id), decided=decided) for item_id, decided in chosen]
+        if not chosen:
+            return []
+        # The cards shown are resolved from one bulk read of what they rest on.
+        records = Preloaded(ledger, ledger.rows_in("hr_items", "item_id", [item_id for item_id, _ in chosen]))
+        return [card(resolve_item(records, item_id), decided=decided) for item_id, decided in chosen]
 
 
 def _filters(ledger: Ledger, campaign_id: str | None, version: int | None) -> list[dict[str, Any]]:
