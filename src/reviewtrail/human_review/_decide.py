@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from reviewtrail.errors import ConflictError, InvalidInputError
+from reviewtrail.human_review._bulk_resolve import Preloaded
 from reviewtrail.human_review._decision_rules import DecisionFact, active_decisions, check_decision
 from reviewtrail.human_review._eligibility import PRIVACY_ORDER, privacy_join
 from reviewtrail.human_review._records import (
@@ -124,7 +125,8 @@ def decide(
     first = _recorded(ledger, sid, item_id)
     if first is not None:
         return first
-    resolved = resolve_item(ledger, item_id)
+    # What the item rests on, read in a few bulk reads (each row still checked against its record).
+    resolved = resolve_item(Preloaded(ledger, ledger.rows("hr_items", item_id=item_id)), item_id)
     if not resolved.valid:
         reasons = "; ".join(blinded_problems(resolved))
         raise ConflictError(f"the item no longer binds what it froze, so it cannot be decided: {reasons}", field="item")
