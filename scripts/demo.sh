@@ -139,11 +139,6 @@ decide "never arrived, public:" "$lost" --prefer "$lost_pos" --strength strong -
 
 step "export: only active, preauthorized, public-source prefer/correct decisions become examples"
 reviewtrail review export "${campaign[@]}" --out datasets
-python3 - datasets/manifest.json <<'PY'
-import json, sys
-for f in json.load(open(sys.argv[1]))["files"]:
-    print(f"{f['name']}: {f['rows']} row(s)")
-PY
 private_prompt="Customer #4471 (Dana Whitfield, 12 Larch Lane) reports a damaged parcel."
 tie_prompt="A customer asks for a refund of an opened game"
 for text in "$private_prompt" "$tie_prompt"; do
