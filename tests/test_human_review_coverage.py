@@ -182,6 +182,8 @@ def test_a_receipt_binds_the_manifest_bytes_and_is_private_and_shown_by_coverage
 def test_a_receipt_refuses_a_manifest_of_another_campaign_and_a_bad_evaluation(tmp_path: Path) -> None:
     store = new_store(tmp_path)
     manifest = _export(tmp_path, store)
+    add_prompt(store, campaign="other")  # campaigns that exist, but are not the manifest's
+    add_prompt(store, campaign="camp", version=2)
     with pytest.raises(InvalidInputError) as caught:
         record_training_receipt(store, "other", 1, export_manifest=manifest, checkpoint="c", evaluation={})
     assert caught.value.field == "export-manifest"

@@ -28,6 +28,7 @@ from reviewtrail.human_review._campaigns import (
     campaign_settings,
     import_campaign,
     list_campaigns,
+    require_campaign,
 )
 from reviewtrail.human_review._coverage import (
     Coverage,
@@ -201,6 +202,7 @@ from reviewtrail.human_review._runner import RUN_STATUSES_REPORTED, RunEntry, Ru
 from reviewtrail.human_review._session import PICK_LABELS, SESSION_KEYS, ReviewSession, SessionAction
 from reviewtrail.human_review._session_queue import next_open_card
 from reviewtrail.human_review._standings import (
+    STANDINGS_MAX_ROUNDS,
     STANDINGS_PRIOR,
     STANDINGS_ROUNDS,
     AgentStanding,
@@ -260,6 +262,7 @@ __all__ = [
     "RUN_STATUSES",
     "RUN_STATUSES_REPORTED",
     "SESSION_KEYS",
+    "STANDINGS_MAX_ROUNDS",
     "STANDINGS_PRIOR",
     "STANDINGS_ROUNDS",
     "TRAINING_DISPOSITIONS",
@@ -405,6 +408,7 @@ __all__ = [
     "receipt_exclusions",
     "reclassify",
     "record_training_receipt",
+    "require_campaign",
     "resolve_item",
     "response_problem",
     "review_queue",

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from reviewtrail.errors import InvalidInputError
+from reviewtrail.errors import InvalidInputError, NotFoundError
 from reviewtrail.human_review._campaign_file import FileFormat, file_format, parse_campaign_file
 from reviewtrail.human_review._records import (
     ACTOR,
@@ -17,6 +17,7 @@ from reviewtrail.human_review._records import (
     new_prompt_record,
     prompt_digest,
 )
+from reviewtrail.ledger import Ledger
 from reviewtrail.store import Store
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "campaign_settings",
     "import_campaign",
     "list_campaigns",
+    "require_campaign",
 ]
 
 
@@ -180,3 +182,15 @@ def list_campaigns(store: Store) -> list[CampaignSummary]:
         by_family = dict(sorted(families.get(key, {}).items()))
         out.append(CampaignSummary(key[0], key[1], label[1] if label else None, by_family, training.get(key, False)))
     return out
+
+
+def require_campaign(ledger: Ledger, campaign_id: str, version: int | None = None) -> None:
+    """Refuse a campaign (version) with no imported prompt: :class:`NotFoundError`, field
+    ``campaign`` (exit 3). Every command over a campaign checks this first, so a typo never runs,
+    exports or records anything for a campaign that does not exist."""
+    where: dict[str, Any] = {"campaign_id": campaign_id}
+    if version is not None:
+        where["campaign_version"] = version
+    if not ledger.count("hr_prompts", **where):
+        named = f"{campaign_id} v{version}" if version is not None else campaign_id
+        raise NotFoundError(f"no review prompts are recorded for campaign {named}", field="campaign")

@@ -15,6 +15,7 @@ from typing import Any
 
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review._campaign_read import ItemState, campaign_item_states, campaign_training
+from reviewtrail.human_review._campaigns import require_campaign
 from reviewtrail.human_review._coverage import Coverage, ItemCoverageFacts, PromptCoverageFacts, coverage_of
 from reviewtrail.human_review._eligibility import quality_eligible
 from reviewtrail.human_review._export_job import campaign_files
@@ -101,6 +102,7 @@ def campaign_coverage(store: Store, campaign_id: str, version: int, *, export_ma
     bias overall and per reviewer (the decision record's actor). With ``export_manifest``,
     ``exported`` is the number of v4 examples that manifest lists for this campaign version."""
     ledger = store.ledger
+    require_campaign(ledger, campaign_id, version)
     with ledger.snapshot():
         training = campaign_training(ledger, campaign_id, version)
         families: dict[str, str] = {}
@@ -130,6 +132,7 @@ def campaign_standings(
     """Bradley–Terry standings of a campaign version's candidate agents from the active ``prefer``
     decisions on valid items (ties counted apart); every agent the prompts declare is listed."""
     ledger = store.ledger
+    require_campaign(ledger, campaign_id, version)
     comparisons: list[Comparison] = []
     ties: list[tuple[str, str]] = []
     agents: set[str] = set()

@@ -17,6 +17,7 @@ from typing import Any
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review._adapters import to_openai_preference, to_trl_preference
 from reviewtrail.human_review._campaign_read import ItemState, campaign_item_states, campaign_training
+from reviewtrail.human_review._campaigns import require_campaign
 from reviewtrail.human_review._dataset_manifest import MANIFEST_NAME, write_export
 from reviewtrail.human_review._export_rows import TRAINING_EXAMPLE_V4, training_example_v4
 from reviewtrail.store import Progress, Store
@@ -158,9 +159,14 @@ def export_campaign(
     listed in ``manifest.json`` with the same ledger head (the head when the export began; every
     read is made from that one state). Returns what was written and every decision left out."""
     ledger = store.ledger
+    require_campaign(ledger, campaign_id, version)
     folder = Path(out_dir)
     if folder.exists() and not folder.is_dir():
         raise InvalidInputError(f"{folder} exists and is not a folder", field="out")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InvalidInputError(f"cannot create the folder {folder}: {exc.strerror or exc}", field="out") from None
     rows: list[dict[str, Any]] = []
     with ledger.snapshot():
         head = ledger.head()

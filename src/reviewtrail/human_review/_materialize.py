@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
-from reviewtrail.errors import ConflictError, NotFoundError
+from reviewtrail.errors import ConflictError
+from reviewtrail.human_review._campaigns import require_campaign
 from reviewtrail.human_review._item_rules import item_id
 from reviewtrail.human_review._records import ACTOR
 from reviewtrail.human_review._resolve import prompt_ref, run_facts, runs_over
@@ -91,11 +92,10 @@ def materialize(store: Store, campaign_id: str, version: int, *, actor: str = AC
     """Freeze every unordered pair of distinct declared agents' pairable runs, for each prompt of
     the campaign version, as a review item; items already recorded are reported, not appended.
     A campaign version with no prompt is :class:`NotFoundError` (field ``campaign``)."""
+    require_campaign(store.ledger, campaign_id, version)
     rows = sorted(
         store.ledger.rows("hr_prompts", campaign_id=campaign_id, campaign_version=version), key=lambda r: r["seq"]
     )
-    if not rows:
-        raise NotFoundError(f"no review prompts recorded for campaign {campaign_id} v{version}", field="campaign")
     reports: list[PromptMaterialized] = []
     pending: list[tuple[PromptMaterialized, str, NewRecord]] = []
     for row in rows:

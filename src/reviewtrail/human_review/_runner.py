@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from reviewtrail.errors import NotFoundError, ReviewtrailError
+from reviewtrail.errors import ReviewtrailError
 from reviewtrail.human_review._agents import BackendFor, backend_builder
 from reviewtrail.human_review._agents_file import AgentConfig
+from reviewtrail.human_review._campaigns import require_campaign
 from reviewtrail.human_review._resolve import prompt_ref, run_facts, runs_over
 from reviewtrail.human_review._run_batch import RunOutcome, run_records
 from reviewtrail.human_review._run_rules import PromptRef, RunFacts, pairable_runs
@@ -102,11 +103,10 @@ def run_campaign(
     invalid response as a completed run with its ``outputProblem``; neither is ever paired. A run
     that replaces the agent's excluded run names it in ``retryOf``. An agent the prompt declares
     but ``agents`` lacks is reported ``not-configured`` and nothing is recorded for it."""
+    require_campaign(store.ledger, campaign_id, version)
     prompts = sorted(
         store.ledger.rows("hr_prompts", campaign_id=campaign_id, campaign_version=version), key=lambda r: r["seq"]
     )
-    if not prompts:
-        raise NotFoundError(f"campaign {campaign_id} v{version} has no prompts", field="campaign")
     configured = {agent.id: agent for agent in agents}
     get_backend = backend_for or backend_builder(env or {})
     report = RunReport(campaign_id, version)

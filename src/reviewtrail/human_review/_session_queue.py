@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from reviewtrail.errors import NotFoundError
+from reviewtrail.human_review._campaigns import require_campaign
 from reviewtrail.human_review._queue import QUEUE_MAX, QueueCard, review_queue
 from reviewtrail.store import Store
 
@@ -19,8 +19,7 @@ def next_open_card(
     in ``seen`` (the items a session already showed: an invalid item passed over stays open, and
     must not come straight back), or None when there is none. An unknown campaign is not found
     (field ``campaign``)."""
-    if not store.ledger.count("hr_prompts", campaign_id=campaign_id):
-        raise NotFoundError(f"no campaign {campaign_id!r} has been imported", field="campaign")
+    require_campaign(store.ledger, campaign_id, version)
     limit = 1
     while True:
         cards = review_queue(store, campaign_id, version, limit=limit, include_decided=False)

@@ -32,6 +32,7 @@ from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review._bt_fit import Pairs, bootstrap_scores, components, fit_scores, pairs
 
 __all__ = [
+    "STANDINGS_MAX_ROUNDS",
     "STANDINGS_PRIOR",
     "STANDINGS_ROUNDS",
     "AgentStanding",
@@ -40,6 +41,8 @@ __all__ = [
     "fit_standings",
 ]
 
+#: The most bootstrap rounds one fit takes (each round refits every agent).
+STANDINGS_MAX_ROUNDS = 10_000
 STANDINGS_ROUNDS = 1000
 STANDINGS_PRIOR = 0.1
 _LEVEL = 0.95
@@ -159,8 +162,10 @@ def fit_standings(
 
 
 def _check_settings(rounds: int, prior: float) -> None:
-    if rounds < 0:
-        raise InvalidInputError(f"{rounds} bootstrap rounds: must be 0 or more", field="rounds")
+    if not 0 <= rounds <= STANDINGS_MAX_ROUNDS:
+        raise InvalidInputError(
+            f"{rounds} bootstrap rounds: must be from 0 to {STANDINGS_MAX_ROUNDS:,}", field="rounds"
+        )
     if not (math.isfinite(prior) and prior >= _WEAKEST_PRIOR):
         raise InvalidInputError(f"{prior}: the prior precision must be finite and at least 1e-9", field="prior")
 

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from reviewtrail.errors import InvalidInputError
+from reviewtrail.human_review._campaigns import require_campaign
 from reviewtrail.human_review._export_job import campaign_files
 from reviewtrail.human_review._run_records import TrainingReceipt, new_training_receipt_record
 from reviewtrail.ledger import Privacy
@@ -92,7 +93,9 @@ def record_training_receipt(
     whose manifest file is ``export_manifest`` (bound by the SHA-256 of its bytes), with
     ``evaluation`` as its held-out results. A manifest that lists no export file of the campaign
     version is refused (field ``export-manifest``); so is an evaluation that is not a JSON object
-    or is larger than ``EVALUATION_MAX_BYTES`` once encoded (field ``eval``)."""
+    or is larger than ``EVALUATION_MAX_BYTES`` once encoded (field ``eval``); an unknown campaign
+    version is not found (field ``campaign``)."""
+    require_campaign(store.ledger, campaign_id, version)
     data = _read_bytes(export_manifest, field="export-manifest", most=_MANIFEST_MAX_BYTES)
     try:
         manifest = json.loads(data.decode("utf-8"))
