@@ -7,23 +7,12 @@ from typing import Annotated
 
 import typer
 
-from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, table
+from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, read_text_file, table
 
 __all__ = ["app"]
 
 app = typer.Typer(help="Human review campaigns: prompts to judge and their settings.", no_args_is_help=True)
 JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
-
-
-def _read(path: Path) -> str:
-    from reviewtrail.errors import InvalidInputError
-
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise InvalidInputError(f"{path} does not exist", field="file") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"cannot read {path} as UTF-8 text: {exc}", field="file") from exc
 
 
 @app.command("import")
@@ -42,7 +31,7 @@ def import_(
     from reviewtrail.app import open_store
     from reviewtrail.human_review import import_campaign
 
-    text = _read(file)
+    text = read_text_file(file, "file")
     with open_store() as store:
         result = import_campaign(store, text, name=file.name)
     if as_json:

@@ -8,22 +8,11 @@ from typing import Annotated, Any
 
 import typer
 
-from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, table
+from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, read_text_file, table
 
 __all__ = ["register"]
 
 JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
-
-
-def _read(path: Path) -> str:
-    from reviewtrail.errors import InvalidInputError
-
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise InvalidInputError(f"{path} does not exist", field="response-file") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"cannot read {path} as UTF-8 text: {exc}", field="response-file") from exc
 
 
 @handle_errors
@@ -105,7 +94,7 @@ def correct_output(
     from reviewtrail.app import open_store
     from reviewtrail.human_review import correct_output as run
 
-    text = _read(response_file)
+    text = read_text_file(response_file, "response-file")
     with open_store() as store:
         done = run(store, output_event, text)
     _show(done.to_json(), as_json)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, table
+from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, read_text_file, table
 from reviewtrail.cli._progress import PROGRESS_HELP
 
 if TYPE_CHECKING:
@@ -19,17 +19,6 @@ __all__ = ["register"]
 
 JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
 ProgressOpt = Annotated[bool | None, typer.Option("--progress/--no-progress", help=PROGRESS_HELP, show_default=False)]
-
-
-def _read(path: Path) -> str:
-    from reviewtrail.errors import InvalidInputError
-
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise InvalidInputError(f"{path} does not exist", field="file") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"cannot read {path} as UTF-8 text: {exc}", field="file") from exc
 
 
 @handle_errors
@@ -57,7 +46,7 @@ def run(
     from reviewtrail.cli._progress import phase_progress
     from reviewtrail.human_review import parse_agents_file, run_campaign
 
-    configured = parse_agents_file(_read(agents), agents.name)
+    configured = parse_agents_file(read_text_file(agents, "file"), agents.name)
     with open_store() as store, phase_progress("running", progress) as tick:
         report = run_campaign(store, campaign, version, configured, env=dict(os.environ), progress=_ticker(tick))
     if as_json:
@@ -102,7 +91,7 @@ def import_runs(
     from reviewtrail.app import open_store
     from reviewtrail.human_review import import_runs as import_file
 
-    text = _read(file)
+    text = read_text_file(file, "file")
     with open_store() as store:
         report = import_file(store, text)
     if as_json:

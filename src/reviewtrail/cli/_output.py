@@ -9,6 +9,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import typer
@@ -23,6 +24,7 @@ __all__ = [
     "handle_errors",
     "os_error_outcome",
     "print_json",
+    "read_text_file",
     "silence_stdout",
     "stdout_is_closed",
     "table",
@@ -155,3 +157,18 @@ def table(title: str, columns: list[str], rows: list[list[str]], *, no_wrap: tup
         t.add_row(*r)
     # A terminal gets its own width; a pipe or a file gets long lines rather than folded cells.
     Console(width=None if sys.stdout.isatty() else 200).print(t)
+
+
+def read_text_file(path: Path, field: str, *, stdin: bool = False) -> str:
+    """A UTF-8 text file a command was given (``-`` reads standard input when ``stdin``); a file
+    that is missing or unreadable is invalid input naming ``field`` (exit 2)."""
+    from reviewtrail.errors import InvalidInputError
+
+    if stdin and str(path) == "-":
+        return sys.stdin.read()
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise InvalidInputError(f"{path} does not exist", field=field) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"cannot read {path} as UTF-8 text: {exc}", field=field) from exc

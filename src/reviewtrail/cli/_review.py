@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, table
+from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, read_text_file, table
 
 __all__ = ["claims_app", "evidence_app", "review_app"]
 
@@ -17,19 +16,6 @@ evidence_app = typer.Typer(help="Evidence items and their links to claims.", no_
 review_app = typer.Typer(help="The Reviewer Specialist (off unless REVIEWTRAIL_REVIEWER is set).", no_args_is_help=True)
 JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
 ProjectOpt = Annotated[str, typer.Option("--project", envvar="REVIEWTRAIL_PROJECT", help="Project id.")]
-
-
-def _read_text(path: Path) -> str:
-    from reviewtrail.errors import InvalidInputError
-
-    if str(path) == "-":
-        return sys.stdin.read()
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise InvalidInputError(f"{path} does not exist", field="file") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"cannot read {path} as UTF-8 text: {exc}", field="file") from exc
 
 
 def _read_aliases(path: Path) -> dict[str, str]:
@@ -80,7 +66,7 @@ def claims_extract(
     from reviewtrail.app import open_store
     from reviewtrail.evidence import record_reply_claims
 
-    text = _read_text(file)
+    text = read_text_file(file, "file", stdin=True)
     mapping = _read_aliases(aliases) if aliases is not None else None
     with open_store() as store:
         result = record_reply_claims(
@@ -353,7 +339,7 @@ def review_citations(
     """
     from reviewtrail.reviewer import check_citations
 
-    report = check_citations(_read_text(file))
+    report = check_citations(read_text_file(file, "file", stdin=True))
     doc = report.to_json()
     if as_json:
         print_json(doc)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, table
+from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, read_text_file, table
 
 if TYPE_CHECKING:
     from reviewtrail.human_review import CandidateProvenance, QueueCard
@@ -133,7 +133,7 @@ def decide(
     optional = {"preferred": prefer, "strength": strength, "confidence": confidence, "note": note}
     optional["supersedes"] = supersedes
     if correct is not None:
-        optional["replacement"] = _read_replacement(correct)
+        optional["replacement"] = read_text_file(correct, "correct")
     payload.update({k: v for k, v in optional.items() if v is not None})
     with open_store() as store:
         result = record_decision(store, item, payload, submission_id=submission_id)
@@ -146,17 +146,6 @@ def decide(
     if result.superseded:
         print(f"it leaves {result.superseded} earlier decision(s) inactive")
     _print_provenance(result.provenance)
-
-
-def _read_replacement(path: Path) -> str:
-    from reviewtrail.errors import InvalidInputError
-
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise InvalidInputError(f"{path} does not exist", field="correct") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"cannot read {path} as UTF-8 text: {exc}", field="correct") from exc
 
 
 def _print_provenance(provenance: tuple[CandidateProvenance, ...]) -> None:
