@@ -149,21 +149,9 @@ def decide(
 
 
 def _print_provenance(provenance: tuple[CandidateProvenance, ...]) -> None:
-    rows = [
-        [
-            p.position,
-            p.agent_id or "?",
-            p.model or "?",
-            p.provider or "?",
-            p.execution_adapter or "?",
-            p.learned_adapter or "",
-            p.catalog_generation or "?",
-            p.run_id,
-        ]
-        for p in provenance
-    ]
-    columns = ["", "agent", "model", "provider", "execution adapter", "learned adapter", "catalog", "run"]
-    table("Candidates", columns, rows)
+    from reviewtrail.human_review import CandidateProvenance
+
+    table("Candidates", list(CandidateProvenance.COLUMNS), [p.cells() for p in provenance])
 
 
 @handle_errors

@@ -116,25 +116,17 @@ def _help(console: Console) -> None:
 
 
 def _revealed(console: Console, result: DecisionResult) -> None:
+    from reviewtrail.human_review import CandidateProvenance
+
     again = " (already recorded: nothing appended)" if result.resubmitted else ""
     _say(console, f"recorded {result.disposition}: decision {result.decision_id}{again}", "bold green")
     if result.superseded:
         _say(console, f"it leaves {result.superseded} earlier decision(s) inactive")
     t = Table(title="Candidates")
-    for column in ("", "agent", "model", "provider", "execution adapter", "learned adapter", "catalog", "run"):
+    for column in CandidateProvenance.COLUMNS:
         t.add_column(column, overflow="fold")
     for p in result.provenance:
-        cells = [
-            p.position,
-            p.agent_id or "?",
-            p.model or "?",
-            p.provider or "?",
-            p.execution_adapter or "?",
-            p.learned_adapter or "",
-            p.catalog_generation or "?",
-            p.run_id,
-        ]
-        t.add_row(*(Text(c) for c in cells))
+        t.add_row(*(Text(c) for c in p.cells()))
     console.print(t)
     _say(console, "press any key for the next card (q quits)", "bold")
 

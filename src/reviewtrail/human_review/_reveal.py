@@ -77,6 +77,23 @@ class CandidateProvenance:
             "catalogGeneration": self.catalog_generation,
         }
 
+    #: Column titles of :meth:`cells`, for a table of revealed provenance.
+    COLUMNS = ("", "agent", "model", "provider", "execution adapter", "learned adapter", "catalog", "run")
+
+    def cells(self) -> list[str]:
+        """One table row: position, agent, model, provider, adapters, catalog and run (``?`` where
+        the run no longer has a single current record; an empty cell for no learned adapter)."""
+        return [
+            self.position,
+            self.agent_id or "?",
+            self.model or "?",
+            self.provider or "?",
+            self.execution_adapter or "?",
+            self.learned_adapter or "",
+            self.catalog_generation or "?",
+            self.run_id,
+        ]
+
 
 def candidate_provenance(ledger: Ledger, item: ReviewItem) -> tuple[CandidateProvenance, ...]:
     """The provenance of the item's candidates A and B, from their run records as they stand."""
