@@ -29,6 +29,7 @@ __all__ = [
     "file_entry",
     "jsonl_bytes",
     "write_export",
+    "write_exports",
 ]
 
 #: The manifest's file name in an export directory.
@@ -97,12 +98,27 @@ def write_export(
     """Write ``rows`` as the JSONL file ``name`` in ``directory`` and list it in the directory's
     manifest (appended to an existing one), each written to a temporary file and renamed into
     place. An existing file of that name is a conflict. Returns the manifest."""
+    return write_exports(directory, [(name, rows, schema_version)], ledger_head=ledger_head)
+
+
+def write_exports(
+    directory: str | os.PathLike[str],
+    files: Sequence[tuple[str, Iterable[Mapping[str, Any]], str]],
+    *,
+    ledger_head: str,
+) -> dict[str, Any]:
+    """Write each ``(name, rows, schema_version)`` as a JSONL file in ``directory``, then list
+    them all in the directory's manifest with one write, so the manifest never lists part of
+    them. Each file is written to a temporary file and renamed into place, the manifest last. An
+    existing file of one of the names is a conflict. Returns the manifest."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
-    data = jsonl_bytes(rows)
-    new = dataset_manifest([file_entry(name, schema_version, data)], ledger_head=ledger_head)
-    if (folder / name).exists():
-        raise ConflictError(f"{name} already exists in {folder}", field="name")
+    datas = [(name, jsonl_bytes(rows)) for name, rows, _ in files]
+    entries = [file_entry(name, schema, data) for (name, data), (_, _, schema) in zip(datas, files, strict=True)]
+    new = dataset_manifest(entries, ledger_head=ledger_head)
+    for name, _ in datas:
+        if (folder / name).exists():
+            raise ConflictError(f"{name} already exists in {folder}", field="name")
     manifest_path = folder / MANIFEST_NAME
     if manifest_path.exists():
         try:
@@ -112,6 +128,7 @@ def write_export(
         manifest = append_to_manifest(existing, new)
     else:
         manifest = new
-    replace_file(folder / name, data)
+    for name, data in datas:
+        replace_file(folder / name, data)
     replace_file(manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False).encode("utf-8") + b"\n")
     return manifest

@@ -18,7 +18,8 @@ from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review._adapters import to_openai_preference, to_trl_preference
 from reviewtrail.human_review._campaign_read import ItemState, campaign_item_states, campaign_training
 from reviewtrail.human_review._campaigns import require_campaign
-from reviewtrail.human_review._dataset_manifest import MANIFEST_NAME, write_export
+from reviewtrail.human_review._dataset_manifest import MANIFEST_NAME, write_exports
+from reviewtrail.human_review._export_folder import clear_debris, export_lock
 from reviewtrail.human_review._export_rows import TRAINING_EXAMPLE_V4, training_example_v4
 from reviewtrail.store import Progress, Store
 
@@ -181,16 +182,20 @@ def export_campaign(
             if progress is not None:
                 progress("items", 1, total)
     report.exported = len(rows)
-    report.number = _next_number(folder, campaign_id, version)
     outputs = {
         "training-example.v4": rows,
         "trl-preference": to_trl_preference(rows),
         "openai-preference": to_openai_preference(rows),
     }
-    for kind, data in outputs.items():
-        name = export_file_name(campaign_id, version, report.number, kind)
-        manifest = write_export(folder, data, name=name, ledger_head=head.hash, schema_version=EXPORT_KINDS[kind])
-        report.files.append(manifest["files"][-1])
+    with export_lock(folder):  # a killed export's files are cleared, never numbered past
+        clear_debris(folder, campaign_file_pattern(campaign_id, version), MANIFEST_NAME)
+        report.number = _next_number(folder, campaign_id, version)
+        named = [
+            (export_file_name(campaign_id, version, report.number, kind), data, EXPORT_KINDS[kind])
+            for kind, data in outputs.items()
+        ]
+        manifest = write_exports(folder, named, ledger_head=head.hash)
+    report.files.extend(manifest["files"][-len(named) :])
     return report
 
 
