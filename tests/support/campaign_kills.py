@@ -179,10 +179,14 @@ FOLDERS = 40
 
 
 def prepare_kills(template: Project, work: Path) -> None:
-    """Once, before the kills: a copy of the template with a session of 4000 files to remove."""
+    """Once, before the kills: a copy of the template with a session of 4000 files to remove, and the
+    bases of the human-review kills."""
     base = work / "session-rm-base"
     if not base.exists():
         _many_files(template.clone(work / "session-rm-build")).root.rename(base)
+    from support.campaign_kills_review import prepare_review_kills  # it imports this module
+
+    prepare_review_kills(template, work)
 
 
 def _many_files(p: Project) -> Project:
@@ -291,6 +295,9 @@ def kill_cases(rng: random.Random) -> dict[str, KillCase]:
     cases += [kill_write("artifact upload", "its temporary file appears")]
     cases += [kill_init("its ledger file appears")]
     cases += [kill_repair(d(0.3, 0.7)) for _ in range(2)]
+    from support.campaign_kills_review import review_kill_cases  # it imports this module
+
+    cases += review_kill_cases(d)
     named: dict[str, KillCase] = {}
     for name, case in cases:
         named[name if name not in named else f"{name} (again)"] = case
