@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from reviewtrail.canonical import canonical_sha256
 from reviewtrail.cas import DIGEST_PATTERN
@@ -140,11 +140,11 @@ class Criterion(_Part):
         default_factory=list, alias="allowedResponseTags", max_length=MAX_ALLOWLIST
     )
 
-    @model_validator(mode="after")
-    def _lists(self) -> Criterion:
-        _unique(self.allowed_reason_codes, "allowedReasonCodes")
-        _unique(self.allowed_response_tags, "allowedResponseTags")
-        return self
+    @field_validator("allowed_reason_codes", "allowed_response_tags")
+    @classmethod
+    def _lists(cls, values: list[str], info: ValidationInfo) -> list[str]:
+        _unique(values, cls.model_fields[str(info.field_name)].alias or str(info.field_name))
+        return values
 
     def identity(self) -> CriterionIdentity:
         return CriterionIdentity(id=self.id, version=self.version)
@@ -162,10 +162,11 @@ class ReviewPrompt(RecordPayload):
     candidate_agent_ids: list[Ident] = Field(alias="candidateAgentIds", min_length=2, max_length=MAX_CANDIDATE_AGENTS)
     external_export_eligible: bool = Field(default=False, alias="externalExportEligible")
 
-    @model_validator(mode="after")
-    def _agents(self) -> ReviewPrompt:
-        _unique(self.candidate_agent_ids, "candidateAgentIds")
-        return self
+    @field_validator("candidate_agent_ids")
+    @classmethod
+    def _agents(cls, values: list[str]) -> list[str]:
+        _unique(values, "candidateAgentIds")
+        return values
 
 
 @record_type(RESPONSE)
