@@ -26,13 +26,19 @@ class BadInput:
     codes: frozenset[int]
     env: dict[str, str] = field(default_factory=dict)
     files: dict[str, bytes] = field(default_factory=dict)  # written for this case only
+    field: str = ""  # when given, stderr must name it
 
 
 def _case(
-    name: str, codes: set[int], *args: str, env: dict[str, str] | None = None, files: dict[str, bytes] | None = None
+    name: str,
+    codes: set[int],
+    *args: str,
+    env: dict[str, str] | None = None,
+    files: dict[str, bytes] | None = None,
+    field: str = "",
 ) -> BadInput:
     assert codes <= DOCUMENTED
-    return BadInput(name, args, frozenset(codes), env or {}, files or {})
+    return BadInput(name, args, frozenset(codes), env or {}, files or {}, field)
 
 
 FILES = {

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from support.campaign import Facts, Project
 from support.campaign_input_cases import FILES, BadInput, bad_input_cases
+from support.campaign_input_cases_review import prepare_review_inputs, review_input_cases
 
 __all__ = ["run_bad_inputs"]
 
@@ -24,9 +25,9 @@ Outcome = tuple[str, bool, str]
 def _check(p: Project, case: BadInput) -> tuple[bool, str]:
     for name, data in case.files.items():
         (p.root / name).write_bytes(data)
-    before = p.fingerprint()
+    before, tree = p.fingerprint(), _tree(p)
     result = p.cli(*case.args, env=case.env)
-    after = p.fingerprint()
+    after, written = p.fingerprint(), _tree(p)
     for name in case.files:
         (p.root / name).unlink()
     if "Traceback" in result.err + result.out:
@@ -37,10 +38,26 @@ def _check(p: Project, case: BadInput) -> tuple[bool, str]:
         return False, f"exit {result.code}, expected {sorted(case.codes)}: {result.describe()}"
     if "error:" not in result.err.lower():
         return False, f"no 'error:' on stderr: {result.describe()}"
+    if case.field and f"{case.field}: " not in result.err:  # as handle_errors prints it: <field>: <problem>
+        return False, f"stderr does not name the field {case.field!r}: {result.describe()}"
     if after != before:
         changed = sorted(set(after["files"].items()) ^ set(before["files"].items()))
         return False, f"the store changed: head {before['head']} -> {after['head']}; files {changed[:4]}"
+    if written != tree:
+        changed = sorted(set(written.items()) ^ set(tree.items()))
+        return False, f"files outside the store changed: {changed[:4]}"
     return True, f"exit {result.code}: {result.err.strip().splitlines()[-1][:160]}"
+
+
+def _tree(p: Project) -> dict[str, tuple[int, int]]:
+    """Every file of the project outside the store (export folders included): size and mtime."""
+    files = {}
+    for path in p.root.rglob("*"):
+        rel = path.relative_to(p.root)
+        if rel.parts[0] != ".reviewtrail" and path.is_file():
+            stat = path.stat()
+            files[str(rel)] = (stat.st_size, stat.st_mtime_ns)
+    return files
 
 
 def _verified(p: Project) -> tuple[bool, str]:
@@ -70,9 +87,13 @@ def _group(template: Project, work: Path, n: int, cases: list[BadInput]) -> list
 
 
 def run_bad_inputs(template: Project, f: Facts, work: Path, only: str | None = None) -> list[Outcome]:
-    groups = bad_input_cases(f)
+    """Every case (or the one named ``only``); the human-review cases run on their own base."""
+    review, rf = prepare_review_inputs(template, work)
+    jobs = [(template, group) for group in bad_input_cases(f)]
+    jobs += [(review, group) for group in review_input_cases(rf)]
     if only is not None:
-        groups = [[case for group in groups for case in group if case.name == only]]
+        jobs = [(base, [case for case in group if case.name == only]) for base, group in jobs]
+        jobs = [(base, group) for base, group in jobs if group]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        results = pool.map(lambda item: _group(template, work, *item), enumerate(groups))
+        results = pool.map(lambda item: _group(item[1][0], work, item[0], item[1][1]), enumerate(jobs))
         return [outcome for group in results for outcome in group]
