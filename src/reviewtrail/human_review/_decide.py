@@ -21,7 +21,7 @@ from reviewtrail.human_review._records import (
     Strength,
     new_decision_record,
 )
-from reviewtrail.human_review._resolve import ResolvedItem, item_decisions, resolve_item
+from reviewtrail.human_review._resolve import Records, ResolvedItem, item_decisions, resolve_item
 from reviewtrail.human_review._reveal import (
     CandidateProvenance,
     blinded_problems,
@@ -126,7 +126,8 @@ def decide(
     if first is not None:
         return first
     # What the item rests on, read in a few bulk reads (each row still checked against its record).
-    resolved = resolve_item(Preloaded(ledger, ledger.rows("hr_items", item_id=item_id)), item_id)
+    records = Preloaded(ledger, ledger.rows("hr_items", item_id=item_id))
+    resolved = resolve_item(records, item_id)
     if not resolved.valid:
         reasons = "; ".join(blinded_problems(resolved))
         raise ConflictError(f"the item no longer binds what it froze, so it cannot be decided: {reasons}", field="item")
@@ -146,7 +147,7 @@ def decide(
         if first is None:
             raise
         return first
-    return _result(ledger, resolved, record.id, resubmitted=False)
+    return _result(ledger, resolved, record.id, resubmitted=False, runs=records)
 
 
 def _submission_id(wire: dict[str, Any], given: str | None) -> str:
@@ -220,7 +221,11 @@ def _privacy(resolved: ResolvedItem, given: str | None) -> Privacy:
     return chosen
 
 
-def _result(ledger: Ledger, resolved: ResolvedItem, decision_id: str, *, resubmitted: bool) -> DecisionResult:
+def _result(
+    ledger: Ledger, resolved: ResolvedItem, decision_id: str, *, resubmitted: bool, runs: Records | None = None
+) -> DecisionResult:
+    """The result of a decision: its decisions read live (it was just appended), the candidates'
+    provenance from ``runs`` (what the decision was checked against) or the ledger."""
     facts = item_decisions(ledger, resolved.item, resolved.prompt)
     [ours] = [f for f in facts if f.decision_id == decision_id]
     now = active_decisions(facts).get(resolved.item.item_id)
@@ -234,7 +239,7 @@ def _result(ledger: Ledger, resolved: ResolvedItem, decision_id: str, *, resubmi
         superseded=superseded_count(facts, ours),
         resubmitted=resubmitted,
         privacy=privacy_join([ledger.get(decision_id).privacy]),
-        provenance=candidate_provenance(ledger, resolved.item),
+        provenance=candidate_provenance(runs or ledger, resolved.item),
     )
 
 

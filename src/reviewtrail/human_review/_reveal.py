@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewtrail.human_review._records import ReviewItem
-from reviewtrail.human_review._resolve import ResolvedItem, run_facts
-from reviewtrail.ledger import Ledger
+from reviewtrail.human_review._resolve import Records, ResolvedItem, run_facts
 
 __all__ = [
     "POSITIONS",
@@ -95,7 +94,7 @@ class CandidateProvenance:
         ]
 
 
-def candidate_provenance(ledger: Ledger, item: ReviewItem) -> tuple[CandidateProvenance, ...]:
+def candidate_provenance(ledger: Records, item: ReviewItem) -> tuple[CandidateProvenance, ...]:
     """The provenance of the item's candidates A and B, from their run records as they stand."""
     out = []
     for position, run_id in zip(POSITIONS, item.display_order, strict=True):
