@@ -137,7 +137,7 @@ _SEQ: tuple[str, Literal["int"]] = ("seq", "int")
 #: - ``hr_training_receipts``: checkpoint training receipts per campaign version.
 HUMAN_REVIEW_PROJECTION = Projection(
     name="human_review",
-    version=2,
+    version=3,
     tables=(
         ProjectionTable(
             "hr_prompts",
@@ -192,7 +192,9 @@ HUMAN_REVIEW_PROJECTION = Projection(
                 _SEQ,
             ),
             key=("item_id",),
-            indexes=(("campaign_id", "campaign_version", "seq"), ("prompt_event_id",), ("seq",)),
+            # (campaign, version, seq, item_id) serves the queue's open-items page from the index
+            # alone: the anti-join on hr_decided needs only the item id.
+            indexes=(("campaign_id", "campaign_version", "seq", "item_id"), ("prompt_event_id",), ("seq",)),
             on_conflict="error",
         ),
         ProjectionTable(
