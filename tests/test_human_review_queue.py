@@ -359,3 +359,20 @@ def test_decide_takes_a_lower_case_position(cli_item: tuple[Path, ReviewItem]) -
     assert code == 0, err
     with open_cli_store(project) as store:
         assert store.ledger.get(json.loads(out)["decisionId"]).payload_value["preferred"] == item.display_order[1]
+
+
+def test_a_decided_item_leaves_the_open_items_table_and_verify_rebuilds_it_the_same(tmp_path: Path) -> None:
+    from tests.support.human_review import campaign_with_items, new_store
+
+    from reviewtrail.human_review import decide
+
+    store = new_store(tmp_path)
+    items = campaign_with_items(store, 3)
+    decide(store, items[0].item_id, {"disposition": "tie"})
+    rows = store.ledger.rows("hr_open")
+    open_ids = sorted(r["item_id"] for r in rows if r["item_seq"] is not None)
+    assert open_ids == sorted(i.item_id for i in items[1:])
+    assert store.verify().ok
+    store.ledger.rebuild_projections()
+    assert store.ledger.rows("hr_open") == rows
+    store.close()

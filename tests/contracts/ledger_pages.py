@@ -24,8 +24,6 @@ def _item_rows(env: Envelope) -> Iterator[tuple[str, dict[str, Any]]]:
     doc = env.payload_value
     if isinstance(doc, dict) and "rank" in doc:
         yield "items", {"rank": doc["rank"], "name": doc.get("name"), "lane": doc["lane"], "seq": env.seq}
-    if isinstance(doc, dict) and "mark" in doc:
-        yield "marks", {"rank": doc["mark"], "seq": env.seq}
 
 
 ITEMS = Projection(
@@ -38,7 +36,6 @@ ITEMS = Projection(
             key=("rank",),
             indexes=(("name",), ("lane", "rank"), ("lane", "name")),
         ),
-        ProjectionTable("marks", (("rank", "int"), ("seq", "int")), key=("rank",)),
     ),
     rows=_item_rows,
 )
@@ -114,21 +111,6 @@ class LedgerPagesContract(abc.ABC):
         assert _ranks(items.page("items", {"lane": "b"}, order_by="rank", after=2, limit=10)) == [7]
         assert _ranks(items.page("items", {"lane": "a", "name": "e"}, order_by="rank", limit=10)) == [5]
         assert items.page("items", {"lane": "c"}, order_by="rank", limit=10) == []
-
-    def test_page_skips_rows_named_in_another_table(self, items: Ledger) -> None:
-        every = _ranks(items.page("items", order_by="rank", limit=10))
-        marked = every[::2]
-        items.append([NewRecord(type="test.mark@1", actor="t", privacy="private", payload={"mark": r}) for r in marked])
-        unmarked = [r for r in every if r not in marked]
-        assert _ranks(items.page("items", order_by="rank", limit=10, absent_in=("marks", "rank"))) == unmarked
-        assert _ranks(items.page("items", order_by="rank", limit=1, absent_in=("marks", "rank"))) == unmarked[:1]
-        after = items.page("items", order_by="rank", after=unmarked[0], limit=10, absent_in=("marks", "rank"))
-        assert _ranks(after) == unmarked[1:]
-        with pytest.raises(InvalidInputError) as err:
-            items.page("items", order_by="rank", limit=5, absent_in=("marks", "lane"))
-        assert err.value.field == "absent_in"
-        with pytest.raises(NotFoundError):
-            items.page("items", order_by="rank", limit=5, absent_in=("no_such_table", "rank"))
 
     def test_count_counts_matching_rows(self, items: Ledger) -> None:
         assert items.count("items") == 5

@@ -82,17 +82,20 @@ def _rows(env: Envelope) -> Iterable[tuple[str, dict[str, Any]]]:
         yield "hr_run_parts", {"record_id": env.id, "run_id": env.subject, "kind": kind, "seq": env.seq}
     elif t == ITEM:
         p = env.payload_value
+        campaign = (p["campaign"]["id"], p["campaign"]["version"])
         yield (
             "hr_items",
             {
                 "item_id": p["itemId"],
                 "record_id": env.id,
-                "campaign_id": p["campaign"]["id"],
-                "campaign_version": p["campaign"]["version"],
+                "campaign_id": campaign[0],
+                "campaign_version": campaign[1],
                 "prompt_event_id": p["promptEventId"],
                 "seq": env.seq,
             },
         )
+        yield "hr_open", {"item_id": p["itemId"], "campaign_id": campaign[0], "campaign_version": campaign[1],
+                          "item_seq": env.seq}  # fmt: skip
     elif t == DECISION:
         p = env.payload_value
         yield (
@@ -107,6 +110,9 @@ def _rows(env: Envelope) -> Iterable[tuple[str, dict[str, Any]]]:
         )
         yield "hr_submissions", {"submission_id": p["submissionId"], "record_id": env.id, "seq": env.seq}
         yield "hr_decided", {"item_id": p["itemId"], "record_id": env.id, "seq": env.seq}
+        # The item is no longer open: its hr_open row is replaced by one with no campaign and no
+        # order, which no page of open items returns.
+        yield "hr_open", {"item_id": p["itemId"], "campaign_id": None, "campaign_version": None, "item_seq": None}
     elif t == TRAINING_RECEIPT:
         p = env.payload_value
         yield (
@@ -133,11 +139,14 @@ _SEQ: tuple[str, Literal["int"]] = ("seq", "int")
 #:   fails the append with a conflict, so two materializations cannot both record it);
 #: - ``hr_decisions``: one row per decision record; ``hr_submissions`` keyed by submission id (a
 #:   second record of one submission fails with a conflict); ``hr_decided``: the latest decision
-#:   record of each item (which items have any decision, for the queue).
+#:   record of each item (which items have any decision, for the queue); ``hr_open``: the items
+#:   with no decision, in the order recorded (an item's row is replaced by its first decision's
+#:   row, which has no campaign and no order), so the queue's first page never passes over
+#:   decided items.
 #: - ``hr_training_receipts``: checkpoint training receipts per campaign version.
 HUMAN_REVIEW_PROJECTION = Projection(
     name="human_review",
-    version=3,
+    version=4,
     tables=(
         ProjectionTable(
             "hr_prompts",
@@ -192,9 +201,7 @@ HUMAN_REVIEW_PROJECTION = Projection(
                 _SEQ,
             ),
             key=("item_id",),
-            # (campaign, version, seq, item_id) serves the queue's open-items page from the index
-            # alone: the anti-join on hr_decided needs only the item id.
-            indexes=(("campaign_id", "campaign_version", "seq", "item_id"), ("prompt_event_id",), ("seq",)),
+            indexes=(("campaign_id", "campaign_version", "seq"), ("prompt_event_id",), ("seq",)),
             on_conflict="error",
         ),
         ProjectionTable(
@@ -213,6 +220,12 @@ HUMAN_REVIEW_PROJECTION = Projection(
             "hr_decided",
             (("item_id", "text"), ("record_id", "text"), _SEQ),
             key=("item_id",),
+        ),
+        ProjectionTable(
+            "hr_open",
+            (("item_id", "text"), ("campaign_id", "text"), ("campaign_version", "int"), ("item_seq", "int")),
+            key=("item_id",),
+            indexes=(("campaign_id", "campaign_version", "item_seq"), ("item_seq",)),
         ),
         ProjectionTable(
             "hr_training_receipts",

@@ -158,22 +158,24 @@ def _take(items: Iterator[str], n: int) -> list[str]:
     return out
 
 
-def _pages(ledger: Ledger, where: dict[str, Any], size: int, open_only: bool) -> Iterator[dict[str, Any]]:
-    absent_in = ("hr_decided", "item_id") if open_only else None
+def _pages(ledger: Ledger, where: dict[str, Any], size: int, open_only: bool) -> Iterator[tuple[int, str]]:
+    """(seq, item id) of the items matching ``where`` in the order recorded: the open ones from
+    ``hr_open`` (decided items have left it, so none is passed over), or every item."""
+    table, order = ("hr_open", "item_seq") if open_only else ("hr_items", "seq")
     after = None
     while True:
-        rows = ledger.page("hr_items", where, order_by="seq", after=after, limit=size, absent_in=absent_in)
-        yield from rows
+        rows = ledger.page(table, where, order_by=order, after=after, limit=size)
+        yield from ((int(r[order]), str(r["item_id"])) for r in rows)
         if len(rows) < size:
             return
-        after = rows[-1]["seq"]
+        after = rows[-1][order]
 
 
 def _items(ledger: Ledger, wheres: list[dict[str, Any]], size: int, *, open_only: bool) -> Iterator[str]:
     """Item ids in seq order (only those with no decision when ``open_only``)."""
     pages = [_pages(ledger, where, size, open_only) for where in wheres]
-    for row in heapq.merge(*pages, key=lambda r: int(r["seq"])):
-        yield row["item_id"]
+    for _, item_id in heapq.merge(*pages):
+        yield item_id
 
 
 def _decided(ledger: Ledger, items: Iterator[str]) -> Iterator[str]:

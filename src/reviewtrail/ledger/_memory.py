@@ -118,11 +118,7 @@ class MemoryLedger(Ledger):
         return {i: self._by_id[i] for i in record_ids if i in self._by_id}
 
     def _select_page(self, table: str, where: dict[str, Any], order: PageOrder) -> list[dict[str, Any]]:
-        present: frozenset[Any] = frozenset()
-        if order.absent_in is not None:
-            other, column = order.absent_in
-            present = frozenset(r.get(column) for r in self._select_rows(other, {}))
-        return page_in_memory(self._select_rows(table, where), order, present)
+        return page_in_memory(self._select_rows(table, where), order)
 
     def _count_rows(self, table: str, where: dict[str, Any]) -> int:
         return len(self._select_rows(table, where))

@@ -29,8 +29,6 @@ class PageOrder:
     after: Any
     limit: int
     descending: bool
-    # (other table, column): only rows whose ``column`` value has no row in the other table.
-    absent_in: tuple[str, str] | None = None
 
 
 def page_order(
@@ -39,17 +37,9 @@ def page_order(
     after: Any,
     limit: int,
     descending: bool,
-    absent_in: tuple[ProjectionTable, str] | None = None,
 ) -> PageOrder:
     """The checked order of a page of ``spec``; :class:`InvalidInputError` names the bad argument."""
     kinds = dict(spec.columns)
-    absent = None
-    if absent_in is not None:
-        other, column = absent_in
-        if column not in kinds or column not in other.column_names:
-            problem = f"{column!r} is not a column of both {spec.name} and {other.name}"
-            raise InvalidInputError(problem, field="absent_in")
-        absent = (other.name, column)
     if not isinstance(order_by, str) or order_by not in kinds:
         raise InvalidInputError(
             f"{order_by!r} is not a column of {spec.name} (one of {', '.join(spec.column_names)})", field="order_by"
@@ -62,18 +52,13 @@ def page_order(
         if not fits:
             want = "text" if kind == "text" else "a whole number"
             raise InvalidInputError(f"{order_by} holds {want}; got {after!r}", field="after")
-    return PageOrder(order_by, kind, after, limit, bool(descending), absent)
+    return PageOrder(order_by, kind, after, limit, bool(descending))
 
 
-def page_in_memory(
-    rows: Iterable[dict[str, Any]], order: PageOrder, present: frozenset[Any] = frozenset()
-) -> list[dict[str, Any]]:
-    """The page of ``rows`` (already filtered) that ``order`` chooses; ``present`` holds the
-    values of the ``absent_in`` column found in the other table."""
+def page_in_memory(rows: Iterable[dict[str, Any]], order: PageOrder) -> list[dict[str, Any]]:
+    """The page of ``rows`` (already filtered) that ``order`` chooses."""
     col, after = order.column, order.after
     kept = [r for r in rows if r.get(col) is not None]
-    if order.absent_in is not None:
-        kept = [r for r in kept if r.get(order.absent_in[1]) not in present]
     if after is not None:
         kept = [r for r in kept if (r[col] < after if order.descending else r[col] > after)]
     kept.sort(key=lambda r: r[col], reverse=order.descending)
@@ -101,11 +86,6 @@ def page_sql(
     conditions = [_where(where)] if where else []
     conditions.append(f"{column} IS NOT NULL")
     params = list(where.values())
-    if order.absent_in is not None:
-        other, [shared] = order.absent_in[0], _quoted([order.absent_in[1]])
-        conditions.append(
-            f"NOT EXISTS (SELECT 1 FROM rt_p_{other} AS rt_other WHERE rt_other.{shared} = rt_p_{spec.name}.{shared})"
-        )
     if order.after is not None:
         conditions.append(f"{key} {'<' if order.descending else '>'} ?")
         params.append(order.after)

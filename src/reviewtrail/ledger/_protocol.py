@@ -295,7 +295,6 @@ class Ledger(abc.ABC):
         after: Any = None,
         limit: int,
         descending: bool = False,
-        absent_in: tuple[str, str] | None = None,
     ) -> list[dict[str, Any]]:
         """One page of a projection table, ordered by one column: the rows matching ``where``
         (column equality) whose ``order_by`` value is greater than ``after`` (less, when
@@ -304,17 +303,9 @@ class Ledger(abc.ABC):
         The next page starts after the last row's ``order_by`` value, so page by a column whose
         values are distinct among the matching rows (a key column, a seq); rows with no value
         (null) in ``order_by`` are never paged. Text is ordered by code point on every backend.
-        Rows are checked against their records exactly as :meth:`rows` checks them.
-
-        ``absent_in=(other, column)`` keeps only rows whose ``column`` value has no row in the
-        query table ``other`` (an anti-join, e.g. the items no decision names). The other table
-        is read as stored, like :meth:`count`: it decides which rows are shown, never what they say."""
+        Rows are checked against their records exactly as :meth:`rows` checks them."""
         filters = self._table_where(table, where or {})
-        other = None
-        if absent_in is not None:
-            self._table_where(absent_in[0], {})
-            other = (self._tables[absent_in[0]], absent_in[1])
-        order = page_order(self._tables[table], order_by, after, limit, descending, other)
+        order = page_order(self._tables[table], order_by, after, limit, descending)
         return self._checked(table, self._select_page(table, filters, order))
 
     def count(self, table: str, **where: Any) -> int:
