@@ -31,7 +31,11 @@ def test_a_value_twice_is_refused_at_its_list(wire: dict[str, Any], loc: tuple[s
 
 @pytest.mark.parametrize(("wire", "loc"), CASES)
 def test_a_campaign_file_names_the_list_and_its_line(wire: dict[str, Any], loc: tuple[str, ...]) -> None:
-    text = json.dumps({**prompt_wire(), "privacy": "public-source"}) + "\n" + json.dumps({**wire, "privacy": "public-source"})
+    text = (
+        json.dumps({**prompt_wire(), "privacy": "public-source"})
+        + "\n"
+        + json.dumps({**wire, "privacy": "public-source"})
+    )
     with pytest.raises(InvalidInputError) as err:
         parse_campaign_file(text + "\n", "jsonl")
     assert err.value.field == "line 2: " + ".".join(loc)
