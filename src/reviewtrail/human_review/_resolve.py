@@ -65,10 +65,11 @@ def stricter(a: str, b: str) -> Privacy:
 
 @dataclass(frozen=True)
 class Current:
-    """A record as it stands: its current content (the latest correction, or itself), the privacy
-    in force (reclassifications applied) and whether anything amended it."""
+    """A record as it stands: the seq of the record asked about, its current content (the latest
+    correction, or itself), the privacy in force (reclassifications applied) and whether anything
+    amended it."""
 
-    original: Envelope
+    original_seq: int
     content: Envelope
     privacy: Privacy
     amended: bool
@@ -98,7 +99,7 @@ def current(ledger: Records, env: Envelope) -> Current:
         content = corrections[-1]
         seen.add(content.id)
         privacy = stricter(privacy, content.privacy)
-    return Current(env, content, privacy, amended, forked)  # type: ignore[arg-type]
+    return Current(env.seq, content, privacy, amended, forked)  # type: ignore[arg-type]
 
 
 def _heads(ledger: Records, envs: list[Envelope]) -> list[Current]:
@@ -117,7 +118,7 @@ def _heads(ledger: Records, envs: list[Envelope]) -> list[Current]:
         while root.supersedes is not None and root.supersedes in by_id:
             root = by_id[root.supersedes]
             privacy = stricter(privacy, current(ledger, root).privacy)
-        heads.append(replace(now, original=root, privacy=privacy))
+        heads.append(replace(now, original_seq=root.seq, privacy=privacy))
     return heads
 
 
@@ -160,7 +161,7 @@ def run_facts(ledger: Records, run_id: str) -> RunFacts | None:
         return None
     return RunFacts(
         run=CandidateRun.model_validate(state.run.content.payload_value),
-        seq=state.run.original.seq,
+        seq=state.run.original_seq,
         receipts=tuple(ContextReceipt.model_validate(r.content.payload_value) for r in state.receipts),
         outputs=tuple(o.content.id for o in state.outputs),
     )
@@ -232,9 +233,7 @@ class ResolvedItem:
     """A review item checked against the current records."""
 
     item: ReviewItem
-    record: Envelope
     prompt: ReviewPrompt
-    prompt_record: Envelope
     prompt_privacy: Privacy
     item_privacy: Privacy
     candidates: dict[str, tuple[CandidateFacts, str]]
@@ -274,9 +273,7 @@ def resolve_item(ledger: Records, item_id: str) -> ResolvedItem:
         problems.insert(0, f"the item record {env.id} was amended")
     return ResolvedItem(
         item=item,
-        record=env,
         prompt=ref.prompt,
-        prompt_record=prompt_now.original,
         prompt_privacy=prompt_now.privacy,
         item_privacy=item_now.privacy,
         candidates=candidates,
