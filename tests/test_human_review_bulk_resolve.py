@@ -29,7 +29,6 @@ from reviewtrail.human_review import (
 from reviewtrail.human_review._bulk_resolve import Preloaded
 from reviewtrail.human_review._campaign_read import (
     ItemState,
-    campaign_item_ids,
     campaign_item_pages,
     campaign_item_states,
     item_state,
@@ -117,8 +116,10 @@ def _build(store: Store, plans: list[Any], *, amend_before: bool) -> list[Review
 
 
 def _one_by_one(ledger: Ledger, campaign: str, version: int, *, training_enabled: bool) -> Iterator[ItemState]:
-    for item_id in campaign_item_ids(ledger, campaign, version):
-        yield item_state(ledger, item_id, training_enabled=training_enabled)
+    """The per-item path the bulk one must match: each item resolved alone on the live ledger."""
+    for rows in campaign_item_pages(ledger, campaign, version):
+        for row in rows:
+            yield item_state(ledger, str(row["item_id"]), training_enabled=training_enabled)
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -30,7 +30,6 @@ from reviewtrail.ledger import Ledger, Privacy
 __all__ = [
     "ITEM_PAGE",
     "ItemState",
-    "campaign_item_ids",
     "campaign_item_pages",
     "campaign_item_states",
     "campaign_training",
@@ -54,13 +53,6 @@ def campaign_item_pages(ledger: Ledger, campaign_id: str, version: int) -> Itera
         if len(rows) < ITEM_PAGE:
             return
         after = rows[-1]["seq"]
-
-
-def campaign_item_ids(ledger: Ledger, campaign_id: str, version: int) -> Iterator[str]:
-    """The item ids of a campaign version in the order they were recorded, one page at a time."""
-    for rows in campaign_item_pages(ledger, campaign_id, version):
-        for row in rows:
-            yield str(row["item_id"])
 
 
 def campaign_item_states(
