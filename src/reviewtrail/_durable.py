@@ -5,11 +5,12 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-__all__ = ["fsync_dir", "replace_file", "sync_files"]
+__all__ = ["fsync_dir", "replace_file", "special_file_problem", "sync_files"]
 
 
 def fsync_dir(path: str | os.PathLike[str]) -> None:
@@ -19,6 +20,21 @@ def fsync_dir(path: str | os.PathLike[str]) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def special_file_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why a file of the store is not a plain file of its own: a symlink (to a copy kept
+    elsewhere) or a FIFO, device, socket or folder in its place; ``None`` when it is a regular
+    file or missing (a missing file is the caller's to judge)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        return f"is a symlink (to {os.readlink(path)}), not a regular file of the store"
+    if not stat.S_ISREG(st.st_mode):
+        return "is not a regular file (a folder, FIFO, socket or device in its place)"
+    return None
 
 
 def replace_file(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> None:

@@ -30,6 +30,7 @@ __all__ = [
     "identity_problems",
     "ledger_location",
     "read_marker",
+    "unnamed_identity_problems",
     "write_marker",
 ]
 
@@ -150,3 +151,21 @@ def identity_problems(marker: StoreMarker, record: Envelope | None, where: str) 
     if record.type != IDENTITY_TYPE or not isinstance(payload, dict) or payload.get("storeId") != marker.store_id:
         return [f"{where}: record seq {record.seq} is not the identity record of {expected}"]
     return []
+
+
+def unnamed_identity_problems(found: Envelope | None, where: str) -> list[str]:
+    """A marker that names no identity (an older store's) while the ledger ``where`` holds
+    ``found``, an identity record: the marker was rewritten or replaced, and the ledger's record
+    is the store's identity."""
+    if found is None:
+        return []
+    try:
+        payload = json.loads(found.payload)
+    except ValueError:
+        payload = None
+    store_id = payload.get("storeId") if isinstance(payload, dict) else None
+    return [
+        f"the store marker names no identity, but {where} holds the identity record of store {store_id} "
+        f"(seq {found.seq}, {found.id}): the marker was rewritten or replaced; 'reviewtrail init' restores it "
+        "from that record"
+    ]

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reviewtrail._durable import special_file_problem
 from reviewtrail._identity import (
     IDENTITY_TYPE,
     MARKER_FORMAT,
@@ -22,6 +23,7 @@ from reviewtrail._identity import (
     identity_problems,
     ledger_location,
     read_marker,
+    unnamed_identity_problems,
     write_marker,
 )
 from reviewtrail._projection_check import ProjectionCheck
@@ -118,6 +120,8 @@ class Store:
         root.mkdir(parents=True, exist_ok=True)
         with _init_lock(root):
             marker_path = root / _MARKER
+            if marker_path.is_symlink() or marker_path.exists():
+                _refuse_special(marker_path, "the store marker")
             marker = read_marker(marker_path) if marker_path.exists() else None
             if marker is not None and marker.store_id is not None:
                 # An existing store is opened as it is: init never re-creates what was removed.
@@ -144,6 +148,7 @@ class Store:
         A ledger that does not hold the store's identity record is :class:`LedgerMissingError`,
         unless ``check_identity=False`` (``verify`` reports it among everything else).
         """
+        _refuse_special(settings.store / _MARKER, "the store marker")
         if not settings.store_exists:
             leftovers = [n for n in _STORE_CONTENTS if (settings.store / n).exists()]
             if leftovers:
@@ -225,6 +230,13 @@ class Store:
             report.problems.extend(identity)
             report.problems.extend(self._furniture_problems())
             intact, bad = self._verify_objects(report, tick, count_bytes=progress is not None)
+            if head is None and intact and self.marker is not None and self.marker.store_id is None:
+                identity.append(
+                    f"{self.ledger.describe()} is empty but the CAS holds {len(intact)} object(s), and the store "
+                    "marker names no identity record: the ledger may have been emptied and the marker rewritten (an "
+                    "older store that never recorded anything gets an identity with 'reviewtrail init')"
+                )
+                report.problems.append(identity[-1])
             total = head.seq if head is not None else 0
             ref_problems: list[str] = []
             projections = ProjectionCheck(self.ledger)
@@ -292,6 +304,9 @@ class Store:
                 path = self.root / name
                 if path.is_symlink() or (path.exists() and not path.is_dir()):
                     problems.append(f"{name} is not a plain folder of the store (a file or a symlink in its place)")
+            problem = special_file_problem(self.root / _MARKER)
+            if problem is not None:
+                problems.append(f"the store marker {_MARKER} {problem}")
         problems.extend(self.ledger.guard_problems())
         return problems
 
@@ -344,9 +359,20 @@ class Store:
 
 def _identity_check(ledger: Ledger, marker: StoreMarker) -> list[str]:
     if marker.identity_seq is None:
-        return []
+        # A marker without identity is an older store's only while its ledger holds no identity
+        # record: rewriting the marker to {"format": 1} must not switch the checks off.
+        found = next(iter(ledger.read(type=IDENTITY_TYPE, limit=1)), None)
+        return unnamed_identity_problems(found, ledger.describe())
     record = ledger.records_at([marker.identity_seq]).get(marker.identity_seq)
     return identity_problems(marker, record, ledger.describe())
+
+
+def _refuse_special(path: Path, what: str) -> None:
+    """A store file replaced by a symlink (to a copy outside the store) or by anything but a
+    regular file is refused: what the store holds must be the store's own."""
+    problem = special_file_problem(path)
+    if problem is not None:
+        raise IntegrityError(f"{what} {path} {problem}", field="store")
 
 
 def _adopt_or_create_identity(ledger: Ledger, settings: Settings) -> StoreMarker:

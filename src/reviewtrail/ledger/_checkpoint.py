@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from reviewtrail.canonical import canonical_json, loads_json
 from reviewtrail.cas import is_hex
 from reviewtrail.errors import ConflictError, IntegrityError, InvalidInputError
-from reviewtrail.ledger._envelope import GENESIS_HASH, format_time
+from reviewtrail.ledger._envelope import GENESIS_HASH, chain_problems, format_time
 from reviewtrail.ledger._protocol import Ledger
 
 if TYPE_CHECKING:
@@ -68,11 +68,18 @@ def make_checkpoint(
     key = _private_key(private_key_pem) if private_key_pem is not None else None
     with ledger.snapshot():
         head = ledger.head()
-        count, _, _ = ledger.stats()
-    seq = head.seq if head is not None else 0
-    if count != seq:
+        count, low, _ = ledger.stats()
+        seq = head.seq if head is not None else 0
+        # Only a chain that verifies is anchored: every link and hash from seq 1 to the head.
+        damage = next(chain_problems(ledger.read(end=seq or None)), None) if seq else None
+    if count != seq or (count and low != 1):
         raise IntegrityError(
             f"the ledger holds {count} records but its head is seq {seq}; run 'reviewtrail verify' before anchoring it",
+            field="ledger",
+        )
+    if damage is not None:
+        raise IntegrityError(
+            f"the ledger's chain does not verify ({damage}); refusing to sign it; run 'reviewtrail verify'",
             field="ledger",
         )
     statement: dict[str, Any] = {

@@ -15,7 +15,13 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any, ClassVar
 
-from reviewtrail.errors import BackendUnavailableError, ConflictError, StorageFullError
+from reviewtrail.errors import (
+    BackendUnavailableError,
+    ConflictError,
+    IntegrityError,
+    LedgerMissingError,
+    StorageFullError,
+)
 from reviewtrail.ledger._envelope import Envelope, NewRecord
 from reviewtrail.ledger._projections import Projection
 from reviewtrail.ledger._sql import Cursor, SqlLedger
@@ -157,11 +163,26 @@ class PostgresLedger(SqlLedger):
 
     @contextlib.contextmanager
     def _write_txn(self) -> Iterator[Cursor]:
-        with self._lock, self._conn.transaction(), self._conn.cursor() as cur:
-            cur.execute("SET LOCAL lock_timeout = '60s'")
-            if self._schema_ready:
-                cur.execute("LOCK TABLE rt_records IN EXCLUSIVE MODE")
-            yield cur
+        import psycopg
+
+        try:
+            with self._lock, self._conn.transaction(), self._conn.cursor() as cur:
+                cur.execute(
+                    "SELECT set_config('lock_timeout', '60s', true), current_setting('session_replication_role')"
+                )
+                role = str(cur.fetchone()[1])
+                if role != "origin":
+                    raise IntegrityError(
+                        f"{self.describe()}: session_replication_role is {role!r}, which disables the append-only "
+                        "triggers; refusing to write (reset it with ALTER DATABASE/ROLE ... RESET "
+                        "session_replication_role)",
+                        field="ledger",
+                    )
+                if self._schema_ready:
+                    cur.execute("LOCK TABLE rt_records IN EXCLUSIVE MODE")
+                yield cur
+        except psycopg.errors.UndefinedTable as exc:
+            raise self._dropped(exc) from None
 
     @contextlib.contextmanager
     def _read(self) -> Iterator[Cursor]:
@@ -170,8 +191,21 @@ class PostgresLedger(SqlLedger):
         with self._lock, self._conn.cursor() as cur:
             try:
                 yield cur
+            except psycopg.errors.UndefinedTable as exc:
+                raise self._dropped(exc) from None
             except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
                 raise BackendUnavailableError(f"PostgreSQL: {self._redacted(exc)}", field="database") from None
+
+    def _dropped(self, exc: Exception) -> IntegrityError:
+        """A table of the ledger that is not there: damage (exit 4), naming the table."""
+        text = self._redacted(exc).splitlines()[0]
+        if "rt_records" in text:
+            return LedgerMissingError(f"{self.describe()}: the records table was dropped ({text})", field="ledger")
+        return IntegrityError(
+            f"{self.describe()}: a query table was dropped ({text}); 'reviewtrail verify --repair' rebuilds it "
+            "from the chain",
+            field="ledger",
+        )
 
     @contextlib.contextmanager
     def _snapshot(self) -> Iterator[None]:
@@ -198,29 +232,80 @@ class PostgresLedger(SqlLedger):
     def guard_problems(self) -> list[str]:
         with self._read() as cur:
             cur.execute(
-                "SELECT t.tgname, t.tgenabled, pg_get_triggerdef(t.oid), p.prosrc FROM pg_trigger t "
+                "SELECT t.tgname, t.tgenabled, pg_get_triggerdef(t.oid), p.proname, p.prosrc, "
+                "p.pronamespace = current_schema()::regnamespace FROM pg_trigger t "
                 "JOIN pg_proc p ON p.oid = t.tgfoid "
                 "WHERE t.tgrelid = 'rt_records'::regclass AND NOT t.tgisinternal"
             )
-            found = {str(r[0]): (str(r[1]), " ".join(str(r[2]).split()).upper(), str(r[3])) for r in cur.fetchall()}
+            found = {str(r[0]): r[1:] for r in cur.fetchall()}
+            cur.execute("SELECT quote_ident(current_schema())")
+            schema = str(cur.fetchone()[0])
         expected = {
-            "rt_records_no_change": ("BEFORE", "UPDATE", "DELETE", "FOR EACH ROW"),
-            "rt_records_no_truncate": ("BEFORE", "TRUNCATE"),
+            "rt_records_no_change": "BEFORE DELETE OR UPDATE ON {s}.rt_records FOR EACH ROW",
+            "rt_records_no_truncate": "BEFORE TRUNCATE ON {s}.rt_records FOR EACH STATEMENT",
         }
+        body = _squeezed(self.append_only_ddl[0].split("$$")[1])
         problems: list[str] = [
             f"ledger: trigger {name} on {table} is not reviewtrail's own; it can change what is recorded or "
             "what query tables show"
             for name, table in self._foreign_triggers(set(expected))
         ]
-        for name, words in expected.items():
+        for name, timing in expected.items():
             if name not in found:
                 problems.append(f"ledger: append-only trigger {name} on rt_records was dropped")
                 continue
-            enabled, definition, body = found[name]
+            enabled, definition, function, source, own_schema = found[name]
             if enabled not in ("O", "A"):
                 problems.append(f"ledger: append-only trigger {name} on rt_records is disabled")
-            if not all(w in definition for w in words) or "RAISE EXCEPTION" not in body.upper():
+            want = f"CREATE TRIGGER {name} {timing.format(s=schema)} EXECUTE FUNCTION "
+            named = _squeezed(str(definition)) in (f"{want}rt_append_only()", f"{want}{schema}.rt_append_only()")
+            if not named or function != "rt_append_only" or not own_schema:
                 problems.append(f"ledger: append-only trigger {name} on rt_records was replaced: {definition}")
+            elif _squeezed(str(source)) != body:
+                replaced = _squeezed(str(source))
+                problems.append(f"ledger: the function rt_append_only behind trigger {name} was replaced: {replaced!r}")
+        return problems + self._rule_problems() + self._replication_problems()
+
+    def _rule_problems(self) -> list[str]:
+        """Rewrite rules on the ledger's tables (``DO INSTEAD NOTHING`` swallows appends)."""
+        with self._read() as cur:
+            cur.execute(
+                "SELECT rulename, tablename, definition FROM pg_rules WHERE schemaname = current_schema() "
+                "AND tablename LIKE 'rt!_%' ESCAPE '!' ORDER BY tablename, rulename"
+            )
+            rows = cur.fetchall()
+        return [
+            f"ledger: rule {name} on {table} rewrites what is written to the ledger: {_squeezed(str(sql))[:200]}"
+            for name, table, sql in rows
+        ]
+
+    def _replication_problems(self) -> list[str]:
+        """Settings that turn ordinary triggers off (``session_replication_role`` other than origin):
+        in this session, and stored for the database or a role (``ALTER DATABASE/ROLE ... SET``)."""
+        with self._read() as cur:
+            cur.execute("SELECT current_setting('session_replication_role')")
+            now = str(cur.fetchone()[0])
+            cur.execute(
+                "SELECT coalesce(r.rolname, '(every role)'), coalesce(d.datname, '(every database)'), s.setconfig "
+                "FROM pg_db_role_setting s LEFT JOIN pg_roles r ON r.oid = s.setrole "
+                "LEFT JOIN pg_database d ON d.oid = s.setdatabase "
+                "WHERE s.setdatabase IN (0, (SELECT oid FROM pg_database WHERE datname = current_database()))"
+            )
+            stored = cur.fetchall()
+        problems = []
+        if now != "origin":
+            problems.append(
+                f"ledger: session_replication_role is {now!r} in this session, which disables the append-only triggers"
+            )
+        for role, database, config in stored:
+            for item in config or []:
+                if str(item).lower().startswith("session_replication_role=") and str(item).lower() != (
+                    "session_replication_role=origin"
+                ):
+                    problems.append(
+                        f"ledger: {item} is set for role {role} in database {database} (ALTER ... SET), which "
+                        "disables the append-only triggers"
+                    )
         return problems
 
     def _migration_lock(self, cur: Cursor) -> None:
@@ -229,3 +314,7 @@ class PostgresLedger(SqlLedger):
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+def _squeezed(text: str) -> str:
+    return " ".join(text.split())

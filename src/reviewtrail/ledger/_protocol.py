@@ -366,6 +366,10 @@ class Ledger(abc.ABC):
         """What is wrong with the backend's append-only guards (dropped or disabled triggers)."""
         return []
 
+    def missing_tables(self) -> list[str]:
+        """The query tables of this ledger's projections that are not in its database (dropped)."""
+        return []
+
     def superseded_by(self, record_id: str) -> list[str]:
         """Ids of records that name ``record_id`` as superseded, in append order."""
         return [r["by_id"] for r in sorted(self.rows("supersessions", superseded_id=record_id), key=lambda r: r["seq"])]

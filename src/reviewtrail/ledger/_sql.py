@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from reviewtrail.errors import ConflictError, LedgerMissingError, ReadOnlyStoreError
+from reviewtrail.errors import ConflictError, IntegrityError, LedgerMissingError, ReadOnlyStoreError
 from reviewtrail.ledger._envelope import Envelope, NewRecord
 from reviewtrail.ledger._pages import PageOrder, count_sql, page_sql
 from reviewtrail.ledger._projections import ROW_SEQ, Projection, Row
@@ -130,6 +130,11 @@ class SqlLedger(Ledger):
             what = "has no records table (rt_records): it was dropped, or this is not the store's database"
             raise LedgerMissingError(f"{self.describe()} {what}", field="ledger")
 
+    def missing_tables(self) -> list[str]:
+        with self._read() as cur:
+            present = self._table_names(cur)
+        return sorted(name for name in self._tables if f"rt_p_{name}" not in present)
+
     def schema_version(self) -> int:
         with self._read() as cur:
             cur.execute("SELECT MAX(version) FROM rt_migrations")
@@ -190,6 +195,13 @@ class SqlLedger(Ledger):
                 if spec.on_conflict == "error" and self._is_unique_violation(exc):
                     raise ConflictError(f"{name}: a row with this key is already recorded ({exc})", field=name) from exc
                 raise
+            count = cur.rowcount  # rows inserted or updated; -1 when the driver cannot tell
+            if "DO NOTHING" not in sql and 0 <= count < len(items):
+                raise IntegrityError(
+                    f"{self.describe()}: {len(items)} row(s) written to query table rt_p_{name}, {count} stored: "
+                    "a rule or trigger on it swallows rows; nothing was written; run 'reviewtrail verify'",
+                    field=name,
+                )
 
     # --- writes ---------------------------------------------------------------------------
     def _known_ids(self, cur: Cursor, ids: list[str]) -> set[str]:
@@ -215,6 +227,17 @@ class SqlLedger(Ledger):
                 self._q(f"INSERT INTO rt_records ({COLUMNS}) VALUES ({', '.join('?' * 12)})"),
                 [env_row(e) for e in envs],
             )
+            # Read back what is acknowledged: a rule or trigger that swallows or alters the insert
+            # must fail the append (nothing committed), never return records that are not stored.
+            cur.execute(self._q("SELECT seq, hash FROM rt_records WHERE seq >= ? ORDER BY seq"), (envs[0].seq,))
+            stored = [(int(seq), str(hash_)) for seq, hash_ in cur.fetchall()]
+            if stored != [(e.seq, e.hash) for e in envs]:
+                raise IntegrityError(
+                    f"{self.describe()}: the append of seq {envs[0].seq}..{envs[-1].seq} was not stored as sealed "
+                    f"(read back {len(stored)} row(s)): a rule or trigger on rt_records changes what is written; "
+                    "nothing was written; run 'reviewtrail verify'",
+                    field="ledger",
+                )
             self._write_rows(cur, self._projection_rows(envs))
             return envs
 
@@ -287,9 +310,10 @@ class SqlLedger(Ledger):
 
     def projected_seq_max(self) -> dict[str, int]:
         out: dict[str, int] = {}
+        dropped = set(self.missing_tables())  # reported by verify; reading one would fail
         with self._read() as cur:
             for name, spec in self._tables.items():
-                if "seq" in spec.column_names:
+                if "seq" in spec.column_names and name not in dropped:
                     cur.execute(f"SELECT MAX(seq) FROM rt_p_{name}")
                     value = cur.fetchone()[0]
                     if value is not None:

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import ClassVar, NoReturn
 
+from reviewtrail._durable import special_file_problem
 from reviewtrail.errors import (
     BackendUnavailableError,
     IntegrityError,
@@ -30,6 +31,7 @@ from reviewtrail.ledger._sql import Cursor, SqlLedger
 __all__ = ["SqliteLedger"]
 
 _BUSY_TIMEOUT_S = 60.0
+_FILES = ("", "-wal", "-shm", "-journal")  # the database and the files SQLite keeps beside it
 
 
 def _normalized(sql: str) -> str:
@@ -55,6 +57,9 @@ class SqliteLedger(SqlLedger):
         read_only: bool = False,
     ) -> None:
         self.path = os.fspath(path)
+        if not create or os.path.lexists(self.path):
+            for problem in self.file_problems():
+                raise IntegrityError(f"{problem}; refusing to open it", field="ledger")
         if not create and not Path(self.path).is_file():
             raise LedgerMissingError(f"the ledger file {self.path} is missing", field="ledger")
         self._lock = threading.RLock()
@@ -96,6 +101,12 @@ class SqliteLedger(SqlLedger):
     def describe(self) -> str:
         return f"the SQLite ledger {self.path}"
 
+    def file_problems(self) -> list[str]:
+        """The ledger file and its WAL and shared-memory files must be regular files: a symlink
+        (to a copy kept outside the store) or anything else in their place is refused."""
+        found = ((f"{self.path}{suffix}", special_file_problem(f"{self.path}{suffix}")) for suffix in _FILES)
+        return [f"ledger: the ledger file {name} {problem}" for name, problem in found if problem is not None]
+
     def _raise(self, exc: sqlite3.Error, doing: str) -> NoReturn:
         """Turn a SQLite error into the documented one: damage is integrity, the rest availability."""
         text = str(exc)
@@ -107,6 +118,12 @@ class SqliteLedger(SqlLedger):
             raise ReadOnlyStoreError(f"cannot write {where}", field="store") from exc
         if "no such table: rt_records" in low:
             raise LedgerMissingError(f"{where}: the records table was dropped", field="ledger") from exc
+        if "no such table: rt_p_" in low:
+            raise IntegrityError(
+                f"{where}: query table {text.rsplit(':', 1)[-1].strip()} was dropped; "
+                "'reviewtrail verify --repair' rebuilds it from the chain",
+                field="ledger",
+            ) from exc
         if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError):
             raise IntegrityError(f"{where}: the ledger file is damaged (not a database, or truncated)") from exc
         if "malformed" in low or "not a database" in low:
@@ -172,6 +189,7 @@ class SqliteLedger(SqlLedger):
         return {str(r[0]) for r in cur.fetchall()}
 
     def guard_problems(self) -> list[str]:
+        file_problems = self.file_problems()
         with self._read() as cur:
             cur.execute("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'")
             rows = cur.fetchall()
@@ -189,7 +207,7 @@ class SqliteLedger(SqlLedger):
                 problems.append(f"ledger: append-only trigger {name} on rt_records was dropped")
             elif present[name] != _normalized(ddl):
                 problems.append(f"ledger: append-only trigger {name} on rt_records was replaced: {present[name]!r}")
-        return problems
+        return file_problems + problems
 
     def _migration_lock(self, cur: Cursor) -> None:
         """BEGIN IMMEDIATE already excludes other writers."""
