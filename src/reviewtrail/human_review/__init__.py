@@ -71,6 +71,7 @@ from reviewtrail.human_review._eligibility import (
     quality_eligible,
     training_enabled,
 )
+from reviewtrail.human_review._export_folder import JOURNAL_NAME
 from reviewtrail.human_review._export_job import (
     EXPORT_KINDS,
     OPENAI_PREFERENCE,
@@ -89,6 +90,14 @@ from reviewtrail.human_review._export_rows import (
     example_facts,
     example_refusal,
     training_example_v4,
+)
+from reviewtrail.human_review._export_verify import (
+    MANIFEST_MAX_BYTES,
+    ExportProblem,
+    ExportVerification,
+    prove_export_manifest,
+    read_export_manifest,
+    verify_export,
 )
 from reviewtrail.human_review._history import DecisionEntry, History, history
 from reviewtrail.human_review._import_runs import MAX_IMPORT_OUTPUTS, ImportedRun, ImportRunsReport, import_runs
@@ -173,6 +182,7 @@ from reviewtrail.human_review._run_batch import (
 from reviewtrail.human_review._run_records import (
     ERROR_MAX_CHARS,
     RECEIPT,
+    RECEIPT_FILES_MAX,
     RECLASSIFICATION,
     RUN,
     RUN_ORIGINS,
@@ -183,6 +193,7 @@ from reviewtrail.human_review._run_records import (
     ContextInput,
     ContextReceipt,
     PrivacyReclassification,
+    ReceiptFile,
     RunOrigin,
     RunStatus,
     TrainingReceipt,
@@ -232,7 +243,9 @@ __all__ = [
     "INSTRUCTIONS_MAX_CHARS",
     "ITEM",
     "ITEM_NAMESPACE",
+    "JOURNAL_NAME",
     "LABEL_MAX_CHARS",
+    "MANIFEST_MAX_BYTES",
     "MANIFEST_NAME",
     "MANIFEST_VERSION",
     "MATERIALIZE_BATCH",
@@ -253,6 +266,7 @@ __all__ = [
     "PROMPT_MAX_CHARS",
     "QUEUE_MAX",
     "RECEIPT",
+    "RECEIPT_FILES_MAX",
     "RECLASSIFICATION",
     "RECORD_TYPES",
     "RESPONSE",
@@ -304,7 +318,9 @@ __all__ = [
     "ExampleFacts",
     "Exclusion",
     "ExportExclusion",
+    "ExportProblem",
     "ExportReport",
+    "ExportVerification",
     "FamilyCoverage",
     "FileFormat",
     "History",
@@ -323,6 +339,7 @@ __all__ = [
     "PromptRef",
     "QueueCandidate",
     "QueueCard",
+    "ReceiptFile",
     "ReceiptResult",
     "Refusal",
     "ResolvedItem",
@@ -403,7 +420,9 @@ __all__ = [
     "prompt_digest",
     "prompt_ref",
     "prompt_text_hash",
+    "prove_export_manifest",
     "quality_eligible",
+    "read_export_manifest",
     "read_manifest",
     "receipt_exclusions",
     "reclassify",
@@ -423,6 +442,7 @@ __all__ = [
     "to_trl_preference",
     "training_enabled",
     "training_example_v4",
+    "verify_export",
     "wilson_interval",
     "write_export",
 ]

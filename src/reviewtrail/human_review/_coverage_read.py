@@ -20,6 +20,7 @@ from reviewtrail.human_review._coverage import Coverage, ItemCoverageFacts, Prom
 from reviewtrail.human_review._eligibility import quality_eligible
 from reviewtrail.human_review._export_job import campaign_files
 from reviewtrail.human_review._export_rows import TRAINING_EXAMPLE_V4
+from reviewtrail.human_review._export_verify import prove_export_manifest, read_export_manifest
 from reviewtrail.human_review._position_bias import position_bias
 from reviewtrail.human_review._resolve import prompt_ref, run_facts, runs_over
 from reviewtrail.human_review._run_records import TrainingReceipt
@@ -100,9 +101,16 @@ def campaign_coverage(store: Store, campaign_id: str, version: int, *, export_ma
     """The coverage of a campaign version per scenario family and overall (see :mod:`._coverage`
     for every definition), its training receipts and, for the campaign owner only, its position
     bias overall and per reviewer (the decision record's actor). With ``export_manifest``,
-    ``exported`` is the number of v4 examples that manifest lists for this campaign version."""
+    ``exported`` is the number of v4 examples that manifest lists for this campaign version, once
+    the export is proven (``._export_verify``: a listed file that differs, a ledger head that is
+    no record of this store's chain or a file a receipt bound with another SHA-256 is refused with
+    :class:`~reviewtrail.errors.IntegrityError`, field ``export-manifest``)."""
     ledger = store.ledger
     require_campaign(ledger, campaign_id, version)
+    manifest: dict[str, Any] | None = None
+    if export_manifest is not None:
+        data, manifest = read_export_manifest(export_manifest, field="export-manifest")
+        prove_export_manifest(store, export_manifest, data, manifest).check(field="export-manifest")
     with ledger.snapshot():
         training = campaign_training(ledger, campaign_id, version)
         families: dict[str, str] = {}
@@ -119,8 +127,8 @@ def campaign_coverage(store: Store, campaign_id: str, version: int, *, export_ma
                 choices.append(choice)
         result = coverage_of(campaign_id, version, prompts, items, training_enabled=training)
         result.receipts = _receipts(ledger, campaign_id, version)
-    if export_manifest is not None:
-        listed = campaign_files(read_manifest(export_manifest, field="export-manifest"), campaign_id, version)
+    if manifest is not None:
+        listed = campaign_files(manifest, campaign_id, version)
         result.exported = sum(int(e.get("rows", 0)) for e in listed if e.get("schemaVersion") == TRAINING_EXAMPLE_V4)
     result.quality = {"positionBias": position_bias(choices).to_json()}
     return result

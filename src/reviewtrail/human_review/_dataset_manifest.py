@@ -2,8 +2,10 @@
 manifest atomically (docs/human-review.md, "Export").
 
 Each manifest entry names a file with its schema version, row count, byte size, SHA-256 and the
-ledger head it was exported from. Appending carries the existing entries verbatim: files of an
-older schema version (v3 rows) stay listed, valid and untouched."""
+ledger head it was exported from (its hash, and its seq when known). Appending carries the
+existing entries verbatim: files of an older schema version (v3 rows) stay listed, valid and
+untouched. Writing journals the files first (``._export_folder``), so a killed write leaves only
+what the next export can prove it wrote."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from typing import Any
 from reviewtrail._durable import replace_file
 from reviewtrail.canonical import canonical_json
 from reviewtrail.errors import ConflictError, InvalidInputError
+from reviewtrail.human_review._export_folder import remove_journal, write_journal
 from reviewtrail.human_review._export_rows import TRAINING_EXAMPLE_V4
 
 __all__ = [
@@ -58,12 +61,20 @@ def file_entry(name: str, schema_version: str, data: bytes) -> dict[str, Any]:
     }
 
 
-def dataset_manifest(files: Sequence[Mapping[str, Any]], *, ledger_head: str) -> dict[str, Any]:
+def dataset_manifest(
+    files: Sequence[Mapping[str, Any]], *, ledger_head: str, ledger_head_seq: int | None = None
+) -> dict[str, Any]:
     """A manifest listing ``files`` (entries from :func:`file_entry`), each exported from the
-    ledger head whose hash is ``ledger_head``."""
+    ledger head whose hash is ``ledger_head`` and, when given, whose seq is ``ledger_head_seq``
+    (field ``ledgerHeadSeq``: ``review export verify`` finds the record by it)."""
     if not _HEAD.match(ledger_head):
         raise InvalidInputError("the ledger head must be a record hash (64 hex digits)", field="ledgerHead")
-    entries = [{**dict(f), "ledgerHead": ledger_head} for f in files]
+    head: dict[str, Any] = {"ledgerHead": ledger_head}
+    if ledger_head_seq is not None:
+        if isinstance(ledger_head_seq, bool) or not isinstance(ledger_head_seq, int) or ledger_head_seq < 1:
+            raise InvalidInputError("the ledger head's seq must be a positive integer", field="ledgerHeadSeq")
+        head["ledgerHeadSeq"] = ledger_head_seq
+    entries = [{**dict(f), **head} for f in files]
     _unique(entries)
     return {"manifestVersion": MANIFEST_VERSION, "files": entries}
 
@@ -93,12 +104,15 @@ def write_export(
     *,
     name: str,
     ledger_head: str,
+    ledger_head_seq: int | None = None,
     schema_version: str = TRAINING_EXAMPLE_V4,
 ) -> dict[str, Any]:
     """Write ``rows`` as the JSONL file ``name`` in ``directory`` and list it in the directory's
     manifest (appended to an existing one), each written to a temporary file and renamed into
     place. An existing file of that name is a conflict. Returns the manifest."""
-    return write_exports(directory, [(name, rows, schema_version)], ledger_head=ledger_head)
+    return write_exports(
+        directory, [(name, rows, schema_version)], ledger_head=ledger_head, ledger_head_seq=ledger_head_seq
+    )
 
 
 def write_exports(
@@ -106,16 +120,19 @@ def write_exports(
     files: Sequence[tuple[str, Iterable[Mapping[str, Any]], str]],
     *,
     ledger_head: str,
+    ledger_head_seq: int | None = None,
 ) -> dict[str, Any]:
     """Write each ``(name, rows, schema_version)`` as a JSONL file in ``directory``, then list
     them all in the directory's manifest with one write, so the manifest never lists part of
-    them. Each file is written to a temporary file and renamed into place, the manifest last. An
-    existing file of one of the names is a conflict. Returns the manifest."""
+    them. Each file is written to a temporary file and renamed into place, the manifest last;
+    before the first, the folder's journal records the names and SHA-256 about to be written, and
+    it is removed after the manifest. An existing file of one of the names, or a journal left by
+    an interrupted export, is a conflict. Returns the manifest."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     datas = [(name, jsonl_bytes(rows)) for name, rows, _ in files]
     entries = [file_entry(name, schema, data) for (name, data), (_, _, schema) in zip(datas, files, strict=True)]
-    new = dataset_manifest(entries, ledger_head=ledger_head)
+    new = dataset_manifest(entries, ledger_head=ledger_head, ledger_head_seq=ledger_head_seq)
     for name, _ in datas:
         if (folder / name).exists():
             raise ConflictError(f"{name} already exists in {folder}", field="name")
@@ -128,7 +145,9 @@ def write_exports(
         manifest = append_to_manifest(existing, new)
     else:
         manifest = new
+    write_journal(folder, [(e["name"], e["sha256"]) for e in entries], [*(n for n, _ in datas), MANIFEST_NAME])
     for name, data in datas:
         replace_file(folder / name, data)
     replace_file(manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False).encode("utf-8") + b"\n")
+    remove_journal(folder)
     return manifest

@@ -194,7 +194,7 @@ def export_campaign(
             (export_file_name(campaign_id, version, report.number, kind), data, EXPORT_KINDS[kind])
             for kind, data in outputs.items()
         ]
-        manifest = write_exports(folder, named, ledger_head=head.hash)
+        manifest = write_exports(folder, named, ledger_head=head.hash, ledger_head_seq=head.seq)
     report.files.extend(manifest["files"][-len(named) :])
     return report
 

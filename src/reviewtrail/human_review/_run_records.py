@@ -19,6 +19,7 @@ from reviewtrail.ledger import NewRecord, Privacy, RecordPayload, new_record, re
 __all__ = [
     "ERROR_MAX_CHARS",
     "RECEIPT",
+    "RECEIPT_FILES_MAX",
     "RECLASSIFICATION",
     "RUN",
     "RUN_ORIGINS",
@@ -29,6 +30,7 @@ __all__ = [
     "ContextInput",
     "ContextReceipt",
     "PrivacyReclassification",
+    "ReceiptFile",
     "RunOrigin",
     "RunStatus",
     "TrainingReceipt",
@@ -125,16 +127,31 @@ class PrivacyReclassification(RecordPayload):
     reason: str = Field(min_length=1, max_length=ERROR_MAX_CHARS)
 
 
+#: The most export files a training receipt binds (a thousand exports of three files).
+RECEIPT_FILES_MAX = 3_000
+
+
+class ReceiptFile(_Part):
+    """An export file a training receipt binds: its name, the SHA-256 of its bytes and the hash of
+    the ledger head it was exported from."""
+
+    name: str = Field(min_length=1, max_length=255, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    ledger_head: str = Field(alias="ledgerHead", pattern=r"^[0-9a-f]{64}$")
+
+
 @record_type(TRAINING_RECEIPT)
 class TrainingReceipt(RecordPayload):
-    """A checkpoint trained outside from one exact export (by manifest digest), with its
-    held-out evaluation results. Private by default and never exported."""
+    """A checkpoint trained outside from one exact export (by manifest digest, and by the name,
+    SHA-256 and ledger head of each export file of the campaign version the manifest listed),
+    with its held-out evaluation results. Private by default and never exported."""
 
     campaign: CampaignRef
     export_manifest_sha256: str = Field(alias="exportManifestSha256", pattern=r"^[0-9a-f]{64}$")
     checkpoint: Name
     evaluation: dict[str, Any]
     label: Label | None = None
+    export_files: list[ReceiptFile] | None = Field(default=None, alias="exportFiles", max_length=RECEIPT_FILES_MAX)
 
 
 def new_reclassification_record(

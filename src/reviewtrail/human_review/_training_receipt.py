@@ -2,12 +2,15 @@
 held-out evaluation results (docs/human-review.md, "Training receipts").
 
 Review never trains, promotes or activates anything: a receipt is evidence only, private by
-default, never exported, and shown by ``campaign coverage``.
+default, never exported, and shown by ``campaign coverage``. A receipt is recorded only for an
+export that holds (``._export_verify``): each file the manifest lists has its listed SHA-256, its
+ledger heads are records of this store's chain and no earlier receipt contradicts it; the receipt
+binds the manifest's bytes and each export file of the campaign version by name, SHA-256 and
+ledger head.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +21,8 @@ from pydantic import ValidationError
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review._campaigns import require_campaign
 from reviewtrail.human_review._export_job import campaign_files
-from reviewtrail.human_review._run_records import TrainingReceipt, new_training_receipt_record
+from reviewtrail.human_review._export_verify import prove_export_manifest, read_export_manifest
+from reviewtrail.human_review._run_records import RECEIPT_FILES_MAX, TrainingReceipt, new_training_receipt_record
 from reviewtrail.ledger import Privacy
 from reviewtrail.store import Store
 
@@ -26,8 +30,6 @@ __all__ = ["EVALUATION_MAX_BYTES", "ReceiptResult", "load_evaluation", "record_t
 
 #: The largest evaluation file a receipt takes (its results are a summary, not a dataset).
 EVALUATION_MAX_BYTES = 64 * 1024
-#: The largest dataset manifest a receipt reads.
-_MANIFEST_MAX_BYTES = 16 * 1024 * 1024
 
 
 def _read_bytes(path: Path, *, field: str, most: int) -> bytes:
@@ -94,25 +96,30 @@ def record_training_receipt(
     ``evaluation`` as its held-out results. A manifest that lists no export file of the campaign
     version is refused (field ``export-manifest``); so is an evaluation that is not a JSON object
     or is larger than ``EVALUATION_MAX_BYTES`` once encoded (field ``eval``); an unknown campaign
-    version is not found (field ``campaign``)."""
+    version is not found (field ``campaign``). An export that does not hold (a listed file that
+    differs from its entry, a ledger head that is no record of this store's chain, a file an
+    earlier receipt bound with another SHA-256) is refused with :class:`IntegrityError` (field
+    ``export-manifest``, exit 4) and nothing is recorded."""
     require_campaign(store.ledger, campaign_id, version)
-    data = _read_bytes(export_manifest, field="export-manifest", most=_MANIFEST_MAX_BYTES)
-    try:
-        manifest = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise InvalidInputError(
-            f"{export_manifest} is not a JSON dataset manifest: {exc}", field="export-manifest"
-        ) from exc
+    data, manifest = read_export_manifest(export_manifest, field="export-manifest")
     listed = campaign_files(manifest, campaign_id, version)
     if not listed:
         raise InvalidInputError(
             f"{export_manifest} lists no export file of campaign {campaign_id} v{version}", field="export-manifest"
         )
+    if len(listed) > RECEIPT_FILES_MAX:
+        raise InvalidInputError(
+            f"{export_manifest} lists {len(listed)} export files of the campaign version; a receipt binds at most "
+            f"{RECEIPT_FILES_MAX}",
+            field="export-manifest",
+        )
     if not isinstance(evaluation, dict):
         raise InvalidInputError("the evaluation must be a JSON object", field="eval")
     if len(json.dumps(evaluation, ensure_ascii=False).encode("utf-8")) > EVALUATION_MAX_BYTES:
         raise InvalidInputError(f"the evaluation is larger than {EVALUATION_MAX_BYTES} bytes", field="eval")
-    digest = hashlib.sha256(data).hexdigest()
+    proof = prove_export_manifest(store, export_manifest, data, manifest)
+    proof.check(field="export-manifest")
+    digest = proof.manifest_sha256
     try:
         payload = TrainingReceipt.model_validate(
             {
@@ -120,6 +127,9 @@ def record_training_receipt(
                 "exportManifestSha256": digest,
                 "checkpoint": checkpoint,
                 "evaluation": evaluation,
+                "exportFiles": [
+                    {"name": e["name"], "sha256": e["sha256"], "ledgerHead": e["ledgerHead"]} for e in listed
+                ],
             }
         )
     except ValidationError as exc:
