@@ -26,6 +26,7 @@ import bench_ledger
 import bench_provenance
 import bench_review
 import bench_sandbox_network
+import bench_startup
 import bench_trace
 import bench_verify
 from _util import WORK_ROOT, Config, Result
@@ -36,6 +37,17 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
     "ledger_sqlite": (bench_ledger.bench_sqlite, "SQLite ledger append, batches of 1,000 vs raw sqlite3"),
     "ledger_postgres": (bench_ledger.bench_postgres, "PostgreSQL ledger append, batches of 1,000 vs raw psycopg"),
     "cli_help": (bench_cli.bench_help, "reviewtrail --help start-up vs python -c pass"),
+    "startup_ledger_tail": (
+        bench_startup.bench_ledger_tail,
+        "ledger tail -n 5 as a process vs python importing sqlite3",
+    ),
+    "startup_cas_cat": (bench_startup.bench_cas_cat, "cas cat of a small object as a process vs the same"),
+    "startup_review_queue": (bench_startup.bench_review_queue, "review queue (4 items) as a process vs the same"),
+    "startup_trace_save": (bench_startup.bench_trace_save, "trace save into a store as a process vs the same"),
+    "startup_cas_put_large": (
+        bench_startup.bench_cas_put_large,
+        "cas put of 256 MiB as a process vs sha256sum+cp+sync",
+    ),
     "sandbox_run": (bench_provenance.bench_sandbox, "reviewtrail run of `true` vs a plain subprocess of `true`"),
     "lineage_query": (bench_provenance.bench_lineage, "lineage of an artifact in a store with 10,000 runs"),
     "claims_extract": (bench_review.bench_extract, "claims extracted per second on a 1 MB reply"),

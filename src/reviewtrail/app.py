@@ -16,7 +16,7 @@ Public API::
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -41,27 +41,92 @@ __all__ = [
 
 def packages() -> tuple[ModuleType, ...]:
     """Every package that adds record types or query tables, in the order their query tables are
-    kept. Imported on first use, so a command that opens no store (``trace save`` in a project
-    without one, ``--help``) does not pay for loading every package."""
+    kept (imports them all)."""
     from reviewtrail import _identity as identity
     from reviewtrail import evidence, human_review, models, provenance, reviewer, tracing
 
     return (identity, evidence, provenance, models, reviewer, tracing, human_review)
 
 
+def _evidence() -> ModuleType:
+    from reviewtrail import evidence
+
+    return evidence
+
+
+def _provenance() -> ModuleType:
+    from reviewtrail import provenance
+
+    return provenance
+
+
+def _models() -> ModuleType:
+    from reviewtrail import models
+
+    return models
+
+
+def _reviewer() -> ModuleType:
+    from reviewtrail import reviewer
+
+    return reviewer
+
+
+def _tracing() -> ModuleType:
+    from reviewtrail import tracing
+
+    return tracing
+
+
+def _human_review() -> ModuleType:
+    from reviewtrail import human_review
+
+    return human_review
+
+
+_IMPORTS: dict[str, Callable[[], ModuleType]] = {
+    "evidence": _evidence,
+    "provenance": _provenance,
+    "models": _models,
+    "reviewer": _reviewer,
+    "tracing": _tracing,
+    "human_review": _human_review,
+}
+
+
+def _contents(package: str) -> Callable[[], tuple[Any, Any]]:
+    def load() -> tuple[Any, Any]:
+        module = _IMPORTS[package]()
+        return module.RECORD_TYPES, module.PROJECTIONS
+
+    return load
+
+
 def build_catalog() -> RecordCatalog:
-    """The record types and projections of every package, plus the ledger's built-in projections."""
-    from reviewtrail.ledger import RecordCatalog
+    """The record types and projections of every package, plus the ledger's built-in projections.
+
+    The store's own types are given as they are (the store module has loaded them); every domain
+    package is a deferred part declared in :mod:`reviewtrail._record_index`, imported when a
+    record of one of its types is validated or one of its projections is given a record of a type
+    it makes rows of. So ``ledger tail`` loads no domain package, ``review queue`` loads human
+    review (and what it imports), and the rows written are those of the packages loaded up front."""
+    from reviewtrail import _identity as identity
+    from reviewtrail._record_index import RECORD_INDEX
+    from reviewtrail.ledger import DeferredPart, RecordCatalog
 
     return RecordCatalog(
-        [t for package in packages() for t in package.RECORD_TYPES],
-        [p for package in packages() for p in package.PROJECTIONS],
+        identity.RECORD_TYPES,
+        identity.PROJECTIONS,
+        deferred=[
+            DeferredPart(package, types, projections, load=_contents(package))
+            for package, types, projections in RECORD_INDEX
+        ],
     )
 
 
 @cache
 def catalog() -> RecordCatalog:
-    """The application's catalog, built once."""
+    """The application's catalog, built once; its packages load on first use."""
     return build_catalog()
 
 
@@ -88,7 +153,8 @@ def init_store(settings: Settings | None = None) -> Store:
 
 
 def payload_schemas() -> dict[str, dict[str, Any]]:
-    """JSON Schema of every typed payload the application's ledger validates, keyed by record type."""
+    """JSON Schema of every typed payload the application's ledger validates, keyed by record type
+    (loads every package)."""
     return catalog().schemas()
 
 

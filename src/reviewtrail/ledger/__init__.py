@@ -10,7 +10,7 @@ The catalog names the typed payloads the ledger validates and the query tables i
 application's catalog is assembled in :mod:`reviewtrail.app`.
 """
 
-from reviewtrail.ledger._catalog import EMPTY_CATALOG, RecordCatalog
+from reviewtrail.ledger._catalog import EMPTY_CATALOG, DeclaredProjection, DeferredPart, RecordCatalog
 from reviewtrail.ledger._checkpoint import (
     CHECKPOINT_TYPE,
     check_checkpoint,
@@ -42,6 +42,8 @@ __all__ = [
     "EMPTY_CATALOG",
     "GENESIS_HASH",
     "ROW_SEQ",
+    "DeclaredProjection",
+    "DeferredPart",
     "Envelope",
     "Ledger",
     "MemoryLedger",

@@ -4,18 +4,55 @@ Nothing registers itself on import: each package lists its payload models and pr
 the one place that assembles the application gathers them into a :class:`RecordCatalog` that is
 handed to the ledger when it is opened. A ledger opened without one validates no payload and
 keeps only the built-in query tables (CAS references, supersessions).
+
+A package can also be given as a :class:`DeferredPart`: its record type names and its
+projections' names, versions, tables and the record types they make rows of, declared without
+importing it. The catalog imports it on first use: when a record of one of its types is
+validated, or when one of its projections is given a record of a type it makes rows of (an
+append, a read of its tables, a rebuild). Records of other types never load it, and the rows
+written are the same as with the package loaded up front.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from reviewtrail.ledger._projections import BUILTIN_PROJECTIONS, Projection
-from reviewtrail.ledger._types import RecordPayload, validate_with
+from reviewtrail.ledger._projections import BUILTIN_PROJECTIONS, Projection, ProjectionTable, Row
 
-__all__ = ["EMPTY_CATALOG", "RecordCatalog"]
+if TYPE_CHECKING:
+    from reviewtrail.ledger._envelope import Envelope
+    from reviewtrail.ledger._types import RecordPayload
+
+__all__ = ["EMPTY_CATALOG", "DeclaredProjection", "DeferredPart", "RecordCatalog"]
+
+# What a package gives a catalog: its payload models and its projections.
+PartContents = tuple[Iterable["type[RecordPayload]"], Iterable[Projection]]
+
+
+@dataclass(frozen=True)
+class DeclaredProjection:
+    """A projection as a catalog knows it before its package is loaded: everything but the
+    function, and the record types (``name@version``) whose records it makes rows of."""
+
+    name: str
+    version: int
+    tables: tuple[ProjectionTable, ...]
+    consumes: frozenset[str]
+
+
+@dataclass(frozen=True)
+class DeferredPart:
+    """One package's record types and projections, declared; ``load`` imports the package and
+    returns its payload models and projections, which must match the declaration exactly."""
+
+    package: str
+    record_types: frozenset[str]
+    projections: tuple[DeclaredProjection, ...]
+    load: Callable[[], PartContents] = field(compare=False, repr=False)
 
 
 class RecordCatalog:
@@ -32,13 +69,64 @@ class RecordCatalog:
         projections: Iterable[Projection] = (),
         *,
         builtins: bool = True,
+        deferred: Iterable[DeferredPart] = (),
     ) -> None:
         self._types = _by_name(record_types)
-        self._projections = _checked((*(BUILTIN_PROJECTIONS if builtins else ()), *projections))
+        self._parts = tuple(deferred)
+        self._pending: dict[str, DeferredPart] = {}
+        self._loaded: set[str] = set()
+        self._lock = threading.RLock()
+        self._rows: dict[str, Callable[[Envelope], Iterable[Row]]] = {}
+        declared: list[Projection] = []
+        for part in self._parts:
+            for name in part.record_types:
+                if name in self._types or name in self._pending:
+                    raise ValueError(f"record type {name!r} is given twice")
+                self._pending[name] = part
+            declared += [
+                Projection(p.name, p.version, p.tables, rows=_DeferredRows(self, part, p.name, p.consumes))
+                for p in part.projections
+            ]
+        self._projections = _checked((*(BUILTIN_PROJECTIONS if builtins else ()), *projections, *declared))
 
     @property
     def record_types(self) -> Mapping[str, type[RecordPayload]]:
+        """Every payload model by record type (loads every deferred package)."""
+        self.load_all()
         return MappingProxyType(self._types)
+
+    @property
+    def loaded(self) -> tuple[str, ...]:
+        """The deferred packages loaded so far, in the catalog's order."""
+        return tuple(p.package for p in self._parts if p.package in self._loaded)
+
+    def load_all(self) -> RecordCatalog:
+        """Load every deferred package now (``verify``, ``--repair``, schemas); the catalog itself."""
+        for part in self._parts:
+            self._load(part)
+        return self
+
+    def _load(self, part: DeferredPart) -> None:
+        if part.package in self._loaded:
+            return
+        with self._lock:
+            if part.package in self._loaded:
+                return
+            models, projections = part.load()
+            types = _by_name(models)
+            real = {p.name: p for p in projections}
+            _check_declared(part, types, real)
+            for name in part.record_types:
+                self._pending.pop(name, None)
+            self._types.update(types)
+            self._rows.update({name: p.rows for name, p in real.items()})
+            self._loaded.add(part.package)
+
+    def _model(self, type_: str) -> type[RecordPayload] | None:
+        part = self._pending.get(type_)
+        if part is not None:
+            self._load(part)
+        return self._types.get(type_)
 
     @property
     def projections(self) -> tuple[Projection, ...]:
@@ -49,25 +137,66 @@ class RecordCatalog:
 
     def __repr__(self) -> str:
         names = ", ".join(p.name for p in self._projections)
-        return f"RecordCatalog({len(self._types)} record types; projections {names})"
+        count = len(self._types) + len(self._pending)
+        return f"RecordCatalog({count} record types; projections {names})"
 
     def with_projections(self, projections: Iterable[Projection]) -> RecordCatalog:
         """The same record types with exactly ``projections`` (no built-in ones added)."""
-        return RecordCatalog(self._types.values(), projections, builtins=False)
+        return RecordCatalog(self.record_types.values(), projections, builtins=False)
 
     def payload_model(self, type_: str) -> type[RecordPayload] | None:
-        return self._types.get(type_)
+        return self._model(type_)
 
     def validate(self, type_: str, payload: Any, *, field: str = "payload") -> None:
         """Raise :class:`InvalidInputError` naming the first bad field when ``payload`` breaks the
         model of ``type_``; a type the catalog does not list is not checked."""
-        model = self._types.get(type_)
+        model = self._model(type_)
         if model is not None:
+            from reviewtrail.ledger._types import validate_with
+
             validate_with(model, type_, payload, field=field)
 
     def schemas(self) -> dict[str, dict[str, Any]]:
         """JSON Schema of every payload model, keyed by record type."""
-        return {t: m.model_json_schema(by_alias=True) for t, m in sorted(self._types.items())}
+        return {t: m.model_json_schema(by_alias=True) for t, m in sorted(self.record_types.items())}
+
+
+class _DeferredRows:
+    """The rows function of a deferred projection: records of the types it makes rows of load
+    its package and go to the package's own function; every other record gives no rows."""
+
+    def __init__(self, catalog: RecordCatalog, part: DeferredPart, name: str, consumes: frozenset[str]) -> None:
+        self._catalog = catalog
+        self._part = part
+        self._name = name
+        self._consumes = consumes
+
+    def __call__(self, env: Envelope) -> Iterable[Row]:
+        if env.type not in self._consumes:
+            return ()
+        rows = self._catalog._rows.get(self._name)
+        if rows is None:
+            self._catalog._load(self._part)
+            rows = self._catalog._rows[self._name]
+        return rows(env)
+
+
+def _check_declared(
+    part: DeferredPart, types: Mapping[str, type[RecordPayload]], projections: Mapping[str, Projection]
+) -> None:
+    """A loaded package must hold exactly what its declaration says (a stale table is a bug)."""
+    if set(types) != part.record_types:
+        raise RuntimeError(
+            f"{part.package} declares record types {sorted(part.record_types)} but has {sorted(types)}; "
+            "update the application's record index"
+        )
+    declared = {p.name: (p.version, p.tables) for p in part.projections}
+    actual = {name: (p.version, p.tables) for name, p in projections.items()}
+    if declared != actual:
+        raise RuntimeError(
+            f"{part.package}: its projections differ from their declaration "
+            f"({sorted(declared)} declared, {sorted(actual)} found); update the application's record index"
+        )
 
 
 def _by_name(record_types: Iterable[type[RecordPayload]]) -> dict[str, type[RecordPayload]]:

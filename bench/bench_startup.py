@@ -1,0 +1,179 @@
+"""Command start-up: everyday commands as fresh processes against a small store.
+
+startup_ledger_tail, startup_cas_cat, startup_review_queue, startup_trace_save
+    Wall time of ``reviewtrail ledger tail -n 5``, ``reviewtrail cas cat`` of a 6-byte object,
+    ``reviewtrail review queue`` (one campaign of 4 items, the first page of cards) and
+    ``reviewtrail trace save`` (a 4 KiB prompt and an 8 KiB response, recorded in the project's
+    store) as fresh processes of the installed console script, against
+    ``python -c "import sqlite3, json, hashlib"`` with the same interpreter, median of 15 runs each
+    (5 with --quick), alternating. Target: ours <= 4x the baseline in the same run (ratio
+    >= 0.25) and <= 100 ms. The machine's load average is printed with each figure, since a busy
+    machine stretches both sides.
+
+startup_cas_put_large
+    ``reviewtrail cas put`` of a 256 MiB file (16 MiB with --quick) as a fresh process, against
+    ``sha256sum FILE && cp FILE DEST && sync -f DEST`` of the same bytes, median of 3 runs each
+    (1 with --quick). Target: ratio >= 0.8.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from _hr_store import build_review_store
+from _util import Config, Result, clock, measure, remove, timed, verdict, work_dir
+
+BASELINE = [sys.executable, "-c", "import sqlite3, json, hashlib"]
+RATIO_TARGET = 0.25  # ours <= 4x the baseline
+ABSOLUTE_TARGET_S = 0.100
+PROMPT = "Review the method section. " * 160  # ~4 KiB
+RESPONSE = "Score: 6/10. The ablation is missing; however the main result holds.\n" * 120  # ~8 KiB
+
+
+def _exe() -> str:
+    exe = Path(sys.executable).parent / "reviewtrail"
+    if not exe.exists():
+        raise AssertionError(f"console script not installed at {exe}")
+    return str(exe)
+
+
+def _env(project: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("REVIEWTRAIL_", "ARIS_"))}
+    return {**env, "REVIEWTRAIL_STORE": str(project / "store"), "COLUMNS": "200"}
+
+
+@contextmanager
+def small_project(prefix: str) -> Iterator[tuple[Path, dict[str, str], str]]:
+    """A project folder with a store: one small object, one campaign of 4 items (one decided);
+    (folder, environment for the commands, the object's address)."""
+    from reviewtrail import app
+    from reviewtrail.config import load_settings
+
+    with work_dir(prefix) as project:
+        env = _env(project)
+        with app.init_store(load_settings(env, cwd=project)) as store:
+            address = str(store.cas.put(b"hello\n").digest)
+            build_review_store(store, items=4, records=40)
+        (project / "p.txt").write_text(PROMPT)
+        (project / "r.md").write_text(RESPONSE)
+        yield project, env, address
+
+
+def _startup(name: str, cfg: Config, args: Callable[[Path, str], list[str]], check: Callable[[str], bool]) -> Result:
+    reps = cfg.rep_count(15, 5)
+    exe = _exe()
+    with small_project("startup-") as (project, env, address):
+        command = [exe, *args(project, address)]
+
+        def ours(_: int) -> float:
+            seconds, proc = clock(lambda: subprocess.run(command, capture_output=True, text=True, env=env, cwd=project))
+            if proc.returncode != 0 or not check(proc.stdout):
+                raise AssertionError(f"{' '.join(command[1:])} failed ({proc.returncode}): {proc.stderr[-500:]}")
+            return seconds
+
+        def baseline(_: int) -> float:
+            seconds, _proc = clock(lambda: subprocess.run(BASELINE, check=True, env=env, cwd=project))
+            return seconds
+
+        ours(0)  # warm the page cache and the store's files, untimed
+        load_before = os.getloadavg()
+        t = measure(reps, ours, baseline)
+        load_after = os.getloadavg()
+    ok = t.ratio >= RATIO_TARGET and t.ours_median <= ABSOLUTE_TARGET_S
+    return Result(
+        name,
+        verdict(ok),
+        ours=f"{t.ours_median * 1000:.0f} ms",
+        baseline=f"{t.baseline_median * 1000:.0f} ms (python -c 'import sqlite3, json, hashlib')",
+        ratio=t.ratio,
+        target=">= 0.25x and <= 100 ms",
+        notes=[
+            f"reviewtrail {' '.join(args(Path('…'), '<address>')[:3])} ...: median of {reps} alternating processes",
+            f"load average (1, 5, 15 min) before {_load(load_before)}, after {_load(load_after)}; "
+            f"{os.cpu_count()} CPUs",
+            t.spread(),
+        ],
+    )
+
+
+def _load(values: tuple[float, float, float]) -> str:
+    return "/".join(f"{v:.2f}" for v in values)
+
+
+def bench_ledger_tail(cfg: Config) -> Result:
+    return _startup("startup_ledger_tail", cfg, lambda _p, _a: ["ledger", "tail", "-n", "5"], lambda out: "seq" in out)
+
+
+def bench_cas_cat(cfg: Config) -> Result:
+    return _startup("startup_cas_cat", cfg, lambda _p, a: ["cas", "cat", a], lambda out: out == "hello\n")
+
+
+def bench_review_queue(cfg: Config) -> Result:
+    return _startup("startup_review_queue", cfg, lambda _p, _a: ["review", "queue"], lambda out: "== item" in out)
+
+
+def _trace_args(project: Path, _address: str) -> list[str]:
+    return [
+        "trace", "save", "--skill", "bench", "--purpose", "round", "--backend", "grok",
+        "--tool", "mcp__grok__grok", "--executor", "codex", "--executor-model", "gpt-5",
+        "--requested-reviewer-model", "grok-4", "--reported-reviewer-model", "grok-4",
+        "--prompt-file", str(project / "p.txt"), "--response-file", str(project / "r.md"), "--status", "ok",
+        "--verdict", "ready", "--review-completed", "--project-dir", str(project),
+    ]  # fmt: skip
+
+
+def bench_trace_save(cfg: Config) -> Result:
+    return _startup("startup_trace_save", cfg, _trace_args, lambda _out: True)
+
+
+def bench_cas_put_large(cfg: Config) -> Result:
+    size = cfg.size(256, 16) * 1024 * 1024
+    reps = cfg.rep_count(3, 1)
+    exe = _exe()
+    with small_project("startup-put-") as (project, env, _address):
+        source = project / "big.bin"
+        with open(source, "wb") as fh:
+            for _ in range(size // (1 << 20)):
+                fh.write(os.urandom(1 << 20))
+        copy = project / "copy.bin"
+        pool = project / "store" / "versioning" / "data" / "blobs" / "sha256"
+
+        def ours(_: int) -> float:
+            for blob in pool.glob("*"):
+                if blob.stat().st_size == size:
+                    blob.chmod(0o644)
+                    remove(blob)
+            seconds, proc = timed(
+                lambda: subprocess.run([exe, "cas", "put", str(source)], capture_output=True, env=env, cwd=project)
+            )
+            if proc.returncode != 0:
+                raise AssertionError(f"cas put failed: {proc.stderr[-500:]!r}")
+            return seconds
+
+        def baseline(_: int) -> float:
+            remove(copy)
+            script = f"sha256sum {source} >/dev/null && cp {source} {copy} && sync -f {copy}"
+            seconds, _proc = timed(lambda: subprocess.run(["sh", "-c", script], check=True))
+            return seconds
+
+        load_before = os.getloadavg()
+        t = measure(reps, ours, baseline)
+        load_after = os.getloadavg()
+    return Result(
+        "startup_cas_put_large",
+        verdict(t.ratio >= 0.8),
+        ours=f"{t.ours_median:.2f} s",
+        baseline=f"{t.baseline_median:.2f} s (sha256sum && cp && sync -f)",
+        ratio=t.ratio,
+        target=">= 0.8x",
+        notes=[
+            f"{size >> 20} MiB of random bytes, median of {reps}",
+            f"load average (1, 5, 15 min) before {_load(load_before)}, after {_load(load_after)}",
+            t.spread(),
+        ],
+    )
