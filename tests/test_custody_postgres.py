@@ -12,7 +12,7 @@ import pytest
 
 from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
-from reviewtrail.errors import BackendUnavailableError, LedgerMissingError
+from reviewtrail.errors import BackendUnavailableError, IntegrityError, LedgerMissingError
 from reviewtrail.ledger import NewRecord
 
 
@@ -158,3 +158,108 @@ def test_a_foreign_trigger_on_postgres_is_reported(tmp_path: Path, pg_url: str) 
     with open_store(settings) as store:
         problems = store.verify().problems
     assert any("trigger sneaky on rt_p_cas_refs is not reviewtrail's own" in p for p in problems), problems
+
+
+def _append(settings: Settings, n: int) -> None:
+    with open_store(settings) as store:
+        store.append([NewRecord(type="t.b@1", actor="x", privacy="private", payload={"n": n})])
+
+
+@pytest.mark.postgres
+def test_a_rule_that_swallows_appends_fails_the_append_and_is_reported(tmp_path: Path, pg_url: str) -> None:
+    settings = _init(tmp_path / "s", pg_url)
+    _sql(pg_url, "CREATE RULE swallow AS ON INSERT TO rt_records DO INSTEAD NOTHING")
+    with open_store(settings) as store:
+        head = store.ledger.head()
+        with pytest.raises(IntegrityError, match="was not stored as sealed") as err:
+            store.append([NewRecord(type="t.b@1", actor="x", privacy="private", payload={"n": 1})])
+        assert err.value.exit_code == 4 and store.ledger.head() == head
+        problems = store.verify().problems
+    assert any("rule swallow on rt_records" in p for p in problems), problems
+
+
+@pytest.mark.postgres
+def test_a_rule_that_swallows_query_rows_fails_the_append(tmp_path: Path, pg_url: str) -> None:
+    settings = _init(tmp_path / "s", pg_url)
+    _sql(pg_url, "CREATE RULE swallow AS ON INSERT TO rt_p_cas_refs DO INSTEAD NOTHING")
+    with open_store(settings) as store:
+        head = store.ledger.head()
+        ref = store.cas.put(b"more")
+        with pytest.raises(IntegrityError, match="query table rt_p_cas_refs, 0 stored"):
+            store.append([NewRecord(type="t.a@1", actor="x", privacy="private", payload={"f": ref.to_json()})])
+        assert store.ledger.head() == head
+        assert any("rule swallow on rt_p_cas_refs" in p for p in store.verify().problems)
+
+
+@pytest.mark.postgres
+def test_a_trigger_function_replaced_by_a_no_op_is_reported(tmp_path: Path, pg_url: str) -> None:
+    settings = _init(tmp_path / "s", pg_url)
+    _sql(
+        pg_url,
+        "CREATE OR REPLACE FUNCTION rt_append_only() RETURNS trigger LANGUAGE plpgsql AS $$ "
+        "BEGIN IF false THEN RAISE EXCEPTION 'ledger records are append-only'; END IF; RETURN OLD; END $$",
+    )
+    with open_store(settings) as store:
+        problems = store.verify().problems
+    assert any("function rt_append_only behind trigger rt_records_no_change was replaced" in p for p in problems)
+
+
+@pytest.mark.postgres
+def test_a_trigger_that_never_fires_is_reported(tmp_path: Path, pg_url: str) -> None:
+    settings = _init(tmp_path / "s", pg_url)
+    _sql(
+        pg_url,
+        "CREATE FUNCTION let_it() RETURNS trigger LANGUAGE plpgsql AS $$ "
+        "BEGIN RAISE EXCEPTION 'ledger records are append-only'; END $$",
+        "DROP TRIGGER rt_records_no_change ON rt_records",
+        "CREATE TRIGGER rt_records_no_change BEFORE UPDATE OR DELETE ON rt_records "
+        "FOR EACH ROW WHEN (false) EXECUTE FUNCTION let_it()",
+    )
+    with open_store(settings) as store:
+        problems = store.verify().problems
+    assert any("trigger rt_records_no_change on rt_records was replaced" in p for p in problems), problems
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("where", ["database", "role"])
+def test_a_stored_replica_role_is_reported_and_refuses_appends(tmp_path: Path, pg_url: str, where: str) -> None:
+    settings = _init(tmp_path / "s", pg_url)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        database, role = conn.execute("SELECT current_database(), current_user").fetchone()  # type: ignore[misc]
+    target = f'DATABASE "{database}"' if where == "database" else f'ROLE "{role}"'
+    _sql(pg_url, f"ALTER {target} SET session_replication_role = replica")
+    try:
+        with open_store(settings) as store:
+            problems = store.verify().problems
+            with pytest.raises(IntegrityError, match="session_replication_role is 'replica'") as err:
+                store.append([NewRecord(type="t.b@1", actor="x", privacy="private", payload={"n": 1})])
+            assert err.value.exit_code == 4
+        assert any("session_replication_role=replica is set for" in p for p in problems), problems
+        assert any("in this session" in p for p in problems), problems
+    finally:
+        _sql(pg_url, f"ALTER {target} RESET session_replication_role")
+    _append(settings, 2)
+
+
+@pytest.mark.postgres
+def test_a_replica_role_in_the_session_is_reported_and_refuses_appends(tmp_path: Path, pg_url: str) -> None:
+    settings = _init(tmp_path / "s", pg_url)
+    with open_store(settings) as store:
+        store.ledger._conn.execute("SET session_replication_role = replica")  # type: ignore[attr-defined]
+        assert any("'replica' in this session" in p for p in store.verify().problems)
+        with pytest.raises(IntegrityError, match="refusing to write"):
+            store.append([NewRecord(type="t.b@1", actor="x", privacy="private", payload={"n": 1})])
+
+
+@pytest.mark.postgres
+def test_a_dropped_query_table_on_postgres_is_an_integrity_failure(tmp_path: Path, pg_url: str) -> None:
+    settings = _init(tmp_path / "s", pg_url)
+    _sql(pg_url, "DROP TABLE rt_p_cas_refs")
+    with open_store(settings) as store:
+        problems = store.verify().problems
+        assert any("rt_p_cas_refs was dropped" in p for p in problems), problems
+        with pytest.raises(IntegrityError, match="rt_p_cas_refs") as err:
+            store.ledger.rows("cas_refs")
+        assert err.value.exit_code == 4
+        store.ledger.rebuild_projections()
+        assert store.verify().ok
