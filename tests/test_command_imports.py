@@ -1,0 +1,150 @@
+"""Everyday commands load only what they use: run in a fresh process against a small real store,
+``ledger tail``, ``cas put``, ``cas cat``, ``trace save``, ``review queue`` and ``review decide``
+never import the reviewer, evidence or provenance packages, nor the command modules of other
+groups. Each command's exact set of reviewtrail modules is listed here (no timings: the
+benchmark ``bench/bench_startup.py`` measures start-up)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reviewtrail.store import Store
+from support.human_review import campaign_with_items, new_store
+
+# Prints, at exit, every loaded reviewtrail module as its package (``reviewtrail.cas``), the
+# command modules (``reviewtrail.cli._cas``), and which optional heavy libraries were imported.
+PROBE = """
+import atexit, json, sys
+def report():
+    names = {m for m in sys.modules if m.startswith("reviewtrail.")}
+    packages = sorted({".".join(m.split(".")[:2]) for m in names})
+    cli = sorted(m for m in names if m.startswith("reviewtrail.cli."))
+    libraries = sorted(m for m in ("psycopg", "cryptography", "jsonschema", "httpx") if m in sys.modules)
+    sys.stderr.write("\\nLOADED " + json.dumps([packages, cli, libraries]) + "\\n")
+atexit.register(report)
+sys.argv[0] = "reviewtrail"
+from reviewtrail.cli import main
+main()
+"""
+
+# What every command that opens a store loads: the store and the layers below it, the catalog's
+# static index, and the composition root.
+STORE = {
+    "reviewtrail._durable",
+    "reviewtrail._identity",
+    "reviewtrail._projection_check",
+    "reviewtrail._record_index",
+    "reviewtrail.app",
+    "reviewtrail.canonical",
+    "reviewtrail.cas",
+    "reviewtrail.cli",
+    "reviewtrail.config",
+    "reviewtrail.errors",
+    "reviewtrail.ledger",
+    "reviewtrail.store",
+}
+# Human review imports the model backends (agents), and they the Retry-After rule.
+HUMAN_REVIEW = STORE | {"reviewtrail.human_review", "reviewtrail.models", "reviewtrail._retry_after"}
+CLI_BASE = {"reviewtrail.cli._app", "reviewtrail.cli._output"}
+REVIEW_CLI = CLI_BASE | {
+    "reviewtrail.cli._review",
+    "reviewtrail.cli._review_decide",
+    "reviewtrail.cli._review_session",
+    "reviewtrail.cli._campaign_outputs",
+    "reviewtrail.cli._progress",
+}
+NEVER = {"reviewtrail.reviewer", "reviewtrail.evidence", "reviewtrail.provenance"}
+
+
+class Project:
+    def __init__(self, root: Path, digest: str, item_id: str) -> None:
+        self.root = root
+        self.digest = digest
+        self.item_id = item_id
+        self.env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith(("REVIEWTRAIL_", "ARIS_"))},
+            "REVIEWTRAIL_STORE": str(root / "store"),
+            "REVIEWTRAIL_DATABASE_URL": f"sqlite:///{root / 'ledger.sqlite'}",
+        }
+
+    def loaded(self, *args: str) -> tuple[set[str], set[str], list[str]]:
+        """Run ``reviewtrail ARGS`` in a fresh process: (packages, command modules, libraries)."""
+        proc = subprocess.run(
+            [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, env=self.env, cwd=self.root
+        )
+        assert proc.returncode == 0, proc.stderr
+        line = next(x for x in proc.stderr.splitlines() if x.startswith("LOADED "))
+        packages, cli, libraries = json.loads(line.removeprefix("LOADED "))
+        return set(packages), set(cli), libraries
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    root = tmp_path_factory.mktemp("commands")
+    store: Store = new_store(root)
+    try:
+        digest = str(store.cas.put(b"hello\n").digest)
+        items = campaign_with_items(store, 2)
+    finally:
+        store.close()
+    (root / "small.txt").write_text("a small file\n")
+    (root / "prompt.txt").write_text("Review the method section.\n")
+    (root / "response.md").write_text("Score: 6/10.\n")
+    return Project(root, digest, items[0].item_id)
+
+
+def _trace_save(root: Path) -> list[str]:
+    return [
+        "trace", "save", "--skill", "probe", "--purpose", "round", "--backend", "grok", "--tool", "mcp__grok__grok",
+        "--executor", "codex", "--executor-model", "gpt-5", "--requested-reviewer-model", "grok-4",
+        "--reported-reviewer-model", "grok-4", "--prompt-file", str(root / "prompt.txt"),
+        "--response-file", str(root / "response.md"), "--status", "ok", "--verdict", "ready", "--review-completed",
+        "--project-dir", str(root),
+    ]  # fmt: skip
+
+
+def test_ledger_tail_loads_the_store_only(project: Project) -> None:
+    packages, cli, libraries = project.loaded("ledger", "tail", "-n", "5")
+    assert packages == STORE
+    assert cli == CLI_BASE | {"reviewtrail.cli._ledger"}
+    assert libraries == []
+
+
+def test_cas_put_and_cat_load_the_store_only(project: Project) -> None:
+    for args in (("cas", "put", str(project.root / "small.txt")), ("cas", "cat", project.digest)):
+        packages, cli, libraries = project.loaded(*args)
+        assert packages == STORE, args
+        assert cli == CLI_BASE | {"reviewtrail.cli._cas", "reviewtrail.cli._progress"}, args
+        assert libraries == [], args
+
+
+def test_trace_save_loads_tracing_and_the_store(project: Project) -> None:
+    packages, cli, libraries = project.loaded(*_trace_save(project.root))
+    assert packages == STORE | {"reviewtrail.tracing"}
+    assert cli == CLI_BASE | {
+        "reviewtrail.cli._trace",
+        "reviewtrail.cli._trace_debug",
+        "reviewtrail.cli._trace_export",
+        "reviewtrail.cli._trace_save_options",
+    }
+    assert libraries == []
+
+
+def test_review_queue_and_decide_load_human_review_and_the_store(project: Project) -> None:
+    for args in (("review", "queue"), ("review", "decide", project.item_id, "--prefer", "A", "--strength", "slight")):
+        packages, cli, libraries = project.loaded(*args)
+        assert packages == HUMAN_REVIEW, args
+        assert cli == REVIEW_CLI, args
+        assert libraries == [], args
+
+
+def test_no_everyday_command_loads_the_reviewer_evidence_or_provenance(project: Project) -> None:
+    for args in (("ledger", "tail"), ("cas", "cat", project.digest), ("review", "queue")):
+        packages, _, _ = project.loaded(*args)
+        assert packages & NEVER == set(), args
