@@ -1,5 +1,5 @@
-"""``reviewtrail review export`` and ``reviewtrail campaign coverage | standings | receipt``: what
-a campaign version yields, for its owner."""
+"""``reviewtrail review export | export-verify`` and ``reviewtrail campaign coverage | standings |
+receipt``: what a campaign version yields, for its owner."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, table
 from reviewtrail.cli._progress import PROGRESS_HELP
 
 if TYPE_CHECKING:
-    from reviewtrail.human_review import Coverage
+    from reviewtrail.human_review import Coverage, ExportVerification
 
 __all__ = ["register", "register_review"]
 
@@ -54,6 +54,53 @@ def export(
     if report.excluded:
         rows = [[e.item_id, e.disposition or "", e.field, e.reason] for e in report.excluded]
         table("Left out", ["item", "disposition", "field", "reason"], rows)
+
+
+@handle_errors
+def export_verify(
+    directory: Annotated[Path, typer.Argument(help="The dataset directory (the one holding manifest.json).")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Prove an export folder: its files against manifest.json, the manifest against the store.
+
+    Each listed file must exist, be a regular file (not a symlink) and have the listed sha256,
+    size and rows; each ledger head the manifest records must be a record of this store's chain;
+    no training receipt may have bound a listed file with another sha256. A file named like an
+    export that the manifest does not list is reported too. Exits 0 when the export holds, 4
+    naming each file and what differs; a manifest no receipt names yet is only a note.
+
+    Example: reviewtrail review export-verify datasets/triage --json
+    """
+    import sys
+
+    from reviewtrail.app import open_store
+    from reviewtrail.errors import EXIT_INTEGRITY
+    from reviewtrail.human_review import verify_export
+
+    with open_store() as store:
+        result = verify_export(store, directory)
+    if as_json:
+        print_json(result.to_json())
+    else:
+        _print_verification(result)
+    if not result.ok:
+        sys.stdout.flush()
+        sys.stderr.write(f"error: {len(result.problems)} problem(s) in the export at {result.directory}\n")
+        raise typer.Exit(EXIT_INTEGRITY)
+
+
+def _print_verification(result: ExportVerification) -> None:
+    heads = ", ".join(f"seq {h['seq']}" for h in result.ledger_heads) or "none"
+    print(f"{result.manifest}: sha256 {result.manifest_sha256}")
+    print(f"{len(result.files)} file(s) checked; ledger heads in this store's chain: {heads}")
+    for receipt in result.receipts:
+        print(f"named by training receipt {receipt['recordId']} ({receipt['checkpoint']}, by {receipt['boundBy']})")
+    for note in result.notes:
+        print(f"note: {note}")
+    if result.problems:
+        table("Problems", ["file", "field", "problem"], [[p.name, p.field, p.problem] for p in result.problems])
+    else:
+        print("the export holds")
 
 
 def _rate(value: float | None) -> str:
@@ -112,7 +159,10 @@ def coverage(
     version: VersionOpt,
     export_manifest: Annotated[
         Path | None,
-        typer.Option("--export-manifest", help="A dataset manifest: count the examples it lists for the campaign."),
+        typer.Option(
+            "--export-manifest",
+            help="A dataset manifest: count the examples it lists for the campaign (the export is proven first).",
+        ),
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -191,7 +241,9 @@ def receipt(
 ) -> None:
     """Record that a checkpoint was trained from an exact export, with its held-out evaluation.
 
-    The receipt binds the manifest by the SHA-256 of its bytes; it is private and never exported.
+    The receipt binds the manifest by the SHA-256 of its bytes and each export file of the campaign
+    version by name, SHA-256 and ledger head; it is private and never exported. An export that does
+    not hold (as review export-verify proves it) is refused with exit 4 and nothing is recorded.
     Review never trains, promotes or activates anything.
 
     Example: reviewtrail campaign receipt triage --version 1 --export-manifest m.json --checkpoint c7 --eval e.json
@@ -218,5 +270,6 @@ def register(app: typer.Typer) -> None:
 
 
 def register_review(app: typer.Typer) -> None:
-    """Add ``export`` to the ``review`` group."""
+    """Add ``export`` and ``export-verify`` to the ``review`` group."""
     app.command("export")(export)
+    app.command("export-verify")(export_verify)
