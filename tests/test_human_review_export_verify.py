@@ -17,6 +17,7 @@ from tests.conftest import init_cli_store, open_cli_store, run_cli
 from tests.support.human_review import campaign_with_items, new_store
 from tests.test_human_review_export_job import decide
 
+import reviewtrail.human_review._dataset_manifest as dataset_manifest
 from reviewtrail.errors import ConflictError, IntegrityError
 from reviewtrail.human_review import (
     JOURNAL_NAME,
@@ -260,3 +261,38 @@ def test_a_journaled_name_whose_bytes_differ_is_not_deleted(exported: tuple[Stor
     assert (out / name).read_bytes() == b"not the journaled bytes\n"
     assert not (out / f".{name}.abc123.tmp").exists()  # the journaled name's temporary file is the export's
     assert report.number == 3 and not (out / JOURNAL_NAME).exists()
+
+
+class Killed(BaseException):
+    """Stands for the process dying: nothing after it runs."""
+
+
+def test_an_export_killed_after_its_manifest_keeps_its_files_and_the_next_clears_the_journal(
+    exported: tuple[Store, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, out = exported
+
+    def die(folder: Path) -> None:
+        raise Killed
+
+    with monkeypatch.context() as patch:
+        patch.setattr(dataset_manifest, "remove_journal", die)
+        with pytest.raises(Killed):
+            export_campaign(store, "camp", 1, out)
+    assert (out / JOURNAL_NAME).exists() and len(_manifest(out)["files"]) == 6
+    listed = _files(out)
+    assert export_campaign(store, "camp", 1, out).number == 3
+    kept = {name: data for name, data in listed.items() if name not in (JOURNAL_NAME, "manifest.json")}
+    assert all((out / name).read_bytes() == data for name, data in kept.items()) and len(kept) == 6
+    assert not (out / JOURNAL_NAME).exists() and verify_export(store, out).ok
+
+
+def test_an_export_killed_while_writing_its_journal_leaves_nothing_the_next_one_minds(tmp_path: Path) -> None:
+    store = new_store(tmp_path)
+    _campaign(store)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / JOURNAL_NAME).write_bytes(b'{"journalVersion": 1, "fil')  # cut short: nothing was written after it
+    assert export_campaign(store, "camp", 1, out).number == 1
+    assert sorted(p.name for p in out.iterdir()) == sorted([*NAMES, "manifest.json"])
+    store.close()
