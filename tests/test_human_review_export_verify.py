@@ -296,3 +296,20 @@ def test_an_export_killed_while_writing_its_journal_leaves_nothing_the_next_one_
     assert export_campaign(store, "camp", 1, out).number == 1
     assert sorted(p.name for p in out.iterdir()) == sorted([*NAMES, "manifest.json"])
     store.close()
+
+
+def test_a_carried_v3_entry_is_checked_against_its_file_and_its_foreign_head_is_a_note(
+    exported: tuple[Store, Path],
+) -> None:
+    store, out = exported
+    data = b'{"schemaVersion":"thoughtstream.training-example.v3"}\n'
+    (out / "legacy.v3.jsonl").write_bytes(data)
+    manifest = _manifest(out)
+    entry = {"name": "legacy.v3.jsonl", "schemaVersion": "thoughtstream.training-example.v3", "rows": 1}
+    entry.update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest(), ledgerHead="cd" * 32)
+    manifest["files"].insert(0, entry)
+    _write_manifest(out, manifest)
+    proof = verify_export(store, out)
+    assert proof.ok and any(n.startswith("legacy.v3.jsonl: a carried entry") for n in proof.notes)
+    (out / "legacy.v3.jsonl").write_bytes(data.replace(b"v3", b"v9"))
+    assert [(p.name, p.field) for p in verify_export(store, out).problems] == [("legacy.v3.jsonl", "sha256")]

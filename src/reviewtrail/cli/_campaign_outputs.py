@@ -85,7 +85,8 @@ def export_verify(
         _print_verification(result)
     if not result.ok:
         sys.stdout.flush()
-        sys.stderr.write(f"error: {len(result.problems)} problem(s) in the export at {result.directory}\n")
+        listed = "; ".join(f"{p.name}: {p.problem}" for p in result.problems)
+        sys.stderr.write(f"error: the export at {result.directory} does not hold: {listed}\n")
         raise typer.Exit(EXIT_INTEGRITY)
 
 
