@@ -73,9 +73,10 @@ def test_the_script_checks_the_shipped_files() -> None:
 
 
 def test_trace_records_have_a_payload_model() -> None:
-    assert [m.record_type for m in tracing.RECORD_TYPES] == [TRACE_TYPE]
-    assert TRACE_TYPE in app.payload_schemas()
-    assert TRACE_TYPE in app.catalog().record_types
+    assert [m.record_type for m in tracing.RECORD_TYPES] == [TRACE_TYPE, "trace.save-begun@1"]
+    for type_ in (TRACE_TYPE, "trace.save-begun@1"):
+        assert type_ in app.payload_schemas()
+        assert type_ in app.catalog().record_types
 
 
 def call(**kw: Any) -> ReviewCall:

@@ -213,7 +213,7 @@ RECORD_INDEX: tuple[tuple[str, frozenset[str], tuple[DeclaredProjection, ...]], 
     ),
     (
         "tracing",
-        frozenset(["trace.review-call@1"]),
+        frozenset(["trace.review-call@1", "trace.save-begun@1"]),
         (),
     ),
     (

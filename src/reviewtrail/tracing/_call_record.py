@@ -3,8 +3,10 @@
 Every record trace recording has written validates: ``skill``, ``run_id``, ``trace_path`` and
 ``meta`` (the call's meta document, as written) always; ``prompt`` and ``response`` (CAS
 references in the ``agent-state`` pool) in full mode; ``files``, ``event`` and ``recovered`` only
-in records written since file digests were stored. Names and paths are not checked here: the
-trace reader (``trace_ledger_problems``) reports a record whose skill or run id it cannot use.
+in records written since file digests were stored; ``save`` (the save's token, naming its
+``trace.save-begun@1`` record) in records written since saves record that they began. Names and
+paths are not checked here: the trace reader (``trace_ledger_problems``) reports a record whose
+skill or run id it cannot use.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from reviewtrail.cas import HEX_PATTERN, CasRef
 from reviewtrail.ledger import Projection, RecordPayload, record_type
-from reviewtrail.tracing._ledger_link import TRACE_RECORD_TYPE
+from reviewtrail.tracing._ledger_link import SAVE_BEGUN_TYPE, SAVE_TOKEN_PATTERN, TRACE_RECORD_TYPE
 
-__all__ = ["PROJECTIONS", "RECORD_TYPES", "FileDigest", "ReviewCallRecord"]
+__all__ = ["PROJECTIONS", "RECORD_TYPES", "FileDigest", "ReviewCallRecord", "SaveBegunRecord"]
 
 
 class FileDigest(BaseModel):
@@ -42,8 +44,20 @@ class ReviewCallRecord(RecordPayload):
     files: dict[str, FileDigest] | None = None
     event: FileDigest | None = None
     recovered: bool | None = None
+    save: Annotated[str, Field(pattern=SAVE_TOKEN_PATTERN)] | None = None
+
+
+@record_type(SAVE_BEGUN_TYPE)
+class SaveBegunRecord(RecordPayload):
+    """A trace save began: appended before the call's first file is written, so that
+    ``verify --repair`` completes only saves the ledger saw begin (``save`` is the token of the
+    save's pending marker and of the call's record)."""
+
+    save: Annotated[str, Field(pattern=SAVE_TOKEN_PATTERN)]
+    skill: str
+    purpose: str
 
 
 # What this package adds to the application's record catalog (see reviewtrail.app).
-RECORD_TYPES: tuple[type[RecordPayload], ...] = (ReviewCallRecord,)
+RECORD_TYPES: tuple[type[RecordPayload], ...] = (ReviewCallRecord, SaveBegunRecord)
 PROJECTIONS: tuple[Projection, ...] = ()

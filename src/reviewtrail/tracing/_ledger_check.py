@@ -32,6 +32,7 @@ from reviewtrail.tracing._layout import RUN_ID, call_files, parse_call_filename,
 from reviewtrail.tracing._ledger_link import TRACE_RECORD_TYPE
 from reviewtrail.tracing._ledger_records import RecordedCall, parse_record
 from reviewtrail.tracing._pending import Pending, read_markers
+from reviewtrail.tracing._save_evidence import save_began
 
 if TYPE_CHECKING:
     from reviewtrail.store import Store
@@ -90,7 +91,7 @@ def ledger_problems(
     problems += _unrecorded_run_problems(project, calls, markers, store.created_at, in_scope)
     if skill is None:
         problems += _symlink_problems(project)
-    problems += _marker_problems(project, calls, markers)
+    problems += _marker_problems(store, project, calls, markers)
     problems += _event_problems(project, calls, markers, in_scope, report_unreadable=report_unreadable)
     return problems
 
@@ -252,7 +253,7 @@ def _symlink_problems(project: Path) -> list[str]:
     return problems
 
 
-def _marker_problems(project: Path, calls: list[RecordedCall], markers: list[Pending]) -> list[str]:
+def _marker_problems(store: Store, project: Path, calls: list[RecordedCall], markers: list[Pending]) -> list[str]:
     recorded = {c.call_key for c in calls}
     problems: list[str] = []
     for m in markers:
@@ -261,7 +262,14 @@ def _marker_problems(project: Path, calls: list[RecordedCall], markers: list[Pen
         run = traces_root(project) / m.skill / m.run_id
         files = call_files(run, m.call_number, m.purpose)
         where = f".aris/traces/{m.skill}/{m.run_id}/{m.stem}"
-        if files.meta.exists():
+        if files.meta.exists() and not save_began(store, m, calls):
+            problems.append(
+                f"{where}: written but unrecorded in the ledger, with a pending marker "
+                f".aris/meta/pending/{m.path.name} the ledger does not vouch for (no trace.save-begun@1 record of "
+                "its save: forged, or saved while the store was unavailable); repair records nothing of it: "
+                "remove the files and the marker, or save the call again"
+            )
+        elif files.meta.exists():
             problems.append(
                 f"{where}: written but unrecorded in the ledger (interrupted save?); "
                 "'reviewtrail verify --repair' records it"

@@ -12,7 +12,13 @@ so older records stay valid):
 - ``files``: ``{name: {"sha256": hex, "size": n}}`` of the exact bytes of every file the save
   wrote in the run folder (``run.meta.json`` only for the call that created the run);
 - ``event``: ``{"sha256": hex, "size": n}`` of the call's ``events.jsonl`` line, without its newline;
-- ``recovered``: ``true`` when ``repair_trace_links`` wrote the record for an interrupted save.
+- ``recovered``: ``true`` when ``repair_trace_links`` wrote the record for an interrupted save;
+- ``save``: the save's token, the one its ``trace.save-begun@1`` record holds.
+
+A save recorded in a store appends ``trace.save-begun@1`` (``save``, ``skill``, ``purpose``;
+subject ``trace-save:<token>``) before it writes the call's first file: the ledger's evidence
+that the save began, without which ``verify --repair`` records nothing (a pending marker in
+``.aris`` alone is no evidence: anyone who can write ``.aris`` can write one).
 """
 
 from __future__ import annotations
@@ -24,9 +30,22 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from reviewtrail.store import Store
 
-__all__ = ["TRACE_RECORD_TYPE", "StoreLocator", "append_trace_record", "digest_doc", "record_in_store", "store_present"]
+__all__ = [
+    "SAVE_BEGUN_TYPE",
+    "SAVE_TOKEN_PATTERN",
+    "TRACE_RECORD_TYPE",
+    "StoreLocator",
+    "append_save_begun",
+    "append_trace_record",
+    "digest_doc",
+    "record_in_store",
+    "save_subject",
+    "store_present",
+]
 
 TRACE_RECORD_TYPE = "trace.review-call@1"
+SAVE_BEGUN_TYPE = "trace.save-begun@1"
+SAVE_TOKEN_PATTERN = r"^[0-9a-f]{32}$"  # noqa: S105 - a format, not a secret
 
 
 class StoreLocator(Protocol):
@@ -68,6 +87,7 @@ def append_trace_record(
     files: Mapping[str, tuple[str, int]] | None = None,
     event: tuple[str, int] | None = None,
     recovered: bool = False,
+    save: str | None = None,
 ) -> str:
     """Append one ``trace.review-call@1`` record to an open store; its id.
 
@@ -90,6 +110,8 @@ def append_trace_record(
         payload["event"] = digest_doc(event)
     if recovered:
         payload["recovered"] = True
+    if save is not None:
+        payload["save"] = save
     record = NewRecord.make(
         type=TRACE_RECORD_TYPE,
         actor=actor,
@@ -109,3 +131,25 @@ def record_in_store(store: Store | StoreLocator, project: Path, **fields: Any) -
         return append_trace_record(store, **fields)
     with store.open(project) as opened:
         return append_trace_record(opened, **fields)
+
+
+def save_subject(save: str) -> str:
+    """The subject of a save's ``trace.save-begun@1`` record (read back by subject)."""
+    return f"trace-save:{save}"
+
+
+def append_save_begun(store: Store, *, save: str, skill: str, purpose: str, actor: str) -> None:
+    """Record that a save began (before its first file is written)."""
+    from reviewtrail.ledger import NewRecord
+
+    store.append(
+        [
+            NewRecord.make(
+                type=SAVE_BEGUN_TYPE,
+                actor=actor,
+                privacy="private",
+                subject=save_subject(save),
+                payload={"save": save, "skill": skill, "purpose": purpose},
+            )
+        ]
+    )

@@ -27,6 +27,7 @@ class RecordedCall:
     event: tuple[str, int] | None
     prompt_sha256: str | None = None  # from the prompt's CAS reference (full mode)
     response_sha256: str | None = None
+    save: str | None = None  # the token of the save that wrote it (records since saves record their start)
 
     @property
     def stem(self) -> str:
@@ -125,4 +126,5 @@ def parse_record(record_id: str, seq: int, payload: Any) -> RecordedCall | str:
         event,
         prompt_sha256=_ref_sha(payload.get("prompt")),
         response_sha256=_ref_sha(payload.get("response")),
+        save=payload["save"] if isinstance(payload.get("save"), str) else None,
     )

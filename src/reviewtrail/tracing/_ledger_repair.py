@@ -3,9 +3,12 @@
 For each pending marker whose save is gone (see ``_pending``):
 
 - the call is already recorded: the leftover marker is removed;
-- the call's files are all there (its meta file exists, written last) and pass the schema
-  and label checks: its event line is appended when missing, then its record is appended
-  (``recovered: true``, digests of the files as they are now) and the marker removed;
+- the call's files are all there (its meta file exists, written last), pass the schema and
+  label checks, and the ledger holds the save's ``trace.save-begun@1`` record (see
+  ``_save_evidence``: a marker alone, which anyone able to write ``.aris`` can forge, is not
+  enough): its event line is appended when missing, then its record is appended
+  (``recovered: true``, digests of the files as they are now) and the marker removed; without
+  that record nothing is recorded and ``verify`` keeps reporting the files;
 - nothing of the call was written: the marker is removed, and so is the run folder when
   it holds no call at all (only the save's ``run.meta.json``);
 - an incomplete call (request or response without the meta file, which a save writes last:
@@ -31,6 +34,7 @@ from reviewtrail.tracing._layout import call_files, parse_call_filename, traces_
 from reviewtrail.tracing._ledger_check import recorded_calls
 from reviewtrail.tracing._ledger_link import append_trace_record
 from reviewtrail.tracing._pending import Pending, parse_marker, pending_dir, taken
+from reviewtrail.tracing._save_evidence import save_began
 from reviewtrail.tracing._verify import call_problems
 from reviewtrail.tracing._writer import append_event, digest, locked
 
@@ -75,6 +79,8 @@ def _repair(store: Store, project: Path, m: Pending) -> str | None:
     run = traces_root(project) / m.skill / m.run_id
     files = call_files(run, m.call_number, m.purpose)
     if files.meta.exists():
+        if not save_began(store, m, calls):
+            return None  # a marker the ledger does not vouch for: nothing is recorded (verify reports it)
         return _record(store, project, m, calls, where)
     aside = _set_aside(project, m, [files.request, files.response])
     removed = ""
@@ -165,6 +171,7 @@ def _record(store: Store, project: Path, m: Pending, calls: list[Any], where: st
         files=written,
         event=digest(line),
         recovered=True,
+        save=m.save,
     )
     m.path.unlink()
     return f"{where}: recorded in the ledger{appended} (its save was interrupted)"

@@ -15,6 +15,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,6 +26,9 @@ from reviewtrail.canonical import loads_document
 from reviewtrail.tracing._layout import ARIS_DIR, RUN_ID, check_name
 
 __all__ = ["Pending", "PendingMarker", "parse_marker", "pending_dir", "read_markers", "taken"]
+
+
+SAVE_TOKEN = re.compile(r"[0-9a-f]{32}")
 
 
 def pending_dir(project: Path) -> Path:
@@ -42,6 +46,7 @@ class Pending:
     purpose: str
     run_created: bool
     live: bool  # its save is still running
+    save: str | None = None  # the save's token (its trace.save-begun@1 record); None in older markers
 
     @property
     def stem(self) -> str:
@@ -62,6 +67,7 @@ class PendingMarker:
         self._fd: int | None = None
         self._path: Path | None = None
         self._claimed: tuple[str, int, bool] | None = None
+        self.save = secrets.token_hex(16)  # one per save, in every marker it writes and in its records
 
     def claim(self, run_id: str, number: int, created: bool) -> None:
         """Name the call about to be written (a new marker file replaces the previous one)."""
@@ -75,6 +81,7 @@ class PendingMarker:
             "purpose": self.purpose,
             "run_created": created,
             "pid": os.getpid(),
+            "save": self.save,
         }
         token = secrets.token_hex(8)
         tmp = self.folder / f".{token}.tmp"
@@ -122,6 +129,7 @@ def parse_marker(path: Path, live: bool) -> Pending | None:
         run_id = doc["run_id"]
         if not isinstance(run_id, str) or RUN_ID.fullmatch(run_id) is None:
             return None
+        save = doc.get("save")
         return Pending(
             path,
             check_name(doc["skill"], "skill"),
@@ -130,6 +138,7 @@ def parse_marker(path: Path, live: bool) -> Pending | None:
             check_name(doc["purpose"], "purpose"),
             doc.get("run_created") is True,
             live,
+            save if isinstance(save, str) and SAVE_TOKEN.fullmatch(save) else None,
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None

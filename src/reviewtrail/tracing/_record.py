@@ -4,8 +4,10 @@ The trace settings (``ARIS_TRACE_MODE``, ``ARIS_TRACE_RUN_ID``, ``ARIS_TRACE_RUN
 come from the caller as ``env``, by variable name (see :meth:`reviewtrail.config.TraceSettings.environ`);
 nothing here reads the process environment. A call is recorded in the ledger when the caller
 passes the open ``store`` it belongs to, or a :class:`StoreLocator` that finds the project's
-store before the files are written and opens it once they are safe (the command line passes
-:class:`reviewtrail.app.ProjectStores`).
+store before anything is written and opens it when the run and call number are chosen, to
+record that the save began before its first file (the command line passes
+:class:`reviewtrail.app.ProjectStores`). A store that cannot be opened then does not stop the
+files from being written; the error is raised once they are safe.
 """
 
 from __future__ import annotations
@@ -79,6 +81,65 @@ def _project(project_dir: str | Path | None) -> Path:
     return existing_project_root(project_dir)
 
 
+class _SaveLink:
+    """A save recorded in a store: its pending marker, and its ``trace.save-begun@1`` record,
+    appended at the first claim (the run and call number are chosen, no file written yet). The
+    store is opened then (a locator's, kept open for the call's record). When the store cannot
+    take it, the call's files are still written, but the save is not one repair will complete."""
+
+    def __init__(
+        self, project: Path, call: ReviewCall, marker: PendingMarker, store: Store | StoreLocator | None
+    ) -> None:
+        self.project, self.call, self.marker, self._store = project, call, marker, store
+        self._opened: Store | None = None
+        self._owned = False
+        self._failure: ReviewtrailError | None = None
+        self.begun = False
+
+    def claim(self, run_id: str, number: int, created: bool) -> None:
+        self.marker.claim(run_id, number, created)
+        if self.begun or self._failure is not None:
+            return
+        from reviewtrail.tracing._ledger_link import append_save_begun
+
+        try:
+            append_save_begun(
+                self._open(),
+                save=self.marker.save,
+                skill=self.call.skill,
+                purpose=self.call.purpose,
+                actor=self.call.executor or "unknown-executor",
+            )
+        except ReviewtrailError as exc:
+            self._failure = exc  # the trace is still written; the error is raised once it is safe
+        else:
+            self.begun = True
+
+    def _open(self) -> Store:
+        from reviewtrail.store import Store
+
+        if self._opened is None:
+            if isinstance(self._store, Store):
+                self._opened = self._store
+            elif self._store is not None:
+                self._opened, self._owned = self._store.open(self.project), True
+            else:
+                raise ReviewtrailError("no store to record the trace in")
+        return self._opened
+
+    def opened(self) -> Store:
+        """The store to record the call in; the error that kept the save from beginning, if any."""
+        if self._failure is not None:
+            raise self._failure
+        return self._open()
+
+    def close(self) -> None:
+        self.marker.clear()
+        if self._owned and self._opened is not None:
+            self._opened.close()
+        self._opened = None
+
+
 def _marker(project: Path, call: ReviewCall, store: Store | StoreLocator | None) -> PendingMarker | None:
     """A pending marker when the call will be recorded in a store (see ``_pending``)."""
     from reviewtrail.tracing._ledger_link import store_present
@@ -133,6 +194,7 @@ def _write(
     start, end = call.times(now)
     assurance = call.assurance()
     marker = _marker(project, call, store)
+    link = _SaveLink(project, call, marker, store) if marker is not None else None
     try:
         slot = allocate_and_write(
             skill_dir(project, call.skill),
@@ -147,15 +209,17 @@ def _write(
             request=build_request(call, assurance, number=0, start=start, mode=chosen),
             response=call.response if chosen == "full" and call.response is not None else None,
             meta=build_meta(call, assurance, number=0, start=start, end=end, mode=chosen),
-            claim=marker.claim if marker is not None else None,
+            claim=link.claim if link is not None else None,
         )
     except BaseException:
-        if marker is not None:
-            marker.clear()  # the writer removed what it wrote
+        if link is not None:
+            link.close()  # the writer removed what it wrote
         raise
-    record_id = _event_and_record(call, project, slot, chosen, assurance, (start, end), marker, store)
-    if marker is not None:
-        marker.clear()
+    try:
+        record_id = _event_and_record(call, project, slot, chosen, assurance, (start, end), link)
+    finally:
+        if link is not None:
+            link.close()
     return TraceResult(
         mode=chosen,
         run_id=slot.run_id,
@@ -177,12 +241,12 @@ def _event_and_record(
     chosen: TraceMode,
     assurance: Assurance,
     times: tuple[datetime, datetime],
-    marker: PendingMarker | None,
-    store: Store | StoreLocator | None,
+    link: _SaveLink | None,
 ) -> str | None:
     """Append the call's event line and, when a store is there, its ledger record (its id). On
-    failure the marker is left for ``verify`` to report and ``--repair`` to complete, and the
-    error says what was written and what was not."""
+    failure the marker is left for ``verify`` to report and ``--repair`` to complete (when the
+    ledger holds the record that the save began), and the error says what was written and what
+    was not."""
     start, end = times
     trace_path = f"{slot.path.relative_to(project).as_posix()}/"
     number = slot.files.number
@@ -191,14 +255,13 @@ def _event_and_record(
         line = append_event(
             project, build_event(call, assurance, trace_path=trace_path, number=number, end=end, mode=chosen)
         )
-        if marker is None or store is None:
+        if link is None:
             return None
-        from reviewtrail.tracing._ledger_link import record_in_store
+        from reviewtrail.tracing._ledger_link import append_trace_record
 
         step = "it was not recorded in the store"
-        return record_in_store(
-            store,
-            project,
+        return append_trace_record(
+            link.opened(),
             skill=call.skill,
             run_id=slot.run_id,
             trace_path=trace_path,
@@ -209,14 +272,16 @@ def _event_and_record(
             actor=call.executor or "unknown-executor",
             files=slot.written,
             event=digest(line),
+            save=link.marker.save,
         )
     except BaseException as exc:
-        if marker is not None:
-            marker.release()  # left for verify to report and repair to complete
+        recoverable = link is not None and link.begun
+        if link is not None:
+            link.marker.release()  # left for verify to report and repair to complete
         if isinstance(exc, ReviewtrailError):
             exc.args = (
                 f"trace written to {slot.files.meta} but {step}: {exc}"
-                + ("; 'reviewtrail verify --repair' completes it" if marker is not None else ""),
+                + ("; 'reviewtrail verify --repair' completes it" if recoverable else ""),
             )
         raise
 
