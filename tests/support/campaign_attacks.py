@@ -280,6 +280,62 @@ def _other_identity(doc: dict[str, Any]) -> None:
     doc["identity"]["hash"] = "0" * 64
 
 
+# --- holes of the second hostile campaign -----------------------------------------------------------
+def marker_downgraded_ledger_emptied(p: Project, f: Facts, o: Project) -> None:
+    """The marker rewritten as an older store's (no identity), the ledger and its query tables emptied."""
+    write_over(p.store / "reviewtrail-store.json", b'{"format": 1}')
+    with unguarded(p) as conn:
+        conn.execute("DELETE FROM rt_records")
+        for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name LIKE 'rt_p_%'"):
+            conn.execute(f'DELETE FROM "{name}"')
+
+
+def _symlinked(rel: str) -> Attack:
+    """A store file swapped for a symlink to a same-content copy outside the store."""
+
+    def attack(p: Project, f: Facts, o: Project) -> None:
+        checkpoint_wal(p)
+        path = p.store / rel
+        outside = p.root.with_name(p.root.name + "-outside") / path.name
+        outside.parent.mkdir(exist_ok=True)
+        if path.exists():
+            shutil.copy(path, outside)
+            path.unlink()
+        else:
+            outside.write_bytes(b"")
+        path.symlink_to(outside)
+
+    return attack
+
+
+def _dropped_table_then(table: str, *args: str) -> Attack:
+    """A query table dropped; a command that reads it must say so (exit 4), not that the backend is down."""
+
+    def attack(p: Project, f: Facts, o: Project) -> None:
+        with p.connect() as conn:
+            conn.execute(f'DROP TABLE "{table}"')
+        if args:
+            result = p.cli(*args)
+            if result.code != 4 or table not in result.err:
+                raise Uncaught(f"{' '.join(args)} after {table} was dropped: {result.describe()}")
+
+    return attack
+
+
+def _second_campaign() -> dict[str, Attack]:
+    return {
+        "store marker: rewritten to {format: 1} (identity dropped)": _marker(lambda doc: b'{"format": 1}'),
+        "store marker rewritten to {format: 1}, ledger and query tables emptied": marker_downgraded_ledger_emptied,
+        "ledger.sqlite replaced by a symlink to an outside copy": _symlinked("ledger.sqlite"),
+        "ledger.sqlite-wal planted as a symlink to an outside file": _symlinked("ledger.sqlite-wal"),
+        "store marker replaced by a symlink to an outside copy": _symlinked("reviewtrail-store.json"),
+        "query table rt_p_cas_refs dropped": _dropped_table_then("rt_p_cas_refs"),
+        "query table rt_p_prov_artifact_versions dropped (then artifact ls)": _dropped_table_then(
+            "rt_p_prov_artifact_versions", "artifact", "ls"
+        ),
+    }
+
+
 def attack_cases(template: Project, facts: Facts) -> dict[str, Attack]:
     cases: dict[str, Attack] = {
         "ledger deleted (+wal/shm)": deleted,
@@ -310,5 +366,6 @@ def attack_cases(template: Project, facts: Facts) -> dict[str, Attack]:
             "store marker: not JSON": _marker(lambda doc: b'{"format": 1, "storeId": '),
         }
     )
+    cases.update(_second_campaign())
     cases.update(file_attacks())
     return cases

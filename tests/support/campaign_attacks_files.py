@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -130,6 +131,21 @@ def forged_pending_marker(p: Project, f: Facts, o: Project) -> None:
     pending.mkdir(parents=True, exist_ok=True)
     marker = {"skill": SKILL, "run_id": Path(f.trace_run).name, "call_number": 3, "purpose": "round-2-review"}
     (pending / "0123456789abcdef.json").write_text(json.dumps({**marker, "run_created": False, "pid": 1}))
+
+
+def forged_pending_marker_then_repair(p: Project, f: Facts, o: Project) -> None:
+    """A forged marker with call files that pass every check of their own (call 2 copied as call 3,
+    its number changed inside), then ``verify --repair``: repair must not record them."""
+    run = _run_dir(p, f)
+    for src in sorted(run.glob("002-*")):
+        data = re.sub(rb'"call_number": ?2\b', b'"call_number": 3', src.read_bytes())
+        (run / src.name.replace("002-", "003-")).write_bytes(data)
+    pending = p.root / ".aris" / "meta" / "pending"
+    pending.mkdir(parents=True, exist_ok=True)
+    purpose = sorted(run.glob("003-*.meta.json"))[0].name[len("003-") : -len(".meta.json")]
+    marker = {"skill": SKILL, "run_id": run.name, "call_number": 3, "purpose": purpose, "run_created": False}
+    (pending / "0123456789abcdef.json").write_text(json.dumps({**marker, "pid": 1}))
+    p.cli("verify", "--repair", "--project-dir", str(p.root))
 
 
 def symlinked_workspace(p: Project, f: Facts, o: Project) -> None:
@@ -325,6 +341,7 @@ def file_attacks() -> dict[str, Attack]:
         ),
         "events.jsonl: a line nested 200000 deep added": _events(lambda ls: [*ls, DEEP + b"\n"]),
         "trace: call files added with a forged pending marker": forged_pending_marker,
+        "trace: call files added with a forged pending marker, then verify --repair": forged_pending_marker_then_repair,
         "workspace: replaced by a symlink to a folder outside the store (then run)": symlinked_workspace,
         "events.jsonl: line edited": _events(lambda ls: [ls[0].replace(b'"ok"', b'"error"', 1), *ls[1:]]),
         "events.jsonl: line deleted": _events(lambda ls: ls[1:]),

@@ -59,7 +59,7 @@ class SqliteLedger(SqlLedger):
         self.path = os.fspath(path)
         if not create or os.path.lexists(self.path):
             for problem in self.file_problems():
-                raise IntegrityError(f"{problem}; refusing to open it", field="ledger")
+                raise IntegrityError(f"{problem.removeprefix('ledger: ')}; refusing to open it", field="ledger")
         if not create and not Path(self.path).is_file():
             raise LedgerMissingError(f"the ledger file {self.path} is missing", field="ledger")
         self._lock = threading.RLock()
