@@ -1,8 +1,8 @@
 """Everyday commands load only what they use: run in a fresh process against a small real store,
 ``ledger tail``, ``cas put``, ``cas cat``, ``trace save``, ``review queue`` and ``review decide``
 never import the reviewer, evidence or provenance packages, nor the command modules of other
-groups. Each command's exact set of reviewtrail modules is listed here (no timings: the
-benchmark ``bench/bench_startup.py`` measures start-up)."""
+groups, nor rich (tables to a pipe are drawn without it). Each command's exact set of reviewtrail
+modules is listed here (no timings: ``bench/bench_startup.py`` measures start-up)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def report():
     names = {m for m in sys.modules if m.startswith("reviewtrail.")}
     packages = sorted({".".join(m.split(".")[:2]) for m in names})
     cli = sorted(m for m in names if m.startswith("reviewtrail.cli."))
-    libraries = sorted(m for m in ("psycopg", "cryptography", "jsonschema", "httpx") if m in sys.modules)
+    libraries = sorted(m for m in ("psycopg", "cryptography", "jsonschema", "httpx", "rich") if m in sys.modules)
     sys.stderr.write("\\nLOADED " + json.dumps([packages, cli, libraries]) + "\\n")
 atexit.register(report)
 sys.argv[0] = "reviewtrail"

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
+import functools
 import os
 import stat
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -41,6 +39,8 @@ def replace_file(path: str | os.PathLike[str], data: bytes, *, mode: int | None 
     """Write ``data`` to ``path`` durably and atomically: a temp file in the same folder, fsynced,
     given ``mode`` (default: the temp file's 0o600), renamed over ``path``, then the folder fsynced.
     A failure leaves ``path`` as it was and no temp file behind."""
+    import tempfile
+
     target = Path(path)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
@@ -57,7 +57,12 @@ def replace_file(path: str | os.PathLike[str], data: bytes, *, mode: int | None 
     fsync_dir(target.parent)
 
 
-def _load_syncfs() -> Callable[[int], int] | None:
+@functools.cache
+def _syncfs() -> Callable[[int], int] | None:
+    """libc's ``syncfs``, looked up on first use (finding libc may run ``ldconfig``)."""
+    import ctypes
+    import ctypes.util
+
     name = ctypes.util.find_library("c")
     if not name:
         return None
@@ -70,19 +75,17 @@ def _load_syncfs() -> Callable[[int], int] | None:
     return fn
 
 
-_SYNCFS = _load_syncfs()
-
-
 def sync_files(directory: str | Path, paths: Sequence[str | os.PathLike[str]]) -> None:
     """Make the data of every file in ``paths`` durable, with one barrier when possible.
 
     With more than one file, ``syncfs(2)`` on ``directory``'s filesystem flushes them all
     at once instead of one fsync each; without it (non-Linux), each file is fsynced.
     """
-    if len(paths) > 1 and _SYNCFS is not None:
+    syncfs = _syncfs() if len(paths) > 1 else None
+    if syncfs is not None:
         fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
         try:
-            if _SYNCFS(fd) == 0:
+            if syncfs(fd) == 0:
                 return
         finally:
             os.close(fd)

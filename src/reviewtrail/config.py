@@ -17,7 +17,6 @@ variable.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,6 +123,8 @@ def find_config_file(start: Path) -> Path | None:
 
 
 def _read_toml(path: Path) -> dict[str, str]:
+    import tomllib  # only a project with a reviewtrail.toml pays for the parser
+
     try:
         doc = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

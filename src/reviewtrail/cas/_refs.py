@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Annotated, Any, Literal, NewType, TypeGuard
 
@@ -41,11 +42,16 @@ HEX_PATTERN = r"[0-9a-f]{64}"
 DIGEST_PATTERN = rf"sha256:{HEX_PATTERN}"
 
 _HEX64 = re.compile(HEX_PATTERN)
-# RFC 6838 type/subtype with optional parameters; conservative on purpose.
-_MEDIA_TYPE = re.compile(
-    r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}"
-    r"(\s*;\s*[A-Za-z0-9!#$&^_.+-]+=(\"[^\"\\]*\"|[A-Za-z0-9!#$&^_.+-]+))*"
-)
+
+
+@functools.cache
+def _media_type() -> re.Pattern[str]:
+    """RFC 6838 type/subtype with optional parameters; conservative on purpose (compiled on
+    first use: reading never checks a media type)."""
+    return re.compile(
+        r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}"
+        r"(\s*;\s*[A-Za-z0-9!#$&^_.+-]+=(\"[^\"\\]*\"|[A-Za-z0-9!#$&^_.+-]+))*"
+    )
 
 
 def is_hex(value: object) -> TypeGuard[str]:
@@ -93,7 +99,7 @@ def check_pool(value: object, *, field: str = "pool") -> Pool:
 
 
 def check_media_type(value: object, *, field: str = "mediaType") -> str:
-    if not isinstance(value, str) or _MEDIA_TYPE.fullmatch(value) is None:
+    if not isinstance(value, str) or _media_type().fullmatch(value) is None:
         raise InvalidInputError(f"{value!r} is not a media type like 'text/plain'", field=field)
     return value
 

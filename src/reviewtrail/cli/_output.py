@@ -20,9 +20,11 @@ R = TypeVar("R")
 __all__ = [
     "EXIT_PIPE_CLOSED",
     "JSON_HELP",
+    "PIPE_WIDTH",
     "fail",
     "handle_errors",
     "os_error_outcome",
+    "plain_table",
     "print_json",
     "read_text_file",
     "silence_stdout",
@@ -141,6 +143,12 @@ def silence_stdout() -> None:
 
 
 def table(title: str, columns: list[str], rows: list[list[str]], *, no_wrap: tuple[str, ...] = ()) -> None:
+    # A terminal gets its own width; a pipe or a file gets long lines rather than folded cells.
+    if not sys.stdout.isatty():
+        plain = plain_table(title, columns, rows)
+        if plain is not None:
+            sys.stdout.write(plain)
+            return
     from rich.console import Console as RichConsole
     from rich.table import Table
 
@@ -155,8 +163,52 @@ def table(title: str, columns: list[str], rows: list[list[str]], *, no_wrap: tup
         t.add_column(c, overflow="fold", no_wrap=c in no_wrap)
     for r in rows:
         t.add_row(*r)
-    # A terminal gets its own width; a pipe or a file gets long lines rather than folded cells.
-    Console(width=None if sys.stdout.isatty() else 200).print(t)
+    Console(width=None if sys.stdout.isatty() else PIPE_WIDTH).print(t)
+
+
+# The width of a table written to a pipe or a file.
+PIPE_WIDTH = 200
+
+
+def _plain_cell(text: str) -> bool:
+    """Does rich print ``text`` as it is (no markup, no emoji code, one ASCII line, no edge space)?"""
+    if not text.isascii() or not text.isprintable() or "[" in text or text != text.strip():
+        return False
+    # ``:name:`` may be an emoji code; a time's ``:MM:`` (two digits) is not one.
+    return all(len(part) == 2 and part.isdigit() for part in text.split(":")[1:-1])
+
+
+def plain_table(title: str, columns: list[str], rows: list[list[str]]) -> str | None:
+    """The table exactly as rich draws it for a pipe (heavy-head box, no colour, width
+    :data:`PIPE_WIDTH`), without importing rich; ``None`` when rich could draw it differently
+    (a cell rich would read as markup or an emoji code, non-ASCII text, a table or title too
+    wide, colour forced by the environment, an output that is not UTF-8)."""
+    if os.environ.get("FORCE_COLOR") is not None or os.environ.get("TTY_COMPATIBLE") == "1":
+        return None
+    if not (getattr(sys.stdout, "encoding", None) or "").lower().startswith("utf"):
+        return None
+    cells = [columns, *rows]
+    if any(len(r) != len(columns) for r in rows) or not all(_plain_cell(c) for r in cells for c in r if c):
+        return None
+    widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
+    total = sum(widths) + 3 * len(widths) + 1
+    if total > PIPE_WIDTH or len(title) > total or (title and not _plain_cell(title)):
+        return None
+
+    def line(left: str, fill: str, mid: str, right: str) -> str:
+        return left + mid.join(fill * (w + 2) for w in widths) + right + "\n"
+
+    def row(edge: str, values: list[str]) -> str:
+        return edge + edge.join(f" {v.ljust(w)} " for v, w in zip(values, widths, strict=True)) + edge + "\n"
+
+    out = []
+    if title:
+        left = (total - len(title)) // 2
+        out.append(" " * left + title + " " * (total - len(title) - left) + "\n")
+    out += [line("┏", "━", "┳", "┓"), row("┃", columns), line("┡", "━", "╇", "┩")]
+    out += [row("│", r) for r in rows]
+    out.append(line("└", "─", "┴", "┘"))
+    return "".join(out)
 
 
 def read_text_file(path: Path, field: str, *, stdin: bool = False) -> str:

@@ -10,14 +10,10 @@ The catalog names the typed payloads the ledger validates and the query tables i
 application's catalog is assembled in :mod:`reviewtrail.app`.
 """
 
+import importlib
+import typing
+
 from reviewtrail.ledger._catalog import EMPTY_CATALOG, DeclaredProjection, DeferredPart, RecordCatalog
-from reviewtrail.ledger._checkpoint import (
-    CHECKPOINT_TYPE,
-    check_checkpoint,
-    load_checkpoint,
-    make_checkpoint,
-    save_checkpoint,
-)
 from reviewtrail.ledger._envelope import (
     GENESIS_HASH,
     Envelope,
@@ -28,13 +24,43 @@ from reviewtrail.ledger._envelope import (
     format_time,
     new_id,
 )
-from reviewtrail.ledger._memory import MemoryLedger
 from reviewtrail.ledger._open import open_ledger
 from reviewtrail.ledger._projections import BUILTIN_PROJECTIONS, ROW_SEQ, Projection, ProjectionTable
 from reviewtrail.ledger._protocol import Ledger, projection_rows
-from reviewtrail.ledger._recorded import Recorded
 from reviewtrail.ledger._reserved import is_reserved_type
 from reviewtrail.ledger._types import RecordPayload, new_record, record_type
+
+if typing.TYPE_CHECKING:
+    from reviewtrail.ledger._checkpoint import (
+        CHECKPOINT_TYPE,
+        check_checkpoint,
+        load_checkpoint,
+        make_checkpoint,
+        save_checkpoint,
+    )
+    from reviewtrail.ledger._memory import MemoryLedger
+    from reviewtrail.ledger._recorded import Recorded
+
+# Loaded on first use: reading and appending need none of these.
+_LAZY = {
+    "CHECKPOINT_TYPE": "_checkpoint",
+    "check_checkpoint": "_checkpoint",
+    "load_checkpoint": "_checkpoint",
+    "make_checkpoint": "_checkpoint",
+    "save_checkpoint": "_checkpoint",
+    "MemoryLedger": "_memory",
+    "Recorded": "_recorded",
+}
+
+
+def __getattr__(name: str) -> typing.Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "BUILTIN_PROJECTIONS",

@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from reviewtrail.config import sqlite_path
 from reviewtrail.errors import ConfigError, LedgerMissingError
 from reviewtrail.ledger._catalog import RecordCatalog
-from reviewtrail.ledger._memory import MemoryLedger
 from reviewtrail.ledger._projections import Projection
 from reviewtrail.ledger._protocol import Ledger
 
@@ -33,6 +32,8 @@ def open_ledger(
     if catalog is not None:
         projections = catalog if projections is None else catalog.with_projections(projections)
     if url == "memory:":
+        from reviewtrail.ledger._memory import MemoryLedger
+
         return MemoryLedger(projections)
     path = sqlite_path(url)
     if path is not None:
