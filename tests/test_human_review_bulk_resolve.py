@@ -181,7 +181,7 @@ def test_a_preloaded_page_falls_back_to_the_ledger_for_what_it_does_not_hold(tmp
     store = new_store(tmp_path)
     [item] = _build(store, [("public-source", "none", [])], amend_before=False)
     rows = store.ledger.rows("hr_items", item_id=item.item_id)
-    records = Preloaded(store.ledger, rows)
+    records = Preloaded(store.ledger, [item.item_id], rows)
     prompt = store.ledger.get(item.prompt_event_id)
     assert records.get(prompt.id) == prompt
     assert records.rows("hr_prompts", record_id=prompt.id) == store.ledger.rows("hr_prompts", record_id=prompt.id)
@@ -201,8 +201,8 @@ def test_a_preloaded_page_refuses_a_run_whose_record_was_altered(tmp_path: Path)
         conn.execute("UPDATE rt_records SET actor = 'forger' WHERE seq = ?", (seq,))
     fresh = new_store_view(tmp_path)
     with pytest.raises(IntegrityError) as err:
-        Preloaded(fresh.ledger, fresh.ledger.rows("hr_items", item_id=item.item_id))
-    assert err.value.field == "hr_runs"
+        Preloaded(fresh.ledger, [item.item_id], fresh.ledger.rows("hr_items", item_id=item.item_id))
+    assert err.value.field == "ledger"
     fresh.close()
     store.close()
 

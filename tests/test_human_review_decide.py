@@ -379,9 +379,9 @@ def test_a_resubmission_that_loses_the_race_returns_the_first_record(
     real = module._recorded
     calls: list[str] = []
 
-    def not_yet_seen(ledger: Any, submission_id: str, item_id: str) -> Any:
+    def not_yet_seen(ledger: Any, records: Any, submission_id: str, item_id: str) -> Any:
         calls.append(submission_id)
-        return None if len(calls) == 1 else real(ledger, submission_id, item_id)
+        return None if len(calls) == 1 else real(ledger, records, submission_id, item_id)
 
     monkeypatch.setattr(module, "_recorded", not_yet_seen)
     before = head_seq(store)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +16,7 @@ __all__ = [
     "canonical_flat",
     "canonical_json",
     "canonical_sha256",
+    "is_canonical",
     "loads_canonical",
     "loads_document",
     "loads_json",
@@ -196,13 +198,25 @@ def _parse_int(text: str) -> int | float:
 _JSON_DECODER = json.JSONDecoder(parse_int=_parse_int)
 
 
+_PLAIN_DECODER = json.JSONDecoder()
+# Sixteen digits in a row may be an integer beyond 2**53 (and must then read as a double); JSON
+# without them has only safe integers, which the C decoder reads as they are.
+_LONG_DIGITS = re.compile(rb"[0-9]{16}")
+
+
 def loads_json(data: bytes | str) -> Any:
     """Parse JSON the way canonical bytes are meant: integers beyond 2**53 are doubles.
 
     Exactly ``json.loads(data, parse_int=...)`` (bytes decoded by their detected encoding, a
-    leading BOM refused), with one decoder made once instead of one per call."""
+    leading BOM refused), with one decoder made once instead of one per call. Bytes without a
+    run of sixteen digits (nearly every payload) are read by the C decoder alone."""
     if isinstance(data, (bytes, bytearray)):
         text = data.decode(json.detect_encoding(data), "surrogatepass")
+        if _LONG_DIGITS.search(data) is None:
+            try:
+                return _PLAIN_DECODER.decode(text)
+            except RecursionError:
+                raise json.JSONDecodeError("nested too deeply to read", text[:80], 0) from None
     elif isinstance(data, str):
         if data.startswith("\ufeff"):
             raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", data, 0)
@@ -223,6 +237,47 @@ def loads_document(data: bytes | str, **options: Any) -> Any:
     except RecursionError:
         text = data if isinstance(data, str) else data.decode("utf-8", errors="replace")
         raise json.JSONDecodeError("nested too deeply to read", text[:80], 0) from None
+
+
+class _NotPlain(Exception):
+    """A number or constant the fast canonical check leaves to the general one."""
+
+
+def _not_plain(text: str) -> Any:
+    raise _NotPlain(text)
+
+
+_STRICT_PLAIN_DECODER = json.JSONDecoder(parse_float=_not_plain, parse_constant=_not_plain)
+# UTF-8 lead bytes of code points at or above U+D000: keys holding such characters may sort
+# differently by UTF-16 code unit, so bytes holding any are left to the general check.
+_HIGH_PLANE = re.compile(rb"[\xed-\xf4]")
+
+
+def is_canonical(data: bytes) -> bool:
+    """Whether ``data`` is exactly the RFC 8785 form of the JSON value it holds.
+
+    Bytes holding only objects, arrays, strings, booleans, null and integers of at most fifteen
+    digits, with no character at or above U+D000, are checked at C speed: for such values RFC
+    8785 is sorted-key, separator-free JSON without ASCII escaping (see ``_PLAIN_DUMPS``), so the
+    bytes are canonical exactly when that encoding of their parse gives them back. Anything else
+    (floats, long integers, NaN, high characters) takes the general check."""
+    if _LONG_DIGITS.search(data) is None and _HIGH_PLANE.search(data) is None:
+        try:
+            value = _STRICT_PLAIN_DECODER.decode(data.decode("utf-8"))
+        except _NotPlain:
+            pass
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return False
+        else:
+            try:
+                return bool(_PLAIN_DUMPS(value).encode("utf-8") == data)
+            except UnicodeEncodeError:  # a lone surrogate, written as an escape
+                return False
+    try:
+        loads_canonical(data)
+    except CanonicalJSONError:
+        return False
+    return True
 
 
 def loads_canonical(data: bytes, *, field: str = "value") -> Any:

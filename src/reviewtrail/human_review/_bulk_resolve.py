@@ -1,15 +1,18 @@
-"""Resolving a page of review items from a few bulk reads (docs/human-review.md, "Exporting a
-campaign").
+"""Resolving a page of review items from the records themselves, read in a few bulk reads
+(docs/human-review.md, "Exporting a campaign" and "Reads that gate").
 
-:class:`Preloaded` reads everything a page of ``hr_items`` rows rests on at once: the item and
-prompt records, the runs and their receipts and outputs, the decisions, and every record that
-supersedes any of them (corrections, reclassifications, later decisions), following the chains
-to their ends. It then answers the reads of :mod:`._resolve` (``get``, ``superseded_by``,
-``rows``) from memory, so :func:`~._resolve.resolve_item` and
-:func:`~._resolve.item_decisions` run unchanged over it: the same rules, the same re-check of
-every digest, a few queries per page instead of some fifteen per item. Every query-table row is
-read through the ledger's checked reads (each row verified against its record); anything not
-preloaded is read from the ledger itself.
+:class:`Preloaded` reads everything a page of items rests on at once, from the ledger's records
+rather than its query tables: every record *about* each item (the item, its decisions and their
+corrections share the item id as subject), every record about each of their runs (the run, its
+receipt and output and their corrections and reclassifications share the run id), the prompts,
+and every record that supersedes any of them, following the chains to their ends. Each record is
+checked as it is read (its stored bytes hashed, the next record's link to it). The query-table
+rows the rules of :mod:`._resolve` ask for (``hr_items`` and ``hr_decisions`` by item,
+``hr_runs`` and ``hr_run_parts`` by run) are then computed from those records with the package's
+projection, so a row deleted, restored or pointed at an older record can neither hide a decision,
+a correction or a reclassification nor bring back one that was replaced: what the rules see is
+what the chain gives. :func:`~._resolve.resolve_item` and :func:`~._resolve.item_decisions` run
+unchanged over it.
 """
 
 from __future__ import annotations
@@ -17,53 +20,68 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from reviewtrail.errors import IntegrityError
+from reviewtrail.human_review._projection import HUMAN_REVIEW_PROJECTION
+from reviewtrail.human_review._records import ITEM
 from reviewtrail.ledger import Envelope, Ledger
 
-__all__ = ["Preloaded"]
+__all__ = ["Preloaded", "chain_superseded_by"]
 
-# The (table, column) pairs a page preloads, answered from memory for a single-column read.
+# The (table, column) reads answered from the records held: by item, and by run.
+_ITEMS = ("hr_items", "item_id")
+_DECISIONS = ("hr_decisions", "item_id")
 _RUNS = ("hr_runs", "run_id")
 _PARTS = ("hr_run_parts", "run_id")
-_DECISIONS = ("hr_decisions", "item_id")
-_ITEMS = ("hr_items", "item_id")
+
+
+def chain_superseded_by(ledger: Ledger, record_id: str) -> list[str]:
+    """Ids of the records whose ``supersedes`` names ``record_id``, in append order, read from the
+    records themselves (each checked), not from the ``supersessions`` query table."""
+    return [env.id for env in ledger.records_superseding([record_id])]
 
 
 class Preloaded:
-    """The records and rows a page of items rests on, read in bulk from ``ledger`` (call it
-    inside ``ledger.snapshot()`` so every read sees one state); reads it does not hold fall
-    through to the ledger."""
+    """The records a page of items rests on, read from ``ledger`` (call it inside
+    ``ledger.snapshot()`` so every read sees one state). ``item_rows``: the ``hr_items`` rows the
+    caller read for ``item_ids`` (a page of the table); each must be the row the chain gives, and
+    an item the chain records must have its row, or the read is refused (exit 4) as a damaged
+    query table. Reads it does not hold fall through to the ledger."""
 
-    def __init__(self, ledger: Ledger, item_rows: list[dict[str, Any]]) -> None:
+    def __init__(self, ledger: Ledger, item_ids: Iterable[str], item_rows: list[dict[str, Any]] | None = None) -> None:
         self._ledger = ledger
         self._records: dict[str, Envelope] = {}
         self._by: dict[str, list[str]] = {}
         self._rows: dict[tuple[str, str], dict[Any, list[dict[str, Any]]]] = {}
-        item_ids = [str(r["item_id"]) for r in item_rows]
-        self._keep(_ITEMS, item_ids, item_rows)
-        self._records.update((env.id, env) for _, env in ledger.rows_in_with_records(*_ITEMS, item_ids))
+        ids = list(dict.fromkeys(item_ids))
+        about_items = self._hold(ledger.records_about(ids))
+        self._derive((_ITEMS, _DECISIONS), ids, about_items)
+        if item_rows is not None:
+            self._check_item_rows(ids, item_rows)
         prompts: list[str] = []
         runs: list[str] = []
-        for row in item_rows:
-            payload = self._payload(str(row["record_id"]))
-            prompts.append(str(payload.get("promptEventId")))
-            runs += [str(c.get("runId")) for c in payload.get("candidates") or () if isinstance(c, dict)]
-        self._read_rows(_RUNS, runs)
-        self._read_rows(_PARTS, runs)
-        self._read_rows(_DECISIONS, item_ids)
-        self._load_records(prompts)
+        for item_id in ids:
+            for row in self._rows[_ITEMS][item_id]:
+                payload = self._payload(str(row["record_id"]))
+                prompts.append(str(payload.get("promptEventId")))
+                runs += [str(c.get("runId")) for c in payload.get("candidates") or () if isinstance(c, dict)]
+        runs = list(dict.fromkeys(runs))
+        self._derive((_RUNS, _PARTS), runs, self._hold(ledger.records_about(runs)))
+        self._hold(list(ledger.checked_get_many(p for p in dict.fromkeys(prompts) if p not in self._records).values()))
         self._load_supersessions(list(self._records))
 
     # --- the reads of _resolve.Records ----------------------------------------------------------
     def get(self, record_id: str) -> Envelope:
         env = self._records.get(record_id)
         if env is None:
-            env = self._records[record_id] = self._ledger.get(record_id)
+            found = self._ledger.checked_get_many([record_id])
+            env = self._records[record_id] = found[record_id] if record_id in found else self._ledger.get(record_id)
         return env
 
     def superseded_by(self, record_id: str) -> list[str]:
         by = self._by.get(record_id)
         if by is None:
-            by = self._by[record_id] = self._ledger.superseded_by(record_id)
+            self._load_supersessions([record_id])
+            by = self._by[record_id]
         return list(by)
 
     def rows(self, table: str, **where: Any) -> list[dict[str, Any]]:
@@ -74,43 +92,74 @@ class Preloaded:
                 return [dict(r) for r in held[value]]
         return self._ledger.rows(table, **where)
 
+    def include(self, records: list[Envelope]) -> None:
+        """Hold ``records`` (read afresh, e.g. an item's decisions after an append) too: each new
+        one adds its rows to the reads held and its supersessions."""
+        fresh = [env for env in records if env.id not in self._records]
+        if not fresh:
+            return
+        self._hold(fresh)
+        keys = tuple(self._rows)
+        for env in fresh:
+            for table, row in HUMAN_REVIEW_PROJECTION.rows(env):
+                for key in keys:
+                    if key[0] == table and row.get(key[1]) in self._rows[key]:
+                        self._rows[key][row[key[1]]].append(row)
+            if env.supersedes is not None and env.supersedes in self._by:
+                self._by[env.supersedes].append(env.id)
+
     # --- bulk loading --------------------------------------------------------------------------
+    def _hold(self, records: list[Envelope]) -> list[Envelope]:
+        self._records.update((env.id, env) for env in records)
+        return records
+
     def _payload(self, record_id: str) -> dict[str, Any]:
         env = self._records.get(record_id)
         value = env.payload_value if env is not None else None
         return value if isinstance(value, dict) else {}
 
-    def _keep(self, key: tuple[str, str], values: Iterable[Any], rows: list[dict[str, Any]]) -> None:
-        """Hold ``rows`` as the answer of ``key`` for each of ``values`` (a value without a row
-        is held too, as an empty answer)."""
-        held = self._rows.setdefault(key, {})
-        for value in values:
-            held.setdefault(value, [])
-        for row in rows:
-            held[row[key[1]]].append(row)
+    def _derive(self, keys: tuple[tuple[str, str], ...], values: list[str], records: list[Envelope]) -> None:
+        """Hold, for each of ``keys`` and each of ``values``, the rows the records give (in seq
+        order; a value no record gives a row for is held as an empty answer)."""
+        for key in keys:
+            held = self._rows.setdefault(key, {})
+            for value in values:
+                held.setdefault(value, [])
+        wanted = {table for table, _ in keys}
+        for env in records:
+            for table, row in HUMAN_REVIEW_PROJECTION.rows(env):
+                if table not in wanted:
+                    continue
+                for key in keys:
+                    if key[0] == table and row.get(key[1]) in self._rows[key]:
+                        self._rows[key][row[key[1]]].append(row)
 
-    def _read_rows(self, key: tuple[str, str], values: list[str]) -> None:
-        """The rows of ``key`` for ``values`` and the records they rest on (each row's
-        ``record_id``), read and checked in one pass."""
-        found = self._ledger.rows_in_with_records(key[0], key[1], values)
-        self._keep(key, values, [row for row, _ in found])
-        self._records.update((env.id, env) for _, env in found)
+    def _check_item_rows(self, item_ids: list[str], item_rows: list[dict[str, Any]]) -> None:
+        """The table's rows for ``item_ids`` must be exactly the rows the chain gives."""
+        stored = {str(r.get("item_id")): {k: v for k, v in r.items() if k != "rt_seq"} for r in item_rows}
+        for item_id in item_ids:
+            given = [r for r in self._rows[_ITEMS][item_id] if self._is_item(r)]
+            if given and stored.get(item_id) != given[0]:
+                what = "has no row" if item_id not in stored else "holds another row"
+                raise IntegrityError(
+                    f"query table hr_items {what} for item {item_id}, which record {given[0]['record_id']} "
+                    "records; run 'reviewtrail verify'",
+                    field="hr_items",
+                )
 
-    def _load_records(self, record_ids: Iterable[str]) -> None:
-        wanted = [i for i in dict.fromkeys(record_ids) if i not in self._records]
-        if wanted:
-            self._records.update(self._ledger.get_many(wanted))
+    def _is_item(self, row: dict[str, Any]) -> bool:
+        env = self._records.get(str(row.get("record_id")))
+        return env is not None and env.type == ITEM
 
     def _load_supersessions(self, record_ids: list[str]) -> None:
         """The records superseding each of ``record_ids``, and theirs in turn, to the ends of
-        the chains."""
-        todo = [i for i in record_ids if i not in self._by]
+        the chains, read from the records themselves."""
+        todo = [i for i in dict.fromkeys(record_ids) if i not in self._by]
         while todo:
-            rows = self._ledger.rows_in("supersessions", "superseded_id", todo)
+            later = self._hold(self._ledger.records_superseding(todo))
             for record_id in todo:
                 self._by[record_id] = []
-            for row in sorted(rows, key=lambda r: r["seq"]):
-                self._by[str(row["superseded_id"])].append(str(row["by_id"]))
-            later = [str(r["by_id"]) for r in rows]
-            self._load_records(later)
-            todo = [i for i in dict.fromkeys(later) if i not in self._by]
+            for env in later:
+                if env.supersedes is not None:
+                    self._by.setdefault(env.supersedes, []).append(env.id)
+            todo = [env.id for env in later if env.id not in self._by]

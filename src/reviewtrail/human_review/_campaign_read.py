@@ -13,10 +13,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from reviewtrail.errors import IntegrityError
 from reviewtrail.human_review._bulk_resolve import Preloaded
 from reviewtrail.human_review._decision_rules import ActiveDecision, DecisionFact, Refusal
 from reviewtrail.human_review._eligibility import ChainPrivacy
 from reviewtrail.human_review._export_rows import ExampleFacts, example_facts, example_refusal
+from reviewtrail.human_review._records import CAMPAIGN, ITEM
 from reviewtrail.human_review._resolve import (
     Records,
     ResolvedItem,
@@ -25,7 +27,7 @@ from reviewtrail.human_review._resolve import (
     item_decisions,
     resolve_item,
 )
-from reviewtrail.ledger import Ledger, Privacy
+from reviewtrail.ledger import Envelope, Ledger, Privacy
 
 __all__ = [
     "ITEM_PAGE",
@@ -34,6 +36,7 @@ __all__ = [
     "campaign_item_states",
     "campaign_training",
     "item_state",
+    "latest_settings",
 ]
 
 #: Items read per page of ``hr_items``.
@@ -43,33 +46,69 @@ _UNKNOWN: Privacy = "sensitive"
 
 
 def campaign_item_pages(ledger: Ledger, campaign_id: str, version: int) -> Iterator[list[dict[str, Any]]]:
-    """The ``hr_items`` rows of a campaign version in the order they were recorded, a page at a time."""
+    """The ``hr_items`` rows of a campaign version in the order they were recorded, a page at a
+    time. Each page is held against the chain (:func:`_check_page`), so an item whose row was
+    deleted is refused (exit 4), never silently left out."""
     where = {"campaign_id": campaign_id, "campaign_version": version}
     after = None
     while True:
         rows = ledger.page("hr_items", where, order_by="seq", after=after, limit=ITEM_PAGE)
+        full = len(rows) == ITEM_PAGE
+        _check_page(ledger, (campaign_id, version), rows, after=after or 0, upto=rows[-1]["seq"] if full else None)
         if rows:
             yield rows
-        if len(rows) < ITEM_PAGE:
+        if not full:
             return
         after = rows[-1]["seq"]
+
+
+def _check_page(
+    ledger: Ledger, campaign: tuple[str, int], rows: list[dict[str, Any]], *, after: int, upto: int | None
+) -> None:
+    """Every item record in ``(after, upto]`` (to the head when ``upto`` is None) must be on the
+    page or be an item of another campaign version by its own (checked) row."""
+    listed = {int(r["seq"]) for r in rows}
+    others = [seq for seq in ledger.seqs_of_type(ITEM, after=after, upto=upto) if seq not in listed]
+    if not others:
+        return
+    found = {int(r["seq"]): r for r in ledger.rows_in("hr_items", "seq", others)}
+    for seq in others:
+        row = found.get(seq)
+        if row is None or (row["campaign_id"], row["campaign_version"]) == campaign:
+            raise IntegrityError(
+                f"query table hr_items does not list the review item recorded at seq {seq}; run 'reviewtrail verify'",
+                field="hr_items",
+            )
 
 
 def campaign_item_states(
     ledger: Ledger, campaign_id: str, version: int, *, training_enabled: bool
 ) -> Iterator[ItemState]:
     """:func:`item_state` of every item of a campaign version, in the order recorded: each page
-    of items is read in a few bulk reads (:class:`Preloaded`) and resolved by the same rules."""
+    of items is read in a few bulk reads of the records (:class:`Preloaded`) and resolved by the
+    same rules."""
     for rows in campaign_item_pages(ledger, campaign_id, version):
-        records = Preloaded(ledger, rows)
-        for row in rows:
-            yield item_state(records, str(row["item_id"]), training_enabled=training_enabled)
+        item_ids = [str(row["item_id"]) for row in rows]
+        records = Preloaded(ledger, item_ids, rows)
+        for item_id in item_ids:
+            yield item_state(records, item_id, training_enabled=training_enabled)
 
 
 def campaign_training(ledger: Ledger, campaign_id: str, version: int) -> bool:
-    """Whether the campaign version's training is enabled (its settings in force; none: disabled)."""
-    rows = ledger.rows("hr_campaigns", campaign_id=campaign_id, version=version)
-    return bool(rows[0]["training_enabled"]) if rows else False
+    """Whether the campaign version's training is enabled: the latest settings record of that
+    version in the chain (none: disabled). Read from the records about the campaign, not from the
+    ``hr_campaigns`` query table, so a row pointed back at older settings changes nothing."""
+    settings = latest_settings(ledger, campaign_id, version)
+    return bool(settings is not None and settings.payload_value.get("trainingEnabled", False))
+
+
+def latest_settings(ledger: Ledger, campaign_id: str, version: int) -> Envelope | None:
+    """The latest settings record of a campaign version, read from the chain (each checked)."""
+    for env in reversed(ledger.records_about([campaign_id], type=CAMPAIGN)):
+        payload = env.payload_value
+        if isinstance(payload, dict) and payload.get("campaignId") == campaign_id and payload.get("version") == version:
+            return env
+    return None
 
 
 @dataclass(frozen=True)

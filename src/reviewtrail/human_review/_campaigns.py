@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from reviewtrail.errors import InvalidInputError, NotFoundError
 from reviewtrail.human_review._campaign_file import FileFormat, file_format, parse_campaign_file
+from reviewtrail.human_review._campaign_read import latest_settings
 from reviewtrail.human_review._records import (
     ACTOR,
     CampaignSettings,
@@ -130,10 +131,10 @@ def campaign_settings(
     except ValidationError as exc:
         err = exc.errors()[0]
         raise InvalidInputError(err["msg"], field=".".join(str(p) for p in err["loc"]) or "campaign") from None
-    rows = store.ledger.rows("hr_campaigns", campaign_id=campaign_id, version=version)
-    current = rows[0] if rows else None
-    enabled = bool(current["training_enabled"]) if current else False
-    record_id = current["record_id"] if current else None
+    # The settings in force come from the chain, never from a query-table row that could be stale.
+    current = latest_settings(store.ledger, campaign_id, version)
+    enabled = bool(current.payload_value.get("trainingEnabled", False)) if current else False
+    record_id = current.id if current else None
     if training is None or (current is not None and enabled == training):
         return SettingsView(campaign_id, version, enabled, record_id, changed=False)
     [env] = store.append([new_campaign_record(wanted, supersedes=record_id, actor=actor)])

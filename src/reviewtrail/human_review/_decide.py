@@ -10,18 +10,19 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from reviewtrail.errors import ConflictError, InvalidInputError
+from reviewtrail.errors import ConflictError, IntegrityError, InvalidInputError, NotFoundError
 from reviewtrail.human_review._bulk_resolve import Preloaded
 from reviewtrail.human_review._decision_rules import DecisionFact, active_decisions, check_decision
 from reviewtrail.human_review._eligibility import PRIVACY_ORDER, privacy_join
 from reviewtrail.human_review._records import (
     ACTOR,
+    DECISION,
     Disposition,
     ReviewDecision,
     Strength,
     new_decision_record,
 )
-from reviewtrail.human_review._resolve import Records, ResolvedItem, item_decisions, resolve_item
+from reviewtrail.human_review._resolve import ResolvedItem, item_decisions, resolve_item
 from reviewtrail.human_review._reveal import (
     CandidateProvenance,
     blinded_problems,
@@ -122,11 +123,11 @@ def decide(
     wire = dict(payload.to_wire() if isinstance(payload, DecisionInput) else payload)
     sid = _submission_id(wire, submission_id)
     ledger = store.ledger
-    first = _recorded(ledger, sid, item_id)
+    # What the item rests on, read from its records in a few bulk reads (each record checked).
+    records = Preloaded(ledger, [item_id], ledger.rows("hr_items", item_id=item_id))
+    first = _recorded(ledger, records, sid, item_id)
     if first is not None:
         return first
-    # What the item rests on, read in a few bulk reads (each row still checked against its record).
-    records = Preloaded(ledger, ledger.rows("hr_items", item_id=item_id))
     resolved = resolve_item(records, item_id)
     if not resolved.valid:
         reasons = "; ".join(blinded_problems(resolved))
@@ -135,7 +136,7 @@ def decide(
     refusal = check_decision(decision, resolved.item, resolved.prompt.criterion)
     if refusal is not None:
         raise refusal.error()
-    _check_supersedes(ledger, decision.supersedes, item_id)
+    _check_supersedes(records, decision.supersedes, item_id)
     record = new_decision_record(decision, _privacy(resolved, privacy), actor=actor)
     try:
         store.append([record])
@@ -143,11 +144,12 @@ def decide(
         if exc.field != "hr_submissions":
             raise
         # A concurrent resubmission recorded it first: return that one.
-        first = _recorded(ledger, sid, item_id)
+        records.include(ledger.records_about([item_id], type=DECISION))
+        first = _recorded(ledger, records, sid, item_id)
         if first is None:
             raise
         return first
-    return _result(ledger, resolved, record.id, resubmitted=False, runs=records)
+    return _result(ledger, records, resolved, record.id, resubmitted=False)
 
 
 def _submission_id(wire: dict[str, Any], given: str | None) -> str:
@@ -162,7 +164,13 @@ def _submission_id(wire: dict[str, Any], given: str | None) -> str:
     return chosen
 
 
-def _recorded(ledger: Ledger, submission_id: str, item_id: str) -> DecisionResult | None:
+def _recorded(ledger: Ledger, records: Preloaded, submission_id: str, item_id: str) -> DecisionResult | None:
+    """The first result of ``submission_id`` when it is recorded: found among the item's own
+    decision records (read from the chain), or, for another item, refused."""
+    for row in records.rows("hr_decisions", item_id=item_id):
+        env = records.get(row["record_id"])
+        if env.payload_value.get("submissionId") == submission_id:
+            return _result(ledger, records, resolve_item(records, item_id), env.id, resubmitted=True)
     rows = ledger.rows("hr_submissions", submission_id=submission_id)
     if not rows:
         return None
@@ -172,7 +180,11 @@ def _recorded(ledger: Ledger, submission_id: str, item_id: str) -> DecisionResul
         raise ConflictError(
             f"submission {submission_id} is already recorded for another item ({recorded_item})", field="submissionId"
         )
-    return _result(ledger, resolve_item(ledger, item_id), env.id, resubmitted=True)
+    raise IntegrityError(
+        f"query table hr_submissions names decision {env.id} on item {item_id}, which the item's records do not "
+        "hold; run 'reviewtrail verify'",
+        field="hr_submissions",
+    )
 
 
 def _decision(wire: dict[str, Any], resolved: ResolvedItem, submission_id: str) -> ReviewDecision:
@@ -190,14 +202,19 @@ def _decision(wire: dict[str, Any], resolved: ResolvedItem, submission_id: str) 
         raise InvalidInputError(err["msg"], field=field) from None
 
 
-def _check_supersedes(ledger: Ledger, supersedes: str | None, item_id: str) -> None:
+def _check_supersedes(records: Preloaded, supersedes: str | None, item_id: str) -> None:
+    """``supersedes`` must name a decision of this item (its decisions read from the chain)."""
     if supersedes is None:
         return
-    rows = ledger.rows("hr_decisions", record_id=supersedes)
-    if not rows:
+    if any(r["record_id"] == supersedes for r in records.rows("hr_decisions", item_id=item_id)):
+        return
+    try:
+        env = records.get(supersedes)
+    except NotFoundError:
+        env = None
+    if env is None or env.type != DECISION:
         raise InvalidInputError(f"{supersedes} is not a recorded decision", field="supersedes")
-    if rows[0]["item_id"] != item_id:
-        raise InvalidInputError(f"{supersedes} is a decision on another item, not on {item_id}", field="supersedes")
+    raise InvalidInputError(f"{supersedes} is a decision on another item, not on {item_id}", field="supersedes")
 
 
 def chain_privacy(resolved: ResolvedItem) -> Privacy:
@@ -222,11 +239,13 @@ def _privacy(resolved: ResolvedItem, given: str | None) -> Privacy:
 
 
 def _result(
-    ledger: Ledger, resolved: ResolvedItem, decision_id: str, *, resubmitted: bool, runs: Records | None = None
+    ledger: Ledger, records: Preloaded, resolved: ResolvedItem, decision_id: str, *, resubmitted: bool
 ) -> DecisionResult:
-    """The result of a decision: its decisions read live (it was just appended), the candidates'
-    provenance from ``runs`` (what the decision was checked against) or the ledger."""
-    facts = item_decisions(ledger, resolved.item, resolved.prompt)
+    """The result of a decision: the item's decisions read afresh from the chain (it was just
+    appended, maybe beside others), the candidates' provenance from what the decision was
+    checked against."""
+    records.include(ledger.records_about([resolved.item.item_id], type=DECISION))
+    facts = item_decisions(records, resolved.item, resolved.prompt)
     [ours] = [f for f in facts if f.decision_id == decision_id]
     now = active_decisions(facts).get(resolved.item.item_id)
     return DecisionResult(
@@ -238,8 +257,8 @@ def _result(
         active=now is not None and now.decision.decision_id == decision_id,
         superseded=superseded_count(facts, ours),
         resubmitted=resubmitted,
-        privacy=privacy_join([ledger.get(decision_id).privacy]),
-        provenance=candidate_provenance(runs or ledger, resolved.item),
+        privacy=privacy_join([records.get(decision_id).privacy]),
+        provenance=candidate_provenance(records, resolved.item),
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from reviewtrail.human_review._campaign_read import campaign_training
 from reviewtrail.human_review._decide import superseded_count
 from reviewtrail.human_review._decision_rules import DecisionFact, active_decisions
 from reviewtrail.human_review._eligibility import (
@@ -144,8 +145,7 @@ def _counts(facts: list[DecisionFact], fact: DecisionFact) -> bool:
 
 
 def _eligibility(ledger: Ledger, resolved: ResolvedItem, fact: DecisionFact) -> tuple[Eligibility, Eligibility]:
-    rows = ledger.rows("hr_campaigns", campaign_id=resolved.item.campaign.id, version=resolved.item.campaign.version)
-    enabled = bool(rows[0]["training_enabled"]) if rows else False
+    enabled = campaign_training(ledger, resolved.item.campaign.id, resolved.item.campaign.version)
     decision = fact.decision
     quality = quality_eligible(decision, training_enabled=enabled)
     if not resolved.valid:

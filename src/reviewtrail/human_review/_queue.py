@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from reviewtrail.errors import InvalidInputError
+from reviewtrail.errors import IntegrityError, InvalidInputError
 from reviewtrail.human_review._bulk_resolve import Preloaded
 from reviewtrail.human_review._resolve import ResolvedItem, resolve_item
 from reviewtrail.human_review._reveal import POSITIONS, blinded_problems
@@ -125,8 +125,30 @@ def review_queue(
         if not chosen:
             return []
         # The cards shown are resolved from one bulk read of what they rest on.
-        records = Preloaded(ledger, ledger.rows_in("hr_items", "item_id", [item_id for item_id, _ in chosen]))
+        ids = [item_id for item_id, _ in chosen]
+        records = Preloaded(ledger, ids, ledger.rows_in("hr_items", "item_id", ids))
+        for item_id, decided in chosen:
+            _check_decided(records, item_id, decided)
         return [card(resolve_item(records, item_id), decided=decided) for item_id, decided in chosen]
+
+
+def _check_decided(records: Preloaded, item_id: str, decided: bool) -> None:
+    """The query tables put ``item_id`` among the open (or decided) items; the records about it
+    must agree, or the read is refused (exit 4): a restored ``hr_open`` row never shows a decided
+    item as open."""
+    decisions = records.rows("hr_decisions", item_id=item_id)
+    if decisions and not decided:
+        raise IntegrityError(
+            f"query table hr_open lists item {item_id} as open, but decision record {decisions[0]['record_id']} "
+            "decided it; run 'reviewtrail verify'",
+            field="hr_open",
+        )
+    if decided and not decisions:
+        raise IntegrityError(
+            f"query table hr_decided lists item {item_id} as decided, but no decision record is about it; "
+            "run 'reviewtrail verify'",
+            field="hr_decided",
+        )
 
 
 def _filters(ledger: Ledger, campaign_id: str | None, version: int | None) -> list[dict[str, Any]]:

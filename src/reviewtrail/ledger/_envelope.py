@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from reviewtrail.canonical import canonical_flat, canonical_json, loads_json
+from reviewtrail.canonical import canonical_flat, canonical_json, is_canonical, loads_json
 from reviewtrail.cas import refs_in
 from reviewtrail.errors import InvalidInputError
 
@@ -40,6 +40,7 @@ __all__ = [
     "may_hold_refs",
     "new_id",
     "seal",
+    "stored_problem",
 ]
 
 Privacy = Literal["public-source", "private", "sensitive"]
@@ -215,18 +216,41 @@ def seal(record: NewRecord, *, seq: int, prev_hash: str, now: datetime, payload:
     )
 
 
+def stored_problem(env: Envelope) -> str | None:
+    """What is wrong with one envelope's stored bytes on its own, or ``None``: the payload's
+    SHA-256 against ``payloadHash``, the header's hash against ``hash``, a type and a privacy a
+    writer could have sealed. This is the check of every read: the bytes that were hashed are
+    the bytes that are stored, so nothing is re-encoded but the small flat header."""
+    where = f"ledger seq {env.seq} ({env.id})"
+    if not isinstance(env.payload, bytes) or hashlib.sha256(env.payload).hexdigest() != env.payload_hash:
+        return f"{where}: payload does not hash to payloadHash"
+    if type(env.type) is not str or TYPE_PATTERN.fullmatch(env.type) is None:
+        return f"{where}: type {env.type!r} is not 'name@version'"
+    if env.privacy not in PRIVACY_LEVELS:
+        return f"{where}: privacy {env.privacy!r} is not one of {', '.join(PRIVACY_LEVELS)}"
+    try:
+        expected = compute_hash(env.prev_hash, header_of(env))
+    except (InvalidInputError, TypeError, AttributeError):
+        expected = None
+    if expected != env.hash:
+        return f"{where}: hash does not match the envelope"
+    return None
+
+
 def record_problems(env: Envelope) -> list[str]:
-    """What is wrong with one envelope on its own (not its link to the previous one)."""
+    """What is wrong with one envelope on its own (not its link to the previous one): the checks
+    of :func:`stored_problem`, and whether the payload bytes are canonical JSON (``verify``)."""
     where = f"ledger seq {env.seq} ({env.id})"
     problems: list[str] = []
     if hashlib.sha256(env.payload).hexdigest() != env.payload_hash:
         problems.append(f"{where}: payload does not hash to payloadHash")
-    try:
-        # payload_value is loads_json(payload), parsed once per envelope and shared with its readers
-        if canonical_json(env.payload_value) != env.payload:
+    if not is_canonical(env.payload):
+        try:
+            canonical_json(loads_json(env.payload))
+        except (ValueError, InvalidInputError):
+            problems.append(f"{where}: payload is not valid JSON")
+        else:
             problems.append(f"{where}: payload bytes are not canonical JSON")
-    except (ValueError, InvalidInputError):
-        problems.append(f"{where}: payload is not valid JSON")
     if TYPE_PATTERN.fullmatch(env.type) is None:
         problems.append(f"{where}: type {env.type!r} is not 'name@version'")
     if env.privacy not in PRIVACY_LEVELS:

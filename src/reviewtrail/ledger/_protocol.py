@@ -18,13 +18,13 @@ from reviewtrail.ledger._envelope import (
     NewRecord,
     chain_problems,
     encode_payload,
-    record_problems,
     seal,
+    stored_problem,
 )
 from reviewtrail.ledger._pages import PageOrder, page_order
 from reviewtrail.ledger._projections import ROW_SEQ, Projection, Row
 
-__all__ = ["Ledger", "TypeFilter", "parse_type_filter", "projection_rows", "row_problem"]
+__all__ = ["Ledger", "TypeFilter", "link_problems", "parse_type_filter", "projection_rows", "row_problem"]
 
 _TYPE_NAME = re.compile(r"[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*")
 
@@ -97,19 +97,36 @@ def row_problem(
     label = f"query table {table}: row {_row_label(row or {})}"
     if record is None:
         return f"{label} names record seq {seq}, which is not in the ledger"
-    problems = record_problems(record)
-    if problems:
-        return f"{label} rests on a damaged record: {problems[0]}"
+    problem = stored_problem(record)
+    if problem is not None:
+        return f"{label} rests on a damaged record: {problem}"
     if row is not None and row not in [r for t, r in projection_rows([record], projections) if t == table]:
         return f"{label} does not match what record seq {seq} ({record.id}) gives"
     return None
+
+
+def link_problems(records: Mapping[int, Envelope], following: Mapping[int, str | None], head: int) -> list[str]:
+    """Each of ``records`` (by seq) must be the record its successor links to: ``following``
+    holds the ``prevHash`` stored at each seq after one of them (``None``: no record there).
+    A record edited with its own hash recomputed is caught here, by the next record; the head
+    has no successor (a rewritten tail is caught by a checkpoint)."""
+    problems = []
+    for seq, env in records.items():
+        if seq >= head:
+            continue
+        nxt = records[seq + 1].prev_hash if seq + 1 in records else following.get(seq + 1)
+        if nxt is None:
+            problems.append(f"ledger seq {seq + 1} is missing: the chain has a gap after seq {seq} ({env.id})")
+        elif nxt != env.hash:
+            problems.append(f"ledger seq {seq} ({env.id}): record seq {seq + 1} does not link to it")
+    return problems
 
 
 def _row_label(row: dict[str, Any]) -> str:
     return "{" + ", ".join(f"{k}={v!r}" for k, v in row.items() if k != ROW_SEQ) + "}"
 
 
-_GIVEN_CACHE_MAX = 200_000
+_GIVEN_CACHE_MAX = 200_000  # records whose rows a ledger object keeps
 # Values per query of a multi-value read (rows_in, get_many).
 _IN_CHUNK = 500
 
@@ -127,7 +144,7 @@ class Ledger(abc.ABC):
         """``projections``: a :class:`RecordCatalog` (its projections, and its record types to
         validate), the exact projections to keep (nothing validated), or ``None`` (the built-in
         projections, nothing validated)."""
-        self._given: dict[int, list[Row]] = {}
+        self._given: dict[tuple[int, str], list[Row]] = {}
         if isinstance(projections, RecordCatalog):
             self.catalog = projections
         elif projections is not None:
@@ -260,7 +277,6 @@ class Ledger(abc.ABC):
             return []
         records: dict[int, Envelope] = {}
         self._check_rows(table, found, records)
-        records.update(self.records_at({r[ROW_SEQ] for r in found} - records.keys()))
         out = []
         for row in found:
             record = records.get(row[ROW_SEQ])
@@ -315,27 +331,110 @@ class Ledger(abc.ABC):
         return self._count_rows(table, self._table_where(table, where))
 
     def _check_rows(self, table: str, found: list[dict[str, Any]], read: dict[int, Envelope] | None = None) -> None:
-        """Every row must be one its record gives. A record's rows are computed once per ledger
-        object (records never change; a damaged one is never cached), so repeated reads stay cheap.
-        ``read``: receives the sound records this check read, by seq."""
+        """Every row must be one its record gives. The records are read afresh and checked
+        (:meth:`checked_records`: stored bytes hashed, links to the next records); the rows a
+        record gives are computed once per ledger object and kept under the record's seq and
+        hash, which a checked record's bytes determine, so an edit made since never matches them.
+        ``read``: receives the records this check read, by seq."""
         seqs = {r[ROW_SEQ] for r in found if isinstance(r.get(ROW_SEQ), int)}
-        missing = {s for s in seqs if s not in self._given}
-        if missing:
-            if len(self._given) > _GIVEN_CACHE_MAX:
-                self._given.clear()
-            for number, sound in self.records_at(missing).items():
-                if row_problem(table, None, sound, self.projections) is None:
-                    self._given[number] = projection_rows([sound], self.projections)
-                    if read is not None:
-                        read[number] = sound
+        records = self._checked_at(seqs, table) if seqs else {}
+        if read is not None:
+            read.update(records)
+        if len(self._given) > _GIVEN_CACHE_MAX:
+            self._given.clear()
         for row in found:
             seq = row.get(ROW_SEQ)
-            given = self._given.get(seq) if isinstance(seq, int) else None
-            if given is not None and (table, row) in given:
-                continue
-            record = self.records_at([seq]).get(seq) if isinstance(seq, int) else None
+            record = records.get(seq) if isinstance(seq, int) else None
+            if record is not None:
+                key = (record.seq, record.hash)
+                given = self._given.get(key)
+                if given is None:
+                    given = self._given[key] = projection_rows([record], self.projections)
+                if (table, row) in given:
+                    continue
             problem = row_problem(table, row, record, self.projections) or f"query table {table}: row not supported"
             raise IntegrityError(f"{problem}; run 'reviewtrail verify'", field=table)
+
+    # --- reads that gate: the records themselves, checked -----------------------------------
+    def _checked_at(self, seqs: Iterable[int], field: str) -> dict[int, Envelope]:
+        """The records at ``seqs`` that exist, read afresh and checked."""
+        records = self.records_at(seqs)
+        self._raise_unsound(records, field)
+        return records
+
+    def _raise_unsound(self, records: Mapping[int, Envelope], field: str) -> None:
+        """Refuse (exit 4) records whose stored bytes do not hash to what they claim, or that the
+        next record does not link to."""
+        if not records:
+            return
+        for env in records.values():
+            problem = stored_problem(env)
+            if problem is not None:
+                raise IntegrityError(f"{problem}; run 'reviewtrail verify'", field=field)
+        head = self.head_seq()
+        after = [s + 1 for s in records if s < head and s + 1 not in records]
+        following = self._prev_hashes(after) if after else {}
+        problems = link_problems(records, following, head)
+        if problems:
+            raise IntegrityError(f"{problems[0]}; run 'reviewtrail verify'", field=field)
+
+    def checked_records(self, envs: Iterable[Envelope], *, field: str = "ledger") -> list[Envelope]:
+        """``envs`` (records just read) in seq order, once each, refused (exit 4) when one is not
+        sound: its stored bytes do not hash to its hashes, or the next record does not link to
+        it (or is missing)."""
+        records = {env.seq: env for env in envs}
+        self._raise_unsound(records, field)
+        return [records[s] for s in sorted(records)]
+
+    def records_about(self, subjects: Iterable[str], *, type: str | None = None) -> list[Envelope]:
+        """Every record whose ``subject`` is one of ``subjects`` (of one type, ``name@version``,
+        when given), in seq order, each checked (:meth:`checked_records`). Read from the records
+        themselves, never from a query table: a record cannot go missing from this answer without
+        breaking a hash link, which is what lets a gate derive "nothing newer" from it."""
+        wanted = [s for s in dict.fromkeys(subjects) if s is not None]
+        found: list[Envelope] = []
+        for i in range(0, len(wanted), _IN_CHUNK):
+            found += self._select_records("subject", wanted[i : i + _IN_CHUNK], type)
+        return self.checked_records(found)
+
+    def records_superseding(self, record_ids: Iterable[str]) -> list[Envelope]:
+        """Every record whose ``supersedes`` names one of ``record_ids``, in seq order, each
+        checked: the corrections and reclassifications of those records, read from the records
+        themselves (like :meth:`records_about`)."""
+        wanted = [s for s in dict.fromkeys(record_ids) if s is not None]
+        found: list[Envelope] = []
+        for i in range(0, len(wanted), _IN_CHUNK):
+            found += self._select_records("supersedes", wanted[i : i + _IN_CHUNK], None)
+        return self.checked_records(found)
+
+    def checked_get_many(self, record_ids: Iterable[str]) -> dict[str, Envelope]:
+        """:meth:`get_many`, each record checked (:meth:`checked_records`)."""
+        found = self.get_many(record_ids)
+        self.checked_records(found.values())
+        return found
+
+    def _select_records(self, column: str, values: list[str], type: str | None) -> list[Envelope]:
+        """Records whose ``column`` (``subject`` or ``supersedes``) is one of ``values`` (at most
+        ``_IN_CHUNK``), of ``type`` when given; a backend answers it in one query."""
+        wanted = set(values)
+        return [
+            env for env in self.read(type=type) if (env.subject if column == "subject" else env.supersedes) in wanted
+        ]
+
+    def seqs_of_type(self, type: str, *, after: int = 0, upto: int | None = None) -> list[int]:
+        """The seqs of the records of ``type`` (``name@version``) in ``(after, upto]`` (to the
+        head when ``upto`` is None), in order: read from the records themselves, so a gate can
+        tell whether a query table lists every record of a type in a range."""
+        return [env.seq for env in self.read(start=after + 1, end=upto, type=type)]
+
+    def head_seq(self) -> int:
+        """The seq of the last record (0 for an empty ledger)."""
+        head = self.head()
+        return head.seq if head is not None else 0
+
+    def _prev_hashes(self, seqs: list[int]) -> dict[int, str | None]:
+        """The ``prevHash`` stored at each of ``seqs`` (those that exist)."""
+        return {seq: env.prev_hash for seq, env in self.records_at(seqs).items()}
 
     def stored_rows(self, table: str) -> list[dict[str, Any]]:
         """Every row of a query table as stored, with the seq of its record (``rt_seq``), unchecked."""

@@ -20,6 +20,7 @@ from reviewtrail.ledger._projections import ROW_SEQ, Projection, Row
 from reviewtrail.ledger._protocol import Ledger, check_range, missing, projection_rows, seal_batch
 from reviewtrail.ledger._sql_schema import (
     COLUMNS,
+    INDEX_ONLY_MIGRATIONS,
     MIGRATIONS,
     SCHEMA_VERSION,
     Cursor,
@@ -94,6 +95,8 @@ class SqlLedger(Ledger):
         self._check_schema(tables, done)
         if {v for v, _, _ in MIGRATIONS} <= done:
             return
+        if self.read_only and {v for v, _, _ in MIGRATIONS} - done <= INDEX_ONLY_MIGRATIONS:
+            return  # reads answer the same without the indexes a read-only store cannot add
         if self.read_only:
             raise ReadOnlyStoreError(
                 f"{self.describe()} needs a schema upgrade, which a read-only store cannot take", field="store"
@@ -364,6 +367,45 @@ class SqlLedger(Ledger):
         with self._read() as cur:
             cur.execute(self._q(sql), params)
             return int(cur.fetchone()[0])
+
+    def _select_records(self, column: str, values: list[str], type: str | None) -> list[Envelope]:
+        assert column in ("subject", "supersedes")
+        extra, params = filter_sql(type, None)
+        with self._read() as cur:
+            cur.execute(
+                self._q(
+                    f"SELECT {COLUMNS} FROM rt_records WHERE {column} IN ({', '.join('?' for _ in values)}){extra}"
+                ),
+                [*values, *params],
+            )
+            return [row_to_env(r) for r in cur.fetchall()]
+
+    def seqs_of_type(self, type: str, *, after: int = 0, upto: int | None = None) -> list[int]:
+        extra, params = filter_sql(type, None)
+        if upto is not None:
+            extra += " AND seq <= ?"
+            params.append(upto)
+        with self._read() as cur:
+            cur.execute(self._q(f"SELECT seq FROM rt_records WHERE seq > ?{extra} ORDER BY seq"), [after, *params])
+            return [int(r[0]) for r in cur.fetchall()]
+
+    def head_seq(self) -> int:
+        with self._read() as cur:
+            cur.execute("SELECT MAX(seq) FROM rt_records")
+            value = cur.fetchone()[0]
+        return int(value) if value is not None else 0
+
+    def _prev_hashes(self, seqs: list[int]) -> dict[int, str | None]:
+        found: dict[int, str | None] = {}
+        for i in range(0, len(seqs), _ID_CHUNK):
+            chunk = seqs[i : i + _ID_CHUNK]
+            with self._read() as cur:
+                cur.execute(
+                    self._q(f"SELECT seq, prev_hash FROM rt_records WHERE seq IN ({', '.join('?' for _ in chunk)})"),
+                    chunk,
+                )
+                found.update((int(seq), str(prev)) for seq, prev in cur.fetchall())
+        return found
 
     def records_at(self, seqs: Iterable[int]) -> dict[int, Envelope]:
         wanted = sorted(set(seqs))

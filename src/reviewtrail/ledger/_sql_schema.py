@@ -16,6 +16,7 @@ from reviewtrail.ledger._protocol import parse_type_filter
 
 __all__ = [
     "COLUMNS",
+    "INDEX_ONLY_MIGRATIONS",
     "MIGRATIONS",
     "SCHEMA_VERSION",
     "Cursor",
@@ -69,8 +70,18 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         "projection rows carry the seq of the record behind them (rt_seq); rebuild every query table",
         ["DELETE FROM rt_projection_state"],
     ),
+    (
+        3,
+        "records are found by what they supersede and by subject and type, for the reads that gate",
+        [
+            "CREATE INDEX IF NOT EXISTS rt_records_supersedes ON rt_records (supersedes)",
+            "CREATE INDEX IF NOT EXISTS rt_records_subject_type ON rt_records (subject, type, seq)",
+        ],
+    ),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
+#: Migrations that only add indexes: a read-only store opens without them.
+INDEX_ONLY_MIGRATIONS = frozenset({3})
 
 
 def row_to_env(row: Sequence[Any]) -> Envelope:
