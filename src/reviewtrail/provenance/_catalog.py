@@ -78,29 +78,34 @@ def parse_spec(spec: str) -> tuple[str, int | None]:
 
 
 def versions_of(store: Store, name: str, project_id: str = DEFAULT_PROJECT) -> list[VersionInfo]:
-    rows = store.ledger.rows("prov_artifact_versions", artifact_id=artifact_id_for(project_id, _check_name(name)))
-    out = []
-    for row in sorted(rows, key=lambda r: r["version"]):
-        env = store.ledger.get(row["record_id"])
-        out.append(VersionInfo(ArtifactVersion.model_validate(env.payload_value), env))
-    return out
+    """Every version of an artifact, oldest first, read from its records (each checked), so a
+    deleted query-table row never hides a version."""
+    return _recorded_versions(store, artifact_id_for(project_id, _check_name(name)))
 
 
 def get_version(store: Store, name: str, version: int | None = None, project_id: str = DEFAULT_PROJECT) -> VersionInfo:
+    """One version of an artifact (the latest when ``version`` is None), from its records."""
     check_project(project_id)
-    artifact_id = artifact_id_for(project_id, _check_name(name))
-    rows = store.ledger.rows("prov_artifact_versions", artifact_id=artifact_id)
-    if not rows:
+    versions = _recorded_versions(store, artifact_id_for(project_id, _check_name(name)))
+    if not versions:
         raise NotFoundError(f"no artifact {name!r} in project {project_id}", field="name")
     if version is None:
-        row = max(rows, key=lambda r: r["version"])
-    else:
-        matches = [r for r in rows if r["version"] == version]
-        if not matches:
-            raise NotFoundError(f"artifact {name!r} has no version {version} (latest: {len(rows)})", field="version")
-        row = matches[0]
-    env = store.ledger.get(row["record_id"])
-    return VersionInfo(ArtifactVersion.model_validate(env.payload_value), env)
+        return versions[-1]
+    for info in versions:
+        if info.record.version == version:
+            return info
+    raise NotFoundError(f"artifact {name!r} has no version {version} (latest: {len(versions)})", field="version")
+
+
+def _recorded_versions(store: Store, artifact_id: str) -> list[VersionInfo]:
+    """The version records of ``artifact_id`` in the chain, by version number: the records about
+    the artifact, read and checked, never its query table."""
+    found = []
+    for env in store.ledger.records_about([f"artifact:{artifact_id}"], type=ARTIFACT_VERSION):
+        payload = ArtifactVersion.model_validate(env.payload_value)
+        if payload.artifact_id == artifact_id:
+            found.append(VersionInfo(payload, env))
+    return sorted(found, key=lambda info: info.record.version)
 
 
 def list_artifacts(store: Store, project_id: str = DEFAULT_PROJECT) -> list[VersionInfo]:
