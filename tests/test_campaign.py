@@ -27,6 +27,7 @@ import pytest
 from conftest import need
 from support.campaign import Attack, Facts, Project, Uncaught, populate
 from support.campaign_attacks import attack_cases
+from support.campaign_gates import GATE_CASES, run_gate_case
 from support.campaign_inputs import run_bad_inputs
 from support.campaign_kills import KillCase, kill_cases, prepare_kills
 
@@ -72,6 +73,7 @@ def _tally(label: str, outcomes: list[Outcome], capsys: pytest.CaptureFixture[st
     passed = sum(1 for _, ok, _ in outcomes if ok)
     figures = {
         "attacks": f"attacks tried {tried} / caught {passed}",
+        "gates": f"gate attacks tried {tried} / refused or answered from the chain {passed}",
         "kills": f"kills {tried} / problems left {tried - passed}",
         "bad inputs": f"bad inputs {tried} / clean errors {passed}",
     }[label]
@@ -122,6 +124,19 @@ def test_attacks_are_all_caught(campaign: Campaign, capsys: pytest.CaptureFixtur
         outcomes = list(pool.map(lambda item: run_attack(campaign, *item), cases.items()))
     unexpected = _tally("attacks", outcomes, capsys)
     assert not unexpected, "attacks verify did not catch:\n" + "\n".join(unexpected)
+
+
+# --- gates ---------------------------------------------------------------------------------------
+def test_gates_refuse_what_verify_rejects(campaign: Campaign, capsys: pytest.CaptureFixture[str]) -> None:
+    """Damage verify reports must never reach an export, a decision, the queue, coverage or an
+    artifact's versions: each gate refuses it (exit 4) or answers exactly as the untouched copy."""
+    cases = list(GATE_CASES.items())
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        outcomes = list(
+            pool.map(lambda item: run_gate_case(campaign.template, campaign.facts, campaign.work, *item), cases)
+        )
+    unexpected = _tally("gates", outcomes, capsys)
+    assert not unexpected, "gates that served damaged data:\n" + "\n".join(unexpected)
 
 
 # --- kills ---------------------------------------------------------------------------------------
