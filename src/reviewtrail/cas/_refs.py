@@ -107,7 +107,7 @@ def check_media_type(value: object, *, field: str = "mediaType") -> str:
 class CasObjectRef(BaseModel):
     """``{hash, size}``: the untyped reference records store (docs/architecture.md, "Content-addressed store")."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     hash: str
     size: Annotated[int, Field(ge=0)]
@@ -128,7 +128,7 @@ class CasObjectRef(BaseModel):
 class CasRef(BaseModel):
     """``{pool, digest, size, mediaType}``: the typed reference."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, defer_build=True)
 
     pool: Pool
     digest: str

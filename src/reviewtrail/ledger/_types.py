@@ -23,7 +23,7 @@ __all__ = ["RecordPayload", "new_record", "record_type", "validate_with"]
 class RecordPayload(BaseModel):
     """Base of every typed payload. Subclasses get ``record_type`` from :func:`record_type`."""
 
-    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid", defer_build=True)
     record_type: ClassVar[str]
 
 
