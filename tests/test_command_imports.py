@@ -148,3 +148,10 @@ def test_no_everyday_command_loads_the_reviewer_evidence_or_provenance(project: 
     for args in (("ledger", "tail"), ("cas", "cat", project.digest), ("review", "queue")):
         packages, _, _ = project.loaded(*args)
         assert packages & NEVER == set(), args
+
+
+def test_verify_loads_every_package(project: Project) -> None:
+    """verify checks every query table against the chain with every package loaded (each checked
+    against its declaration in the record index), whatever records the store holds."""
+    packages, _, _ = project.loaded("verify", "--json")
+    assert NEVER | {"reviewtrail.human_review", "reviewtrail.models", "reviewtrail.tracing"} <= packages

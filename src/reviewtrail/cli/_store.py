@@ -83,7 +83,7 @@ def verify(
 
     Example: reviewtrail verify --json --checkpoint ~/anchors/rt-2026-11-30.json --public-key ~/anchors/rt.pub
     """
-    from reviewtrail.app import open_store
+    from reviewtrail.app import catalog, open_store
     from reviewtrail.audit import AuditOptions, audit
     from reviewtrail.cli._progress import phase_progress
     from reviewtrail.errors import EXIT_INTEGRITY
@@ -95,6 +95,7 @@ def verify(
         public_keys=tuple(public_key or ()),
         repair=repair,
     )
+    catalog().load_all()  # every package, checked against its declaration, before any table is checked or rebuilt
     with open_store(check_identity=False) as store, phase_progress("verifying", progress) as tick:
         report = audit(store, options, progress=tick)
     if as_json:
