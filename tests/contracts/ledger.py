@@ -12,6 +12,8 @@ ledger and that try to change records through the database itself.
 from __future__ import annotations
 
 import abc
+import dataclasses
+import hashlib
 import itertools
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
@@ -23,7 +25,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from reviewtrail.canonical import canonical_json
-from reviewtrail.errors import CanonicalJSONError, ConflictError, InvalidInputError, NotFoundError
+from reviewtrail.errors import CanonicalJSONError, ConflictError, IntegrityError, InvalidInputError, NotFoundError
 from reviewtrail.ledger import (
     GENESIS_HASH,
     Envelope,
@@ -309,6 +311,57 @@ class LedgerContract(LedgerPagesContract):
         problems = list(ledger.verify())
         assert problems, f"tampering with {column} went unnoticed"
         assert any("seq 2" in p or "seq 3" in p for p in problems)
+
+    # --- reads that gate: the records themselves, checked ---------------------------------
+    def test_records_about_and_superseding_come_from_the_records(self, ledger: Ledger) -> None:
+        [first, other] = ledger.append([rec(1, subject="item-1"), rec(2, subject="item-2")])
+        [fix, note] = ledger.append([rec(3, subject="item-1", supersedes=first.id), rec(4)])
+        assert [e.id for e in ledger.records_about(["item-1"])] == [first.id, fix.id]
+        assert [e.id for e in ledger.records_about(["item-2", "item-1", "none"])] == [first.id, other.id, fix.id]
+        assert [e.id for e in ledger.records_superseding([first.id, note.id])] == [fix.id]
+        assert ledger.records_about(["item-1"], type="test.other@1") == []
+        assert ledger.seqs_of_type("test.item@1", after=1, upto=3) == [2, 3]
+        assert ledger.head_seq() == 4
+        assert ledger.checked_get_many([fix.id, "missing"]) == {fix.id: fix}
+
+    @pytest.mark.parametrize(("column", "value"), TAMPERED_FIELDS, ids=[column for column, _ in TAMPERED_FIELDS])
+    def test_gated_reads_refuse_a_record_edited_in_place(self, ledger: Ledger, column: str, value: Any) -> None:
+        envs = ledger.append([rec(i, subject="s") for i in range(3)])
+        assert [e.id for e in ledger.records_about(["s"])] == [e.id for e in envs]  # read once: sound
+        self.tamper(ledger, 2, column, value)
+        with pytest.raises(IntegrityError):
+            ledger.records_about(["s", "forged"])  # whatever the edit, a record a gate reads is refused
+        if column != "id":  # an edited id is a record no longer found by that id
+            with pytest.raises(IntegrityError):
+                ledger.checked_get_many([envs[1].id])
+
+    def test_a_record_resealed_with_its_own_hash_is_refused_by_the_next_link(self, ledger: Ledger) -> None:
+        envs = ledger.append([rec(i, subject=f"s{i}") for i in range(3)])
+        forged_payload = canonical_json({"n": 99})
+        forged = dataclasses.replace(
+            envs[1], payload=forged_payload, payload_hash=hashlib.sha256(forged_payload).hexdigest()
+        )
+        forged_hash = compute_hash(forged.prev_hash, header_of(forged))
+        edits = (("payload", forged_payload), ("payload_hash", forged.payload_hash), ("hash", forged_hash))
+        for column, value in edits:
+            self.tamper(ledger, 2, column, value)
+        with pytest.raises(IntegrityError) as err:
+            ledger.records_about(["s1"])  # the record alone hashes right; seq 3 does not link to it
+        assert "seq 3" in str(err.value)
+
+    def test_a_row_check_reads_its_record_afresh(self) -> None:
+        claims = Projection(
+            name="claims",
+            version=1,
+            tables=(ProjectionTable("claims", (("slot", "text"), ("seq", "int")), key=("slot",)),),
+            rows=lambda env: [("claims", {"slot": env.payload_value["slot"], "seq": env.seq})],
+        )
+        led = self.new_ledger([claims])
+        [env] = led.append([rec(payload={"slot": "v1"})])
+        assert [r["slot"] for r in led.rows("claims")] == ["v1"]  # the record's rows are now known
+        self.tamper(led, env.seq, "actor", "forger")  # edited between two reads of one ledger object
+        with pytest.raises(IntegrityError):
+            led.rows("claims")
 
     # --- properties -----------------------------------------------------------------------
     def test_any_json_payload_appends_and_verifies(self) -> None:

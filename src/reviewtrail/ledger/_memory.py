@@ -126,4 +126,6 @@ class MemoryLedger(Ledger):
     # Test hook: what only an attacker with write access to memory could do.
     def tamper(self, seq: int, **changes: Any) -> None:
         env = self._records[seq - 1]
-        self._records[seq - 1] = dataclasses.replace(env, **changes)
+        changed = self._records[seq - 1] = dataclasses.replace(env, **changes)
+        del self._by_id[env.id]
+        self._by_id[changed.id] = changed
