@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -198,25 +197,19 @@ def _parse_int(text: str) -> int | float:
 _JSON_DECODER = json.JSONDecoder(parse_int=_parse_int)
 
 
-_PLAIN_DECODER = json.JSONDecoder()
-# Sixteen digits in a row may be an integer beyond 2**53 (and must then read as a double); JSON
-# without them has only safe integers, which the C decoder reads as they are.
-_LONG_DIGITS = re.compile(rb"[0-9]{16}")
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 
 
 def loads_json(data: bytes | str) -> Any:
     """Parse JSON the way canonical bytes are meant: integers beyond 2**53 are doubles.
 
     Exactly ``json.loads(data, parse_int=...)`` (bytes decoded by their detected encoding, a
-    leading BOM refused), with one decoder made once instead of one per call. Bytes without a
-    run of sixteen digits (nearly every payload) are read by the C decoder alone."""
+    leading BOM refused), with one decoder made once instead of one per call."""
     if isinstance(data, (bytes, bytearray)):
-        text = data.decode(json.detect_encoding(data), "surrogatepass")
-        if _LONG_DIGITS.search(data) is None:
-            try:
-                return _PLAIN_DECODER.decode(text)
-            except RecursionError:
-                raise json.JSONDecodeError("nested too deeply to read", text[:80], 0) from None
+        # UTF-8 (what canonical bytes are) unless a BOM or a NUL in the first four bytes says
+        # otherwise: json.detect_encoding's answer, without calling it.
+        plain = b"\x00" not in data[:4] and not data.startswith(_BOMS)
+        text = data.decode("utf-8" if plain else json.detect_encoding(data), "surrogatepass")
     elif isinstance(data, str):
         if data.startswith("\ufeff"):
             raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", data, 0)
@@ -247,21 +240,27 @@ def _not_plain(text: str) -> Any:
     raise _NotPlain(text)
 
 
-_STRICT_PLAIN_DECODER = json.JSONDecoder(parse_float=_not_plain, parse_constant=_not_plain)
-# UTF-8 lead bytes of code points at or above U+D000: keys holding such characters may sort
-# differently by UTF-16 code unit, so bytes holding any are left to the general check.
-_HIGH_PLANE = re.compile(rb"[\xed-\xf4]")
+def _short_int(text: str) -> int:
+    if len(text) > 15:  # maybe beyond 2**53 - 1, which reads as a double
+        raise _NotPlain(text)
+    return int(text)
+
+
+_STRICT_PLAIN_DECODER = json.JSONDecoder(parse_float=_not_plain, parse_int=_short_int, parse_constant=_not_plain)
+# The first UTF-8 lead byte of code points at or above U+D000: keys holding such characters may
+# sort differently by UTF-16 code unit, so bytes holding any are left to the general check.
+_HIGH_PLANE = 0xED
 
 
 def is_canonical(data: bytes) -> bool:
     """Whether ``data`` is exactly the RFC 8785 form of the JSON value it holds.
 
     Bytes holding only objects, arrays, strings, booleans, null and integers of at most fifteen
-    digits, with no character at or above U+D000, are checked at C speed: for such values RFC
+    characters, with no character at or above U+D000, are checked at C speed: for such values RFC
     8785 is sorted-key, separator-free JSON without ASCII escaping (see ``_PLAIN_DUMPS``), so the
     bytes are canonical exactly when that encoding of their parse gives them back. Anything else
     (floats, long integers, NaN, high characters) takes the general check."""
-    if _LONG_DIGITS.search(data) is None and _HIGH_PLANE.search(data) is None:
+    if not data or max(data) < _HIGH_PLANE:
         try:
             value = _STRICT_PLAIN_DECODER.decode(data.decode("utf-8"))
         except _NotPlain:

@@ -12,6 +12,7 @@ Chain rule (documented in docs/architecture.md)::
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import time
@@ -35,6 +36,7 @@ __all__ = [
     "Privacy",
     "chain_problems",
     "compute_hash",
+    "envelope_hash",
     "format_time",
     "header_of",
     "may_hold_refs",
@@ -170,6 +172,42 @@ def compute_hash(prev_hash: str, header: dict[str, Any]) -> str:
     return hashlib.sha256(prev_hash.encode("utf-8") + canonical_flat(header, field="envelope")).hexdigest()
 
 
+# RFC 8785 writes a string as Python's C encoder does without ASCII escaping (quote, backslash and
+# control characters escaped, \b \f \n \r \t short, others \u00xx lowercase).
+_JSON_STR: Any = json.encoder.encode_basestring
+_SAFE_SEQ = 2**53 - 1
+
+
+def envelope_hash(env: Envelope) -> str | None:
+    """The hash ``env``'s fields give (``compute_hash(env.prev_hash, header_of(env))``), or
+    ``None`` when a field is of a type no sealed record has. The header's RFC 8785 form is written
+    directly: its keys are fixed, already in order, and its values are strings, a seq and nulls."""
+    seq, subject, supersedes = env.seq, env.subject, env.supersedes
+    texts = (env.actor, env.id, env.payload_hash, env.prev_hash, env.privacy, env.time, env.type)
+    if (
+        type(seq) is not int
+        or not -_SAFE_SEQ <= seq <= _SAFE_SEQ
+        or not all(type(t) is str for t in texts)
+        or not (subject is None or type(subject) is str)
+        or not (supersedes is None or type(supersedes) is str)
+    ):
+        try:
+            return compute_hash(env.prev_hash, header_of(env))
+        except (InvalidInputError, TypeError, AttributeError):
+            return None
+    s = _JSON_STR
+    header = (
+        f'{env.prev_hash}{{"actor":{s(env.actor)},"id":{s(env.id)},"payloadHash":{s(env.payload_hash)},'
+        f'"prevHash":{s(env.prev_hash)},"privacy":{s(env.privacy)},"seq":{seq},'
+        f'"subject":{"null" if subject is None else s(subject)},'
+        f'"supersedes":{"null" if supersedes is None else s(supersedes)},"time":{s(env.time)},"type":{s(env.type)}}}'
+    )
+    try:
+        return hashlib.sha256(header.encode("utf-8")).hexdigest()
+    except UnicodeEncodeError:  # a lone surrogate: no canonical form, so no record could have it
+        return None
+
+
 def encode_payload(record: NewRecord) -> bytes:
     """Canonical payload bytes; malformed CAS references are rejected here."""
     body = canonical_json(record.payload, field="payload")
@@ -186,34 +224,26 @@ def may_hold_refs(payload: bytes) -> bool:
 def seal(record: NewRecord, *, seq: int, prev_hash: str, now: datetime, payload: bytes | None = None) -> Envelope:
     """Turn a new record into the envelope at ``seq`` after ``prev_hash``."""
     body = encode_payload(record) if payload is None else payload
-    time = format_time(record.time or now)
-    payload_hash = hashlib.sha256(body).hexdigest()
-    header = {
-        "seq": seq,
-        "id": record.id,
-        "type": record.type,
-        "time": time,
-        "actor": record.actor,
-        "privacy": record.privacy,
-        "subject": record.subject,
-        "supersedes": record.supersedes,
-        "payloadHash": payload_hash,
-        "prevHash": prev_hash,
-    }
-    return Envelope(
+    unsealed = Envelope(
         seq=seq,
         id=record.id,
         type=record.type,
-        time=time,
+        time=format_time(record.time or now),
         actor=record.actor,
         privacy=record.privacy,
         subject=record.subject,
         supersedes=record.supersedes,
         payload=body,
-        payload_hash=payload_hash,
+        payload_hash=hashlib.sha256(body).hexdigest(),
         prev_hash=prev_hash,
-        hash=compute_hash(prev_hash, header),
+        hash="",
     )
+    sealed = envelope_hash(unsealed)
+    if sealed is None:
+        compute_hash(prev_hash, header_of(unsealed))  # raises, naming what has no canonical form
+        raise InvalidInputError("the envelope has no canonical form", field="envelope")
+    unsealed.__dict__["hash"] = sealed  # the frozen envelope, completed before anyone sees it
+    return unsealed
 
 
 def stored_problem(env: Envelope) -> str | None:
@@ -228,11 +258,7 @@ def stored_problem(env: Envelope) -> str | None:
         return f"{where}: type {env.type!r} is not 'name@version'"
     if env.privacy not in PRIVACY_LEVELS:
         return f"{where}: privacy {env.privacy!r} is not one of {', '.join(PRIVACY_LEVELS)}"
-    try:
-        expected = compute_hash(env.prev_hash, header_of(env))
-    except (InvalidInputError, TypeError, AttributeError):
-        expected = None
-    if expected != env.hash:
+    if envelope_hash(env) != env.hash:
         return f"{where}: hash does not match the envelope"
     return None
 

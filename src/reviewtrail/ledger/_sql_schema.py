@@ -84,24 +84,23 @@ SCHEMA_VERSION = MIGRATIONS[-1][0]
 INDEX_ONLY_MIGRATIONS = frozenset({3})
 
 
+_FIELDS = (
+    "seq", "id", "type", "time", "actor", "privacy", "subject", "supersedes",
+    "payload", "payload_hash", "prev_hash", "hash",
+)  # fmt: skip
+
+
 def row_to_env(row: Sequence[Any]) -> Envelope:
     """An envelope from a ``rt_records`` row (columns in :data:`COLUMNS` order)."""
     # Values are taken as stored: a tampered row keeps its odd types, and verification reports it.
-    payload = row[8]
-    return Envelope(
-        seq=row[0],
-        id=row[1],
-        type=row[2],
-        time=row[3],
-        actor=row[4],
-        privacy=row[5],
-        subject=row[6],
-        supersedes=row[7],
-        payload=bytes(payload) if isinstance(payload, (bytes, bytearray, memoryview)) else str(payload).encode(),
-        payload_hash=row[9],
-        prev_hash=row[10],
-        hash=row[11],
-    )
+    values = dict(zip(_FIELDS, row, strict=True))
+    payload = values["payload"]
+    if type(payload) is not bytes:
+        values["payload"] = bytes(payload) if isinstance(payload, (bytearray, memoryview)) else str(payload).encode()
+    # The frozen dataclass, filled without its per-field __setattr__ (reads make many of them).
+    env = object.__new__(Envelope)
+    env.__dict__.update(values)
+    return env
 
 
 def env_row(env: Envelope) -> tuple[Any, ...]:

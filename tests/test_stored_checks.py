@@ -1,0 +1,123 @@
+"""The checks a read makes of stored bytes, against the general implementations they stand in for.
+
+``is_canonical`` (verify's canonical-form check at C speed) must answer exactly as parsing and
+re-encoding with RFC 8785 does; ``envelope_hash`` (the header hash written directly) must give
+exactly ``compute_hash(prev_hash, header_of(env))``; ``loads_json`` must read bytes exactly as
+``json.loads`` with doubles beyond 2**53.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reviewtrail.canonical import canonical_json, is_canonical, loads_canonical, loads_json
+from reviewtrail.errors import CanonicalJSONError, InvalidInputError
+from reviewtrail.ledger import Envelope, compute_hash
+from reviewtrail.ledger._envelope import envelope_hash, header_of
+
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**60), max_value=2**60)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=8)
+)
+JSON = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+def _general(data: bytes) -> bool:
+    try:
+        loads_canonical(data)
+    except CanonicalJSONError:
+        return False
+    return True
+
+
+@settings(max_examples=400)
+@given(JSON, st.booleans(), st.booleans(), st.sampled_from([(",", ":"), (", ", ": ")]))
+def test_is_canonical_answers_as_rfc8785_does(value: Any, sort: bool, ascii_only: bool, seps: tuple[str, str]) -> None:
+    try:
+        text = json.dumps(value, sort_keys=sort, ensure_ascii=ascii_only, separators=seps, allow_nan=True)
+        data = text.encode("utf-8")
+    except (ValueError, UnicodeEncodeError):
+        return
+    assert is_canonical(data) == _general(data)
+
+
+@settings(max_examples=300)
+@given(JSON)
+def test_canonical_bytes_are_canonical(value: Any) -> None:
+    try:
+        data = canonical_json(value)
+    except CanonicalJSONError:
+        return
+    assert is_canonical(data)
+
+
+@given(st.binary(max_size=40))
+def test_is_canonical_of_any_bytes(data: bytes) -> None:
+    assert is_canonical(data) == _general(data)
+
+
+@settings(max_examples=300)
+@given(JSON)
+def test_loads_json_reads_as_json_loads_with_doubles_beyond_2_53(value: Any) -> None:
+    try:
+        data = json.dumps(value).encode("utf-8")
+    except (ValueError, UnicodeEncodeError):
+        return
+    expected = json.loads(data, parse_int=lambda t: int(t) if abs(int(t)) <= 2**53 - 1 else float(int(t)))
+    assert json.dumps(loads_json(data)) == json.dumps(expected)
+
+
+TEXT = st.text(max_size=12)
+
+
+@settings(max_examples=400)
+@given(
+    st.integers(min_value=-(2**54), max_value=2**54),
+    TEXT,
+    TEXT,
+    TEXT,
+    st.none() | TEXT,
+    st.none() | TEXT,
+)
+def test_envelope_hash_is_compute_hash(seq: int, ident: str, actor: str, time: str, subject: Any, sup: Any) -> None:
+    env = Envelope(
+        seq=seq,
+        id=ident,
+        type="note@1",
+        time=time,
+        actor=actor,
+        privacy="private",
+        subject=subject,
+        supersedes=sup,
+        payload=b"{}",
+        payload_hash=hashlib.sha256(b"{}").hexdigest(),
+        prev_hash="0" * 64,
+        hash="",
+    )
+    try:
+        expected: str | None = compute_hash(env.prev_hash, header_of(env))
+    except InvalidInputError:
+        expected = None
+    assert envelope_hash(env) == expected
+
+
+def test_envelope_hash_of_odd_stored_types_falls_back() -> None:
+    env = Envelope(1, "i", "note@1", "t", "a", "private", None, None, b"{}", "p", "0" * 64, "h")
+    assert envelope_hash(env) == compute_hash(env.prev_hash, header_of(env))
+    odd = dataclasses.replace(env, seq="1")  # a tampered row keeps its stored type
+    assert envelope_hash(odd) == compute_hash(odd.prev_hash, header_of(odd))
+    no_actor = dataclasses.replace(env, actor=None)
+    assert envelope_hash(no_actor) == compute_hash(no_actor.prev_hash, header_of(no_actor))
