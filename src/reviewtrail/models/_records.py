@@ -90,7 +90,7 @@ class _OmitUnset(BaseModel):
 
 
 class _Part(_OmitUnset):
-    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid", defer_build=True)
 
 
 class SkillRef(_Part):
