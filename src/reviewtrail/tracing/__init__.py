@@ -24,7 +24,6 @@ from reviewtrail.tracing._assurance import (
     normalize_reported,
     review_independence,
 )
-from reviewtrail.tracing._debug import Divergence, RunView, Step, diff_calls, divergence, list_runs, show_run
 from reviewtrail.tracing._documents import ReviewCall, TraceMode
 from reviewtrail.tracing._families import FAMILIES, UNKNOWN, model_family
 from reviewtrail.tracing._helper import install_helper, resolve_helper
@@ -41,6 +40,7 @@ from reviewtrail.tracing._verify import load_schema, verify_traces
 
 if typing.TYPE_CHECKING:
     from reviewtrail.tracing._call_record import PROJECTIONS, RECORD_TYPES, ReviewCallRecord
+    from reviewtrail.tracing._debug import Divergence, RunView, Step, diff_calls, divergence, list_runs, show_run
     from reviewtrail.tracing._otel_request import (
         OtelExportOutcome,
         OtelExportRequest,
@@ -48,9 +48,16 @@ if typing.TYPE_CHECKING:
         otel_export_request,
     )
 
-# Loaded on first use: the record model (pydantic) and the OTLP export (protobuf) are not needed
-# to save a trace in a project without a store, which must start fast.
+# Loaded on first use: the record model (pydantic), the OTLP export (protobuf) and the debugging
+# views (``trace list/show/diff``) are not needed to save a trace, which must start fast.
 _LAZY = {
+    "Divergence": "_debug",
+    "RunView": "_debug",
+    "Step": "_debug",
+    "diff_calls": "_debug",
+    "divergence": "_debug",
+    "list_runs": "_debug",
+    "show_run": "_debug",
     "PROJECTIONS": "_call_record",
     "RECORD_TYPES": "_call_record",
     "ReviewCallRecord": "_call_record",
