@@ -8,9 +8,10 @@ root list every group and so load every command module (never the library).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from functools import cache
 from typing import Annotated, Any
 
@@ -19,7 +20,7 @@ from typer.core import TyperGroup
 
 from reviewtrail.cli._output import EXIT_PIPE_CLOSED, silence_stdout, stdout_is_closed
 
-__all__ = ["COMMANDS", "RootGroup", "app", "main"]
+__all__ = ["COMMANDS", "LazyCommands", "RootGroup", "app", "main"]
 
 EXIT_CODES = """Exit codes: 0 ok; 1 internal error; 2 invalid input; 3 not found; \
 4 integrity failure; 5 configuration or backend unavailable; 6 conflict; 7 sandboxed code failed; \
@@ -77,44 +78,65 @@ COMMANDS: dict[str, Callable[[], Any]] = {
 @cache
 def _click_command(name: str) -> Any:
     """The click command of root command ``name``, made as ``app.add_typer``/``app.command``
-    registration would make it (same help, markup and exception settings)."""
-    from typer.main import get_command_from_info, get_group_from_info
+    registration would make it (same help, markup and exception settings). A group's own
+    commands are made when looked up, so a command converts only its own parameters."""
+    import copy
+
+    from typer.main import get_command_from_info, get_command_name, get_group_from_info
     from typer.models import CommandInfo, TyperInfo
 
     target = COMMANDS[name]()
-    if isinstance(target, typer.Typer):
+    short, markup = app.pretty_exceptions_short, app.rich_markup_mode
+
+    def command(info: CommandInfo) -> Any:
+        return get_command_from_info(info, pretty_exceptions_short=short, rich_markup_mode=markup)
+
+    def group(typer_app: typer.Typer) -> Any:
+        info = TyperInfo(typer_app, name=name)
         return get_group_from_info(
-            TyperInfo(target, name=name),
-            pretty_exceptions_short=app.pretty_exceptions_short,
-            rich_markup_mode=app.rich_markup_mode,
-            suggest_commands=app.suggest_commands,
+            info, pretty_exceptions_short=short, rich_markup_mode=markup, suggest_commands=app.suggest_commands
         )
-    return get_command_from_info(
-        CommandInfo(name=name, callback=target),
-        pretty_exceptions_short=app.pretty_exceptions_short,
-        rich_markup_mode=app.rich_markup_mode,
+
+    if not isinstance(target, typer.Typer):
+        return command(CommandInfo(name=name, callback=target))
+    if target.registered_groups:  # nested groups: made all at once, as typer makes them
+        return group(target)
+    shell = copy.copy(target)
+    shell.registered_commands = []
+    made = group(shell)
+    made.commands = LazyCommands(
+        {
+            info.name or get_command_name(info.callback.__name__): functools.partial(command, info)
+            for info in target.registered_commands
+            if info.callback is not None
+        }
     )
+    return made
 
 
-class _LazyCommands(MutableMapping[str, Any]):
-    """The root's commands by name: every name known up front, each made on first lookup."""
+class LazyCommands(MutableMapping[str, Any]):
+    """A group's commands by name: every name known up front, each made on first lookup."""
+
+    def __init__(self, makers: Mapping[str, Callable[[], Any]]) -> None:
+        self._makers = dict(makers)
+        self._made: dict[str, Any] = {}
 
     def __getitem__(self, name: str) -> Any:
-        if name not in COMMANDS:
-            raise KeyError(name)
-        return _click_command(name)
+        if name not in self._made:
+            self._made[name] = self._makers[name]()
+        return self._made[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(COMMANDS)
+        return iter(self._makers)
 
     def __len__(self) -> int:
-        return len(COMMANDS)
+        return len(self._makers)
 
     def __setitem__(self, name: str, command: Any) -> None:
-        raise TypeError("the root's commands are listed in reviewtrail.cli._app.COMMANDS")
+        raise TypeError("a lazily made group's commands are fixed")
 
     def __delitem__(self, name: str) -> None:
-        raise TypeError("the root's commands are listed in reviewtrail.cli._app.COMMANDS")
+        raise TypeError("a lazily made group's commands are fixed")
 
 
 class RootGroup(TyperGroup):
@@ -122,10 +144,7 @@ class RootGroup(TyperGroup):
 
     def __init__(self, **attrs: Any) -> None:
         super().__init__(**attrs)
-        self.commands = _LazyCommands()
-
-    def list_commands(self, ctx: Any) -> list[str]:
-        return list(COMMANDS)
+        self.commands = LazyCommands({name: functools.partial(_click_command, name) for name in COMMANDS})
 
 
 app = typer.Typer(
