@@ -59,17 +59,23 @@ def replace_file(path: str | os.PathLike[str], data: bytes, *, mode: int | None 
 
 @functools.cache
 def _syncfs() -> Callable[[int], int] | None:
-    """libc's ``syncfs``, looked up on first use (finding libc may run ``ldconfig``)."""
+    """libc's ``syncfs``, looked up on first use: among the symbols the interpreter already has
+    loaded (no ``ldconfig`` run), else in the C library ``find_library`` names; ``None`` where
+    there is none (non-Linux)."""
     import ctypes
-    import ctypes.util
 
-    name = ctypes.util.find_library("c")
-    if not name:
-        return None
     try:
-        fn = ctypes.CDLL(name, use_errno=True).syncfs
+        fn = ctypes.CDLL(None, use_errno=True).syncfs
     except (OSError, AttributeError):
-        return None
+        import ctypes.util
+
+        name = ctypes.util.find_library("c")
+        if not name:
+            return None
+        try:
+            fn = ctypes.CDLL(name, use_errno=True).syncfs
+        except (OSError, AttributeError):
+            return None
     fn.argtypes = [ctypes.c_int]
     fn.restype = ctypes.c_int
     return fn
