@@ -187,3 +187,37 @@ def test_opening_a_store_loads_no_domain_package(tmp_path: Path) -> None:
     assert loaded == "()"
     for domain in ("evidence", "provenance", "reviewer", "human_review", "models", "tracing"):
         assert f"'{domain}'" not in packages
+
+
+def test_concurrent_first_uses_all_validate() -> None:
+    """Threads that validate a type while its package loads all wait for it: none skips the check."""
+    import threading
+    import time
+
+    from reviewtrail.errors import InvalidInputError
+
+    @record_type("lazy.slow@1")
+    class Slow(RecordPayload):
+        text: str
+
+    def load() -> tuple[Any, Any]:
+        time.sleep(0.05)
+        return [Slow], []
+
+    catalog = RecordCatalog(deferred=[DeferredPart("slow", frozenset({"lazy.slow@1"}), (), load)])
+    refused: list[bool] = []
+
+    def validate() -> None:
+        try:
+            catalog.validate("lazy.slow@1", {"text": 1})
+        except InvalidInputError:
+            refused.append(True)
+        else:
+            refused.append(False)
+
+    threads = [threading.Thread(target=validate) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert refused == [True] * 8

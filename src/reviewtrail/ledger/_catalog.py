@@ -116,10 +116,12 @@ class RecordCatalog:
             types = _by_name(models)
             real = {p.name: p for p in projections}
             _check_declared(part, types, real)
-            for name in part.record_types:
-                self._pending.pop(name, None)
+            # Models before they leave the pending list: a reader without the lock always finds
+            # a type in one of the two.
             self._types.update(types)
             self._rows.update({name: p.rows for name, p in real.items()})
+            for name in part.record_types:
+                self._pending.pop(name, None)
             self._loaded.add(part.package)
 
     def _model(self, type_: str) -> type[RecordPayload] | None:
