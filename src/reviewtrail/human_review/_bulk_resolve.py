@@ -137,7 +137,16 @@ class Preloaded:
     def _check_item_rows(self, item_ids: list[str], item_rows: list[dict[str, Any]]) -> None:
         """The table's rows for ``item_ids`` must be exactly the rows the chain gives."""
         stored = {str(r.get("item_id")): {k: v for k, v in r.items() if k != "rt_seq"} for r in item_rows}
+        for item_id in stored.keys() - set(item_ids):
+            raise IntegrityError(
+                f"query table hr_items gave a row for item {item_id}, which was not asked for", field="hr_items"
+            )
         for item_id in item_ids:
+            if item_id in stored and not self._rows[_ITEMS][item_id]:
+                raise IntegrityError(
+                    f"query table hr_items lists item {item_id}, which no record gives; run 'reviewtrail verify'",
+                    field="hr_items",
+                )
             given = [r for r in self._rows[_ITEMS][item_id] if self._is_item(r)]
             if given and stored.get(item_id) != given[0]:
                 what = "has no row" if item_id not in stored else "holds another row"

@@ -167,10 +167,9 @@ def _submission_id(wire: dict[str, Any], given: str | None) -> str:
 def _recorded(ledger: Ledger, records: Preloaded, submission_id: str, item_id: str) -> DecisionResult | None:
     """The first result of ``submission_id`` when it is recorded: found among the item's own
     decision records (read from the chain), or, for another item, refused."""
-    for row in records.rows("hr_decisions", item_id=item_id):
-        env = records.get(row["record_id"])
-        if env.payload_value.get("submissionId") == submission_id:
-            return _result(ledger, records, resolve_item(records, item_id), env.id, resubmitted=True)
+    found = _submitted(records, submission_id, item_id)
+    if found is not None:
+        return _result(ledger, records, resolve_item(records, item_id), found, resubmitted=True)
     rows = ledger.rows("hr_submissions", submission_id=submission_id)
     if not rows:
         return None
@@ -180,11 +179,25 @@ def _recorded(ledger: Ledger, records: Preloaded, submission_id: str, item_id: s
         raise ConflictError(
             f"submission {submission_id} is already recorded for another item ({recorded_item})", field="submissionId"
         )
+    # Recorded since the item's records were read (a racing resubmission): read its decisions again.
+    records.include(ledger.records_about([item_id], type=DECISION))
+    found = _submitted(records, submission_id, item_id)
+    if found is not None:
+        return _result(ledger, records, resolve_item(records, item_id), found, resubmitted=True)
     raise IntegrityError(
         f"query table hr_submissions names decision {env.id} on item {item_id}, which the item's records do not "
         "hold; run 'reviewtrail verify'",
         field="hr_submissions",
     )
+
+
+def _submitted(records: Preloaded, submission_id: str, item_id: str) -> str | None:
+    """The id of the item's decision record holding ``submission_id``, if one is held."""
+    for row in records.rows("hr_decisions", item_id=item_id):
+        env = records.get(row["record_id"])
+        if env.payload_value.get("submissionId") == submission_id:
+            return env.id
+    return None
 
 
 def _decision(wire: dict[str, Any], resolved: ResolvedItem, submission_id: str) -> ReviewDecision:

@@ -311,6 +311,7 @@ class Ledger(abc.ABC):
         after: Any = None,
         limit: int,
         descending: bool = False,
+        check: bool = True,
     ) -> list[dict[str, Any]]:
         """One page of a projection table, ordered by one column: the rows matching ``where``
         (column equality) whose ``order_by`` value is greater than ``after`` (less, when
@@ -319,10 +320,13 @@ class Ledger(abc.ABC):
         The next page starts after the last row's ``order_by`` value, so page by a column whose
         values are distinct among the matching rows (a key column, a seq); rows with no value
         (null) in ``order_by`` are never paged. Text is ordered by code point on every backend.
-        Rows are checked against their records exactly as :meth:`rows` checks them."""
+        Rows are checked against their records exactly as :meth:`rows` checks them; with
+        ``check=False`` they are returned as stored (with their record's seq, ``rt_seq``) to a
+        caller that holds each one against the records itself."""
         filters = self._table_where(table, where or {})
         order = page_order(self._tables[table], order_by, after, limit, descending)
-        return self._checked(table, self._select_page(table, filters, order))
+        found = self._select_page(table, filters, order)
+        return self._checked(table, found) if check else found
 
     def count(self, table: str, **where: Any) -> int:
         """How many rows of a projection table match ``where`` (column equality). The rows are
