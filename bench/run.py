@@ -41,9 +41,18 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
         bench_startup.bench_ledger_tail,
         "ledger tail -n 5 as a process vs python importing sqlite3",
     ),
-    "startup_cas_cat": (bench_startup.bench_cas_cat, "cas cat of a small object as a process vs the same"),
-    "startup_review_queue": (bench_startup.bench_review_queue, "review queue (4 items) as a process vs the same"),
-    "startup_trace_save": (bench_startup.bench_trace_save, "trace save into a store as a process vs the same"),
+    "startup_cas_cat": (
+        bench_startup.bench_cas_cat,
+        "cas cat of a small object as a process vs python importing sqlite3",
+    ),
+    "startup_review_queue": (
+        bench_startup.bench_review_queue,
+        "review queue (4 items) as a process vs python importing sqlite3",
+    ),
+    "startup_trace_save": (
+        bench_startup.bench_trace_save,
+        "trace save into a store as a process vs python importing sqlite3",
+    ),
     "startup_cas_put_large": (
         bench_startup.bench_cas_put_large,
         "cas put of 256 MiB as a process vs sha256sum+cp+sync",
