@@ -12,7 +12,6 @@ import functools
 import importlib
 import sys
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
-from functools import cache
 from typing import Annotated, Any
 
 import typer
@@ -36,7 +35,7 @@ def _attribute(module: str, name: str) -> Callable[[], Any]:
     return load
 
 
-@cache
+@functools.cache
 def _review_app() -> typer.Typer:
     from reviewtrail.cli import _campaign_outputs, _review, _review_decide, _review_session
 
@@ -46,7 +45,7 @@ def _review_app() -> typer.Typer:
     return _review.review_app
 
 
-@cache
+@functools.cache
 def _campaign_app() -> typer.Typer:
     from reviewtrail.cli import _campaign, _campaign_items, _campaign_outputs, _campaign_runs
 
@@ -75,7 +74,7 @@ COMMANDS: dict[str, Callable[[], Any]] = {
 }
 
 
-@cache
+@functools.cache
 def _click_command(name: str) -> Any:
     """The click command of root command ``name``, made as ``app.add_typer``/``app.command``
     registration would make it (same help, markup and exception settings). A group's own
@@ -125,6 +124,9 @@ class LazyCommands(MutableMapping[str, Any]):
         if name not in self._made:
             self._made[name] = self._makers[name]()
         return self._made[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._makers
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._makers)
