@@ -53,7 +53,8 @@ class Preloaded:
         self._by: dict[str, list[str]] = {}
         self._rows: dict[tuple[str, str], dict[Any, list[dict[str, Any]]]] = {}
         ids = list(dict.fromkeys(item_ids))
-        about_items = self._hold(ledger.records_about(ids))
+        # Each record's own hashes are checked as it is read; the links of all of them at the end.
+        about_items = self._hold(ledger.records_about(ids, links=False))
         self._derive((_ITEMS, _DECISIONS), ids, about_items)
         if item_rows is not None:
             self._check_item_rows(ids, item_rows)
@@ -65,9 +66,11 @@ class Preloaded:
                 prompts.append(str(payload.get("promptEventId")))
                 runs += [str(c.get("runId")) for c in payload.get("candidates") or () if isinstance(c, dict)]
         runs = list(dict.fromkeys(runs))
-        self._derive((_RUNS, _PARTS), runs, self._hold(ledger.records_about(runs)))
-        self._hold(list(ledger.checked_get_many(p for p in dict.fromkeys(prompts) if p not in self._records).values()))
-        self._load_supersessions(list(self._records))
+        self._derive((_RUNS, _PARTS), runs, self._hold(ledger.records_about(runs, links=False)))
+        wanted = [p for p in dict.fromkeys(prompts) if p not in self._records]
+        self._hold(list(ledger.checked_get_many(wanted, links=False).values()))
+        self._load_supersessions(list(self._records), links=False)
+        ledger.check_links(self._records.values())
 
     # --- the reads of _resolve.Records ----------------------------------------------------------
     def get(self, record_id: str) -> Envelope:
@@ -160,12 +163,12 @@ class Preloaded:
         env = self._records.get(str(row.get("record_id")))
         return env is not None and env.type == ITEM
 
-    def _load_supersessions(self, record_ids: list[str]) -> None:
+    def _load_supersessions(self, record_ids: list[str], *, links: bool = True) -> None:
         """The records superseding each of ``record_ids``, and theirs in turn, to the ends of
         the chains, read from the records themselves."""
         todo = [i for i in dict.fromkeys(record_ids) if i not in self._by]
         while todo:
-            later = self._hold(self._ledger.records_superseding(todo))
+            later = self._hold(self._ledger.records_superseding(todo, links=links))
             for record_id in todo:
                 self._by[record_id] = []
             for env in later:

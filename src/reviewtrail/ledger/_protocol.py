@@ -366,42 +366,53 @@ class Ledger(abc.ABC):
         self._raise_unsound(records, field)
         return records
 
-    def _raise_unsound(self, records: Mapping[int, Envelope], field: str) -> None:
-        """Refuse (exit 4) records whose stored bytes do not hash to what they claim, or that the
-        next record does not link to."""
-        if not records:
-            return
+    def _raise_unsound(self, records: Mapping[int, Envelope], field: str, *, links: bool = True) -> None:
+        """Refuse (exit 4) records whose stored bytes do not hash to what they claim, or (with
+        ``links``) that the next record does not link to."""
         for env in records.values():
             problem = stored_problem(env)
             if problem is not None:
                 raise IntegrityError(f"{problem}; run 'reviewtrail verify'", field=field)
-        head = self.head_seq()
-        after = [s + 1 for s in records if s < head and s + 1 not in records]
-        following = self._prev_hashes(after) if after else {}
+        if links:
+            self.check_links(records.values(), field=field)
+
+    def check_links(self, envs: Iterable[Envelope], *, field: str = "ledger") -> None:
+        """Refuse (exit 4) any of ``envs`` that the next record in the ledger does not link to,
+        or after which a record is missing: one read for all of them, so a caller that reads in
+        several steps (``links=False``) checks the links of everything it read once, at the end."""
+        records = {env.seq: env for env in envs}
+        if not records:
+            return
+        head, following = self._links_after(sorted(s + 1 for s in records if s + 1 not in records))
         problems = link_problems(records, following, head)
         if problems:
             raise IntegrityError(f"{problems[0]}; run 'reviewtrail verify'", field=field)
 
-    def checked_records(self, envs: Iterable[Envelope], *, field: str = "ledger") -> list[Envelope]:
+    def _links_after(self, seqs: list[int]) -> tuple[int, dict[int, str | None]]:
+        """The head's seq and the ``prevHash`` stored at each of ``seqs`` (those that exist)."""
+        return self.head_seq(), self._prev_hashes(seqs) if seqs else {}
+
+    def checked_records(self, envs: Iterable[Envelope], *, field: str = "ledger", links: bool = True) -> list[Envelope]:
         """``envs`` (records just read) in seq order, once each, refused (exit 4) when one is not
-        sound: its stored bytes do not hash to its hashes, or the next record does not link to
-        it (or is missing)."""
+        sound: its stored bytes do not hash to its hashes, or (with ``links``) the next record
+        does not link to it (or is missing)."""
         records = {env.seq: env for env in envs}
-        self._raise_unsound(records, field)
+        self._raise_unsound(records, field, links=links)
         return [records[s] for s in sorted(records)]
 
-    def records_about(self, subjects: Iterable[str], *, type: str | None = None) -> list[Envelope]:
+    def records_about(self, subjects: Iterable[str], *, type: str | None = None, links: bool = True) -> list[Envelope]:
         """Every record whose ``subject`` is one of ``subjects`` (of one type, ``name@version``,
-        when given), in seq order, each checked (:meth:`checked_records`). Read from the records
+        when given), in seq order, each checked (:meth:`checked_records`; ``links=False``: the
+        caller checks the links later with :meth:`check_links`). Read from the records
         themselves, never from a query table: a record cannot go missing from this answer without
         breaking a hash link, which is what lets a gate derive "nothing newer" from it."""
         wanted = [s for s in dict.fromkeys(subjects) if s is not None]
         found: list[Envelope] = []
         for i in range(0, len(wanted), _IN_CHUNK):
             found += self._select_records("subject", wanted[i : i + _IN_CHUNK], type)
-        return self.checked_records(found)
+        return self.checked_records(found, links=links)
 
-    def records_superseding(self, record_ids: Iterable[str]) -> list[Envelope]:
+    def records_superseding(self, record_ids: Iterable[str], *, links: bool = True) -> list[Envelope]:
         """Every record whose ``supersedes`` names one of ``record_ids``, in seq order, each
         checked: the corrections and reclassifications of those records, read from the records
         themselves (like :meth:`records_about`)."""
@@ -409,12 +420,12 @@ class Ledger(abc.ABC):
         found: list[Envelope] = []
         for i in range(0, len(wanted), _IN_CHUNK):
             found += self._select_records("supersedes", wanted[i : i + _IN_CHUNK], None)
-        return self.checked_records(found)
+        return self.checked_records(found, links=links)
 
-    def checked_get_many(self, record_ids: Iterable[str]) -> dict[str, Envelope]:
+    def checked_get_many(self, record_ids: Iterable[str], *, links: bool = True) -> dict[str, Envelope]:
         """:meth:`get_many`, each record checked (:meth:`checked_records`)."""
         found = self.get_many(record_ids)
-        self.checked_records(found.values())
+        self.checked_records(found.values(), links=links)
         return found
 
     def _select_records(self, column: str, values: list[str], type: str | None) -> list[Envelope]:

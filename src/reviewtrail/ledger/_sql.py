@@ -395,6 +395,27 @@ class SqlLedger(Ledger):
             value = cur.fetchone()[0]
         return int(value) if value is not None else 0
 
+    def _links_after(self, seqs: list[int]) -> tuple[int, dict[int, str | None]]:
+        if not seqs or len(seqs) > _ID_CHUNK:
+            return super()._links_after(seqs)
+        found: dict[int, str | None] = {}
+        with self._read() as cur:  # the head and the links in one round trip
+            cur.execute(
+                self._q(
+                    "SELECT seq, prev_hash FROM rt_records WHERE seq IN "
+                    f"({', '.join('?' for _ in seqs)}) UNION ALL SELECT MAX(seq), NULL FROM rt_records"
+                ),
+                seqs,
+            )
+            rows = cur.fetchall()
+        head = 0
+        for seq, prev in rows:
+            if prev is None:
+                head = int(seq) if seq is not None else 0
+            else:
+                found[int(seq)] = str(prev)
+        return head, found
+
     def _prev_hashes(self, seqs: list[int]) -> dict[int, str | None]:
         found: dict[int, str | None] = {}
         for i in range(0, len(seqs), _ID_CHUNK):
