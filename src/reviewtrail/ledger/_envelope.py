@@ -16,7 +16,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
@@ -24,8 +24,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from reviewtrail.canonical import canonical_flat, canonical_json, is_canonical, loads_json
-from reviewtrail.cas import refs_in
+from reviewtrail.canonical import canonical_flat, canonical_json, canonical_value, loads_json
+from reviewtrail.cas import CasObjectRef, CasRef, refs_in
 from reviewtrail.errors import InvalidInputError
 
 __all__ = [
@@ -142,6 +142,12 @@ class Envelope:
         """The payload parsed as JSON (parsed once, then cached)."""
         return loads_json(self.payload)
 
+    @cached_property
+    def cas_refs(self) -> list[CasObjectRef | CasRef]:
+        """The CAS references in the payload (found once, then cached); a malformed one raises
+        :class:`InvalidInputError`. Canonical bytes with no ``"size":`` hold none."""
+        return refs_in(self.payload_value) if may_hold_refs(self.payload) else []
+
     def payload_json(self) -> Any:
         return self.payload_value
 
@@ -195,17 +201,34 @@ def envelope_hash(env: Envelope) -> str | None:
             return compute_hash(env.prev_hash, header_of(env))
         except (InvalidInputError, TypeError, AttributeError):
             return None
-    s = _JSON_STR
-    header = (
-        f'{env.prev_hash}{{"actor":{s(env.actor)},"id":{s(env.id)},"payloadHash":{s(env.payload_hash)},'
-        f'"prevHash":{s(env.prev_hash)},"privacy":{s(env.privacy)},"seq":{seq},'
-        f'"subject":{"null" if subject is None else s(subject)},'
-        f'"supersedes":{"null" if supersedes is None else s(supersedes)},"time":{s(env.time)},"type":{s(env.type)}}}'
-    )
     try:
-        return hashlib.sha256(header.encode("utf-8")).hexdigest()
+        fields = (env.id, env.type, env.time, env.actor, env.privacy, subject, supersedes)
+        return _header_hash(env.prev_hash, seq, *fields, env.payload_hash)
     except UnicodeEncodeError:  # a lone surrogate: no canonical form, so no record could have it
         return None
+
+
+def _header_hash(
+    prev_hash: str,
+    seq: int,
+    id_: str,
+    type_: str,
+    time: str,
+    actor: str,
+    privacy: str,
+    subject: str | None,
+    supersedes: str | None,
+    payload_hash: str,
+) -> str:
+    """sha256(prevHash || JCS(header)) of header fields of the types a sealed record has."""
+    s = _JSON_STR
+    header = (
+        f'{prev_hash}{{"actor":{s(actor)},"id":{s(id_)},"payloadHash":{s(payload_hash)},'
+        f'"prevHash":{s(prev_hash)},"privacy":{s(privacy)},"seq":{seq},'
+        f'"subject":{"null" if subject is None else s(subject)},'
+        f'"supersedes":{"null" if supersedes is None else s(supersedes)},"time":{s(time)},"type":{s(type_)}}}'
+    )
+    return hashlib.sha256(header.encode("utf-8")).hexdigest()
 
 
 def encode_payload(record: NewRecord) -> bytes:
@@ -221,29 +244,46 @@ def may_hold_refs(payload: bytes) -> bool:
     return b'"size":' in payload
 
 
-def seal(record: NewRecord, *, seq: int, prev_hash: str, now: datetime, payload: bytes | None = None) -> Envelope:
-    """Turn a new record into the envelope at ``seq`` after ``prev_hash``."""
+def seal(
+    record: NewRecord,
+    *,
+    seq: int,
+    prev_hash: str,
+    now: datetime,
+    payload: bytes | None = None,
+    now_text: str | None = None,
+) -> Envelope:
+    """Turn a new record into the envelope at ``seq`` after ``prev_hash`` (``now_text``: ``now``
+    already formatted, so a batch formats its time once)."""
     body = encode_payload(record) if payload is None else payload
-    unsealed = Envelope(
+    time = format_time(record.time) if record.time is not None else (now_text or format_time(now))
+    payload_hash = hashlib.sha256(body).hexdigest()
+    # A NewRecord's fields are validated text; the header is hashed without checking types again.
+    fields = (record.id, record.type, time, record.actor, record.privacy, record.subject, record.supersedes)
+    try:
+        sealed = _header_hash(prev_hash, seq, *fields, payload_hash)
+    except UnicodeEncodeError:
+        # A lone surrogate: the general encoder names what has no canonical form.
+        names = ("id", "type", "time", "actor", "privacy", "subject", "supersedes")
+        header = {**dict(zip(names, fields, strict=True)), "seq": seq, "payloadHash": payload_hash}
+        compute_hash(prev_hash, {**header, "prevHash": prev_hash})
+        raise
+    env = object.__new__(Envelope)  # the frozen dataclass, filled without per-field __setattr__
+    env.__dict__.update(
         seq=seq,
         id=record.id,
         type=record.type,
-        time=format_time(record.time or now),
+        time=time,
         actor=record.actor,
         privacy=record.privacy,
         subject=record.subject,
         supersedes=record.supersedes,
         payload=body,
-        payload_hash=hashlib.sha256(body).hexdigest(),
+        payload_hash=payload_hash,
         prev_hash=prev_hash,
-        hash="",
+        hash=sealed,
     )
-    sealed = envelope_hash(unsealed)
-    if sealed is None:
-        compute_hash(prev_hash, header_of(unsealed))  # raises, naming what has no canonical form
-        raise InvalidInputError("the envelope has no canonical form", field="envelope")
-    unsealed.__dict__["hash"] = sealed  # the frozen envelope, completed before anyone sees it
-    return unsealed
+    return env
 
 
 def stored_problem(env: Envelope) -> str | None:
@@ -265,44 +305,59 @@ def stored_problem(env: Envelope) -> str | None:
 
 def record_problems(env: Envelope) -> list[str]:
     """What is wrong with one envelope on its own (not its link to the previous one): the checks
-    of :func:`stored_problem`, and whether the payload bytes are canonical JSON (``verify``)."""
+    of :func:`stored_problem`, and whether the payload bytes are canonical JSON (``verify``).
+
+    A canonical payload's parsed value is kept as ``env.payload_value``, so what reads the payload
+    next (CAS references, query-table rows) does not parse it again."""
     where = f"ledger seq {env.seq} ({env.id})"
     problems: list[str] = []
-    if hashlib.sha256(env.payload).hexdigest() != env.payload_hash:
+    payload = env.payload
+    if hashlib.sha256(payload).hexdigest() != env.payload_hash:
         problems.append(f"{where}: payload does not hash to payloadHash")
-    if not is_canonical(env.payload):
+    canonical, value = canonical_value(payload)
+    if canonical:
+        env.__dict__["payload_value"] = value  # what the cached property would parse, parsed once
+    else:
         try:
-            canonical_json(loads_json(env.payload))
+            canonical_json(loads_json(payload))
         except (ValueError, InvalidInputError):
             problems.append(f"{where}: payload is not valid JSON")
         else:
             problems.append(f"{where}: payload bytes are not canonical JSON")
-    if TYPE_PATTERN.fullmatch(env.type) is None:
+    if type(env.type) is not str or TYPE_PATTERN.fullmatch(env.type) is None:
         problems.append(f"{where}: type {env.type!r} is not 'name@version'")
     if env.privacy not in PRIVACY_LEVELS:
         problems.append(f"{where}: privacy {env.privacy!r} is not one of {', '.join(PRIVACY_LEVELS)}")
-    try:
-        expected = compute_hash(env.prev_hash, header_of(env))
-    except InvalidInputError:
-        expected = None
-    if expected != env.hash:
+    if envelope_hash(env) != env.hash:
         problems.append(f"{where}: hash does not match the envelope")
     return problems
 
 
-def chain_problems(envelopes: Iterable[Envelope]) -> Iterator[str]:
-    """Every broken link, gap or altered record in an ordered run of envelopes from seq 1."""
-    prev_hash = GENESIS_HASH
-    expected_seq = 1
+def chain_problems(
+    envelopes: Iterable[Envelope],
+    *,
+    after: tuple[int, str] | None = None,
+    repeated_ids: Mapping[int, str] | None = None,
+) -> Iterator[str]:
+    """Every broken link, gap or altered record in an ordered run of envelopes from seq 1, or from
+    the seq after ``after`` (the seq and hash of the record the run must link to).
+
+    Ids used twice are found with a set of every id seen, unless ``repeated_ids`` gives them (by
+    seq: each record whose id an earlier record holds), as a ledger can tell without such a set."""
+    prev_hash = GENESIS_HASH if after is None else after[1]
+    expected_seq = 1 if after is None else after[0] + 1
     seen_ids: set[str] = set()
     for env in envelopes:
         if env.seq != expected_seq:
             yield f"ledger: expected seq {expected_seq}, found {env.seq} (gap or reorder)"
         if env.prev_hash != prev_hash:
             yield f"ledger seq {env.seq} ({env.id}): prevHash does not match the hash of seq {env.seq - 1}"
-        if env.id in seen_ids:
-            yield f"ledger seq {env.seq}: id {env.id} used twice"
-        seen_ids.add(env.id)
+        if repeated_ids is None:
+            if env.id in seen_ids:
+                yield f"ledger seq {env.seq}: id {env.id} used twice"
+            seen_ids.add(env.id)
+        elif env.seq in repeated_ids:
+            yield f"ledger seq {env.seq}: id {repeated_ids[env.seq]} used twice"
         yield from record_problems(env)
         prev_hash = env.hash
         expected_seq = env.seq + 1

@@ -18,6 +18,7 @@ from reviewtrail.ledger._envelope import (
     NewRecord,
     chain_problems,
     encode_payload,
+    format_time,
     seal,
     stored_problem,
 )
@@ -71,11 +72,12 @@ def seal_batch(
     seq, prev = head if head is not None else (0, GENESIS_HASH)
     batch_ids: set[str] = set()
     out: list[Envelope] = []
+    now_text = format_time(now)  # once per batch
     for record, payload in zip(records, payloads, strict=True):
-        if record.supersedes is not None and record.supersedes not in existing | batch_ids:
+        if record.supersedes is not None and record.supersedes not in existing and record.supersedes not in batch_ids:
             raise InvalidInputError(f"no earlier record with id {record.supersedes!r}", field="supersedes")
         seq += 1
-        env = seal(record, seq=seq, prev_hash=prev, now=now, payload=payload)
+        env = seal(record, seq=seq, prev_hash=prev, now=now, payload=payload, now_text=now_text)
         out.append(env)
         prev = env.hash
         batch_ids.add(record.id)
@@ -451,9 +453,11 @@ class Ledger(abc.ABC):
         """The ``prevHash`` stored at each of ``seqs`` (those that exist)."""
         return {seq: env.prev_hash for seq, env in self.records_at(seqs).items()}
 
-    def stored_rows(self, table: str) -> list[dict[str, Any]]:
-        """Every row of a query table as stored, with the seq of its record (``rt_seq``), unchecked."""
-        return self._select_rows(table, self._table_where(table, {}))
+    def stored_rows(self, table: str, **where: Any) -> list[dict[str, Any]]:
+        """The rows of a query table matching ``where`` (every row without it) as stored, with
+        the seq of their record (``rt_seq``), unchecked: for ``verify``, and for a caller that
+        holds each row against the records itself."""
+        return self._select_rows(table, self._table_where(table, where))
 
     @property
     def tables(self) -> dict[str, Any]:
