@@ -35,6 +35,10 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
     "cas_put_file": (bench_cas.bench_put_file, "put_file of a large random file vs sha256sum && cp && sync"),
     "cas_put_many": (bench_cas.bench_put_many, "put_many of 4 KiB objects vs git hash-object -w --stdin-paths"),
     "ledger_sqlite": (bench_ledger.bench_sqlite, "SQLite ledger append, batches of 1,000 vs raw sqlite3"),
+    "ledger_sqlite_prepared": (
+        bench_ledger.bench_sqlite_prepared,
+        "SQLite ledger append vs raw executemany of the same prepared rows",
+    ),
     "ledger_postgres": (bench_ledger.bench_postgres, "PostgreSQL ledger append, batches of 1,000 vs raw psycopg"),
     "cli_help": (bench_cli.bench_help, "reviewtrail --help start-up vs python -c pass"),
     "startup_ledger_tail": (

@@ -124,7 +124,7 @@ def decide(
     sid = _submission_id(wire, submission_id)
     ledger = store.ledger
     # What the item rests on, read from its records in a few bulk reads (each record checked).
-    records = Preloaded(ledger, [item_id], ledger.rows("hr_items", item_id=item_id))
+    records = Preloaded(ledger, [item_id], ledger.stored_rows("hr_items", item_id=item_id))
     first = _recorded(ledger, records, sid, item_id)
     if first is not None:
         return first
