@@ -38,7 +38,6 @@ main()
 STORE = {
     "reviewtrail._durable",
     "reviewtrail._identity",
-    "reviewtrail._projection_check",
     "reviewtrail._record_index",
     "reviewtrail.app",
     "reviewtrail.canonical",

@@ -4,69 +4,135 @@ Every projection row is a pure function of one record, so the whole of every tab
 recomputed by replaying the records in order (a later row with the same key replaces an earlier
 one, as the append does). Any stored row that is not in the recomputation was added, any
 missing one was deleted, and any that differs was edited; each is reported with its table and key.
+
+Neither side is held in memory: recomputed rows are upserted, in batches, into a scratch SQLite
+database in a temporary folder (``$TMPDIR``; removed afterwards), then each table is read from
+both sides ordered by key and merged (:mod:`reviewtrail._row_diff`).
+
+From a checkpoint (``after_seq``), only the records after it are replayed: a key one of them
+gives must hold its last row, and a stored row naming one of them must be one they give. A row
+whose key only earlier records give is not looked at (nor is a deleted one).
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import sqlite3
+import tempfile
 from typing import Any
 
-from reviewtrail.ledger import ROW_SEQ, Envelope, Ledger, projection_rows
+from reviewtrail._row_diff import MAX_REPORTED_PER_TABLE, diff_table
+from reviewtrail.ledger import ROW_SEQ, Envelope, Ledger, verify_reads
 
 __all__ = ["MAX_REPORTED_PER_TABLE", "ProjectionCheck"]
 
-MAX_REPORTED_PER_TABLE = 20
-
-
-def _key_label(key: tuple[str, ...], values: tuple[Any, ...]) -> str:
-    return "{" + ", ".join(f"{k}={v!r}" for k, v in zip(key, values, strict=True)) + "}"
+_BATCH = 20_000  # recomputed rows held before they are written to the scratch database
 
 
 class ProjectionCheck:
-    """Feed it every record in seq order, then ask for the problems."""
+    """Feed it every record in seq order (after ``after_seq``), then ask for the problems; close it."""
 
-    def __init__(self, ledger: Ledger) -> None:
+    def __init__(self, ledger: Ledger, *, after_seq: int = 0, batch: int = _BATCH) -> None:
         self._ledger = ledger
         self._tables = ledger.tables
-        self._expected: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {t: {} for t in self._tables}
+        self._projections = tuple(ledger.projections)
+        self._after = after_seq
+        self._batch = batch
+        self._pending: dict[str, list[tuple[Any, ...]]] = {t: [] for t in self._tables}
+        self._held = 0
         self.rows_checked = 0
+        self._columns = {t: spec.column_names for t, spec in self._tables.items()}
+        self._folder = tempfile.mkdtemp(prefix="reviewtrail-verify-")
+        try:
+            self._db = sqlite3.connect(os.path.join(self._folder, "rows.sqlite"), isolation_level=None)
+            for pragma in ("journal_mode=OFF", "synchronous=OFF", "cache_size=-16384", "temp_store=FILE"):
+                self._db.execute(f"PRAGMA {pragma}")
+            self._upserts = {t: self._create(i, t) for i, t in enumerate(sorted(self._tables))}
+        except BaseException:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            raise
+
+    def _create(self, index: int, table: str) -> str:
+        spec = self._tables[table]
+        cols = [f'"{c}"' for c in (*spec.column_names, ROW_SEQ)]
+        keys = ", ".join(f'"{k}"' for k in spec.key)
+        # Untyped columns: values are kept exactly as the projection gave them.
+        self._db.execute(f"CREATE TABLE t{index} ({', '.join(cols)}, PRIMARY KEY ({keys}))")
+        others = [c for c in cols if c.strip('"') not in spec.key]
+        updates = ", ".join(f"{c} = excluded.{c}" for c in others)
+        marks = ", ".join("?" for _ in cols)
+        return f"INSERT INTO t{index} ({', '.join(cols)}) VALUES ({marks}) ON CONFLICT ({keys}) DO UPDATE SET {updates}"
+
+    def _name(self, table: str) -> str:
+        return self._upserts[table].split()[2]
 
     def add(self, env: Envelope) -> None:
+        rows: list[tuple[str, tuple[Any, ...]]] = []
         try:
-            rows = projection_rows([env], self._ledger.projections)
+            for projection in self._projections:
+                for table, row in projection.rows(env):
+                    rows.append((table, (*(row.get(c) for c in self._columns[table]), env.seq)))
         except Exception:
-            return
-        for table, row in rows:
-            spec = self._tables[table]
-            self._expected[table][tuple(row[k] for k in spec.key)] = row
+            return  # a record that gives no rows (damaged, or of a shape its projection refuses)
+        for table, values in rows:
+            self._pending[table].append(values)
+        self._held += len(rows)
+        if self._held >= self._batch:
+            self._flush()
+
+    def _flush(self) -> None:
+        self._db.execute("BEGIN")
+        for table, rows in self._pending.items():
+            if not rows:
+                continue
+            sql = self._upserts[table]
+            try:
+                self._db.executemany(sql, rows)
+            except (sqlite3.Error, OverflowError, TypeError):
+                for values in rows:  # a value SQLite cannot hold is compared by its text
+                    self._db.execute(sql, tuple(_storable(v) for v in values))
+            rows.clear()
+        self._db.execute("COMMIT")
+        self._held = 0
 
     def problems(self) -> list[str]:
+        self._flush()
+        reads = verify_reads(self._ledger)
         problems: list[str] = []
         dropped = set(self._ledger.missing_tables())
+        beyond = f" after seq {self._after}" if self._after else ""
         for table, spec in sorted(self._tables.items()):
+            name = self._name(table)
             if table in dropped:
-                problems.append(
-                    f"query table {table}: the table rt_p_{table} was dropped "
-                    f"({len(self._expected[table])} row(s) of the chain missing)"
-                )
+                (count,) = self._db.execute(f"SELECT COUNT(*) FROM {name}").fetchone()
+                missing = f"{count} row(s) of the chain{beyond} missing"
+                problems.append(f"query table {table}: the table rt_p_{table} was dropped ({missing})")
                 continue
-            stored = {tuple(r.get(k) for k in spec.key): r for r in self._ledger.stored_rows(table)}
-            expected = self._expected[table]
-            self.rows_checked += len(stored)
-            found: list[str] = []
-            for key in sorted(stored.keys() - expected.keys(), key=repr):
-                found.append(f"query table {table}: row {_key_label(spec.key, key)} was added (no record gives it)")
-            for key in sorted(expected.keys() - stored.keys(), key=repr):
-                found.append(
-                    f"query table {table}: row {_key_label(spec.key, key)} is missing "
-                    f"(record seq {expected[key][ROW_SEQ]} gives it)"
-                )
-            for key in sorted(stored.keys() & expected.keys(), key=repr):
-                have, want = stored[key], expected[key]
-                diffs = [f"{c}={have.get(c)!r} (chain: {want.get(c)!r})" for c in want if have.get(c) != want.get(c)]
-                if diffs:
-                    found.append(f"query table {table}: row {_key_label(spec.key, key)} was edited: {', '.join(diffs)}")
-            if len(found) > MAX_REPORTED_PER_TABLE:
-                extra = len(found) - MAX_REPORTED_PER_TABLE
-                found = [*found[:MAX_REPORTED_PER_TABLE], f"query table {table}: … and {extra} more row problem(s)"]
-            problems.extend(found)
+            cols = ", ".join(f'"{c}"' for c in (*spec.column_names, ROW_SEQ))
+            order = ", ".join(f'"{k}"' for k in spec.key)
+            expected = iter(self._db.execute(f"SELECT {cols} FROM {name} ORDER BY {order}"))
+            stored = reads.stored_rows_by_key(table, after_seq=self._after)
+            lookup = (lambda key, table=table: reads.stored_row(table, key)) if self._after else None
+            diff = diff_table(spec, stored, expected, after_seq=self._after, lookup=lookup)
+            self.rows_checked += diff.rows_read
+            problems.extend(diff.problems)
         return problems
+
+    def close(self) -> None:
+        self._db.close()
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+    def __enter__(self) -> ProjectionCheck:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _storable(value: Any) -> Any:
+    if value is None or (
+        type(value) in (bool, int, float, str, bytes) and not (type(value) is int and abs(value) >= 2**63)
+    ):
+        return value
+    return repr(value)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +16,7 @@ __all__ = [
     "canonical_flat",
     "canonical_json",
     "canonical_sha256",
+    "canonical_value",
     "is_canonical",
     "loads_canonical",
     "loads_document",
@@ -249,7 +251,7 @@ def _short_int(text: str) -> int:
 _STRICT_PLAIN_DECODER = json.JSONDecoder(parse_float=_not_plain, parse_int=_short_int, parse_constant=_not_plain)
 # The first UTF-8 lead byte of code points at or above U+D000: keys holding such characters may
 # sort differently by UTF-16 code unit, so bytes holding any are left to the general check.
-_HIGH_PLANE = 0xED
+_HIGH_BYTE = re.compile(rb"[\xed-\xff]")
 
 
 def is_canonical(data: bytes) -> bool:
@@ -260,23 +262,31 @@ def is_canonical(data: bytes) -> bool:
     8785 is sorted-key, separator-free JSON without ASCII escaping (see ``_PLAIN_DUMPS``), so the
     bytes are canonical exactly when that encoding of their parse gives them back. Anything else
     (floats, long integers, NaN, high characters) takes the general check."""
-    if not data or max(data) < _HIGH_PLANE:
+    return canonical_value(data)[0]
+
+
+def canonical_value(data: bytes) -> tuple[bool, Any]:
+    """``(is_canonical(data), value)``: when the bytes are canonical, ``value`` is what
+    :func:`loads_json` gives for them (parsed once, for callers that read the value too);
+    otherwise it is ``None`` and means nothing."""
+    if not data or _HIGH_BYTE.search(data) is None:
         try:
             value = _STRICT_PLAIN_DECODER.decode(data.decode("utf-8"))
         except _NotPlain:
             pass
         except (UnicodeDecodeError, ValueError, RecursionError):
-            return False
+            return False, None
         else:
             try:
-                return bool(_PLAIN_DUMPS(value).encode("utf-8") == data)
+                same = _PLAIN_DUMPS(value).encode("utf-8") == data
             except UnicodeEncodeError:  # a lone surrogate, written as an escape
-                return False
+                return False, None
+            return (True, value) if same else (False, None)
     try:
-        loads_canonical(data)
+        value = loads_canonical(data)
     except CanonicalJSONError:
-        return False
-    return True
+        return False, None
+    return True, value
 
 
 def loads_canonical(data: bytes, *, field: str = "value") -> Any:

@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reviewtrail._durable import special_file_problem
 from reviewtrail._identity import (
@@ -26,12 +27,14 @@ from reviewtrail._identity import (
     unnamed_identity_problems,
     write_marker,
 )
-from reviewtrail._projection_check import ProjectionCheck
-from reviewtrail.cas import BARE_SEARCH, CasRef, CasStore, FilesystemCas, Location, refs_in
+from reviewtrail.cas import CasStore, FilesystemCas, refs_in
 from reviewtrail.config import STORE_MARKER as _MARKER
 from reviewtrail.config import Settings, sqlite_path
 from reviewtrail.errors import IntegrityError, InvalidInputError, LedgerMissingError, StoreNotInitializedError
-from reviewtrail.ledger import Envelope, Ledger, NewRecord, RecordCatalog, chain_problems, open_ledger
+from reviewtrail.ledger import GENESIS_HASH, Envelope, Ledger, NewRecord, RecordCatalog, open_ledger
+
+if TYPE_CHECKING:
+    from reviewtrail._verify_records import ObjectIndex
 
 __all__ = ["STORE_FORMAT", "Progress", "Store", "VerifyReport"]
 
@@ -58,6 +61,7 @@ class VerifyReport:
     head_seq: int = 0
     head_hash: str | None = None
     chain_ok: bool = True  # the records themselves (identity, links, hashes) are sound
+    since_seq: int | None = None  # checked only what follows this seq of a verified checkpoint
 
     @property
     def ok(self) -> bool:
@@ -75,6 +79,7 @@ class VerifyReport:
             "problems": list(self.problems),
             "notes": list(self.notes),
             "repairs": list(self.repairs),
+            "since": None if self.since_seq is None else {"seq": self.since_seq},
         }
 
 
@@ -212,15 +217,25 @@ class Store:
         return self.ledger.append(batch)
 
     # --- verification ---------------------------------------------------------------------
-    def verify(self, progress: Progress | None = None) -> VerifyReport:
+    def verify(self, progress: Progress | None = None, *, since: tuple[int, str] | None = None) -> VerifyReport:
         """Check the whole store against its chain, in one consistent snapshot of the ledger.
 
         The ledger is read first (one read transaction), then every CAS object is re-hashed, then
         every record is checked (links, hashes, CAS references) and every query table is
         recomputed from the records and compared. Objects and records written by others during
-        the run are outside the snapshot's records and are never reported as tampering.
+        the run are outside the snapshot's records and are never reported as tampering. Memory
+        holds a page of records and one entry per CAS object, not one per record or row.
+
+        ``since`` (the seq and head hash of a checkpoint already verified): the record at that
+        seq must still have that hash; then only the records after it are checked (links from
+        that hash on, hashes, their CAS references, re-hashing the objects they name) and the
+        query-table rows they give. Records before it, objects no such record names and rows
+        only earlier records give are not looked at.
         """
-        report = VerifyReport(store_id=self.store_id)
+        from reviewtrail._projection_check import ProjectionCheck
+        from reviewtrail._verify_records import ObjectIndex, walk_records
+
+        report = VerifyReport(store_id=self.store_id, since_seq=since[0] if since is not None else None)
         tick = progress or (lambda phase, advance, total: None)
         with self.ledger.snapshot():
             head = self.ledger.head()
@@ -229,34 +244,35 @@ class Store:
             identity = _identity_check(self.ledger, self.marker) if self.marker is not None else []
             report.problems.extend(identity)
             report.problems.extend(self._furniture_problems())
-            intact, bad = self._verify_objects(report, tick, count_bytes=progress is not None)
-            if head is None and intact and self.marker is not None and self.marker.store_id is None:
+            if since is None:
+                objects = self._verify_objects(report, tick, count_bytes=progress is not None)
+            else:
+                objects = ObjectIndex(self.cas)
+                anchor = self._anchor_problems(since, head)
+                identity.extend(anchor)  # the chain itself: nothing after a moved anchor can be trusted
+                report.problems.extend(anchor)
+            if head is None and objects.intact and self.marker is not None and self.marker.store_id is None:
                 identity.append(
-                    f"{self.ledger.describe()} is empty but the CAS holds {len(intact)} object(s), and the store "
-                    "marker names no identity record: the ledger may have been emptied and the marker rewritten (an "
-                    "older store that never recorded anything gets an identity with 'reviewtrail init')"
+                    f"{self.ledger.describe()} is empty but the CAS holds {len(objects.intact)} object(s), and the "
+                    "store marker names no identity record: the ledger may have been emptied and the marker "
+                    "rewritten (an older store that never recorded anything gets an identity with 'reviewtrail init')"
                 )
                 report.problems.append(identity[-1])
             total = head.seq if head is not None else 0
-            ref_problems: list[str] = []
-            projections = ProjectionCheck(self.ledger)
-
-            def counted() -> Iterable[Envelope]:
-                for env in self.ledger.read(end=total or None):
-                    report.records_checked += 1
-                    tick("records", 1, total)
-                    ref_problems.extend(self._ref_problems(env, intact, bad, report))
-                    projections.add(env)
-                    yield env
-
-            chain = list(chain_problems(counted()))
-            report.problems.extend(chain)
-            report.problems.extend(ref_problems)
-            count_problems = self._count_problems(head, report.records_checked)
-            report.problems.extend(count_problems)
-            report.chain_ok = not (identity or chain or count_problems)
-            report.problems.extend(projections.problems())
-            report.rows_checked = projections.rows_checked
+            with ProjectionCheck(self.ledger, after_seq=since[0] if since is not None else 0) as projections:
+                walk = walk_records(
+                    self.ledger, end=total, objects=objects, projections=projections, after=since, tick=tick
+                )
+                report.records_checked, report.refs_checked = walk.records, walk.refs_checked
+                report.problems.extend(walk.chain)
+                report.problems.extend(walk.refs)
+                report.problems.extend(objects.problems)
+                report.objects_checked += objects.checked
+                count_problems = self._count_problems(head, walk.records, since[0] if since is not None else 0)
+                report.problems.extend(count_problems)
+                report.chain_ok = not (identity or walk.chain or count_problems)
+                report.problems.extend(projections.problems())
+                report.rows_checked = projections.rows_checked
         if self.marker is not None and self.marker.store_id is None:
             report.notes.append(
                 "this store has no recorded identity (made by an older version); run 'reviewtrail init'"
@@ -271,12 +287,29 @@ class Store:
                 )
         return report
 
-    def _verify_objects(
-        self, report: VerifyReport, tick: Progress, *, count_bytes: bool
-    ) -> tuple[dict[tuple[Location, str], int], set[tuple[Location, str]]]:
+    def _anchor_problems(self, since: tuple[int, str], head: Envelope | None) -> list[str]:
+        """The record a checkpoint anchors must still be there with its hash (read in verify's snapshot)."""
+        seq, expected = since
+        if seq == 0:
+            return [] if expected == GENESIS_HASH else ["the checkpoint is at seq 0 with a hash other than genesis"]
+        last = head.seq if head is not None else 0
+        found = self.ledger.records_at([seq]).get(seq)
+        if last < seq:
+            return [f"the checkpoint is at seq {seq} but the ledger ends at seq {last}: records were cut from its end"]
+        if found is None:
+            return [f"the ledger has no record at seq {seq}, which the checkpoint anchors"]
+        if found.hash != expected:
+            return [
+                f"the record at seq {seq} has hash {found.hash}, the checkpoint says {expected}: the history up to "
+                "the checkpoint was rewritten"
+            ]
+        return []
+
+    def _verify_objects(self, report: VerifyReport, tick: Progress, *, count_bytes: bool) -> ObjectIndex:
+        from reviewtrail._verify_records import ObjectIndex
+
         names = list(self.cas.iter_objects())
-        intact: dict[tuple[Location, str], int] = {}
-        bad: set[tuple[Location, str]] = set()
+        objects = ObjectIndex()
         on_bytes = None
         if count_bytes:  # sizing every object first costs an open each: only for a progress bar
             total_bytes = sum(self.cas.stored_size(location, name) or 0 for location, name in names)
@@ -288,12 +321,12 @@ class Store:
             check = self.cas.check_object(location, name, on_bytes)
             report.objects_checked += 1
             if check.problem is None:
-                intact[(location, name)] = check.size
+                objects.intact[(location, name)] = check.size
             else:
-                bad.add((location, name))
+                objects.bad.add((location, name))
                 report.problems.append(check.problem)
             tick("objects", 1, len(names))
-        return intact, bad
+        return objects
 
     def _furniture_problems(self) -> list[str]:
         problems: list[str] = []
@@ -310,14 +343,16 @@ class Store:
         problems.extend(self.ledger.guard_problems())
         return problems
 
-    def _count_problems(self, head: Envelope | None, read: int) -> list[str]:
+    def _count_problems(self, head: Envelope | None, read: int, after: int = 0) -> list[str]:
         problems: list[str] = []
-        if head is not None and read != head.seq:
-            problems.append(f"ledger: head is seq {head.seq} but {read} records were read")
+        if head is not None and read != head.seq - after:
+            what = f"{read} records were read" if not after else f"{read} records after seq {after} were read"
+            problems.append(f"ledger: head is seq {head.seq} but {what}")
+        chain = read + after
         count, low, high = self.ledger.stats()
-        if count != read or (count and (low != 1 or high != count)):
+        if count != chain or (count and (low != 1 or high != count)):
             problems.append(
-                f"ledger: {count} rows stored (seq {low}..{high}) but {read} form the chain "
+                f"ledger: {count} rows stored (seq {low}..{high}) but {chain} form the chain "
                 "(rows outside 1..head were added or removed)"
             )
         top = high or 0
@@ -327,33 +362,6 @@ class Store:
                     f"ledger: query table {table} refers to seq {seq}, beyond the last record {top} "
                     "(records were removed from the end)"
                 )
-        return problems
-
-    def _ref_problems(
-        self,
-        env: Envelope,
-        intact: dict[tuple[Location, str], int],
-        bad: set[tuple[Location, str]],
-        report: VerifyReport,
-    ) -> list[str]:
-        problems: list[str] = []
-        try:
-            refs = refs_in(env.payload_value)
-        except (InvalidInputError, ValueError) as exc:
-            return [f"ledger seq {env.seq} ({env.id}): unreadable CAS reference: {exc}"]
-        for ref in refs:
-            report.refs_checked += 1
-            where: tuple[Location, ...] = (ref.pool,) if isinstance(ref, CasRef) else BARE_SEARCH
-            label = f"ledger seq {env.seq} ({env.id}) -> {ref.digest}"
-            found = next(
-                ((loc, ref.hash) for loc in where if (loc, ref.hash) in intact or (loc, ref.hash) in bad), None
-            )
-            if found is None:
-                problems.append(f"{label}: object missing from {', '.join(where)}")
-            elif found in bad:
-                problems.append(f"{label}: object {found[0]}/{ref.digest} is corrupt")
-            elif intact[found] != ref.size:
-                problems.append(f"{label}: size {ref.size} recorded, object has {intact[found]} bytes")
         return problems
 
 

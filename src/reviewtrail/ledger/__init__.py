@@ -40,6 +40,7 @@ if typing.TYPE_CHECKING:
     )
     from reviewtrail.ledger._memory import MemoryLedger
     from reviewtrail.ledger._recorded import Recorded
+    from reviewtrail.ledger._verify_reads import VerifyReads, key_order, verify_reads
 
 # Loaded on first use: reading and appending need none of these.
 _LAZY = {
@@ -50,6 +51,9 @@ _LAZY = {
     "save_checkpoint": "_checkpoint",
     "MemoryLedger": "_memory",
     "Recorded": "_recorded",
+    "VerifyReads": "_verify_reads",
+    "key_order": "_verify_reads",
+    "verify_reads": "_verify_reads",
 }
 
 
@@ -80,11 +84,13 @@ __all__ = [
     "RecordCatalog",
     "RecordPayload",
     "Recorded",
+    "VerifyReads",
     "chain_problems",
     "check_checkpoint",
     "compute_hash",
     "format_time",
     "is_reserved_type",
+    "key_order",
     "load_checkpoint",
     "make_checkpoint",
     "new_id",
@@ -93,4 +99,5 @@ __all__ = [
     "projection_rows",
     "record_type",
     "save_checkpoint",
+    "verify_reads",
 ]

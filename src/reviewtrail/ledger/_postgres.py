@@ -10,8 +10,9 @@ writer cannot read the head until this one has committed, a reader that follows
 from __future__ import annotations
 
 import contextlib
+import itertools
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -31,6 +32,8 @@ __all__ = ["PostgresLedger"]
 _MIGRATION_LOCK_KEY = 0x5245_5654  # "REVT"
 # libc locales whose text order is by code point (UTF-8 bytes), as SQLite's and Python's is.
 _CODE_POINT_LOCALES = {"c", "posix", "c.utf8", "c.utf-8"}
+_SCAN_BATCH = 2000  # rows per fetch of a server-side cursor
+_SCANS = itertools.count(1)
 
 
 class PostgresLedger(SqlLedger):
@@ -191,6 +194,23 @@ class PostgresLedger(SqlLedger):
         with self._lock, self._conn.cursor() as cur:
             try:
                 yield cur
+            except psycopg.errors.UndefinedTable as exc:
+                raise self._dropped(exc) from None
+            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                raise BackendUnavailableError(f"PostgreSQL: {self._redacted(exc)}", field="database") from None
+
+    def _scan(self, sql: str, params: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
+        """One server-side cursor, fetched in batches: the client holds one batch, never the result."""
+        import psycopg
+
+        with self._lock:
+            outside = self._conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+            txn = self._conn.transaction() if outside else contextlib.nullcontext()
+            try:
+                with txn, self._conn.cursor(name=f"rt_scan_{next(_SCANS)}") as cur:
+                    cur.execute(self._q(sql), params)
+                    while rows := cur.fetchmany(_SCAN_BATCH):
+                        yield from rows
             except psycopg.errors.UndefinedTable as exc:
                 raise self._dropped(exc) from None
             except (psycopg.OperationalError, psycopg.InterfaceError) as exc:

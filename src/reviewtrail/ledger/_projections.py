@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from reviewtrail.cas import CasObjectRef, refs_in
-from reviewtrail.ledger._envelope import Envelope, may_hold_refs
+from reviewtrail.cas import CasObjectRef
+from reviewtrail.ledger._envelope import Envelope
 
 __all__ = [
     "BUILTIN_PROJECTIONS",
@@ -79,9 +79,7 @@ class Projection:
 
 
 def _cas_ref_rows(env: Envelope) -> Iterable[Row]:
-    if not may_hold_refs(env.payload):
-        return
-    for ref in refs_in(env.payload_value):
+    for ref in env.cas_refs:
         pool = None if isinstance(ref, CasObjectRef) else ref.pool
         yield "cas_refs", {"seq": env.seq, "hash": ref.hash, "size": ref.size, "pool": pool or ""}
 

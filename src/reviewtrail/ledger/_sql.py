@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
@@ -30,10 +30,12 @@ from reviewtrail.ledger._sql_schema import (
     table_ddl,
     upsert_sql,
 )
+from reviewtrail.ledger._verify_reads import repeated_from
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Cursor", "SqlLedger"]
 
 _PAGE = 1000
+_SCAN_BATCH = 2000  # rows per fetch of a streamed read
 _ID_CHUNK = 500
 
 
@@ -427,6 +429,53 @@ class SqlLedger(Ledger):
                 )
                 found.update((int(seq), str(prev)) for seq, prev in cur.fetchall())
         return found
+
+    # --- what verify streams (ledger._verify_reads.VerifyReads) -----------------------------
+    def _scan(self, sql: str, params: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
+        """The rows of one query, fetched in batches from one cursor (inside a snapshot: of it)."""
+        with self._read() as cur:
+            cur.execute(self._q(sql), params)
+            while rows := cur.fetchmany(_SCAN_BATCH):
+                yield from rows
+
+    def _repeated_id_sql(self) -> str:
+        return "SELECT id FROM rt_records WHERE seq > 0 AND seq <= ? GROUP BY id HAVING COUNT(*) > 1"
+
+    def repeated_ids(self, *, start: int, end: int) -> dict[int, str]:
+        with self._read() as cur:
+            cur.execute(self._q(self._repeated_id_sql()), (end,))
+            ids = [str(r[0]) for r in cur.fetchall()]
+        pairs: list[tuple[int, str]] = []
+        for i in range(0, len(ids), _ID_CHUNK):
+            chunk = ids[i : i + _ID_CHUNK]
+            with self._read() as cur:
+                cur.execute(
+                    self._q(
+                        f"SELECT seq, id FROM rt_records WHERE seq > 0 AND seq <= ? AND id IN "
+                        f"({', '.join('?' for _ in chunk)})"
+                    ),
+                    [end, *chunk],
+                )
+                pairs.extend((int(seq), str(id_)) for seq, id_ in cur.fetchall())
+        return repeated_from(pairs, start)
+
+    def stored_rows_by_key(self, table: str, *, after_seq: int = 0) -> Iterator[tuple[Any, ...]]:
+        spec = self._tables[table]
+        kinds = dict(spec.columns)
+        collation = self._text_order_collation()
+        order = ", ".join(f'"{k}" {collation}' if collation and kinds[k] == "text" else f'"{k}"' for k in spec.key)
+        cols = ", ".join(f'"{c}"' for c in (*spec.column_names, ROW_SEQ))
+        where, params = (f" WHERE {ROW_SEQ} > ?", [after_seq]) if after_seq else ("", [])
+        return self._scan(f"SELECT {cols} FROM rt_p_{table}{where} ORDER BY {order}", params)
+
+    def stored_row(self, table: str, key: Sequence[Any]) -> tuple[Any, ...] | None:
+        spec = self._tables[table]
+        cols = ", ".join(f'"{c}"' for c in (*spec.column_names, ROW_SEQ))
+        where = " AND ".join(f'"{k}" = ?' for k in spec.key)
+        with self._read() as cur:
+            cur.execute(self._q(f"SELECT {cols} FROM rt_p_{table} WHERE {where}"), list(key))
+            row = cur.fetchone()
+        return None if row is None else tuple(row)
 
     def records_at(self, seqs: Iterable[int]) -> dict[int, Envelope]:
         wanted = sorted(set(seqs))
