@@ -70,7 +70,11 @@ class Preloaded:
         wanted = [p for p in dict.fromkeys(prompts) if p not in self._records]
         self._hold(list(ledger.checked_get_many(wanted, links=False).values()))
         self._load_supersessions(list(self._records), links=False)
-        ledger.check_links(self._records.values())
+        #: The head's seq when the records were read (their links checked against it).
+        self.head = ledger.check_links(self._records.values())
+
+    def __contains__(self, record_id: object) -> bool:
+        return record_id in self._records
 
     # --- the reads of _resolve.Records ----------------------------------------------------------
     def get(self, record_id: str) -> Envelope:

@@ -139,7 +139,7 @@ def decide(
     _check_supersedes(records, decision.supersedes, item_id)
     record = new_decision_record(decision, _privacy(resolved, privacy), actor=actor)
     try:
-        store.append([record])
+        [appended] = store.append([record])
     except ConflictError as exc:
         if exc.field != "hr_submissions":
             raise
@@ -149,6 +149,8 @@ def decide(
         if first is None:
             raise
         return first
+    if records.head and appended.seq == records.head + 1:
+        records.include([appended])  # nothing was recorded between the read and this decision
     return _result(ledger, records, resolved, record.id, resubmitted=False)
 
 
@@ -254,10 +256,11 @@ def _privacy(resolved: ResolvedItem, given: str | None) -> Privacy:
 def _result(
     ledger: Ledger, records: Preloaded, resolved: ResolvedItem, decision_id: str, *, resubmitted: bool
 ) -> DecisionResult:
-    """The result of a decision: the item's decisions read afresh from the chain (it was just
-    appended, maybe beside others), the candidates' provenance from what the decision was
-    checked against."""
-    records.include(ledger.records_about([resolved.item.item_id], type=DECISION))
+    """The result of a decision: the item's decisions as the chain holds them (read again when
+    the decision is not among the records read, as when others appended meanwhile), the
+    candidates' provenance from what the decision was checked against."""
+    if decision_id not in records:  # recorded since the item's records were read: read its decisions again
+        records.include(ledger.records_about([resolved.item.item_id], type=DECISION))
     facts = item_decisions(records, resolved.item, resolved.prompt)
     [ours] = [f for f in facts if f.decision_id == decision_id]
     now = active_decisions(facts).get(resolved.item.item_id)

@@ -378,17 +378,19 @@ class Ledger(abc.ABC):
         if links:
             self.check_links(records.values(), field=field)
 
-    def check_links(self, envs: Iterable[Envelope], *, field: str = "ledger") -> None:
+    def check_links(self, envs: Iterable[Envelope], *, field: str = "ledger") -> int:
         """Refuse (exit 4) any of ``envs`` that the next record in the ledger does not link to,
         or after which a record is missing: one read for all of them, so a caller that reads in
-        several steps (``links=False``) checks the links of everything it read once, at the end."""
+        several steps (``links=False``) checks the links of everything it read once, at the end.
+        Returns the head's seq that read saw (0 when ``envs`` is empty: nothing was read)."""
         records = {env.seq: env for env in envs}
         if not records:
-            return
+            return 0
         head, following = self._links_after(sorted(s + 1 for s in records if s + 1 not in records))
         problems = link_problems(records, following, head)
         if problems:
             raise IntegrityError(f"{problems[0]}; run 'reviewtrail verify'", field=field)
+        return head
 
     def _links_after(self, seqs: list[int]) -> tuple[int, dict[int, str | None]]:
         """The head's seq and the ``prevHash`` stored at each of ``seqs`` (those that exist)."""
