@@ -52,6 +52,7 @@ TYPES = [
     "stream.thought.review.item.created@1",
     "stream.thought.source.review.prompt@1",
     "trace.review-call@1",
+    "trace.save-begun@1",
 ]
 
 
