@@ -83,20 +83,27 @@ def _sqlite_raw(path: Path, count: int) -> Callable[[], None]:
     return run
 
 
+def _ours_sqlite(work: Path, count: int) -> Callable[[int], float]:
+    """Appending ``count`` records to a fresh SQLite ledger in batches, timed end to end."""
+
+    def ours(i: int) -> float:
+        folder = work / f"ours-{i}"
+        folder.mkdir()
+        led = open_ledger("sqlite:///" + str(folder / "ledger.sqlite"))
+        seconds, _ = timed(lambda: _append_all(led, count))
+        _check(led, count)
+        led.close()
+        remove(folder)
+        return seconds
+
+    return ours
+
+
 def bench_sqlite(cfg: Config) -> Result:
     count = cfg.size(100_000, 10_000)
     reps = cfg.rep_count(3, 1)
     with work_dir("ledger_sqlite-") as work:
-
-        def ours(i: int) -> float:
-            folder = work / f"ours-{i}"
-            folder.mkdir()
-            led = open_ledger("sqlite:///" + str(folder / "ledger.sqlite"))
-            seconds, _ = timed(lambda: _append_all(led, count))
-            _check(led, count)
-            led.close()
-            remove(folder)
-            return seconds
+        ours = _ours_sqlite(work, count)
 
         def baseline(i: int) -> float:
             folder = work / f"raw-{i}"
@@ -146,16 +153,7 @@ def bench_sqlite_prepared(cfg: Config) -> Result:
     reps = cfg.rep_count(3, 1)
     rows = _prepared_rows(count)
     with work_dir("ledger_sqlite_prepared-") as work:
-
-        def ours(i: int) -> float:
-            folder = work / f"ours-{i}"
-            folder.mkdir()
-            led = open_ledger("sqlite:///" + str(folder / "ledger.sqlite"))
-            seconds, _ = timed(lambda: _append_all(led, count))
-            _check(led, count)
-            led.close()
-            remove(folder)
-            return seconds
+        ours = _ours_sqlite(work, count)
 
         def baseline(i: int) -> float:
             folder = work / f"raw-{i}"
