@@ -20,6 +20,8 @@ import os
 import shutil
 import sqlite3
 import tempfile
+from collections.abc import Callable
+from operator import itemgetter
 from typing import Any
 
 from reviewtrail._row_diff import MAX_REPORTED_PER_TABLE, diff_table
@@ -42,7 +44,7 @@ class ProjectionCheck:
         self._pending: dict[str, list[tuple[Any, ...]]] = {t: [] for t in self._tables}
         self._held = 0
         self.rows_checked = 0
-        self._columns = {t: spec.column_names for t, spec in self._tables.items()}
+        self._values = {t: _values_of(spec.column_names) for t, spec in self._tables.items()}
         self._folder = tempfile.mkdtemp(prefix="reviewtrail-verify-")
         try:
             self._db = sqlite3.connect(os.path.join(self._folder, "rows.sqlite"), isolation_level=None)
@@ -69,14 +71,16 @@ class ProjectionCheck:
 
     def add(self, env: Envelope) -> None:
         rows: list[tuple[str, tuple[Any, ...]]] = []
+        seq = env.seq
         try:
             for projection in self._projections:
                 for table, row in projection.rows(env):
-                    rows.append((table, (*(row.get(c) for c in self._columns[table]), env.seq)))
+                    rows.append((table, (*self._values[table](row), seq)))
         except Exception:
             return  # a record that gives no rows (damaged, or of a shape its projection refuses)
+        pending = self._pending
         for table, values in rows:
-            self._pending[table].append(values)
+            pending[table].append(values)
         self._held += len(rows)
         if self._held >= self._batch:
             self._flush()
@@ -136,3 +140,17 @@ def _storable(value: Any) -> Any:
     ):
         return value
     return repr(value)
+
+
+def _values_of(columns: tuple[str, ...]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    """A row's values in column order (``None`` for a column the row lacks)."""
+    pick = itemgetter(*columns)
+
+    def values(row: dict[str, Any]) -> tuple[Any, ...]:
+        try:
+            found = pick(row)
+        except KeyError:
+            return tuple(row.get(c) for c in columns)
+        return (found,) if len(columns) == 1 else found
+
+    return values

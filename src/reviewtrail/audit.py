@@ -27,6 +27,7 @@ class AuditOptions:
     checkpoints: Sequence[Path] = field(default_factory=tuple)
     public_keys: Sequence[Path] = field(default_factory=tuple)
     repair: bool = False
+    since: Path | None = None  # a checkpoint: check it, then only what follows its seq
 
 
 def audit(store: Store, options: AuditOptions, progress: Progress | None = None) -> VerifyReport:
@@ -38,7 +39,14 @@ def audit(store: Store, options: AuditOptions, progress: Progress | None = None)
         workspace_problems,
     )
 
-    report = store.verify(progress)
+    if options.since is not None and options.repair:
+        from reviewtrail.errors import InvalidInputError
+
+        raise InvalidInputError(
+            "--repair rebuilds from the whole chain, which --since does not check: run a full verify to repair",
+            field="since",
+        )
+    report = store.verify(progress) if options.since is None else _verify_since(store, options, options.since, progress)
     projection_problems = [p for p in report.problems if p.startswith("query table ")]
     report.problems.extend(_checkpoint_problems(store, options, report.notes))
     report.problems.extend(pending_run_problems(store))
@@ -54,11 +62,45 @@ def audit(store: Store, options: AuditOptions, progress: Progress | None = None)
     return report
 
 
-def _checkpoint_problems(store: Store, options: AuditOptions, notes: list[str]) -> list[str]:
-    if not options.checkpoints:
-        return []
-    from reviewtrail.errors import InvalidInputError
+def _verify_since(store: Store, options: AuditOptions, path: Path, progress: Progress | None) -> VerifyReport:
+    """Check the checkpoint as ``--checkpoint`` does; when it holds, verify only what follows it."""
     from reviewtrail.ledger import check_checkpoint, load_checkpoint
+
+    checkpoint = load_checkpoint(path)
+    keys = _public_keys(options)
+    found = check_checkpoint(store.ledger, checkpoint, public_keys=keys, store_id=store.store_id)
+    seq = int(checkpoint["seq"])
+    if found:
+        head = store.ledger.head()
+        report = VerifyReport(store_id=store.store_id, chain_ok=False)
+        report.since = {
+            "seq": seq,
+            "hash": checkpoint["headHash"],
+            "checkpoint": str(path),
+            "checked": "nothing: the checkpoint does not hold",
+        }
+        report.head_seq, report.head_hash = (head.seq, head.hash) if head is not None else (0, None)
+        report.problems.extend(f"checkpoint {path}: {p}" for p in found)
+        report.notes.append(
+            f"nothing after seq {seq} was checked: the checkpoint {path} does not hold; run 'reviewtrail verify' "
+            "without --since to check the whole store"
+        )
+        return report
+    report = store.verify(progress, since=(seq, str(checkpoint["headHash"])))
+    if report.since is not None:
+        report.since["checkpoint"] = str(path)
+    if not keys and "signature" in checkpoint:
+        report.notes.append(f"checkpoint {path} is signed, but its signature was not checked: give --public-key")
+    report.notes.append(
+        f"checked only what follows seq {seq} of the checkpoint {path}, which holds: records up to seq {seq}, "
+        f"CAS objects no later record names and query rows only earlier records give were not checked; "
+        "'reviewtrail verify' without --since checks them"
+    )
+    return report
+
+
+def _public_keys(options: AuditOptions) -> list[bytes]:
+    from reviewtrail.errors import InvalidInputError
 
     keys: list[bytes] = []
     for path in options.public_keys:
@@ -66,6 +108,15 @@ def _checkpoint_problems(store: Store, options: AuditOptions, notes: list[str]) 
             keys.append(path.read_bytes())
         except OSError as exc:
             raise InvalidInputError(f"cannot read {path}: {exc.strerror}", field="public_key") from exc
+    return keys
+
+
+def _checkpoint_problems(store: Store, options: AuditOptions, notes: list[str]) -> list[str]:
+    if not options.checkpoints:
+        return []
+    from reviewtrail.ledger import check_checkpoint, load_checkpoint
+
+    keys = _public_keys(options)
     problems: list[str] = []
     for path in options.checkpoints:
         checkpoint = load_checkpoint(path)

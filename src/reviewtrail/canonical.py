@@ -269,7 +269,7 @@ def canonical_value(data: bytes) -> tuple[bool, Any]:
     """``(is_canonical(data), value)``: when the bytes are canonical, ``value`` is what
     :func:`loads_json` gives for them (parsed once, for callers that read the value too);
     otherwise it is ``None`` and means nothing."""
-    if not data or _HIGH_BYTE.search(data) is None:
+    if data.isascii() or _HIGH_BYTE.search(data) is None:
         try:
             value = _STRICT_PLAIN_DECODER.decode(data.decode("utf-8"))
         except _NotPlain:

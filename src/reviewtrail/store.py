@@ -61,7 +61,8 @@ class VerifyReport:
     head_seq: int = 0
     head_hash: str | None = None
     chain_ok: bool = True  # the records themselves (identity, links, hashes) are sound
-    since_seq: int | None = None  # checked only what follows this seq of a verified checkpoint
+    # verify --since: {"seq", "hash", "checkpoint", "checked"}, what was checked from which checkpoint
+    since: dict[str, object] | None = None
 
     @property
     def ok(self) -> bool:
@@ -79,7 +80,7 @@ class VerifyReport:
             "problems": list(self.problems),
             "notes": list(self.notes),
             "repairs": list(self.repairs),
-            "since": None if self.since_seq is None else {"seq": self.since_seq},
+            "since": None if self.since is None else dict(self.since),
         }
 
 
@@ -235,7 +236,13 @@ class Store:
         from reviewtrail._projection_check import ProjectionCheck
         from reviewtrail._verify_records import ObjectIndex, walk_records
 
-        report = VerifyReport(store_id=self.store_id, since_seq=since[0] if since is not None else None)
+        report = VerifyReport(store_id=self.store_id)
+        if since is not None:
+            report.since = {
+                "seq": since[0],
+                "hash": since[1],
+                "checked": f"only what follows seq {since[0]} of a verified checkpoint (records up to it were not)",
+            }
         tick = progress or (lambda phase, advance, total: None)
         with self.ledger.snapshot():
             head = self.ledger.head()

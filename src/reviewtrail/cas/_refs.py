@@ -158,6 +158,9 @@ class CasRef(BaseModel):
 
 _OBJECT_KEYS = frozenset({"hash", "size"})
 _TYPED_KEYS = frozenset({"pool", "digest", "size", "mediaType"})
+_OBJECT_ORDER = ("hash", "size")
+_TYPED_ORDER = ("pool", "digest", "size", "mediaType")
+_LEAVES = frozenset({str, int, float, bool, type(None)})  # JSON values that hold nothing
 
 
 def refs_in(value: Any) -> list[CasObjectRef | CasRef]:
@@ -172,6 +175,8 @@ def refs_in(value: Any) -> list[CasObjectRef | CasRef]:
     stack: list[Any] = [value]
     while stack:
         item = stack.pop()
+        if type(item) in _LEAVES:
+            continue
         if isinstance(item, dict):
             keys = item.keys()
             if keys == _OBJECT_KEYS:
@@ -186,12 +191,32 @@ def refs_in(value: Any) -> list[CasObjectRef | CasRef]:
     return found
 
 
+# References already validated, by their exact values and types (refs are frozen, so a record that
+# names an object others named gets the same one); bounded, so it never grows with a ledger.
+_VALIDATED: dict[tuple[Any, ...], CasObjectRef | CasRef] = {}
+_VALIDATED_MAX = 4096
+
+
 def _validate_ref(model: type[CasObjectRef] | type[CasRef], item: dict[str, Any]) -> CasObjectRef | CasRef:
     from pydantic import ValidationError
 
+    names = _OBJECT_ORDER if model is CasObjectRef else _TYPED_ORDER
     try:
-        return model.model_validate(item)
+        values = tuple(item[k] for k in names)
+        key = (model, values, tuple(type(v) for v in values))
+        found = _VALIDATED.get(key)
+    except TypeError:  # an unhashable value: not a valid reference, validated to say why
+        key, found = None, None
+    if found is not None:
+        return found
+    try:
+        ref = model.model_validate(item)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"]) or "ref"
         raise InvalidInputError(f"malformed CAS reference {item!r}: {first['msg']}", field=loc) from exc
+    if key is not None:
+        if len(_VALIDATED) >= _VALIDATED_MAX:
+            _VALIDATED.clear()
+        _VALIDATED[key] = ref
+    return ref

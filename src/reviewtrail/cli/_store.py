@@ -59,6 +59,13 @@ def verify(
         list[Path] | None,
         typer.Option("--public-key", help="Ed25519 public key (PEM) that signed the checkpoints (repeatable)."),
     ] = None,
+    since: Annotated[
+        Path | None,
+        typer.Option(
+            "--since",
+            help="A checkpoint to start from: check it as --checkpoint does, then only what follows its seq.",
+        ),
+    ] = None,
     project_dir: Annotated[
         str | None, typer.Option("--project-dir", help="Project whose .aris/traces are compared (default: git top).")
     ] = None,
@@ -78,6 +85,11 @@ def verify(
     --repair then rebuilds query tables from the chain, records interrupted runs and trace saves
     and finishes session removals (never when the chain itself is damaged).
 
+    --since CHECKPOINT checks the checkpoint (signature with --public-key, store, the record at its
+    seq still has its hash), then only the records after that seq (links from its hash on, hashes,
+    their CAS references), the objects they name and the query rows they give. Records before it
+    are not checked: a full verify (the default) checks everything.
+
     Exits 0 when the store is intact; otherwise exits 4 and lists every problem (also after a
     repair: run verify again to confirm). --json always prints the head it verified.
 
@@ -94,6 +106,7 @@ def verify(
         checkpoints=tuple(checkpoint or ()),
         public_keys=tuple(public_key or ()),
         repair=repair,
+        since=since,
     )
     catalog().load_all()  # every package, checked against its declaration, before any table is checked or rebuilt
     with open_store(check_identity=False) as store, phase_progress("verifying", progress) as tick:
@@ -115,6 +128,8 @@ def _print_report(report: VerifyReport) -> None:
     )
     for note in report.notes:
         print(f"note: {note}")
+    if report.since is not None:
+        print(f"checked: {report.since['checked']}")
     if report.ok:
         print(f"intact: {summary}")
     else:
