@@ -247,3 +247,27 @@ def test_postgres_streams_the_same_report(tmp_path: Path, pg_url: str) -> None:
         assert streamed(store.ledger) == want
         with store.ledger.snapshot():  # inside verify's snapshot the stored rows stream from a named cursor
             assert streamed(store.ledger) == want
+
+
+@pytest.mark.postgres
+def test_postgres_since_looks_up_rows_a_later_record_gives(tmp_path: Path, pg_url: str) -> None:
+    import psycopg
+
+    settings = Settings(store=tmp_path / "store", database_url=pg_url)
+    with init_store(settings) as store:
+        fill(store, 60)
+        anchor = store.ledger.records_at([31])[31]
+        assert store.verify(since=(31, anchor.hash)).ok
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("DELETE FROM rt_p_supersessions WHERE rt_seq = 41")  # given by a record after seq 31
+        conn.execute("UPDATE rt_p_supersessions SET rt_seq = 20 WHERE rt_seq = 50")  # now names an earlier one
+        conn.execute("DELETE FROM rt_p_supersessions WHERE rt_seq = 11")  # only earlier records give it
+    with init_store(settings) as store:
+        report = store.verify(since=(31, anchor.hash))
+        assert report.records_checked == 30 and report.since is not None
+        rows = [p for p in report.problems if p.startswith("query table")]
+        assert len(rows) == 2, rows
+        assert "is missing (record seq 41 gives it)" in rows[0]
+        assert "was edited: rt_seq=20 (chain: 50)" in rows[1]
+        assert len([p for p in store.verify().problems if p.startswith("query table")]) == 3
+        assert store.verify(since=(31, "0" * 64)).chain_ok is False
