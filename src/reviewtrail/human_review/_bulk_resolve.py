@@ -32,6 +32,7 @@ _ITEMS = ("hr_items", "item_id")
 _DECISIONS = ("hr_decisions", "item_id")
 _RUNS = ("hr_runs", "run_id")
 _PARTS = ("hr_run_parts", "run_id")
+_TRIGGERS = ("hr_runs", "trigger_event_id")
 
 
 def chain_superseded_by(ledger: Ledger, record_id: str) -> list[str]:
@@ -47,7 +48,18 @@ class Preloaded:
     an item the chain records must have its row, or the read is refused (exit 4) as a damaged
     query table. Reads it does not hold fall through to the ledger."""
 
-    def __init__(self, ledger: Ledger, item_ids: Iterable[str], item_rows: list[dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self,
+        ledger: Ledger,
+        item_ids: Iterable[str],
+        item_rows: list[dict[str, Any]] | None = None,
+        *,
+        run_ids: Iterable[str] = (),
+        record_ids: Iterable[str] = (),
+    ) -> None:
+        """``run_ids`` and ``record_ids`` (e.g. prompts): more runs and records to hold besides
+        those of the items; the runs are also answered by trigger (``hr_runs`` by
+        ``trigger_event_id``), for the prompts among ``record_ids``."""
         self._ledger = ledger
         self._records: dict[str, Envelope] = {}
         self._by: dict[str, list[str]] = {}
@@ -58,15 +70,17 @@ class Preloaded:
         self._derive((_ITEMS, _DECISIONS), ids, about_items)
         if item_rows is not None:
             self._check_item_rows(ids, item_rows)
-        prompts: list[str] = []
-        runs: list[str] = []
+        prompts: list[str] = list(record_ids)
+        runs: list[str] = list(run_ids)
         for item_id in ids:
             for row in self._rows[_ITEMS][item_id]:
                 payload = self._payload(str(row["record_id"]))
                 prompts.append(str(payload.get("promptEventId")))
                 runs += [str(c.get("runId")) for c in payload.get("candidates") or () if isinstance(c, dict)]
         runs = list(dict.fromkeys(runs))
-        self._derive((_RUNS, _PARTS), runs, self._hold(ledger.records_about(runs, links=False)))
+        run_records = self._hold(ledger.records_about(runs, links=False))
+        self._derive((_RUNS, _PARTS), runs, run_records)
+        self._derive((_TRIGGERS,), list(dict.fromkeys(record_ids)), run_records)
         wanted = [p for p in dict.fromkeys(prompts) if p not in self._records]
         self._hold(list(ledger.checked_get_many(wanted, links=False).values()))
         self._load_supersessions(list(self._records), links=False)

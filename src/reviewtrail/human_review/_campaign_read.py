@@ -35,6 +35,7 @@ __all__ = [
     "campaign_item_pages",
     "campaign_item_states",
     "campaign_training",
+    "check_listed",
     "item_state",
     "latest_settings",
 ]
@@ -69,19 +70,36 @@ def _check_page(
     ledger: Ledger, campaign: tuple[str, int], rows: list[dict[str, Any]], *, after: int, upto: int | None
 ) -> None:
     """Every item record in ``(after, upto]`` (to the head when ``upto`` is None) must be on the
-    page or be an item of another campaign version by its own (checked) row."""
-    listed = {int(r["seq"]) for r in rows}
-    others = [seq for seq in ledger.seqs_of_type(ITEM, after=after, upto=upto) if seq not in listed]
-    if not others:
-        return
-    found = {int(r["seq"]): r for r in ledger.rows_in("hr_items", "seq", others)}
-    for seq in others:
-        row = found.get(seq)
-        if row is None or (row["campaign_id"], row["campaign_version"]) == campaign:
-            raise IntegrityError(
-                f"query table hr_items does not list the review item recorded at seq {seq}; run 'reviewtrail verify'",
-                field="hr_items",
-            )
+    page or be an item of another campaign version."""
+    check_listed(ledger, ITEM, "hr_items", {int(r["seq"]) for r in rows}, campaign, after=after, upto=upto)
+
+
+def check_listed(
+    ledger: Ledger,
+    type_: str,
+    table: str,
+    listed: set[int],
+    campaign: tuple[str, int] | None,
+    *,
+    after: int = 0,
+    upto: int | None = None,
+) -> None:
+    """Every record of ``type_`` (an item or a candidate run: its payload names its
+    ``campaign``) in ``(after, upto]`` that is not at one of the ``listed`` seqs must belong to
+    another campaign version by its own (checked) record; one of ``campaign`` (of any campaign,
+    when it is None) means ``table`` lost its row: refused (exit 4)."""
+    others = [seq for seq in ledger.seqs_of_type(type_, after=after, upto=upto) if seq not in listed]
+    for i in range(0, len(others), ITEM_PAGE):
+        records = ledger.records_at(others[i : i + ITEM_PAGE])
+        for env in ledger.checked_records(records.values()):
+            payload = env.payload_value
+            named = payload.get("campaign") if isinstance(payload, dict) else None
+            if not isinstance(named, dict) or campaign is None or (named.get("id"), named.get("version")) == campaign:
+                raise IntegrityError(
+                    f"query table {table} has no row for the record at seq {env.seq} ({env.id}); "
+                    "run 'reviewtrail verify'",
+                    field=table,
+                )
 
 
 def campaign_item_states(

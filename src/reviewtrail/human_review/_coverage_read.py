@@ -13,8 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from reviewtrail.errors import InvalidInputError
-from reviewtrail.human_review._campaign_read import ItemState, campaign_item_states, campaign_training
+from reviewtrail.errors import IntegrityError, InvalidInputError
+from reviewtrail.human_review._bulk_resolve import Preloaded
+from reviewtrail.human_review._campaign_read import ItemState, campaign_item_states, campaign_training, check_listed
 from reviewtrail.human_review._campaigns import require_campaign
 from reviewtrail.human_review._coverage import Coverage, ItemCoverageFacts, PromptCoverageFacts, coverage_of
 from reviewtrail.human_review._eligibility import quality_eligible
@@ -22,8 +23,9 @@ from reviewtrail.human_review._export_job import campaign_files
 from reviewtrail.human_review._export_rows import TRAINING_EXAMPLE_V4
 from reviewtrail.human_review._export_verify import prove_export_manifest, read_export_manifest
 from reviewtrail.human_review._position_bias import position_bias
+from reviewtrail.human_review._records import PROMPT
 from reviewtrail.human_review._resolve import prompt_ref, run_facts, runs_over
-from reviewtrail.human_review._run_records import TrainingReceipt
+from reviewtrail.human_review._run_records import RUN, TRAINING_RECEIPT, TrainingReceipt
 from reviewtrail.human_review._run_rules import RunFacts, pairable_runs
 from reviewtrail.human_review._standings import STANDINGS_ROUNDS, Comparison, Standings, fit_standings
 from reviewtrail.ledger import Ledger
@@ -43,19 +45,46 @@ def read_manifest(path: Path, *, field: str) -> Any:
 
 
 def _prompt_facts(ledger: Ledger, campaign_id: str, version: int) -> Iterator[tuple[str, PromptCoverageFacts]]:
-    rows = sorted(ledger.rows("hr_prompts", campaign_id=campaign_id, campaign_version=version), key=lambda r: r["seq"])
-    for row in rows:
-        ref, _ = prompt_ref(ledger, row["record_id"])
+    """Each prompt of the campaign version with its runs, read from the records: the prompts
+    about the campaign, and every candidate run of the campaign version (the ``hr_runs`` rows
+    held against the chain: a row missing, edited or pointed elsewhere is refused, exit 4)."""
+    prompts = [
+        env
+        for env in ledger.records_about([campaign_id], type=PROMPT)
+        if _names_campaign(env.payload_value, (campaign_id, version))
+    ]
+    stored = ledger.stored_rows("hr_runs", campaign_id=campaign_id, campaign_version=version)
+    check_listed(ledger, RUN, "hr_runs", {int(r["seq"]) for r in stored}, (campaign_id, version))
+    records = Preloaded(ledger, [], run_ids=[str(r["run_id"]) for r in stored], record_ids=[env.id for env in prompts])
+    _hold_runs(records, stored)
+    for env in prompts:
+        ref, _ = prompt_ref(records, env.id)
         statuses: dict[str, str] = {}
         found: list[RunFacts] = []
-        for run_id in runs_over(ledger, ref.event_id):
-            facts = run_facts(ledger, run_id)
+        for run_id in runs_over(records, ref.event_id):
+            facts = run_facts(records, run_id)
             statuses[run_id] = facts.run.status if facts is not None else "unresolved"
             if facts is not None:
                 found.append(facts)
         pairable, exclusions = pairable_runs(found, ref)
-        family = str(row["scenario_family"])
-        yield ref.event_id, PromptCoverageFacts(family, statuses, len(pairable), exclusions)
+        yield ref.event_id, PromptCoverageFacts(ref.prompt.scenario_family, statuses, len(pairable), exclusions)
+
+
+def _names_campaign(payload: Any, campaign: tuple[str, int]) -> bool:
+    named = payload.get("campaign") if isinstance(payload, dict) else None
+    return isinstance(named, dict) and (named.get("id"), named.get("version")) == campaign
+
+
+def _hold_runs(records: Preloaded, stored: list[dict[str, Any]]) -> None:
+    """Each stored ``hr_runs`` row must be one its run's records give."""
+    for row in stored:
+        given = records.rows("hr_runs", run_id=row["run_id"])
+        if {k: v for k, v in row.items() if k != "rt_seq"} not in given:
+            raise IntegrityError(
+                f"query table hr_runs: row for record {row.get('record_id')} is not one the chain gives; "
+                "run 'reviewtrail verify'",
+                field="hr_runs",
+            )
 
 
 def _item_facts(state: ItemState, family: str, training: bool) -> ItemCoverageFacts:
@@ -79,11 +108,13 @@ def _chose_first(state: ItemState) -> tuple[str, bool] | None:
 
 
 def _receipts(ledger: Ledger, campaign_id: str, version: int) -> list[dict[str, Any]]:
+    """The campaign version's training receipts, read from the records about the campaign (each
+    checked), never from the ``hr_training_receipts`` query table."""
     out = []
-    rows = ledger.rows("hr_training_receipts", campaign_id=campaign_id, campaign_version=version)
-    for row in sorted(rows, key=lambda r: r["seq"]):
-        env = ledger.get(row["record_id"])
+    for env in ledger.records_about([campaign_id], type=TRAINING_RECEIPT):
         receipt = TrainingReceipt.model_validate(env.payload_value)
+        if (receipt.campaign.id, receipt.campaign.version) != (campaign_id, version):
+            continue
         out.append(
             {
                 "recordId": env.id,

@@ -10,6 +10,8 @@ from typing import Any
 
 from reviewtrail.errors import IntegrityError, InvalidInputError
 from reviewtrail.human_review._bulk_resolve import Preloaded
+from reviewtrail.human_review._campaign_read import check_listed
+from reviewtrail.human_review._records import DECISION, ITEM
 from reviewtrail.human_review._resolve import ResolvedItem, resolve_item
 from reviewtrail.human_review._reveal import POSITIONS, blinded_problems
 from reviewtrail.ledger import Ledger
@@ -120,7 +122,7 @@ def review_queue(
         wheres = _filters(ledger, campaign_id, version)
         chosen = [(item, False) for item in _take(_items(ledger, wheres, size, open_only=True), limit)]
         if include_decided and len(chosen) < limit:
-            done = _decided(ledger, _items(ledger, wheres, size, open_only=False))
+            done = _decided(ledger, _items(ledger, wheres, size, open_only=False), size)
             chosen += [(item, True) for item in _take(done, limit - len(chosen))]
         if not chosen:
             return []
@@ -182,11 +184,16 @@ def _take(items: Iterator[str], n: int) -> list[str]:
 
 def _pages(ledger: Ledger, where: dict[str, Any], size: int, open_only: bool) -> Iterator[tuple[int, str]]:
     """(seq, item id) of the items matching ``where`` in the order recorded: the open ones from
-    ``hr_open`` (decided items have left it, so none is passed over), or every item."""
+    ``hr_open`` (decided items have left it, so none is passed over), or every item (each page of
+    ``hr_items`` held against the chain's item records in its range)."""
     table, order = ("hr_open", "item_seq") if open_only else ("hr_items", "seq")
     after = None
     while True:
         rows = ledger.page(table, where, order_by=order, after=after, limit=size)
+        if not open_only:
+            upto = rows[-1][order] if len(rows) == size else None
+            campaign = (where["campaign_id"], where["campaign_version"]) if where else None
+            check_listed(ledger, ITEM, table, {int(r[order]) for r in rows}, campaign, after=after or 0, upto=upto)
         yield from ((int(r[order]), str(r["item_id"])) for r in rows)
         if len(rows) < size:
             return
@@ -200,9 +207,10 @@ def _items(ledger: Ledger, wheres: list[dict[str, Any]], size: int, *, open_only
         yield item_id
 
 
-def _decided(ledger: Ledger, items: Iterator[str]) -> Iterator[str]:
-    """The items with a decision (read only when fewer than ``limit`` items are open, so it passes
-    over fewer than ``limit`` open items)."""
-    for item_id in items:
-        if ledger.count("hr_decided", item_id=item_id):
-            yield item_id
+def _decided(ledger: Ledger, items: Iterator[str], batch: int) -> Iterator[str]:
+    """The items with a decision record about them, in order, asked of the records ``batch``
+    items at a time (read only when fewer than ``limit`` items are open, so it passes over fewer
+    than ``limit`` open items)."""
+    while chunk := _take(items, batch):
+        decided = {env.subject for env in ledger.records_about(chunk, type=DECISION)}
+        yield from (item_id for item_id in chunk if item_id in decided)
