@@ -7,9 +7,9 @@ batches of 1,000. It is built once per run and grown: 100,000 records, then 1,00
 
 verify_memory
     Peak RSS of ``reviewtrail verify --json`` as a child process (its own ``VmHWM``: ``ru_maxrss``
-    would count the parent's pages copied at fork) at 100,000 records and at 1,000,000: the ratio large/small (target <= 1.5x: memory
-    does not grow with records or query rows). The read-and-hash floor's peak RSS at the large
-    size is shown beside it.
+    would count the parent's pages copied at fork) at 100,000 records and at 1,000,000: the ratio
+    large/small (target <= 1.5x: memory does not grow with records or query rows). The
+    read-and-hash floor's peak RSS at the large size is shown beside it.
 
 verify_store
     ``Store.verify()`` of the large store (every object re-hashed, every record checked, every
