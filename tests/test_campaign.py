@@ -17,17 +17,19 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conftest import need
 from support.campaign import Attack, Facts, Project, Uncaught, populate
 from support.campaign_attacks import attack_cases
-from support.campaign_gates import GATE_CASES, run_gate_case
+from support.campaign_gates import GATE_CASES, gate_answers, run_gate_case, sweep_attack
 from support.campaign_inputs import run_bad_inputs
 from support.campaign_kills import KillCase, kill_cases, prepare_kills
 
@@ -74,6 +76,7 @@ def _tally(label: str, outcomes: list[Outcome], capsys: pytest.CaptureFixture[st
     figures = {
         "attacks": f"attacks tried {tried} / caught {passed}",
         "gates": f"gate attacks tried {tried} / refused or answered from the chain {passed}",
+        "gate sweep": f"attacks through the gates {tried} / refused or answered as untouched {passed}",
         "kills": f"kills {tried} / problems left {tried - passed}",
         "bad inputs": f"bad inputs {tried} / clean errors {passed}",
     }[label]
@@ -137,6 +140,28 @@ def test_gates_refuse_what_verify_rejects(campaign: Campaign, capsys: pytest.Cap
         )
     unexpected = _tally("gates", outcomes, capsys)
     assert not unexpected, "gates that served damaged data:\n" + "\n".join(unexpected)
+
+
+def test_no_gate_serves_what_an_attack_made(campaign: Campaign, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every attack of the campaign (each one verify catches) also goes through export, queue,
+    coverage and artifact show: none may exit 0 with anything but the untouched copy's answer."""
+    reference = gate_answers(campaign.template.clone(campaign.work / f"ref-{uuid.uuid4().hex[:12]}"), campaign.facts)
+
+    def attack(item: tuple[str, Any]) -> Outcome:
+        name, damage = item
+        project = campaign.template.clone(campaign.work / f"sweep-{uuid.uuid4().hex[:12]}")
+        try:
+            damage(project, campaign.facts, campaign.other)
+        except Uncaught as exc:
+            return name, False, str(exc)
+        why = sweep_attack(project, campaign.facts, reference)
+        shutil.rmtree(project.root, ignore_errors=True)
+        return name, why is None, why or "every gate refused or answered as the untouched copy"
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        outcomes = list(pool.map(attack, attack_cases(campaign.template, campaign.facts).items()))
+    unexpected = _tally("gate sweep", outcomes, capsys)
+    assert not unexpected, "gates that served what an attack made:\n" + "\n".join(unexpected)
 
 
 # --- kills ---------------------------------------------------------------------------------------

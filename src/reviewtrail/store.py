@@ -188,6 +188,8 @@ class Store:
         ledger = open_ledger(settings.database_url, catalog=catalog, create=False, read_only=read_only)
         try:
             problems = _identity_check(ledger, marker) if check_identity else []
+            if check_identity and not problems and marker.store_id is None and _emptied(ledger, cas):
+                problems.append(_emptied_problem(ledger))
             if problems:
                 raise LedgerMissingError(problems[0], field="ledger")
         except BaseException:
@@ -259,11 +261,7 @@ class Store:
                 identity.extend(anchor)  # the chain itself: nothing after a moved anchor can be trusted
                 report.problems.extend(anchor)
             if head is None and objects.intact and self.marker is not None and self.marker.store_id is None:
-                identity.append(
-                    f"{self.ledger.describe()} is empty but the CAS holds {len(objects.intact)} object(s), and the "
-                    "store marker names no identity record: the ledger may have been emptied and the marker "
-                    "rewritten (an older store that never recorded anything gets an identity with 'reviewtrail init')"
-                )
+                identity.append(_emptied_problem(self.ledger, len(objects.intact)))
                 report.problems.append(identity[-1])
             total = head.seq if head is not None else 0
             with ProjectionCheck(self.ledger, after_seq=since[0] if since is not None else 0) as projections:
@@ -370,6 +368,22 @@ class Store:
                     "(records were removed from the end)"
                 )
         return problems
+
+
+def _emptied(ledger: Ledger, cas: CasStore) -> bool:
+    """An empty ledger beside a CAS that holds an object (asked only of a marker naming no
+    identity: an older store, or a marker rewritten to look like one)."""
+    return ledger.head_seq() == 0 and next(iter(cas.iter_objects()), None) is not None
+
+
+def _emptied_problem(ledger: Ledger, objects: int | None = None) -> str:
+    """An empty ledger beside a CAS that holds objects, under a marker that names no identity."""
+    held = f"{objects} object(s)" if objects is not None else "objects"
+    return (
+        f"{ledger.describe()} is empty but the CAS holds {held}, and the store marker names no identity "
+        "record: the ledger may have been emptied and the marker rewritten (an older store that never "
+        "recorded anything gets an identity with 'reviewtrail init')"
+    )
 
 
 def _identity_check(ledger: Ledger, marker: StoreMarker) -> list[str]:

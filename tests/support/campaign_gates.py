@@ -20,7 +20,7 @@ from typing import Any
 
 from support.campaign import Facts, Project, Result, unguarded
 
-__all__ = ["GATE_CASES", "GateCase", "run_gate_case"]
+__all__ = ["GATE_CASES", "SWEEP_CHECKS", "GateCase", "gate_answers", "run_gate_case", "sweep_attack"]
 
 CANARY = ("canary", "--version", "1")
 Steps = Callable[[Project, Facts], list[tuple[str, ...]]]
@@ -222,3 +222,41 @@ def run_gate_case(template: Project, facts: Facts, work: Path, name: str, case: 
         if why is not None:
             return name, False, f"{' '.join(args[:2])}: {why} ({got.describe()[:300]})"
     return name, True, "every gate refused or answered as the chain gives"
+
+
+# --- every verify attack through the gates ----------------------------------------------------------
+#: The gate commands every attack of the campaign is also run through (no setup: the populated
+#: project has a decided item, an export and an artifact with versions).
+SWEEP_CHECKS = (EXPORT, QUEUE, COVERAGE, ARTIFACT)
+
+
+def gate_answers(project: Project, facts: Facts) -> dict[tuple[str, ...], tuple[Result, dict[str, str]]]:
+    """What each sweep check gives on ``project`` (an untouched copy's answers are the reference)."""
+    out = {}
+    for check in SWEEP_CHECKS:
+        args = check.args(facts)
+        out[args] = (project.cli(*args), _examples(project) if check.compare == "export" else {})
+    return out
+
+
+def sweep_attack(
+    project: Project, facts: Facts, reference: dict[tuple[str, ...], tuple[Result, dict[str, str]]]
+) -> str | None:
+    """Why a gate served what the damage made on ``project`` (already damaged), or None: each
+    check must refuse (any non-zero exit, a traceback aside) or answer as the untouched copy."""
+    for check in SWEEP_CHECKS:
+        args = check.args(facts)
+        got = project.cli(*args)
+        if "Traceback" in got.err:
+            return f"{' '.join(args[:2])}: a traceback: {got.err.strip().splitlines()[-1]}"
+        if got.code != 0:
+            continue
+        ref, ref_examples = reference[args]
+        if ref.code != 0:
+            return f"{' '.join(args[:2])}: exit 0 where the untouched copy gives {ref.code}"
+        if check.compare == "export":
+            if _examples(project) != ref_examples:
+                return "review export: exported other examples than the untouched copy"
+        elif got.out != ref.out:
+            return f"{' '.join(args[:2])}: printed other output than the untouched copy"
+    return None
