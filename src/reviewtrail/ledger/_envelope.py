@@ -81,7 +81,7 @@ def _check_text(value: str, field: str) -> str:
 class NewRecord(BaseModel):
     """A record to append; the ledger assigns ``seq`` and the hashes."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     type: str
     actor: str
