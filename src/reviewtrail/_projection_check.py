@@ -50,6 +50,7 @@ class ProjectionCheck:
             self._db = sqlite3.connect(os.path.join(self._folder, "rows.sqlite"), isolation_level=None)
             for pragma in ("journal_mode=OFF", "synchronous=OFF", "cache_size=-16384", "temp_store=FILE"):
                 self._db.execute(f"PRAGMA {pragma}")
+            self._merges: dict[str, str] = {}
             self._upserts = {t: self._create(i, t) for i, t in enumerate(sorted(self._tables))}
         except BaseException:
             shutil.rmtree(self._folder, ignore_errors=True)
@@ -62,9 +63,11 @@ class ProjectionCheck:
         # Untyped columns: values are kept exactly as the projection gave them.
         self._db.execute(f"CREATE TABLE t{index} ({', '.join(cols)}, PRIMARY KEY ({keys}))")
         others = [c for c in cols if c.strip('"') not in spec.key]
-        updates = ", ".join(f"{c} = excluded.{c}" for c in others)
-        marks = ", ".join("?" for _ in cols)
-        return f"INSERT INTO t{index} ({', '.join(cols)}) VALUES ({marks}) ON CONFLICT ({keys}) DO UPDATE SET {updates}"
+        upsert = f"ON CONFLICT ({keys}) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in others)
+        self._merges[table] = (
+            f"INSERT INTO t{index} ({', '.join(cols)}) SELECT {', '.join(cols)} FROM other.t{index} WHERE true {upsert}"
+        )
+        return f"INSERT INTO t{index} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)}) {upsert}"
 
     def _name(self, table: str) -> str:
         return self._upserts[table].split()[2]
@@ -123,9 +126,38 @@ class ProjectionCheck:
             problems.extend(diff.problems)
         return problems
 
-    def close(self) -> None:
+    def hand_over(self) -> str:
+        """Write what is held and close, keeping the scratch database for :meth:`merge` (in
+        another process); its folder."""
+        self._flush()
         self._db.close()
-        shutil.rmtree(self._folder, ignore_errors=True)
+        self._handed = True
+        return self._folder
+
+    def merge(self, folder: str) -> None:
+        """Upsert the rows of another check's scratch database (of later records) over these,
+        then remove it."""
+        self._flush()
+        try:
+            self._db.execute("ATTACH DATABASE ? AS other", (os.path.join(folder, "rows.sqlite"),))
+            try:
+                self._db.execute("BEGIN")
+                try:
+                    for sql in self._merges.values():
+                        self._db.execute(sql)
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+                self._db.execute("COMMIT")
+            finally:
+                self._db.execute("DETACH DATABASE other")
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def close(self) -> None:
+        if not getattr(self, "_handed", False):
+            self._db.close()
+            shutil.rmtree(self._folder, ignore_errors=True)
 
     def __enter__(self) -> ProjectionCheck:
         return self

@@ -14,15 +14,19 @@ referenced (from a checkpoint).
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from reviewtrail._projection_check import ProjectionCheck
 from reviewtrail.cas import BARE_SEARCH, CasRef, CasStore, Location, refs_in
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.ledger import Envelope, Ledger, chain_problems, verify_reads
+from reviewtrail.ledger import Envelope, Ledger, VerifyReads, chain_problems, verify_reads
 
-__all__ = ["ObjectIndex", "WalkResult", "walk_records"]
+__all__ = ["SPLIT_AT_LEAST", "ObjectIndex", "WalkResult", "spare_core", "walk_records"]
 
 # (phase, advance, total)
 Tick = Callable[[str, int, int], None]
@@ -93,6 +97,14 @@ class WalkResult:
     refs: list[str] = field(default_factory=list)
     records: int = 0
     refs_checked: int = 0
+    last: tuple[int, str] | None = None  # seq and hash of the last record walked
+
+    def extend(self, later: WalkResult) -> None:
+        self.chain.extend(later.chain)
+        self.refs.extend(later.refs)
+        self.records += later.records
+        self.refs_checked += later.refs_checked
+        self.last = later.last if later.last is not None else self.last
 
 
 def walk_records(
@@ -104,25 +116,129 @@ def walk_records(
     after: tuple[int, str] | None = None,
     tick: Tick | None = None,
 ) -> WalkResult:
-    """Check the records after ``after`` (seq, hash; else from seq 1) up to ``end``."""
+    """Check the records after ``after`` (seq, hash; else from seq 1) up to ``end``.
+
+    A long walk from seq 1 is split in two: a second process (forked, with its own connection
+    and snapshot) walks the later half while this one walks the first, and its results are kept
+    only when the record it started after is the one this walk ended on (same seq, same hash),
+    so the report is the one a single walk gives; otherwise the later half is walked here too.
+    """
     start = after[0] + 1 if after is not None else 1
-    result = WalkResult()
     if end < start:
+        return WalkResult()
+    step = _Step(ledger, objects, repeated=verify_reads(ledger).repeated_ids(start=start, end=end), tick=tick)
+    step.total = end - start + 1
+    middle = start + step.total // 2
+    second = _Second.start(step, middle, end) if after is None and step.total >= SPLIT_AT_LEAST else None
+    result = step.walk(start, middle - 1 if second is not None else end, after, projections)
+    if second is None:
         return result
-    total = end - start + 1
-    repeated = verify_reads(ledger).repeated_ids(start=start, end=end)
-
-    def records() -> Iterator[Envelope]:
-        for env in ledger.read(start=start, end=end):
-            result.records += 1
-            if tick is not None:
-                tick("records", 1, total)
-            yield env
-            # chain_problems has checked this record (and kept its parsed payload) by now.
-            found, count = ref_problems(env, objects)
-            result.refs.extend(found)
-            result.refs_checked += count
-            projections.add(env)
-
-    result.chain = list(chain_problems(records(), after=after, repeated_ids=repeated))
+    later = second.join()
+    if later is not None and result.last == later[1]:
+        walked, _, folder = later
+        projections.merge(folder)
+        if tick is not None:
+            tick("records", walked.records, step.total)
+        result.extend(walked)
+    else:
+        if later is not None:
+            shutil.rmtree(later[2], ignore_errors=True)
+        result.extend(step.walk(middle, end, result.last if result.last is not None else after, projections))
     return result
+
+
+SPLIT_AT_LEAST = 100_000  # records a walk from seq 1 needs before a second process takes half
+
+
+def spare_core() -> bool:
+    """Whether a second process would run beside this one rather than take turns with it: more
+    than one CPU, and a load average (last minute) leaving one idle. On a busy machine the two
+    halves only share the same CPU time, and the split costs a fork and a merge."""
+    cpus = os.cpu_count() or 1
+    return cpus >= 2 and os.getloadavg()[0] <= cpus - 1
+
+
+class _Step:
+    """One walk's shared state: the ledger, the objects, the ids used twice, progress."""
+
+    def __init__(self, ledger: Ledger, objects: ObjectIndex, *, repeated: dict[int, str], tick: Tick | None) -> None:
+        self.ledger, self.objects, self.repeated, self.tick = ledger, objects, repeated, tick
+        self.total = 0
+
+    def walk(self, start: int, end: int, after: tuple[int, str] | None, projections: ProjectionCheck) -> WalkResult:
+        result = WalkResult()
+        tick, objects = self.tick, self.objects
+
+        def records() -> Iterator[Envelope]:
+            for env in self.ledger.read(start=start, end=end):
+                result.records += 1
+                if tick is not None:
+                    tick("records", 1, self.total)
+                yield env
+                # chain_problems has checked this record (and kept its parsed payload) by now.
+                found, count = ref_problems(env, objects)
+                result.refs.extend(found)
+                result.refs_checked += count
+                projections.add(env)
+                result.last = (env.seq, env.hash)
+
+        result.chain = list(chain_problems(records(), after=after, repeated_ids=self.repeated))
+        return result
+
+
+class _Second:
+    """The later half of a walk, in a forked process: (its result, the seq and hash it started
+    after, the folder of its scratch rows), or ``None`` when it could not walk."""
+
+    def __init__(self, process: Any, pipe: Any) -> None:
+        self._process, self._pipe = process, pipe
+
+    @classmethod
+    def start(cls, step: _Step, middle: int, end: int) -> _Second | None:
+        if not hasattr(os, "fork") or not spare_core() or not isinstance(step.ledger, VerifyReads):
+            return None
+        context = multiprocessing.get_context("fork")
+        receive, send = context.Pipe(duplex=False)
+        process = context.Process(target=_walk_later, args=(step, middle, end, send), daemon=True)
+        try:
+            process.start()
+        except OSError:
+            return None
+        send.close()
+        return cls(process, receive)
+
+    def join(self) -> tuple[WalkResult, tuple[int, str], str] | None:
+        try:
+            answer = self._pipe.recv()
+        except (EOFError, OSError):
+            answer = None
+        finally:
+            self._pipe.close()
+            self._process.join()
+        return answer if isinstance(answer, tuple) else None
+
+
+def _walk_later(step: _Step, middle: int, end: int, send: Any) -> None:
+    """In the forked process: walk ``middle..end`` on a connection of its own, send the result."""
+    answer: object = None
+    try:
+        ledger = verify_reads(step.ledger).reopen()
+        if ledger is not None:
+            try:
+                with ledger.snapshot():
+                    anchor = ledger.records_at([middle - 1]).get(middle - 1)
+                    if anchor is not None:
+                        step.ledger, step.tick = ledger, None
+                        check = ProjectionCheck(ledger)
+                        try:
+                            walked = step.walk(middle, end, (anchor.seq, anchor.hash), check)
+                        except BaseException:
+                            check.close()
+                            raise
+                        answer = (walked, (anchor.seq, anchor.hash), check.hand_over())
+            finally:
+                ledger.close()
+    except Exception as exc:  # the first process walks this half itself
+        answer = f"{type(exc).__name__}: {exc}"
+    send.send(answer)
+    send.close()

@@ -199,6 +199,9 @@ class PostgresLedger(SqlLedger):
             except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
                 raise BackendUnavailableError(f"PostgreSQL: {self._redacted(exc)}", field="database") from None
 
+    def reopen(self) -> PostgresLedger:
+        return PostgresLedger(self.url, self.catalog, create=False, read_only=self.read_only)
+
     def _scan(self, sql: str, params: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
         """One server-side cursor, fetched in batches: the client holds one batch, never the result."""
         import psycopg

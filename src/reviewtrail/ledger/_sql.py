@@ -431,6 +431,10 @@ class SqlLedger(Ledger):
         return found
 
     # --- what verify streams (ledger._verify_reads.VerifyReads) -----------------------------
+    @abc.abstractmethod
+    def reopen(self) -> SqlLedger:
+        """Another connection to the same ledger, with the same projections (for a second process)."""
+
     def _scan(self, sql: str, params: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
         """The rows of one query, fetched in batches from one cursor (inside a snapshot: of it)."""
         with self._read() as cur:

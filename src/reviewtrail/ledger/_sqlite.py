@@ -184,6 +184,9 @@ class SqliteLedger(SqlLedger):
     def snapshot(self) -> contextlib.AbstractContextManager[None]:
         return self._snapshot()
 
+    def reopen(self) -> SqliteLedger:
+        return SqliteLedger(self.path, self.catalog, create=False, read_only=self.read_only)
+
     def _repeated_id_sql(self) -> str:
         # Grouped from the rows themselves, not from the index on id, which could disagree with them.
         return "SELECT id FROM rt_records NOT INDEXED WHERE seq > 0 AND seq <= ? GROUP BY id HAVING COUNT(*) > 1"

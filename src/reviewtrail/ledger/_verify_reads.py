@@ -38,6 +38,10 @@ class VerifyReads(Protocol):
         """The stored row with this key (columns then ``rt_seq``), or ``None``."""
         ...
 
+    def reopen(self) -> Ledger | None:
+        """Another connection to the same ledger (for a second process), or ``None``."""
+        ...
+
 
 def value_order(value: Any) -> tuple[int, Any]:
     """Where SQLite's ORDER BY puts ``value``: NULL, numbers, text (by code point), bytes."""
@@ -98,6 +102,9 @@ class _Generic:
         at = [spec.column_names.index(k) for k in spec.key]
         wanted = tuple(key)
         return next((r for r in self._rows(table) if tuple(r[i] for i in at) == wanted), None)
+
+    def reopen(self) -> Ledger | None:
+        return None  # an in-memory ledger is not shared with another process
 
 
 def verify_reads(ledger: Ledger) -> VerifyReads:
