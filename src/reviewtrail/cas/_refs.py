@@ -158,8 +158,6 @@ class CasRef(BaseModel):
 
 _OBJECT_KEYS = frozenset({"hash", "size"})
 _TYPED_KEYS = frozenset({"pool", "digest", "size", "mediaType"})
-_OBJECT_ORDER = ("hash", "size")
-_TYPED_ORDER = ("pool", "digest", "size", "mediaType")
 _LEAVES = frozenset({str, int, float, bool, type(None)})  # JSON values that hold nothing
 
 
@@ -192,7 +190,8 @@ def refs_in(value: Any) -> list[CasObjectRef | CasRef]:
 
 
 # References already validated, by their exact values and types (refs are frozen, so a record that
-# names an object others named gets the same one); bounded, so it never grows with a ledger.
+# names an object others named gets the same one); bounded, so it never grows with a ledger. The
+# two shapes' keys differ in length, so they never meet.
 _VALIDATED: dict[tuple[Any, ...], CasObjectRef | CasRef] = {}
 _VALIDATED_MAX = 4096
 
@@ -200,10 +199,14 @@ _VALIDATED_MAX = 4096
 def _validate_ref(model: type[CasObjectRef] | type[CasRef], item: dict[str, Any]) -> CasObjectRef | CasRef:
     from pydantic import ValidationError
 
-    names = _OBJECT_ORDER if model is CasObjectRef else _TYPED_ORDER
+    key: tuple[Any, ...] | None
+    if model is CasObjectRef:
+        h, n = item["hash"], item["size"]
+        key = (h, n, type(h), type(n))
+    else:
+        p, d, n, m = item["pool"], item["digest"], item["size"], item["mediaType"]
+        key = (p, d, n, m, type(p), type(d), type(n), type(m))
     try:
-        values = tuple(item[k] for k in names)
-        key = (model, values, tuple(type(v) for v in values))
         found = _VALIDATED.get(key)
     except TypeError:  # an unhashable value: not a valid reference, validated to say why
         key, found = None, None
