@@ -138,3 +138,27 @@ def test_no_second_process_without_a_spare_core(monkeypatch: pytest.MonkeyPatch)
     assert verify_records.spare_core()
     monkeypatch.setattr(verify_records.os, "cpu_count", lambda: 1)
     assert not verify_records.spare_core()
+
+
+def test_a_first_half_that_fails_leaves_no_scratch_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    import reviewtrail._projection_check as projection_check
+
+    settings = build(tmp_path)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.setattr(verify_records, "SPLIT_AT_LEAST", 10)
+    monkeypatch.setattr(verify_records, "spare_core", lambda: True)
+    add = projection_check.ProjectionCheck.add
+
+    def failing(self: projection_check.ProjectionCheck, env: object) -> None:
+        if getattr(env, "seq", 0) == 5:  # in the first half only
+            raise RuntimeError("the first half fails")
+        add(self, env)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(projection_check.ProjectionCheck, "add", failing)
+    with init_store(settings) as store, pytest.raises(RuntimeError, match="first half"):
+        store.verify()
+    assert list(scratch.iterdir()) == []

@@ -130,7 +130,12 @@ def walk_records(
     step.total = end - start + 1
     middle = start + step.total // 2
     second = _Second.start(step, middle, end) if after is None and step.total >= SPLIT_AT_LEAST else None
-    result = step.walk(start, middle - 1 if second is not None else end, after, projections)
+    try:
+        result = step.walk(start, middle - 1 if second is not None else end, after, projections)
+    except BaseException:
+        if second is not None:
+            second.stop()
+        raise
     if second is None:
         return result
     later = second.join()
@@ -206,6 +211,13 @@ class _Second:
             return None
         send.close()
         return cls(process, receive)
+
+    def stop(self) -> None:
+        """This walk failed: wait for the second process (so that it removes its own scratch rows
+        or sends them), and remove what it sent."""
+        later = self.join()
+        if later is not None:
+            shutil.rmtree(later[2], ignore_errors=True)
 
     def join(self) -> tuple[WalkResult, tuple[int, str], str] | None:
         try:
