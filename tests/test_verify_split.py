@@ -134,7 +134,7 @@ def test_no_second_process_without_a_spare_core(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(verify_records.os, "cpu_count", lambda: 2)
     monkeypatch.setattr(verify_records.os, "getloadavg", lambda: (1.5, 0.0, 0.0))
     assert not verify_records.spare_core()
-    monkeypatch.setattr(verify_records.os, "getloadavg", lambda: (0.4, 0.0, 0.0))
+    monkeypatch.setattr(verify_records.os, "getloadavg", lambda: (1.2, 0.0, 0.0))  # this process, mostly
     assert verify_records.spare_core()
     monkeypatch.setattr(verify_records.os, "cpu_count", lambda: 1)
     assert not verify_records.spare_core()
