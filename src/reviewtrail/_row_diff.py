@@ -94,22 +94,30 @@ def diff_table(
             out.rows_read += 1
             compare(have, want, key)
 
+    def extra(key: Row) -> None:
+        out.rows_read += 1
+        added.add(key, f"query table {name}: row {_key_label(spec.key, key)} was added (no record{beyond} gives it)")
+
     s, e = next(stored, None), next(expected, None)
     while s is not None or e is not None:
-        skey = key_of(s) if s is not None else None
-        ekey = key_of(e) if e is not None else None
-        if s is not None and e is not None and (skey == ekey):
-            out.rows_read += 1
-            if s != e:
-                compare(s, e, skey)  # type: ignore[arg-type]
-            s, e = next(stored, None), next(expected, None)
-        elif e is None or (s is not None and key_order(skey) < key_order(ekey)):  # type: ignore[arg-type]
-            out.rows_read += 1
-            label = _key_label(spec.key, skey)  # type: ignore[arg-type]
-            added.add(skey, f"query table {name}: row {label} was added (no record{beyond} gives it)")  # type: ignore[arg-type]
+        if s is not None and e is not None:
+            skey, ekey = key_of(s), key_of(e)
+            if skey == ekey:
+                out.rows_read += 1
+                if s != e:
+                    compare(s, e, skey)
+                s, e = next(stored, None), next(expected, None)
+            elif key_order(skey) < key_order(ekey):
+                extra(skey)
+                s = next(stored, None)
+            else:
+                lost(e, ekey)
+                e = next(expected, None)
+        elif s is not None:
+            extra(key_of(s))
             s = next(stored, None)
-        else:
-            lost(e, ekey)  # type: ignore[arg-type]
+        elif e is not None:
+            lost(e, key_of(e))
             e = next(expected, None)
     found = [*added.messages(), *missing.messages(), *edited.messages()]
     total = added.count + missing.count + edited.count
