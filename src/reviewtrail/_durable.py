@@ -23,10 +23,10 @@ def fsync_dir(path: str | os.PathLike[str]) -> None:
 def special_file_problem(path: str | os.PathLike[str]) -> str | None:
     """Why a file of the store is not a plain file of its own: a symlink (to a copy kept
     elsewhere) or a FIFO, device, socket or folder in its place; ``None`` when it is a regular
-    file or missing (a missing file is the caller's to judge)."""
+    file or missing, also under a file where its folder belongs (the caller's to judge)."""
     try:
         st = os.lstat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # missing, or a file where its folder belongs
         return None
     if stat.S_ISLNK(st.st_mode):
         return f"is a symlink (to {os.readlink(path)}), not a regular file of the store"
