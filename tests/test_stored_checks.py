@@ -11,8 +11,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -121,3 +123,54 @@ def test_envelope_hash_of_odd_stored_types_falls_back() -> None:
     assert envelope_hash(odd) == compute_hash(odd.prev_hash, header_of(odd))
     no_actor = dataclasses.replace(env, actor=None)
     assert envelope_hash(no_actor) == compute_hash(no_actor.prev_hash, header_of(no_actor))
+
+
+# --- a record edited after a reader saw it --------------------------------------------------------
+def _claims_projection() -> Any:
+    from reviewtrail.ledger import Projection, ProjectionTable
+
+    return Projection(
+        name="claims",
+        version=1,
+        tables=(ProjectionTable("claims", (("slot", "text"), ("seq", "int")), key=("slot",)),),
+        rows=lambda env: [("claims", {"slot": env.payload_value["slot"], "seq": env.seq})],
+    )
+
+
+_READ_CLAIMS = """
+import sys
+from reviewtrail.errors import IntegrityError
+from reviewtrail.ledger import open_ledger
+from test_stored_checks import _claims_projection
+ledger = open_ledger("sqlite:///" + sys.argv[1], [_claims_projection()], create=False)
+try:
+    print(sorted(r["slot"] for r in ledger.rows("claims")))
+except IntegrityError:
+    sys.exit(4)
+"""
+
+
+def test_a_record_edited_after_a_running_process_read_it_is_refused_there_and_in_a_new_process(
+    tmp_path: Any,
+) -> None:
+    import sqlite3
+    import subprocess
+    import sys
+
+    from reviewtrail.errors import IntegrityError
+    from reviewtrail.ledger import NewRecord, open_ledger
+
+    db = tmp_path / "ledger.sqlite"
+    running = open_ledger(f"sqlite:///{db}", [_claims_projection()])
+    running.append([NewRecord(type="test.claim@1", actor="a", privacy="private", payload={"slot": "v1"})])
+    assert [r["slot"] for r in running.rows("claims")] == ["v1"]  # the running process has seen it
+    env = {"PYTHONPATH": str(Path(__file__).parent)}
+    fresh = [sys.executable, "-c", _READ_CLAIMS, str(db)]
+    assert subprocess.run(fresh, env=env, capture_output=True, text=True).stdout.strip() == "['v1']"
+    with sqlite3.connect(db) as conn:  # edited in place, the hash columns left as they were
+        conn.execute("DROP TRIGGER rt_records_no_update")
+        conn.execute("UPDATE rt_records SET payload = ? WHERE seq = 1", (b'{"slot":"v2"}',))
+    with pytest.raises(IntegrityError):
+        running.rows("claims")  # read again by the process that read it before
+    assert subprocess.run(fresh, env=env, capture_output=True, text=True).returncode == 4  # and by a new one
+    running.close()
