@@ -22,10 +22,9 @@ from typing import Any
 
 from reviewtrail.errors import IntegrityError
 from reviewtrail.human_review._projection import HUMAN_REVIEW_PROJECTION
-from reviewtrail.human_review._records import ITEM
 from reviewtrail.ledger import Envelope, Ledger
 
-__all__ = ["Preloaded", "chain_superseded_by"]
+__all__ = ["Preloaded"]
 
 # The (table, column) reads answered from the records held: by item, and by run.
 _ITEMS = ("hr_items", "item_id")
@@ -33,12 +32,6 @@ _DECISIONS = ("hr_decisions", "item_id")
 _RUNS = ("hr_runs", "run_id")
 _PARTS = ("hr_run_parts", "run_id")
 _TRIGGERS = ("hr_runs", "trigger_event_id")
-
-
-def chain_superseded_by(ledger: Ledger, record_id: str) -> list[str]:
-    """Ids of the records whose ``supersedes`` names ``record_id``, in append order, read from the
-    records themselves (each checked), not from the ``supersessions`` query table."""
-    return [env.id for env in ledger.records_superseding([record_id])]
 
 
 class Preloaded:
@@ -168,7 +161,7 @@ class Preloaded:
                     f"query table hr_items lists item {item_id}, which no record gives; run 'reviewtrail verify'",
                     field="hr_items",
                 )
-            given = [r for r in self._rows[_ITEMS][item_id] if self._is_item(r)]
+            given = self._rows[_ITEMS][item_id]  # only item records give hr_items rows
             if given and stored.get(item_id) != given[0]:
                 what = "has no row" if item_id not in stored else "holds another row"
                 raise IntegrityError(
@@ -176,10 +169,6 @@ class Preloaded:
                     "records; run 'reviewtrail verify'",
                     field="hr_items",
                 )
-
-    def _is_item(self, row: dict[str, Any]) -> bool:
-        env = self._records.get(str(row.get("record_id")))
-        return env is not None and env.type == ITEM
 
     def _load_supersessions(self, record_ids: list[str], *, links: bool = True) -> None:
         """The records superseding each of ``record_ids``, and theirs in turn, to the ends of
