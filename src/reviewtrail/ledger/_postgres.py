@@ -29,6 +29,9 @@ from reviewtrail.ledger._sql import Cursor, SqlLedger
 
 __all__ = ["PostgresLedger"]
 
+# Records from which a never-analyzed records table is analyzed on open.
+_ANALYZE_FROM = 10_000
+
 _MIGRATION_LOCK_KEY = 0x5245_5654  # "REVT"
 # libc locales whose text order is by code point (UTF-8 bytes), as SQLite's and Python's is.
 _CODE_POINT_LOCALES = {"c", "posix", "c.utf8", "c.utf-8"}
@@ -142,6 +145,26 @@ class PostgresLedger(SqlLedger):
     def _migrate(self) -> None:
         super()._migrate()
         self._schema_ready = True
+        self._analyze_if_never()
+
+    def _analyze_if_never(self) -> None:
+        """Give the planner statistics for a records table that has none yet (a store just loaded
+        in bulk, before autovacuum's first ANALYZE): without them a lookup of many subjects or
+        superseded ids by their index is planned as a full scan. Best effort: a role that may not
+        ANALYZE reads the same, only more slowly."""
+        import psycopg
+
+        try:
+            with self._lock, self._conn.cursor() as cur:
+                cur.execute(
+                    "SELECT n_live_tup FROM pg_stat_user_tables WHERE relid = 'rt_records'::regclass "
+                    "AND last_analyze IS NULL AND last_autoanalyze IS NULL"
+                )
+                row = cur.fetchone()
+                if row is not None and int(row[0] or 0) >= _ANALYZE_FROM:
+                    cur.execute("ANALYZE rt_records")
+        except psycopg.Error:
+            return
 
     def _q(self, sql: str) -> str:
         return sql.replace("%", "%%").replace("?", "%s")
