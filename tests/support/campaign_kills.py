@@ -143,6 +143,14 @@ def kill_trace(point: str, delay: float = 0.0) -> tuple[str, KillCase]:
 
 
 # --- session rm ------------------------------------------------------------------------------------
+def _entries(folder: Path) -> int:
+    """How many entries ``folder`` holds; 0 once it is gone (a removal may finish between polls)."""
+    try:
+        return len(os.listdir(folder))
+    except FileNotFoundError:
+        return 0
+
+
 def kill_session_rm(point: str, resume_by_rerun: bool, delay: float = 0.0) -> tuple[str, KillCase]:
     """Points: ``delay`` (mostly before the deletion is recorded), ``recorded`` (the head grew, the
     workspace is still whole), ``half removed`` (some of the workspace's folders are gone)."""
@@ -158,7 +166,7 @@ def kill_session_rm(point: str, resume_by_rerun: bool, delay: float = 0.0) -> tu
         if point == "recorded":
             _until(lambda: (p.head_seq() or 0) > head, proc)
         elif point == "half removed":
-            _until(lambda: len(os.listdir(workspace)) < FOLDERS // 2, proc)
+            _until(lambda: _entries(workspace) < FOLDERS // 2, proc)
         else:
             time.sleep(delay)
         how = _kill(proc)
