@@ -38,6 +38,7 @@ __all__ = [
     "ExportProblem",
     "ExportVerification",
     "prove_export_manifest",
+    "read_bounded",
     "read_export_manifest",
     "verify_export",
 ]
@@ -106,18 +107,25 @@ class ExportVerification:
         }
 
 
-def read_export_manifest(path: Path, *, field: str) -> tuple[bytes, dict[str, Any]]:
-    """A dataset manifest's bytes and its parsed JSON (an object listing its files), at most
-    ``MANIFEST_MAX_BYTES``; refused with ``field`` otherwise (exit 2)."""
+def read_bounded(path: Path, *, field: str, most: int) -> bytes:
+    """The bytes of ``path``, at most ``most``; a missing, unreadable or larger file is refused
+    with ``field`` (exit 2)."""
     try:
         with path.open("rb") as handle:
-            data = handle.read(MANIFEST_MAX_BYTES + 1)
+            data = handle.read(most + 1)
     except FileNotFoundError as exc:
         raise InvalidInputError(f"{path} does not exist", field=field) from exc
     except OSError as exc:
         raise InvalidInputError(f"cannot read {path}: {exc.strerror or exc}", field=field) from exc
-    if len(data) > MANIFEST_MAX_BYTES:
-        raise InvalidInputError(f"{path} is larger than {MANIFEST_MAX_BYTES} bytes", field=field)
+    if len(data) > most:
+        raise InvalidInputError(f"{path} is larger than {most} bytes", field=field)
+    return data
+
+
+def read_export_manifest(path: Path, *, field: str) -> tuple[bytes, dict[str, Any]]:
+    """A dataset manifest's bytes and its parsed JSON (an object listing its files), at most
+    ``MANIFEST_MAX_BYTES``; refused with ``field`` otherwise (exit 2)."""
+    data = read_bounded(path, field=field, most=MANIFEST_MAX_BYTES)
     try:
         manifest = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review._campaigns import require_campaign
 from reviewtrail.human_review._export_job import campaign_files
-from reviewtrail.human_review._export_verify import prove_export_manifest, read_export_manifest
+from reviewtrail.human_review._export_verify import prove_export_manifest, read_bounded, read_export_manifest
 from reviewtrail.human_review._run_records import RECEIPT_FILES_MAX, TrainingReceipt, new_training_receipt_record
 from reviewtrail.ledger import Privacy
 from reviewtrail.store import Store
@@ -32,23 +32,10 @@ __all__ = ["EVALUATION_MAX_BYTES", "ReceiptResult", "load_evaluation", "record_t
 EVALUATION_MAX_BYTES = 64 * 1024
 
 
-def _read_bytes(path: Path, *, field: str, most: int) -> bytes:
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(most + 1)
-    except FileNotFoundError as exc:
-        raise InvalidInputError(f"{path} does not exist", field=field) from exc
-    except OSError as exc:
-        raise InvalidInputError(f"cannot read {path}: {exc}", field=field) from exc
-    if len(data) > most:
-        raise InvalidInputError(f"{path} is larger than {most} bytes", field=field)
-    return data
-
-
 def load_evaluation(path: Path) -> dict[str, Any]:
     """The held-out evaluation results: a JSON object of at most ``EVALUATION_MAX_BYTES`` bytes
     (refused with field ``eval`` otherwise)."""
-    data = _read_bytes(path, field="eval", most=EVALUATION_MAX_BYTES)
+    data = read_bounded(path, field="eval", most=EVALUATION_MAX_BYTES)
     try:
         loaded = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
