@@ -46,7 +46,9 @@ from reviewtrail.store import Store
 
 _OBJECTS = 100
 
-_FLOOR = """
+#: The read-and-hash floor as a script (argument: the ledger file): every row read, its payload and
+#: its header SHA-256-ed in plain Python; prints rows, seconds and peak RSS (KiB).
+READ_AND_HASH = """
 import hashlib, sqlite3, sys, time
 conn = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
 t0 = time.perf_counter()
@@ -149,7 +151,10 @@ def _child_verify_rss(built: _Built) -> tuple[float, int]:
 def _floor(built: _Built) -> tuple[int, float, int]:
     """(rows, seconds, peak RSS in KiB) of the read-and-hash floor, as a child process."""
     proc = subprocess.run(
-        [sys.executable, "-c", _FLOOR, str(built.root / "ledger.sqlite")], capture_output=True, text=True, check=True
+        [sys.executable, "-c", READ_AND_HASH, str(built.root / "ledger.sqlite")],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     rows, seconds, rss = proc.stdout.split()
     return int(rows), float(seconds), int(rss)

@@ -3,6 +3,8 @@ the candidate digest over every training-relevant field (docs/human-review.md, "
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import uuid
 from typing import Any
@@ -11,7 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reviewtrail.errors import InvalidInputError
+from reviewtrail.canonical import canonical_json
+from reviewtrail.errors import CanonicalJSONError, InvalidInputError
 from reviewtrail.human_review import (
     CampaignRef,
     CandidateFacts,
@@ -24,6 +27,7 @@ from reviewtrail.human_review import (
     item_id,
     item_problems,
 )
+from reviewtrail.human_review._item_rules import candidate_digest_of
 
 ids = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=20)
 
@@ -174,3 +178,66 @@ def test_a_candidate_no_longer_recorded_makes_the_item_invalid() -> None:
     item = frozen_item(*pair)
     assert item_problems(item, {"run-a": pair[0]}) == ["candidate run-b: the run is not a completed candidate"]
     assert len(item_problems(item, {"run-a": pair[1], "run-b": pair[1]})) == 1
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53) + 1, 2**53 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(
+    run=st.dictionaries(st.text(max_size=8), json_values, max_size=5),
+    manifest=st.dictionaries(st.text(max_size=8), json_values, max_size=5),
+    model=st.text(min_size=1),
+    adapter=st.one_of(st.none(), st.text()),
+)
+def test_the_spliced_digest_is_the_digest_when_the_stored_bytes_are_canonical(
+    run: dict[str, Any], manifest: dict[str, Any], model: str, adapter: str | None
+) -> None:
+    made = facts(run=run, contextManifest=manifest, model=model, learnedAdapter=adapter)
+    try:
+        run_bytes, manifest_bytes = canonical_json(made.run), canonical_json(made.context_manifest)
+    except CanonicalJSONError:  # a lone surrogate: no record could hold it
+        return
+    assert candidate_digest_of(made, run_bytes, manifest_bytes) == candidate_digest(made)
+
+
+def test_stored_bytes_that_are_not_canonical_give_another_digest() -> None:
+    made = facts()
+    canonical = canonical_json(made.run)
+    spaced = json.dumps(made.run, sort_keys=True).encode()  # the same value, other bytes
+    assert spaced != canonical
+    manifest = canonical_json(made.context_manifest)
+    assert candidate_digest_of(made, canonical, manifest) == candidate_digest(made)
+    assert candidate_digest_of(made, spaced, manifest) != candidate_digest(made)
+
+
+def test_the_candidate_digest_known_answer() -> None:
+    # Published in every review item: the bytes digested may never change silently.
+    made = facts()
+    expected = (
+        '{"catalogGeneration":"gen-7","contextManifest":{"inputs":["p1"],"payloadFields":null,"whole":true},'
+        '"digestVersion":1,"executionAdapter":"chat@1","learnedAdapter":null,"model":"m-1",'
+        '"outputEventId":"o-a","outputPayloadHash":"' + "ab" * 32 + '","outputPrivacy":"public-source",'
+        '"promptHash":"' + "cd" * 32 + '","provider":"local","run":{"agentId":"agent-a",'
+        '"endedAt":"2026-01-01T00:00:00Z","status":"completed","triggerEventId":"p1"},"runId":"run-a",'
+        '"runPrivacy":"public-source"}'
+    )
+    digest = "sha256:" + hashlib.sha256(expected.encode()).hexdigest()
+    assert candidate_digest(made) == digest
+    assert candidate_digest_of(made, canonical_json(made.run), canonical_json(made.context_manifest)) == digest
+
+
+def test_a_lone_surrogate_in_a_spliced_digest_is_refused_like_the_digest() -> None:
+    made = facts(model="m-\ud800")
+    run_bytes, manifest_bytes = canonical_json(made.run), canonical_json(made.context_manifest)
+    with pytest.raises(CanonicalJSONError):
+        candidate_digest(made)
+    with pytest.raises(CanonicalJSONError):
+        candidate_digest_of(made, run_bytes, manifest_bytes)

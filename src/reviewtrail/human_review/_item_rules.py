@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -20,6 +21,7 @@ __all__ = [
     "ITEM_NAMESPACE",
     "CandidateFacts",
     "candidate_digest",
+    "candidate_digest_of",
     "display_order",
     "displayed_runs",
     "item_id",
@@ -94,11 +96,46 @@ def candidate_digest(facts: CandidateFacts) -> str:
     return "sha256:" + canonical_sha256(value, field="candidate")
 
 
-def item_problems(item: ReviewItem, current: Mapping[str, CandidateFacts]) -> list[str]:
+_STR: Any = json.encoder.encode_basestring  # RFC 8785's string form (no ASCII escaping)
+
+
+def _text(value: str | None) -> str:
+    return "null" if value is None else str(_STR(value))
+
+
+def candidate_digest_of(facts: CandidateFacts, run_bytes: bytes, manifest_bytes: bytes) -> str:
+    """:func:`candidate_digest` of ``facts``, given the stored payload bytes of its run record
+    (``run_bytes``, whose value is ``facts.run``) and of its context receipt (``manifest_bytes``,
+    ``facts.context_manifest``): those two are spliced into the digested bytes as stored instead
+    of being encoded again, and the flat fields are written in RFC 8785 key order directly.
+    Stored bytes that hash to their record's ``payloadHash`` are the canonical bytes the writer
+    hashed, so the digest is the same; bytes that are not canonical give another digest, and the
+    item is invalid (it fails closed). tests/test_human_review_items.py holds it to
+    :func:`candidate_digest` on generated facts."""
+    f = facts
+    try:
+        head = f'{{"catalogGeneration":{_text(f.catalog_generation)},"contextManifest":'.encode()
+        middle = (
+            f',"digestVersion":{DIGEST_VERSION},"executionAdapter":{_text(f.execution_adapter)},'
+            f'"learnedAdapter":{_text(f.learned_adapter)},"model":{_text(f.model)},'
+            f'"outputEventId":{_text(f.output_event_id)},"outputPayloadHash":{_text(f.output_payload_hash)},'
+            f'"outputPrivacy":{_text(f.output_privacy)},"promptHash":{_text(f.prompt_hash)},'
+            f'"provider":{_text(f.provider)},"run":'
+        ).encode()
+        tail = f',"runId":{_text(f.run_id)},"runPrivacy":{_text(f.run_privacy)}}}'.encode()
+    except UnicodeEncodeError:  # a lone surrogate: the general encoder names it
+        return candidate_digest(facts)
+    return "sha256:" + hashlib.sha256(head + manifest_bytes + middle + run_bytes + tail).hexdigest()
+
+
+def item_problems(
+    item: ReviewItem, current: Mapping[str, CandidateFacts], digests: Mapping[str, str] | None = None
+) -> list[str]:
     """Why ``item`` no longer binds the bytes it froze, given each candidate's facts as recorded
     now (by run id; a run missing from ``current`` is no longer a completed candidate). Empty
     when every output event id and digest still matches: otherwise the item is invalid, and a
-    label is never rebound to other bytes."""
+    label is never rebound to other bytes. ``digests``: each candidate's digest already computed
+    (by run id, :func:`candidate_digest_of`); one missing is computed here."""
     problems = []
     for candidate in item.candidates:
         facts = current.get(candidate.run_id)
@@ -109,9 +146,14 @@ def item_problems(item: ReviewItem, current: Mapping[str, CandidateFacts]) -> li
                 f"candidate {candidate.run_id}: the output event is {facts.output_event_id}, "
                 f"the item froze {candidate.output_event_id}"
             )
-        elif candidate_digest(facts) != candidate.digest:
+        elif _digest(facts, digests) != candidate.digest:
             problems.append(
                 f"candidate {candidate.run_id}: the digest differs (the run, output, context manifest, "
                 "model, provider, prompt hash, adapter, catalog or privacy changed)"
             )
     return problems
+
+
+def _digest(facts: CandidateFacts, digests: Mapping[str, str] | None) -> str:
+    known = digests.get(facts.run_id) if digests is not None else None
+    return known if known is not None else candidate_digest(facts)

@@ -22,7 +22,7 @@ from reviewtrail.human_review._decision_rules import (
     check_decision,
 )
 from reviewtrail.human_review._eligibility import PRIVACY_ORDER
-from reviewtrail.human_review._item_rules import CandidateFacts, item_problems
+from reviewtrail.human_review._item_rules import CandidateFacts, candidate_digest_of, item_problems
 from reviewtrail.human_review._records import RESPONSE, ReviewDecision, ReviewItem, ReviewPrompt, ReviewResponse
 from reviewtrail.human_review._run_records import RECLASSIFICATION, CandidateRun, ContextReceipt
 from reviewtrail.human_review._run_rules import PromptRef, RunFacts
@@ -201,23 +201,32 @@ def candidate_facts(
 def run_candidate(ledger: Records, run_id: str) -> tuple[CandidateFacts, str] | None:
     """A completed run's candidate facts as recorded now and its exact response; None when the
     run is not a completed run with exactly one current output and one current receipt."""
+    found = _candidate(ledger, run_id)
+    return None if found is None else (found[0], found[1])
+
+
+def _candidate(ledger: Records, run_id: str) -> tuple[CandidateFacts, str, str] | None:
+    """:func:`run_candidate`, with the candidate's digest (its run and receipt spliced in as
+    stored, :func:`candidate_digest_of`)."""
     state = _run_state(ledger, run_id)
     if state is None or len(state.outputs) != 1 or len(state.receipts) != 1:
         return None
-    run = CandidateRun.model_validate(state.run.content.payload_value)
+    run_record = state.run.content
+    run = CandidateRun.model_validate(run_record.payload_value)
     if run.status != "completed":
         return None
     output, receipt = state.outputs[0], state.receipts[0]
     facts = candidate_facts(
         run,
-        state.run.content.payload_value,
+        run_record.payload_value,
         output_event_id=output.content.id,
         output_payload_hash=output.content.payload_hash,
         context_manifest=receipt.content.payload_value,
         run_privacy=stricter(state.run.privacy, receipt.privacy),
         output_privacy=output.privacy,
     )
-    return facts, ReviewResponse.model_validate(output.content.payload_value).response
+    digest = candidate_digest_of(facts, run_record.payload, receipt.content.payload)
+    return facts, ReviewResponse.model_validate(output.content.payload_value).response, digest
 
 
 def prompt_ref(ledger: Records, prompt_event_id: str) -> tuple[PromptRef, Current]:
@@ -259,11 +268,13 @@ def resolve_item(ledger: Records, item_id: str) -> ResolvedItem:
     ref, prompt_now = prompt_ref(ledger, item.prompt_event_id)
     item_now = current(ledger, env)
     candidates = {}
+    digests = {}
     for run_id in item.run_ids():
-        found = run_candidate(ledger, run_id)
+        found = _candidate(ledger, run_id)
         if found is not None:
-            candidates[run_id] = found
-    problems = item_problems(item, {run: pair[0] for run, pair in candidates.items()})
+            candidates[run_id] = (found[0], found[1])
+            digests[run_id] = found[2]
+    problems = item_problems(item, {run: pair[0] for run, pair in candidates.items()}, digests)
     candidate_problems = tuple(problems)
     later = _amended_after(ledger, ref.event_id, env.seq) if prompt_now.amended else None
     if later is not None:
