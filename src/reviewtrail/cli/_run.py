@@ -42,6 +42,14 @@ MaxFileSizeOpt = Annotated[
 ]
 MaxOutputOpt = Annotated[str | None, typer.Option("--max-output", help="Bytes kept per output stream (default 10M).")]
 CwdOpt = Annotated[str, typer.Option("--cwd", help="Working directory inside /workspace.")]
+WeakLimitsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--weak-limits",
+        help="Where no control group can be made, accept the in-sandbox supervisor and rlimits for "
+        "--max-memory and --max-procs (the code could switch them off); without it such a run exits 5.",
+    ),
+]
 
 
 @handle_errors
@@ -61,12 +69,15 @@ def run(
     max_file_size: MaxFileSizeOpt = None,
     max_output: MaxOutputOpt = None,
     cwd: CwdOpt = "/workspace",
+    weak_limits: WeakLimitsOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run code under bubblewrap in a session's workspace and record the ExecutionRun.
 
     Exits 0 when the code succeeded, 7 when it failed, hit a limit (limitExceeded names it)
-    or was cancelled (still recorded), 5 when bubblewrap is missing or the disk is full.
+    or was cancelled (still recorded), 5 when bubblewrap is missing, the disk is full, or the
+    memory and process limits cannot be enforced by the kernel here (see --weak-limits).
+    The run's enforcedBy says which mechanism held each limit.
     Runs in one session wait for each other (a message on stderr says so).
 
     Example: reviewtrail run --session 01a2... --lang python -c "open('out.txt','w').write('hi')" --json
@@ -82,7 +93,7 @@ def run(
     request = run_request(
         file=file, code=code, session=session, project=project, lang=lang, env=env or [], timeout=timeout,
         network=network, allow=allow or [], allow_resolve=allow_resolve or [], max_memory=max_memory,
-        max_procs=max_procs, max_file_size=max_file_size, max_output=max_output, cwd=cwd,
+        max_procs=max_procs, max_file_size=max_file_size, max_output=max_output, cwd=cwd, weak_limits=weak_limits,
     )  # fmt: skip
     require_bwrap()  # before a session is created for the run
     cancel = threading.Event()  # Ctrl-C cancels the run, which is still recorded (as cancelled)

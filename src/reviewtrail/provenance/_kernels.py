@@ -43,7 +43,15 @@ from types import TracebackType
 from typing import ClassVar, Self
 
 from reviewtrail.errors import BackendUnavailableError
-from reviewtrail.provenance._limits import DEFAULT_LIMITS, LimitName, ResourceLimits, limit_outcome, reported_limit
+from reviewtrail.provenance._cgroup import CGROUP_V1, run_cgroup
+from reviewtrail.provenance._limits import (
+    DEFAULT_LIMITS,
+    LimitName,
+    ResourceLimits,
+    enforcement,
+    limit_outcome,
+    reported_limit,
+)
 from reviewtrail.provenance._netproxy import NetProxy
 from reviewtrail.provenance._sandbox_bwrap import (
     host_workspace,
@@ -100,7 +108,12 @@ class _Kernel:
         self._replies: queue.Queue[bytes | None] = queue.Queue()
         self.limits = limits
         root = host_workspace(workspace)
-        self._proxy = None if policy is None else NetProxy(policy).start()
+        self._cgroup = run_cgroup(limits)
+        try:
+            self._proxy = None if policy is None else NetProxy(policy).start()
+        except BaseException:
+            self._close_cgroup()
+            raise
         proxy_dir = self._proxy.directory if self._proxy is not None else None
         options = sandbox_options(root, SANDBOX_WORKSPACE, effective_env(env or {}, network), proxy_dir)
         req_r, req_w = os.pipe()
@@ -111,12 +124,15 @@ class _Kernel:
             control_w, port, limits, 0, (req_r, resp_w), ["exec", *self._command(req_r, resp_w)]
         )
         try:
-            self._proc, out_fd, err_fd, self.argv = start_sandbox(bwrap, options, command, (req_r, resp_w, control_w))
+            self._proc, out_fd, err_fd, self.argv = start_sandbox(
+                bwrap, options, command, (req_r, resp_w, control_w), self._cgroup.wrap if self._cgroup else None
+            )
         except BaseException:
             for fd in (req_w, resp_r, control_r):
                 os.close(fd)
             if self._proxy is not None:
                 self._proxy.close()
+            self._close_cgroup()
             raise
         finally:
             for fd in (req_r, resp_w, control_w):
@@ -254,6 +270,15 @@ class _Kernel:
                 error = f"timed out after {timeout:g} s; the kernel was killed"
             else:
                 error = "cancelled; the kernel was killed"
+            if self._cgroup is not None:
+                # The kernel's account first: a worker's own report, the code could forge.
+                enforced = self._cgroup.exceeded()
+                self._cgroup.settle()
+                if enforced is not None:
+                    limit = enforced
+                    if self._dead is None:  # a hit kills the kernel, as the supervisor's does
+                        self._kill(f"hit its {enforced} limit")
+                    status = "failed" if status == "succeeded" else status
             truncated = stdout_truncated or stderr_truncated
             status, limit, error = limit_outcome(
                 status, limit, error, truncated, self.limits, self.max_output, timeout, exit_code
@@ -276,6 +301,7 @@ class _Kernel:
                 limit_exceeded=limit,
                 network_decisions=decisions,
                 network_decisions_dropped=dropped,
+                enforced_by=enforcement(CGROUP_V1 if self._cgroup is not None else None),
             )
 
     def close(self) -> None:
@@ -285,6 +311,12 @@ class _Kernel:
         finally:
             if self._proxy is not None:
                 self._proxy.close()
+            self._close_cgroup()
+
+    def _close_cgroup(self) -> None:
+        if self._cgroup is not None:
+            self._cgroup.close()
+            self._cgroup = None
 
     def _close(self) -> None:
         with self._lock:

@@ -5,12 +5,13 @@ Defaults (each overridable per run, ``reviewtrail run --max-...``):
 ==============  =========  ===================================================================
 limit           default    enforced by
 ==============  =========  ===================================================================
-memory          2 GiB      ``RLIMIT_DATA`` on every sandbox process (allocations past it fail),
-                           and the in-sandbox supervisor, which sums the private resident memory
-                           of all the sandbox's processes every 10 ms and kills them all past it
-procs           256        the supervisor counts the sandbox's processes (its own pid namespace)
-                           every 10 ms and kills them all past it; ``RLIMIT_NPROC`` too (which
-                           the kernel does not apply to root, hence the counting)
+memory          2 GiB      the run's cgroup (:mod:`._cgroup`): every page of the sandbox,
+                           shared and tmpfs pages included; also ``RLIMIT_DATA`` on every sandbox
+                           process and the in-sandbox supervisor, which sums the private resident
+                           memory of all the sandbox's processes every 10 ms and kills them all
+procs           256        the run's cgroup (``pids.max``); also the supervisor's count (its own
+                           pid namespace, every 10 ms) and ``RLIMIT_NPROC`` (which the kernel does
+                           not apply to root)
 file-size       1 GiB      ``RLIMIT_FSIZE``: a write or truncate past it kills the writer
                            (``SIGXFSZ``); workspace files larger than it are never read into the CAS
 output          10 MiB     per stream (stdout, stderr); the rest is read and dropped
@@ -40,6 +41,7 @@ __all__ = [
     "LIMIT_NAMES",
     "LimitName",
     "ResourceLimits",
+    "enforcement",
     "format_size",
     "limit_outcome",
     "parse_size",
@@ -88,6 +90,10 @@ class ResourceLimits:
     max_procs: int = 256
     max_file_size: int = 1 << 30
     max_output: int = 10 << 20
+    #: Accept the in-sandbox supervisor and rlimits for memory and processes where the kernel
+    #: cannot enforce them from outside (no control group can be made); otherwise such a run is
+    #: refused before it starts. Not a limit: not part of :meth:`to_json`.
+    weak: bool = False
 
     def __post_init__(self) -> None:
         _positive(self.max_memory, "max_memory")
@@ -106,6 +112,7 @@ class ResourceLimits:
         max_procs: int | None = None,
         max_file_size: str | int | None = None,
         max_output: str | int | None = None,
+        weak: bool = False,
     ) -> ResourceLimits:
         """Defaults for what is ``None``; sizes as :func:`parse_size` reads them."""
         d = DEFAULT_LIMITS
@@ -114,6 +121,7 @@ class ResourceLimits:
             max_procs=d.max_procs if max_procs is None else _positive(max_procs, "max_procs"),
             max_file_size=d.max_file_size if max_file_size is None else parse_size(max_file_size, "max_file_size"),
             max_output=d.max_output if max_output is None else parse_size(max_output, "max_output"),
+            weak=weak,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -177,3 +185,16 @@ def limit_outcome(
         cpu=math.ceil(timeout),
     )
     return ("failed" if status == "succeeded" else status), limit, (f"{error}; {text}" if error else text)
+
+
+def enforcement(kernel: str | None) -> dict[str, str]:
+    """What enforces each limit of a run (its record's ``enforcedBy``): ``kernel`` names the
+    control-group mechanism that holds memory and processes (None: there is none, and the
+    in-sandbox supervisor and rlimits hold them, which the code could switch off)."""
+    return {
+        "memory": kernel or "supervisor+rlimit-data",
+        "procs": kernel or "supervisor+rlimit-nproc",
+        "file-size": "rlimit-fsize",
+        "output": "host",
+        "time": "host-timer+rlimit-cpu",
+    }

@@ -105,6 +105,9 @@ class ExecutionRun(RecordPayload):
     limit_exceeded: Literal["memory", "procs", "file-size", "output", "time"] | None = Field(
         default=None, alias="limitExceeded"
     )
+    # Optional (absent from older records): which mechanism enforced each limit, e.g.
+    # {"memory": "cgroup-v1", "procs": "cgroup-v1", "file-size": "rlimit-fsize", ...}.
+    enforced_by: dict[str, str] | None = Field(default=None, alias="enforcedBy")
 
 
 @record_type(DERIVATION)

@@ -174,6 +174,7 @@ def decide_run(facts: RunFacts, stored: Sequence[StoredFile]) -> tuple[Execution
         network_decisions_dropped=result.network_decisions_dropped if result and allow else None,
         resource_limits=facts.limits.to_json(),
         limit_exceeded=limit,
+        enforced_by=dict(result.enforced_by) if result is not None and result.enforced_by else None,
     )
     derivations = [
         ArtifactDerivation(

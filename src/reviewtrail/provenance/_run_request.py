@@ -76,6 +76,7 @@ def run_request(
     max_file_size: str | None = None,
     max_output: str | None = None,
     cwd: str = "/workspace",
+    weak_limits: bool = False,
 ) -> RunRequest:
     """The request of the ``reviewtrail run`` options, each problem named by its option:
     ``--allow``/``--allow-resolve`` need ``--network allowlist``; ``--allow-resolve`` is
@@ -85,7 +86,11 @@ def run_request(
         raise InvalidInputError("--allow and --allow-resolve need --network allowlist", field="allow")
     resolve = parse_pairs(allow_resolve, field="allow_resolve", shape="HOST=IP", need_key=True, need_value=True)
     limits = ResourceLimits.parse(
-        max_memory=max_memory, max_procs=max_procs, max_file_size=max_file_size, max_output=max_output
+        max_memory=max_memory,
+        max_procs=max_procs,
+        max_file_size=max_file_size,
+        max_output=max_output,
+        weak=weak_limits,
     )
     if (file is None) == (code is None):
         raise InvalidInputError("give exactly one of FILE or -c CODE", field="code")

@@ -26,6 +26,7 @@ from reviewtrail.canonical import canonical_json, canonical_sha256
 from reviewtrail.errors import BackendUnavailableError, InvalidInputError, NotFoundError
 from reviewtrail.ledger import Envelope, Recorded, format_time, new_id, new_record
 from reviewtrail.media import media_type_for
+from reviewtrail.provenance._cgroup import require_enforceable
 from reviewtrail.provenance._limits import DEFAULT_LIMITS, ResourceLimits
 from reviewtrail.provenance._pending import begin_run, remove_marker, session_lock
 from reviewtrail.provenance._records import ExecutionRun
@@ -132,6 +133,7 @@ def run_code(
         max_output=limits.max_output,
     )
     require_bwrap()
+    require_enforceable(limits)  # refused before anything is recorded
     run_id = new_id()
     with session_lock(store, session_id, on_wait):
         require_live_session(store, session_id)  # a `session rm` may have won the lock meanwhile

@@ -50,10 +50,12 @@ import select
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from reviewtrail.provenance._limits import reported_limit
+from reviewtrail.provenance._cgroup import CGROUP_V1, RunCgroup, run_cgroup
+from reviewtrail.provenance._limits import LimitName, enforcement, reported_limit
 from reviewtrail.provenance._netproxy import NetProxy
 from reviewtrail.provenance._sandbox_bwrap import (
     ETC_ENTRIES,
@@ -102,12 +104,19 @@ __all__ = [
 ]
 
 _POLL = 0.05  # seconds between checks of the cancel event
+_WATCH = 0.02  # seconds between reads of the run's control groups (a limit the kernel enforced)
 _GRACE = 5.0  # seconds to wait for the output pipes to close after the sandbox is gone
 _REPORT_LIMIT = 64 * 1024 * 1024
 
 
-def _wait(proc: subprocess.Popen[bytes], deadline: float, cancel: threading.Event | None) -> Outcome:
-    """Wait for the sandbox to exit; ``"exited"``, ``"timeout"`` or ``"cancelled"``."""
+def _wait(
+    proc: subprocess.Popen[bytes],
+    deadline: float,
+    cancel: threading.Event | None,
+    watch: Callable[[], LimitName | None] | None = None,
+) -> Outcome:
+    """Wait for the sandbox to exit; ``"exited"``, ``"timeout"``, ``"cancelled"`` or ``"limit"``
+    (``watch``, asked every :data:`_WATCH` s, named a limit the kernel enforced)."""
     try:
         pidfd: int | None = os.pidfd_open(proc.pid)
     except OSError:  # Linux < 5.3: poll
@@ -116,10 +125,13 @@ def _wait(proc: subprocess.Popen[bytes], deadline: float, cancel: threading.Even
         while True:
             if cancel is not None and cancel.is_set():
                 return "cancelled"
+            if watch is not None and watch() is not None:
+                return "limit"
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return "timeout"
             step = remaining if cancel is None else min(remaining, _POLL)
+            step = step if watch is None else min(step, _WATCH)
             if pidfd is None:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     proc.wait(step)
@@ -156,17 +168,22 @@ def run_sandboxed(req: SandboxRequest, *, cancel: threading.Event | None = None)
     bwrap = require_bwrap()
     source = check_code(req.code)
     workspace = host_workspace(req.workspace)
-    proxy = start_proxy(req)
+    cgroup = run_cgroup(req.limits)
     try:
-        return _run(req, bwrap, source, workspace, proxy, cancel)
+        proxy = start_proxy(req)
+        try:
+            return _run(req, bwrap, source, workspace, proxy, cancel, cgroup)
+        finally:
+            if proxy is not None:
+                proxy.close()
     finally:
-        if proxy is not None:
-            proxy.close()
+        if cgroup is not None:
+            cgroup.close()
 
 
 def _run(
     req: SandboxRequest, bwrap: str, source: bytes, workspace: Path, proxy: NetProxy | None,
-    cancel: threading.Event | None,
+    cancel: threading.Event | None, cgroup: RunCgroup | None = None,
 ) -> SandboxResult:  # fmt: skip
     env = effective_env(req.env, req.network)
     options = sandbox_options(workspace, req.sandbox_cwd, env, proxy.directory if proxy else None)
@@ -177,7 +194,9 @@ def _run(
     deadline = time.monotonic() + req.timeout
     command = sandbox_command(req, control_w, report_w, code_fd)
     try:
-        proc, out_fd, err_fd, argv = start_sandbox(bwrap, options, command, (report_w, code_fd, control_w))
+        proc, out_fd, err_fd, argv = start_sandbox(
+            bwrap, options, command, (report_w, code_fd, control_w), cgroup.wrap if cgroup else None
+        )
     except BaseException:
         os.close(report_r)
         os.close(control_r)
@@ -189,7 +208,7 @@ def _run(
     out = Drain(out_fd, "sandbox-stdout", req.max_output)
     err = Drain(err_fd, "sandbox-stderr", req.max_output)
     try:
-        outcome = _wait(proc, deadline, cancel)
+        outcome = _wait(proc, deadline, cancel, cgroup.exceeded if cgroup else None)
     finally:
         if proc.returncode is None:
             kill_sandbox(proc)
@@ -199,9 +218,12 @@ def _run(
     stdout, stdout_truncated = out.take()
     stderr, stderr_truncated = err.take()
     seen = parse_report(report.take()[0])
+    # The kernel's account first: what the in-sandbox supervisor reports, the code could forge.
+    reported = reported_limit(read_available(control_r))
+    kernel_limit = cgroup.exceeded() if cgroup is not None else None
     status, exit_code, limit, error = run_status(
         req, outcome, started=seen is not None, returncode=proc.returncode, stderr=stderr,
-        truncated=stdout_truncated or stderr_truncated, limit=reported_limit(read_available(control_r)),
+        truncated=stdout_truncated or stderr_truncated, limit=kernel_limit or reported,
     )  # fmt: skip
     decisions, dropped = proxy.take_decisions() if proxy is not None else ([], 0)
     return SandboxResult(
@@ -221,4 +243,5 @@ def _run(
         limit_exceeded=limit,
         network_decisions=decisions,
         network_decisions_dropped=dropped,
+        enforced_by=enforcement(CGROUP_V1 if cgroup is not None else None),
     )

@@ -10,7 +10,7 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from reviewtrail.errors import BackendUnavailableError, InvalidInputError, NotFoundError
@@ -98,19 +98,24 @@ def memfd(name: str, data: bytes) -> int:
 
 
 def start_sandbox(
-    bwrap: str, options: Sequence[str], command: Sequence[str], pass_fds: Sequence[int]
+    bwrap: str,
+    options: Sequence[str],
+    command: Sequence[str],
+    pass_fds: Sequence[int],
+    wrap: Callable[[list[str]], list[str]] | None = None,
 ) -> tuple[subprocess.Popen[bytes], int, int, list[str]]:
     """Start bwrap in a new process group; return it, the stdout and stderr read ends and the argv.
 
     The options travel through ``--args <memfd>`` so injected values never appear in the
-    host's process table; the returned argv is the full, equivalent command line.
+    host's process table; the returned argv is the full, equivalent command line (bubblewrap's:
+    ``wrap``, e.g. joining the run's control groups first, is how it is started, not part of it).
     """
     args_fd = memfd("bwrap-args", b"".join(o.encode("utf-8", "surrogateescape") + b"\0" for o in options))
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     try:
         proc = subprocess.Popen(
-            [bwrap, "--args", str(args_fd), *command],
+            (wrap or list)([bwrap, "--args", str(args_fd), *command]),
             stdin=subprocess.DEVNULL,
             stdout=out_w,
             stderr=err_w,

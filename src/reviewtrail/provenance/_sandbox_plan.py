@@ -39,7 +39,8 @@ __all__ = [
 
 Status = Literal["succeeded", "failed", "cancelled"]
 #: How waiting for the sandbox ended.
-Outcome = Literal["exited", "timeout", "cancelled"]
+# "limit": the host stopped the sandbox because the kernel enforced a limit of its control group.
+Outcome = Literal["exited", "timeout", "cancelled", "limit"]
 
 DEFAULT_MAX_OUTPUT = 10 * 1024 * 1024
 # Set unless the caller's env overrides them; documented in :mod:`._sandbox`.
@@ -103,6 +104,8 @@ class SandboxResult:
     limit_exceeded: LimitName | None = None
     network_decisions: list[dict[str, object]] = field(default_factory=list)
     network_decisions_dropped: int = 0
+    #: Which mechanism enforced each limit (:func:`~._limits.enforcement`).
+    enforced_by: dict[str, str] = field(default_factory=dict)
 
 
 def effective_env(env: Mapping[str, str], network: Network = "none") -> dict[str, str]:
@@ -152,6 +155,8 @@ def run_status(
         status, error, limit = "cancelled", f"timed out after {req.timeout:g} s; the sandbox was killed", "time"
     elif outcome == "cancelled":
         status, error = "cancelled", "cancelled; the sandbox was killed"
+    elif outcome == "limit":  # the host killed every process of the sandbox (SIGKILL)
+        status, exit_code = "failed", 128 + 9
     elif not started:
         detail = stderr.decode("utf-8", "replace").strip().splitlines()
         status = "failed"
