@@ -10,6 +10,11 @@ process and speaks:
 * plain HTTP with an absolute URI (``GET http://host[:port]/path``): the request is sent on
   with an origin-form target, its ``Proxy-*`` headers dropped and ``Connection: close``.
 
+At most :data:`MAX_CONNECTIONS` connections are served at once (each holds one or two threads of
+the recording process); the next is not accepted until one ends, so it waits in the socket's
+backlog (then in the sandbox's bridge): connections the code opens never grow the host process
+past ``1 + 2 * MAX_CONNECTIONS`` threads per run.
+
 Anything else gets ``400``; a refusal gets ``403`` with the reason. Which hosts and addresses
 are allowed is :mod:`._netproxy_rules`. Every decision (host, port, allowed or denied, reason,
 time, and the address used or the connection error) is kept, up to :data:`MAX_DECISIONS`;
@@ -32,9 +37,11 @@ from typing import Any
 
 from reviewtrail.provenance._netproxy_rules import IPAddress, NetPolicy, parse_target
 
-__all__ = ["MAX_DECISIONS", "NetProxy", "host_addresses"]
+__all__ = ["MAX_CONNECTIONS", "MAX_DECISIONS", "NetProxy", "host_addresses"]
 
 MAX_DECISIONS = 1000
+#: Connections one run's proxy serves at once.
+MAX_CONNECTIONS = 64
 _HEAD_LIMIT = 64 * 1024
 _HEAD_TIMEOUT = 30.0
 _CONNECT_TIMEOUT = 10.0
@@ -91,6 +98,7 @@ class NetProxy:
         self._host_addresses = host_addresses()
         self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._closed = False
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
 
     def start(self) -> NetProxy:
         os.chmod(self.directory, 0o755)  # noqa: S103 - the sandbox's user must traverse it; it holds only the socket
@@ -151,14 +159,29 @@ class NetProxy:
 
     def _accept(self) -> None:
         while True:
+            self._slots.acquire()  # a free slot first: the next connection waits in the backlog
             try:
                 conn, _ = self._server.accept()
             except OSError:
+                self._slots.release()
                 return
             if not self._track(conn):
                 conn.close()
+                self._slots.release()
                 return
-            threading.Thread(target=self._serve, args=(conn,), name="rt-proxy-conn", daemon=True).start()
+            try:
+                threading.Thread(target=self._serve_in_slot, args=(conn,), name="rt-proxy-conn", daemon=True).start()
+            except RuntimeError:  # no thread to be had: this connection is refused
+                with self._lock:
+                    self._conns.discard(conn)
+                conn.close()
+                self._slots.release()
+
+    def _serve_in_slot(self, conn: socket.socket) -> None:
+        try:
+            self._serve(conn)
+        finally:
+            self._slots.release()
 
     def _serve(self, conn: socket.socket) -> None:
         upstream: socket.socket | None = None
