@@ -1,8 +1,10 @@
 """Everyday commands load only what they use: run in a fresh process against a small real store,
 ``ledger tail``, ``cas put``, ``cas cat``, ``trace save``, ``review queue`` and ``review decide``
 never import the reviewer, evidence or provenance packages, nor the command modules of other
-groups, nor rich (tables to a pipe are drawn without it). Each command's exact set of reviewtrail
-modules is listed here (no timings: ``bench/bench_startup.py`` measures start-up)."""
+groups, nor rich (tables to a pipe are drawn without it). All but ``review decide`` take the fast
+path (``reviewtrail.cli._fast``): typer and click are not imported either. Each command's exact
+set of reviewtrail modules is listed here (no timings: ``bench/bench_startup.py`` measures
+start-up)."""
 
 from __future__ import annotations
 
@@ -25,7 +27,8 @@ def report():
     names = {m for m in sys.modules if m.startswith("reviewtrail.")}
     packages = sorted({".".join(m.split(".")[:2]) for m in names})
     cli = sorted(m for m in names if m.startswith("reviewtrail.cli."))
-    libraries = sorted(m for m in ("psycopg", "cryptography", "jsonschema", "httpx", "rich") if m in sys.modules)
+    heavy = ("psycopg", "cryptography", "jsonschema", "httpx", "rich", "typer", "click", "pydantic")
+    libraries = sorted(m for m in heavy if m in sys.modules)
     sys.stderr.write("\\nLOADED " + json.dumps([packages, cli, libraries]) + "\\n")
 atexit.register(report)
 sys.argv[0] = "reviewtrail"
@@ -50,8 +53,16 @@ STORE = {
 }
 # Human review imports the model backends (agents), and they the Retry-After rule.
 HUMAN_REVIEW = STORE | {"reviewtrail.human_review", "reviewtrail.models", "reviewtrail._retry_after"}
-CLI_BASE = {"reviewtrail.cli._app", "reviewtrail.cli._output"}
+# The fast path: the entry point, the command bodies, printing and progress bars; no typer app.
+FAST_CLI = {
+    "reviewtrail.cli._fast",
+    "reviewtrail.cli._output",
+    "reviewtrail.cli._everyday",
+    "reviewtrail.cli._progress",
+}
+CLI_BASE = {"reviewtrail.cli._fast", "reviewtrail.cli._app", "reviewtrail.cli._output"}
 REVIEW_CLI = CLI_BASE | {
+    "reviewtrail.cli._everyday",
     "reviewtrail.cli._review",
     "reviewtrail.cli._review_decide",
     "reviewtrail.cli._review_session",
@@ -59,6 +70,8 @@ REVIEW_CLI = CLI_BASE | {
     "reviewtrail.cli._progress",
 }
 NEVER = {"reviewtrail.reviewer", "reviewtrail.evidence", "reviewtrail.provenance"}
+# What the ledger's envelope (NewRecord) still needs on every path that opens a store.
+STORE_LIBRARIES = ["pydantic"]
 
 
 class Project:
@@ -111,42 +124,43 @@ def _trace_save(root: Path) -> list[str]:
 def test_ledger_tail_loads_the_store_only(project: Project) -> None:
     packages, cli, libraries = project.loaded("ledger", "tail", "-n", "5")
     assert packages == STORE
-    assert cli == CLI_BASE | {"reviewtrail.cli._ledger"}
-    assert libraries == []
+    assert cli == FAST_CLI
+    assert libraries == STORE_LIBRARIES
 
 
 def test_cas_put_and_cat_load_the_store_only(project: Project) -> None:
     for args in (("cas", "put", str(project.root / "small.txt")), ("cas", "cat", project.digest)):
         packages, cli, libraries = project.loaded(*args)
         assert packages == STORE, args
-        assert cli == CLI_BASE | {"reviewtrail.cli._cas", "reviewtrail.cli._progress"}, args
-        assert libraries == [], args
+        assert cli == FAST_CLI, args
+        assert libraries == STORE_LIBRARIES, args
 
 
 def test_trace_save_loads_tracing_and_the_store(project: Project) -> None:
     packages, cli, libraries = project.loaded(*_trace_save(project.root))
     assert packages == STORE | {"reviewtrail.tracing"}
-    assert cli == CLI_BASE | {
-        "reviewtrail.cli._trace",
-        "reviewtrail.cli._trace_debug",
-        "reviewtrail.cli._trace_export",
-        "reviewtrail.cli._trace_save_options",
-    }
-    assert libraries == []
+    assert cli == FAST_CLI
+    assert libraries == STORE_LIBRARIES
 
 
 def test_review_queue_and_decide_load_human_review_and_the_store(project: Project) -> None:
-    for args in (("review", "queue"), ("review", "decide", project.item_id, "--prefer", "A", "--strength", "slight")):
-        packages, cli, libraries = project.loaded(*args)
-        assert packages == HUMAN_REVIEW, args
-        assert cli == REVIEW_CLI, args
-        assert libraries == [], args
+    packages, cli, libraries = project.loaded("review", "queue")
+    assert packages == HUMAN_REVIEW
+    assert cli == FAST_CLI
+    assert libraries == STORE_LIBRARIES
+    packages, cli, libraries = project.loaded(
+        "review", "decide", project.item_id, "--prefer", "A", "--strength", "slight"
+    )
+    assert packages == HUMAN_REVIEW
+    assert cli == REVIEW_CLI
+    assert libraries == ["pydantic", "typer"]
 
 
 def test_no_everyday_command_loads_the_reviewer_evidence_or_provenance(project: Project) -> None:
-    for args in (("ledger", "tail"), ("cas", "cat", project.digest), ("review", "queue")):
-        packages, _, _ = project.loaded(*args)
+    for args in (("ledger", "tail"), ("cas", "cat", project.digest), ("review", "queue"), _trace_save(project.root)):
+        packages, _, libraries = project.loaded(*args)
         assert packages & NEVER == set(), args
+        assert {"typer", "click", "rich"} & set(libraries) == set(), args
 
 
 def test_verify_loads_every_package(project: Project) -> None:

@@ -6,6 +6,6 @@ __all__ = ["main"]
 
 
 def main() -> None:
-    from reviewtrail.cli import _app
+    from reviewtrail.cli import _fast
 
-    _app.main()
+    _fast.main()

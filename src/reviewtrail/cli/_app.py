@@ -3,23 +3,22 @@
 Each command group's module is imported when the group is looked up (``reviewtrail cas put``
 loads ``_cas`` only), and command modules import the library inside their functions, so a
 command pays for what it uses and ``--help`` stays fast. ``--help`` and shell completion of the
-root list every group and so load every command module (never the library).
+root list every group and so load every command module (never the library). A plain use of
+an everyday command is parsed without this app, and the entry point that runs it is
+:func:`reviewtrail.cli._fast.main`.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
-import sys
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
-from reviewtrail.cli._output import EXIT_PIPE_CLOSED, silence_stdout, stdout_is_closed
-
-__all__ = ["COMMANDS", "LazyCommands", "RootGroup", "app", "main"]
+__all__ = ["COMMANDS", "LazyCommands", "RootGroup", "app"]
 
 EXIT_CODES = """Exit codes: 0 ok; 1 internal error; 2 invalid input; 3 not found; \
 4 integrity failure; 5 configuration or backend unavailable; 6 conflict; 7 sandboxed code failed; \
@@ -178,41 +177,3 @@ def _root(
     ] = False,
 ) -> None:
     pass
-
-
-def _first_non_utf8_argument(args: list[str]) -> tuple[int, str] | None:
-    """(position, argument) of the first argument whose bytes were not UTF-8 (Python keeps such
-    bytes as lone surrogates, which nothing downstream can store, hash or print), or None."""
-    for position, arg in enumerate(args, start=1):
-        try:
-            arg.encode("utf-8")
-        except UnicodeEncodeError:
-            return position, arg
-    return None
-
-
-def main() -> None:
-    """Run the command; a reader that closes our output early (``| head``) ends it quietly."""
-    stdout = sys.stdout
-    bad = _first_non_utf8_argument(sys.argv[1:])
-    if bad is not None:
-        sys.stderr.write(
-            f"error: argument {bad[0]}: {bad[1]!r} is not UTF-8 text; reviewtrail takes UTF-8 arguments "
-            "(names, paths and values)\n"
-        )
-        sys.exit(2)
-    try:
-        app(prog_name="reviewtrail")
-        code: str | int | None = 0
-    except SystemExit as exc:
-        code = exc.code
-        if sys.stdout is not stdout and stdout_is_closed():
-            # The command framework met the closed pipe itself (help text) and swapped stdout.
-            code = EXIT_PIPE_CLOSED
-    try:
-        stdout.flush()
-    except BrokenPipeError:
-        code = code if code not in (0, None) else EXIT_PIPE_CLOSED
-    if code == EXIT_PIPE_CLOSED or stdout_is_closed():
-        silence_stdout()
-    sys.exit(code)

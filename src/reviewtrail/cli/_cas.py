@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from reviewtrail.cli import _everyday
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json
 from reviewtrail.cli._progress import PROGRESS_HELP, byte_progress
 
@@ -19,7 +19,6 @@ ProgressOpt = Annotated[bool | None, typer.Option("--progress/--no-progress", he
 
 
 @app.command("put")
-@handle_errors
 def put(
     file: Annotated[Path, typer.Argument(help="File to store.", dir_okay=False)],
     pool: Annotated[
@@ -35,19 +34,10 @@ def put(
 
     Example: reviewtrail cas put results.csv --media-type text/csv --json
     """
-    from reviewtrail.app import open_store
-
-    size = file.stat().st_size if file.is_file() else None
-    with open_store() as store, byte_progress(f"storing {file.name}", size, progress) as on_bytes:
-        ref = store.cas.put_file(file, pool=pool, media_type=media_type, on_bytes=on_bytes)  # type: ignore[arg-type]
-    if as_json:
-        print_json(ref.to_json())
-    else:
-        print(f"{ref.digest} {ref.size} {ref.pool} {ref.media_type}")
+    _everyday.cas_put(file=file, pool=pool, media_type=media_type, as_json=as_json, progress=progress)
 
 
 @app.command("cat")
-@handle_errors
 def cat(
     hash: Annotated[str, typer.Argument(help="Address: 64 hex digits or sha256:<hex>.")],
     progress: ProgressOpt = None,
@@ -59,16 +49,7 @@ def cat(
 
     Example: reviewtrail cas cat sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824 > out
     """
-    from reviewtrail.app import open_store
-    from reviewtrail.cas import locate_object, verified_chunks
-
-    with open_store() as store:
-        size = locate_object(store.cas, hash).size
-        with byte_progress("verifying, then writing", 2 * size if size else None, progress) as on_bytes:
-            out = sys.stdout.buffer
-            for chunk in verified_chunks(store.cas, hash, on_bytes=on_bytes):
-                out.write(chunk)
-            out.flush()
+    _everyday.cas_cat(hash=hash, progress=progress)
 
 
 @app.command("verify")

@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, table
+from reviewtrail.cli import _everyday
+from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json
 
 __all__ = ["app", "append", "checkpoint", "show", "tail"]
 
@@ -16,7 +17,6 @@ JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
 
 
 @app.command("tail")
-@handle_errors
 def tail(
     n: Annotated[int, typer.Option("-n", "--lines", min=1, help="How many records.")] = 20,
     type: Annotated[
@@ -29,25 +29,7 @@ def tail(
 
     Example: reviewtrail ledger tail -n 5 --type cas.note --json
     """
-    from reviewtrail.app import open_store
-
-    with open_store() as store:
-        records = store.ledger.tail(n, type=type, subject=subject)
-    if as_json:
-        print_json([r.to_json() for r in records])
-        return
-    if not records:
-        print("no records")
-        return
-    table(
-        "ledger",
-        ["seq", "time", "type", "actor", "privacy", "subject", "hash"],
-        [
-            [str(r.seq), r.time[:19].replace("T", " "), r.type, r.actor, r.privacy, r.subject or "", r.hash[:12]]
-            for r in records
-        ],
-        no_wrap=("seq", "time", "type", "hash"),
-    )
+    _everyday.ledger_tail(n=n, type=type, subject=subject, as_json=as_json)
 
 
 @app.command("show")

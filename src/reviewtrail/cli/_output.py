@@ -12,8 +12,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-import typer
-
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -49,7 +47,9 @@ def fail(message: str, code: int, *, as_json: bool = False, field: str | None = 
         with contextlib.suppress(BrokenPipeError):
             print_json({"error": {"type": kind, "field": field, "message": message, "exitCode": code}})
     sys.stderr.write(f"error: {message}\n")
-    raise typer.Exit(code)
+    # SystemExit, not the framework's Exit: the same exit code under typer and on the fast path
+    # (reviewtrail.cli._fast), which never imports typer.
+    raise SystemExit(code)
 
 
 def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
@@ -68,7 +68,7 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
             if isinstance(exc, BrokenPipeError) and stdout_is_closed():
                 # The reader of our output left (`reviewtrail ... | head`): stop, without a word.
                 silence_stdout()
-                raise typer.Exit(EXIT_PIPE_CLOSED) from None
+                raise SystemExit(EXIT_PIPE_CLOSED) from None
             # Any other broken pipe (to a sandbox, a socket) is an error like the rest.
             message, code = os_error_outcome(exc, EXIT_INTERNAL)
             fail(message, code, as_json=as_json, kind="OSError")

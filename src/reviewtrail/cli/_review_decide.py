@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from reviewtrail.cli import _everyday
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, read_text_file, table
 
 if TYPE_CHECKING:
-    from reviewtrail.human_review import CandidateProvenance, QueueCard
+    from reviewtrail.human_review import CandidateProvenance
 
 __all__ = ["register"]
 
@@ -25,7 +26,6 @@ def register(app: typer.Typer) -> None:
     app.command("history")(history)
 
 
-@handle_errors
 def queue(
     campaign: Annotated[str | None, typer.Argument(help="Only items of this campaign.")] = None,
     version: Annotated[int | None, typer.Option("--version", help="Only items of this campaign version.")] = None,
@@ -38,35 +38,7 @@ def queue(
 
     Example: reviewtrail review queue support-triage --version 1 --limit 5 --json
     """
-    from reviewtrail.app import open_store
-    from reviewtrail.human_review import review_queue
-
-    with open_store() as store:
-        cards = review_queue(store, campaign, version, limit=limit)
-    if as_json:
-        print_json([c.to_json() for c in cards])
-        return
-    if not cards:
-        print("no review items")
-        return
-    for card in cards:
-        _print_card(card)
-
-
-def _print_card(card: QueueCard) -> None:
-    state = "decided" if card.decided else "open"
-    print(f"== item {card.item_id} ({card.campaign_id} v{card.campaign_version}, {card.scenario_family}; {state})")
-    print(f"criterion: {card.criterion['label']} ({card.criterion['id']}@{card.criterion['version']})")
-    print(f"  {card.criterion['instructions']}")
-    print(f"prompt:\n{card.prompt}")
-    if card.evidence is not None:
-        print(f"evidence:\n{card.evidence}")
-    if not card.valid:
-        print("INVALID (responses withheld): " + "; ".join(card.problems))
-    else:
-        for candidate in card.candidates:
-            print(f"--- {candidate.position}\n{candidate.response}")
-    print()
+    _everyday.review_queue(campaign=campaign, version=version, limit=limit, as_json=as_json)
 
 
 @handle_errors

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from reviewtrail.cli import _trace_debug, _trace_export
+from reviewtrail.cli import _everyday, _trace_debug, _trace_export
 from reviewtrail.cli import _trace_save_options as o
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json
 
@@ -21,7 +21,6 @@ ProjectOpt = Annotated[
 
 
 @app.command("save")
-@handle_errors
 def save(
     skill: o.Skill,
     purpose: o.Purpose,
@@ -73,16 +72,7 @@ def save(
     --response-file r.md --status ok --verdict ready --review-completed --review-scope-complete
     """
     options = {name: value for name, value in locals().items() if name != "as_json"}  # the options, by name
-    from reviewtrail.app import ProjectStores
-    from reviewtrail.tracing import save_trace, trace_save_request
-
-    result = save_trace(trace_save_request(options), env=_trace_env(), store=ProjectStores())
-    if as_json:
-        print_json(result.to_json())
-    elif result.mode == "off":
-        print("trace mode off: nothing written")
-    else:
-        print(f"{result.run_path}/{result.meta_path.name if result.meta_path else ''} ({result.acceptance_status})")
+    _everyday.trace_save(options=options, as_json=as_json)
 
 
 @app.command("install-helper")
@@ -118,7 +108,7 @@ def resolve_helper(project_dir: ProjectOpt = None, as_json: JsonOpt = False) -> 
     """
     from reviewtrail import tracing
 
-    found = tracing.resolve_helper(project_dir, _trace_env())
+    found = tracing.resolve_helper(project_dir, _everyday.trace_env())
     if as_json:
         print_json({"helper": str(found) if found else None})
     else:
@@ -173,15 +163,6 @@ def verify(
         print(f"ok: {check.files_checked} trace files conform{against}")
     if check.problems:
         raise typer.Exit(EXIT_INTEGRITY)
-
-
-def _trace_env() -> dict[str, str]:
-    """The trace settings of the environment (ARIS_TRACE_*, ARIS_REPO, HOME), by variable name."""
-    import os
-
-    from reviewtrail.config import trace_settings
-
-    return trace_settings(os.environ).environ()
 
 
 _trace_debug.register(app)

@@ -1,0 +1,128 @@
+"""What the everyday commands do, apart from their parsing: ``ledger tail``, ``cas put``, ``cas cat``,
+``trace save`` and ``review queue``.
+
+The typer commands (``_ledger``, ``_cas``, ``_trace``, ``_review_decide``) and the fast path
+(:mod:`reviewtrail.cli._fast`) both call these, so a command prints, fails and exits the same
+whichever parsed it. Nothing here imports typer or rich (a table to a terminal draws with rich).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from reviewtrail.cli._output import handle_errors, print_json, table
+from reviewtrail.cli._progress import byte_progress
+
+if TYPE_CHECKING:
+    from reviewtrail.human_review import QueueCard
+
+__all__ = ["cas_cat", "cas_put", "ledger_tail", "review_queue", "trace_env", "trace_save"]
+
+
+@handle_errors
+def ledger_tail(*, n: int, type: str | None, subject: str | None, as_json: bool) -> None:
+    from reviewtrail.app import open_store
+
+    with open_store() as store:
+        records = store.ledger.tail(n, type=type, subject=subject)
+    if as_json:
+        print_json([r.to_json() for r in records])
+        return
+    if not records:
+        print("no records")
+        return
+    table(
+        "ledger",
+        ["seq", "time", "type", "actor", "privacy", "subject", "hash"],
+        [
+            [str(r.seq), r.time[:19].replace("T", " "), r.type, r.actor, r.privacy, r.subject or "", r.hash[:12]]
+            for r in records
+        ],
+        no_wrap=("seq", "time", "type", "hash"),
+    )
+
+
+@handle_errors
+def cas_put(*, file: Path, pool: str, media_type: str, as_json: bool, progress: bool | None) -> None:
+    from reviewtrail.app import open_store
+
+    size = file.stat().st_size if file.is_file() else None
+    with open_store() as store, byte_progress(f"storing {file.name}", size, progress) as on_bytes:
+        ref = store.cas.put_file(file, pool=pool, media_type=media_type, on_bytes=on_bytes)  # type: ignore[arg-type]
+    if as_json:
+        print_json(ref.to_json())
+    else:
+        print(f"{ref.digest} {ref.size} {ref.pool} {ref.media_type}")
+
+
+@handle_errors
+def cas_cat(*, hash: str, progress: bool | None) -> None:
+    from reviewtrail.app import open_store
+    from reviewtrail.cas import locate_object, verified_chunks
+
+    with open_store() as store:
+        size = locate_object(store.cas, hash).size
+        with byte_progress("verifying, then writing", 2 * size if size else None, progress) as on_bytes:
+            out = sys.stdout.buffer
+            for chunk in verified_chunks(store.cas, hash, on_bytes=on_bytes):
+                out.write(chunk)
+            out.flush()
+
+
+@handle_errors
+def trace_save(*, options: dict[str, Any], as_json: bool) -> None:
+    """``options``: every option of ``trace save`` but ``--json``, by parameter name."""
+    from reviewtrail.app import ProjectStores
+    from reviewtrail.tracing import save_trace, trace_save_request
+
+    result = save_trace(trace_save_request(options), env=trace_env(), store=ProjectStores())
+    if as_json:
+        print_json(result.to_json())
+    elif result.mode == "off":
+        print("trace mode off: nothing written")
+    else:
+        print(f"{result.run_path}/{result.meta_path.name if result.meta_path else ''} ({result.acceptance_status})")
+
+
+def trace_env() -> dict[str, str]:
+    """The trace settings of the environment (ARIS_TRACE_*, ARIS_REPO, HOME), by variable name."""
+    import os
+
+    from reviewtrail.config import trace_settings
+
+    return trace_settings(os.environ).environ()
+
+
+@handle_errors
+def review_queue(*, campaign: str | None, version: int | None, limit: int, as_json: bool) -> None:
+    from reviewtrail.app import open_store
+    from reviewtrail.human_review import review_queue
+
+    with open_store() as store:
+        cards = review_queue(store, campaign, version, limit=limit)
+    if as_json:
+        print_json([c.to_json() for c in cards])
+        return
+    if not cards:
+        print("no review items")
+        return
+    for card in cards:
+        _print_card(card)
+
+
+def _print_card(card: QueueCard) -> None:
+    state = "decided" if card.decided else "open"
+    print(f"== item {card.item_id} ({card.campaign_id} v{card.campaign_version}, {card.scenario_family}; {state})")
+    print(f"criterion: {card.criterion['label']} ({card.criterion['id']}@{card.criterion['version']})")
+    print(f"  {card.criterion['instructions']}")
+    print(f"prompt:\n{card.prompt}")
+    if card.evidence is not None:
+        print(f"evidence:\n{card.evidence}")
+    if not card.valid:
+        print("INVALID (responses withheld): " + "; ".join(card.problems))
+    else:
+        for candidate in card.candidates:
+            print(f"--- {candidate.position}\n{candidate.response}")
+    print()
