@@ -51,8 +51,8 @@ STORE = {
     "reviewtrail.ledger",
     "reviewtrail.store",
 }
-# Human review imports the model backends (agents), and they the Retry-After rule.
-HUMAN_REVIEW = STORE | {"reviewtrail.human_review", "reviewtrail.models", "reviewtrail._retry_after"}
+# Human review loads its modules on first use: reading the queue and deciding need no model backend.
+HUMAN_REVIEW = STORE | {"reviewtrail.human_review"}
 # The fast path: the entry point, the command bodies, printing and progress bars; no typer app.
 FAST_CLI = {
     "reviewtrail.cli._fast",

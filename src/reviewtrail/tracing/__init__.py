@@ -11,60 +11,103 @@ Public API::
 import importlib
 import typing
 
-from reviewtrail.tracing._assurance import (
-    SENTINELS,
-    SUCCESS_STATUSES,
-    Assurance,
-    Identity,
-    acceptance_status,
-    assess,
-    declared_mismatches,
-    effective_reviewer,
-    independence_verified,
-    normalize_reported,
-    review_independence,
-)
-from reviewtrail.tracing._documents import ReviewCall, TraceMode
-from reviewtrail.tracing._families import FAMILIES, UNKNOWN, model_family
-from reviewtrail.tracing._helper import install_helper, resolve_helper
-from reviewtrail.tracing._layout import check_name, existing_project_root, project_root
-from reviewtrail.tracing._ledger_check import trace_ledger_problems
-from reviewtrail.tracing._ledger_repair import repair_trace_links
-from reviewtrail.tracing._modes import inline_mode, resolve_mode
-from reviewtrail.tracing._native_evidence import NativeEvidence, validate_native_evidence
-from reviewtrail.tracing._reader import TraceCall, TraceRun, find_run, iter_runs, load_run
-from reviewtrail.tracing._record import TraceResult, record_call, trace_review, traced_review
-from reviewtrail.tracing._save_request import TraceSaveRequest, save_trace, trace_save_request
-from reviewtrail.tracing._trace_check import TraceCheck, check_traces
-from reviewtrail.tracing._verify import load_schema, verify_traces
-
 if typing.TYPE_CHECKING:
+    from reviewtrail.tracing._assurance import (
+        SENTINELS,
+        SUCCESS_STATUSES,
+        Assurance,
+        Identity,
+        acceptance_status,
+        assess,
+        declared_mismatches,
+        effective_reviewer,
+        independence_verified,
+        normalize_reported,
+        review_independence,
+    )
     from reviewtrail.tracing._call_record import PROJECTIONS, RECORD_TYPES, ReviewCallRecord
     from reviewtrail.tracing._debug import Divergence, RunView, Step, diff_calls, divergence, list_runs, show_run
+    from reviewtrail.tracing._documents import ReviewCall, TraceMode
+    from reviewtrail.tracing._families import FAMILIES, UNKNOWN, model_family
+    from reviewtrail.tracing._helper import install_helper, resolve_helper
+    from reviewtrail.tracing._layout import check_name, existing_project_root, project_root
+    from reviewtrail.tracing._ledger_check import trace_ledger_problems
+    from reviewtrail.tracing._ledger_repair import repair_trace_links
+    from reviewtrail.tracing._modes import inline_mode, resolve_mode
+    from reviewtrail.tracing._native_evidence import NativeEvidence, validate_native_evidence
     from reviewtrail.tracing._otel_request import (
         OtelExportOutcome,
         OtelExportRequest,
         export_trace_runs,
         otel_export_request,
     )
+    from reviewtrail.tracing._reader import TraceCall, TraceRun, find_run, iter_runs, load_run
+    from reviewtrail.tracing._record import TraceResult, record_call, trace_review, traced_review
+    from reviewtrail.tracing._save_request import TraceSaveRequest, save_trace, trace_save_request
+    from reviewtrail.tracing._trace_check import TraceCheck, check_traces
+    from reviewtrail.tracing._verify import load_schema, verify_traces
 
-# Loaded on first use: the record model (pydantic), the OTLP export (protobuf) and the debugging
-# views (``trace list/show/diff``) are not needed to save a trace, which must start fast.
+# Every name is loaded on first use, from the module that defines it: saving a trace needs neither
+# the record model (pydantic), the OTLP export (protobuf), the debugging views (``trace list/show/diff``)
+# nor the checks against the ledger, and must start fast.
 _LAZY = {
-    "Divergence": "_debug",
-    "RunView": "_debug",
-    "Step": "_debug",
-    "diff_calls": "_debug",
-    "divergence": "_debug",
-    "list_runs": "_debug",
-    "show_run": "_debug",
+    "FAMILIES": "_families",
     "PROJECTIONS": "_call_record",
     "RECORD_TYPES": "_call_record",
-    "ReviewCallRecord": "_call_record",
+    "SENTINELS": "_assurance",
+    "SUCCESS_STATUSES": "_assurance",
+    "UNKNOWN": "_families",
+    "Assurance": "_assurance",
+    "Divergence": "_debug",
+    "Identity": "_assurance",
+    "NativeEvidence": "_native_evidence",
     "OtelExportOutcome": "_otel_request",
     "OtelExportRequest": "_otel_request",
+    "ReviewCall": "_documents",
+    "ReviewCallRecord": "_call_record",
+    "RunView": "_debug",
+    "Step": "_debug",
+    "TraceCall": "_reader",
+    "TraceCheck": "_trace_check",
+    "TraceMode": "_documents",
+    "TraceResult": "_record",
+    "TraceRun": "_reader",
+    "TraceSaveRequest": "_save_request",
+    "acceptance_status": "_assurance",
+    "assess": "_assurance",
+    "check_name": "_layout",
+    "check_traces": "_trace_check",
+    "declared_mismatches": "_assurance",
+    "diff_calls": "_debug",
+    "divergence": "_debug",
+    "effective_reviewer": "_assurance",
+    "existing_project_root": "_layout",
     "export_trace_runs": "_otel_request",
+    "find_run": "_reader",
+    "independence_verified": "_assurance",
+    "inline_mode": "_modes",
+    "install_helper": "_helper",
+    "iter_runs": "_reader",
+    "list_runs": "_debug",
+    "load_run": "_reader",
+    "load_schema": "_verify",
+    "model_family": "_families",
+    "normalize_reported": "_assurance",
     "otel_export_request": "_otel_request",
+    "project_root": "_layout",
+    "record_call": "_record",
+    "repair_trace_links": "_ledger_repair",
+    "resolve_helper": "_helper",
+    "resolve_mode": "_modes",
+    "review_independence": "_assurance",
+    "save_trace": "_save_request",
+    "show_run": "_debug",
+    "trace_ledger_problems": "_ledger_check",
+    "trace_review": "_record",
+    "trace_save_request": "_save_request",
+    "traced_review": "_record",
+    "validate_native_evidence": "_native_evidence",
+    "verify_traces": "_verify",
 }
 
 
