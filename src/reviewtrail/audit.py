@@ -100,15 +100,9 @@ def _verify_since(store: Store, options: AuditOptions, path: Path, progress: Pro
 
 
 def _public_keys(options: AuditOptions) -> list[bytes]:
-    from reviewtrail.errors import InvalidInputError
+    from reviewtrail._inputs import read_input
 
-    keys: list[bytes] = []
-    for path in options.public_keys:
-        try:
-            keys.append(path.read_bytes())
-        except OSError as exc:
-            raise InvalidInputError(f"cannot read {path}: {exc.strerror}", field="public_key") from exc
-    return keys
+    return [read_input(path, "key", field="public_key") for path in options.public_keys]
 
 
 def _checkpoint_problems(store: Store, options: AuditOptions, notes: list[str]) -> list[str]:

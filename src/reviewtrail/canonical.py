@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -45,6 +46,12 @@ def canonical_json(value: Any, *, field: str = "value") -> bytes:
             ) from exc
         raise CanonicalJSONError("nested too deeply to canonicalize", field=field) from exc
     except rfc8785.FloatDomainError as exc:
+        found = _non_finite_path(value, field)
+        if found is not None:
+            raise CanonicalJSONError(
+                f"{found[1]} at {found[0]}: NaN and Infinity have no JSON form and are refused, never stored as null",
+                field=field,
+            ) from exc
         raise CanonicalJSONError(f"not representable in canonical JSON ({exc})", field=field) from exc
     except rfc8785.IntegerDomainError as exc:
         raise CanonicalJSONError(f"integer outside the JSON safe range ({exc})", field=field) from exc
@@ -154,6 +161,27 @@ def _cycle_path(value: Any, root: str) -> str | None:
             done.add(id(item))
             if keys:
                 keys.pop()
+    return None
+
+
+def _non_finite_path(value: Any, root: str) -> tuple[str, str] | None:
+    """Where ``value`` first holds a float that is NaN or infinite, and which, or ``None``
+    (depth-first, in the order an encoder meets them; shared containers visited once)."""
+    stack: list[tuple[Any, str]] = [(value, root)]
+    done: set[int] = set()
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, float):
+            if math.isnan(item):
+                return where, "NaN"
+            if math.isinf(item):
+                return where, "Infinity" if item > 0 else "-Infinity"
+            continue
+        children = _children(item)
+        if children is None or id(item) in done:
+            continue
+        done.add(id(item))
+        stack.extend(reversed([(child, where + _step(key)) for key, child in children]))
     return None
 
 

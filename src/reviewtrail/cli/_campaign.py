@@ -31,7 +31,7 @@ def import_(
     from reviewtrail.app import open_store
     from reviewtrail.human_review import import_campaign
 
-    text = read_text_file(file, "file")
+    text = read_text_file(file, "file", "campaign")
     with open_store() as store:
         result = import_campaign(store, text, name=file.name)
     if as_json:

@@ -94,7 +94,7 @@ def correct_output(
     from reviewtrail.app import open_store
     from reviewtrail.human_review import correct_output as run
 
-    text = read_text_file(response_file, "response-file")
+    text = read_text_file(response_file, "response-file", "response")
     with open_store() as store:
         done = run(store, output_event, text)
     _show(done.to_json(), as_json)

@@ -46,7 +46,7 @@ def run(
     from reviewtrail.cli._progress import phase_progress
     from reviewtrail.human_review import parse_agents_file, run_campaign
 
-    configured = parse_agents_file(read_text_file(agents, "file"), agents.name)
+    configured = parse_agents_file(read_text_file(agents, "agents", "agents"), agents.name)
     with open_store() as store, phase_progress("running", progress) as tick:
         report = run_campaign(store, campaign, version, configured, env=dict(os.environ), progress=_ticker(tick))
     if as_json:
@@ -91,7 +91,7 @@ def import_runs(
     from reviewtrail.app import open_store
     from reviewtrail.human_review import import_runs as import_file
 
-    text = read_text_file(file, "file")
+    text = read_text_file(file, "file", "runs")
     with open_store() as store:
         report = import_file(store, text)
     if as_json:

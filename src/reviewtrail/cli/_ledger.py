@@ -106,22 +106,14 @@ def append(
 
 def _read_payload(value: str) -> object:
     import json
-    import sys
 
+    from reviewtrail._inputs import read_input_text
     from reviewtrail.errors import InvalidInputError
 
-    try:
-        if value == "-":
-            text = sys.stdin.read()
-        elif value.startswith("@"):
-            with open(value[1:], encoding="utf-8") as fh:
-                text = fh.read()
-        else:
-            text = value
-    except OSError as exc:
-        raise InvalidInputError(f"cannot read {value[1:]!r}: {exc.strerror}", field="payload") from exc
-    except UnicodeDecodeError as exc:
-        raise InvalidInputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", field="payload") from exc
+    if value == "-" or value.startswith("@"):
+        text = read_input_text(value if value == "-" else value[1:], "payload", field="payload", stdin=value == "-")
+    else:
+        text = value
 
     def unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
         seen: set[str] = set()
@@ -178,16 +170,11 @@ def checkpoint(
 
     Example: reviewtrail ledger checkpoint --key ~/keys/rt.pem --out ~/anchors/rt-2026-11-30.json
     """
+    from reviewtrail._inputs import read_input
     from reviewtrail.app import open_store
-    from reviewtrail.errors import InvalidInputError
     from reviewtrail.ledger import make_checkpoint, save_checkpoint
 
-    key_pem = None
-    if key is not None:
-        try:
-            key_pem = key.read_bytes()
-        except OSError as exc:
-            raise InvalidInputError(f"cannot read {str(key)!r}: {exc.strerror}", field="key") from exc
+    key_pem = read_input(key, "key", field="key") if key is not None else None
     with open_store() as store:
         doc = make_checkpoint(store.ledger, store_id=getattr(store, "store_id", None), private_key_pem=key_pem)
     if out is not None:

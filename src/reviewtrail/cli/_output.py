@@ -10,7 +10,10 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+
+if TYPE_CHECKING:
+    from reviewtrail._inputs import InputKind
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -211,16 +214,10 @@ def plain_table(title: str, columns: list[str], rows: list[list[str]]) -> str | 
     return "".join(out)
 
 
-def read_text_file(path: Path, field: str, *, stdin: bool = False) -> str:
-    """A UTF-8 text file a command was given (``-`` reads standard input when ``stdin``); a file
-    that is missing or unreadable is invalid input naming ``field`` (exit 2)."""
-    from reviewtrail.errors import InvalidInputError
+def read_text_file(path: Path, field: str, kind: InputKind, *, stdin: bool = False) -> str:
+    """A UTF-8 text file a command was given (``-`` reads standard input when ``stdin``): a
+    regular file of at most its ``kind``'s size (:mod:`reviewtrail._inputs`); a file that is
+    missing, unreadable, not a regular file or too large is invalid input naming ``field`` (exit 2)."""
+    from reviewtrail._inputs import read_input_text
 
-    if stdin and str(path) == "-":
-        return sys.stdin.read()
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise InvalidInputError(f"{path} does not exist", field=field) from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"cannot read {path} as UTF-8 text: {exc}", field=field) from exc
+    return read_input_text(path, kind, field=field, stdin=stdin)

@@ -21,16 +21,15 @@ ProjectOpt = Annotated[str, typer.Option("--project", envvar="REVIEWTRAIL_PROJEC
 def _read_aliases(path: Path) -> dict[str, str]:
     import json
 
+    from reviewtrail._inputs import read_input_text
     from reviewtrail.errors import InvalidInputError
     from reviewtrail.evidence import parse_aliases
 
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise InvalidInputError(f"{path} does not exist", field="aliases") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"cannot read {path} as UTF-8 text: {exc}", field="aliases") from exc
+        doc = json.loads(read_input_text(path, "reply", field="aliases"))
     except ValueError as exc:
+        if isinstance(exc, InvalidInputError):
+            raise
         raise InvalidInputError(f"{path} is not JSON: {exc}", field="aliases") from exc
     return parse_aliases(doc)
 
@@ -66,7 +65,7 @@ def claims_extract(
     from reviewtrail.app import open_store
     from reviewtrail.evidence import record_reply_claims
 
-    text = read_text_file(file, "file", stdin=True)
+    text = read_text_file(file, "file", "reply", stdin=True)
     mapping = _read_aliases(aliases) if aliases is not None else None
     with open_store() as store:
         result = record_reply_claims(
@@ -222,14 +221,11 @@ def evidence_extract_pdf(
 
     Example: reviewtrail evidence extract-pdf doi:10.1000/xyz paper.pdf
     """
+    from reviewtrail._inputs import read_input
     from reviewtrail.app import open_store
-    from reviewtrail.errors import InvalidInputError
     from reviewtrail.evidence import check_pdf, record_pdf_extraction
 
-    try:
-        data = pdf.read_bytes()
-    except OSError as exc:
-        raise InvalidInputError(f"cannot read {pdf}: {exc}", field="pdf") from exc
+    data = read_input(pdf, "pdf", field="pdf")
     check_pdf(data)
     with open_store() as store:
         record = record_pdf_extraction(store, paper, data)
@@ -339,7 +335,7 @@ def review_citations(
     """
     from reviewtrail.reviewer import check_citations
 
-    report = check_citations(read_text_file(file, "file", stdin=True))
+    report = check_citations(read_text_file(file, "file", "reply", stdin=True))
     doc = report.to_json()
     if as_json:
         print_json(doc)

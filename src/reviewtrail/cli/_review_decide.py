@@ -105,7 +105,7 @@ def decide(
     optional = {"preferred": prefer, "strength": strength, "confidence": confidence, "note": note}
     optional["supersedes"] = supersedes
     if correct is not None:
-        optional["replacement"] = read_text_file(correct, "correct")
+        optional["replacement"] = read_text_file(correct, "correct", "correction")
     payload.update({k: v for k, v in optional.items() if v is not None})
     with open_store() as store:
         result = record_decision(store, item, payload, submission_id=submission_id)

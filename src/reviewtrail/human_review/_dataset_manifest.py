@@ -21,7 +21,7 @@ from typing import Any
 from reviewtrail._durable import replace_file
 from reviewtrail.canonical import canonical_json
 from reviewtrail.errors import ConflictError, InvalidInputError
-from reviewtrail.human_review._export_folder import remove_journal, write_journal
+from reviewtrail.human_review._export_folder import load_manifest, remove_journal, write_journal
 from reviewtrail.human_review._export_rows import TRAINING_EXAMPLE_V4
 
 __all__ = [
@@ -137,12 +137,8 @@ def write_exports(
         if (folder / name).exists():
             raise ConflictError(f"{name} already exists in {folder}", field="name")
     manifest_path = folder / MANIFEST_NAME
-    if manifest_path.exists():
-        try:
-            existing = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise InvalidInputError(f"{manifest_path} is not a JSON manifest: {exc}", field="manifest") from exc
-        manifest = append_to_manifest(existing, new)
+    if os.path.lexists(manifest_path):  # whatever is there must be a manifest (a folder is exit 2)
+        manifest = append_to_manifest(load_manifest(manifest_path, field="manifest")[1], new)
     else:
         manifest = new
     write_journal(folder, [(e["name"], e["sha256"]) for e in entries], [*(n for n, _ in datas), MANIFEST_NAME])

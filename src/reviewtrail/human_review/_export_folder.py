@@ -27,13 +27,17 @@ from pathlib import Path
 from typing import Any
 
 from reviewtrail._durable import fsync_dir
-from reviewtrail.errors import ConflictError
+from reviewtrail._inputs import read_regular
+from reviewtrail.canonical import loads_document
+from reviewtrail.errors import ConflictError, InvalidInputError
 
 __all__ = [
     "JOURNAL_NAME",
+    "MANIFEST_MAX_BYTES",
     "clear_debris",
     "export_lock",
     "journaled_names",
+    "load_manifest",
     "remove_journal",
     "write_journal",
 ]
@@ -41,6 +45,8 @@ __all__ = [
 #: The hidden journal of the export writing into a folder (present only while it writes, or
 #: after it was killed).
 JOURNAL_NAME = ".reviewtrail-export.journal"
+#: The largest dataset manifest (or journal) read.
+MANIFEST_MAX_BYTES = 16 * 1024 * 1024
 _JOURNAL_VERSION = 1
 _TEMP = re.compile(r"^\.(?P<name>.+)\.[^.]+\.tmp$")  # _durable.replace_file's temporary names
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -103,8 +109,8 @@ def _read_journal(folder: Path) -> dict[str, Any] | None:
     if not path.is_file() or path.is_symlink():
         return None
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
+        doc = loads_document(read_regular(path, MANIFEST_MAX_BYTES, field="journal").decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):  # InvalidInputError is a ValueError
         return {}
     if not isinstance(doc, dict) or doc.get("journalVersion") != _JOURNAL_VERSION:
         return {}
@@ -129,9 +135,9 @@ def _listed(folder: Path, manifest_name: str) -> set[str] | None:
     if not manifest.is_file():
         return set()
     try:
-        files = json.loads(manifest.read_text(encoding="utf-8")).get("files", [])
+        files = load_manifest(manifest, field="manifest")[1].get("files", [])
         return {str(e.get("name")) for e in files if isinstance(e, dict)}
-    except (ValueError, UnicodeDecodeError, AttributeError):
+    except (ValueError, AttributeError):  # InvalidInputError is a ValueError
         return None
 
 
@@ -178,3 +184,17 @@ def clear_debris(folder: Path, pattern: re.Pattern[str], manifest_name: str) -> 
                 field="out",
             )
     return removed
+
+
+def load_manifest(path: Path, *, field: str) -> tuple[bytes, dict[str, Any]]:
+    """A dataset manifest's bytes and its parsed JSON object: a regular file of at most
+    :data:`MANIFEST_MAX_BYTES`, nested no deeper than the parser goes; refused naming ``field``
+    (exit 2) otherwise (a folder, a FIFO, a document nested 100,000 deep...)."""
+    data = read_regular(path, MANIFEST_MAX_BYTES, field=field)
+    try:
+        doc = loads_document(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InvalidInputError(f"{path} is not a JSON manifest: {exc}", field=field) from exc
+    if not isinstance(doc, dict):
+        raise InvalidInputError(f"{path} is not a dataset manifest (a JSON object)", field=field)
+    return data, doc

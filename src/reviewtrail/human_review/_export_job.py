@@ -8,7 +8,7 @@ what they froze become examples; every other decision is reported with its reaso
 
 from __future__ import annotations
 
-import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +19,7 @@ from reviewtrail.human_review._adapters import to_openai_preference, to_trl_pref
 from reviewtrail.human_review._campaign_read import ItemState, campaign_item_states, campaign_training
 from reviewtrail.human_review._campaigns import require_campaign
 from reviewtrail.human_review._dataset_manifest import MANIFEST_NAME, write_exports
-from reviewtrail.human_review._export_folder import clear_debris, export_lock
+from reviewtrail.human_review._export_folder import clear_debris, export_lock, load_manifest
 from reviewtrail.human_review._export_rows import TRAINING_EXAMPLE_V4, training_example_v4
 from reviewtrail.store import Progress, Store
 
@@ -86,12 +86,13 @@ def _next_number(out_dir: Path, campaign_id: str, version: int) -> int:
     pattern = campaign_file_pattern(campaign_id, version)
     names = {p.name for p in out_dir.iterdir()} if out_dir.is_dir() else set()
     manifest = out_dir / MANIFEST_NAME
-    if manifest.is_file():
-        try:
-            listed = json.loads(manifest.read_text(encoding="utf-8")).get("files", [])
-            names |= {str(e.get("name")) for e in listed if isinstance(e, dict)}
-        except (ValueError, UnicodeDecodeError, AttributeError) as exc:
-            raise InvalidInputError(f"{manifest} is not a JSON manifest: {exc}", field="manifest") from exc
+    if os.path.lexists(manifest):
+        listed = load_manifest(manifest, field="manifest")[1].get("files", [])
+        if not isinstance(listed, list):
+            raise InvalidInputError(
+                f"{manifest} is not a dataset manifest (an object listing its files)", field="manifest"
+            )
+        names |= {str(e.get("name")) for e in listed if isinstance(e, dict)}
     numbers = [int(m.group(1)) for name in names if (m := pattern.match(name))]
     return max(numbers, default=0) + 1
 

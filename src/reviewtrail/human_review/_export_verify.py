@@ -16,7 +16,6 @@ the export naming pattern but is not listed. ``campaign receipt`` and ``campaign
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import stat
@@ -25,9 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reviewtrail._inputs import read_regular
 from reviewtrail.errors import IntegrityError, InvalidInputError
 from reviewtrail.human_review._dataset_manifest import MANIFEST_NAME
-from reviewtrail.human_review._export_folder import JOURNAL_NAME, journaled_names
+from reviewtrail.human_review._export_folder import JOURNAL_NAME, MANIFEST_MAX_BYTES, journaled_names, load_manifest
 from reviewtrail.human_review._export_job import EXPORT_KINDS
 from reviewtrail.human_review._run_records import TrainingReceipt
 from reviewtrail.ledger import Ledger
@@ -43,8 +43,6 @@ __all__ = [
     "verify_export",
 ]
 
-#: The largest dataset manifest read.
-MANIFEST_MAX_BYTES = 16 * 1024 * 1024
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _HEX = re.compile(r"^[0-9a-f]{64}$")
 _KINDS = "|".join(re.escape(k) for k in EXPORT_KINDS)
@@ -110,27 +108,14 @@ class ExportVerification:
 def read_bounded(path: Path, *, field: str, most: int) -> bytes:
     """The bytes of ``path``, at most ``most``; a missing, unreadable or larger file is refused
     with ``field`` (exit 2)."""
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(most + 1)
-    except FileNotFoundError as exc:
-        raise InvalidInputError(f"{path} does not exist", field=field) from exc
-    except OSError as exc:
-        raise InvalidInputError(f"cannot read {path}: {exc.strerror or exc}", field=field) from exc
-    if len(data) > most:
-        raise InvalidInputError(f"{path} is larger than {most} bytes", field=field)
-    return data
+    return read_regular(path, most, field=field)
 
 
 def read_export_manifest(path: Path, *, field: str) -> tuple[bytes, dict[str, Any]]:
     """A dataset manifest's bytes and its parsed JSON (an object listing its files), at most
     ``MANIFEST_MAX_BYTES``; refused with ``field`` otherwise (exit 2)."""
-    data = read_bounded(path, field=field, most=MANIFEST_MAX_BYTES)
-    try:
-        manifest = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise InvalidInputError(f"{path} is not a JSON dataset manifest: {exc}", field=field) from exc
-    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), list):
+    data, manifest = load_manifest(path, field=field)
+    if not isinstance(manifest.get("files"), list):
         raise InvalidInputError(f"{path} is not a dataset manifest (an object listing its files)", field=field)
     return data, manifest
 

@@ -36,9 +36,18 @@ def load_evaluation(path: Path) -> dict[str, Any]:
     """The held-out evaluation results: a JSON object of at most ``EVALUATION_MAX_BYTES`` bytes
     (refused with field ``eval`` otherwise)."""
     data = read_bounded(path, field="eval", most=EVALUATION_MAX_BYTES)
+
+    def refuse(constant: str) -> Any:
+        raise InvalidInputError(
+            f"{path} holds {constant}, which canonical JSON cannot hold (it is refused, never stored as null)",
+            field="eval",
+        )
+
     try:
-        loaded = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+        loaded = json.loads(data.decode("utf-8"), parse_constant=refuse)
+    except InvalidInputError:
+        raise
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise InvalidInputError(f"{path} is not JSON: {exc}", field="eval") from exc
     if not isinstance(loaded, dict):
         raise InvalidInputError(f"{path} must hold a JSON object of evaluation results", field="eval")

@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reviewtrail._inputs import read_input
 from reviewtrail.canonical import canonical_json, loads_json
 from reviewtrail.cas import is_hex
 from reviewtrail.errors import ConflictError, IntegrityError, InvalidInputError
@@ -53,7 +54,6 @@ _FIELDS = ("type", "storeId", "seq", "headHash", "records", "time")
 _SIGNATURE_FIELDS = ("alg", "keyId", "value")
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?Z")
 _MAX_INT = 2**53 - 1
-_MAX_FILE = 64 * 1024
 
 
 # --- making -------------------------------------------------------------------------------
@@ -140,13 +140,7 @@ def save_checkpoint(path: str | os.PathLike[str], checkpoint: dict[str, Any]) ->
 # --- reading ------------------------------------------------------------------------------
 def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and check a checkpoint file; :class:`InvalidInputError` names the field at fault."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(_MAX_FILE + 1)
-    except OSError as exc:
-        raise InvalidInputError(f"cannot read {os.fspath(path)!r}: {exc.strerror}", field="checkpoint") from exc
-    if len(data) > _MAX_FILE:
-        raise InvalidInputError(f"{os.fspath(path)!r} is larger than a checkpoint can be", field="checkpoint")
+    data = read_input(os.fspath(path), "checkpoint", field="checkpoint")
     try:
         value = loads_json(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:

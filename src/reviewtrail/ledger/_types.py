@@ -23,7 +23,11 @@ __all__ = ["RecordPayload", "new_record", "record_type", "validate_with"]
 class RecordPayload(BaseModel):
     """Base of every typed payload. Subclasses get ``record_type`` from :func:`record_type`."""
 
-    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid", defer_build=True)
+    # ser_json_inf_nan="constants": a NaN or Infinity anywhere in a payload reaches canonical JSON,
+    # which refuses it naming its path (pydantic's default would write it as null, silently).
+    model_config = ConfigDict(
+        frozen=True, populate_by_name=True, extra="forbid", defer_build=True, ser_json_inf_nan="constants"
+    )
     record_type: ClassVar[str]
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reviewtrail._inputs import read_input_text
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.provenance._limits import DEFAULT_LIMITS, ResourceLimits
 from reviewtrail.provenance._runs import RunOutcome, run_code
@@ -51,12 +52,7 @@ def parse_pairs(items: Sequence[str], *, field: str, shape: str, need_key: bool,
 
 
 def _read_code(file: Path) -> str:
-    try:
-        return file.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise InvalidInputError(f"{file} does not exist", field="file") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"cannot read {file}: {exc}", field="file") from exc
+    return read_input_text(file, "code", field="file")
 
 
 def run_request(

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from reviewtrail._inputs import InputKind, read_input
 from reviewtrail.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -14,17 +15,9 @@ if TYPE_CHECKING:
 __all__ = ["read_prompt", "read_response", "split_files", "warn_claims"]
 
 
-def _read_bytes(path: Path, field: str) -> bytes:
-    if str(path) == "-":
-        return sys.stdin.buffer.read()
-    try:
-        return path.read_bytes()
-    except FileNotFoundError as exc:
-        raise InvalidInputError(f"{path} does not exist", field=field) from exc
-    except IsADirectoryError as exc:
-        raise InvalidInputError(f"{path} is a folder", field=field) from exc
-    except OSError as exc:
-        raise InvalidInputError(f"cannot read {path}: {exc.strerror}", field=field) from exc
+def _read_bytes(path: Path, field: str, kind: InputKind) -> bytes:
+    """A regular file of at most its kind's size, or ``-`` (standard input) (:mod:`reviewtrail._inputs`)."""
+    return read_input(path, kind, field=field, stdin=True)
 
 
 def read_prompt(text: str | None, path: Path | None) -> str | None:
@@ -32,7 +25,7 @@ def read_prompt(text: str | None, path: Path | None) -> str | None:
         raise InvalidInputError("give --prompt or --prompt-file, not both", field="prompt")
     if path is None:
         return text
-    data = _read_bytes(path, "prompt-file")
+    data = _read_bytes(path, "prompt-file", "prompt")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -46,7 +39,7 @@ def read_response(text: str | None, path: Path | None) -> bytes | None:
     if text is not None and path is not None:
         raise InvalidInputError("give --response or --response-file, not both", field="response")
     if path is not None:
-        return _read_bytes(path, "response-file")
+        return _read_bytes(path, "response-file", "trace-response")
     return text.encode("utf-8") if text is not None else None
 
 
