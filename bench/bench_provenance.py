@@ -5,6 +5,13 @@ sandbox_run
     snapshots before and after, CAS puts and the ExecutionRun append — against a plain
     ``subprocess.run(["true"])``. Median of 15 (5 with --quick). Reported, no fixed target.
 
+sandbox_cgroup_overhead
+    ``run_sandboxed`` of ``true`` (bash) with the run's control groups (memory and pids, made,
+    joined and removed per run) against the same run without them (no control group can be made:
+    the in-sandbox mechanisms only), and ``bwrap`` alone running ``true`` with the same mounts,
+    interleaved in one run; median of 30 (10 with --quick). Figure: the time the groups add.
+    Target: <= 25 ms added.
+
 lineage_query
     ``lineage()`` of an artifact version whose history spans a chain of 3 runs, in a store
     holding 10,000 recorded execution runs (2,000 with --quick; appended directly in batches
@@ -57,6 +64,64 @@ def bench_sandbox(cfg: Config) -> Result:
         ratio=b / o,
         target="report",
         notes=[f"median of {reps}; includes bwrap start, snapshots, 3 CAS puts and the ledger append"],
+    )
+
+
+def bench_cgroup_overhead(cfg: Config) -> Result:
+    from reviewtrail.provenance import _cgroup
+    from reviewtrail.provenance._limits import ResourceLimits
+    from reviewtrail.provenance._sandbox import SandboxRequest, require_bwrap, run_sandboxed, sandbox_options
+
+    if _cgroup.cgroup_support() is not None:
+        return Result("sandbox_cgroup_overhead", "SKIP", notes=[f"no control group here: {_cgroup.cgroup_support()}"])
+    reps = cfg.rep_count(30, 10)
+    bwrap = require_bwrap()
+    with work_dir("cgroup-") as work:
+        no_groups = work / "no-cgroup-fs"
+        no_groups.mkdir()
+
+        def run(limits: ResourceLimits) -> float:
+            t0 = time.perf_counter()
+            out = run_sandboxed(
+                SandboxRequest(code="true", lang="bash", workspace=work, env={}, timeout=30, limits=limits)
+            )
+            seconds = time.perf_counter() - t0
+            if out.status != "succeeded":
+                raise AssertionError(f"sandboxed true did not succeed: {out.error}")
+            return seconds
+
+        def without() -> float:
+            real = _cgroup._ROOT
+            _cgroup._ROOT = no_groups  # where no group can be made
+            try:
+                return run(ResourceLimits(weak=True))
+            finally:
+                _cgroup._ROOT = real
+
+        argv = [bwrap, *sandbox_options(work, "/workspace", {}), "/bin/true"]
+
+        def bare() -> float:
+            t0 = time.perf_counter()
+            subprocess.run(argv, check=True)
+            return time.perf_counter() - t0
+
+        grouped: list[float] = []
+        plain: list[float] = []
+        alone: list[float] = []
+        for i in range(reps):
+            steps = [(lambda: run(ResourceLimits()), grouped), (without, plain), (bare, alone)]
+            for step, out in steps[i % 3 :] + steps[: i % 3]:
+                out.append(step())
+    g, w, b = (statistics.median(x) * 1000 for x in (grouped, plain, alone))
+    added = g - w
+    return Result(
+        "sandbox_cgroup_overhead",
+        verdict(added <= 25),
+        ours=f"{g:.1f} ms with groups, {w:.1f} ms without: +{added:.1f} ms",
+        baseline=f"{b:.1f} ms (bwrap alone, true)",
+        ratio=w / g,
+        target="<= 25 ms added",
+        notes=[f"median of {reps} each, interleaved; ratio = without / with"],
     )
 
 

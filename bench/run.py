@@ -62,6 +62,10 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
         "cas put of 256 MiB as a process vs sha256sum+cp+sync",
     ),
     "sandbox_run": (bench_provenance.bench_sandbox, "reviewtrail run of `true` vs a plain subprocess of `true`"),
+    "sandbox_cgroup_overhead": (
+        bench_provenance.bench_cgroup_overhead,
+        "sandboxed true with the run's control groups vs without, and bwrap alone",
+    ),
     "lineage_query": (bench_provenance.bench_lineage, "lineage of an artifact in a store with 10,000 runs"),
     "claims_extract": (bench_review.bench_extract, "claims extracted per second on a 1 MB reply"),
     "check_citations": (bench_citations.bench_check_citations, "check_citations of a 1 MB document vs one regex pass"),
