@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import os
 import re
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
@@ -24,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from reviewtrail.canonical import canonical_flat, canonical_json, canonical_value, loads_json
+from reviewtrail.canonical import _is_plain, canonical_flat, canonical_json, canonical_value, loads_json
 from reviewtrail.cas import CasObjectRef, CasRef, refs_in
 from reviewtrail.errors import InvalidInputError
 
@@ -42,6 +43,7 @@ __all__ = [
     "may_hold_refs",
     "new_id",
     "seal",
+    "seal_chain",
     "stored_problem",
 ]
 
@@ -56,12 +58,13 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 def new_id() -> str:
     """A time-ordered UUID (version 7 layout: 48-bit Unix milliseconds, then random bits).
 
-    Ids sort roughly by creation time, which keeps database indexes local.
+    Ids sort roughly by creation time, which keeps database indexes local. Of ten random bytes
+    ``r``, the 12 bits of ``rand_a`` are the first 12 and the 62 bits of ``rand_b`` the last 62.
     """
     ms = time.time_ns() // 1_000_000
-    rand = int.from_bytes(os.urandom(10), "big")
-    value = (ms & (2**48 - 1)) << 80 | 0x7 << 76 | (rand >> 68 & 0xFFF) << 64 | 0b10 << 62 | (rand & (2**62 - 1))
-    h = f"{value:032x}"
+    r = os.urandom(10)
+    version_variant = bytes((0x70 | r[0] >> 4, (r[0] << 4 | r[1] >> 4) & 0xFF, 0x80 | r[2] & 0x3F))
+    h = ((ms & 0xFFFF_FFFF_FFFF).to_bytes(6, "big") + version_variant + r[3:10]).hex()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
@@ -233,10 +236,51 @@ def _header_hash(
 
 def encode_payload(record: NewRecord) -> bytes:
     """Canonical payload bytes; malformed CAS references are rejected here."""
-    body = canonical_json(record.payload, field="payload")
+    value = record.payload
+    body = None
+    if _PLAIN_ENCODE is not None and _plain(value):
+        # What canonical_json writes for a plain value, without building an encoder per call;
+        # anything it would refuse (a lone surrogate, too deep a nesting) goes to it below.
+        try:
+            body = "".join(_PLAIN_ENCODE(value, 0)).encode("utf-8")
+        except Exception:  # canonical_json raises the documented error
+            body = None
+    if body is None:
+        body = canonical_json(value, field="payload")
     if may_hold_refs(body):
-        refs_in(record.payload)
+        refs_in(value)
     return body
+
+
+_SAFE_INT = 2**53 - 1
+
+
+def _plain(value: Any) -> bool:
+    """``canonical._is_plain(value)``, answered without its general walk for the usual payload:
+    an object whose keys are text below U+D800 and whose values are text, booleans, null and safe
+    integers."""
+    if type(value) is not dict:
+        return _is_plain(value)
+    for key, item in value.items():
+        t = type(item)
+        if not (t is str or item is None or t is bool or (t is int and -_SAFE_INT <= item <= _SAFE_INT)):
+            return _is_plain(value)  # a container (or anything else): the general walk decides
+        if type(key) is not str or not (key.isascii() or max(key) < "\ud800"):
+            return False
+    return True
+
+
+def _not_plain(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not a plain JSON value")
+
+
+# RFC 8785 of a plain value (see reviewtrail.canonical) is sorted-key, separator-free JSON without
+# ASCII escaping: the C encoder canonical_json uses, built once. No circular check is needed, as a
+# plain value holds no container twice.
+_C_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)
+_PLAIN_ENCODE: Any = (
+    None if _C_ENCODER is None else _C_ENCODER(None, _not_plain, _JSON_STR, None, ":", ",", True, False, True)
+)
 
 
 def may_hold_refs(payload: bytes) -> bool:
@@ -284,6 +328,92 @@ def seal(
         hash=sealed,
     )
     return env
+
+
+# An envelope's fields in ``rt_records`` column order, from its ``__dict__``.
+_COLUMN_VALUES = operator.itemgetter(
+    "seq", "id", "type", "time", "actor", "privacy", "subject", "supersedes",
+    "payload", "payload_hash", "prev_hash", "hash",
+)  # fmt: skip
+
+
+def seal_chain(
+    records: Sequence[NewRecord],
+    payloads: Sequence[bytes],
+    *,
+    seq: int,
+    prev_hash: str,
+    now: datetime,
+    existing: Container[str] = frozenset(),
+    columns: list[Any] | None = None,
+) -> list[Envelope]:
+    """The envelopes :func:`seal` gives ``records`` (with their canonical ``payloads``) one after
+    another at ``seq + 1``, ``seq + 2``, ... after ``prev_hash``, byte for byte, at batch cost: the
+    time is formatted and the recurring actor, type and privacy are escaped once per batch, and the
+    header is written directly. A record's ``supersedes`` must name an id in ``existing`` or an
+    earlier record of the batch. A record this path cannot seal is sealed by :func:`seal`, which
+    raises its error.
+
+    ``columns``, when given, is extended with each envelope's fields in ``rt_records`` column order
+    (seq, id, type, time, actor, privacy, subject, supersedes, payload, payload_hash, prev_hash,
+    hash), in the same pass: the parameters of a multi-row insert."""
+    s = _JSON_STR
+    sha256 = hashlib.sha256
+    new = object.__new__
+    now_text = format_time(now)
+    now_json = s(now_text)
+    escaped: dict[str, str] = {}  # actor, type and privacy: few values per batch
+    batch_ids: set[str] = set()
+    out: list[Envelope] = []
+    prev_json = s(prev_hash)  # the head's hash as read; every later one is a hex digest
+    extend = (lambda values: None) if columns is None else columns.extend
+    for record, body in zip(records, payloads, strict=True):
+        fields = record.__dict__  # a model's field values (read without attribute lookups)
+        id_, subject, supersedes = fields["id"], fields["subject"], fields["supersedes"]
+        if supersedes is not None and supersedes not in existing and supersedes not in batch_ids:
+            raise InvalidInputError(f"no earlier record with id {supersedes!r}", field="supersedes")
+        seq += 1
+        type_, actor, privacy, when = fields["type"], fields["actor"], fields["privacy"], fields["time"]
+        try:
+            time = now_text if when is None else format_time(when)
+            payload_hash = sha256(body).hexdigest()
+            a = escaped.get(actor) or escaped.setdefault(actor, s(actor))
+            t = escaped.get(type_) or escaped.setdefault(type_, s(type_))
+            p = escaped.get(privacy) or escaped.setdefault(privacy, s(privacy))
+            header = (
+                f'{prev_hash}{{"actor":{a},"id":{s(id_)},"payloadHash":"{payload_hash}","prevHash":{prev_json},'
+                f'"privacy":{p},"seq":{seq},"subject":{"null" if subject is None else s(subject)},'
+                f'"supersedes":{"null" if supersedes is None else s(supersedes)},'
+                f'"time":{now_json if when is None else s(time)},"type":{t}}}'
+            )
+            sealed = sha256(header.encode("utf-8")).hexdigest()
+        except Exception:  # seal names what has no canonical form (or seals it after all)
+            env = seal(record, seq=seq, prev_hash=prev_hash, now=now, payload=body, now_text=now_text)
+        else:
+            env = new(Envelope)  # the frozen dataclass, filled without per-field __setattr__
+            env.__dict__.update(
+                seq=seq,
+                id=id_,
+                type=type_,
+                time=time,
+                actor=actor,
+                privacy=privacy,
+                subject=subject,
+                supersedes=supersedes,
+                payload=body,
+                payload_hash=payload_hash,
+                prev_hash=prev_hash,
+                hash=sealed,
+            )
+        values = env.__dict__
+        if b'"size":' not in body:  # not may_hold_refs(body): what the cached property would give
+            values["cas_refs"] = []
+        out.append(env)
+        extend(_COLUMN_VALUES(values))
+        prev_hash = env.hash
+        prev_json = f'"{prev_hash}"'
+        batch_ids.add(id_)
+    return out
 
 
 def stored_problem(env: Envelope) -> str | None:

@@ -42,6 +42,7 @@ _SCANS = itertools.count(1)
 class PostgresLedger(SqlLedger):
     dialect = "postgresql"
     types: ClassVar[dict[str, str]] = {"BLOB": "BYTEA", "BIGINT": "BIGINT"}
+    hash_at_seq = "(?::text[])[CAST(seq - ? + 1 AS INTEGER)]"
     append_only_ddl: ClassVar[list[str]] = [
         """CREATE OR REPLACE FUNCTION rt_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN RAISE EXCEPTION 'ledger records are append-only'; END $$""",

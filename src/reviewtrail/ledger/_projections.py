@@ -79,14 +79,21 @@ class Projection:
 
 
 def _cas_ref_rows(env: Envelope) -> Iterable[Row]:
-    for ref in env.cas_refs:
-        pool = None if isinstance(ref, CasObjectRef) else ref.pool
-        yield "cas_refs", {"seq": env.seq, "hash": ref.hash, "size": ref.size, "pool": pool or ""}
+    refs = env.cas_refs
+    if not refs:
+        return ()
+    return [("cas_refs", {"seq": env.seq, "hash": ref.hash, "size": ref.size, "pool": _pool(ref)}) for ref in refs]
+
+
+def _pool(ref: Any) -> str:
+    pool = None if isinstance(ref, CasObjectRef) else ref.pool
+    return pool or ""
 
 
 def _supersession_rows(env: Envelope) -> Iterable[Row]:
-    if env.supersedes is not None:
-        yield "supersessions", {"superseded_id": env.supersedes, "by_id": env.id, "seq": env.seq}
+    if env.supersedes is None:
+        return ()
+    return [("supersessions", {"superseded_id": env.supersedes, "by_id": env.id, "seq": env.seq})]
 
 
 CAS_REFS = Projection(

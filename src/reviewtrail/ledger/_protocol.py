@@ -18,8 +18,7 @@ from reviewtrail.ledger._envelope import (
     NewRecord,
     chain_problems,
     encode_payload,
-    format_time,
-    seal,
+    seal_chain,
     stored_problem,
 )
 from reviewtrail.ledger._pages import PageOrder, page_order
@@ -61,8 +60,10 @@ def seal_batch(
     head: tuple[int, str] | None,
     now: datetime,
     known_ids: Callable[[list[str]], set[str]],
+    columns: list[Any] | None = None,
 ) -> list[Envelope]:
-    """Seal a batch after ``head`` (seq, hash); reject reused ids and dangling supersedes."""
+    """Seal a batch after ``head`` (seq, hash); reject reused ids and dangling supersedes.
+    ``columns``: extended with the envelopes' ``rt_records`` values (see :func:`seal_chain`)."""
     ids = [r.id for r in records]
     wanted = set(ids) | {r.supersedes for r in records if r.supersedes is not None}
     existing = known_ids(sorted(wanted))
@@ -70,24 +71,13 @@ def seal_batch(
         if r.id in existing:
             raise ConflictError(f"a record with id {r.id!r} already exists", field="id")
     seq, prev = head if head is not None else (0, GENESIS_HASH)
-    batch_ids: set[str] = set()
-    out: list[Envelope] = []
-    now_text = format_time(now)  # once per batch
-    for record, payload in zip(records, payloads, strict=True):
-        if record.supersedes is not None and record.supersedes not in existing and record.supersedes not in batch_ids:
-            raise InvalidInputError(f"no earlier record with id {record.supersedes!r}", field="supersedes")
-        seq += 1
-        env = seal(record, seq=seq, prev_hash=prev, now=now, payload=payload, now_text=now_text)
-        out.append(env)
-        prev = env.hash
-        batch_ids.add(record.id)
-    return out
+    return seal_chain(records, payloads, seq=seq, prev_hash=prev, now=now, existing=existing, columns=columns)
 
 
 def projection_rows(envelopes: Iterable[Envelope], projections: Iterable[Projection]) -> list[Row]:
     """The rows ``projections`` derive from ``envelopes``, each tagged with its record's seq."""
-    chosen = tuple(projections)
-    return [(table, {**row, ROW_SEQ: env.seq}) for env in envelopes for p in chosen for table, row in p.rows(env)]
+    makers = [p.rows for p in projections]
+    return [(table, {**row, ROW_SEQ: env.seq}) for env in envelopes for rows in makers for table, row in rows(env)]
 
 
 def row_problem(
@@ -166,11 +156,14 @@ class Ledger(abc.ABC):
         for i, r in enumerate(batch):
             if not isinstance(r, NewRecord):
                 raise InvalidInputError(f"expected NewRecord, got {type(r).__name__}", field=f"records[{i}]")
-        ids = [r.id for r in batch]
-        if len(set(ids)) != len(ids):
+        if len({r.id for r in batch}) != len(batch):
             raise InvalidInputError("the same id appears twice in one batch", field="id")
-        for i, r in enumerate(batch):
-            self.catalog.validate(r.type, r.payload, field=f"records[{i}].payload")
+        # Types the catalog has no model for are not validated: looked up once per type, not per record.
+        modelled = {t for t in {r.type for r in batch} if self.catalog.payload_model(t) is not None}
+        if modelled:
+            for i, r in enumerate(batch):
+                if r.type in modelled:
+                    self.catalog.validate(r.type, r.payload, field=f"records[{i}].payload")
         payloads = [encode_payload(r) for r in batch]
         return self._append(batch, payloads, datetime.now(UTC))
 

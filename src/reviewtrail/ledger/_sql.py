@@ -24,7 +24,6 @@ from reviewtrail.ledger._sql_schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
     Cursor,
-    env_row,
     filter_sql,
     row_to_env,
     table_ddl,
@@ -37,11 +36,34 @@ __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Cursor", "SqlLedger"]
 _PAGE = 1000
 _SCAN_BATCH = 2000  # rows per fetch of a streamed read
 _ID_CHUNK = 500
+_INSERT = f"INSERT INTO rt_records ({COLUMNS}) VALUES ({', '.join('?' * 12)})"
+# The read-back of an append: how many rows there are from the batch's first seq (at most one past
+# the batch), the highest seq, and how many hold the hash sealed for their seq ({HASH_AT}: the
+# sealed hash of the row's seq, taken from parameter 1 with the batch's first seq, parameter 2).
+_READ_BACK = (
+    "SELECT COUNT(*), MAX(seq), SUM(CASE WHEN hash = {HASH_AT} THEN 1 ELSE 0 END) "
+    "FROM (SELECT seq, hash FROM rt_records WHERE seq >= ? ORDER BY seq LIMIT ?) AS batch"
+)
+
+
+def insert_chunks(columns: list[Any], per: int) -> Iterator[tuple[int, list[Any]]]:
+    """A multi-row insert's statements: (rows, parameters) for as many full statements of ``per``
+    rows as ``columns`` (12 values a row) fills, then statements of powers of two rows for the
+    rest. A handful of statement texts, each prepared once per connection."""
+    rows = len(columns) // 12
+    at, size = 0, per
+    while at < rows:
+        if rows - at < size:
+            size = 1 << ((rows - at).bit_length() - 1)
+        yield size, columns if size == rows else columns[at * 12 : (at + size) * 12]
+        at += size
 
 
 class SqlLedger(Ledger):
     dialect: ClassVar[str]
     types: ClassVar[dict[str, str]]
+    hash_at_seq: ClassVar[str]  # SQL: the sealed hash of a read-back row's seq (see _READ_BACK)
+    _ids_per_query = _ID_CHUNK  # ids an append looks up in one query
     append_only_ddl: ClassVar[list[str]]
 
     def __init__(
@@ -211,39 +233,48 @@ class SqlLedger(Ledger):
     # --- writes ---------------------------------------------------------------------------
     def _known_ids(self, cur: Cursor, ids: list[str]) -> set[str]:
         found: set[str] = set()
-        for i in range(0, len(ids), _ID_CHUNK):
-            chunk = ids[i : i + _ID_CHUNK]
+        for i in range(0, len(ids), self._ids_per_query):
+            chunk = ids[i : i + self._ids_per_query]
             cur.execute(self._q(f"SELECT id FROM rt_records WHERE id IN ({', '.join('?' for _ in chunk)})"), chunk)
             found.update(r[0] for r in cur.fetchall())
         return found
+
+    def _sealed_hashes(self, envs: list[Envelope]) -> Any:
+        """The batch's hashes in seq order, as the parameter ``hash_at_seq`` takes them."""
+        return [e.hash for e in envs]
+
+    def _insert_records(self, cur: Cursor, columns: list[Any]) -> None:
+        """Insert sealed ``rt_records`` rows: ``columns`` holds each row's 12 values in turn
+        (:data:`COLUMNS` order)."""
+        cur.executemany(self._q(_INSERT), [tuple(columns[i : i + 12]) for i in range(0, len(columns), 12)])
 
     def _append(self, records: list[NewRecord], payloads: list[bytes], now: datetime) -> list[Envelope]:
         with self._write_txn() as cur:
             cur.execute("SELECT seq, hash FROM rt_records ORDER BY seq DESC LIMIT 1")
             last = cur.fetchone()
+            columns: list[Any] = []
             envs = seal_batch(
                 records,
                 payloads,
                 head=(int(last[0]), str(last[1])) if last else None,
                 now=now,
                 known_ids=lambda ids: self._known_ids(cur, ids),
+                columns=columns,
             )
-            cur.executemany(
-                self._q(f"INSERT INTO rt_records ({COLUMNS}) VALUES ({', '.join('?' * 12)})"),
-                [env_row(e) for e in envs],
-            )
+            self._insert_records(cur, columns)
             # Read back what is acknowledged: a rule or trigger that swallows or alters the insert
             # must fail the append (nothing committed), never return records that are not stored.
-            # LIMIT: one past the batch, so the primary key serves it whatever the statistics say.
-            cur.execute(
-                self._q("SELECT seq, hash FROM rt_records WHERE seq >= ? ORDER BY seq LIMIT ?"),
-                (envs[0].seq, len(envs) + 1),
-            )
-            stored = [(int(seq), str(hash_)) for seq, hash_ in cur.fetchall()]
-            if stored != [(e.seq, e.hash) for e in envs]:
+            # One row answers: the rows from the batch's first seq (LIMIT: one past the batch, so the
+            # primary key serves it whatever the statistics say) must be exactly the batch's seqs,
+            # each holding the hash sealed for it.
+            first, final = envs[0].seq, envs[-1].seq
+            read_back = self._q(_READ_BACK.format(HASH_AT=self.hash_at_seq))
+            cur.execute(read_back, (self._sealed_hashes(envs), first, first, len(envs) + 1))
+            stored = tuple(cur.fetchone())
+            if stored != (len(envs), final, len(envs)):
                 raise IntegrityError(
-                    f"{self.describe()}: the append of seq {envs[0].seq}..{envs[-1].seq} was not stored as sealed "
-                    f"(read back {len(stored)} row(s)): a rule or trigger on rt_records changes what is written; "
+                    f"{self.describe()}: the append of seq {first}..{final} was not stored as sealed "
+                    f"(read back {stored[0]} row(s)): a rule or trigger on rt_records changes what is written; "
                     "nothing was written; run 'reviewtrail verify'",
                     field="ledger",
                 )
