@@ -10,6 +10,7 @@ writer cannot read the head until this one has committed, a reader that follows
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -24,8 +25,10 @@ from reviewtrail.errors import (
     StorageFullError,
 )
 from reviewtrail.ledger._envelope import Envelope, NewRecord
-from reviewtrail.ledger._projections import Projection
-from reviewtrail.ledger._sql import Cursor, SqlLedger
+from reviewtrail.ledger._projections import Projection, Row
+from reviewtrail.ledger._protocol import seal_batch
+from reviewtrail.ledger._sql import _READ_BACK, Cursor, SqlLedger, insert_chunks
+from reviewtrail.ledger._sql_schema import COLUMNS, upsert_sql
 
 __all__ = ["PostgresLedger"]
 
@@ -37,6 +40,13 @@ _MIGRATION_LOCK_KEY = 0x5245_5654  # "REVT"
 _CODE_POINT_LOCALES = {"c", "posix", "c.utf8", "c.utf-8"}
 _SCAN_BATCH = 2000  # rows per fetch of a server-side cursor
 _SCANS = itertools.count(1)
+_ROWS_PER_INSERT = 1000  # rows per INSERT of an append (12,000 parameters; PostgreSQL takes 65,535)
+_ROW_MARKS = "(" + ", ".join(["%s"] * 12) + ")"
+
+
+@functools.cache
+def _insert_sql(rows: int) -> str:
+    return f"INSERT INTO rt_records ({COLUMNS}) VALUES " + ", ".join([_ROW_MARKS] * rows)
 
 
 class PostgresLedger(SqlLedger):
@@ -112,7 +122,7 @@ class PostgresLedger(SqlLedger):
         import psycopg
 
         try:
-            return super()._append(records, payloads, now)
+            return self._append_once(records, payloads, now)
         except (psycopg.OperationalError, psycopg.InterfaceError) as first:
             if not self._conn.closed and not isinstance(first, psycopg.InterfaceError):
                 if "no space left" in str(first).lower() or getattr(first, "sqlstate", None) == "53100":
@@ -130,7 +140,7 @@ class PostgresLedger(SqlLedger):
                         field="database",
                     ) from None
         try:
-            return super()._append(records, payloads, now)
+            return self._append_once(records, payloads, now)
         except ConflictError:
             recorded = self.records_by_id([r.id for r in records])
             if len(recorded) == len(records) and [e.payload for e in recorded] == payloads:
@@ -142,6 +152,122 @@ class PostgresLedger(SqlLedger):
                 "nothing was written",
                 field="database",
             ) from None
+
+    def _append_once(self, records: list[NewRecord], payloads: list[bytes], now: datetime) -> list[Envelope]:
+        """One transaction in three round trips (psycopg's pipeline mode): (1) the lock timeout and
+        the replication role, the table lock, the head and which of the batch's ids (and the ids it
+        supersedes) are recorded; (2) the records, the read-back of what was stored and the query
+        rows; (3) the COMMIT, sent only when the read-back and the query rows are as sealed. The
+        statements and checks are those of ``SqlLedger._append``."""
+        import psycopg
+
+        conn = self._conn
+        wanted = sorted({r.id for r in records} | {r.supersedes for r in records if r.supersedes is not None})
+        try:
+            with self._lock, conn.pipeline(), conn.transaction():
+                setup, head, known = conn.cursor(), conn.cursor(), conn.cursor()
+                setup.execute(
+                    "SELECT set_config('lock_timeout', '60s', true), current_setting('session_replication_role')"
+                )
+                if self._schema_ready:
+                    conn.cursor().execute("LOCK TABLE rt_records IN EXCLUSIVE MODE")
+                head.execute("SELECT seq, hash FROM rt_records ORDER BY seq DESC LIMIT 1")
+                known.execute("SELECT id FROM rt_records WHERE id = ANY(%s)", (wanted,))
+                self._check_role(str(setup.fetchone()[1]))
+                last = head.fetchone()
+                found = {str(r[0]) for r in known.fetchall()}
+                columns: list[Any] = []
+                envs = seal_batch(
+                    records,
+                    payloads,
+                    head=(int(last[0]), str(last[1])) if last else None,
+                    now=now,
+                    known_ids=lambda ids: found,
+                    columns=columns,
+                )
+                for rows, params in insert_chunks(columns, _ROWS_PER_INSERT):
+                    conn.cursor().execute(_insert_sql(rows), params)
+                read_back = conn.cursor()
+                read_back.execute(
+                    self._q(_READ_BACK.format(HASH_AT=self.hash_at_seq)),
+                    ([e.hash for e in envs], envs[0].seq, envs[0].seq, len(envs) + 1),
+                )
+                try:
+                    self._write_rows(conn.cursor(), self._projection_rows(envs))  # answered: round trip 2
+                except Exception:
+                    # A read-back that failed too is the first thing wrong (as in SqlLedger._append).
+                    with contextlib.suppress(psycopg.Error):
+                        self._refuse_unless_stored(read_back, envs)
+                    raise
+                self._refuse_unless_stored(read_back, envs)
+                return envs
+        except psycopg.errors.UndefinedTable as exc:
+            raise self._dropped(exc) from None
+
+    def _refuse_unless_stored(self, read_back: Any, envs: list[Envelope]) -> None:
+        """The read-back of an append (see ``SqlLedger._append``): exactly the batch's seqs, each
+        holding the hash sealed for it, or nothing is committed."""
+        stored = tuple(read_back.fetchone())
+        first, final = envs[0].seq, envs[-1].seq
+        if stored != (len(envs), final, len(envs)):
+            raise IntegrityError(
+                f"{self.describe()}: the append of seq {first}..{final} was not stored as sealed "
+                f"(read back {stored[0]} row(s)): a rule or trigger on rt_records changes what is written; "
+                "nothing was written; run 'reviewtrail verify'",
+                field="ledger",
+            )
+
+    def _write_rows(self, cur: Cursor, rows: list[Row]) -> None:
+        """The query rows, one statement per row sent without waiting (pipeline mode; inside an
+        append's pipeline, with the records' INSERT before them), then every answer at once: a key
+        an ``on_conflict="error"`` table already holds is a conflict, and a table that stored
+        fewer rows than it was given (a rule or trigger swallows them) fails the append."""
+        import psycopg
+
+        try:
+            with self._conn.pipeline():
+                written = self._queue_rows(rows)
+        except psycopg.errors.UniqueViolation as exc:
+            name = str(exc.diag.table_name or "").removeprefix("rt_p_")
+            spec = self._tables.get(name)
+            if spec is not None and spec.on_conflict == "error":
+                raise ConflictError(f"{name}: a row with this key is already recorded ({exc})", field=name) from exc
+            raise
+        self._check_rows_written(written)
+
+    def _check_role(self, role: str) -> None:
+        if role != "origin":
+            raise IntegrityError(
+                f"{self.describe()}: session_replication_role is {role!r}, which disables the append-only "
+                "triggers; refusing to write (reset it with ALTER DATABASE/ROLE ... RESET "
+                "session_replication_role)",
+                field="ledger",
+            )
+
+    def _queue_rows(self, rows: list[Row]) -> list[tuple[str, int, Any]]:
+        """Send the query rows of an append, one multi-row statement per table (in pipeline mode:
+        nothing is waited for); what :meth:`_check_rows_written` checks once they are answered."""
+        by_table: dict[str, list[dict[str, Any]]] = {}
+        for table, row in rows:
+            by_table.setdefault(table, []).append(row)
+        written = []
+        for name, items in by_table.items():
+            sql, cols = upsert_sql(self._tables[name])
+            cur = self._conn.cursor()
+            cur.executemany(self._q(sql), [tuple(r[c] for c in cols) for r in items])
+            if "DO NOTHING" not in sql:
+                written.append((name, len(items), cur))
+        return written
+
+    def _check_rows_written(self, written: list[tuple[str, int, Any]]) -> None:
+        for name, count, cur in written:
+            stored = cur.rowcount  # rows inserted or updated; -1 when the driver cannot tell
+            if 0 <= stored < count:
+                raise IntegrityError(
+                    f"{self.describe()}: {count} row(s) written to query table rt_p_{name}, {stored} stored: "
+                    "a rule or trigger on it swallows rows; nothing was written; run 'reviewtrail verify'",
+                    field=name,
+                )
 
     def _migrate(self) -> None:
         super()._migrate()
@@ -197,14 +323,7 @@ class PostgresLedger(SqlLedger):
                 cur.execute(
                     "SELECT set_config('lock_timeout', '60s', true), current_setting('session_replication_role')"
                 )
-                role = str(cur.fetchone()[1])
-                if role != "origin":
-                    raise IntegrityError(
-                        f"{self.describe()}: session_replication_role is {role!r}, which disables the append-only "
-                        "triggers; refusing to write (reset it with ALTER DATABASE/ROLE ... RESET "
-                        "session_replication_role)",
-                        field="ledger",
-                    )
+                self._check_role(str(cur.fetchone()[1]))
                 if self._schema_ready:
                     cur.execute("LOCK TABLE rt_records IN EXCLUSIVE MODE")
                 yield cur
