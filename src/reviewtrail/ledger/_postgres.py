@@ -375,9 +375,36 @@ class PostgresLedger(SqlLedger):
 
     @contextlib.contextmanager
     def _snapshot(self) -> Iterator[None]:
-        with self._lock, self._conn.transaction():
-            self._conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            yield
+        """One read-only REPEATABLE READ transaction. A connection found lost when it begins (the
+        server restarted, or terminated this backend) is re-established once, as an append's is;
+        lost again, or lost while the snapshot is read or ends, it is exit 5 naming the database
+        (a snapshot writes nothing, so nothing is half-written)."""
+        import psycopg
+
+        with self._lock:
+            for attempt in (1, 2):
+                began = False
+                try:
+                    with self._conn.transaction():
+                        self._conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                        began = True
+                        yield
+                    return
+                except psycopg.errors.UndefinedTable as exc:
+                    raise self._dropped(exc) from None
+                except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                    if began or attempt == 2 or not self._conn.closed:
+                        raise BackendUnavailableError(
+                            f"PostgreSQL: {self._redacted(exc)}; a read was interrupted, nothing was written",
+                            field="database",
+                        ) from None
+                self._reconnect()
+
+    def _reconnect(self) -> None:
+        """A new connection in place of a lost one (the caller holds the lock)."""
+        with contextlib.suppress(Exception):
+            self._conn.close()
+        self._conn = self._connect()
 
     def snapshot(self) -> contextlib.AbstractContextManager[None]:
         return self._snapshot()
