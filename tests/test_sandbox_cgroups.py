@@ -222,3 +222,22 @@ def test_the_cli_records_the_kernel_as_enforcer(tmp_path: Path, monkeypatch: pyt
     assert r.exit_code == 7, r.stderr
     doc = json.loads(r.stdout)
     assert doc["limitExceeded"] == "memory" and doc["enforcedBy"]["memory"] == CGROUP_V1
+
+
+def test_python_forking_past_max_procs_is_stopped(ws: Path, made: list[RunCgroup]) -> None:
+    code = (
+        "import os, time\n"
+        "for _ in range(150):\n"
+        "    try:\n"
+        "        if os.fork() == 0:\n"
+        "            time.sleep(5)\n"
+        "            os._exit(0)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "time.sleep(1)\n"
+        "print('survived')\n"
+    )
+    r = run(ws, code, limits=ResourceLimits(max_procs=40))
+    assert (r.status, r.limit_exceeded) == ("failed", "procs"), (r.stdout, r.stderr, r.error)
+    assert b"survived" not in r.stdout
+    assert left(made) == []
