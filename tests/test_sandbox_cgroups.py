@@ -197,7 +197,7 @@ def test_limits_the_kernel_cannot_hold_refuse_the_run_before_it_starts(tmp_path:
         )
         assert weak.run.status == "succeeded"
         assert weak.run.enforced_by is not None
-        assert weak.run.enforced_by["memory"] == "supervisor+rlimit-data"
+        assert weak.run.enforced_by["memory"] == "supervisor+rlimit-as"
         assert weak.run.enforced_by["procs"] == "supervisor+rlimit-nproc"
     finally:
         store.close()
@@ -211,7 +211,7 @@ def test_the_cli_exits_5_without_weak_limits(tmp_path: Path, monkeypatch: pytest
     assert refused.exit_code == EXIT_BACKEND and "--weak-limits" in refused.stderr, refused.stderr
     accepted = runner.invoke(app, ["run", "-c", "print('hi')", "--weak-limits", "--json"])
     assert accepted.exit_code == 0, accepted.stderr
-    assert json.loads(accepted.stdout)["enforcedBy"]["memory"] == "supervisor+rlimit-data"
+    assert json.loads(accepted.stdout)["enforcedBy"]["memory"] == "supervisor+rlimit-as"
 
 
 def test_the_cli_records_the_kernel_as_enforcer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ws: Path) -> None:
@@ -241,3 +241,17 @@ def test_python_forking_past_max_procs_is_stopped(ws: Path, made: list[RunCgroup
     assert (r.status, r.limit_exceeded) == ("failed", "procs"), (r.stdout, r.stderr, r.error)
     assert b"survived" not in r.stdout
     assert left(made) == []
+
+
+@pytest.mark.parametrize("lang", ["python", "bash"])
+def test_without_a_group_the_address_space_limit_counts_shared_memory(
+    tmp_path: Path, no_cgroups: Path, lang: str
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    code = SHARED_MMAP_PY if lang == "python" else f"python3 -c {shlex.quote(SHARED_MMAP_PY)}"
+    r = run(ws, code, lang, limits=ResourceLimits(max_memory=256 * MiB, weak=True))
+    assert r.status == "failed" and b"survived" not in r.stdout, (r.stdout, r.stderr, r.error)
+    assert r.enforced_by["memory"] == "supervisor+rlimit-as"
+    ok = run(ws, "b = bytearray(64 << 20)\nprint('ok')", limits=ResourceLimits(max_memory=256 * MiB, weak=True))
+    assert (ok.status, ok.stdout) == ("succeeded", b"ok\n"), (ok.stderr, ok.error)

@@ -121,7 +121,13 @@ class _Kernel:
         control_r, control_w = os.pipe()
         port = BRIDGE_PORT if policy is not None else 0
         command = supervisor_command(
-            control_w, port, limits, 0, (req_r, resp_w), ["exec", *self._command(req_r, resp_w)]
+            control_w,
+            port,
+            limits,
+            0,
+            (req_r, resp_w),
+            ["exec", *self._command(req_r, resp_w)],
+            address_space=self._cgroup is None,
         )
         try:
             self._proc, out_fd, err_fd, self.argv = start_sandbox(

@@ -192,7 +192,7 @@ def enforcement(kernel: str | None) -> dict[str, str]:
     control-group mechanism that holds memory and processes (None: there is none, and the
     in-sandbox supervisor and rlimits hold them, which the code could switch off)."""
     return {
-        "memory": kernel or "supervisor+rlimit-data",
+        "memory": kernel or "supervisor+rlimit-as",
         "procs": kernel or "supervisor+rlimit-nproc",
         "file-size": "rlimit-fsize",
         "output": "host",

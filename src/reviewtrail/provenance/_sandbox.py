@@ -192,7 +192,7 @@ def _run(
     code_fd = memfd("sandbox-code", source)
     started_at = datetime.now(UTC)
     deadline = time.monotonic() + req.timeout
-    command = sandbox_command(req, control_w, report_w, code_fd)
+    command = sandbox_command(req, control_w, report_w, code_fd, address_space=cgroup is None)
     try:
         proc, out_fd, err_fd, argv = start_sandbox(
             bwrap, options, command, (report_w, code_fd, control_w), cgroup.wrap if cgroup else None

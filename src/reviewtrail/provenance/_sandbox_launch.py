@@ -66,7 +66,8 @@ IFS= read -r -d '' __rt_code <&"$2"
 eval "exec $1>&- $2<&-"
 if [[ $3 != - ]]; then
   ( exec /usr/bin/python3 -S -c "$4" "$3" "$9" "$6" 0 0 0 "" watch </dev/null >/dev/null 2>&1 & )
-  ulimit -d "$5" -f "$7" -u "$6" && ulimit -S -t "$8" && ulimit -H -t $(($8 + 1)) || exit 126
+  if [[ $5 == -* ]]; then ulimit -v "${5#-}"; else ulimit -d "$5"; fi && ulimit -f "$7" -u "$6" &&
+    ulimit -S -t "$8" && ulimit -H -t $(($8 + 1)) || exit 126
   eval "exec $3>&-"
 fi
 unset __rt_n
@@ -228,6 +229,8 @@ def _kill_all(skip, select):
 def _sup():
     a = sys.argv
     control, mem, procs, fsize, cpu, port = (int(x) for x in a[1:7])
+    mem_limit = "RLIMIT_AS" if mem < 0 else "RLIMIT_DATA"  # negative: limit the address space
+    mem = abs(mem)
     closing = [int(x) for x in a[7].split(",") if x]
     mode, rest = a[8], a[9:]  # mode "watch": no child; watch the whole sandbox until it ends
     before = set(sys.modules)
@@ -243,7 +246,7 @@ def _sup():
             os._exit(0)
         lsock.close()
     import resource, select, _signal
-    for res, value, extra in ((resource.RLIMIT_DATA, mem, 0), (resource.RLIMIT_FSIZE, fsize, 0),
+    for res, value, extra in ((getattr(resource, mem_limit), mem, 0), (resource.RLIMIT_FSIZE, fsize, 0),
                               (resource.RLIMIT_CPU, cpu, 1), (resource.RLIMIT_NPROC, procs, 0)):
         if value > 0:
             resource.setrlimit(res, (value, value + extra))
@@ -294,19 +297,39 @@ _sup()
 SUPERVISOR = "import os, sys\n" + (_BRIDGE % {"socket": PROXY_SOCKET}) + _PY_CHILD + _MAIN
 
 
-def bash_command(report_fd: int, code_fd: int, control_fd: int | None, limits: ResourceLimits, cpu: int) -> list[str]:
-    """bash with :data:`BASH_LAUNCHER`; without ``control_fd`` the caller (a supervisor) set the limits."""
+def bash_command(
+    report_fd: int,
+    code_fd: int,
+    control_fd: int | None,
+    limits: ResourceLimits,
+    cpu: int,
+    *,
+    address_space: bool = False,
+) -> list[str]:
+    """bash with :data:`BASH_LAUNCHER`; without ``control_fd`` the caller (a supervisor) set the limits.
+    ``address_space``: memory is ``RLIMIT_AS`` (shared mappings count) instead of ``RLIMIT_DATA``,
+    where no control group holds it."""
     command = [BASH, "--noprofile", "--norc", "-c", BASH_LAUNCHER, "bash", str(report_fd), str(code_fd)]
     if control_fd is None:
         return [*command, "-"]
-    numbers = [limits.max_memory // 1024, limits.max_procs, limits.max_file_size // 1024, cpu, limits.max_memory]
+    kib = limits.max_memory // 1024
+    numbers = [-kib if address_space else kib, limits.max_procs, limits.max_file_size // 1024, cpu, limits.max_memory]
     return [*command, str(control_fd), SUPERVISOR, *map(str, numbers)]
 
 
 def supervisor_command(
-    control_fd: int, port: int, limits: ResourceLimits, cpu: int, close: Sequence[int], mode: Sequence[str]
+    control_fd: int,
+    port: int,
+    limits: ResourceLimits,
+    cpu: int,
+    close: Sequence[int],
+    mode: Sequence[str],
+    *,
+    address_space: bool = False,
 ) -> list[str]:
     """The sandbox's command: the supervisor, then ``mode`` (``py <report> <code>`` or ``exec <argv>``).
-    ``port`` 0 means no bridge; ``cpu`` 0 means no CPU limit."""
-    numbers = [control_fd, limits.max_memory, limits.max_procs, limits.max_file_size, cpu, port]
+    ``port`` 0 means no bridge; ``cpu`` 0 means no CPU limit; ``address_space``: memory is
+    ``RLIMIT_AS`` instead of ``RLIMIT_DATA`` (passed as a negative size)."""
+    memory = -limits.max_memory if address_space else limits.max_memory
+    numbers = [control_fd, memory, limits.max_procs, limits.max_file_size, cpu, port]
     return [PYTHON, "-c", SUPERVISOR, *map(str, numbers), ",".join(map(str, close)), *mode]

@@ -114,17 +114,22 @@ def effective_env(env: Mapping[str, str], network: Network = "none") -> dict[str
     return {**BASE_ENV, **(PROXY_ENV if network == "allowlist" else {}), **env}
 
 
-def sandbox_command(req: SandboxRequest, control_fd: int, report_fd: int, code_fd: int) -> list[str]:
+def sandbox_command(
+    req: SandboxRequest, control_fd: int, report_fd: int, code_fd: int, *, address_space: bool = False
+) -> list[str]:
     """Python: the supervisor runs the code in its child. Bash without network: bash is the command and
-    starts the supervisor in the background. Bash with the proxy: the supervisor (and its bridge) first."""
+    starts the supervisor in the background. Bash with the proxy: the supervisor (and its bridge) first.
+    ``address_space``: no control group holds memory, so ``RLIMIT_AS`` does (shared mappings count)."""
     cpu = math.ceil(req.timeout)
     if req.lang == "bash" and req.network == "none":
-        return bash_command(report_fd, code_fd, control_fd, req.limits, cpu)
+        return bash_command(report_fd, code_fd, control_fd, req.limits, cpu, address_space=address_space)
     mode = ["py", str(report_fd), str(code_fd)]
     if req.lang == "bash":
         mode = ["exec", *bash_command(report_fd, code_fd, None, req.limits, cpu)]
     port = BRIDGE_PORT if req.network == "allowlist" else 0
-    return supervisor_command(control_fd, port, req.limits, cpu, (report_fd, code_fd), mode)
+    return supervisor_command(
+        control_fd, port, req.limits, cpu, (report_fd, code_fd), mode, address_space=address_space
+    )
 
 
 def parse_report(data: bytes) -> tuple[str, dict[str, str]] | None:
