@@ -138,7 +138,7 @@ def test_cas_put_and_cat_load_the_store_only(project: Project) -> None:
 
 def test_trace_save_loads_tracing_and_the_store(project: Project) -> None:
     packages, cli, libraries = project.loaded(*_trace_save(project.root))
-    assert packages == STORE | {"reviewtrail.tracing", "reviewtrail._inputs"}
+    assert packages == STORE | {"reviewtrail.tracing", "reviewtrail.inputs"}
     assert cli == FAST_CLI
     assert libraries == STORE_LIBRARIES
 

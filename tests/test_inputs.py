@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import init_cli_store
-from reviewtrail._inputs import INPUT_LIMITS, read_input, read_input_text, read_regular
+from reviewtrail.inputs import INPUT_LIMITS, read_input, read_input_text, read_regular
 from reviewtrail.canonical import canonical_json
 from reviewtrail.errors import CanonicalJSONError, InvalidInputError
 from reviewtrail.ledger import RecordPayload, new_record, record_type
@@ -97,7 +97,7 @@ def test_the_reader_reads_a_file_of_the_maximum_size_exactly(tmp_path: Path) -> 
 
 def test_standard_input_is_bounded_too(tmp_path: Path) -> None:
     code = (
-        "import sys\nfrom reviewtrail._inputs import read_input\nfrom reviewtrail.errors import InvalidInputError\n"
+        "import sys\nfrom reviewtrail.inputs import read_input\nfrom reviewtrail.errors import InvalidInputError\n"
         "try:\n    read_input('-', 'key', field='key', stdin=True)\nexcept InvalidInputError as e:\n"
         "    print(e)\n    sys.exit(2)\n"
     )

@@ -100,7 +100,7 @@ def _verify_since(store: Store, options: AuditOptions, path: Path, progress: Pro
 
 
 def _public_keys(options: AuditOptions) -> list[bytes]:
-    from reviewtrail._inputs import read_input
+    from reviewtrail.inputs import read_input
 
     return [read_input(path, "key", field="public_key") for path in options.public_keys]
 

@@ -107,7 +107,7 @@ def append(
 def _read_payload(value: str) -> object:
     import json
 
-    from reviewtrail._inputs import read_input_text
+    from reviewtrail.inputs import read_input_text
     from reviewtrail.errors import InvalidInputError
 
     if value == "-" or value.startswith("@"):
@@ -170,7 +170,7 @@ def checkpoint(
 
     Example: reviewtrail ledger checkpoint --key ~/keys/rt.pem --out ~/anchors/rt-2026-11-30.json
     """
-    from reviewtrail._inputs import read_input
+    from reviewtrail.inputs import read_input
     from reviewtrail.app import open_store
     from reviewtrail.ledger import make_checkpoint, save_checkpoint
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 if TYPE_CHECKING:
-    from reviewtrail._inputs import InputKind
+    from reviewtrail.inputs import InputKind
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -216,8 +216,8 @@ def plain_table(title: str, columns: list[str], rows: list[list[str]]) -> str | 
 
 def read_text_file(path: Path, field: str, kind: InputKind, *, stdin: bool = False) -> str:
     """A UTF-8 text file a command was given (``-`` reads standard input when ``stdin``): a
-    regular file of at most its ``kind``'s size (:mod:`reviewtrail._inputs`); a file that is
+    regular file of at most its ``kind``'s size (:mod:`reviewtrail.inputs`); a file that is
     missing, unreadable, not a regular file or too large is invalid input naming ``field`` (exit 2)."""
-    from reviewtrail._inputs import read_input_text
+    from reviewtrail.inputs import read_input_text
 
     return read_input_text(path, kind, field=field, stdin=stdin)

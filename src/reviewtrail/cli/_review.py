@@ -21,7 +21,7 @@ ProjectOpt = Annotated[str, typer.Option("--project", envvar="REVIEWTRAIL_PROJEC
 def _read_aliases(path: Path) -> dict[str, str]:
     import json
 
-    from reviewtrail._inputs import read_input_text
+    from reviewtrail.inputs import read_input_text
     from reviewtrail.errors import InvalidInputError
     from reviewtrail.evidence import parse_aliases
 
@@ -221,7 +221,7 @@ def evidence_extract_pdf(
 
     Example: reviewtrail evidence extract-pdf doi:10.1000/xyz paper.pdf
     """
-    from reviewtrail._inputs import read_input
+    from reviewtrail.inputs import read_input
     from reviewtrail.app import open_store
     from reviewtrail.evidence import check_pdf, record_pdf_extraction
 

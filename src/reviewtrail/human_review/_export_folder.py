@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewtrail._durable import fsync_dir
-from reviewtrail._inputs import read_regular
+from reviewtrail.inputs import read_regular
 from reviewtrail.canonical import loads_document
 from reviewtrail.errors import ConflictError, InvalidInputError
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reviewtrail._inputs import read_regular
+from reviewtrail.inputs import read_regular
 from reviewtrail.errors import IntegrityError, InvalidInputError
 from reviewtrail.human_review._dataset_manifest import MANIFEST_NAME
 from reviewtrail.human_review._export_folder import JOURNAL_NAME, MANIFEST_MAX_BYTES, journaled_names, load_manifest

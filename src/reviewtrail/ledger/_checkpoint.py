@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reviewtrail._inputs import read_input
+from reviewtrail.inputs import read_input
 from reviewtrail.canonical import canonical_json, loads_json
 from reviewtrail.cas import is_hex
 from reviewtrail.errors import ConflictError, IntegrityError, InvalidInputError

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reviewtrail._inputs import read_input_text
+from reviewtrail.inputs import read_input_text
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.provenance._limits import DEFAULT_LIMITS, ResourceLimits
 from reviewtrail.provenance._runs import RunOutcome, run_code

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from reviewtrail._inputs import InputKind, read_input
+from reviewtrail.inputs import InputKind, read_input
 from reviewtrail.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -16,7 +16,7 @@ __all__ = ["read_prompt", "read_response", "split_files", "warn_claims"]
 
 
 def _read_bytes(path: Path, field: str, kind: InputKind) -> bytes:
-    """A regular file of at most its kind's size, or ``-`` (standard input) (:mod:`reviewtrail._inputs`)."""
+    """A regular file of at most its kind's size, or ``-`` (standard input) (:mod:`reviewtrail.inputs`)."""
     return read_input(path, kind, field=field, stdin=True)
 
 
