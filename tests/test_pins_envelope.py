@@ -13,12 +13,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reviewtrail.errors import CanonicalJSONError, InvalidInputError
-from reviewtrail.ledger import _envelope
+from reviewtrail.ledger import _fields
 from reviewtrail.ledger._envelope import (
     GENESIS_HASH,
     PRIVACY_LEVELS,
     Envelope,
-    NewRecord,
     chain_problems,
     compute_hash,
     encode_payload,
@@ -29,6 +28,7 @@ from reviewtrail.ledger._envelope import (
     record_problems,
     seal,
 )
+from reviewtrail.ledger._new_record import NewRecord
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 HEX = "ab" * 32
@@ -121,8 +121,8 @@ def test_seal_uses_now_without_a_record_time_and_takes_given_payload_bytes() -> 
 
 def test_new_id_bit_layout(monkeypatch: pytest.MonkeyPatch) -> None:
     ms = 0x0123456789AB
-    monkeypatch.setattr(_envelope.time, "time_ns", lambda: ms * 1_000_000 + 999_999)
-    monkeypatch.setattr(_envelope.os, "urandom", lambda n: bytes(range(1, n + 1)))
+    monkeypatch.setattr(_fields.time, "time_ns", lambda: ms * 1_000_000 + 999_999)
+    monkeypatch.setattr(_fields.os, "urandom", lambda n: bytes(range(1, n + 1)))
     rand = int.from_bytes(bytes(range(1, 11)), "big")
     value = new_id()
     assert value == "01234567-89ab-7" + f"{rand >> 68 & 0xFFF:03x}" + "-" + value[19:]
@@ -136,14 +136,14 @@ def test_new_id_bit_layout(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_new_id_with_all_random_bits_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_envelope.time, "time_ns", lambda: 0)
-    monkeypatch.setattr(_envelope.os, "urandom", lambda n: b"\xff" * n)
+    monkeypatch.setattr(_fields.time, "time_ns", lambda: 0)
+    monkeypatch.setattr(_fields.os, "urandom", lambda n: b"\xff" * n)
     assert new_id() == "00000000-0000-7fff-bfff-ffffffffffff"
 
 
 def test_new_id_keeps_only_48_bits_of_milliseconds(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_envelope.time, "time_ns", lambda: (2**48 + 5) * 1_000_000)
-    monkeypatch.setattr(_envelope.os, "urandom", lambda n: b"\x00" * n)
+    monkeypatch.setattr(_fields.time, "time_ns", lambda: (2**48 + 5) * 1_000_000)
+    monkeypatch.setattr(_fields.os, "urandom", lambda n: b"\x00" * n)
     assert new_id() == "00000000-0005-7000-8000-000000000000"
 
 
@@ -152,7 +152,7 @@ def test_ids_sort_by_creation_millisecond(stamps: list[int]) -> None:
     ids = {}
     for ms in stamps:
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(_envelope.time, "time_ns", lambda ms=ms: ms * 1_000_000)
+            mp.setattr(_fields.time, "time_ns", lambda ms=ms: ms * 1_000_000)
             ids[ms] = new_id()
     assert [ids[ms] for ms in sorted(stamps)] == sorted(ids.values())
     for value in ids.values():

@@ -90,7 +90,7 @@ def test_the_lazy_catalog_equals_the_eager_one() -> None:
     ]
     assert lazy.loaded == ()
     assert dict(lazy.record_types) == {t.record_type: t for m in app.packages() for t in m.RECORD_TYPES}
-    assert lazy.loaded == tuple(package for package, _, _ in RECORD_INDEX)
+    assert lazy.loaded == (app.IDENTITY_PART, *(package for package, _, _ in RECORD_INDEX))
 
 
 def test_a_package_loads_when_its_type_is_validated_or_projected() -> None:

@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from pydantic import Field
+from typing import TYPE_CHECKING, Any
 
 from reviewtrail._durable import replace_file
 from reviewtrail.errors import IntegrityError
-from reviewtrail.ledger import Envelope, Projection, RecordPayload, record_type
+
+if TYPE_CHECKING:
+    from reviewtrail._identity_payload import RECORD_TYPES, StoreIdentity
+    from reviewtrail.ledger import Envelope, Projection
 
 __all__ = [
     "IDENTITY_TYPE",
@@ -36,19 +37,20 @@ __all__ = [
 
 IDENTITY_TYPE = "store.identity@1"
 MARKER_FORMAT = 1
-
-
-@record_type(IDENTITY_TYPE)
-class StoreIdentity(RecordPayload):
-    """The first record of a store: its id and the kind of ledger it was created on."""
-
-    store_id: str = Field(alias="storeId", min_length=1, max_length=200)
-    ledger_kind: str = Field(alias="ledgerKind", pattern=r"^(sqlite|postgresql|memory)$")
-
-
-# What the store itself adds to the application's record catalog (see reviewtrail.app).
-RECORD_TYPES: tuple[type[RecordPayload], ...] = (StoreIdentity,)
+# What the store itself adds to the application's record catalog (see reviewtrail.app): no query
+# table, and the payload model of its identity record, ``StoreIdentity`` (a pydantic model, in
+# reviewtrail._identity_payload, loaded on first use: opening a store never loads pydantic).
 PROJECTIONS: tuple[Projection, ...] = ()
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("StoreIdentity", "RECORD_TYPES"):
+        from reviewtrail import _identity_payload
+
+        value = getattr(_identity_payload, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)

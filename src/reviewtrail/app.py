@@ -105,23 +105,37 @@ def _contents(package: str) -> Callable[[], tuple[Any, Any]]:
 def build_catalog() -> RecordCatalog:
     """The record types and projections of every package, plus the ledger's built-in projections.
 
-    The store's own types are given as they are (the store module has loaded them); every domain
-    package is a deferred part declared in :mod:`reviewtrail._record_index`, imported when a
-    record of one of its types is validated or one of its projections is given a record of a type
-    it makes rows of. So ``ledger tail`` loads no domain package, ``review queue`` loads human
-    review (and what it imports), and the rows written are those of the packages loaded up front."""
+    The store's own record type (its identity, which keeps no query table) and every domain
+    package are deferred parts, the packages declared in :mod:`reviewtrail._record_index`: each is
+    imported when a record of one of its types is validated or one of its projections is given a
+    record of a type it makes rows of. So ``ledger tail`` loads no domain package and no payload
+    model (nor pydantic), ``review queue`` loads human review (and what it imports), and the rows
+    written are those of the packages loaded up front."""
     from reviewtrail import _identity as identity
     from reviewtrail._record_index import RECORD_INDEX
     from reviewtrail.ledger import DeferredPart, RecordCatalog
 
+    store = DeferredPart(IDENTITY_PART, frozenset([identity.IDENTITY_TYPE]), (), load=_identity_contents)
     return RecordCatalog(
-        identity.RECORD_TYPES,
-        identity.PROJECTIONS,
         deferred=[
-            DeferredPart(package, types, projections, load=_contents(package))
-            for package, types, projections in RECORD_INDEX
+            store,
+            *(
+                DeferredPart(package, types, projections, load=_contents(package))
+                for package, types, projections in RECORD_INDEX
+            ),
         ],
     )
+
+
+# The catalog's name for the store's own part (listed in ``RecordCatalog.loaded`` once its
+# payload model is loaded).
+IDENTITY_PART = "_identity"
+
+
+def _identity_contents() -> tuple[Any, Any]:
+    from reviewtrail import _identity as identity
+
+    return identity.RECORD_TYPES, identity.PROJECTIONS
 
 
 @cache

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,14 +26,15 @@ from reviewtrail._identity import (
     unnamed_identity_problems,
     write_marker,
 )
-from reviewtrail.cas import CasStore, FilesystemCas, refs_in
+from reviewtrail.cas import CasStore, FilesystemCas
 from reviewtrail.config import STORE_MARKER as _MARKER
 from reviewtrail.config import Settings, sqlite_path
 from reviewtrail.errors import IntegrityError, InvalidInputError, LedgerMissingError, StoreNotInitializedError
-from reviewtrail.ledger import GENESIS_HASH, Envelope, Ledger, NewRecord, RecordCatalog, open_ledger
+from reviewtrail.ledger import GENESIS_HASH, Envelope, Ledger, RecordCatalog, open_ledger
 
 if TYPE_CHECKING:
     from reviewtrail._verify_records import ObjectIndex
+    from reviewtrail.ledger import NewRecord
 
 __all__ = ["STORE_FORMAT", "Progress", "Store", "VerifyReport"]
 
@@ -209,6 +209,8 @@ class Store:
     # --- writing --------------------------------------------------------------------------
     def append(self, records: Iterable[NewRecord]) -> list[Envelope]:
         """Append records after checking that every CAS reference they hold is present and intact."""
+        from reviewtrail.cas import refs_in
+
         batch = list(records)
         for i, record in enumerate(batch):
             for ref in refs_in(record.payload):
@@ -409,6 +411,10 @@ def _adopt_or_create_identity(ledger: Ledger, settings: Settings) -> StoreMarker
     kind, location = ledger_location(settings.database_url, settings.store)
     existing = next(iter(ledger.read(type=IDENTITY_TYPE, limit=1)), None)
     if existing is None:
+        import uuid
+
+        from reviewtrail.ledger import NewRecord
+
         store_id = str(uuid.uuid4())
         [existing] = ledger.append(
             [

@@ -17,7 +17,6 @@ from reviewtrail.ledger._catalog import EMPTY_CATALOG, DeclaredProjection, Defer
 from reviewtrail.ledger._envelope import (
     GENESIS_HASH,
     Envelope,
-    NewRecord,
     Privacy,
     chain_problems,
     compute_hash,
@@ -28,7 +27,6 @@ from reviewtrail.ledger._open import open_ledger
 from reviewtrail.ledger._projections import BUILTIN_PROJECTIONS, ROW_SEQ, Projection, ProjectionTable
 from reviewtrail.ledger._protocol import Ledger, projection_rows
 from reviewtrail.ledger._reserved import is_reserved_type
-from reviewtrail.ledger._types import RecordPayload, new_record, record_type
 
 if typing.TYPE_CHECKING:
     from reviewtrail.ledger._checkpoint import (
@@ -39,11 +37,18 @@ if typing.TYPE_CHECKING:
         save_checkpoint,
     )
     from reviewtrail.ledger._memory import MemoryLedger
+    from reviewtrail.ledger._new_record import NewRecord
     from reviewtrail.ledger._recorded import Recorded
+    from reviewtrail.ledger._types import RecordPayload, new_record, record_type
     from reviewtrail.ledger._verify_reads import VerifyReads, key_order, verify_reads
 
-# Loaded on first use: reading and appending need none of these.
+# Loaded on first use: reading needs none of these. The record to append and the payload models
+# are pydantic models, so reading, tailing and checking records never load pydantic.
 _LAZY = {
+    "NewRecord": "_new_record",
+    "RecordPayload": "_types",
+    "new_record": "_types",
+    "record_type": "_types",
     "CHECKPOINT_TYPE": "_checkpoint",
     "check_checkpoint": "_checkpoint",
     "load_checkpoint": "_checkpoint",

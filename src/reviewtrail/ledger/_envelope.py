@@ -14,26 +14,26 @@ from __future__ import annotations
 import hashlib
 import json
 import operator
-import os
-import re
-import time
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from typing import TYPE_CHECKING, Any
 
 from reviewtrail.canonical import _is_plain, canonical_flat, canonical_json, canonical_value, loads_json
-from reviewtrail.cas import CasObjectRef, CasRef, refs_in
 from reviewtrail.errors import InvalidInputError
+from reviewtrail.ledger._fields import PRIVACY_LEVELS, TYPE_PATTERN, Privacy, new_id
+
+if TYPE_CHECKING:
+    # The record to append is a pydantic model, loaded only where records are made
+    # (reviewtrail.ledger._new_record): reading and checking records never loads pydantic.
+    from reviewtrail.cas import CasObjectRef, CasRef
+    from reviewtrail.ledger._new_record import NewRecord
 
 __all__ = [
     "GENESIS_HASH",
     "PRIVACY_LEVELS",
     "Envelope",
-    "NewRecord",
     "Privacy",
     "chain_problems",
     "compute_hash",
@@ -47,25 +47,7 @@ __all__ = [
     "stored_problem",
 ]
 
-Privacy = Literal["public-source", "private", "sensitive"]
-PRIVACY_LEVELS: tuple[Privacy, ...] = ("public-source", "private", "sensitive")
 GENESIS_HASH = "0" * 64
-TYPE_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*@[1-9][0-9]{0,8}")
-_MAX_TEXT = 1024
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def new_id() -> str:
-    """A time-ordered UUID (version 7 layout: 48-bit Unix milliseconds, then random bits).
-
-    Ids sort roughly by creation time, which keeps database indexes local. Of ten random bytes
-    ``r``, the 12 bits of ``rand_a`` are the first 12 and the 62 bits of ``rand_b`` the last 62.
-    """
-    ms = time.time_ns() // 1_000_000
-    r = os.urandom(10)
-    version_variant = bytes((0x70 | r[0] >> 4, (r[0] << 4 | r[1] >> 4) & 0xFF, 0x80 | r[2] & 0x3F))
-    h = ((ms & 0xFFFF_FFFF_FFFF).to_bytes(6, "big") + version_variant + r[3:10]).hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def format_time(moment: datetime) -> str:
@@ -73,54 +55,6 @@ def format_time(moment: datetime) -> str:
     if moment.tzinfo is None:
         raise InvalidInputError("must be timezone-aware", field="time")
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _check_text(value: str, field: str) -> str:
-    if not value or len(value) > _MAX_TEXT or _CONTROL.search(value) is not None:
-        raise ValueError(f"{field} must be 1..{_MAX_TEXT} printable characters")
-    return value
-
-
-class NewRecord(BaseModel):
-    """A record to append; the ledger assigns ``seq`` and the hashes."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
-
-    type: str
-    actor: str
-    privacy: Privacy
-    payload: Any = Field(default_factory=dict)
-    subject: str | None = None
-    supersedes: str | None = None
-    id: str = Field(default_factory=new_id)
-    time: datetime | None = None
-
-    @field_validator("type")
-    @classmethod
-    def _type(cls, v: str) -> str:
-        if TYPE_PATTERN.fullmatch(v) is None:
-            raise ValueError(f"{v!r} is not 'name@version' (e.g. 'cas.put@1')")
-        return v
-
-    @field_validator("actor", "id")
-    @classmethod
-    def _text(cls, v: str) -> str:
-        return _check_text(v, "value")
-
-    @field_validator("subject", "supersedes")
-    @classmethod
-    def _opt_text(cls, v: str | None) -> str | None:
-        return None if v is None else _check_text(v, "value")
-
-    @classmethod
-    def make(cls, **fields: Any) -> NewRecord:
-        """Build a record, turning validation failures into :class:`InvalidInputError`."""
-        try:
-            return cls(**fields)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"]) or "record"
-            raise InvalidInputError(first["msg"], field=loc) from exc
 
 
 @dataclass(frozen=True, eq=True)
@@ -149,7 +83,11 @@ class Envelope:
     def cas_refs(self) -> list[CasObjectRef | CasRef]:
         """The CAS references in the payload (found once, then cached); a malformed one raises
         :class:`InvalidInputError`. Canonical bytes with no ``"size":`` hold none."""
-        return refs_in(self.payload_value) if may_hold_refs(self.payload) else []
+        if not may_hold_refs(self.payload):
+            return []
+        from reviewtrail.cas import refs_in
+
+        return refs_in(self.payload_value)
 
     def payload_json(self) -> Any:
         return self.payload_value
@@ -248,6 +186,8 @@ def encode_payload(record: NewRecord) -> bytes:
     if body is None:
         body = canonical_json(value, field="payload")
     if may_hold_refs(body):
+        from reviewtrail.cas import refs_in
+
         refs_in(value)
     return body
 

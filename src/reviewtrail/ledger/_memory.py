@@ -6,13 +6,16 @@ import dataclasses
 import threading
 from collections.abc import Iterable, Iterator
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reviewtrail.errors import ConflictError
-from reviewtrail.ledger._envelope import Envelope, NewRecord
+from reviewtrail.ledger._envelope import Envelope
 from reviewtrail.ledger._pages import PageOrder, page_in_memory
 from reviewtrail.ledger._projections import Projection
 from reviewtrail.ledger._protocol import Ledger, check_range, missing, parse_type_filter, seal_batch
+
+if TYPE_CHECKING:
+    from reviewtrail.ledger._new_record import NewRecord
 
 __all__ = ["MemoryLedger"]
 

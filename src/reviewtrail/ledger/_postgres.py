@@ -15,7 +15,7 @@ import itertools
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from reviewtrail.errors import (
     BackendUnavailableError,
@@ -24,11 +24,14 @@ from reviewtrail.errors import (
     LedgerMissingError,
     StorageFullError,
 )
-from reviewtrail.ledger._envelope import Envelope, NewRecord
+from reviewtrail.ledger._envelope import Envelope
 from reviewtrail.ledger._projections import Projection, Row
 from reviewtrail.ledger._protocol import seal_batch
 from reviewtrail.ledger._sql import _READ_BACK, Cursor, SqlLedger, insert_chunks
 from reviewtrail.ledger._sql_schema import COLUMNS, upsert_sql
+
+if TYPE_CHECKING:
+    from reviewtrail.ledger._new_record import NewRecord
 
 __all__ = ["PostgresLedger"]
 

@@ -7,22 +7,24 @@ import contextlib
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reviewtrail.errors import ConflictError, IntegrityError, InvalidInputError, NotFoundError, ReadOnlyStoreError
 from reviewtrail.ledger._catalog import EMPTY_CATALOG, RecordCatalog
 from reviewtrail.ledger._envelope import (
     GENESIS_HASH,
-    TYPE_PATTERN,
     Envelope,
-    NewRecord,
     chain_problems,
     encode_payload,
     seal_chain,
     stored_problem,
 )
+from reviewtrail.ledger._fields import TYPE_PATTERN
 from reviewtrail.ledger._pages import PageOrder, page_order
 from reviewtrail.ledger._projections import ROW_SEQ, Projection, Row
+
+if TYPE_CHECKING:
+    from reviewtrail.ledger._new_record import NewRecord
 
 __all__ = ["Ledger", "TypeFilter", "link_problems", "parse_type_filter", "projection_rows", "row_problem"]
 
@@ -153,6 +155,8 @@ class Ledger(abc.ABC):
         if not batch:
             return []
         self._refuse_if_read_only()
+        from reviewtrail.ledger._new_record import NewRecord
+
         for i, r in enumerate(batch):
             if not isinstance(r, NewRecord):
                 raise InvalidInputError(f"expected NewRecord, got {type(r).__name__}", field=f"records[{i}]")

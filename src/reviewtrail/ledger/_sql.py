@@ -11,10 +11,10 @@ import abc
 import contextlib
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from reviewtrail.errors import ConflictError, IntegrityError, LedgerMissingError, ReadOnlyStoreError
-from reviewtrail.ledger._envelope import Envelope, NewRecord
+from reviewtrail.ledger._envelope import Envelope
 from reviewtrail.ledger._pages import PageOrder, count_sql, page_sql
 from reviewtrail.ledger._projections import ROW_SEQ, Projection, Row
 from reviewtrail.ledger._protocol import Ledger, check_range, missing, projection_rows, seal_batch
@@ -30,6 +30,9 @@ from reviewtrail.ledger._sql_schema import (
     upsert_sql,
 )
 from reviewtrail.ledger._verify_reads import repeated_from
+
+if TYPE_CHECKING:
+    from reviewtrail.ledger._new_record import NewRecord
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Cursor", "SqlLedger"]
 

@@ -1,0 +1,27 @@
+"""The payload model of the store's identity record (``store.identity@1``).
+
+A pydantic model, so it is kept out of :mod:`reviewtrail._identity`: opening and reading a store
+never imports pydantic; validating the identity record (``init``, ``verify``, schemas) does.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from reviewtrail.ledger import RecordPayload, record_type
+
+__all__ = ["RECORD_TYPES", "StoreIdentity"]
+
+
+# reviewtrail._identity.IDENTITY_TYPE (not imported: that module loads this one); the catalog
+# refuses a model whose type differs from the one it was declared with.
+@record_type("store.identity@1")
+class StoreIdentity(RecordPayload):
+    """The first record of a store: its id and the kind of ledger it was created on."""
+
+    store_id: str = Field(alias="storeId", min_length=1, max_length=200)
+    ledger_kind: str = Field(alias="ledgerKind", pattern=r"^(sqlite|postgresql|memory)$")
+
+
+# What the store itself adds to the application's record catalog (see reviewtrail.app).
+RECORD_TYPES: tuple[type[RecordPayload], ...] = (StoreIdentity,)
