@@ -1,11 +1,19 @@
 """``campaign run``: each declared candidate agent over each prompt of a campaign version, through
 the models layer, each run recorded with its prompt manifest, context receipt and output
-(docs/human-review.md, "Candidate runs"). Re-running fills only what is missing."""
+(docs/human-review.md, "Candidate runs"). Re-running fills only what is missing.
+
+One model call per needed run, even with several ``campaign run``s at once: before the call for
+(agent, prompt), the runner claims the pair (``_run_claims``: a file lock in the store folder,
+and on PostgreSQL an advisory lock too) and holds the claim until the run is appended. A pair
+another process holds is put aside and waited for once every free pair is done; whoever gets a
+claim reads the runs over the prompt again and makes no call when a run of that agent was
+recorded since it planned (it reports that run: ``already-present`` when it is pairable, else
+that run's ``failed`` or ``invalid-output``). A claim dies with its process."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -15,6 +23,7 @@ from reviewtrail.human_review._agents_file import AgentConfig
 from reviewtrail.human_review._campaigns import require_campaign
 from reviewtrail.human_review._resolve import prompt_ref, run_facts, runs_over
 from reviewtrail.human_review._run_batch import RunOutcome, run_records
+from reviewtrail.human_review._run_claims import RunClaims
 from reviewtrail.human_review._run_rules import PromptRef, RunFacts, pairable_runs
 from reviewtrail.ledger import Privacy
 from reviewtrail.models import ModelBackend, invoke
@@ -32,7 +41,8 @@ RUN_STATUSES_REPORTED: tuple[RunEntryStatus, ...] = (
     "not-configured",
 )
 
-#: Called after each model call: ``(done, total, entry)``.
+#: Called after each run this call had to make is settled (by its model call, or by the run another
+#: ``campaign run`` recorded meanwhile): ``(done, total, entry)``.
 RunProgress = Callable[[int, int, "RunEntry"], None]
 
 
@@ -128,11 +138,40 @@ def run_campaign(
                 planned.append((len(report.entries), job))
                 report.entries.append(RunEntry(ref.event_id, family, agent_id, "failed"))  # replaced below
     backends = {job.agent.id: get_backend(job.agent) for _, job in planned}  # config errors before any call
-    for done, (slot, job) in enumerate(planned, start=1):
-        report.entries[slot] = _run_one(store, job, backends[job.agent.id])
-        if progress is not None:
-            progress(done, len(planned), report.entries[slot])
+    done = 0
+    with RunClaims(store) as claims:
+        waiting: list[tuple[int, _Planned]] = []  # claimed by another process: waited for at the end
+        for wait, queue in ((False, planned), (True, waiting)):
+            for slot, job in queue:
+                with claims.take(job.ref.event_id, job.agent.id, wait=wait) as held:
+                    if not held:
+                        waiting.append((slot, job))
+                        continue
+                    report.entries[slot] = _run_claimed(store, job, backends[job.agent.id])
+                done += 1
+                if progress is not None:
+                    progress(done, len(planned), report.entries[slot])
     return report
+
+
+def _run_claimed(store: Store, job: _Planned, backend: ModelBackend) -> RunEntry:
+    """Under the claim on (agent, prompt): the run another process recorded since ``job`` was
+    planned, if any, else a new run (see :func:`_run_one`)."""
+    facts = [f for f in (run_facts(store.ledger, run) for run in runs_over(store.ledger, job.ref.event_id)) if f]
+    pairable, excluded = pairable_runs(facts, job.ref)
+    agent, family = job.agent.id, job.family
+    if agent in pairable:
+        return RunEntry(job.ref.event_id, family, agent, "already-present", pairable[agent].run.run_id)
+    standing = _standing_excluded(facts, excluded).get(agent)
+    if standing is None or standing == job.retry_of:
+        return _run_one(store, job, backend)
+    run = next(f.run for f in facts if f.run.run_id == standing)
+    if run.status == "failed":
+        return RunEntry(job.ref.event_id, family, agent, "failed", run.run_id, run.retry_of, run.error)
+    if run.output_problem is not None:
+        return RunEntry(job.ref.event_id, family, agent, "invalid-output", run.run_id, run.retry_of, run.output_problem)
+    # excluded for another reason (an imported run, say): retried, as a later campaign run would
+    return _run_one(store, replace(job, retry_of=standing), backend)
 
 
 def _standing_excluded(facts: Sequence[RunFacts], excluded: Mapping[str, Any]) -> dict[str, str]:
