@@ -105,7 +105,6 @@ class RunCgroup:
     """One run's control groups (by controller); close it when the run has ended."""
 
     groups: dict[str, Path]
-    has_memsw: bool
     # The kernel's counts (OOM kills, refused forks) already accounted for (:meth:`settle`).
     _seen: tuple[int, int] = (0, 0)
 
@@ -134,10 +133,6 @@ class RunCgroup:
         evaluation)."""
         self._seen = self._counts()
 
-    def peak_memory(self) -> int:
-        """The most memory the group held at once (bytes)."""
-        return _number(self.groups["memory"] / "memory.max_usage_in_bytes")
-
     def close(self) -> None:
         """Kill what is left in the groups and remove them."""
         for group in self.groups.values():
@@ -163,15 +158,19 @@ def create_run_cgroup(limits: ResourceLimits, name: str | None = None) -> RunCgr
         memory = groups["memory"]
         (memory / "memory.limit_in_bytes").write_text(str(limits.max_memory))
         memsw = memory / "memory.memsw.limit_in_bytes"
-        has_memsw = memsw.exists()
-        if has_memsw:
+        if memsw.exists():  # swap is accounted: swapped-out pages count too
             memsw.write_text(str(limits.max_memory))
         (groups["pids"] / "pids.max").write_text(str(limits.max_procs + OWN_PROCESSES))
-    except BaseException:
+    except BaseException as exc:
         for group in groups.values():
             _remove(group)
+        if isinstance(exc, OSError):
+            raise BackendUnavailableError(
+                f"cannot set up the run's control group under {parents['memory']}: {exc.strerror or exc}; nothing ran",
+                field="limits",
+            ) from None
         raise
-    return RunCgroup(groups, has_memsw)
+    return RunCgroup(groups)
 
 
 def run_cgroup(limits: ResourceLimits) -> RunCgroup | None:
@@ -203,12 +202,6 @@ def _field(path: Path, key: str) -> int:
             name, _, value = line.partition(" ")
             if name == key:
                 return int(value)
-    return 0
-
-
-def _number(path: Path) -> int:
-    with contextlib.suppress(OSError, ValueError):
-        return int(path.read_text().strip())
     return 0
 
 
