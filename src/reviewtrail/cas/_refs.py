@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal, NewType, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from reviewtrail._strict import IS_INT
 from reviewtrail.errors import InvalidAddressError, InvalidInputError
 
 __all__ = [
@@ -110,7 +111,7 @@ class CasObjectRef(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     hash: str
-    size: Annotated[int, Field(ge=0)]
+    size: Annotated[int, Field(ge=0), IS_INT]
 
     @field_validator("hash")
     @classmethod
@@ -132,7 +133,7 @@ class CasRef(BaseModel):
 
     pool: Pool
     digest: str
-    size: Annotated[int, Field(ge=0)]
+    size: Annotated[int, Field(ge=0), IS_INT]
     media_type: str = Field(default=DEFAULT_MEDIA_TYPE, alias="mediaType")
 
     @field_validator("digest")

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from reviewtrail._strict import IS_INT, StrictBool, StrictInt
 from reviewtrail.cas import DIGEST_PATTERN, CasRef
 from reviewtrail.ledger import Envelope, Projection, ProjectionTable, RecordPayload, record_type
 
@@ -62,7 +63,7 @@ class McpRecordOrigin(_Part):
     record_id: str = Field(alias="recordId", min_length=1)
     content_scope: Literal["curated-record", "abstract", "metadata"] = Field(alias="contentScope")
     paper_id: str | None = Field(default=None, alias="paperId")  # the paper this record describes, if any
-    full_text_retrieved: bool = Field(default=False, alias="fullTextRetrieved")
+    full_text_retrieved: StrictBool = Field(default=False, alias="fullTextRetrieved")
 
 
 def normalize_paper_id(value: str) -> str:
@@ -78,9 +79,9 @@ def normalize_paper_id(value: str) -> str:
 class PaperOrigin(_Part):
     kind: Literal["paper"] = "paper"
     paper_id: str = Field(alias="paperId", min_length=1)  # doi:..., arxiv:..., pmid:...
-    page: int | None = Field(default=None, ge=1)
+    page: Annotated[int, Field(ge=1), IS_INT] | None = None
     quote_hash: str | None = Field(default=None, alias="quoteHash", pattern=rf"^{DIGEST_PATTERN}$")
-    full_text_retrieved: bool = Field(default=False, alias="fullTextRetrieved")
+    full_text_retrieved: StrictBool = Field(default=False, alias="fullTextRetrieved")
 
 
 class ExecutionOrigin(_Part):
@@ -93,7 +94,7 @@ class ArtifactOrigin(_Part):
     kind: Literal["artifact"] = "artifact"
     artifact_id: str = Field(alias="artifactId")
     name: str
-    version: int = Field(ge=1)
+    version: StrictInt = Field(ge=1)
     content: Ref
 
 
@@ -118,7 +119,7 @@ class ClaimCitation(_Part):
     type: str
     id: str
     raw: str
-    resolved: bool
+    resolved: StrictBool
     target: str | None = None  # what it resolved to: "evidence:<id>", "execution:<id>", "artifact:<name>@<v>"
     # A chip ([EV1]): its alias ("ev1") and the evidence id the turn's alias map gave it (None: no mapping).
     alias: str | None = Field(default=None, pattern=CHIP_ALIAS)
@@ -132,10 +133,10 @@ class Claim(RecordPayload):
     citations: list[ClaimCitation]
     review_run_id: str | None = Field(alias="reviewRunId")
     turn_id: str | None = Field(alias="turnId")
-    numeric: bool
+    numeric: StrictBool
     source: Ref | None = None  # the reply it was extracted from (CAS)
-    sentence_start: int = Field(alias="sentenceStart")
-    sentence_end: int = Field(alias="sentenceEnd")
+    sentence_start: StrictInt = Field(alias="sentenceStart")
+    sentence_end: StrictInt = Field(alias="sentenceEnd")
 
 
 @record_type(ALIAS_MAP)
@@ -152,7 +153,7 @@ class AliasMap(RecordPayload):
     review_run_id: str | None = Field(default=None, alias="reviewRunId")
     source: CasRef | None = None  # a real CAS reference: Store.append checks the object exists
     artifact_id: str | None = Field(default=None, alias="artifactId")
-    artifact_version: int | None = Field(default=None, alias="artifactVersion", ge=1)
+    artifact_version: Annotated[int, Field(ge=1), IS_INT] | None = Field(default=None, alias="artifactVersion")
 
     @model_validator(mode="after")
     def _target(self) -> AliasMap:
@@ -179,7 +180,7 @@ class EvidenceLink(RecordPayload):
 class PdfExtraction(RecordPayload):
     paper_id: str = Field(alias="paperId", min_length=1, pattern=r"^\S+$")
     status: Literal["succeeded", "failed"]
-    pages: int | None = None
+    pages: StrictInt | None = None
     text: CasRef | None = None  # a real CAS reference: Store.append checks the object exists
     source: CasRef | None = None
     error: str | None = None

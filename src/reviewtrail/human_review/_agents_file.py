@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from reviewtrail._strict import IS_FLOAT
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review._records import Ident
 from reviewtrail.human_review._run_records import AgentIdentity
@@ -36,7 +37,7 @@ MAX_SCRIPTED_RESPONSES = 1_000
 EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
 Url = Annotated[str, Field(pattern=r"^https?://[^\s]+$", max_length=2_000)]
 Name = Annotated[str, Field(min_length=1, max_length=200)]
-Timeout = Annotated[float, Field(gt=0, le=3_600)]
+Timeout = Annotated[float, Field(gt=0, le=3_600), IS_FLOAT]
 
 
 class _Spec(BaseModel):

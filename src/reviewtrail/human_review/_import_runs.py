@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from reviewtrail._strict import kind_of
 from reviewtrail.errors import InvalidInputError, NotFoundError
 from reviewtrail.human_review._eligibility import PRIVACY_ORDER
 from reviewtrail.human_review._records import ACTOR, PROMPT, ReviewResponse
@@ -197,6 +198,12 @@ def _check_line(store: Store, number: int, raw: str) -> _Checked:
         raise _bad(number, "run", exc) from None
     receipt = None
     if line.receipt is not None:
+        authority = line.receipt.get("externalActionAuthority")
+        if "externalActionAuthority" in line.receipt and not isinstance(authority, bool):
+            raise InvalidInputError(
+                f"must be a boolean (true or false), not {kind_of(authority)}",
+                field=f"line {number}: receipt.externalActionAuthority",
+            )
         try:
             receipt = ContextReceipt.model_validate(line.receipt)
         except ValidationError as exc:

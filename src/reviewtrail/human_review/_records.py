@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from reviewtrail._strict import IS_FLOAT, StrictBool, StrictInt
 from reviewtrail.canonical import canonical_sha256
 from reviewtrail.cas import DIGEST_PATTERN
 from reviewtrail.errors import InvalidInputError
@@ -112,7 +113,7 @@ def _unique(values: list[str], field: str) -> None:
 
 class CampaignIdentity(_Part):
     id: Ident
-    version: int = Field(ge=1)
+    version: StrictInt = Field(ge=1)
     label: Label
 
 
@@ -120,17 +121,17 @@ class CampaignRef(_Part):
     """A campaign version, as items and runs name it."""
 
     id: Ident
-    version: int = Field(ge=1)
+    version: StrictInt = Field(ge=1)
 
 
 class CriterionIdentity(_Part):
     id: Ident
-    version: int = Field(ge=1)
+    version: StrictInt = Field(ge=1)
 
 
 class Criterion(_Part):
     id: Ident
-    version: int = Field(ge=1)
+    version: StrictInt = Field(ge=1)
     label: Label
     instructions: str = Field(min_length=1, max_length=INSTRUCTIONS_MAX_CHARS)
     allowed_reason_codes: list[Token] = Field(
@@ -160,7 +161,7 @@ class ReviewPrompt(RecordPayload):
     evidence: str | None = Field(default=None, min_length=1, max_length=EVIDENCE_MAX_CHARS)
     criterion: Criterion
     candidate_agent_ids: list[Ident] = Field(alias="candidateAgentIds", min_length=2, max_length=MAX_CANDIDATE_AGENTS)
-    external_export_eligible: bool = Field(default=False, alias="externalExportEligible")
+    external_export_eligible: StrictBool = Field(default=False, alias="externalExportEligible")
 
     @field_validator("candidate_agent_ids")
     @classmethod
@@ -219,11 +220,11 @@ class ReviewDecision(RecordPayload):
     preferred: Ident | None = None  # the runId of the winning candidate (prefer)
     strength: Strength | None = None  # prefer only
     replacement: str | None = Field(default=None, min_length=1, max_length=RESPONSE_MAX_CHARS)  # correct only
-    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    confidence: Annotated[float, Field(ge=0.0, le=1.0), IS_FLOAT] | None = None
     reason_codes: list[Token] = Field(default_factory=list, alias="reasonCodes", max_length=MAX_REASON_CODES)
     response_tags: list[Token] = Field(default_factory=list, alias="responseTags", max_length=MAX_RESPONSE_TAGS)
     note: str | None = Field(default=None, min_length=1, max_length=NOTE_MAX_CHARS)
-    use_for_training: bool = Field(default=False, alias="useForTraining")
+    use_for_training: StrictBool = Field(default=False, alias="useForTraining")
     supersedes: Ident | None = None  # the id of the decision record this one replaces
     submission_id: Ident = Field(alias="submissionId")
 
@@ -233,8 +234,8 @@ class CampaignSettings(RecordPayload):
     """A campaign's settings; a later record for the same campaign and version supersedes it."""
 
     campaign_id: Ident = Field(alias="campaignId")
-    version: int = Field(ge=1)
-    training_enabled: bool = Field(default=False, alias="trainingEnabled")
+    version: StrictInt = Field(ge=1)
+    training_enabled: StrictBool = Field(default=False, alias="trainingEnabled")
 
 
 def new_prompt_record(payload: ReviewPrompt, privacy: Privacy, *, actor: str = ACTOR) -> NewRecord:

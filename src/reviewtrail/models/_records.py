@@ -24,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from reviewtrail._strict import IS_INT, StrictInt
 from reviewtrail.cas import CasRef, is_digest, is_hex
 from reviewtrail.ledger import Projection, RecordPayload, record_type
 
@@ -58,7 +59,7 @@ CostSource = Literal["genai-prices", "unknown"]
 
 _DECIMAL = re.compile(r"(0|[1-9][0-9]*)(\.[0-9]+)?")
 
-Count = Annotated[int, Field(ge=0)] | None
+Count = Annotated[int, Field(ge=0), IS_INT] | None
 Text = Annotated[str, Field(min_length=1)] | None
 
 
@@ -160,7 +161,7 @@ class HttpAttempt(_Part):
 
     _OMIT_IF_NONE = frozenset({"retry_after", "wait_ms"})
 
-    status: int = Field(ge=100, le=599)
+    status: StrictInt = Field(ge=100, le=599)
     retry_after: str | None = Field(default=None, alias="retryAfter", max_length=200)
     wait_ms: Count = Field(default=None, alias="waitMs")
 
@@ -246,7 +247,7 @@ class ModelInvocationUsage(_Timed):
 
     usage: TokenUsage
     cost: Cost
-    duration_ms: int = Field(alias="durationMs", ge=0)
+    duration_ms: StrictInt = Field(alias="durationMs", ge=0)
     manifest_id: str = Field(alias="manifestId", min_length=1)
     manifest_hash: str = Field(alias="manifestHash")
 

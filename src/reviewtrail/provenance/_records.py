@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from reviewtrail._strict import StrictBool, StrictFloat, StrictInt
 from reviewtrail.ledger import Envelope, Projection, ProjectionTable, RecordPayload, record_type
 
 __all__ = [
@@ -63,7 +64,7 @@ class SessionCreated(RecordPayload):
 class SessionDeleted(RecordPayload):
     session_id: str = Field(alias="sessionId")
     deleted_at: str = Field(alias="deletedAt")
-    workspace_removed: bool = Field(alias="workspaceRemoved")
+    workspace_removed: StrictBool = Field(alias="workspaceRemoved")
 
 
 @record_type(EXECUTION_RUN)
@@ -75,9 +76,9 @@ class ExecutionRun(RecordPayload):
     code: Ref
     stdout: Ref | None
     stderr: Ref | None
-    stdout_truncated: bool = Field(alias="stdoutTruncated")
-    stderr_truncated: bool = Field(alias="stderrTruncated")
-    exit_code: int | None = Field(alias="exitCode")
+    stdout_truncated: StrictBool = Field(alias="stdoutTruncated")
+    stderr_truncated: StrictBool = Field(alias="stderrTruncated")
+    exit_code: StrictInt | None = Field(alias="exitCode")
     started_at: str = Field(alias="startedAt")
     ended_at: str = Field(alias="endedAt")
     environment_revision_id: str = Field(alias="environmentRevisionId")
@@ -92,7 +93,7 @@ class ExecutionRun(RecordPayload):
     status: RunStatus
     working_directory: str = Field(alias="workingDirectory")
     env_snapshot: Ref | None = Field(alias="envSnapshot")
-    timeout_seconds: float = Field(alias="timeoutSeconds")
+    timeout_seconds: StrictFloat = Field(alias="timeoutSeconds")
     error: str | None = None
     # Optional (absent from older records): the allowlist, its pinned addresses and the proxy's
     # decisions ({host, port, decision: allowed|denied, reason, time, method, address|error});
@@ -100,8 +101,8 @@ class ExecutionRun(RecordPayload):
     network_allowlist: list[str] | None = Field(default=None, alias="networkAllowlist")
     network_resolve: dict[str, str] | None = Field(default=None, alias="networkResolve")
     network_decisions: list[dict[str, Any]] | None = Field(default=None, alias="networkDecisions")
-    network_decisions_dropped: int | None = Field(default=None, alias="networkDecisionsDropped")
-    resource_limits: dict[str, int] | None = Field(default=None, alias="resourceLimits")
+    network_decisions_dropped: StrictInt | None = Field(default=None, alias="networkDecisionsDropped")
+    resource_limits: dict[str, StrictInt] | None = Field(default=None, alias="resourceLimits")
     limit_exceeded: Literal["memory", "procs", "file-size", "output", "time"] | None = Field(
         default=None, alias="limitExceeded"
     )
@@ -124,7 +125,7 @@ class ArtifactVersion(RecordPayload):
     artifact_id: str = Field(alias="artifactId")
     project_id: str = Field(alias="projectId")
     name: str
-    version: int = Field(ge=1)
+    version: StrictInt = Field(ge=1)
     origin: Origin
     content: Ref
     session_snapshot: dict[str, Any] | None = Field(alias="sessionSnapshot")

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from reviewtrail._strict import StrictInt
 from reviewtrail.ledger import Envelope, Projection, ProjectionTable, RecordPayload, record_type
 from reviewtrail.reviewer._finding_codes import FindingCode, check_finding_code
 
@@ -84,7 +85,7 @@ class ArtifactReviewRun(RecordPayload):
     artifact_id: str = Field(alias="artifactId")
     project_id: str = Field(alias="projectId")
     name: str
-    version: int
+    version: StrictInt
     version_record_id: str = Field(alias="versionRecordId")
     tier: Literal["quick", "smart", "deep"]
     trigger: Literal["cli", "api", "review_checkpoint"]

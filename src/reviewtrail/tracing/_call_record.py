@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from reviewtrail._strict import IS_INT, StrictBool
 from reviewtrail.cas import HEX_PATTERN, CasRef
 from reviewtrail.ledger import Projection, RecordPayload, record_type
 from reviewtrail.tracing._ledger_link import SAVE_BEGUN_TYPE, SAVE_TOKEN_PATTERN, TRACE_RECORD_TYPE
@@ -28,7 +29,7 @@ class FileDigest(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     sha256: Annotated[str, Field(pattern=rf"^{HEX_PATTERN}$")]
-    size: Annotated[int, Field(ge=0)]
+    size: Annotated[int, Field(ge=0), IS_INT]
 
 
 @record_type(TRACE_RECORD_TYPE)
@@ -43,7 +44,7 @@ class ReviewCallRecord(RecordPayload):
     response: CasRef | None = None
     files: dict[str, FileDigest] | None = None
     event: FileDigest | None = None
-    recovered: bool | None = None
+    recovered: StrictBool | None = None
     save: Annotated[str, Field(pattern=SAVE_TOKEN_PATTERN)] | None = None
 
 
