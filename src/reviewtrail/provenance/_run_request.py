@@ -12,11 +12,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reviewtrail.inputs import read_input_text
 from reviewtrail.errors import InvalidInputError
+from reviewtrail.inputs import read_input_text
 from reviewtrail.provenance._limits import DEFAULT_LIMITS, ResourceLimits
 from reviewtrail.provenance._runs import RunOutcome, run_code
 from reviewtrail.provenance._sessions import DEFAULT_PROJECT, create_session
+from reviewtrail.provenance._storage_errors import refuse_read_only
 from reviewtrail.store import Store
 
 __all__ = ["RunRequest", "parse_pairs", "run_request", "start_run"]
@@ -116,7 +117,9 @@ def start_run(
     on_wait: Callable[[str], None] | None = None,
 ) -> RunOutcome:
     """Run the request in its session (a new session of its project when it names none) and
-    record it; the outcome's run names the session."""
+    record it; the outcome's run names the session. A read-only store is refused before a session
+    is created (:class:`~reviewtrail.errors.ReadOnlyStoreError`)."""
+    refuse_read_only(store, "a run")
     session_id = request.session_id or create_session(store, request.project_id).session_id
     return run_code(
         store,

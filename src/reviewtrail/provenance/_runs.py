@@ -41,7 +41,7 @@ from reviewtrail.provenance._sandbox import SandboxRequest, SandboxResult, requi
 from reviewtrail.provenance._sandbox_input import LANGUAGES, Network, check_sandbox_input
 from reviewtrail.provenance._sessions import require_live_session
 from reviewtrail.provenance._snapshot import FileState, Snapshot, changes, open_beneath, snapshot
-from reviewtrail.provenance._storage_errors import disk_full_errors
+from reviewtrail.provenance._storage_errors import disk_full_errors, refuse_read_only
 from reviewtrail.store import Store
 
 __all__ = [
@@ -118,6 +118,7 @@ def run_code(
     check_sandbox_input(
         lang=lang, env=injected, timeout=timeout, network=network, allowlist=tuple(allowlist), resolve=resolve
     )
+    refuse_read_only(store, "a run")
     session = require_live_session(store, session_id)
     request = SandboxRequest(
         code=code,

@@ -20,7 +20,7 @@ from reviewtrail.errors import ConflictError, IntegrityError, InvalidInputError,
 from reviewtrail.ledger import format_time, new_id, new_record
 from reviewtrail.provenance._declare_guards import no_pending_runs
 from reviewtrail.provenance._records import SESSION, SessionCreated, SessionDeleted
-from reviewtrail.provenance._storage_errors import disk_full_errors
+from reviewtrail.provenance._storage_errors import disk_full_errors, refuse_read_only
 from reviewtrail.provenance._workspace_fs import removal_lock, remove_workspace
 from reviewtrail.store import Store
 
@@ -90,6 +90,7 @@ def workspace_of(store: Store, session_id: str) -> Path:
 
 def create_session(store: Store, project_id: str = DEFAULT_PROJECT, *, actor: str = "user") -> SessionInfo:
     check_project(project_id)
+    refuse_read_only(store, "creating a session")
     session_id = new_id()
     workspace = workspace_of(store, session_id)
     with disk_full_errors("creating the workspace of a new session", field="session"):

@@ -10,10 +10,14 @@ from __future__ import annotations
 import contextlib
 import errno
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from reviewtrail.errors import StorageFullError
+from reviewtrail.errors import ReadOnlyStoreError, StorageFullError
 
-__all__ = ["DISK_FULL", "disk_full_errors"]
+if TYPE_CHECKING:
+    from reviewtrail.store import Store
+
+__all__ = ["DISK_FULL", "disk_full_errors", "refuse_read_only"]
 
 DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 
@@ -34,3 +38,12 @@ def disk_full_errors(
             f"no space left on the device while {doing}{where}: {exc.strerror or exc}{after}",
             field=field,
         ) from exc
+
+
+def refuse_read_only(store: Store, doing: str) -> None:
+    """Raise :class:`ReadOnlyStoreError` (exit 5) before ``doing`` writes anything when ``store``
+    was opened read-only (a read-only mount, or no write access to its folder or ledger)."""
+    if store.read_only:
+        raise ReadOnlyStoreError(
+            f"the store is read-only (no write access to its ledger): {doing} writes nothing", field="store"
+        )

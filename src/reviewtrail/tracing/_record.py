@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from reviewtrail.errors import ReviewtrailError
+from reviewtrail.errors import ReadOnlyStoreError, ReviewtrailError
 from reviewtrail.tracing._assurance import Assurance
 from reviewtrail.tracing._documents import (
     ReviewCall,
@@ -115,6 +115,24 @@ class _SaveLink:
         else:
             self.begun = True
 
+    def refuse_read_only(self) -> None:
+        """Before anything is written: a read-only store cannot record the call, so the save writes
+        nothing, trace files included (:class:`ReadOnlyStoreError`, exit 5). A store that cannot be
+        opened is reported once the trace is safe, as when the save begins."""
+        try:
+            store = self._open()
+        except ReadOnlyStoreError:
+            raise
+        except ReviewtrailError as exc:
+            self._failure = exc
+            return
+        if store.read_only:
+            raise ReadOnlyStoreError(
+                "the store is read-only (no write access to its ledger): the call was not saved and no trace "
+                "file was written",
+                field="store",
+            )
+
     def _open(self) -> Store:
         from reviewtrail.store import Store
 
@@ -196,6 +214,8 @@ def _write(
     marker = _marker(project, call, store)
     link = _SaveLink(project, call, marker, store) if marker is not None else None
     try:
+        if link is not None:
+            link.refuse_read_only()
         slot = allocate_and_write(
             skill_dir(project, call.skill),
             purpose=call.purpose,
