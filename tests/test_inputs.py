@@ -20,9 +20,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import init_cli_store
-from reviewtrail.inputs import INPUT_LIMITS, read_input, read_input_text, read_regular
 from reviewtrail.canonical import canonical_json
 from reviewtrail.errors import CanonicalJSONError, InvalidInputError
+from reviewtrail.inputs import INPUT_LIMITS, read_input, read_input_text, read_regular
 from reviewtrail.ledger import RecordPayload, new_record, record_type
 
 MiB = 1 << 20

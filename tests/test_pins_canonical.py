@@ -344,7 +344,8 @@ def test_the_default_field_is_value() -> None:
 def test_nan_text() -> None:
     with pytest.raises(CanonicalJSONError) as info:
         canonical_json(float("nan"), field="x")
-    assert str(info.value) == "x: not representable in canonical JSON (nan is not representable in JCS)"
+    # Names where the value is (issue 17: refused naming its path, never stored as null).
+    assert str(info.value) == "x: NaN at x: NaN and Infinity have no JSON form and are refused, never stored as null"
 
 
 def test_deep_but_acyclic_values_are_too_deep_naming_the_field() -> None:

@@ -107,8 +107,8 @@ def append(
 def _read_payload(value: str) -> object:
     import json
 
-    from reviewtrail.inputs import read_input_text
     from reviewtrail.errors import InvalidInputError
+    from reviewtrail.inputs import read_input_text
 
     if value == "-" or value.startswith("@"):
         text = read_input_text(value if value == "-" else value[1:], "payload", field="payload", stdin=value == "-")
@@ -170,8 +170,8 @@ def checkpoint(
 
     Example: reviewtrail ledger checkpoint --key ~/keys/rt.pem --out ~/anchors/rt-2026-11-30.json
     """
-    from reviewtrail.inputs import read_input
     from reviewtrail.app import open_store
+    from reviewtrail.inputs import read_input
     from reviewtrail.ledger import make_checkpoint, save_checkpoint
 
     key_pem = read_input(key, "key", field="key") if key is not None else None

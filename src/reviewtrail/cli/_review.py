@@ -21,9 +21,9 @@ ProjectOpt = Annotated[str, typer.Option("--project", envvar="REVIEWTRAIL_PROJEC
 def _read_aliases(path: Path) -> dict[str, str]:
     import json
 
-    from reviewtrail.inputs import read_input_text
     from reviewtrail.errors import InvalidInputError
     from reviewtrail.evidence import parse_aliases
+    from reviewtrail.inputs import read_input_text
 
     try:
         doc = json.loads(read_input_text(path, "reply", field="aliases"))
@@ -221,9 +221,9 @@ def evidence_extract_pdf(
 
     Example: reviewtrail evidence extract-pdf doi:10.1000/xyz paper.pdf
     """
-    from reviewtrail.inputs import read_input
     from reviewtrail.app import open_store
     from reviewtrail.evidence import check_pdf, record_pdf_extraction
+    from reviewtrail.inputs import read_input
 
     data = read_input(pdf, "pdf", field="pdf")
     check_pdf(data)

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from reviewtrail._durable import fsync_dir
-from reviewtrail.inputs import read_regular
 from reviewtrail.canonical import loads_document
 from reviewtrail.errors import ConflictError, InvalidInputError
+from reviewtrail.inputs import read_regular
 
 __all__ = [
     "JOURNAL_NAME",

@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reviewtrail.inputs import read_regular
 from reviewtrail.errors import IntegrityError, InvalidInputError
 from reviewtrail.human_review._dataset_manifest import MANIFEST_NAME
 from reviewtrail.human_review._export_folder import JOURNAL_NAME, MANIFEST_MAX_BYTES, journaled_names, load_manifest
 from reviewtrail.human_review._export_job import EXPORT_KINDS
 from reviewtrail.human_review._run_records import TrainingReceipt
+from reviewtrail.inputs import read_regular
 from reviewtrail.ledger import Ledger
 from reviewtrail.store import Store
 

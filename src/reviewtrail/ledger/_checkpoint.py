@@ -29,10 +29,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reviewtrail.inputs import read_input
 from reviewtrail.canonical import canonical_json, loads_json
 from reviewtrail.cas import is_hex
 from reviewtrail.errors import ConflictError, IntegrityError, InvalidInputError
+from reviewtrail.inputs import read_input
 from reviewtrail.ledger._envelope import GENESIS_HASH, chain_problems, format_time
 from reviewtrail.ledger._protocol import Ledger
 

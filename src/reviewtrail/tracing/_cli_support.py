@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from reviewtrail.inputs import InputKind, read_input
 from reviewtrail.errors import InvalidInputError
+from reviewtrail.inputs import InputKind, read_input
 
 if TYPE_CHECKING:
     from reviewtrail.tracing._documents import ReviewCall
