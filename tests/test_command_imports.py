@@ -37,7 +37,8 @@ main()
 """
 
 # What every command that opens a store loads: the store and the layers below it, the catalog's
-# static index, and the composition root.
+# static index, and the composition root. No pydantic model: ``ledger tail`` and ``cas cat`` load
+# neither the record to append, the payload models nor the CAS reference models.
 STORE = {
     "reviewtrail._durable",
     "reviewtrail._identity",
@@ -51,8 +52,11 @@ STORE = {
     "reviewtrail.ledger",
     "reviewtrail.store",
 }
+# What a command that makes or reads a CAS reference adds: the reference models (pydantic) and the
+# strict value types they are declared with.
+REFERENCES = STORE | {"reviewtrail._strict"}
 # Human review loads its modules on first use: reading the queue and deciding need no model backend.
-HUMAN_REVIEW = STORE | {"reviewtrail.human_review"}
+HUMAN_REVIEW = REFERENCES | {"reviewtrail.human_review"}
 # The fast path: the entry point, the command bodies, printing and progress bars; no typer app.
 FAST_CLI = {
     "reviewtrail.cli._fast",
@@ -70,8 +74,10 @@ REVIEW_CLI = CLI_BASE | {
     "reviewtrail.cli._progress",
 }
 NEVER = {"reviewtrail.reviewer", "reviewtrail.evidence", "reviewtrail.provenance"}
-# What the ledger's envelope (NewRecord) still needs on every path that opens a store.
-STORE_LIBRARIES = ["pydantic"]
+# Reading records or an object by its address loads no heavy library; making a reference or a
+# record (cas put, trace save) and human review's records (review queue) still load pydantic.
+READ_LIBRARIES: list[str] = []
+MODEL_LIBRARIES = ["pydantic"]
 
 
 class Project:
@@ -125,29 +131,32 @@ def test_ledger_tail_loads_the_store_only(project: Project) -> None:
     packages, cli, libraries = project.loaded("ledger", "tail", "-n", "5")
     assert packages == STORE
     assert cli == FAST_CLI
-    assert libraries == STORE_LIBRARIES
+    assert libraries == READ_LIBRARIES
 
 
 def test_cas_put_and_cat_load_the_store_only(project: Project) -> None:
-    for args in (("cas", "put", str(project.root / "small.txt")), ("cas", "cat", project.digest)):
-        packages, cli, libraries = project.loaded(*args)
-        assert packages == STORE, args
-        assert cli == FAST_CLI, args
-        assert libraries == STORE_LIBRARIES, args
+    packages, cli, libraries = project.loaded("cas", "cat", project.digest)
+    assert packages == STORE
+    assert cli == FAST_CLI
+    assert libraries == READ_LIBRARIES
+    packages, cli, libraries = project.loaded("cas", "put", str(project.root / "small.txt"))
+    assert packages == REFERENCES
+    assert cli == FAST_CLI
+    assert libraries == MODEL_LIBRARIES
 
 
 def test_trace_save_loads_tracing_and_the_store(project: Project) -> None:
     packages, cli, libraries = project.loaded(*_trace_save(project.root))
-    assert packages == STORE | {"reviewtrail.tracing", "reviewtrail.inputs"}
+    assert packages == REFERENCES | {"reviewtrail.tracing", "reviewtrail.inputs"}
     assert cli == FAST_CLI
-    assert libraries == STORE_LIBRARIES
+    assert libraries == MODEL_LIBRARIES
 
 
 def test_review_queue_and_decide_load_human_review_and_the_store(project: Project) -> None:
     packages, cli, libraries = project.loaded("review", "queue")
     assert packages == HUMAN_REVIEW
     assert cli == FAST_CLI
-    assert libraries == STORE_LIBRARIES
+    assert libraries == MODEL_LIBRARIES
     packages, cli, libraries = project.loaded(
         "review", "decide", project.item_id, "--prefer", "A", "--strength", "slight"
     )

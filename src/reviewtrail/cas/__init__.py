@@ -5,22 +5,12 @@ Public API::
     from reviewtrail.cas import FilesystemCas, MemoryCas, CasRef, CasObjectRef
 """
 
-from reviewtrail.cas._filesystem import FilesystemCas
-from reviewtrail.cas._memory import MemoryCas
-from reviewtrail.cas._protocol import (
-    BARE_SEARCH,
-    AnyRef,
-    ByteCallback,
-    CasStore,
-    Location,
-    ObjectCheck,
-    VerifyingReader,
-)
-from reviewtrail.cas._refs import (
+import importlib
+import typing
+
+from reviewtrail.cas._address import (
     DIGEST_PATTERN,
     HEX_PATTERN,
-    CasObjectRef,
-    CasRef,
     Digest,
     Pool,
     check_hex,
@@ -28,9 +18,36 @@ from reviewtrail.cas._refs import (
     is_hex,
     parse_address,
     parse_digest,
-    refs_in,
+)
+from reviewtrail.cas._filesystem import FilesystemCas
+from reviewtrail.cas._memory import MemoryCas
+from reviewtrail.cas._protocol import (
+    BARE_SEARCH,
+    ByteCallback,
+    CasStore,
+    Location,
+    ObjectCheck,
+    VerifyingReader,
 )
 from reviewtrail.cas._verified import ObjectState, StoredObject, locate_object, object_state, verified_chunks
+
+if typing.TYPE_CHECKING:
+    from reviewtrail.cas._protocol import AnyRef
+    from reviewtrail.cas._refs import CasObjectRef, CasRef, refs_in
+
+# The reference models are pydantic models, loaded on first use: reading an object by its address,
+# and reading records, never load pydantic.
+_LAZY = {"AnyRef": "_protocol", "CasObjectRef": "_refs", "CasRef": "_refs", "refs_in": "_refs"}
+
+
+def __getattr__(name: str) -> typing.Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "BARE_SEARCH",

@@ -14,14 +14,13 @@ import hashlib
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, BinaryIO
 
 from reviewtrail._durable import fsync_dir, sync_files
+from reviewtrail.cas._address import POOLS, Pool, check_hex
 from reviewtrail.cas._protocol import CHUNK, CasStore, Location, VerifyingReader
-from reviewtrail.cas._refs import POOLS, Pool, check_hex
 from reviewtrail.errors import CorruptObjectError, ReadOnlyStoreError, StoreNotInitializedError
 
 __all__ = ["OCI_INDEX", "OCI_LAYOUT", "FilesystemCas"]
@@ -78,6 +77,8 @@ class FilesystemCas(CasStore):
                 target = base / name
                 if target.exists():
                     continue
+                import tempfile  # only when writing: reads never load it
+
                 fd, tmp = tempfile.mkstemp(dir=self._ingest(pool), prefix=f".{name}.")
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(json.dumps(doc).encode())
@@ -185,6 +186,8 @@ class FilesystemCas(CasStore):
             raise ReadOnlyStoreError(
                 f"the store at {self.root} was opened read-only; this command writes", field="store"
             )
+        import tempfile  # only when writing: reads never load it
+
         return tempfile.mkstemp(dir=self._ingest(pool), prefix="put-")
 
     def _stage_stream(self, pool: Pool, src: IO[bytes]) -> tuple[str, int, bytes | str]:

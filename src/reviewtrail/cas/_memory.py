@@ -8,8 +8,8 @@ import threading
 from collections.abc import Iterator
 from typing import BinaryIO
 
+from reviewtrail.cas._address import Pool
 from reviewtrail.cas._protocol import CasStore, Location
-from reviewtrail.cas._refs import Pool
 from reviewtrail.errors import CorruptObjectError
 
 __all__ = ["MemoryCas"]

@@ -12,19 +12,22 @@ import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import IO, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
-from reviewtrail.cas._refs import (
+from reviewtrail.cas._address import (
     DEFAULT_MEDIA_TYPE,
     POOLS,
-    CasObjectRef,
-    CasRef,
     Pool,
     check_media_type,
     check_pool,
     parse_address,
 )
 from reviewtrail.errors import CorruptObjectError, InvalidInputError, ObjectNotFoundError
+
+if TYPE_CHECKING:
+    # The references are pydantic models (reviewtrail.cas._refs), loaded where one is made or
+    # given: reading an object by its address never loads pydantic.
+    from reviewtrail.cas._refs import CasObjectRef, CasRef
 
 __all__ = [
     "BARE_SEARCH",
@@ -39,12 +42,22 @@ __all__ = [
 
 CHUNK = 1 << 20
 Location = Literal["data", "agent-state", "legacy"]
-AnyRef = CasRef | CasObjectRef | str
+if TYPE_CHECKING:
+    AnyRef = CasRef | CasObjectRef | str
 # Called with the number of bytes just read (progress reporting on long reads and writes).
 ByteCallback = Callable[[int], None]
 # Search order for a bare hash (docs/architecture.md, "Content-addressed store"): data, then
 # agent-state, then the legacy layout.
 BARE_SEARCH: tuple[Location, ...] = ("data", "agent-state", "legacy")
+
+
+def __getattr__(name: str) -> Any:
+    """``AnyRef`` at run time, a union with the reference models (pydantic): made on first use."""
+    if name == "AnyRef":
+        from reviewtrail.cas._refs import CasObjectRef, CasRef
+
+        return CasRef | CasObjectRef | str
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -174,6 +187,8 @@ class CasStore(abc.ABC):
         self, items: Iterable[bytes], *, pool: Pool = "data", media_type: str = DEFAULT_MEDIA_TYPE
     ) -> list[CasRef]:
         """Store a batch; one durability barrier for the whole batch."""
+        from reviewtrail.cas._refs import CasRef
+
         pool = check_pool(pool)
         media_type = check_media_type(media_type)
         blobs: list[tuple[str, bytes | str]] = []
@@ -197,6 +212,8 @@ class CasStore(abc.ABC):
         on_bytes: ByteCallback | None = None,
     ) -> CasRef:
         """Store a file's bytes, hashing while copying (one pass, constant memory)."""
+        from reviewtrail.cas._refs import CasRef
+
         pool = check_pool(pool)
         media_type = check_media_type(media_type)
         p = os.fspath(path)
@@ -219,6 +236,8 @@ class CasStore(abc.ABC):
 
         Use it with a descriptor opened safely by the caller (e.g. without following symlinks).
         """
+        from reviewtrail.cas._refs import CasRef
+
         pool = check_pool(pool)
         media_type = check_media_type(media_type)
         hexdigest, size, staged = self._stage_stream(pool, _counted(stream, on_bytes))
@@ -240,6 +259,8 @@ class CasStore(abc.ABC):
         wrong-size original raises :class:`CorruptObjectError` and leaves nothing in ``pool``.
         Retaining an object already in ``pool`` verifies it and returns its typed ref.
         """
+        from reviewtrail.cas._refs import CasObjectRef, CasRef
+
         pool = check_pool(pool)
         media_type = check_media_type(media_type)
         if not isinstance(ref, CasObjectRef):
@@ -253,12 +274,14 @@ class CasStore(abc.ABC):
 
     # --- reads ----------------------------------------------------------------------------
     def _candidates(self, ref: AnyRef) -> tuple[str, int | None, tuple[Location, ...]]:
+        if isinstance(ref, str):  # an address: no reference model is needed
+            return parse_address(ref), None, BARE_SEARCH
+        from reviewtrail.cas._refs import CasObjectRef, CasRef
+
         if isinstance(ref, CasRef):
             return ref.hash, ref.size, (ref.pool,)
         if isinstance(ref, CasObjectRef):
             return ref.hash, ref.size, BARE_SEARCH
-        if isinstance(ref, str):
-            return parse_address(ref), None, BARE_SEARCH
         raise InvalidInputError(f"not a CAS reference: {type(ref).__name__}", field="ref")
 
     def locate(self, ref: AnyRef) -> Location | None:

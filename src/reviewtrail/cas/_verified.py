@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+from reviewtrail.cas._address import parse_address
 from reviewtrail.cas._protocol import CHUNK, ByteCallback, CasStore, Location
-from reviewtrail.cas._refs import parse_address
 from reviewtrail.errors import CorruptObjectError
 
 __all__ = ["ObjectState", "StoredObject", "locate_object", "object_state", "state_of", "verified_chunks"]

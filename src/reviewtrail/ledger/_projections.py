@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from reviewtrail.cas import CasObjectRef
 from reviewtrail.ledger._envelope import Envelope
 
 __all__ = [
@@ -82,11 +81,17 @@ def _cas_ref_rows(env: Envelope) -> Iterable[Row]:
     refs = env.cas_refs
     if not refs:
         return ()
-    return [("cas_refs", {"seq": env.seq, "hash": ref.hash, "size": ref.size, "pool": _pool(ref)}) for ref in refs]
+    from reviewtrail.cas import CasObjectRef  # loaded already: the refs are its instances
+
+    return [
+        ("cas_refs", {"seq": env.seq, "hash": ref.hash, "size": ref.size, "pool": _pool(ref, CasObjectRef)})
+        for ref in refs
+    ]
 
 
-def _pool(ref: Any) -> str:
-    pool = None if isinstance(ref, CasObjectRef) else ref.pool
+def _pool(ref: Any, bare: type[Any]) -> str:
+    """A typed reference's pool; ``""`` for a bare one (an instance of ``bare``)."""
+    pool = None if isinstance(ref, bare) else ref.pool
     return pool or ""
 
 
