@@ -199,3 +199,15 @@ def test_a_read_only_store_takes_no_claim(tmp_path: Path) -> None:
     assert not (root / CLAIMS_FOLDER).exists()
     reader.close()
     assert os.access(root, os.W_OK)
+
+
+def test_a_claims_folder_replaced_by_a_symlink_is_reported(tmp_path: Path) -> None:
+    store = new_store(tmp_path)
+    try:
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        (tmp_path / "store" / CLAIMS_FOLDER).symlink_to(elsewhere)
+        problems = store.verify().problems
+    finally:
+        store.close()
+    assert any(p.startswith(f"{CLAIMS_FOLDER} is not a plain folder") for p in problems), problems

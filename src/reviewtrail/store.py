@@ -42,7 +42,7 @@ STORE_FORMAT = 1
 # What a store folder holds besides its marker: a folder with any of these but no marker lost it.
 _STORE_CONTENTS = ("versioning", "ledger.sqlite", "cas", "workspaces")
 # Folders commands create in the store when they first need them; when present, they are folders.
-_STORE_FOLDERS = ("workspaces", "workspaces/.locks", "runs-pending", "cas")
+_STORE_FOLDERS = ("workspaces", "workspaces/.locks", "runs-pending", "cas", "campaign-claims")
 
 # (phase, advance, total) — total is known up front for every phase.
 Progress = Callable[[str, int, int], None]
