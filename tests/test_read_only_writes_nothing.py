@@ -12,6 +12,7 @@ read without writing its shared-memory file."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -117,3 +118,21 @@ def test_run_on_a_read_only_store_exits_5_and_writes_nothing(
     assert done.returncode == 5, done.stdout + done.stderr
     assert "read-only" in done.stderr
     assert _snapshot(project.root) == before
+
+
+def test_a_read_only_store_nobody_holds_open_is_still_read(tmp_path: Path) -> None:
+    """No reader keeps the ledger's WAL index: the read-only open cannot create it, and reads it
+    immutable instead of failing (it said 'attempt to write a readonly database', exit 5)."""
+    need(shutil.which("setpriv") is not None, "setpriv is needed to drop the DAC capabilities")
+    project = Project(tmp_path / "project")
+    subprocess.run(["chmod", "-R", "a-w", str(project.store)], check=True)
+    try:
+        before = _snapshot(project.root)
+        tail = _run([*DROP_DAC, EXE], project, "ledger", "tail", "-n", "5", "--json")
+        assert tail.returncode == 0, tail.stderr
+        assert "store.identity@1" in {r["type"] for r in json.loads(tail.stdout)}
+        checked = _run([*DROP_DAC, EXE], project, "verify", "--json")
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert _snapshot(project.root) == before
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(project.store)], check=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import sqlite3
 import threading
 import urllib.parse
@@ -34,6 +35,8 @@ from reviewtrail.ledger._sql_schema import COLUMNS
 __all__ = ["SqliteLedger"]
 
 _BUSY_TIMEOUT_S = 60.0
+# What SQLite says when a read-only open of a WAL database cannot create its -shm index.
+_CANNOT_MAP_WAL = re.compile(r"unable to open|attempt to write a readonly database")
 _FILES = ("", "-wal", "-shm", "-journal")  # the database and the files SQLite keeps beside it
 
 
@@ -103,8 +106,9 @@ class SqliteLedger(SqlLedger):
         except sqlite3.Error as exc:
             if conn is not None:
                 conn.close()
-            if read_only and isinstance(exc, sqlite3.OperationalError) and "unable to open" in str(exc):
-                # A WAL database on a read-only filesystem without its -shm file: open it immutable.
+            if read_only and isinstance(exc, sqlite3.OperationalError) and _CANNOT_MAP_WAL.search(str(exc)):
+                # A WAL database whose -shm file cannot be made (a read-only filesystem, or a folder
+                # this process may not write): open it immutable.
                 return self._connect_immutable()
             self._raise(exc, "open")
         return conn
