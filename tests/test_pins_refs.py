@@ -21,7 +21,7 @@ from reviewtrail.cas import (
     parse_digest,
     refs_in,
 )
-from reviewtrail.cas._refs import check_media_type, check_pool
+from reviewtrail.cas._address import check_media_type, check_pool
 from reviewtrail.errors import InvalidAddressError, InvalidInputError
 
 HEX = "0123456789abcdef" * 4

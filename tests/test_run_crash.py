@@ -33,6 +33,7 @@ from reviewtrail.provenance._pending import session_lock, write_marker
 from reviewtrail.provenance._sandbox import bwrap_available
 from reviewtrail.provenance._snapshot import snapshot
 from reviewtrail.store import Store
+from support.sandbox import processes_with
 
 
 @pytest.fixture
@@ -65,17 +66,6 @@ def wait_for(check: object, what: str, limit: float = 60.0) -> None:
         if time.monotonic() > deadline:
             pytest.fail(f"gave up waiting for {what}")
         time.sleep(0.05)
-
-
-def processes_with(marker: str) -> list[str]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if marker.encode() in Path("/proc", pid, "cmdline").read_bytes():
-                found.append(pid)
-        except OSError:
-            continue
-    return found
 
 
 # --- kill -9 mid-run -------------------------------------------------------------------------------

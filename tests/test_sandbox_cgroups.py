@@ -4,11 +4,9 @@ own supervisor, shares memory or fills its tmpfs still cannot pass --max-memory 
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import uuid
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -20,7 +18,8 @@ from reviewtrail.config import Settings
 from reviewtrail.errors import EXIT_BACKEND, BackendUnavailableError
 from reviewtrail.provenance import ResourceLimits, _cgroup, create_session, run_code
 from reviewtrail.provenance._cgroup import CGROUP_V1, RunCgroup, cgroup_support, create_run_cgroup
-from reviewtrail.provenance._sandbox import SandboxRequest, SandboxResult, bwrap_available, run_sandboxed
+from reviewtrail.provenance._sandbox import bwrap_available
+from support.sandbox import processes_with, run
 
 MiB = 1 << 20
 
@@ -49,14 +48,6 @@ def ws(tmp_path: Path) -> Path:
     return path
 
 
-def run(ws: Path, code: str, lang: str = "python", limits: ResourceLimits | None = None, **kw: Any) -> SandboxResult:
-    kw.setdefault("env", {})
-    kw.setdefault("timeout", 60.0)
-    return run_sandboxed(
-        SandboxRequest(code=code, lang=lang, workspace=ws, limits=limits or ResourceLimits(), **kw)  # type: ignore[arg-type]
-    )
-
-
 @pytest.fixture
 def made(monkeypatch: pytest.MonkeyPatch) -> list[RunCgroup]:
     """Every run group the test makes (the real function, watched), to check each is removed."""
@@ -77,17 +68,6 @@ def left(groups: list[RunCgroup]) -> list[Path]:
     """The folders of ``groups`` still there (none once their runs have ended)."""
     assert groups, "no run group was made"
     return [path for g in groups for path in g.groups.values() if path.exists()]
-
-
-def host_processes_with(marker: str) -> list[str]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if marker.encode() in Path("/proc", pid, "cmdline").read_bytes():
-                found.append(pid)
-        except OSError:
-            continue
-    return found
 
 
 # --- memory that RLIMIT_DATA and the supervisor's count do not see -------------------------------------
@@ -115,7 +95,7 @@ def test_killing_the_supervisor_does_not_lift_max_procs(ws: Path, made: list[Run
     assert r.stdout.startswith(b"killed-supervisor"), (r.stdout, r.stderr)
     assert (r.status, r.limit_exceeded, r.exit_code) == ("failed", "procs", 137), (r.stdout, r.stderr, r.error)
     assert b"survived" not in r.stdout
-    assert host_processes_with(f"sleep\x003{marker}") == []  # every process of the sandbox is gone
+    assert processes_with(f"sleep\x003{marker}") == []  # every process of the sandbox is gone
     assert left(made) == []
 
 

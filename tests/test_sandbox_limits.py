@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -18,8 +16,9 @@ from reviewtrail.config import Settings
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.provenance import ResourceLimits, create_session, parse_size, run_code
 from reviewtrail.provenance._limits import reported_limit
-from reviewtrail.provenance._sandbox import SandboxRequest, SandboxResult, bwrap_available, run_sandboxed
+from reviewtrail.provenance._sandbox import bwrap_available
 from reviewtrail.store import Store
+from support.sandbox import processes_with, run
 
 MiB = 1 << 20
 
@@ -30,26 +29,6 @@ def ws(tmp_path: Path) -> Path:
     path = tmp_path / "ws"
     path.mkdir()
     return path
-
-
-def run(ws: Path, code: str, lang: str = "python", limits: ResourceLimits | None = None, **kw: Any) -> SandboxResult:
-    kw.setdefault("env", {})
-    kw.setdefault("timeout", 60.0)
-    return run_sandboxed(
-        SandboxRequest(code=code, lang=lang, workspace=ws, limits=limits or ResourceLimits(), **kw)  # type: ignore[arg-type]
-    )
-
-
-def host_processes_with(marker: str) -> list[str]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmdline = Path("/proc", pid, "cmdline").read_bytes()
-        except OSError:
-            continue
-        if marker.encode() in cmdline:
-            found.append(pid)
-    return found
 
 
 # --- sizes and defaults ---------------------------------------------------------------------------
@@ -86,7 +65,7 @@ def test_memory_of_all_processes_together(ws: Path) -> None:
     code = f'for i in 1 2 3 4 5; do python3 -c "{child}" & done; wait'
     r = run(ws, code, "bash", limits=ResourceLimits(max_memory=256 * MiB))
     assert (r.status, r.limit_exceeded) == ("failed", "memory"), (r.stderr, r.error)
-    assert host_processes_with(marker) == []
+    assert processes_with(marker) == []
 
 
 def test_process_count(ws: Path) -> None:
@@ -95,7 +74,7 @@ def test_process_count(ws: Path) -> None:
             limits=ResourceLimits(max_procs=20))  # fmt: skip
     assert (r.status, r.limit_exceeded, r.exit_code) == ("failed", "procs", 137), r.stderr
     assert b"done" not in r.stdout and r.error and "--max-procs 20" in r.error
-    assert host_processes_with(f"sleep\x001{marker}") == []  # every process of the sandbox is gone
+    assert processes_with(f"sleep\x001{marker}") == []  # every process of the sandbox is gone
     ok = run(
         ws, "for i in $(seq 10); do sleep 0.2 & done; wait; echo done", "bash", limits=ResourceLimits(max_procs=20)
     )

@@ -2,7 +2,7 @@
 
 The references are pydantic models, loaded where one is made or checked; the address rules they
 apply (and that reading an object by its address needs, without pydantic) are in
-:mod:`reviewtrail.cas._address`, re-exported here.
+:mod:`reviewtrail.cas._address`.
 """
 
 from __future__ import annotations
@@ -14,41 +14,16 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from reviewtrail._strict import IS_INT
 from reviewtrail.cas._address import (
     DEFAULT_MEDIA_TYPE,
-    DIGEST_PATTERN,
     DIGEST_PREFIX,
-    HEX_PATTERN,
-    POOLS,
     Digest,
     Pool,
     check_hex,
     check_media_type,
-    check_pool,
-    is_digest,
-    is_hex,
-    parse_address,
     parse_digest,
 )
 from reviewtrail.errors import InvalidInputError
 
-__all__ = [
-    "DEFAULT_MEDIA_TYPE",
-    "DIGEST_PATTERN",
-    "DIGEST_PREFIX",
-    "HEX_PATTERN",
-    "POOLS",
-    "CasObjectRef",
-    "CasRef",
-    "Digest",
-    "Pool",
-    "check_hex",
-    "check_media_type",
-    "check_pool",
-    "is_digest",
-    "is_hex",
-    "parse_address",
-    "parse_digest",
-    "refs_in",
-]
+__all__ = ["CasObjectRef", "CasRef", "refs_in"]
 
 
 class CasObjectRef(BaseModel):

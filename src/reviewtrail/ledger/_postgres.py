@@ -132,10 +132,8 @@ class PostgresLedger(SqlLedger):
                     raise StorageFullError(f"PostgreSQL: {self._redacted(first)}; nothing was written") from None
                 raise BackendUnavailableError(f"PostgreSQL: {self._redacted(first)}", field="database") from None
             with self._lock:
-                with contextlib.suppress(Exception):
-                    self._conn.close()
                 try:
-                    self._conn = self._connect()
+                    self._reconnect()
                 except BackendUnavailableError as exc:
                     raise BackendUnavailableError(
                         f"PostgreSQL connection lost during an append and not re-established ({exc}); "
