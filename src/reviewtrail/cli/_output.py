@@ -24,6 +24,7 @@ __all__ = [
     "PIPE_WIDTH",
     "fail",
     "handle_errors",
+    "lost_database",
     "os_error_outcome",
     "plain_table",
     "print_json",
@@ -60,7 +61,7 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        from reviewtrail.errors import EXIT_INTERNAL, ReviewtrailError
+        from reviewtrail.errors import EXIT_BACKEND, EXIT_INTERNAL, ReviewtrailError
 
         as_json = bool(kwargs.get("as_json", False))
         try:
@@ -75,9 +76,39 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
             # Any other broken pipe (to a sandbox, a socket) is an error like the rest.
             message, code = os_error_outcome(exc, EXIT_INTERNAL)
             fail(message, code, as_json=as_json, kind="OSError")
+        except Exception as exc:
+            lost = lost_database(exc)
+            if lost is None:
+                raise
+            fail(lost, EXIT_BACKEND, as_json=as_json, field="database", kind="BackendUnavailableError")
         raise AssertionError("unreachable")  # pragma: no cover
 
     return wrapper
+
+
+def lost_database(exc: BaseException) -> str | None:
+    """The message for a PostgreSQL connection lost (or refused) where no library call mapped it,
+    naming the database with its password redacted, or None for any other error. Every write is
+    one transaction, so what was not committed was rolled back by the server: nothing is
+    half-written. psycopg is asked only when it was loaded (a PostgreSQL store is open)."""
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is None or not isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
+        return None
+    from reviewtrail._redact import redact_text, redact_url
+
+    try:
+        from reviewtrail.config import load_settings
+
+        url = load_settings().database_url
+    except Exception:  # a broken configuration would have failed before any connection
+        url = ""
+    where = f"the PostgreSQL database {redact_url(url)}" if url else "the PostgreSQL database"
+    detail = redact_text(str(exc), url) if url else str(exc)
+    detail = " ".join(detail.split()) or type(exc).__name__
+    return (
+        f"lost the connection to {where}: {detail}; the command stopped and nothing was half-written "
+        "(a transaction left open was rolled back)"
+    )
 
 
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
