@@ -4,7 +4,10 @@ own supervisor, shares memory or fills its tmpfs still cannot pass --max-memory 
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import subprocess
+import time
 import uuid
 from pathlib import Path
 
@@ -235,3 +238,48 @@ def test_without_a_group_the_address_space_limit_counts_shared_memory(
     assert r.enforced_by["memory"] == "supervisor+rlimit-as"
     ok = run(ws, "b = bytearray(64 << 20)\nprint('ok')", limits=ResourceLimits(max_memory=256 * MiB, weak=True))
     assert (ok.status, ok.stdout) == ("succeeded", b"ok\n"), (ok.stderr, ok.error)
+
+
+def test_a_group_that_cannot_be_set_up_is_exit_5_and_leaves_no_group() -> None:
+    need(cgroup_support() is None, f"no control group can be made here: {cgroup_support()}")
+    parents, _ = _cgroup._parents()
+    assert parents is not None
+    label = f"t-{uuid.uuid4().hex}"
+    blocker = parents["pids"] / label  # the pids group's name is taken: its mkdir fails after memory's
+    blocker.mkdir()
+    try:
+        with pytest.raises(BackendUnavailableError) as err:
+            create_run_cgroup(ResourceLimits(max_memory=64 * MiB, max_procs=4), name=label)
+        assert err.value.exit_code == EXIT_BACKEND and err.value.field == "limits"
+        assert "nothing ran" in str(err.value)
+        assert not (parents["memory"] / label).exists()  # the group made before the failure is gone
+    finally:
+        blocker.rmdir()
+
+
+def test_stale_empty_groups_are_swept_and_live_or_recent_ones_kept() -> None:
+    need(cgroup_support() is None, f"no control group can be made here: {cgroup_support()}")
+    parents, _ = _cgroup._parents()
+    assert parents is not None
+    memory = parents["memory"]
+    stale, recent, busy = (memory / f"t-{kind}-{uuid.uuid4().hex}" for kind in ("stale", "recent", "busy"))
+    for group in (stale, recent, busy):
+        group.mkdir()
+    old = time.time() - 2 * _cgroup._STALE
+    os.utime(stale, (old, old))
+    os.utime(busy, (old, old))
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        (busy / "cgroup.procs").write_text(str(sleeper.pid))
+        group = create_run_cgroup(ResourceLimits(max_memory=64 * MiB, max_procs=4))
+        assert group is not None
+        group.close()
+        assert not stale.exists()  # an empty group left by a killed reviewtrail, older than a minute
+        assert recent.exists()  # just made: its sandbox may not have joined yet
+        assert busy.exists()  # a process still runs in it
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        _cgroup._empty(busy)
+        for group in (stale, recent, busy):
+            _cgroup._remove(group)
