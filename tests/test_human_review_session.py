@@ -441,6 +441,43 @@ def test_next_open_card_pages_past_the_items_seen(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- the terminal path, single keys
 
 
+@pytest.fixture
+def busy_cores() -> Any:
+    """Every core kept busy by a spinning process while the test runs: the terminal tests must
+    hold on a loaded machine (keys and Ctrl-C acted on however late the session is scheduled)."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(max(2, os.cpu_count() or 1))]
+    try:
+        yield hogs
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+
+
+def test_a_ctrl_c_is_raised_at_the_next_read_wherever_it_landed() -> None:
+    import pty
+    import signal
+    import tty
+
+    from reviewtrail.cli._session_input import TerminalKeys, _interrupt_pipe
+
+    master, slave = pty.openpty()
+    tty.setcbreak(slave)  # single keys, as the session reads them
+    try:
+        with _interrupt_pipe() as interrupts:
+            keys = TerminalKeys(slave, interrupts)
+            os.write(master, b"a")
+            assert keys.key() == "a"
+            os.kill(os.getpid(), signal.SIGINT)  # lands while nothing reads: only noted
+            os.write(master, b"b")
+            with pytest.raises(KeyboardInterrupt):
+                keys.key()
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the earlier handler is back
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
 def _read_until(fd: int, wanted: bytes, seen: bytearray, limit: float = 60.0) -> None:
     """Read the pseudo-terminal into ``seen`` until ``wanted`` appears (bounded: fails after
     ``limit`` seconds without it)."""
@@ -461,7 +498,9 @@ def _read_until(fd: int, wanted: bytes, seen: bytearray, limit: float = 60.0) ->
 
 
 @pytest.mark.slow
-def test_single_keys_work_without_enter_on_a_terminal_and_its_settings_are_restored(project: Path) -> None:
+def test_single_keys_work_without_enter_on_a_terminal_and_its_settings_are_restored(
+    project: Path, busy_cores: Any
+) -> None:
     import pty
 
     items = blinded_items(project, 2)
@@ -525,7 +564,7 @@ def _take_terminal() -> None:
 
 
 @pytest.mark.slow
-def test_ctrl_c_on_a_terminal_restores_its_settings_and_records_nothing(project: Path) -> None:
+def test_ctrl_c_on_a_terminal_restores_its_settings_and_records_nothing(project: Path, busy_cores: Any) -> None:
     import pty
 
     blinded_items(project, 1)

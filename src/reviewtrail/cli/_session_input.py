@@ -66,13 +66,23 @@ class LineKeys:
 
 class TerminalKeys:
     """Single keys from the terminal on ``fd`` in cbreak mode (no Enter needed, no echo); lines
-    and texts are read with the terminal's own line editing and echo."""
+    and texts are read with the terminal's own line editing and echo.
 
-    def __init__(self, fd: int) -> None:
+    ``interrupts``: the read end of a pipe that a Ctrl-C (SIGINT) handler writes to. Every read
+    waits on the terminal and on that pipe, and a Ctrl-C raises ``KeyboardInterrupt`` here, at a
+    read, never at whatever line the signal happened to land on (where a cleanup that swallows
+    exceptions could lose it)."""
+
+    def __init__(self, fd: int, interrupts: int | None = None) -> None:
         self._fd = fd
+        self._interrupts = interrupts
         self._pending = b""
 
     def _read(self) -> bytes:
+        if self._interrupts is not None:
+            ready, _, _ = select.select([self._fd, self._interrupts], [], [])
+            if self._interrupts in ready:
+                raise KeyboardInterrupt
         return os.read(self._fd, 1024)
 
     def key(self) -> str | None:
@@ -151,8 +161,36 @@ def key_input() -> Iterator[KeyInput]:
 
     fd = stdin.fileno()
     saved = termios.tcgetattr(fd)
+    with _interrupt_pipe() as interrupts:
+        try:
+            tty.setcbreak(fd, termios.TCSANOW)
+            yield TerminalKeys(fd, interrupts)
+        finally:
+            termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+@contextlib.contextmanager
+def _interrupt_pipe() -> Iterator[int]:
+    """A pipe that Ctrl-C (SIGINT) writes to while the session runs, its read end yielded; the
+    earlier handler and wakeup descriptor are restored on the way out. The interpreter's own
+    signal handler writes to the pipe (``signal.set_wakeup_fd``), whichever thread the signal is
+    delivered to, so a read waiting in the main thread always wakes; the Python-level handler
+    does nothing. The next read of a key or a line raises ``KeyboardInterrupt`` (a decision being
+    recorded is finished first)."""
+    import signal
+
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+
+    def note(signum: int, frame: object) -> None:
+        """Noted through the wakeup descriptor; acted on at the next read."""
+
+    earlier = signal.signal(signal.SIGINT, note)
+    earlier_fd = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
     try:
-        tty.setcbreak(fd, termios.TCSANOW)
-        yield TerminalKeys(fd)
+        yield read_end
     finally:
-        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+        signal.set_wakeup_fd(earlier_fd)
+        signal.signal(signal.SIGINT, earlier)
+        os.close(read_end)
+        os.close(write_end)
