@@ -69,3 +69,17 @@ def test_run_errors_and_exit_codes(project: Path) -> None:
     run("artifact", "upload", "img", "img.bin")
     code, _, err = run("artifact", "diff", "img@1", "img@2")
     assert code == 2 and "mediaType" in err
+
+
+def test_a_name_only_other_projects_hold_says_to_pass_project_and_names_them(project: Path) -> None:
+    (project / "data.csv").write_text("a,b\n1,2\n")
+    for name in ("paper-42", "paper-7"):
+        code, _, err = run("artifact", "upload", "results.csv", "data.csv", "--project", name)
+        assert code == 0, err
+    code, _, err = run("provenance", "results.csv")
+    assert code == 3
+    text = " ".join(err.split())
+    assert "no artifact 'results.csv' in project default" in text
+    assert "paper-42, paper-7" in text and "--project" in text and "REVIEWTRAIL_PROJECT" in text
+    code, _, err = run("provenance", "never-uploaded.csv")
+    assert code == 3 and "--project" not in err  # no project holds it: nothing to point at

@@ -120,3 +120,14 @@ def test_extract_pdf_of_a_file_that_is_no_pdf_records_nothing(project: Path) -> 
     code, out, _ = run("evidence", "extract-pdf", "doi:10.1/x", "broken.pdf", "--json")
     assert code == 0 and json.loads(out)["status"] == "failed"
     assert stored()[1] == before[1] + 1
+
+
+def test_review_help_describes_the_reviewer_specialist_and_human_review() -> None:
+    from conftest import run_wide
+
+    code, out, _ = run_wide("review", "--help")
+    assert code == 0
+    text = " ".join(out.split())
+    assert "Reviewer Specialist" in text and "human pairwise review" in text
+    for command in ("run", "show", "citations", "queue", "decide", "history", "session", "export"):
+        assert command in text

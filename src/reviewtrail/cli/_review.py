@@ -13,7 +13,15 @@ __all__ = ["claims_app", "evidence_app", "review_app"]
 
 claims_app = typer.Typer(help="Claims extracted from assistant replies.", no_args_is_help=True)
 evidence_app = typer.Typer(help="Evidence items and their links to claims.", no_args_is_help=True)
-review_app = typer.Typer(help="The Reviewer Specialist (off unless REVIEWTRAIL_REVIEWER is set).", no_args_is_help=True)
+review_app = typer.Typer(
+    help=(
+        "Reviews of AI work, by a model and by people. The Reviewer Specialist, an LLM reviewer "
+        "(run, show, citations; off unless REVIEWTRAIL_REVIEWER is set), and human pairwise review "
+        "of a campaign's blinded candidates (queue, decide, history, session, export, export-verify)."
+        "\n\nExample: reviewtrail review session support-triage --version 1"
+    ),
+    no_args_is_help=True,
+)
 JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
 ProjectOpt = Annotated[str, typer.Option("--project", envvar="REVIEWTRAIL_PROJECT", help="Project id.")]
 

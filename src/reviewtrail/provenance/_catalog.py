@@ -88,13 +88,23 @@ def get_version(store: Store, name: str, version: int | None = None, project_id:
     check_project(project_id)
     versions = _recorded_versions(store, artifact_id_for(project_id, _check_name(name)))
     if not versions:
-        raise NotFoundError(f"no artifact {name!r} in project {project_id}", field="name")
+        raise NotFoundError(f"no artifact {name!r} in project {project_id}{_elsewhere(store, name)}", field="name")
     if version is None:
         return versions[-1]
     for info in versions:
         if info.record.version == version:
             return info
     raise NotFoundError(f"artifact {name!r} has no version {version} (latest: {len(versions)})", field="version")
+
+
+def _elsewhere(store: Store, name: str) -> str:
+    """A hint naming the projects that do hold an artifact ``name`` (a hint only, from the query
+    table: the answer a user then asks for is read from the records)."""
+    projects = sorted({str(row["project_id"]) for row in store.ledger.rows("prov_artifact_versions", name=name)})
+    if not projects:
+        return ""
+    shown = ", ".join(projects[:10]) + (f" and {len(projects) - 10} more" if len(projects) > 10 else "")
+    return f"; projects holding {name!r}: {shown}; pass --project ID (or set REVIEWTRAIL_PROJECT)"
 
 
 def _recorded_versions(store: Store, artifact_id: str) -> list[VersionInfo]:
