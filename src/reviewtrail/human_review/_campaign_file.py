@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
@@ -16,7 +17,8 @@ from reviewtrail.human_review._records import ReviewPrompt
 from reviewtrail.human_review._yaml_marks import Locate, key_lines, nearest, read_yaml
 from reviewtrail.ledger import Privacy
 
-__all__ = ["CampaignEntry", "FileFormat", "file_format", "parse_campaign_file"]
+__all__ = ["CampaignEntry", "FileFormat", "file_format", "jsonl_lines", "parse_campaign_file"]
+
 
 FileFormat = Literal["jsonl", "yaml"]
 _PRIVACY: tuple[str, ...] = get_args(Privacy)
@@ -89,8 +91,8 @@ def _entry(index: int, line: int, value: Any, locate: Locate) -> CampaignEntry:
 
 def _jsonl_entries(text: str) -> list[tuple[int, Any, Locate]]:
     out: list[tuple[int, Any, Locate]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+    for number, line in jsonl_lines(text):
+        if not line:
             continue
         try:
             out.append((number, json.loads(line), {}))
@@ -110,3 +112,12 @@ def _yaml_entries(text: str) -> list[tuple[int, Any, Locate]]:
         return [(node.start_mark.line + 1, loader.construct_document(node), key_lines(node)) for node in root.value]
 
     return read_yaml(text, build) or []
+
+
+def jsonl_lines(text: str) -> Iterator[tuple[int, str]]:
+    """The lines of a JSONL text, numbered from 1, split at ``\\n`` only (a ``\\r`` before it
+    dropped), with JSON's own whitespace stripped: a blank line comes out empty. U+2028, U+2029,
+    U+0085 and the other characters Python's ``splitlines`` breaks at are text inside a line, as
+    ``json.dumps(..., ensure_ascii=False)`` and our own export write them."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        yield number, line.strip(" \t\r")

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reviewtrail._strict import kind_of
 from reviewtrail.errors import InvalidInputError, NotFoundError
+from reviewtrail.human_review._campaign_file import jsonl_lines
 from reviewtrail.human_review._eligibility import PRIVACY_ORDER
 from reviewtrail.human_review._records import ACTOR, PROMPT, ReviewResponse
 from reviewtrail.human_review._resolve import current, prompt_ref, run_facts, runs_over
@@ -159,8 +160,8 @@ def _records(c: _Checked, actor: str) -> list[NewRecord]:
 def _check_file(store: Store, text: str) -> list[_Checked]:
     out: list[_Checked] = []
     lines: dict[str, int] = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
+    for number, raw in jsonl_lines(text):
+        if not raw:
             continue
         c = _check_line(store, number, raw)
         if c.run.run_id in lines:
