@@ -269,6 +269,8 @@ def test_yaml_aliases_are_refused() -> None:
         parse_campaign_file(text, "yaml")
     assert info.value.field == "line 1: file"  # the anchored node's line
     assert "aliases" in str(info.value)
+    # ... and says what to do instead
+    assert "write each value out in full" in str(info.value) and "JSONL" in str(info.value)
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "yaml"])

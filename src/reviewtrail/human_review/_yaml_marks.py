@@ -47,7 +47,11 @@ def _refuse_aliases(node: yaml.Node, seen: set[int]) -> None:
     small file into an enormous one."""
     if id(node) in seen:
         raise InvalidInputError(
-            "YAML anchors and aliases are not supported", field=f"line {node.start_mark.line + 1}: file"
+            (
+                "YAML anchors and aliases (&name, *name) are not supported: write each value out in full, "
+                "without aliases, or write the file as JSON (a campaign file as JSONL, one object per line)"
+            ),
+            field=f"line {node.start_mark.line + 1}: file",
         )
     seen.add(id(node))
     if isinstance(node, yaml.MappingNode):
