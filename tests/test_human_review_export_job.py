@@ -294,3 +294,22 @@ def test_an_invalid_item_is_reported_as_invalid_whatever_its_decision(tmp_path: 
     assert found[undecided.item_id].field == "item" and found[undecided.item_id].decision_id is None
     assert "the item is invalid" in found[undecided.item_id].reason
     store.close()
+
+
+def test_the_left_out_table_groups_an_items_superseded_decisions() -> None:
+    from reviewtrail.cli._campaign_outputs import left_out_rows
+    from reviewtrail.human_review import ExportExclusion
+
+    not_active = "the decision is not active: D9 is the item's active decision"
+    excluded = [
+        ExportExclusion("item-1", "D1", "prefer", "decision", not_active),
+        ExportExclusion("item-1", "D2", "tie", "decision", not_active),
+        ExportExclusion("item-1", "D3", "prefer", "decision", not_active),
+        ExportExclusion("item-2", "D4", "skip", "disposition", "skip is never a training example"),
+        ExportExclusion("item-1", "D9", "correct", "eligibility", "training was disabled"),
+    ]
+    assert left_out_rows(excluded) == [
+        ["item-1", "3", "prefer x2, tie", "decision", not_active],
+        ["item-2", "1", "skip", "disposition", "skip is never a training example"],
+        ["item-1", "1", "correct", "eligibility", "training was disabled"],
+    ]

@@ -3,6 +3,8 @@ receipt``: what a campaign version yields, for its owner."""
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -12,7 +14,7 @@ from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, table
 from reviewtrail.cli._progress import PROGRESS_HELP
 
 if TYPE_CHECKING:
-    from reviewtrail.human_review import Coverage, ExportVerification
+    from reviewtrail.human_review import Coverage, ExportExclusion, ExportVerification
 
 __all__ = ["register", "register_review"]
 
@@ -52,8 +54,21 @@ def export(
     for entry in report.files:
         print(f"  {entry['name']}: {entry['rows']} row(s), sha256 {entry['sha256']}")
     if report.excluded:
-        rows = [[e.item_id, e.disposition or "", e.field, e.reason] for e in report.excluded]
-        table("Left out", ["item", "disposition", "field", "reason"], rows)
+        table("Left out", ["item", "decisions", "disposition", "field", "reason"], left_out_rows(report.excluded))
+
+
+def left_out_rows(excluded: Sequence[ExportExclusion]) -> list[list[str]]:
+    """The "Left out" table: one row per item and reason, so an item's superseded decisions are
+    one row (how many, and their dispositions) rather than one row each; first-seen order."""
+    groups: dict[tuple[str, str, str], list[ExportExclusion]] = {}
+    for entry in excluded:
+        groups.setdefault((entry.item_id, entry.field, entry.reason), []).append(entry)
+    rows = []
+    for (item_id, field, reason), entries in groups.items():
+        counts = Counter(e.disposition or "-" for e in entries)
+        dispositions = ", ".join(d if n == 1 else f"{d} x{n}" for d, n in counts.items())
+        rows.append([item_id, str(len(entries)), dispositions, field, reason])
+    return rows
 
 
 @handle_errors
