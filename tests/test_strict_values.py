@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from conftest import init_cli_store, run_cli
-from reviewtrail.cas import _refs as cas_refs
+from reviewtrail.cas import _ref_models as cas_ref_models
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.evidence import _records as evidence_records
 from reviewtrail.evidence._evidence import parse_origin
@@ -42,7 +42,7 @@ MODULES = (
     reviewer_records,
     model_records,
     _call_record,
-    cas_refs,
+    cas_ref_models,
 )
 NOT_AN_INT = "must be an integer, not a boolean"
 NOT_A_NUMBER = "must be a number, not a boolean"

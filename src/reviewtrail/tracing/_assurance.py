@@ -21,6 +21,7 @@ from typing import Literal
 from reviewtrail.tracing._families import UNKNOWN, model_family
 
 __all__ = [
+    "NATIVE_BACKEND",
     "SENTINELS",
     "SUCCESS_STATUSES",
     "Assurance",
@@ -40,6 +41,8 @@ SUCCESS_STATUSES = frozenset({"ok", "fallback_used", "success", "completed"})
 ModelSource = Literal["backend-reported", "host-session-event", "requested", "unavailable"]
 # Backends whose reviews stay provisional whatever else holds: the compatibility Copilot drive mode.
 PROVISIONAL_BACKENDS = frozenset({"copilot"})
+# The native host backend: its calls take their identities from host-session evidence (``_native_bind``).
+NATIVE_BACKEND = "copilot-native"
 REPORTED_SOURCES = frozenset({"backend-reported", "host-session-event"})
 Independence = Literal["cross-family", "same-family", "unknown"]
 Acceptance = Literal["accepted", "provisional"]

@@ -7,6 +7,9 @@ in records written since file digests were stored; ``save`` (the save's token, n
 ``trace.save-begun@1`` record) in records written since saves record that they began. Names and
 paths are not checked here: the trace reader (``trace_ledger_problems``) reports a record whose
 skill or run id it cannot use.
+
+:mod:`reviewtrail.tracing._payload_checks` answers the same without pydantic for the payloads it
+is sure of; a change here is a change there (``tests/test_trace_save_fast_payloads.py``).
 """
 
 from __future__ import annotations

@@ -10,13 +10,15 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.tracing._assurance import Assurance, assess, declared_mismatches
 from reviewtrail.tracing._families import model_family
 from reviewtrail.tracing._layout import check_name
-from reviewtrail.tracing._native_evidence import NativeEvidence
+
+if TYPE_CHECKING:
+    from reviewtrail.tracing._native_evidence import NativeEvidence
 
 __all__ = [
     "ReviewCall",

@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,6 +61,8 @@ def project_root(explicit: str | Path | None = None, cwd: Path | None = None) ->
     if explicit is not None:
         return Path(explicit).absolute()
     here = (cwd or Path.cwd()).absolute()
+    import subprocess  # only here: a save given its project folder starts without it
+
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--show-toplevel"], cwd=here, capture_output=True, text=True, timeout=10, check=False

@@ -14,10 +14,13 @@ Rules, as the reference ``save_trace.sh`` applies them:
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.tracing._native_evidence import NATIVE_BACKEND, NativeEvidence, bound_verdict
+from reviewtrail.tracing._assurance import NATIVE_BACKEND
+
+if TYPE_CHECKING:
+    from reviewtrail.tracing._native_evidence import NativeEvidence
 
 __all__ = ["bind_native"]
 
@@ -71,6 +74,8 @@ def bind_native(call: ReviewCall) -> None:
                 f"a successful --backend {NATIVE_BACKEND} trace requires --native-evidence", field="native_evidence"
             )
         return
+    from reviewtrail.tracing._native_evidence import bound_verdict
+
     _agree(call, "executor_model", evidence.executor_model)
     _agree(call, "reported_reviewer_model", evidence.reviewer_model)
     _agree(call, "model", evidence.reviewer_model)

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewtrail.errors import IntegrityError, InvalidInputError
+from reviewtrail.tracing._assurance import NATIVE_BACKEND
 from reviewtrail.tracing._families import UNKNOWN, model_family
 from reviewtrail.tracing._native_events import Lifecycle, find_lifecycle
 
@@ -51,7 +52,6 @@ __all__ = ["EVIDENCE_SCHEMA", "NATIVE_BACKEND", "NativeEvidence", "bound_verdict
 
 EVIDENCE_SCHEMA = "aris.copilot-native.evidence/v1"
 CHALLENGE_SCHEMA = "aris.copilot-native.challenge/v1"
-NATIVE_BACKEND = "copilot-native"
 MAX_EVENT_LOG_BYTES = 256 * 1024 * 1024
 FIELD = "native_evidence"
 

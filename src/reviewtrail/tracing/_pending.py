@@ -16,7 +16,6 @@ import fcntl
 import json
 import os
 import re
-import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,7 +66,7 @@ class PendingMarker:
         self._fd: int | None = None
         self._path: Path | None = None
         self._claimed: tuple[str, int, bool] | None = None
-        self.save = secrets.token_hex(16)  # one per save, in every marker it writes and in its records
+        self.save = os.urandom(16).hex()  # one per save, in every marker it writes and in its records
 
     def claim(self, run_id: str, number: int, created: bool) -> None:
         """Name the call about to be written (a new marker file replaces the previous one)."""
@@ -83,7 +82,7 @@ class PendingMarker:
             "pid": os.getpid(),
             "save": self.save,
         }
-        token = secrets.token_hex(8)
+        token = os.urandom(8).hex()
         tmp = self.folder / f".{token}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:

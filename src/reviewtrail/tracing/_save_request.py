@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 from reviewtrail.tracing._cli_support import read_prompt, read_response, split_files, warn_claims
 from reviewtrail.tracing._documents import ReviewCall
 from reviewtrail.tracing._ledger_link import StoreLocator
-from reviewtrail.tracing._native_evidence import validate_native_evidence
 from reviewtrail.tracing._record import TraceResult, record_call
 
 if TYPE_CHECKING:
     from reviewtrail.store import Store
+    from reviewtrail.tracing._native_evidence import NativeEvidence
 
 __all__ = ["TraceSaveRequest", "save_trace", "trace_save_request"]
 
@@ -80,6 +80,15 @@ def trace_save_request(options: Mapping[str, Any]) -> TraceSaveRequest:
     return TraceSaveRequest(**options)
 
 
+def _native_evidence(path: Path | None) -> NativeEvidence | None:
+    """The call's validated host-session evidence, when ``--native-evidence`` names one."""
+    if path is None:
+        return None
+    from reviewtrail.tracing._native_evidence import validate_native_evidence
+
+    return validate_native_evidence(path)
+
+
 def _review_call(r: TraceSaveRequest) -> ReviewCall:
     return ReviewCall(
         skill=r.skill,
@@ -112,7 +121,7 @@ def _review_call(r: TraceSaveRequest) -> ReviewCall:
         declared_executor_family=r.executor_family,
         declared_reviewer_family=r.reviewer_family,
         declared_independence_verified=r.independence_verified,
-        native_evidence=validate_native_evidence(r.native_evidence) if r.native_evidence is not None else None,
+        native_evidence=_native_evidence(r.native_evidence),
     )
 
 

@@ -32,7 +32,6 @@ import fcntl
 import hashlib
 import json
 import os
-import secrets
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -86,7 +85,7 @@ def write_new(path: Path, data: bytes, scratch: Path) -> None:
 
 
 def _mkstemp(folder: Path) -> tuple[int, str]:
-    name = folder / f".tmp-{os.getpid()}-{secrets.token_hex(6)}"
+    name = folder / f".tmp-{os.getpid()}-{os.urandom(6).hex()}"
     return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), str(name)
 
 
