@@ -58,6 +58,10 @@ STORE = {
 REFERENCES = STORE | {"reviewtrail._strict"}
 # Human review loads its modules on first use: reading the queue and deciding need no model backend.
 HUMAN_REVIEW = REFERENCES | {"reviewtrail.human_review"}
+# Reading the queue builds no payload model: it reads the records as plain payloads (and holds the
+# query-table rows against them by the package's projection), so it loads neither the models nor
+# the strict value types they are declared with.
+HUMAN_REVIEW_READ = STORE | {"reviewtrail.human_review"}
 # The fast path: the entry point, the command bodies, printing and progress bars; no typer app.
 FAST_CLI = {
     "reviewtrail.cli._fast",
@@ -75,9 +79,9 @@ REVIEW_CLI = CLI_BASE | {
     "reviewtrail.cli._progress",
 }
 NEVER = {"reviewtrail.reviewer", "reviewtrail.evidence", "reviewtrail.provenance"}
-# Reading records or an object by its address, or storing one (cas put), loads no heavy library;
-# the ledger's check of a payload against its model (trace save) and human review's records
-# (review queue) still load pydantic.
+# Reading records or an object by its address (ledger tail, cas cat), storing one (cas put) or the
+# review queue loads no heavy library; the ledger's check of a payload against its model (trace
+# save, review decide) still loads pydantic.
 READ_LIBRARIES: list[str] = []
 MODEL_LIBRARIES = ["pydantic"]
 
@@ -160,9 +164,9 @@ def test_trace_save_loads_tracing_and_the_store(project: Project) -> None:
 
 def test_review_queue_and_decide_load_human_review_and_the_store(project: Project) -> None:
     packages, cli, libraries = project.loaded("review", "queue")
-    assert packages == HUMAN_REVIEW
+    assert packages == HUMAN_REVIEW_READ
     assert cli == FAST_CLI
-    assert libraries == MODEL_LIBRARIES
+    assert libraries == READ_LIBRARIES
     packages, cli, libraries = project.loaded(
         "review", "decide", project.item_id, "--prefer", "A", "--strength", "slight"
     )

@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from reviewtrail.errors import IntegrityError
 from reviewtrail.human_review._bulk_resolve import Preloaded
 from reviewtrail.human_review._decision_rules import ActiveDecision, DecisionFact, Refusal
 from reviewtrail.human_review._eligibility import ChainPrivacy
 from reviewtrail.human_review._export_rows import ExampleFacts, example_facts, example_refusal
+from reviewtrail.human_review._listed import ITEM_PAGE, check_listed
 from reviewtrail.human_review._records import CAMPAIGN, ITEM
 from reviewtrail.human_review._resolve import (
     Records,
@@ -40,8 +40,6 @@ __all__ = [
     "latest_settings",
 ]
 
-#: Items read per page of ``hr_items``.
-ITEM_PAGE = 1_000
 # A record an example rests on that cannot be read is taken as the strictest level (fail closed).
 _UNKNOWN: Privacy = "sensitive"
 
@@ -72,34 +70,6 @@ def _check_page(
     """Every item record in ``(after, upto]`` (to the head when ``upto`` is None) must be on the
     page or be an item of another campaign version."""
     check_listed(ledger, ITEM, "hr_items", {int(r["seq"]) for r in rows}, campaign, after=after, upto=upto)
-
-
-def check_listed(
-    ledger: Ledger,
-    type_: str,
-    table: str,
-    listed: set[int],
-    campaign: tuple[str, int] | None,
-    *,
-    after: int = 0,
-    upto: int | None = None,
-) -> None:
-    """Every record of ``type_`` (an item or a candidate run: its payload names its
-    ``campaign``) in ``(after, upto]`` that is not at one of the ``listed`` seqs must belong to
-    another campaign version by its own (checked) record; one of ``campaign`` (of any campaign,
-    when it is None) means ``table`` lost its row: refused (exit 4)."""
-    others = [seq for seq in ledger.seqs_of_type(type_, after=after, upto=upto) if seq not in listed]
-    for i in range(0, len(others), ITEM_PAGE):
-        records = ledger.records_at(others[i : i + ITEM_PAGE])
-        for env in ledger.checked_records(records.values()):
-            payload = env.payload_value
-            named = payload.get("campaign") if isinstance(payload, dict) else None
-            if not isinstance(named, dict) or campaign is None or (named.get("id"), named.get("version")) == campaign:
-                raise IntegrityError(
-                    f"query table {table} has no row for the record at seq {env.seq} ({env.id}); "
-                    "run 'reviewtrail verify'",
-                    field=table,
-                )
 
 
 def campaign_item_states(

@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review._decision_rules import ActiveDecision
+from reviewtrail.human_review._record_names import PRIVACY_ORDER
 from reviewtrail.human_review._records import CampaignSettings, ReviewDecision, ReviewPrompt
 from reviewtrail.ledger import Privacy
 
@@ -24,8 +25,6 @@ __all__ = [
     "training_enabled",
 ]
 
-#: Privacy levels from the most open to the strictest.
-PRIVACY_ORDER: tuple[Privacy, ...] = ("public-source", "private", "sensitive")
 #: The only dispositions that can become training examples.
 TRAINING_DISPOSITIONS = ("prefer", "correct")
 

@@ -4,15 +4,15 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reviewtrail.canonical import canonical_json, canonical_sha256
+from reviewtrail.canonical import canonical_json
 from reviewtrail.errors import InvalidInputError
+from reviewtrail.human_review._frozen import DIGEST_VERSION, facts_digest, frozen_problems, spliced_digest
 from reviewtrail.human_review._records import ReviewItem
 from reviewtrail.ledger import Privacy
 
@@ -30,8 +30,6 @@ __all__ = [
 
 #: The UUIDv5 namespace of review item ids.
 ITEM_NAMESPACE = uuid.UUID("4d2b8e61-0c5f-5a7e-9b13-6f0e2a9c7d44")
-#: Part of every candidate digest: a new set of digested fields gets a new version.
-DIGEST_VERSION = 1
 
 
 def item_id(prompt_event_id: str, criterion_id: str, criterion_version: int, run_a: str, run_b: str) -> str:
@@ -92,15 +90,7 @@ class CandidateFacts(BaseModel):
 def candidate_digest(facts: CandidateFacts) -> str:
     """``sha256:`` + SHA-256 of the RFC 8785 bytes of every field of ``facts`` (wire names, with
     ``digestVersion``): a change to any of them gives another digest."""
-    value = {"digestVersion": DIGEST_VERSION, **facts.model_dump(mode="json", by_alias=True)}
-    return "sha256:" + canonical_sha256(value, field="candidate")
-
-
-_STR: Any = json.encoder.encode_basestring  # RFC 8785's string form (no ASCII escaping)
-
-
-def _text(value: str | None) -> str:
-    return "null" if value is None else str(_STR(value))
+    return facts_digest(facts.model_dump(mode="json", by_alias=True))
 
 
 def candidate_digest_of(facts: CandidateFacts, run_bytes: bytes, manifest_bytes: bytes) -> str:
@@ -113,19 +103,21 @@ def candidate_digest_of(facts: CandidateFacts, run_bytes: bytes, manifest_bytes:
     item is invalid (it fails closed). tests/test_human_review_items.py holds it to
     :func:`candidate_digest` on generated facts."""
     f = facts
-    try:
-        head = f'{{"catalogGeneration":{_text(f.catalog_generation)},"contextManifest":'.encode()
-        middle = (
-            f',"digestVersion":{DIGEST_VERSION},"executionAdapter":{_text(f.execution_adapter)},'
-            f'"learnedAdapter":{_text(f.learned_adapter)},"model":{_text(f.model)},'
-            f'"outputEventId":{_text(f.output_event_id)},"outputPayloadHash":{_text(f.output_payload_hash)},'
-            f'"outputPrivacy":{_text(f.output_privacy)},"promptHash":{_text(f.prompt_hash)},'
-            f'"provider":{_text(f.provider)},"run":'
-        ).encode()
-        tail = f',"runId":{_text(f.run_id)},"runPrivacy":{_text(f.run_privacy)}}}'.encode()
-    except UnicodeEncodeError:  # a lone surrogate: the general encoder names it
-        return candidate_digest(facts)
-    return "sha256:" + hashlib.sha256(head + manifest_bytes + middle + run_bytes + tail).hexdigest()
+    flat = {
+        "catalogGeneration": f.catalog_generation,
+        "executionAdapter": f.execution_adapter,
+        "learnedAdapter": f.learned_adapter,
+        "model": f.model,
+        "outputEventId": f.output_event_id,
+        "outputPayloadHash": f.output_payload_hash,
+        "outputPrivacy": f.output_privacy,
+        "promptHash": f.prompt_hash,
+        "provider": f.provider,
+        "runId": f.run_id,
+        "runPrivacy": f.run_privacy,
+    }
+    digest = spliced_digest(flat, run_bytes, manifest_bytes)
+    return digest if digest is not None else candidate_digest(facts)  # a lone surrogate: the encoder names it
 
 
 def item_problems(
@@ -136,22 +128,9 @@ def item_problems(
     when every output event id and digest still matches: otherwise the item is invalid, and a
     label is never rebound to other bytes. ``digests``: each candidate's digest already computed
     (by run id, :func:`candidate_digest_of`); one missing is computed here."""
-    problems = []
-    for candidate in item.candidates:
-        facts = current.get(candidate.run_id)
-        if facts is None or facts.run_id != candidate.run_id:
-            problems.append(f"candidate {candidate.run_id}: the run is not a completed candidate")
-        elif facts.output_event_id != candidate.output_event_id:
-            problems.append(
-                f"candidate {candidate.run_id}: the output event is {facts.output_event_id}, "
-                f"the item froze {candidate.output_event_id}"
-            )
-        elif _digest(facts, digests) != candidate.digest:
-            problems.append(
-                f"candidate {candidate.run_id}: the digest differs (the run, output, context manifest, "
-                "model, provider, prompt hash, adapter, catalog or privacy changed)"
-            )
-    return problems
+    frozen = [(c.run_id, c.output_event_id, c.digest) for c in item.candidates]
+    now = {run: (facts.run_id, facts.output_event_id) for run, facts in current.items()}
+    return frozen_problems(frozen, now, lambda run: _digest(current[run], digests))
 
 
 def _digest(facts: CandidateFacts, digests: Mapping[str, str] | None) -> str:

@@ -1,36 +1,27 @@
-"""The query tables of human review (docs/human-review.md, "Query tables"), and what this package
-adds to the application's record catalog. Every row is a pure function of one record."""
+"""The query tables of human review (docs/human-review.md, "Query tables"). Every row is a pure
+function of one record, read as plain JSON: no payload model is loaded here, so a read that holds
+rows against their records (the review queue) loads none. The payload models this package adds to
+the application's record catalog are in :mod:`._record_types`."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from reviewtrail.human_review._records import (
+from reviewtrail.human_review._record_names import (
     CAMPAIGN,
     DECISION,
     ITEM,
     PROMPT,
-    RESPONSE,
-    CampaignSettings,
-    ReviewDecision,
-    ReviewItem,
-    ReviewPrompt,
-    ReviewResponse,
-    prompt_digest,
-)
-from reviewtrail.human_review._run_records import (
     RECEIPT,
+    RESPONSE,
     RUN,
     TRAINING_RECEIPT,
-    CandidateRun,
-    ContextReceipt,
-    PrivacyReclassification,
-    TrainingReceipt,
+    prompt_digest,
 )
-from reviewtrail.ledger import Envelope, Projection, ProjectionTable, RecordPayload
+from reviewtrail.ledger import Envelope, Projection, ProjectionTable
 
-__all__ = ["HUMAN_REVIEW_PROJECTION", "PROJECTIONS", "RECORD_TYPES"]
+__all__ = ["HUMAN_REVIEW_PROJECTION", "PROJECTIONS"]
 
 
 def _prompt_row(env: Envelope, p: dict[str, Any]) -> dict[str, Any]:
@@ -237,16 +228,4 @@ HUMAN_REVIEW_PROJECTION = Projection(
     rows=_rows,
 )
 
-# What this package adds to the application's record catalog (see reviewtrail.app).
-RECORD_TYPES: tuple[type[RecordPayload], ...] = (
-    ReviewPrompt,
-    ReviewResponse,
-    ReviewItem,
-    ReviewDecision,
-    CampaignSettings,
-    CandidateRun,
-    ContextReceipt,
-    PrivacyReclassification,
-    TrainingReceipt,
-)
 PROJECTIONS: tuple[Projection, ...] = (HUMAN_REVIEW_PROJECTION,)

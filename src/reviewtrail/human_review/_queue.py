@@ -1,23 +1,44 @@
-"""The review queue (blinded cards, unresolved items first) and an item's decision history
-(provenance revealed once decided) (docs/human-review.md, "The queue and history")."""
+"""The review queue: blinded cards, unresolved items first (docs/human-review.md, "The queue and
+history").
+
+The queue reads the records its cards rest on as plain payloads and builds no payload model: the
+rules are those every other read path resolves an item by (:func:`~._resolve.resolve_item`):
+amendments followed by :mod:`._chains`, candidates recomputed and the frozen pair re-checked by
+:mod:`._frozen`, each payload checked as its model would check it (:mod:`._plain_records`, which
+leaves a payload its model would refuse to the model, so it is refused in the model's words), and
+query-table rows held against their records by this package's projection (:mod:`._table_reads`).
+So ``review queue`` loads neither pydantic nor the models, and a card is the one
+``resolve_item`` gives (tests/test_review_queue_fast.py holds the two to each other).
+"""
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from reviewtrail.errors import IntegrityError, InvalidInputError
+from reviewtrail.errors import IntegrityError, InvalidInputError, NotFoundError
 from reviewtrail.human_review._bulk_resolve import Preloaded
-from reviewtrail.human_review._campaign_read import check_listed
-from reviewtrail.human_review._records import DECISION, ITEM
-from reviewtrail.human_review._resolve import ResolvedItem, resolve_item
-from reviewtrail.human_review._reveal import POSITIONS, blinded_problems
+from reviewtrail.human_review._chains import Records, amended_after, current, run_state, stricter
+from reviewtrail.human_review._frozen import POSITIONS, blind, facts_digest, frozen_problems, spliced_digest
+from reviewtrail.human_review._listed import check_listed
+from reviewtrail.human_review._plain_records import (
+    candidate_run,
+    candidate_wire,
+    review_item,
+    review_prompt,
+    review_response,
+)
+from reviewtrail.human_review._record_names import DECISION, ITEM, RECLASSIFICATION
+from reviewtrail.human_review._table_reads import checked_page, checked_rows_in
 from reviewtrail.ledger import Ledger
 from reviewtrail.store import Store
 
-__all__ = ["QUEUE_MAX", "QueueCandidate", "QueueCard", "review_queue"]
+if TYPE_CHECKING:
+    from reviewtrail.human_review._resolve import ResolvedItem
+
+__all__ = ["QUEUE_MAX", "QueueCandidate", "QueueCard", "card", "queue_card", "review_queue"]
 
 #: The most cards one queue call returns.
 QUEUE_MAX = 1_000
@@ -69,8 +90,11 @@ class QueueCard:
 
 
 def card(resolved: ResolvedItem, *, decided: bool) -> QueueCard:
-    """The blinded card of a resolved item: candidates in its display order; an invalid item shows
-    why (in positions, never run or event ids) and withholds its responses."""
+    """The blinded card of an item resolved through its payload models: candidates in its display
+    order; an invalid item shows why (in positions, never run or event ids) and withholds its
+    responses. :func:`queue_card` gives the same card from the records as plain payloads."""
+    from reviewtrail.human_review._reveal import blinded_problems
+
     item, prompt = resolved.item, resolved.prompt
     candidates = []
     for position, run_id in zip(POSITIONS, item.display_order, strict=True):
@@ -96,6 +120,99 @@ def card(resolved: ResolvedItem, *, decided: bool) -> QueueCard:
         candidates=(candidates[0], candidates[1]),
         valid=resolved.valid,
         problems=blinded_problems(resolved),
+        decided=decided,
+    )
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """A completed candidate as recorded now, read as plain payloads: its facts (wire names, as
+    ``CandidateFacts`` holds them), its exact response and its digest."""
+
+    facts: dict[str, Any]
+    response: str
+    digest: str
+
+
+def _candidate(ledger: Records, run_id: str) -> _Candidate | None:
+    """``_resolve._candidate``, from the payloads as plain JSON: the same reads, checks and errors,
+    in the same order."""
+    state = run_state(ledger, run_id)
+    if state is None or len(state.outputs) != 1 or len(state.receipts) != 1:
+        return None
+    run_record = state.run.content
+    run = candidate_run(run_record.payload_value)
+    if run["status"] != "completed":
+        return None
+    output, receipt = state.outputs[0], state.receipts[0]
+    facts = candidate_wire(
+        run,
+        run_record.payload_value,
+        output_event_id=output.content.id,
+        output_payload_hash=output.content.payload_hash,
+        context_manifest=receipt.content.payload_value,
+        run_privacy=stricter(state.run.privacy, receipt.privacy),
+        output_privacy=output.privacy,
+    )
+    flat = {k: v for k, v in facts.items() if k not in ("run", "contextManifest")}
+    digest = spliced_digest(flat, run_record.payload, receipt.content.payload)
+    if digest is None:  # a lone surrogate: the encoder names it
+        digest = facts_digest(facts)
+    return _Candidate(facts, review_response(output.content.payload_value), digest)
+
+
+def queue_card(ledger: Records, item_id: str, *, decided: bool) -> QueueCard:
+    """The blinded card of ``item_id``, read from the records as plain payloads: the card
+    ``card(resolve_item(ledger, item_id), decided=decided)`` gives, with the same errors."""
+    rows = ledger.rows("hr_items", item_id=item_id)
+    if not rows:
+        raise NotFoundError(f"no review item {item_id}", field="item")
+    env = ledger.get(rows[0]["record_id"])
+    item = review_item(env.payload_value)
+    prompt_env = ledger.get(item["promptEventId"])
+    prompt = review_prompt(prompt_env.payload_value)
+    prompt_now = current(ledger, prompt_env)
+    item_now = current(ledger, env)
+    frozen = [(c["runId"], c["outputEventId"], c["digest"]) for c in item["candidates"]]
+    found: dict[str, _Candidate] = {}
+    for run_id, _, _ in frozen:
+        candidate = _candidate(ledger, run_id)
+        if candidate is not None:
+            found[run_id] = candidate
+    now = {run: (c.facts["runId"], c.facts["outputEventId"]) for run, c in found.items()}
+    problems = frozen_problems(frozen, now, lambda run: found[run].digest)
+    later = amended_after(ledger, prompt_env.id, env.seq) if prompt_now.amended else None
+    if later is not None:
+        how = f"reclassified {later.privacy} by" if later.type == RECLASSIFICATION else "corrected by"
+        problems.insert(0, f"the prompt {prompt_env.id} was {how} {later.id} after the item was frozen")
+    if item_now.amended:
+        problems.insert(0, f"the item record {env.id} was amended")
+    valid = not problems
+    candidates = []
+    for position, run_id in zip(POSITIONS, item["displayOrder"], strict=True):
+        shown = found.get(run_id)
+        candidates.append(QueueCandidate(position, shown.response if shown is not None and valid else None))
+    withheld = [value for _, output_event_id, digest in frozen for value in (output_event_id, digest)]
+    withheld += [c.facts["outputEventId"] for c in found.values()]
+    criterion = prompt["criterion"]
+    return QueueCard(
+        item_id=item["itemId"],
+        campaign_id=item["campaign"]["id"],
+        campaign_version=item["campaign"]["version"],
+        scenario_family=prompt["scenarioFamily"],
+        prompt=prompt["prompt"],
+        evidence=prompt.get("evidence"),
+        criterion={
+            "id": criterion["id"],
+            "version": criterion["version"],
+            "label": criterion["label"],
+            "instructions": criterion["instructions"],
+            "allowedReasonCodes": list(criterion.get("allowedReasonCodes", ())),
+            "allowedResponseTags": list(criterion.get("allowedResponseTags", ())),
+        },
+        candidates=(candidates[0], candidates[1]),
+        valid=valid,
+        problems=blind(problems, item["displayOrder"], withheld),
         decided=decided,
     )
 
@@ -128,10 +245,10 @@ def review_queue(
             return []
         # The cards shown are resolved from one bulk read of what they rest on.
         ids = [item_id for item_id, _ in chosen]
-        records = Preloaded(ledger, ids, ledger.rows_in("hr_items", "item_id", ids))
+        records = Preloaded(ledger, ids, checked_rows_in(ledger, "hr_items", "item_id", ids))
         for item_id, decided in chosen:
             _check_decided(records, item_id, decided)
-        return [card(resolve_item(records, item_id), decided=decided) for item_id, decided in chosen]
+        return [queue_card(records, item_id, decided=decided) for item_id, decided in chosen]
 
 
 def _check_decided(records: Preloaded, item_id: str, decided: bool) -> None:
@@ -163,8 +280,8 @@ def _filters(ledger: Ledger, campaign_id: str | None, version: int | None) -> li
     versions: list[int] = []
     while True:  # the campaign's versions, one index seek each
         after = versions[-1] if versions else None
-        rows = ledger.page(
-            "hr_prompts", {"campaign_id": campaign_id}, order_by="campaign_version", after=after, limit=1
+        rows = checked_page(
+            ledger, "hr_prompts", {"campaign_id": campaign_id}, order_by="campaign_version", after=after, limit=1
         )
         if not rows:
             return [{"campaign_id": campaign_id, "campaign_version": v} for v in versions]
@@ -189,7 +306,7 @@ def _pages(ledger: Ledger, where: dict[str, Any], size: int, open_only: bool) ->
     table, order = ("hr_open", "item_seq") if open_only else ("hr_items", "seq")
     after = None
     while True:
-        rows = ledger.page(table, where, order_by=order, after=after, limit=size)
+        rows = checked_page(ledger, table, where, order_by=order, after=after, limit=size)
         if not open_only:
             upto = rows[-1][order] if len(rows) == size else None
             campaign = (where["campaign_id"], where["campaign_version"]) if where else None

@@ -8,14 +8,34 @@ make records (``new_*_record``) apply the rules that tie a payload to its envelo
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from reviewtrail._strict import IS_FLOAT, StrictBool, StrictInt
-from reviewtrail.canonical import canonical_sha256
 from reviewtrail.cas import DIGEST_PATTERN
 from reviewtrail.errors import InvalidInputError
+from reviewtrail.human_review._record_names import (
+    ACTOR,
+    CAMPAIGN,
+    CODE_PATTERN,
+    DECISION,
+    EVIDENCE_MAX_CHARS,
+    IDENT_PATTERN,
+    INSTRUCTIONS_MAX_CHARS,
+    ITEM,
+    LABEL_MAX_CHARS,
+    MAX_ALLOWLIST,
+    MAX_CANDIDATE_AGENTS,
+    MAX_REASON_CODES,
+    MAX_RESPONSE_TAGS,
+    NOTE_MAX_CHARS,
+    PROMPT,
+    PROMPT_MAX_CHARS,
+    RESPONSE,
+    RESPONSE_MAX_CHARS,
+    prompt_digest,
+)
 from reviewtrail.ledger import (
     NewRecord,
     Privacy,
@@ -63,42 +83,14 @@ __all__ = [
     "prompt_digest",
 ]
 
-PROMPT = "stream.thought.source.review.prompt@1"
-RESPONSE = "stream.thought.output.review-response@1"
-ITEM = "stream.thought.review.item.created@1"
-DECISION = "stream.thought.review.decision@1"
-CAMPAIGN = "human-review.campaign@1"
-#: The actor of the records this package makes unless the caller names another.
-ACTOR = "reviewtrail.human-review"
-
-#: The complete prompt shown to the candidate models.
-PROMPT_MAX_CHARS = 32_768
-#: The optional evidence a reviewer needs to judge a response.
-EVIDENCE_MAX_CHARS = 32_768
-#: A criterion's instructions to the reviewer.
-INSTRUCTIONS_MAX_CHARS = 4_096
-#: One candidate response, and a reviewer's replacement response.
-RESPONSE_MAX_CHARS = 32_768
-#: A reviewer's optional note.
-NOTE_MAX_CHARS = 2_000
-#: Human labels (campaign, criterion) and the scenario family.
-LABEL_MAX_CHARS = 200
-#: At most this many reason codes (and response tags) in a criterion's allowlist.
-MAX_ALLOWLIST = 32
-#: At most this many candidate agents declared by one prompt.
-MAX_CANDIDATE_AGENTS = 16
-#: A decision carries at most this many reason codes, and at most this many response tags.
-MAX_REASON_CODES = 2
-MAX_RESPONSE_TAGS = 2
-
 Disposition = Literal["prefer", "tie", "correct", "underdetermined", "malformed", "skip"]
 DISPOSITIONS: tuple[Disposition, ...] = ("prefer", "tie", "correct", "underdetermined", "malformed", "skip")
 Strength = Literal["slight", "strong"]
 
 # Identifiers: printable, no spaces, bounded.
-Ident = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@/-]*$")]
+Ident = Annotated[str, Field(min_length=1, max_length=200, pattern=IDENT_PATTERN)]
 # Allowlisted reason codes and response tags: lower-case tokens.
-Token = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z][a-z0-9_-]*$")]
+Token = Annotated[str, Field(min_length=1, max_length=64, pattern=CODE_PATTERN)]
 Label = Annotated[str, Field(min_length=1, max_length=LABEL_MAX_CHARS)]
 
 
@@ -263,17 +255,3 @@ def new_decision_record(payload: ReviewDecision, privacy: Privacy, *, actor: str
 def new_campaign_record(payload: CampaignSettings, *, supersedes: str | None = None, actor: str = ACTOR) -> NewRecord:
     """The record of a campaign's settings (always private: it is not training data)."""
     return new_record(payload, actor=actor, privacy="private", subject=payload.campaign_id, supersedes=supersedes)
-
-
-def prompt_digest(payload: Any, privacy: str) -> str:
-    """The identity of an imported prompt: ``sha256:`` over the RFC 8785 bytes of its campaign id
-    and version, its whole payload (as recorded, wire names) and its privacy. Importing the same
-    entry again gives the same digest, so it is recognised and not appended twice."""
-    campaign = payload["campaign"]
-    value = {
-        "campaignId": campaign["id"],
-        "campaignVersion": campaign["version"],
-        "payload": payload,
-        "privacy": privacy,
-    }
-    return "sha256:" + canonical_sha256(value, field="prompt")

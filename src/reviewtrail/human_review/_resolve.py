@@ -1,32 +1,39 @@
 """Reading human-review records as they stand now: amendments applied, candidate facts recomputed
-(docs/human-review.md, "Amendments" and "Re-check"). Every queue, decision and export path
+(docs/human-review.md, "Amendments" and "Re-check"). Every decision, history and export path
 resolves an item through :func:`resolve_item`, so a frozen pair is checked against the current
-records each time and never rebound to other bytes.
+records each time and never rebound to other bytes; the review queue reads the same records as
+plain payloads, by the same rules, and gives the same card (:mod:`._queue`).
 
-A record is *amended* by later records that name it in the envelope's ``supersedes``: a record of
-the same type is a correction (it becomes the current content), and a
-``human-review.privacy-reclassification@1`` makes its privacy stricter.
+Amendments are followed by :mod:`._chains`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
 from reviewtrail.errors import NotFoundError
+from reviewtrail.human_review._chains import (
+    Current,
+    Records,
+    amended_after,
+    current,
+    run_state,
+    stricter,
+)
 from reviewtrail.human_review._decision_rules import (
     ActiveDecision,
     DecisionFact,
     active_decisions,
     check_decision,
 )
-from reviewtrail.human_review._eligibility import PRIVACY_ORDER
 from reviewtrail.human_review._item_rules import CandidateFacts, candidate_digest_of, item_problems
-from reviewtrail.human_review._records import RESPONSE, ReviewDecision, ReviewItem, ReviewPrompt, ReviewResponse
-from reviewtrail.human_review._run_records import RECLASSIFICATION, CandidateRun, ContextReceipt
+from reviewtrail.human_review._record_names import RECLASSIFICATION
+from reviewtrail.human_review._records import ReviewDecision, ReviewItem, ReviewPrompt, ReviewResponse
+from reviewtrail.human_review._run_records import CandidateRun, ContextReceipt
 from reviewtrail.human_review._run_rules import PromptRef, RunFacts
-from reviewtrail.ledger import Envelope, Privacy
+from reviewtrail.ledger import Privacy
 
 __all__ = [
     "Current",
@@ -45,118 +52,10 @@ __all__ = [
 ]
 
 
-class Records(Protocol):
-    """What the rules here read: a record by id, the records naming one in ``supersedes`` (in
-    append order) and checked query-table rows. The live :class:`~reviewtrail.ledger.Ledger` is
-    one; a page of items preloaded in a few bulk reads is another (``_bulk_resolve``), so both
-    paths resolve through the same rules."""
-
-    def get(self, record_id: str) -> Envelope: ...
-
-    def superseded_by(self, record_id: str) -> list[str]: ...
-
-    def rows(self, table: str, **where: Any) -> list[dict[str, Any]]: ...
-
-
-def stricter(a: str, b: str) -> Privacy:
-    """The stricter of two privacy levels."""
-    return PRIVACY_ORDER[max(PRIVACY_ORDER.index(a), PRIVACY_ORDER.index(b))]
-
-
-@dataclass(frozen=True)
-class Current:
-    """A record as it stands: the seq of the record asked about, its current content (the latest
-    correction, or itself), the privacy in force (reclassifications applied) and whether anything
-    amended it."""
-
-    original_seq: int
-    content: Envelope
-    privacy: Privacy
-    amended: bool
-    forked: bool  # two corrections of one record: neither is taken as current
-
-
-def current(ledger: Records, env: Envelope) -> Current:
-    """Follow the corrections and reclassifications of ``env``."""
-    content, privacy, amended, forked = env, env.privacy, False, False
-    seen = {env.id}
-    while True:
-        by = ledger.superseded_by(content.id)
-        if not by:
-            break
-        amended = True
-        corrections = []
-        for later_id in by:
-            later = ledger.get(later_id)
-            if later.type == RECLASSIFICATION:
-                privacy = stricter(privacy, later.privacy)
-            elif later.type == content.type and later.id not in seen:
-                corrections.append(later)
-        if not corrections:
-            break
-        if len(corrections) > 1:
-            forked = True
-        content = corrections[-1]
-        seen.add(content.id)
-        privacy = stricter(privacy, content.privacy)
-    return Current(env.seq, content, privacy, amended, forked)  # type: ignore[arg-type]
-
-
-def _heads(ledger: Records, envs: list[Envelope]) -> list[Current]:
-    """The records of ``envs`` (in seq order) no later one of them corrects, each as it stands:
-    its ``original`` is the first record of its correction chain (a corrected record keeps its
-    place), and its privacy is the strictest along the chain, reclassifications of every earlier
-    record included (a correction never reopens what was reclassified)."""
-    by_id = {env.id: env for env in envs}
-    corrected = {env.supersedes for env in envs if env.supersedes in by_id}
-    heads = []
-    for env in envs:
-        if env.id in corrected:
-            continue
-        now, root = current(ledger, env), env
-        privacy: Privacy = now.privacy
-        while root.supersedes is not None and root.supersedes in by_id:
-            root = by_id[root.supersedes]
-            privacy = stricter(privacy, current(ledger, root).privacy)
-        heads.append(replace(now, original_seq=root.seq, privacy=privacy))
-    return heads
-
-
-def _records(ledger: Records, table: str, run_id: str) -> list[Envelope]:
-    return [ledger.get(r["record_id"]) for r in sorted(ledger.rows(table, run_id=run_id), key=lambda r: r["seq"])]
-
-
-def _latest_runs(ledger: Records, run_id: str) -> list[Current]:
-    return _heads(ledger, _records(ledger, "hr_runs", run_id))
-
-
-def _parts(ledger: Records, run_id: str) -> tuple[list[Current], list[Current]]:
-    receipts: list[Current] = []
-    outputs: list[Current] = []
-    for now in _heads(ledger, _records(ledger, "hr_run_parts", run_id)):
-        (outputs if now.content.type == RESPONSE else receipts).append(now)
-    return receipts, outputs
-
-
-@dataclass(frozen=True)
-class _RunState:
-    run: Current
-    receipts: list[Current]
-    outputs: list[Current]
-
-
-def _run_state(ledger: Records, run_id: str) -> _RunState | None:
-    runs = _latest_runs(ledger, run_id)
-    if len(runs) != 1 or runs[0].forked:
-        return None
-    receipts, outputs = _parts(ledger, run_id)
-    return _RunState(runs[0], receipts, outputs)
-
-
 def run_facts(ledger: Records, run_id: str) -> RunFacts | None:
     """The run as recorded now, for the pairing rules; None when the run id has no single current
     record."""
-    state = _run_state(ledger, run_id)
+    state = run_state(ledger, run_id)
     if state is None:
         return None
     return RunFacts(
@@ -208,7 +107,7 @@ def run_candidate(ledger: Records, run_id: str) -> tuple[CandidateFacts, str] | 
 def _candidate(ledger: Records, run_id: str) -> tuple[CandidateFacts, str, str] | None:
     """:func:`run_candidate`, with the candidate's digest (its run and receipt spliced in as
     stored, :func:`candidate_digest_of`)."""
-    state = _run_state(ledger, run_id)
+    state = run_state(ledger, run_id)
     if state is None or len(state.outputs) != 1 or len(state.receipts) != 1:
         return None
     run_record = state.run.content
@@ -276,7 +175,7 @@ def resolve_item(ledger: Records, item_id: str) -> ResolvedItem:
             digests[run_id] = found[2]
     problems = item_problems(item, {run: pair[0] for run, pair in candidates.items()}, digests)
     candidate_problems = tuple(problems)
-    later = _amended_after(ledger, ref.event_id, env.seq) if prompt_now.amended else None
+    later = amended_after(ledger, ref.event_id, env.seq) if prompt_now.amended else None
     if later is not None:
         how = f"reclassified {later.privacy} by" if later.type == RECLASSIFICATION else "corrected by"
         problems.insert(0, f"the prompt {ref.event_id} was {how} {later.id} after the item was frozen")
@@ -291,23 +190,6 @@ def resolve_item(ledger: Records, item_id: str) -> ResolvedItem:
         problems=tuple(problems),
         candidate_problems=candidate_problems,
     )
-
-
-def _amended_after(ledger: Records, record_id: str, seq: int) -> Envelope | None:
-    """The first record amending ``record_id`` (or one of its corrections) appended after ``seq``:
-    an amendment recorded before an item was frozen is part of what the item froze."""
-    todo, seen = [record_id], {record_id}
-    found: Envelope | None = None
-    while todo:
-        for later_id in ledger.superseded_by(todo.pop()):
-            if later_id in seen:
-                continue
-            seen.add(later_id)
-            later = ledger.get(later_id)
-            if later.seq > seq and (found is None or later.seq < found.seq):
-                found = later
-            todo.append(later_id)
-    return found
 
 
 def runs_over(ledger: Records, prompt_event_id: str) -> Iterable[str]:

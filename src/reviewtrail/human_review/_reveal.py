@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from reviewtrail.human_review._frozen import POSITIONS, blind
 from reviewtrail.human_review._records import ReviewItem
 from reviewtrail.human_review._resolve import Records, ResolvedItem, run_facts
 
@@ -19,9 +20,6 @@ __all__ = [
     "preferred_run",
 ]
 
-#: The positions of an item's two candidates, in its display order.
-POSITIONS = ("A", "B")
-
 
 def position_run(item: ReviewItem, position: str) -> str | None:
     """The run id shown at ``position`` ("A" or "B"), or None for any other value."""
@@ -33,21 +31,9 @@ def position_run(item: ReviewItem, position: str) -> str | None:
 def blinded_problems(resolved: ResolvedItem) -> tuple[str, ...]:
     """The item's problems with every run id replaced by its position and every output event id
     withheld, so that saying why an item is invalid reveals nothing a blinded card hides."""
-    names: dict[str, str] = {}
-    for position, run_id in zip(POSITIONS, resolved.item.display_order, strict=True):
-        names[run_id] = position
-    for candidate in resolved.item.candidates:
-        names[candidate.output_event_id] = "(withheld)"
-        names[candidate.digest] = "(withheld)"
-    for facts, _ in resolved.candidates.values():
-        names[facts.output_event_id] = "(withheld)"
-    out = []
-    for problem in resolved.problems:
-        text = problem
-        for value in sorted(names, key=len, reverse=True):
-            text = text.replace(value, names[value])
-        out.append(text)
-    return tuple(out)
+    withheld = [value for c in resolved.item.candidates for value in (c.output_event_id, c.digest)]
+    withheld += [facts.output_event_id for facts, _ in resolved.candidates.values()]
+    return blind(resolved.problems, resolved.item.display_order, withheld)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,15 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, model_validator
 
 from reviewtrail.cas import DIGEST_PATTERN
-from reviewtrail.human_review._records import ACTOR, CampaignRef, Ident, Label, _Part
+from reviewtrail.human_review._record_names import (
+    ACTOR,
+    ERROR_MAX_CHARS,
+    RECEIPT,
+    RECLASSIFICATION,
+    RUN,
+    TRAINING_RECEIPT,
+)
+from reviewtrail.human_review._records import CampaignRef, Ident, Label, _Part
 from reviewtrail.ledger import NewRecord, Privacy, RecordPayload, new_record, record_type
 
 __all__ = [
@@ -37,14 +45,6 @@ __all__ = [
     "new_reclassification_record",
     "new_training_receipt_record",
 ]
-
-RUN = "human-review.candidate-run@1"
-RECEIPT = "human-review.context-receipt@1"
-RECLASSIFICATION = "human-review.privacy-reclassification@1"
-TRAINING_RECEIPT = "human-review.training-receipt@1"
-
-#: A failed run's error message.
-ERROR_MAX_CHARS = 2_000
 
 RunStatus = Literal["completed", "failed"]
 RUN_STATUSES: tuple[RunStatus, ...] = ("completed", "failed")

@@ -1,0 +1,172 @@
+"""The review queue builds its cards from the records as plain payloads (no pydantic model): each
+card must be the one the model path gives (``card(resolve_item(...))``), whatever was amended, and
+a query-table row the chain does not support must be refused (exit 4) in the very words of the
+ledger's own checked read."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reviewtrail.errors import IntegrityError
+from reviewtrail.human_review import (
+    RECEIPT,
+    RESPONSE,
+    RUN,
+    ReviewItem,
+    correct_output,
+    correct_run,
+    decide,
+    reclassify,
+    resolve_item,
+    review_queue,
+)
+from reviewtrail.human_review._bulk_resolve import Preloaded
+from reviewtrail.human_review._queue import card, queue_card
+from reviewtrail.ledger import Envelope
+from reviewtrail.store import Store
+from support.human_review import add_item, add_prompt, add_run, campaign_with_items, new_store
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    s = new_store(tmp_path)
+    yield s
+    s.close()
+
+
+def _part(store: Store, run_id: str, type_: str) -> Envelope:
+    return next(e for e in store.ledger.read(subject=run_id) if e.type == type_)
+
+
+def _every_item(store: Store) -> list[str]:
+    return [str(r["item_id"]) for r in sorted(store.ledger.rows("hr_items"), key=lambda r: r["seq"])]
+
+
+def _assert_same_cards(store: Store) -> int:
+    """Every item's card, read as plain payloads, is the model path's card: over a page preloaded
+    in bulk and over the live ledger. The number of invalid cards."""
+    ledger = store.ledger
+    ids = _every_item(store)
+    invalid = 0
+    with ledger.snapshot():
+        page = Preloaded(ledger, ids, ledger.rows_in("hr_items", "item_id", ids))
+        for item_id in ids:
+            decided = bool(ledger.rows("hr_decisions", item_id=item_id))
+            for records in (page, ledger):
+                plain = queue_card(records, item_id, decided=decided)
+                assert plain == card(resolve_item(records, item_id), decided=decided)
+            invalid += not plain.valid
+    return invalid
+
+
+def test_cards_read_plain_are_the_model_paths_cards_whatever_was_amended(store: Store) -> None:
+    items = campaign_with_items(store, 9)
+    # Text beyond ASCII, no evidence, an empty allowlist.
+    prompt = add_prompt(store, text="Une cliente écrit : « où est ma commande ? » 🚚", evidence=None, reasons=())
+    runs = [add_run(store, prompt, a, response=f"Réponse de {a} ✓") for a in ("agent-a", "agent-b")]
+    items.append(add_item(store, prompt, *runs))
+    # Three agents: two items share a run.
+    three = add_prompt(store, agents=("agent-a", "agent-b", "agent-c"))
+    shared = [add_run(store, three, a) for a in ("agent-a", "agent-b", "agent-c")]
+    items += [add_item(store, three, shared[0], shared[1]), add_item(store, three, shared[0], shared[2])]
+    assert _assert_same_cards(store) == 0
+
+    def run_of(item: ReviewItem, i: int = 0) -> str:
+        return item.candidates[i].run_id
+
+    decide(store, items[0].item_id, {"disposition": "prefer", "preferred": "A", "strength": "slight"})
+    decide(store, items[1].item_id, {"disposition": "skip"})
+    correct_output(store, _part(store, run_of(items[2]), RESPONSE).id, "A corrected reply.")
+    reclassify(store, items[3].prompt_event_id, "private", reason="names a customer")
+    reclassify(store, _part(store, run_of(items[4], 1), RESPONSE).id, "sensitive", reason="quotes a customer")
+    reclassify(store, _part(store, run_of(items[5]), RECEIPT).id, "private", reason="internal")
+    correct_run(store, run_of(items[6]), agent={"model": "model-fixed"})
+    correct_run(store, run_of(items[7], 1), status="failed", error="timed out")
+    reclassify(store, _part(store, run_of(items[8]), RUN).id, "sensitive", reason="internal model")
+    correct_output(store, _part(store, shared[0], RESPONSE).id, "The shared run, corrected.")
+    assert _assert_same_cards(store) == 9  # items 2 to 8, and both items sharing the corrected run
+    # The queue itself gives those cards, open items first.
+    cards = review_queue(store, limit=100)
+    assert [c.decided for c in cards] == [False] * (len(items) - 2) + [True, True]
+    assert sum(not c.valid for c in cards) == 9
+
+
+# --- query-table rows the chain does not support ---------------------------------------------------
+def _edit(root: Path, sql: str, *params: Any) -> None:
+    """Edit a query table of the store's SQLite ledger directly, as someone with write access could."""
+    conn = sqlite3.connect(root / "ledger.sqlite")
+    try:
+        with conn:
+            assert conn.execute(sql, params).rowcount >= 1
+    finally:
+        conn.close()
+
+
+def _refused(store: Store, **kwargs: Any) -> str:
+    with pytest.raises(IntegrityError) as info:
+        review_queue(store, **kwargs)
+    return str(info.value)
+
+
+def test_an_open_row_naming_another_record_is_refused_in_the_ledgers_words(store: Store, tmp_path: Path) -> None:
+    items = campaign_with_items(store, 3)
+    other = store.ledger.rows("hr_items", item_id=items[2].item_id)[0]["seq"]
+    _edit(tmp_path, "UPDATE rt_p_hr_open SET rt_seq = ? WHERE item_id = ?", other, items[0].item_id)
+    with pytest.raises(IntegrityError) as direct:
+        store.ledger.page("hr_open", {}, order_by="item_seq", limit=21)
+    assert _refused(store) == str(direct.value)
+    assert "hr_open" in str(direct.value)
+
+
+def test_an_edited_item_row_is_refused_in_the_ledgers_words(store: Store, tmp_path: Path) -> None:
+    items = campaign_with_items(store, 2)
+    _edit(tmp_path, "UPDATE rt_p_hr_items SET prompt_event_id = 'elsewhere' WHERE item_id = ?", items[1].item_id)
+    with pytest.raises(IntegrityError) as direct:
+        store.ledger.rows_in("hr_items", "item_id", [items[0].item_id, items[1].item_id])
+    assert _refused(store) == str(direct.value)
+
+
+def test_a_deleted_item_row_is_refused(store: Store, tmp_path: Path) -> None:
+    items = campaign_with_items(store, 2)
+    _edit(tmp_path, "DELETE FROM rt_p_hr_items WHERE item_id = ?", items[0].item_id)
+    assert "query table hr_items has no row for the record" in _refused(store)
+
+
+def test_a_restored_open_row_of_a_decided_item_is_refused(store: Store, tmp_path: Path) -> None:
+    items = campaign_with_items(store, 2)
+    decide(store, items[0].item_id, {"disposition": "tie"})
+    seq = store.ledger.rows("hr_items", item_id=items[0].item_id)[0]["seq"]
+    _edit(
+        tmp_path,
+        "UPDATE rt_p_hr_open SET campaign_id = 'camp', campaign_version = 1, item_seq = ?, rt_seq = ? "
+        "WHERE item_id = ?",
+        seq,
+        seq,
+        items[0].item_id,
+    )
+    assert "lists item" in _refused(store) and "as open" in _refused(store)
+
+
+def test_an_edited_prompt_row_is_refused_in_the_ledgers_words(store: Store, tmp_path: Path) -> None:
+    campaign_with_items(store, 1)
+    _edit(tmp_path, "UPDATE rt_p_hr_prompts SET campaign_label = 'forged' WHERE campaign_id = 'camp'")
+    with pytest.raises(IntegrityError) as direct:
+        store.ledger.page("hr_prompts", {"campaign_id": "camp"}, order_by="campaign_version", limit=1)
+    assert _refused(store, campaign_id="camp") == str(direct.value)
+
+
+def test_many_chosen_items_are_checked_by_the_ledgers_read(store: Store, tmp_path: Path) -> None:
+    """Beyond the rows read one by one, the item rows are one checked read of the ledger."""
+    from reviewtrail.human_review._table_reads import ROWS_ONE_BY_ONE
+
+    items = campaign_with_items(store, ROWS_ONE_BY_ONE + 1)
+    assert len(review_queue(store, limit=ROWS_ONE_BY_ONE + 1)) == ROWS_ONE_BY_ONE + 1
+    _edit(tmp_path, "UPDATE rt_p_hr_items SET prompt_event_id = 'elsewhere' WHERE item_id = ?", items[-1].item_id)
+    with pytest.raises(IntegrityError) as direct:
+        store.ledger.rows_in("hr_items", "item_id", [i.item_id for i in items])
+    assert _refused(store, limit=ROWS_ONE_BY_ONE + 1) == str(direct.value)
