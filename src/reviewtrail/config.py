@@ -103,6 +103,13 @@ class Settings:
 
         return redact_url(self.database_url)
 
+    def redact(self, text: str) -> str:
+        """``text`` with :attr:`database_url` (and its password, wherever it appears alone)
+        redacted: a database error's message, safe to print."""
+        from reviewtrail._redact import redact_text
+
+        return redact_text(text, self.database_url)
+
 
 def sqlite_url(store: Path) -> str:
     return f"sqlite:///{(store / 'ledger.sqlite').absolute()}"

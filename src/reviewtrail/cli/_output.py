@@ -94,16 +94,14 @@ def lost_database(exc: BaseException) -> str | None:
     psycopg = sys.modules.get("psycopg")
     if psycopg is None or not isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
         return None
-    from reviewtrail._redact import redact_text, redact_url
-
     try:
         from reviewtrail.config import load_settings
 
-        url = load_settings().database_url
+        settings = load_settings()
     except Exception:  # a broken configuration would have failed before any connection
-        url = ""
-    where = f"the PostgreSQL database {redact_url(url)}" if url else "the PostgreSQL database"
-    detail = redact_text(str(exc), url) if url else str(exc)
+        settings = None
+    where = f"the PostgreSQL database {settings.database_url_redacted}" if settings else "the PostgreSQL database"
+    detail = settings.redact(str(exc)) if settings else str(exc)
     detail = " ".join(detail.split()) or type(exc).__name__
     return (
         f"lost the connection to {where}: {detail}; the command stopped and nothing was half-written "
