@@ -143,7 +143,11 @@ EXCLUSION_CASES: dict[str, Lines] = {
         )
     ],
     "receipt-not-whole": lambda p, q: [
-        run_line(p, "agent-a", receipt={"inputs": [{"eventId": p.id, "payloadHash": "0" * 64, "inclusion": "whole"}]})
+        run_line(
+            p,
+            "agent-a",
+            receipt={"inputs": [{"eventId": p.id, "payloadHash": p.payload_hash, "inclusion": "projected"}]},
+        )
     ],
     "receipt-projected": lambda p, q: [
         run_line(
@@ -296,3 +300,41 @@ def test_cli_import_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     (tmp_path / "bad.jsonl").write_text('{"run": {}}\n')
     code, _, err = run_cli("campaign", "import-runs", "bad.jsonl")
     assert code == 2 and "line 1: outputs" in err
+
+
+def test_a_receipt_may_name_the_prompt_by_its_hash_in_any_given_form_or_by_its_import_digest(tmp_path: Path) -> None:
+    from reviewtrail.human_review import import_campaign
+
+    store = new_store(tmp_path)
+    for form in ("sha256:{hash}", "{digest}", "{bare_digest}"):
+        imported = import_campaign(store, json.dumps(prompt_entry()) + "\n", name="c.jsonl").to_json()["prompts"][0]
+        prompt = store.ledger.get(imported["recordId"])
+        assert imported["payloadHash"] == prompt.payload_hash  # printed by campaign import --json
+        given = form.format(
+            hash=prompt.payload_hash, digest=imported["promptDigest"], bare_digest=imported["promptDigest"][7:]
+        )
+        inputs = [{"eventId": prompt.id, "payloadHash": given, "inclusion": "whole"}]
+        report = import_runs(store, jsonl(run_line(prompt, "agent-a", receipt={"inputs": inputs})))
+        assert [r.pairable for r in report.runs] == [True], (form, report.to_json())
+    receipts = of_type(store, RECEIPT)
+    assert len(receipts) == 3
+    for env in receipts:  # recorded as the bare payload hash of the prompt named
+        [given_input] = env.payload_value["inputs"]
+        assert given_input["payloadHash"] == store.ledger.get(given_input["eventId"]).payload_hash
+
+
+@pytest.mark.parametrize("given", ["0" * 64, "sha256:" + "1" * 64, "abc", "SHA256:XYZ", 7])
+def test_a_receipt_naming_the_prompt_by_another_hash_is_refused_saying_which_to_give(
+    tmp_path: Path, given: object
+) -> None:
+    store = new_store(tmp_path)
+    prompt = add_prompt(store)
+    head = store.ledger.head()
+    line = run_line(
+        prompt, "agent-a", receipt={"inputs": [{"eventId": prompt.id, "payloadHash": given, "inclusion": "whole"}]}
+    )
+    with pytest.raises(InvalidInputError) as err:
+        import_runs(store, jsonl(run_line(prompt, "agent-b"), line))
+    assert err.value.field == "line 2: receipt.inputs.0.payloadHash"
+    assert prompt.payload_hash in str(err.value) and "campaign import --json" in str(err.value)
+    assert store.ledger.head() == head  # nothing recorded, no exclusion kept for ever

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from reviewtrail.canonical import canonical_sha256
 from reviewtrail.errors import InvalidInputError, NotFoundError
 from reviewtrail.human_review._campaign_file import FileFormat, file_format, parse_campaign_file
 from reviewtrail.human_review._campaign_read import latest_settings
@@ -44,6 +45,7 @@ class ImportedPrompt:
     scenario_family: str
     prompt_digest: str
     record_id: str
+    payload_hash: str  # the prompt record's payloadHash: what a context receipt names it by
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -53,6 +55,7 @@ class ImportedPrompt:
             "scenarioFamily": self.scenario_family,
             "promptDigest": self.prompt_digest,
             "recordId": self.record_id,
+            "payloadHash": self.payload_hash,
         }
 
 
@@ -87,8 +90,15 @@ def import_campaign(
         rows = store.ledger.rows("hr_prompts", prompt_digest=digest)
         known = rows[0]["record_id"] if rows else seen.get(digest)
         campaign = entry.prompt.campaign
+        payload_hash = canonical_sha256(record.payload, field="payload")
         info = ImportedPrompt(
-            entry.line, campaign.id, campaign.version, entry.prompt.scenario_family, digest, known or record.id
+            entry.line,
+            campaign.id,
+            campaign.version,
+            entry.prompt.scenario_family,
+            digest,
+            known or record.id,
+            payload_hash,
         )
         if known is not None:
             result.already_present.append(info)

@@ -15,6 +15,7 @@ of their exclusion, never paired.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -24,6 +25,7 @@ from reviewtrail._strict import kind_of
 from reviewtrail.errors import InvalidInputError, NotFoundError
 from reviewtrail.human_review._campaign_file import jsonl_lines
 from reviewtrail.human_review._eligibility import PRIVACY_ORDER
+from reviewtrail.human_review._record_names import prompt_digest
 from reviewtrail.human_review._records import ACTOR, PROMPT, ReviewResponse
 from reviewtrail.human_review._resolve import current, prompt_ref, run_facts, runs_over
 from reviewtrail.human_review._run_batch import response_problem
@@ -199,6 +201,7 @@ def _check_line(store: Store, number: int, raw: str) -> _Checked:
         raise _bad(number, "run", exc) from None
     receipt = None
     if line.receipt is not None:
+        line.receipt["inputs"] = _prompt_hashes(store, number, run.trigger_event_id, line.receipt.get("inputs"))
         authority = line.receipt.get("externalActionAuthority")
         if "externalActionAuthority" in line.receipt and not isinstance(authority, bool):
             raise InvalidInputError(
@@ -221,6 +224,47 @@ def _check_line(store: Store, number: int, raw: str) -> _Checked:
         joined = "; ".join([*given, *problems])[:ERROR_MAX_CHARS]
         run = run.model_copy(update={"output_problem": joined})
     return _Checked(number, run, receipt, valid, line.privacy)
+
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+def _prompt_hashes(store: Store, number: int, trigger: str, inputs: Any) -> Any:
+    """The receipt's inputs with the trigger prompt's ``payloadHash`` written as the record's
+    payload hash (bare hex). Accepted for it: the payload hash, bare or as ``sha256:HEX``, or the
+    ``promptDigest`` that ``campaign import --json`` printed for the prompt. Any other value is a
+    malformed receipt (exit 2, naming the field, what to give and where to find it), never
+    recorded as an exclusion that would keep the run out for ever. Inputs naming other events are
+    left as given (the pairing rules judge them)."""
+    if not isinstance(inputs, list):
+        return inputs
+    try:
+        prompt = store.ledger.get(trigger)
+    except NotFoundError:
+        return inputs  # the trigger check names it
+    if prompt.type != PROMPT:
+        return inputs  # the trigger check names it
+    digest = prompt_digest(prompt.payload_value, prompt.privacy)
+    out = []
+    for i, given in enumerate(inputs):
+        if not isinstance(given, dict) or given.get("eventId") != trigger:
+            out.append(given)
+            continue
+        value = given.get("payloadHash")
+        bare = value.removeprefix("sha256:") if isinstance(value, str) else None
+        if bare == prompt.payload_hash or value == digest or (digest is not None and bare == digest[7:]):
+            out.append({**given, "payloadHash": prompt.payload_hash})
+            continue
+        what = "is not a SHA-256 (64 lowercase hex digits, bare or as sha256:HEX)"
+        if bare is not None and _HEX64.fullmatch(bare):
+            what = f"is neither the payload hash nor the digest of the prompt {trigger}"
+        raise InvalidInputError(
+            f"{value!r} {what}: give the prompt record's payload hash, {prompt.payload_hash} (bare or as "
+            f"sha256:HEX; 'campaign import --json' prints it as payloadHash, 'ledger show {trigger}' too), "
+            "or the promptDigest 'campaign import --json' printed for it",
+            field=f"line {number}: receipt.inputs.{i}.payloadHash",
+        )
+    return out
 
 
 def _check_trigger(store: Store, number: int, trigger: str, privacy: Privacy) -> None:
