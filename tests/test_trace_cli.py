@@ -238,3 +238,33 @@ def test_readers_refuse_a_project_dir_that_does_not_exist(tmp_path: Path, comman
     result = CliRunner().invoke(cli_app, ["trace", *command, "--project-dir", missing])
     assert result.exit_code == 2 and "does not exist" in result.stderr
     assert not (tmp_path / "missing").exists()
+
+
+def test_the_drop_in_helper_takes_an_empty_value_as_not_given(project: Path) -> None:
+    code, out, _ = run("trace", "install-helper", "--project-dir", str(project))
+    assert code == 0
+    helper = Path(out.strip())
+    (project / "r.md").write_text("Score: 7/10")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    empty = [
+        "--thread-id", "", "--agent-id", "", "--executor", "", "--reported-reviewer-model", "",
+        "--fallback-reason", "", "--duration-ms", "", "--input-tokens=", "--native-evidence", "",
+        "--files-referenced", "", "--status", "", "--reviewer-kind", "", "--prompt-file", "",
+    ]  # fmt: skip
+    base = ["--skill", "research-review", "--purpose", "initial-review", "--response-file", "r.md", "--prompt", "p"]
+    proc = subprocess.run(
+        ["bash", str(helper), *base, *empty, "--project-dir", str(project), "--json"],
+        cwd=project, capture_output=True, text=True, env=env, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    request = json.loads(Path(result["request_path"]).read_text())
+    meta = json.loads(Path(result["meta_path"]).read_text())
+    assert request.get("thread_id") is None and meta.get("agent_id") is None and meta.get("duration_ms") is None
+    assert request["files_referenced"] == [] and meta["status"] == "ok"  # the defaults, as if not given
+    # a required value given empty is still refused, naming it
+    proc = subprocess.run(
+        ["bash", str(helper), "--skill", "", "--purpose", "initial-review", "--prompt", "p", "--response", "r"],
+        cwd=project, capture_output=True, text=True, env=env, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 2 and "skill" in proc.stderr

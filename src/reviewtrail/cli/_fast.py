@@ -50,6 +50,34 @@ class Command(NamedTuple):
     run: str  # the function of reviewtrail.cli._everyday that does the work
     # ``options=``: the function takes every parameter but ``as_json`` as one dict (trace save).
     bundled: bool = False
+    # An option given as "" is not given (trace save: the drop-in helper's callers pass "" for
+    # every value they lack); required options keep "", and the command names it.
+    empty_is_absent: bool = False
+
+
+def drop_empty_options(args: list[str]) -> list[str]:
+    """``args`` (after the command's own words) without the options ``reviewtrail ARGS`` gives
+    as "" (``--opt ""`` or ``--opt=``), when its command takes "" as not given; unchanged
+    otherwise. Both routes (fast and typer) then read the same arguments."""
+    command = FAST.get((args[0], args[1])) if len(args) >= 2 else None
+    if command is None or not command.empty_is_absent:
+        return args
+    valued = {name for p in command.params if p.kind not in (FLAG, TRISTATE) for name in p.names}
+    required = {name for p in command.params if p.required for name in p.names}
+    out, rest = list(args[:2]), list(args[2:])
+    while rest:
+        arg = rest.pop(0)
+        if arg in valued and arg not in required and rest and rest[0] == "":
+            rest.pop(0)
+            continue
+        name, eq, value = arg.partition("=")
+        if eq and not value and name in valued and name not in required:
+            continue
+        out.append(arg)
+        if arg == "--":
+            out += rest
+            break
+    return out
 
 
 def _opt(dest: str, name: str, kind: str = STR, default: Any = None, **more: Any) -> Param:
@@ -133,7 +161,7 @@ FAST: dict[tuple[str, str], Command] = {
         "cas_put",
     ),
     ("cas", "cat"): Command((Param("hash", STR, required=True), _PROGRESS), "cas_cat"),
-    ("trace", "save"): Command(_TRACE_SAVE, "trace_save", bundled=True),
+    ("trace", "save"): Command(_TRACE_SAVE, "trace_save", bundled=True, empty_is_absent=True),
     ("review", "queue"): Command(
         (Param("campaign", STR), _opt("version", "--version", INT), _opt("limit", "--limit", INT, 20), _JSON),
         "review_queue",
@@ -268,6 +296,7 @@ def main() -> None:
             "(names, paths and values)\n"
         )
         sys.exit(2)
+    sys.argv[1:] = drop_empty_options(sys.argv[1:])
     try:
         call = _fast_call(sys.argv[1:])
         if call is not None:
