@@ -102,6 +102,15 @@ def _contents(package: str) -> Callable[[], tuple[Any, Any]]:
     return load
 
 
+def _tracing_checks() -> Any:
+    from reviewtrail.tracing._payload_checks import CHECKS
+
+    return CHECKS
+
+
+_CHECKS = {"tracing": _tracing_checks}
+
+
 def build_catalog() -> RecordCatalog:
     """The record types and projections of every package, plus the ledger's built-in projections.
 
@@ -120,7 +129,7 @@ def build_catalog() -> RecordCatalog:
         deferred=[
             store,
             *(
-                DeferredPart(package, types, projections, load=_contents(package))
+                DeferredPart(package, types, projections, load=_contents(package), checks=_CHECKS.get(package))
                 for package, types, projections in RECORD_INDEX
             ),
         ],

@@ -53,6 +53,9 @@ class DeferredPart:
     record_types: frozenset[str]
     projections: tuple[DeclaredProjection, ...]
     load: Callable[[], PartContents] = field(compare=False, repr=False)
+    # Plain checks of some of its record types (True: the model surely accepts the payload),
+    # loaded without the package's models; a payload one accepts is not given to the model.
+    checks: Callable[[], Mapping[str, Callable[[Any], bool]]] | None = field(default=None, compare=False, repr=False)
 
 
 class RecordCatalog:
@@ -74,6 +77,8 @@ class RecordCatalog:
         self._types = _by_name(record_types)
         self._parts = tuple(deferred)
         self._pending: dict[str, DeferredPart] = {}
+        self._part_of: dict[str, DeferredPart] = {}
+        self._checks: dict[str, Mapping[str, Callable[[Any], bool]]] = {}
         self._loaded: set[str] = set()
         self._lock = threading.RLock()
         self._rows: dict[str, Callable[[Envelope], Iterable[Row]]] = {}
@@ -83,6 +88,7 @@ class RecordCatalog:
                 if name in self._types or name in self._pending:
                     raise ValueError(f"record type {name!r} is given twice")
                 self._pending[name] = part
+                self._part_of[name] = part
             declared += [
                 Projection(p.name, p.version, p.tables, rows=_DeferredRows(self, part, p.name, p.consumes))
                 for p in part.projections
@@ -149,9 +155,21 @@ class RecordCatalog:
     def payload_model(self, type_: str) -> type[RecordPayload] | None:
         return self._model(type_)
 
+    def validates(self, type_: str) -> bool:
+        """Whether payloads of ``type_`` are validated (answered without loading a package)."""
+        return type_ in self._types or type_ in self._pending
+
     def validate(self, type_: str, payload: Any, *, field: str = "payload") -> None:
         """Raise :class:`InvalidInputError` naming the first bad field when ``payload`` breaks the
         model of ``type_``; a type the catalog does not list is not checked."""
+        part = self._part_of.get(type_)
+        if part is not None and part.checks is not None:
+            checks = self._checks.get(part.package)
+            if checks is None:
+                checks = self._checks.setdefault(part.package, part.checks())
+            check = checks.get(type_)
+            if check is not None and check(payload):
+                return
         model = self._model(type_)
         if model is not None:
             from reviewtrail.ledger._types import validate_with

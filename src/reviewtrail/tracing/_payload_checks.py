@@ -9,9 +9,8 @@ integer beyond 2**53, a value nested deeper than 64 levels). So a check made her
 what the model refuses, and every refusal is the model's. ``tests/test_trace_save_fast_payloads.py``
 checks that on generated payloads.
 
-:data:`CHECKS` is for the ledger's record catalog to ask before it loads the models: a payload
-checked here needs no model, so a save would load no pydantic. The catalog does not ask yet; it
-gives every trace record to the models.
+:data:`CHECKS` is what the ledger's record catalog asks before it loads the models (wired in
+:mod:`reviewtrail.app`): a payload checked here needs no model, so a save loads no pydantic.
 """
 
 from __future__ import annotations
