@@ -39,7 +39,7 @@ def test_only_the_generic_wrapper_holds_a_payload_and_its_envelope() -> None:
     # envelope in force, of whatever type), read to follow amendments. Every other class that wants
     # a payload with its envelope holds a ``Recorded``.
     assert _dataclasses_holding_an_envelope() == [
-        "human_review/_resolve.py:Current.content",
+        "human_review/_chains.py:Current.content",
         "ledger/_recorded.py:Recorded.envelope",
     ]
 

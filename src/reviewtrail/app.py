@@ -103,9 +103,7 @@ def _contents(package: str) -> Callable[[], tuple[Any, Any]]:
 
 
 def _tracing_checks() -> Any:
-    from reviewtrail.tracing._payload_checks import CHECKS
-
-    return CHECKS
+    return _IMPORTS["tracing"]().PAYLOAD_CHECKS
 
 
 _CHECKS = {"tracing": _tracing_checks}

@@ -41,6 +41,7 @@ if typing.TYPE_CHECKING:
         export_trace_runs,
         otel_export_request,
     )
+    from reviewtrail.tracing._payload_checks import PAYLOAD_CHECKS
     from reviewtrail.tracing._reader import TraceCall, TraceRun, find_run, iter_runs, load_run
     from reviewtrail.tracing._record import TraceResult, record_call, trace_review, traced_review
     from reviewtrail.tracing._save_request import TraceSaveRequest, save_trace, trace_save_request
@@ -52,6 +53,7 @@ if typing.TYPE_CHECKING:
 # nor the checks against the ledger, and must start fast.
 _LAZY = {
     "FAMILIES": "_families",
+    "PAYLOAD_CHECKS": "_payload_checks",
     "PROJECTIONS": "_call_record",
     "RECORD_TYPES": "_call_record",
     "SENTINELS": "_assurance",
@@ -122,6 +124,7 @@ def __getattr__(name: str) -> typing.Any:
 
 __all__ = [
     "FAMILIES",
+    "PAYLOAD_CHECKS",
     "PROJECTIONS",
     "RECORD_TYPES",
     "SENTINELS",

@@ -22,7 +22,7 @@ from typing import Any
 from reviewtrail.cas import CasRef, is_hex
 from reviewtrail.tracing._ledger_link import SAVE_BEGUN_TYPE, TRACE_RECORD_TYPE
 
-__all__ = ["CHECKS", "accepts"]
+__all__ = ["CHECKS", "PAYLOAD_CHECKS", "accepts"]
 
 _SAFE_INT = 2**53 - 1
 _MAX_DEPTH = 64
@@ -134,3 +134,7 @@ def accepts(record_type: str, payload: Any) -> bool:
     validates it; False when the model must decide (or the type is not a trace record's)."""
     check = CHECKS.get(record_type)
     return check is not None and type(payload) is dict and check(payload)
+
+
+#: :data:`CHECKS` under the name the package exports.
+PAYLOAD_CHECKS = CHECKS
