@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import operator
-from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
@@ -37,6 +37,7 @@ __all__ = [
     "Privacy",
     "chain_problems",
     "compute_hash",
+    "encode_payloads",
     "envelope_hash",
     "format_time",
     "header_of",
@@ -48,6 +49,7 @@ __all__ = [
 ]
 
 GENESIS_HASH = "0" * 64
+_SIZE_KEY = b'"size":'  # in the canonical bytes of every CAS reference (see may_hold_refs)
 
 
 def format_time(moment: datetime) -> str:
@@ -192,6 +194,32 @@ def encode_payload(record: NewRecord) -> bytes:
     return body
 
 
+def encode_payloads(records: Iterable[NewRecord]) -> list[bytes]:
+    """:func:`encode_payload` of each record in turn (a batch's payloads, in one loop)."""
+    encode = _PLAIN_ENCODE
+    if encode is None:
+        return [encode_payload(r) for r in records]
+    plain = _plain
+    out: list[bytes] = []
+    add = out.append
+    for record in records:
+        value = record.payload
+        body = None
+        if plain(value):
+            try:
+                body = "".join(encode(value, 0)).encode("utf-8")
+            except Exception:  # canonical_json raises the documented error
+                body = None
+        if body is None:
+            body = canonical_json(value, field="payload")
+        if body.find(_SIZE_KEY) != -1:  # may_hold_refs(body)
+            from reviewtrail.cas import refs_in
+
+            refs_in(value)
+        add(body)
+    return out
+
+
 _SAFE_INT = 2**53 - 1
 
 
@@ -225,7 +253,9 @@ _PLAIN_ENCODE: Any = (
 
 def may_hold_refs(payload: bytes) -> bool:
     """False when canonical payload bytes cannot contain a CAS reference (every ref has a "size" key)."""
-    return b'"size":' in payload
+    # find, not ``in``: ``in`` on bytes first takes its operand as an integer (raising and
+    # clearing a TypeError each time), at three times the cost of the search itself.
+    return payload.find(_SIZE_KEY) != -1
 
 
 def seal(
@@ -270,11 +300,12 @@ def seal(
     return env
 
 
-# An envelope's fields in ``rt_records`` column order, from its ``__dict__``.
-_COLUMN_VALUES = operator.itemgetter(
-    "seq", "id", "type", "time", "actor", "privacy", "subject", "supersedes",
-    "payload", "payload_hash", "prev_hash", "hash",
-)  # fmt: skip
+# What sealing reads of a record to append: from its ``__dict__`` (a model's field values, read
+# in one call), or as attributes from a record that keeps its fields elsewhere.
+_RECORD_NAMES = ("id", "type", "actor", "privacy", "subject", "supersedes", "time")
+_RECORD_ITEMS = operator.itemgetter(*_RECORD_NAMES)
+_RECORD_ATTRS = operator.attrgetter(*_RECORD_NAMES)
+_SET = object.__setattr__
 
 
 def seal_chain(
@@ -289,10 +320,10 @@ def seal_chain(
 ) -> list[Envelope]:
     """The envelopes :func:`seal` gives ``records`` (with their canonical ``payloads``) one after
     another at ``seq + 1``, ``seq + 2``, ... after ``prev_hash``, byte for byte, at batch cost: the
-    time is formatted and the recurring actor, type and privacy are escaped once per batch, and the
-    header is written directly. A record's ``supersedes`` must name an id in ``existing`` or an
-    earlier record of the batch. A record this path cannot seal is sealed by :func:`seal`, which
-    raises its error.
+    time is formatted and the recurring actor, type, privacy and time are escaped once per batch
+    (each distinct combination once), and the header is written directly. A record's
+    ``supersedes`` must name an id in ``existing`` or an earlier record of the batch. A record this
+    path cannot seal is sealed by :func:`seal`, which raises its error.
 
     ``columns``, when given, is extended with each envelope's fields in ``rt_records`` column order
     (seq, id, type, time, actor, privacy, subject, supersedes, payload, payload_hash, prev_hash,
@@ -300,59 +331,72 @@ def seal_chain(
     s = _JSON_STR
     sha256 = hashlib.sha256
     new = object.__new__
+    set_dict = _SET
+    kinds = set(map(type, records))
+    by_dict = len(kinds) == 1 and set(_RECORD_NAMES) <= getattr(records[0], "__dict__", {}).keys()
+    get: Callable[[Any], tuple[Any, ...]] = _RECORD_ITEMS if by_dict else _RECORD_ATTRS
     now_text = format_time(now)
-    now_json = s(now_text)
-    escaped: dict[str, str] = {}  # actor, type and privacy: few values per batch
-    batch_ids: set[str] = set()
+    # (actor, type, privacy, time) -> the header's text around the id and around the seq, and the
+    # time as stored: few combinations per batch.
+    fixed: dict[tuple[Any, ...], tuple[str, str, str, str]] = {}
+    first = seq
+    earlier: dict[str, int] | None = None  # the batch's ids by position, made when a record supersedes
     out: list[Envelope] = []
+    add = out.append
     prev_json = s(prev_hash)  # the head's hash as read; every later one is a hex digest
     extend = (lambda values: None) if columns is None else columns.extend
     for record, body in zip(records, payloads, strict=True):
-        fields = record.__dict__  # a model's field values (read without attribute lookups)
-        id_, subject, supersedes = fields["id"], fields["subject"], fields["supersedes"]
-        if supersedes is not None and supersedes not in existing and supersedes not in batch_ids:
-            raise InvalidInputError(f"no earlier record with id {supersedes!r}", field="supersedes")
+        id_, type_, actor, privacy, subject, supersedes, when = get(record.__dict__ if by_dict else record)
+        if supersedes is not None and supersedes not in existing:
+            if earlier is None:
+                earlier = {r.id: i for i, r in reversed(list(enumerate(records)))}
+            position = seq - first  # this record's, in the batch
+            if earlier.get(supersedes, position) >= position:
+                raise InvalidInputError(f"no earlier record with id {supersedes!r}", field="supersedes")
         seq += 1
-        type_, actor, privacy, when = fields["type"], fields["actor"], fields["privacy"], fields["time"]
         try:
-            time = now_text if when is None else format_time(when)
+            key = (actor, type_, privacy, when)
+            parts = fixed.get(key)
+            if parts is None:
+                time = now_text if when is None else format_time(when)
+                parts = fixed[key] = (
+                    f'{{"actor":{s(actor)},"id":',
+                    f',"privacy":{s(privacy)},"seq":',
+                    f',"time":{s(time)},"type":{s(type_)}}}',
+                    time,
+                )
+            before_id, before_seq, after, time = parts
             payload_hash = sha256(body).hexdigest()
-            a = escaped.get(actor) or escaped.setdefault(actor, s(actor))
-            t = escaped.get(type_) or escaped.setdefault(type_, s(type_))
-            p = escaped.get(privacy) or escaped.setdefault(privacy, s(privacy))
             header = (
-                f'{prev_hash}{{"actor":{a},"id":{s(id_)},"payloadHash":"{payload_hash}","prevHash":{prev_json},'
-                f'"privacy":{p},"seq":{seq},"subject":{"null" if subject is None else s(subject)},'
-                f'"supersedes":{"null" if supersedes is None else s(supersedes)},'
-                f'"time":{now_json if when is None else s(time)},"type":{t}}}'
+                f'{prev_hash}{before_id}{s(id_)},"payloadHash":"{payload_hash}","prevHash":{prev_json}'
+                f'{before_seq}{seq},"subject":{"null" if subject is None else s(subject)},'
+                f'"supersedes":{"null" if supersedes is None else s(supersedes)}{after}'
             )
             sealed = sha256(header.encode("utf-8")).hexdigest()
         except Exception:  # seal names what has no canonical form (or seals it after all)
             env = seal(record, seq=seq, prev_hash=prev_hash, now=now, payload=body, now_text=now_text)
+            values = env.__dict__
         else:
-            env = new(Envelope)  # the frozen dataclass, filled without per-field __setattr__
-            env.__dict__.update(
-                seq=seq,
-                id=id_,
-                type=type_,
-                time=time,
-                actor=actor,
-                privacy=privacy,
-                subject=subject,
-                supersedes=supersedes,
-                payload=body,
-                payload_hash=payload_hash,
-                prev_hash=prev_hash,
-                hash=sealed,
-            )
-        values = env.__dict__
-        if b'"size":' not in body:  # not may_hold_refs(body): what the cached property would give
-            values["cas_refs"] = []
-        out.append(env)
-        extend(_COLUMN_VALUES(values))
-        prev_hash = env.hash
+            values = {
+                "seq": seq,
+                "id": id_,
+                "type": type_,
+                "time": time,
+                "actor": actor,
+                "privacy": privacy,
+                "subject": subject,
+                "supersedes": supersedes,
+                "payload": body,
+                "payload_hash": payload_hash,
+                "prev_hash": prev_hash,
+                "hash": sealed,
+            }
+            env = new(Envelope)  # the frozen dataclass, given its fields without per-field __setattr__
+            set_dict(env, "__dict__", values)
+        add(env)
+        extend(values.values())
+        prev_hash = values["hash"]
         prev_json = f'"{prev_hash}"'
-        batch_ids.add(id_)
     return out
 
 

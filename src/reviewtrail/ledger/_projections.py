@@ -13,10 +13,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from reviewtrail.ledger._envelope import Envelope
+from reviewtrail.ledger._envelope import Envelope, may_hold_refs
 
 __all__ = [
     "BUILTIN_PROJECTIONS",
+    "QUIET_ROWS",
     "ROW_SEQ",
     "Projection",
     "ProjectionTable",
@@ -78,6 +79,8 @@ class Projection:
 
 
 def _cas_ref_rows(env: Envelope) -> Iterable[Row]:
+    if not may_hold_refs(env.payload):  # no reference: nothing parsed
+        return ()
     refs = env.cas_refs
     if not refs:
         return ()
@@ -129,3 +132,6 @@ SUPERSESSIONS = Projection(
 )
 
 BUILTIN_PROJECTIONS: tuple[Projection, ...] = (CAS_REFS, SUPERSESSIONS)
+#: Row functions that give no row for a record whose ``supersedes`` is null and whose payload
+#: cannot hold a CAS reference (:func:`~reviewtrail.ledger._envelope.may_hold_refs`).
+QUIET_ROWS: frozenset[Callable[[Envelope], Iterable[Row]]] = frozenset({_cas_ref_rows, _supersession_rows})

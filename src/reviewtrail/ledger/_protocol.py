@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import operator
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -15,19 +16,31 @@ from reviewtrail.ledger._envelope import (
     GENESIS_HASH,
     Envelope,
     chain_problems,
-    encode_payload,
+    encode_payloads,
+    may_hold_refs,
     seal_chain,
     stored_problem,
 )
 from reviewtrail.ledger._fields import TYPE_PATTERN
 from reviewtrail.ledger._pages import PageOrder, page_order
-from reviewtrail.ledger._projections import ROW_SEQ, Projection, Row
+from reviewtrail.ledger._projections import QUIET_ROWS, ROW_SEQ, Projection, Row
 
 if TYPE_CHECKING:
     from reviewtrail.ledger._new_record import NewRecord
 
-__all__ = ["Ledger", "TypeFilter", "link_problems", "parse_type_filter", "projection_rows", "row_problem"]
+__all__ = [
+    "Ledger",
+    "TypeFilter",
+    "link_problems",
+    "parse_type_filter",
+    "projection_rows",
+    "refuse_known_ids",
+    "row_problem",
+    "seal_batch",
+]
 
+_ID = operator.attrgetter("id")
+_TYPE = operator.attrgetter("type")
 _TYPE_NAME = re.compile(r"[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*")
 
 
@@ -63,23 +76,53 @@ def seal_batch(
     now: datetime,
     known_ids: Callable[[list[str]], set[str]],
     columns: list[Any] | None = None,
+    ids_refused_on_insert: bool = False,
 ) -> list[Envelope]:
     """Seal a batch after ``head`` (seq, hash); reject reused ids and dangling supersedes.
-    ``columns``: extended with the envelopes' ``rt_records`` values (see :func:`seal_chain`)."""
-    ids = [r.id for r in records]
-    wanted = set(ids) | {r.supersedes for r in records if r.supersedes is not None}
-    existing = known_ids(sorted(wanted))
-    for r in records:
-        if r.id in existing:
-            raise ConflictError(f"a record with id {r.id!r} already exists", field="id")
+    ``columns``: extended with the envelopes' ``rt_records`` values (see :func:`seal_chain`).
+
+    ``ids_refused_on_insert``: the store's unique key on ``id`` refuses a recorded id when the
+    batch is inserted (the caller turns that into :func:`refuse_known_ids`' conflict), so only the
+    ids the batch supersedes are looked up here (none when it supersedes nothing). A batch that
+    cannot be sealed is first checked for recorded ids, so a conflict is reported before any other
+    refusal, as when every id is looked up."""
     seq, prev = head if head is not None else (0, GENESIS_HASH)
-    return seal_chain(records, payloads, seq=seq, prev_hash=prev, now=now, existing=existing, columns=columns)
+    if not ids_refused_on_insert:
+        ids = [r.id for r in records]
+        wanted = set(ids) | {r.supersedes for r in records if r.supersedes is not None}
+        existing = known_ids(sorted(wanted))
+        refuse_known_ids(records, existing)
+        return seal_chain(records, payloads, seq=seq, prev_hash=prev, now=now, existing=existing, columns=columns)
+    targets = sorted({r.supersedes for r in records if r.supersedes is not None})
+    found = known_ids(targets) if targets else set()
+    try:
+        return seal_chain(records, payloads, seq=seq, prev_hash=prev, now=now, existing=found, columns=columns)
+    except Exception:
+        refuse_known_ids(records, known_ids(sorted({r.id for r in records})))
+        raise
+
+
+def refuse_known_ids(records: Iterable[NewRecord], known: Container[str]) -> None:
+    """:class:`ConflictError` for the first of ``records`` whose id is in ``known`` (recorded)."""
+    for r in records:
+        if r.id in known:
+            raise ConflictError(f"a record with id {r.id!r} already exists", field="id")
 
 
 def projection_rows(envelopes: Iterable[Envelope], projections: Iterable[Projection]) -> list[Row]:
     """The rows ``projections`` derive from ``envelopes``, each tagged with its record's seq."""
     makers = [p.rows for p in projections]
-    return [(table, {**row, ROW_SEQ: env.seq}) for env in envelopes for rows in makers for table, row in rows(env)]
+    # The built-in projections give no row for a record that supersedes nothing and holds no CAS
+    # reference (most records): for those they are not called.
+    others = [rows for rows in makers if rows not in QUIET_ROWS]
+    out: list[Row] = []
+    add = out.append
+    for env in envelopes:
+        quiet = env.supersedes is None and not may_hold_refs(env.payload)
+        for rows in others if quiet else makers:
+            for table, row in rows(env):
+                add((table, {**row, ROW_SEQ: env.seq}))
+    return out
 
 
 def row_problem(
@@ -157,19 +200,20 @@ class Ledger(abc.ABC):
         self._refuse_if_read_only()
         from reviewtrail.ledger._new_record import NewRecord
 
-        for i, r in enumerate(batch):
-            if not isinstance(r, NewRecord):
-                raise InvalidInputError(f"expected NewRecord, got {type(r).__name__}", field=f"records[{i}]")
-        if len({r.id for r in batch}) != len(batch):
+        # Checked once per kind of object in the batch (one, as a rule), not once per record.
+        if not all(issubclass(kind, NewRecord) for kind in set(map(type, batch))):
+            for i, r in enumerate(batch):
+                if not isinstance(r, NewRecord):
+                    raise InvalidInputError(f"expected NewRecord, got {type(r).__name__}", field=f"records[{i}]")
+        if len(set(map(_ID, batch))) != len(batch):
             raise InvalidInputError("the same id appears twice in one batch", field="id")
         # Types the catalog has no model for are not validated: looked up once per type, not per record.
-        modelled = {t for t in {r.type for r in batch} if self.catalog.payload_model(t) is not None}
+        modelled = {t for t in set(map(_TYPE, batch)) if self.catalog.payload_model(t) is not None}
         if modelled:
             for i, r in enumerate(batch):
                 if r.type in modelled:
                     self.catalog.validate(r.type, r.payload, field=f"records[{i}].payload")
-        payloads = [encode_payload(r) for r in batch]
-        return self._append(batch, payloads, datetime.now(UTC))
+        return self._append(batch, encode_payloads(batch), datetime.now(UTC))
 
     @abc.abstractmethod
     def _append(self, records: list[NewRecord], payloads: list[bytes], now: datetime) -> list[Envelope]:

@@ -17,7 +17,14 @@ from reviewtrail.errors import ConflictError, IntegrityError, LedgerMissingError
 from reviewtrail.ledger._envelope import Envelope
 from reviewtrail.ledger._pages import PageOrder, count_sql, page_sql
 from reviewtrail.ledger._projections import ROW_SEQ, Projection, Row
-from reviewtrail.ledger._protocol import Ledger, check_range, missing, projection_rows, seal_batch
+from reviewtrail.ledger._protocol import (
+    Ledger,
+    check_range,
+    missing,
+    projection_rows,
+    refuse_known_ids,
+    seal_batch,
+)
 from reviewtrail.ledger._sql_schema import (
     COLUMNS,
     INDEX_ONLY_MIGRATIONS,
@@ -49,16 +56,16 @@ _READ_BACK = (
 )
 
 
-def insert_chunks(columns: list[Any], per: int) -> Iterator[tuple[int, list[Any]]]:
+def insert_chunks(columns: list[Any], per: int, width: int = 12) -> Iterator[tuple[int, list[Any]]]:
     """A multi-row insert's statements: (rows, parameters) for as many full statements of ``per``
-    rows as ``columns`` (12 values a row) fills, then statements of powers of two rows for the
-    rest. A handful of statement texts, each prepared once per connection."""
-    rows = len(columns) // 12
+    rows as ``columns`` (``width`` values a row) fills, then statements of powers of two rows for
+    the rest. A handful of statement texts, each prepared once per connection."""
+    rows = len(columns) // width
     at, size = 0, per
     while at < rows:
         if rows - at < size:
             size = 1 << ((rows - at).bit_length() - 1)
-        yield size, columns if size == rows else columns[at * 12 : (at + size) * 12]
+        yield size, columns if size == rows else columns[at * width : (at + size) * width]
         at += size
 
 
@@ -234,6 +241,12 @@ class SqlLedger(Ledger):
                 )
 
     # --- writes ---------------------------------------------------------------------------
+    def _id_key_refuses(self, cur: Cursor) -> bool:
+        """Whether the insert of an append refuses an id already recorded, as the table stands in
+        this transaction (a unique key on exactly ``rt_records.id``). Then the append looks up only
+        the ids its records supersede; otherwise every id of the batch is looked up before sealing."""
+        return False
+
     def _known_ids(self, cur: Cursor, ids: list[str]) -> set[str]:
         found: set[str] = set()
         for i in range(0, len(ids), self._ids_per_query):
@@ -256,6 +269,7 @@ class SqlLedger(Ledger):
             cur.execute("SELECT seq, hash FROM rt_records ORDER BY seq DESC LIMIT 1")
             last = cur.fetchone()
             columns: list[Any] = []
+            by_key = self._id_key_refuses(cur)
             envs = seal_batch(
                 records,
                 payloads,
@@ -263,8 +277,15 @@ class SqlLedger(Ledger):
                 now=now,
                 known_ids=lambda ids: self._known_ids(cur, ids),
                 columns=columns,
+                ids_refused_on_insert=by_key,
             )
-            self._insert_records(cur, columns)
+            try:
+                self._insert_records(cur, columns)
+            except Exception as exc:
+                if by_key and self._is_unique_violation(exc):
+                    # The unique key on id refused a recorded id: name it (nothing is committed).
+                    refuse_known_ids(records, self._known_ids(cur, sorted({r.id for r in records})))
+                raise
             # Read back what is acknowledged: a rule or trigger that swallows or alters the insert
             # must fail the append (nothing committed), never return records that are not stored.
             # One row answers: the rows from the batch's first seq (LIMIT: one past the batch, so the
