@@ -79,11 +79,10 @@ REVIEW_CLI = CLI_BASE | {
     "reviewtrail.cli._progress",
 }
 NEVER = {"reviewtrail.reviewer", "reviewtrail.evidence", "reviewtrail.provenance"}
-# Reading records or an object by its address (ledger tail, cas cat), storing one (cas put) or the
-# review queue loads no heavy library; the ledger's check of a payload against its model (trace
-# save, review decide) still loads pydantic.
+# Reading records or an object by its address (ledger tail, cas cat), storing one (cas put), the
+# review queue and a trace save (its payloads pass the package's plain checks) load no heavy
+# library; the ledger's check of a decision against its model (review decide) still loads pydantic.
 READ_LIBRARIES: list[str] = []
-MODEL_LIBRARIES = ["pydantic"]
 
 
 class Project:
@@ -152,14 +151,14 @@ def test_cas_put_and_cat_load_the_store_only(project: Project) -> None:
 
 
 def test_trace_save_loads_tracing_and_the_store(project: Project) -> None:
-    """The save itself builds no pydantic model (the record to append, the CAS references and the
-    trace documents are plain). pydantic and the strict value types still come in where the ledger
-    checks the two records' payloads against the trace payload models (``tracing/_call_record.py``),
-    as its record catalog does for every record of a type it lists."""
+    """The save builds no pydantic model (the record to append, the CAS references and the trace
+    documents are plain), and the ledger checks the two records' payloads with the trace package's
+    plain checks (``tracing/_payload_checks.py``), which its record catalog asks before the payload
+    models: neither pydantic nor the strict value types are loaded."""
     packages, cli, libraries = project.loaded(*_trace_save(project.root))
-    assert packages == REFERENCES | {"reviewtrail.tracing", "reviewtrail.inputs"}
+    assert packages == STORE | {"reviewtrail.tracing", "reviewtrail.inputs"}
     assert cli == FAST_CLI
-    assert libraries == MODEL_LIBRARIES
+    assert libraries == READ_LIBRARIES
 
 
 def test_review_queue_and_decide_load_human_review_and_the_store(project: Project) -> None:

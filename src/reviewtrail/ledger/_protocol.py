@@ -208,7 +208,7 @@ class Ledger(abc.ABC):
         if len(set(map(_ID, batch))) != len(batch):
             raise InvalidInputError("the same id appears twice in one batch", field="id")
         # Types the catalog has no model for are not validated: looked up once per type, not per record.
-        modelled = {t for t in set(map(_TYPE, batch)) if self.catalog.payload_model(t) is not None}
+        modelled = {t for t in set(map(_TYPE, batch)) if self.catalog.validates(t)}
         if modelled:
             for i, r in enumerate(batch):
                 if r.type in modelled:
