@@ -18,11 +18,26 @@ __all__ = [
     "canonical_json",
     "canonical_sha256",
     "canonical_value",
+    "encodable_text",
     "is_canonical",
     "loads_canonical",
     "loads_document",
     "loads_json",
 ]
+
+
+def encodable_text(value: object) -> bool:
+    """Exactly a ``str`` that UTF-8 can encode (no lone surrogate): text canonical JSON writes
+    as itself and reads back unchanged."""
+    if type(value) is not str:
+        return False
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def canonical_json(value: Any, *, field: str = "value") -> bytes:

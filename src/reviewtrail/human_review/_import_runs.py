@@ -31,7 +31,7 @@ from reviewtrail.human_review._resolve import current, prompt_ref, run_facts, ru
 from reviewtrail.human_review._run_batch import response_problem
 from reviewtrail.human_review._run_records import ERROR_MAX_CHARS, CandidateRun, ContextReceipt
 from reviewtrail.human_review._run_rules import Exclusion, pairable_runs
-from reviewtrail.ledger import NewRecord, Privacy, new_record
+from reviewtrail.ledger import Envelope, NewRecord, Privacy, new_record
 from reviewtrail.store import Store
 
 __all__ = ["MAX_IMPORT_OUTPUTS", "ImportRunsReport", "ImportedRun", "import_runs"]
@@ -199,9 +199,10 @@ def _check_line(store: Store, number: int, raw: str) -> _Checked:
         run = CandidateRun.model_validate({**line.run, "origin": "imported"})
     except ValidationError as exc:
         raise _bad(number, "run", exc) from None
+    trigger = _record_or_none(store, run.trigger_event_id)  # read once: the receipt's check and the trigger's
     receipt = None
     if line.receipt is not None:
-        line.receipt["inputs"] = _prompt_hashes(store, number, run.trigger_event_id, line.receipt.get("inputs"))
+        line.receipt["inputs"] = _prompt_hashes(trigger, number, run.trigger_event_id, line.receipt.get("inputs"))
         authority = line.receipt.get("externalActionAuthority")
         if "externalActionAuthority" in line.receipt and not isinstance(authority, bool):
             raise InvalidInputError(
@@ -216,7 +217,7 @@ def _check_line(store: Store, number: int, raw: str) -> _Checked:
             raise InvalidInputError(
                 f"the receipt names run {receipt.run_id}, not {run.run_id}", field=f"line {number}: receipt.runId"
             )
-    _check_trigger(store, number, run.trigger_event_id, line.privacy)
+    _check_trigger(store, trigger, number, run.trigger_event_id, line.privacy)
     valid = tuple(o.response for o in line.outputs if response_problem(o.response) is None)
     problems = [p for o in line.outputs if (p := response_problem(o.response)) is not None]
     if problems:
@@ -229,21 +230,22 @@ def _check_line(store: Store, number: int, raw: str) -> _Checked:
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
-def _prompt_hashes(store: Store, number: int, trigger: str, inputs: Any) -> Any:
+def _record_or_none(store: Store, record_id: str) -> Envelope | None:
+    try:
+        return store.ledger.get(record_id)
+    except NotFoundError:
+        return None
+
+
+def _prompt_hashes(prompt: Envelope | None, number: int, trigger: str, inputs: Any) -> Any:
     """The receipt's inputs with the trigger prompt's ``payloadHash`` written as the record's
     payload hash (bare hex). Accepted for it: the payload hash, bare or as ``sha256:HEX``, or the
     ``promptDigest`` that ``campaign import --json`` printed for the prompt. Any other value is a
     malformed receipt (exit 2, naming the field, what to give and where to find it), never
     recorded as an exclusion that would keep the run out for ever. Inputs naming other events are
-    left as given (the pairing rules judge them)."""
-    if not isinstance(inputs, list):
-        return inputs
-    try:
-        prompt = store.ledger.get(trigger)
-    except NotFoundError:
-        return inputs  # the trigger check names it
-    if prompt.type != PROMPT:
-        return inputs  # the trigger check names it
+    left as given (the pairing rules judge them). ``prompt``: the trigger's record, if any."""
+    if not isinstance(inputs, list) or prompt is None or prompt.type != PROMPT:
+        return inputs  # the trigger check names a missing or wrong trigger
     digest = prompt_digest(prompt.payload_value, prompt.privacy)
     out = []
     for i, given in enumerate(inputs):
@@ -252,7 +254,7 @@ def _prompt_hashes(store: Store, number: int, trigger: str, inputs: Any) -> Any:
             continue
         value = given.get("payloadHash")
         bare = value.removeprefix("sha256:") if isinstance(value, str) else None
-        if bare == prompt.payload_hash or value == digest or (digest is not None and bare == digest[7:]):
+        if bare == prompt.payload_hash or value == digest or bare == digest.removeprefix("sha256:"):
             out.append({**given, "payloadHash": prompt.payload_hash})
             continue
         what = "is not a SHA-256 (64 lowercase hex digits, bare or as sha256:HEX)"
@@ -267,14 +269,12 @@ def _prompt_hashes(store: Store, number: int, trigger: str, inputs: Any) -> Any:
     return out
 
 
-def _check_trigger(store: Store, number: int, trigger: str, privacy: Privacy) -> None:
-    """The trigger is a recorded review prompt, and ``privacy`` is no more open than its privacy
-    in force."""
+def _check_trigger(store: Store, env: Envelope | None, number: int, trigger: str, privacy: Privacy) -> None:
+    """The trigger (``env``: its record, if any) is a recorded review prompt, and ``privacy`` is
+    no more open than its privacy in force."""
     at = f"line {number}: run.triggerEventId"
-    try:
-        env = store.ledger.get(trigger)
-    except NotFoundError:
-        raise InvalidInputError(f"no record {trigger} is recorded", field=at) from None
+    if env is None:
+        raise InvalidInputError(f"no record {trigger} is recorded", field=at)
     if env.type != PROMPT:
         raise InvalidInputError(f"the record {trigger} is a {env.type}, not a review prompt", field=at)
     level = current(store.ledger, env).privacy

@@ -18,6 +18,7 @@ from collections.abc import Callable, Collection
 from functools import cache
 from typing import Any
 
+from reviewtrail.canonical import encodable_text
 from reviewtrail.cas import DIGEST_PATTERN
 from reviewtrail.human_review._record_names import (
     CODE_PATTERN,
@@ -60,21 +61,8 @@ def _matcher(pattern: str) -> Callable[[str], Any]:
     return re.compile(pattern.removeprefix("^").removesuffix("$")).fullmatch
 
 
-def _str(value: Any) -> bool:
-    """A string pydantic takes as it is (a lone surrogate is refused)."""
-    if type(value) is not str:
-        return False
-    if value.isascii():
-        return True
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _text(value: Any, most: int, least: int = 1) -> bool:
-    return _str(value) and least <= len(value) <= most
+    return encodable_text(value) and least <= len(value) <= most
 
 
 def _ident(value: Any) -> bool:
@@ -290,8 +278,8 @@ def is_candidate_wire(value: dict[str, Any]) -> bool:
     they stand."""
     learned = value["learnedAdapter"]
     return (
-        all(_str(value[k]) for k in _FLAT)
-        and (learned is None or _str(learned))
+        all(encodable_text(value[k]) for k in _FLAT)
+        and (learned is None or encodable_text(learned))
         and _mapping(value["run"])
         and _mapping(value["contextManifest"])
         and all(type(value[k]) is str and value[k] in PRIVACY_ORDER for k in ("runPrivacy", "outputPrivacy"))

@@ -19,6 +19,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from reviewtrail.canonical import encodable_text
 from reviewtrail.cas import CasRef, is_hex
 from reviewtrail.tracing._ledger_link import SAVE_BEGUN_TYPE, TRACE_RECORD_TYPE
 
@@ -31,19 +32,6 @@ _CALL_FIELDS = _CALL_REQUIRED | {"prompt", "response", "files", "event", "recove
 _BEGUN_FIELDS = frozenset({"save", "skill", "purpose"})
 _DIGEST_KEYS = frozenset({"sha256", "size"})
 _HEX = frozenset("0123456789abcdef")
-
-
-def _text(value: object) -> bool:
-    """Exactly a ``str`` whose JSON form reads back as itself (no lone surrogate)."""
-    if type(value) is not str:
-        return False
-    if value.isascii():
-        return True
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _size(value: object) -> bool:
@@ -59,13 +47,13 @@ def _json(value: object, depth: int = 0) -> bool:
     if type(value) is float:
         return math.isfinite(value)
     if type(value) is str:
-        return _text(value)
+        return encodable_text(value)
     if depth >= _MAX_DEPTH:
         return False
     if type(value) is list:
         return all(_json(item, depth + 1) for item in value)
     if type(value) is dict:
-        return all(_text(k) and _json(v, depth + 1) for k, v in value.items())
+        return all(encodable_text(k) and _json(v, depth + 1) for k, v in value.items())
     return False
 
 
@@ -85,7 +73,7 @@ def _ref(value: object) -> bool:
     """A typed CAS reference (``CasRef``) as JSON, or null."""
     if value is None:
         return True
-    if type(value) is not dict or not all(_text(v) for k, v in value.items() if k != "size"):
+    if type(value) is not dict or not all(encodable_text(v) for k, v in value.items() if k != "size"):
         return False
     return CasRef.plain_values(value) is not None and _size(value.get("size"))
 
@@ -93,7 +81,9 @@ def _ref(value: object) -> bool:
 def _review_call(payload: dict[str, Any]) -> bool:
     if not (_CALL_REQUIRED <= payload.keys() <= _CALL_FIELDS):
         return False
-    if not (_text(payload["skill"]) and _text(payload["run_id"]) and _text(payload["trace_path"])):
+    if not (
+        encodable_text(payload["skill"]) and encodable_text(payload["run_id"]) and encodable_text(payload["trace_path"])
+    ):
         return False
     meta = payload["meta"]
     if type(meta) is not dict or not _json(meta):
@@ -101,7 +91,9 @@ def _review_call(payload: dict[str, Any]) -> bool:
     if not (_ref(payload.get("prompt")) and _ref(payload.get("response"))):
         return False
     files = payload.get("files")
-    if files is not None and (type(files) is not dict or not all(_text(k) and _digest(v) for k, v in files.items())):
+    if files is not None and (
+        type(files) is not dict or not all(encodable_text(k) and _digest(v) for k, v in files.items())
+    ):
         return False
     event = payload.get("event")
     if event is not None and not _digest(event):
@@ -117,8 +109,8 @@ def _save_begun(payload: dict[str, Any]) -> bool:
     return (
         payload.keys() == _BEGUN_FIELDS
         and _token(payload["save"])
-        and _text(payload["skill"])
-        and _text(payload["purpose"])
+        and encodable_text(payload["skill"])
+        and encodable_text(payload["purpose"])
     )
 
 
