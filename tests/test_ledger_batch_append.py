@@ -204,7 +204,8 @@ def test_a_postgres_append_whose_hash_a_trigger_changes_is_refused(pg_url: str, 
         with psycopg.connect(pg_url, autocommit=True) as conn:
             conn.execute(
                 "CREATE FUNCTION meddle() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-                "IF NEW.seq = 2 THEN NEW.hash := 'f' || substr(NEW.hash, 2); END IF; RETURN NEW; END $$"
+                "IF NEW.seq = 2 THEN NEW.hash := (CASE WHEN left(NEW.hash, 1) = 'f' THEN 'e' ELSE 'f' END) "
+                "|| substr(NEW.hash, 2); END IF; RETURN NEW; END $$"
             )
             conn.execute("CREATE TRIGGER meddle BEFORE INSERT ON rt_records FOR EACH ROW EXECUTE FUNCTION meddle()")
         head = led.head()
