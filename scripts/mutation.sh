@@ -30,9 +30,20 @@ declare -A TESTS=(
     [reviewer/_cite_markers.py]="tests/test_citation_reference_rules.py tests/test_review_citations.py tests/test_pins_citations.py"
     [canonical.py]="tests/test_canonical.py tests/test_pins_canonical.py"
     [ledger/_envelope.py]="tests/test_ledger_contract.py tests/test_pins_envelope.py"
+    [human_review/_item_rules.py]="tests/test_human_review_items.py tests/test_pins_human_review.py"
+    [human_review/_run_rules.py]="tests/test_human_review_run_rules.py tests/test_pins_human_review.py"
+    [human_review/_decision_rules.py]="tests/test_human_review_decisions.py tests/test_pins_human_review.py"
+    [human_review/_eligibility.py]="tests/test_human_review_eligibility.py tests/test_pins_human_review.py"
+    [human_review/_export_rows.py]="tests/test_human_review_export_rows.py tests/test_pins_human_review.py"
+    [human_review/_bt_fit.py]="tests/test_human_review_standings.py tests/test_pins_human_review.py"
+    [human_review/_standings.py]="tests/test_human_review_standings.py tests/test_pins_human_review.py"
+    [human_review/_position_bias.py]="tests/test_human_review_position_bias.py tests/test_pins_human_review.py"
 )
 ORDER=(tracing/_assurance.py tracing/_modes.py tracing/_families.py cas/_refs.py
-    reviewer/_cite_markers.py canonical.py ledger/_envelope.py)
+    reviewer/_cite_markers.py canonical.py ledger/_envelope.py
+    human_review/_item_rules.py human_review/_run_rules.py human_review/_decision_rules.py
+    human_review/_eligibility.py human_review/_export_rows.py human_review/_bt_fit.py
+    human_review/_standings.py human_review/_position_bias.py)
 
 if [ "$#" -gt 0 ]; then
     ORDER=("$@")
@@ -62,9 +73,10 @@ if [ "${MUTATION_KEEP:-0}" != 1 ]; then
     rm -rf "$WORK"
 fi
 mkdir -p "$WORK"
-# A snapshot of the working tree: sources, tests and the project settings.
-rm -rf "$WORK/src" "$WORK/tests"
-cp -R "$ROOT/src" "$ROOT/tests" "$WORK/"
+# A snapshot of the working tree: sources, tests, docs (some tests hold tables to them) and the
+# project settings.
+rm -rf "$WORK/src" "$WORK/tests" "$WORK/docs"
+cp -R "$ROOT/src" "$ROOT/tests" "$ROOT/docs" "$WORK/"
 find "$WORK/src" "$WORK/tests" -name __pycache__ -prune -exec rm -rf {} +
 join() {
     local IFS=,
@@ -77,6 +89,7 @@ join() {
 [tool.mutmut]
 source_paths = ["src/reviewtrail"]
 only_mutate = [$(join "${only_mutate[@]}")]
+also_copy = ["docs"]
 pytest_add_cli_args = ["-q", "-p", "no:cacheprovider", "-m", "not postgres and not slow"]
 pytest_add_cli_args_test_selection = [$(join "${tests[@]}")]
 timeout_multiplier = 5.0
@@ -92,7 +105,7 @@ cd "$WORK"
     exit 1
 }
 
-"$VENV/bin/python" - "$EQUIVALENT" "${ORDER[@]}" <<'PY'
+"$VENV/bin/python" - "$EQUIVALENT" "${#TESTS[@]}" "${ORDER[@]}" <<'PY'
 """Per-module scores from mutmut's .meta files."""
 
 import json
@@ -101,7 +114,7 @@ from pathlib import Path
 
 KILLED = {1, 3, 36, 24, -24, 152, 255}  # a failing test, or a timeout (the mutant never returns)
 
-equivalent_file, modules = Path(sys.argv[1]), sys.argv[2:]
+equivalent_file, modules = Path(sys.argv[1]), sys.argv[3:]
 equivalent: dict[str, str] = {}
 if equivalent_file.exists():
     for line in equivalent_file.read_text(encoding="utf-8").splitlines():
@@ -110,7 +123,7 @@ if equivalent_file.exists():
             equivalent[name] = reason.strip()
 
 seen: set[str] = set()
-print(f"{'module':<28} {'killed':>7} {'total':>6} {'equiv':>6} {'score':>7}")
+print(f"{'module':<34} {'killed':>7} {'total':>6} {'equiv':>6} {'score':>7}")
 survivors: list[str] = []
 for module in modules:
     meta = json.loads(Path("mutants/src/reviewtrail", module + ".meta").read_text(encoding="utf-8"))
@@ -123,7 +136,7 @@ for module in modules:
             survivors.append(f"  {name} (exit {code})")
     counted = len(codes) - sum(1 for name in equiv if codes[name] not in KILLED)
     score = 100.0 * killed / counted if counted else 100.0
-    print(f"{module:<28} {killed:>7} {len(codes):>6} {len(equiv):>6} {score:>6.1f}%")
+    print(f"{module:<34} {killed:>7} {len(codes):>6} {len(equiv):>6} {score:>6.1f}%")
 
 print("\nequivalent mutants (not counted):")
 for name in sorted(seen):
@@ -131,7 +144,7 @@ for name in sorted(seen):
 if not seen:
     print("  (none)")
 stale = sorted(set(equivalent) - seen)
-if stale and len(modules) == 7:
+if stale and len(modules) == int(sys.argv[2]):
     print("\nlisted as equivalent but no longer generated (update scripts/mutation_equivalent.txt):")
     print("\n".join(f"  {name}" for name in stale))
 print("\nsurviving mutants (see one with: cd build/mutation && ../../.venv/bin/mutmut show NAME):")
