@@ -25,6 +25,7 @@ from reviewtrail.human_review import (
     quality_eligible,
     training_enabled,
 )
+from reviewtrail.human_review._eligibility import TRAINING_OFF_WHEN_DECIDED
 
 levels = st.sampled_from(PRIVACY_ORDER)
 PUBLIC = ChainPrivacy(*(["public-source"] * 7))
@@ -151,3 +152,59 @@ def test_the_chain_join_takes_every_record_of_the_chain() -> None:
         levels = dict.fromkeys(names, "public-source")
         levels[name] = "sensitive"
         assert ChainPrivacy(**levels).join() == "sensitive", name  # type: ignore[arg-type]
+
+
+@given(
+    disposition=st.sampled_from(DISPOSITIONS),
+    use_for_training=st.booleans(),
+    now=st.booleans(),
+    when_decided=st.booleans(),
+)
+def test_a_decision_recorded_while_training_was_disabled_stays_evaluation_only(
+    disposition: str, use_for_training: bool, now: bool, when_decided: bool
+) -> None:
+    """Eligibility may only get stricter after a decision: training must be enabled now and by the
+    settings in force when it was recorded; the canary's own reason and code say which failed."""
+    fact = quality_eligible(
+        decision(disposition, use_for_training), training_enabled=now, enabled_when_decided=when_decided
+    )
+    trainable = disposition in ("prefer", "correct") and use_for_training
+    assert fact.eligible is (trainable and now and when_decided)
+    canary = trainable and now and not when_decided
+    assert (fact.code == TRAINING_OFF_WHEN_DECIDED) is canary
+    assert fact.code in ("eligibility", TRAINING_OFF_WHEN_DECIDED)
+    if canary:
+        assert "when the decision was recorded" in fact.reason and "evaluation-only" in fact.reason
+    external = externally_eligible(
+        decision(disposition, use_for_training),
+        training_enabled=now,
+        prompt=prompt(True),
+        privacy=PUBLIC,
+        enabled_when_decided=when_decided,
+    )
+    assert external == fact if not fact.eligible else external.eligible
+
+
+def test_the_settings_in_force_when_a_record_was_appended_are_those_before_it() -> None:
+    on = CampaignSettings(campaign_id="c1", version=1, training_enabled=True)
+    off = CampaignSettings(campaign_id="c1", version=1)
+    history = [(3, off), (7, on), (9, off)]
+    assert [training_enabled(history, "c1", 1, before=seq) for seq in (1, 3, 4, 7, 8, 9, 10)] == [
+        False,
+        False,
+        False,
+        False,
+        True,
+        True,
+        False,
+    ]
+    assert training_enabled(history, "c1", 1, before=None) is False
+    assert training_enabled([(2, on)], "c1", 2, before=5) is False
+
+
+def test_an_eligibility_code_is_eligibility_unless_the_canary_rule_failed() -> None:
+    assert quality_eligible(decision("prefer"), training_enabled=False).code == "eligibility"
+    assert quality_eligible(decision("prefer"), training_enabled=True).code == "eligibility"
+    off = quality_eligible(decision("prefer"), training_enabled=True, enabled_when_decided=False)
+    assert off.code == TRAINING_OFF_WHEN_DECIDED == "training-off-when-decided"
+    assert off == (False, off.reason)  # still a two-field fact

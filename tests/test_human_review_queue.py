@@ -203,10 +203,15 @@ def test_history_says_evaluation_only_or_export_eligible(store: Store) -> None:
     assert found.quality is not None and not found.quality.eligible and "disabled" in found.quality.reason
     campaign_settings(store, "ship", 1, training=True)
     found = history(store, item.item_id)
+    assert found.use == "evaluation-only"  # a decision recorded while training was disabled stays so
+    assert found.quality is not None and "when the decision was recorded" in found.quality.reason
+    again = {**prefer, "supersedes": found.active.decision_id}  # type: ignore[union-attr]
+    decide(store, item.item_id, again)
+    found = history(store, item.item_id)
     assert found.use == "export-eligible" and found.external is not None and found.external.eligible
     decide(store, item.item_id, {"disposition": "tie", "supersedes": found.active.decision_id})  # type: ignore[union-attr]
     found = history(store, item.item_id)
-    assert found.use == "evaluation-only" and found.superseded == 1
+    assert found.use == "evaluation-only" and found.superseded == 2
 
 
 def test_history_of_a_private_prompt_is_never_export_eligible(store: Store) -> None:

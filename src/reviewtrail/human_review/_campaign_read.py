@@ -13,9 +13,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from reviewtrail.errors import IntegrityError
 from reviewtrail.human_review._bulk_resolve import Preloaded
 from reviewtrail.human_review._decision_rules import ActiveDecision, DecisionFact, Refusal
-from reviewtrail.human_review._eligibility import ChainPrivacy
+from reviewtrail.human_review._eligibility import ChainPrivacy, Eligibility, quality_eligible
 from reviewtrail.human_review._export_rows import ExampleFacts, example_facts, example_refusal
 from reviewtrail.human_review._listed import ITEM_PAGE, check_listed
 from reviewtrail.human_review._records import CAMPAIGN, ITEM
@@ -31,13 +32,16 @@ from reviewtrail.ledger import Envelope, Ledger, Privacy
 
 __all__ = [
     "ITEM_PAGE",
+    "CampaignTraining",
     "ItemState",
     "campaign_item_pages",
     "campaign_item_states",
     "campaign_training",
+    "campaign_training_history",
     "check_listed",
     "item_state",
     "latest_settings",
+    "training_when_decided",
 ]
 
 # A record an example rests on that cannot be read is taken as the strictest level (fail closed).
@@ -77,12 +81,63 @@ def campaign_item_states(
 ) -> Iterator[ItemState]:
     """:func:`item_state` of every item of a campaign version, in the order recorded: each page
     of items is read in a few bulk reads of the records (:class:`Preloaded`) and resolved by the
-    same rules."""
+    same rules. ``training_enabled``: whether the campaign's training is enabled now (the caller
+    read it in the same state); whether it was when each decision was recorded is read here from
+    the campaign's settings records (:func:`campaign_training_history`)."""
+    training = campaign_training_history(ledger, campaign_id, version)
     for rows in campaign_item_pages(ledger, campaign_id, version):
         item_ids = [str(row["item_id"]) for row in rows]
         records = Preloaded(ledger, item_ids, rows)
         for item_id in item_ids:
-            yield item_state(records, item_id, training_enabled=training_enabled)
+            yield item_state(records, item_id, training_enabled=training_enabled, training=training)
+
+
+@dataclass(frozen=True)
+class CampaignTraining:
+    """A campaign version's training settings as the chain gives them: ``changes`` holds the seq
+    and ``trainingEnabled`` of each of its settings records, in seq order (none: disabled)."""
+
+    changes: tuple[tuple[int, bool], ...] = ()
+
+    @property
+    def enabled(self) -> bool:
+        """Whether training is enabled now: the latest settings record says so."""
+        return bool(self.changes) and self.changes[-1][1]
+
+    def when(self, seq: int) -> bool:
+        """Whether the settings in force when the record at ``seq`` was appended (the latest
+        settings record before it) enabled training."""
+        enabled = False
+        for at, value in self.changes:
+            if at >= seq:
+                break
+            enabled = value
+        return enabled
+
+
+def campaign_training_history(ledger: Ledger, campaign_id: str, version: int) -> CampaignTraining:
+    """Every settings record of a campaign version, read from the chain (each checked), never
+    from the ``hr_campaigns`` query table. That table's row must still be the one the latest
+    record gives: a row deleted, or pointed back at older settings, is refused (exit 4)."""
+    records = _settings_records(ledger, campaign_id, version)
+    _check_settings_row(ledger, campaign_id, version, records[-1] if records else None)
+    return CampaignTraining(
+        tuple((env.seq, env.payload_value.get("trainingEnabled", False) is True) for env in records)
+    )
+
+
+def _check_settings_row(ledger: Ledger, campaign_id: str, version: int, latest: Envelope | None) -> None:
+    rows = ledger.stored_rows("hr_campaigns", campaign_id=campaign_id, version=version)
+    stored = [(r.get("record_id"), r.get("seq"), r.get("training_enabled")) for r in rows]
+    given = (
+        [] if latest is None else [(latest.id, latest.seq, int(latest.payload_value.get("trainingEnabled") is True))]
+    )
+    if stored != given:
+        raise IntegrityError(
+            f"query table hr_campaigns does not hold the latest settings of campaign {campaign_id} v{version} "
+            f"({'no settings record' if latest is None else 'record ' + latest.id}); run 'reviewtrail verify'",
+            field="hr_campaigns",
+        )
 
 
 def campaign_training(ledger: Ledger, campaign_id: str, version: int) -> bool:
@@ -93,20 +148,34 @@ def campaign_training(ledger: Ledger, campaign_id: str, version: int) -> bool:
     return bool(settings is not None and settings.payload_value.get("trainingEnabled", False))
 
 
+def training_when_decided(ledger: Ledger, campaign_id: str, version: int, seq: int) -> bool:
+    """Whether the settings in force when the decision at ``seq`` was recorded enabled training:
+    a decision recorded while it was disabled (the canary) stays evaluation-only."""
+    return campaign_training_history(ledger, campaign_id, version).when(seq)
+
+
 def latest_settings(ledger: Ledger, campaign_id: str, version: int) -> Envelope | None:
     """The latest settings record of a campaign version, read from the chain (each checked)."""
-    for env in reversed(ledger.records_about([campaign_id], type=CAMPAIGN)):
-        payload = env.payload_value
-        if isinstance(payload, dict) and payload.get("campaignId") == campaign_id and payload.get("version") == version:
-            return env
-    return None
+    found = _settings_records(ledger, campaign_id, version)
+    return found[-1] if found else None
+
+
+def _settings_records(ledger: Ledger, campaign_id: str, version: int) -> list[Envelope]:
+    """The settings records of a campaign version in seq order, read from the chain (checked)."""
+    return [
+        env
+        for env in ledger.records_about([campaign_id], type=CAMPAIGN)
+        if isinstance(payload := env.payload_value, dict)
+        and payload.get("campaignId") == campaign_id
+        and payload.get("version") == version
+    ]
 
 
 @dataclass(frozen=True)
 class ItemState:
     """One item as it stands: resolved, its recorded decisions, its active decision, and for the
-    active decision who recorded it and its exportable facts with the reason it is not a training
-    example (None: it is one)."""
+    active decision who recorded it, its quality eligibility and its exportable facts with the
+    reason it is not a training example (None: it is one)."""
 
     resolved: ResolvedItem
     decisions: tuple[DecisionFact, ...]
@@ -114,6 +183,7 @@ class ItemState:
     actor: str | None
     example: ExampleFacts | None
     refusal: Refusal | None
+    quality: Eligibility | None = None
 
     @property
     def item_id(self) -> str:
@@ -124,9 +194,13 @@ class ItemState:
         return self.example is not None and self.refusal is None
 
 
-def item_state(ledger: Records, item_id: str, *, training_enabled: bool) -> ItemState:
+def item_state(
+    ledger: Records, item_id: str, *, training_enabled: bool, training: CampaignTraining | None = None
+) -> ItemState:
     """Resolve ``item_id`` and decide what its active decision may become (``ledger``: the live
-    ledger, or a page of it preloaded)."""
+    ledger, or a page of it preloaded). ``training``: the campaign's settings records, which say
+    whether training was enabled when the active decision was recorded (None: taken as
+    ``training_enabled``)."""
     resolved = resolve_item(ledger, item_id)
     facts = item_decisions(ledger, resolved.item, resolved.prompt)
     active = active_decision(facts, item_id)
@@ -134,6 +208,7 @@ def item_state(ledger: Records, item_id: str, *, training_enabled: bool) -> Item
         return ItemState(resolved, tuple(facts), None, None, None, None)
     env = ledger.get(active.decision.decision_id)
     decision_privacy = current(ledger, env).privacy
+    when = training.when(active.decision.seq) if training is not None else training_enabled
     example = example_facts(
         resolved.prompt,
         resolved.item,
@@ -143,8 +218,10 @@ def item_state(ledger: Records, item_id: str, *, training_enabled: bool) -> Item
         training_enabled=training_enabled,
         privacy=chain_privacy(resolved, decision_privacy),
         problems=resolved.candidate_problems,
+        enabled_when_decided=when,
     )
-    return ItemState(resolved, tuple(facts), active, env.actor, example, example_refusal(example))
+    quality = quality_eligible(active.decision.decision, training_enabled=training_enabled, enabled_when_decided=when)
+    return ItemState(resolved, tuple(facts), active, env.actor, example, example_refusal(example), quality)
 
 
 def chain_privacy(resolved: ResolvedItem, decision: Privacy) -> ChainPrivacy:

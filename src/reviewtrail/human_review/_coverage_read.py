@@ -18,7 +18,6 @@ from reviewtrail.human_review._bulk_resolve import Preloaded
 from reviewtrail.human_review._campaign_read import ItemState, campaign_item_states, campaign_training, check_listed
 from reviewtrail.human_review._campaigns import require_campaign
 from reviewtrail.human_review._coverage import Coverage, ItemCoverageFacts, PromptCoverageFacts, coverage_of
-from reviewtrail.human_review._eligibility import quality_eligible
 from reviewtrail.human_review._export_job import campaign_files
 from reviewtrail.human_review._export_rows import TRAINING_EXAMPLE_V4
 from reviewtrail.human_review._export_verify import prove_export_manifest, read_export_manifest
@@ -95,7 +94,7 @@ def _item_facts(state: ItemState, family: str, training: bool) -> ItemCoverageFa
         problems=state.resolved.problems,
         recorded=len(state.decisions),
         active=active.disposition if active is not None else None,
-        quality_eligible=active is not None and quality_eligible(active, training_enabled=training).eligible,
+        quality_eligible=state.quality is not None and state.quality.eligible,  # the canary rule applied
         exportable=state.exportable,
     )
 

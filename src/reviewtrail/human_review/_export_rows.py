@@ -92,6 +92,7 @@ def example_facts(
     training_enabled: bool,
     privacy: ChainPrivacy,
     problems: Sequence[str] | None = None,
+    enabled_when_decided: bool = True,
 ) -> ExampleFacts:
     """The exportable facts of ``decision`` on ``item``: ``candidates`` maps each run id to its
     facts as recorded now and its exact response. The frozen digests are re-checked (a problem
@@ -100,7 +101,8 @@ def example_facts(
 
     ``problems``: what ``item_problems(item, candidates)`` already gave for these very candidates
     (a resolved item's ``candidate_problems``), so the digests are not computed twice; None:
-    the re-check is made here."""
+    the re-check is made here. ``enabled_when_decided``: whether the settings in force when the
+    decision was recorded enabled training (``quality_eligible``)."""
     refusal = check_decision(decision, item, prompt.criterion)
     if refusal is not None:
         raise refusal.error()
@@ -108,11 +110,12 @@ def example_facts(
     missing = [run for run in runs if run not in candidates]
     facts = {run: pair[0] for run, pair in candidates.items()}
     found = tuple(item_problems(item, facts)) if problems is None else tuple(problems)
+    training = (training_enabled, enabled_when_decided)
     if missing:
-        return _facts(prompt, decision, None, active, privacy, training_enabled, found)
+        return _facts(prompt, decision, None, active, privacy, training, found)
     pair = tuple(_candidate(*candidates[run]) for run in runs)
     preferred = runs.index(decision.preferred) if decision.preferred is not None else None
-    return _facts(prompt, decision, (pair[0], pair[1]), active, privacy, training_enabled, found, preferred)
+    return _facts(prompt, decision, (pair[0], pair[1]), active, privacy, training, found, preferred)
 
 
 def _candidate(facts: CandidateFacts, response: str) -> ExampleCandidate:
@@ -135,10 +138,13 @@ def _facts(
     pair: tuple[ExampleCandidate, ExampleCandidate] | None,
     active: bool,
     privacy: ChainPrivacy,
-    training_enabled: bool,
+    training: tuple[bool, bool],
     problems: tuple[str, ...],
     preferred: int | None = None,
 ) -> ExampleFacts:
+    eligibility = externally_eligible(
+        decision, training_enabled=training[0], prompt=prompt, privacy=privacy, enabled_when_decided=training[1]
+    )
     return ExampleFacts(
         campaign_id=prompt.campaign.id,
         campaign_version=prompt.campaign.version,
@@ -156,7 +162,7 @@ def _facts(
         replacement=decision.replacement,
         candidates=pair or (_MISSING, _MISSING),
         active=active,
-        eligibility=externally_eligible(decision, training_enabled=training_enabled, prompt=prompt, privacy=privacy),
+        eligibility=eligibility,
         problems=problems if pair else (*problems, "a candidate's response is missing"),
     )
 
@@ -173,7 +179,7 @@ def example_refusal(facts: ExampleFacts) -> Refusal | None:
     if not facts.active:
         return Refusal("decision", "the decision is not active (it was superseded)")
     if not facts.eligibility.eligible:
-        return Refusal("eligibility", f"not externally eligible: {facts.eligibility.reason}")
+        return Refusal(facts.eligibility.code, f"not externally eligible: {facts.eligibility.reason}")
     if facts.problems:
         return Refusal("item", "the item is invalid: " + "; ".join(facts.problems))
     if not all(_valid_response(c.response) for c in facts.candidates):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from reviewtrail.human_review._campaign_read import campaign_training
+from reviewtrail.human_review._campaign_read import campaign_training, training_when_decided
 from reviewtrail.human_review._decide import superseded_count
 from reviewtrail.human_review._decision_rules import DecisionFact, active_decisions
 from reviewtrail.human_review._eligibility import (
@@ -145,9 +145,10 @@ def _counts(facts: list[DecisionFact], fact: DecisionFact) -> bool:
 
 
 def _eligibility(ledger: Ledger, resolved: ResolvedItem, fact: DecisionFact) -> tuple[Eligibility, Eligibility]:
-    enabled = campaign_training(ledger, resolved.item.campaign.id, resolved.item.campaign.version)
+    campaign = (ledger, resolved.item.campaign.id, resolved.item.campaign.version)
+    enabled, when = campaign_training(*campaign), training_when_decided(*campaign, fact.seq)
     decision = fact.decision
-    quality = quality_eligible(decision, training_enabled=enabled)
+    quality = quality_eligible(decision, training_enabled=enabled, enabled_when_decided=when)
     if not resolved.valid:
         reasons = "; ".join(resolved.problems)
         return quality, Eligibility(False, f"the item no longer binds what it froze: {reasons}")
@@ -162,5 +163,7 @@ def _eligibility(ledger: Ledger, resolved: ResolvedItem, fact: DecisionFact) -> 
         output_b=b.output_privacy,
         decision=decision_privacy,
     )
-    external = externally_eligible(decision, training_enabled=enabled, prompt=resolved.prompt, privacy=chain)
+    external = externally_eligible(
+        decision, training_enabled=enabled, prompt=resolved.prompt, privacy=chain, enabled_when_decided=when
+    )
     return quality, external
