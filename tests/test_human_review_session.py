@@ -79,6 +79,7 @@ def result(action: SessionAction) -> DecisionResult:
         seq=1,
         item_id=action.item_id,
         submission_id=action.submission_id,
+        reviewer="rev-1",
         disposition=action.decision.disposition,
         active=True,
         superseded=0,
@@ -213,7 +214,7 @@ def test_after_the_reveal_any_key_asks_for_the_next_card_past_the_ones_seen() ->
     session = started(card("i1"))
     [submit] = press_all(session, "t")
     session.decided(result(submit))
-    [action] = press_all(session, "z")
+    [action] = press_all(session, " ")
     assert action.kind == "fetch" and "i1" in action.seen
     session.show(None, "sub-2")
     assert session.mode == "done"
@@ -226,24 +227,25 @@ def test_q_quits_from_the_card_the_strength_and_a_picker() -> None:
         assert [a.kind for a in actions] == ["quit"], keys
 
 
-KEYS = [*"abtcumsyrgfnq?x12345.z", "\n", "\x1b", "<text>"]
+KEYS = [*"abtcumsyrgfnq?x12345.z ", "\n", "\x1b", "<text>"]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
-    st.lists(st.sampled_from(KEYS), max_size=60),
+    st.lists(st.sampled_from(KEYS), max_size=80),
     st.lists(st.booleans(), min_size=1, max_size=8),
     st.lists(st.sampled_from(["", "0.5", "x", "a\nb"]), min_size=1),
     st.integers(min_value=0, max_value=4),
+    st.sampled_from(["after", "end", "never"]),
 )
-def test_any_key_sequence_records_at_most_one_decision_per_card_and_reveals_only_after_it(
-    keys: list[str], valid: list[bool], texts: list[str], refusals: int
+def test_any_key_sequence_supersedes_only_through_undo_and_reveals_only_after_a_decision(
+    keys: list[str], valid: list[bool], texts: list[str], refusals: int, reveal: str
 ) -> None:
-    cards = [card(f"i{n}", valid=ok) for n, ok in enumerate(valid)]
-    session = ReviewSession()
-    recorded: dict[str, int] = {}
-    submissions: dict[str, set[str]] = {}
-    shown: list[str] = []
+    cards = {f"i{n}": card(f"i{n}", valid=ok) for n, ok in enumerate(valid)}
+    session = ReviewSession(reveal=reveal)  # type: ignore[arg-type]
+    latest: dict[str, str] = {}  # item -> its latest decision id
+    submissions: dict[str, str] = {}  # submission id -> item
+    fetched: list[str] = []
     to_refuse = refusals
 
     def carry(action: SessionAction | None) -> None:
@@ -251,21 +253,29 @@ def test_any_key_sequence_records_at_most_one_decision_per_card_and_reveals_only
         if action is None or action.kind == "quit":
             return
         if action.kind == "fetch":
-            nxt = next((c for c in cards if c.item_id not in action.seen and c.item_id not in recorded), None)
-            session.show(nxt, f"sub-{len(shown)}")
+            nxt = next((c for i, c in cards.items() if i not in action.seen and i not in latest), None)
+            session.show(nxt, f"sub-{len(submissions)}-{len(fetched)}")
             if nxt is not None:
-                shown.append(nxt.item_id)
+                fetched.append(nxt.item_id)
             return
-        assert action.item_id == shown[-1]  # only the card on show is decided
-        assert session.card is not None and session.card.valid
-        submissions.setdefault(action.item_id, set()).add(action.submission_id or "")
+        if action.kind == "card":
+            assert action.item_id in latest  # only a decided card is revisited
+            session.show(cards[action.item_id], f"sub-again-{len(submissions)}-{len(fetched)}")
+            return
+        assert session.card is not None and session.card.valid and action.item_id == session.card.item_id
+        assert action.decision is not None and action.submission_id is not None
+        assert submissions.setdefault(action.submission_id, action.item_id) == action.item_id
+        # A second decision on an item always names the latest one (after a confirmation).
+        assert action.decision.supersedes == latest.get(action.item_id)
         assert session.result is None  # nothing is revealed before the decision returns
         if to_refuse:
             to_refuse -= 1
             session.refused("field", "refused")
             return
-        recorded[action.item_id] = recorded.get(action.item_id, 0) + 1
-        session.decided(result(action))
+        decided = result(action)
+        decided = DecisionResult(**{**decided.__dict__, "decision_id": f"dec-{len(submissions)}-{action.item_id}"})
+        latest[action.item_id] = decided.decision_id
+        carry(session.decided(decided))
 
     carry(session.start())
     for i, key in enumerate(keys):
@@ -278,10 +288,9 @@ def test_any_key_sequence_records_at_most_one_decision_per_card_and_reveals_only
         if session.mode != "revealed":
             assert session.result is None
         else:
-            assert session.result is not None and session.result.item_id == shown[-1]
-    assert all(n == 1 for n in recorded.values())
-    assert all(len(ids) == 1 for ids in submissions.values())  # one submission id per card
-    assert len(shown) == len(set(shown))  # no card comes straight back
+            assert reveal == "after" and session.result is not None
+            assert session.result.decision_id == latest[session.result.item_id]
+    assert len(fetched) == len(set(fetched))  # no card is fetched twice
 
 
 # ---------------------------------------------------------------- the command, on a real store
@@ -325,8 +334,11 @@ def decisions(project: Path) -> list[dict[str, Any]]:
         store.close()
 
 
+REVIEWER = ("--reviewer", "rev-1")
+
+
 def session(keys: str, *args: str) -> tuple[int, str, str]:
-    return run_cli("review", "session", "camp", *args, input=keys)
+    return run_cli("review", "session", "camp", *REVIEWER, *args, input=keys)
 
 
 def before_first_decision(out: str) -> str:
@@ -508,7 +520,7 @@ def test_single_keys_work_without_enter_on_a_terminal_and_its_settings_are_resto
     before = termios.tcgetattr(slave)
     env = {**os.environ, "TERM": "dumb", "NO_COLOR": "1", "COLUMNS": "200"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "reviewtrail", "review", "session", "camp"],
+        [sys.executable, "-m", "reviewtrail", "review", "session", "camp", *REVIEWER],
         stdin=slave,
         stdout=slave,
         stderr=slave,
@@ -572,7 +584,7 @@ def test_ctrl_c_on_a_terminal_restores_its_settings_and_records_nothing(project:
     before = termios.tcgetattr(slave)
     env = {**os.environ, "TERM": "dumb", "NO_COLOR": "1", "COLUMNS": "200"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "reviewtrail", "review", "session", "camp"],
+        [sys.executable, "-m", "reviewtrail", "review", "session", "camp", *REVIEWER],
         stdin=slave,
         stdout=slave,
         stderr=slave,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -14,9 +15,18 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from reviewtrail.cli._session_input import KeyInput
-    from reviewtrail.human_review import DecisionResult, QueueCard, ReviewSession, SessionAction
+    from reviewtrail.human_review import (
+        DecisionResult,
+        DecisionUse,
+        QueueCard,
+        ReviewSession,
+        SessionAction,
+        SessionProgress,
+        SessionQueue,
+    )
+    from reviewtrail.store import Store
 
-__all__ = ["register"]
+__all__ = ["Driver", "register"]
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT
 
@@ -30,85 +40,143 @@ def register(app: typer.Typer) -> None:
 def session(
     campaign: Annotated[str, typer.Argument(help="The campaign to review.")],
     version: Annotated[int | None, typer.Option("--version", help="Only items of this campaign version.")] = None,
+    reveal: Annotated[
+        str,
+        typer.Option(
+            "--reveal",
+            help="When who produced A and B is shown: 'after' each decision on a screen of its own, dismissed "
+            "with a key (default); at the 'end' of the session, after its summary; or 'never'.",
+        ),
+    ] = "after",
+    reviewer: Annotated[
+        str | None, typer.Option("--reviewer", help="Your reviewer id, recorded as who made each decision.")
+    ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Draw the cards on stderr and print the session's summary as JSON.")
     ] = False,
 ) -> None:
     """Review a campaign's open items one card at a time: the prompt, the evidence, the criterion
-    and candidates A and B, blinded. Single keys decide (a/b then 1/2 prefer A/B slightly or
-    strongly, t tie, c correct, u underdetermined, m malformed, s skip; y, r, g, f, n set the
-    training flag, reasons, tags, confidence and a note first; ? help, q quit). Who produced A
-    and B is shown only once the decision is recorded. When standard input is not a terminal,
-    it is read as one key per line. With --json the cards are drawn on stderr and standard output
-    gets the summary: each decision recorded (decisionId, itemId, disposition, resubmitted) and
-    the invalid items passed over.
+    and candidates A and B, blinded, scenario families interleaved. Single keys decide (a/b then
+    1/2 prefer A/B slightly or strongly, t tie, c correct, u underdetermined, m malformed, s skip;
+    y, r, g, f, n set the training flag, reasons, tags, confidence and a note first; z goes back
+    to the card decided last to supersede its decision; ? help, q quit). A status line shows card
+    k of N, the campaign's coverage and whether the last decision will be exported. The screen is
+    cleared between cards. When standard input is not a terminal, it is read as one key per line.
+    With --json the cards are drawn on stderr and standard output gets the summary: each decision
+    recorded (decisionId, itemId, disposition, resubmitted) and the invalid items passed over.
 
-    Example: printf 'b\\n2\\nq\\n' | reviewtrail review session support-triage --version 1
+    Example: printf 'b\\n2\\n\\nq\\n' | reviewtrail review session support-triage --version 1
     """
     import uuid
 
     from rich.console import Console
 
     from reviewtrail.app import open_store
-    from reviewtrail.cli._session_draw import summary, summary_json
+    from reviewtrail.cli._session_draw import reveals_at_end, summary, summary_json
     from reviewtrail.cli._session_input import key_input
-    from reviewtrail.human_review import ReviewSession, decide, next_open_card
+    from reviewtrail.errors import InvalidInputError
+    from reviewtrail.human_review import REVEAL_MODES, ReviewSession, SessionQueue
 
+    if reveal not in REVEAL_MODES:
+        raise InvalidInputError(f"must be one of {', '.join(REVEAL_MODES)}, got {reveal!r}", field="reveal")
     out = sys.stderr if as_json else sys.stdout
     console = Console(file=out, highlight=False, width=None if out.isatty() else 200)
-    state = ReviewSession()
+    state = ReviewSession(reveal=reveal)  # type: ignore[arg-type]
+
+    def finish() -> None:
+        summary(console, state)
+        if state.reveal == "end":
+            reveals_at_end(console, state)
+        if as_json:
+            print_json(summary_json(state))
+
     with open_store() as store:
-
-        def fetch(seen: frozenset[str]) -> QueueCard | None:
-            return next_open_card(store, campaign, version, seen=seen)
-
-        def submit(action: SessionAction) -> DecisionResult:
-            assert action.item_id is not None and action.decision is not None
-            return decide(store, action.item_id, action.decision, submission_id=action.submission_id)
-
+        queue = SessionQueue(store, campaign, version)
+        driver = Driver(store, queue, reviewer, lambda: str(uuid.uuid4()))
         try:
             with key_input() as keys:
-                drive(state, keys, console, fetch, submit, lambda: str(uuid.uuid4()))
+                drive(state, keys, console, driver)
         except KeyboardInterrupt:
-            summary(console, state)
-            if as_json:
-                print_json(summary_json(state))
+            finish()
             raise typer.Exit(EXIT_INTERRUPTED) from None
-    summary(console, state)
-    if as_json:
-        print_json(summary_json(state))
+    finish()
 
 
-def drive(
-    state: ReviewSession,
-    keys: KeyInput,
-    console: Console,
-    fetch: Callable[[frozenset[str]], QueueCard | None],
-    submit: Callable[[SessionAction], DecisionResult],
-    new_id: Callable[[], str],
-) -> None:
+@dataclass
+class Driver:
+    """What a session asks of the store: cards, decisions and what they are good for."""
+
+    store: Store
+    queue: SessionQueue
+    reviewer: str | None
+    new_id: Callable[[], str]
+
+    def fetch(self, seen: frozenset[str]) -> tuple[QueueCard | None, SessionProgress]:
+        card = self.queue.next_card(seen)
+        return card, self.queue.progress()
+
+    def card(self, item_id: str) -> QueueCard:
+        return self.queue.card_of(item_id)
+
+    def submit(self, action: SessionAction) -> tuple[DecisionResult, DecisionUse]:
+        from reviewtrail.human_review import decide, decision_use
+
+        assert action.item_id is not None and action.decision is not None
+        item_id = action.item_id
+        result = decide(
+            self.store, item_id, action.decision, submission_id=action.submission_id, reviewer=self.reviewer
+        )
+        return result, decision_use(self.store, item_id)
+
+    def release(self, item_ids: set[str]) -> None:
+        for item_id in item_ids:
+            self.queue.release(item_id)
+
+    def renew(self, item_ids: set[str]) -> None:
+        for item_id in item_ids:
+            self.queue.renew(item_id)
+
+
+def drive(state: ReviewSession, keys: KeyInput, console: Console, driver: Driver) -> None:
     """Run ``state`` until it quits or runs out of cards: carry out each action it asks for,
     draw what changed, read the input it waits for (the end of input quits)."""
     from reviewtrail.cli._session_draw import draw
-    from reviewtrail.errors import ReviewtrailError
 
     action: SessionAction | None = state.start()
     while True:
-        if action is not None and action.kind == "quit":
-            return
-        if action is not None and action.kind == "fetch":
-            state.show(fetch(action.seen), new_id())
-        elif action is not None and action.kind == "submit":
-            draw(console, state)  # "recording..."
-            try:
-                state.decided(submit(action))
-            except ReviewtrailError as exc:
-                message = str(exc).removeprefix(f"{exc.field}: ") if exc.field else str(exc)
-                state.refused(exc.field, message)
-        draw(console, state)
-        if state.mode in ("done", "quit"):
+        held = state.held
+        if action is None:
+            draw(console, state)
+        while action is not None and action.kind != "quit":
+            action = _carry(state, action, console, driver)
+            draw(console, state)
+        driver.release(held - state.held)
+        if action is not None or state.mode in ("done", "quit"):
             return
         action = _read(state, keys)
+        driver.renew(state.held)
+
+
+def _carry(state: ReviewSession, action: SessionAction, console: Console, driver: Driver) -> SessionAction | None:
+    """Carry out ``action``; the action that follows from it at once, if any."""
+    from reviewtrail.cli._session_draw import draw
+    from reviewtrail.errors import ReviewtrailError
+
+    if action.kind == "fetch":
+        card, progress = driver.fetch(action.seen)
+        state.show(card, driver.new_id(), progress)
+    elif action.kind == "card" and action.item_id is not None:
+        state.show(driver.card(action.item_id), driver.new_id())
+    elif action.kind == "submit":
+        draw(console, state)  # "recording..."
+        try:
+            result, use = driver.submit(action)
+        except ReviewtrailError as exc:
+            message = str(exc).removeprefix(f"{exc.field}: ") if exc.field else str(exc)
+            state.refused(exc.field, message)
+            return None
+        return state.decided(result, use)
+    return None
 
 
 def _read(state: ReviewSession, keys: KeyInput) -> SessionAction | None:

@@ -1,6 +1,8 @@
-"""Drawing a review session with rich: the blinded card, the key legend, pickers and prompts,
-and, once a decision is recorded, who produced candidates A and B. Every reviewer- or
-model-written text is printed as plain text (never read as markup)."""
+"""Drawing a review session with rich: the blinded card under its status line, the key legend,
+pickers and prompts, and, once a decision is recorded, who produced candidates A and B on a
+screen of its own (or all at the end). On a terminal the screen and its scrollback are cleared
+before each card, each reveal and the end, so nothing revealed stays above a blinded card. Every
+reviewer- or model-written text is printed as plain text (never read as markup)."""
 
 from __future__ import annotations
 
@@ -13,14 +15,16 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from reviewtrail.human_review import DecisionResult, QueueCard, ReviewSession
+    from reviewtrail.human_review import DecisionResult, ReviewSession
 
-__all__ = ["LEGEND", "draw", "summary", "summary_json"]
+__all__ = ["CLEAR", "LEGEND", "draw", "reveals_at_end", "summary", "summary_json"]
 
 LEGEND = (
     "a/b prefer · t tie · c correct · u underdetermined · m malformed · s skip"
-    " | y training · r reasons · g tags · f confidence · n note | ? help · q quit"
+    " | y training · r reasons · g tags · f confidence · n note | z undo · ? help · q quit"
 )
+#: Cursor home, clear the screen, clear the scrollback (written only to a terminal).
+CLEAR = "\x1b[H\x1b[2J\x1b[3J"
 _ASK = {
     "confidence": "confidence from 0 to 1 (Enter on an empty line clears it):",
     "note": "note, one line (Enter on an empty line clears it):",
@@ -32,11 +36,20 @@ def _say(console: Console, text: str, style: str | None = None) -> None:
     console.print(Text(text, style=style or ""))
 
 
+def clear(console: Console) -> None:
+    """Clear the screen and its scrollback, when drawing to a terminal."""
+    if console.file.isatty():
+        console.file.write(CLEAR)
+        console.file.flush()
+
+
 def draw(console: Console, session: ReviewSession) -> None:
     """What changed in ``session`` (its ``event``), drawn."""
     event = session.event
     if event == "card" and session.card is not None:
-        _card(console, session.card)
+        clear(console)
+        _status(console, session)
+        _card(console, session)
     elif event == "help":
         _help(console)
     elif event == "strength":
@@ -47,17 +60,31 @@ def draw(console: Console, session: ReviewSession) -> None:
         _say(console, _ASK.get(session.mode, ""), "bold")
     elif event == "submitting":
         _say(console, "recording...")
+    elif event == "confirm" and session.pending is not None and session.revising is not None:
+        d = session.pending.decision
+        new = d.disposition if d is not None else "?"
+        old = session.revising
+        _say(console, f"record {new} on this item, superseding decision {old.decision_id} ({old.disposition})?", "bold")
+        _say(console, "y records it (the earlier decision stays recorded, superseded) · n goes back", "bold")
     elif event == "revealed" and session.result is not None:
-        _revealed(console, session.result)
+        clear(console)
+        _revealed(console, session)
     elif event == "done":
+        clear(console)
         _say(console, "no more open review items in this campaign")
     if session.message:
         _say(console, session.message, "red" if event == "refused" else "yellow")
     if event in ("status", "refused") or (event == "message" and session.mode == "card"):
-        _status(console, session)
+        _draft(console, session)
 
 
-def _card(console: Console, card: QueueCard) -> None:
+def _card(console: Console, session: ReviewSession) -> None:
+    card = session.card
+    assert card is not None
+    if session.revising is not None:
+        old = session.revising
+        _say(console, f"revising decision {old.decision_id} ({old.disposition}): a decision here supersedes it; "
+             "x or Esc goes back", "bold yellow")  # fmt: skip
     criterion = card.criterion
     title = f"item {card.item_id} · {card.campaign_id} v{card.campaign_version} · {card.scenario_family}"
     console.rule(Text(title))
@@ -74,10 +101,37 @@ def _card(console: Console, card: QueueCard) -> None:
         return
     for candidate in card.candidates:
         console.print(Panel(Text(candidate.response or ""), title=candidate.position, title_align="left"))
-    _say(console, LEGEND, "dim")
+    _draft(console, session)
+
+
+def status_line(session: ReviewSession) -> str:
+    """Card k of N, the campaign's coverage, and the training flag."""
+    k, n = session.counts
+    parts = [f"card {k} of {n}"]
+    if session.progress is not None:
+        p = session.progress
+        parts.append(f"campaign: {p.decided} of {p.items} items decided")
+    parts.append(f"use for training: {'yes' if session.draft.use_for_training else 'no'}")
+    return " · ".join(parts)
+
+
+def last_decision_line(session: ReviewSession) -> str | None:
+    """Whether the decision recorded last will be exported, and why not."""
+    if not session.recorded or session.last_use is None:
+        return None
+    last, use = session.recorded[-1], session.last_use
+    why = f": {use.reason}" if use.reason else ""
+    return f"last decision ({last.disposition}, {last.decision_id}): {use.use}{why}"
 
 
 def _status(console: Console, session: ReviewSession) -> None:
+    _say(console, status_line(session), "bold")
+    line = last_decision_line(session)
+    if line is not None:
+        _say(console, line)
+
+
+def _draft(console: Console, session: ReviewSession) -> None:
     if session.card is None or not session.card.valid:
         return
     d = session.draft
@@ -115,20 +169,43 @@ def _help(console: Console) -> None:
     )
 
 
-def _revealed(console: Console, result: DecisionResult) -> None:
-    from reviewtrail.human_review import CandidateProvenance
+def _revealed(console: Console, session: ReviewSession) -> None:
+    result = session.result
+    assert result is not None
+    _recorded(console, result)
+    line = last_decision_line(session)
+    if line is not None:
+        _say(console, line)
+    _provenance(console, result)
+    _say(console, "press any key for the next card (z undoes this decision, q quits)", "bold")
 
+
+def _recorded(console: Console, result: DecisionResult) -> None:
     again = " (already recorded: nothing appended)" if result.resubmitted else ""
     _say(console, f"recorded {result.disposition}: decision {result.decision_id}{again}", "bold green")
     if result.superseded:
         _say(console, f"it leaves {result.superseded} earlier decision(s) inactive")
+
+
+def _provenance(console: Console, result: DecisionResult) -> None:
+    from reviewtrail.human_review import CandidateProvenance
+
     t = Table(title="Candidates")
     for column in CandidateProvenance.COLUMNS:
         t.add_column(column, overflow="fold")
     for p in result.provenance:
         t.add_row(*(Text(c) for c in p.cells()))
     console.print(t)
-    _say(console, "press any key for the next card (q quits)", "bold")
+
+
+def reveals_at_end(console: Console, session: ReviewSession) -> None:
+    """Who produced A and B of every decision this session recorded (``--reveal end``)."""
+    if not session.recorded:
+        return
+    _say(console, "who produced candidates A and B:", "bold")
+    for result in session.recorded:
+        _say(console, f"item {result.item_id}: {result.disposition}, decision {result.decision_id}")
+        _provenance(console, result)
 
 
 def summary(console: Console, session: ReviewSession) -> None:

@@ -211,8 +211,17 @@ if typing.TYPE_CHECKING:
         run_exclusions,
     )
     from reviewtrail.human_review._runner import RUN_STATUSES_REPORTED, RunEntry, RunProgress, RunReport, run_campaign
-    from reviewtrail.human_review._session import PICK_LABELS, SESSION_KEYS, ReviewSession, SessionAction
-    from reviewtrail.human_review._session_queue import next_open_card
+    from reviewtrail.human_review._session import (
+        PICK_LABELS,
+        REVEAL_MODES,
+        SESSION_KEYS,
+        DecisionUse,
+        ReviewSession,
+        SessionAction,
+        SessionProgress,
+    )
+    from reviewtrail.human_review._session_order import interleave_families
+    from reviewtrail.human_review._session_queue import SessionQueue, decision_use, next_open_card
     from reviewtrail.human_review._standings import (
         STANDINGS_MAX_ROUNDS,
         STANDINGS_PRIOR,
@@ -350,7 +359,13 @@ _LAZY = {
     "ReviewItem": "_records",
     "ReviewPrompt": "_records",
     "ReviewResponse": "_records",
+    "REVEAL_MODES": "_session",
     "ReviewSession": "_session",
+    "DecisionUse": "_session",
+    "SessionProgress": "_session",
+    "SessionQueue": "_session_queue",
+    "decision_use": "_session_queue",
+    "interleave_families": "_session_order",
     "RunEntry": "_runner",
     "RunFacts": "_run_rules",
     "RunOrigin": "_run_records",
@@ -503,6 +518,7 @@ __all__ = [
     "RECORD_TYPES",
     "RESPONSE",
     "RESPONSE_MAX_CHARS",
+    "REVEAL_MODES",
     "RUN",
     "RUN_ORIGINS",
     "RUN_STATUSES",
@@ -544,6 +560,7 @@ __all__ = [
     "DecisionFact",
     "DecisionInput",
     "DecisionResult",
+    "DecisionUse",
     "Disposition",
     "Eligibility",
     "ExampleCandidate",
@@ -589,6 +606,8 @@ __all__ = [
     "RunStatus",
     "ScriptedBackendSpec",
     "SessionAction",
+    "SessionProgress",
+    "SessionQueue",
     "SettingsView",
     "Standings",
     "Strength",
@@ -613,6 +632,7 @@ __all__ = [
     "dataset_manifest",
     "decide",
     "decision_exists",
+    "decision_use",
     "display_order",
     "displayed_runs",
     "example_facts",
@@ -627,6 +647,7 @@ __all__ = [
     "history",
     "import_campaign",
     "import_runs",
+    "interleave_families",
     "item_decisions",
     "item_id",
     "item_problems",

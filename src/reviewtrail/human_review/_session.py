@@ -13,12 +13,25 @@ from reviewtrail.human_review._decide import DecisionInput, DecisionResult
 from reviewtrail.human_review._queue import QueueCandidate, QueueCard
 from reviewtrail.human_review._records import MAX_REASON_CODES, MAX_RESPONSE_TAGS, Disposition, Strength
 
-__all__ = ["PICK_LABELS", "SESSION_KEYS", "ReviewSession", "SessionAction"]
+__all__ = [
+    "PICK_LABELS",
+    "REVEAL_MODES",
+    "SESSION_KEYS",
+    "DecisionUse",
+    "ReviewSession",
+    "SessionAction",
+    "SessionProgress",
+]
 
 #: Keys a picker numbers an allowlist with (``q`` and ``x`` keep their meaning there).
 PICK_LABELS = "123456789abcdefghijklmnoprstuvwyz"
 ENTER = "\n"
 ESC = "\x1b"
+UNDO = "z"
+#: When a session shows who produced A and B: on a screen of its own after each decision, all at
+#: the end of the session, or never.
+REVEAL_MODES = ("after", "end", "never")
+Reveal = Literal["after", "end", "never"]
 
 #: Every key of a card, in the order the help lists them: (key, what it does).
 SESSION_KEYS: tuple[tuple[str, str], ...] = (
@@ -33,6 +46,8 @@ SESSION_KEYS: tuple[tuple[str, str], ...] = (
     ("g", "before the disposition: pick response tags (at most 2; Enter when done)"),
     ("f", "before the disposition: confidence from 0 to 1 (empty line clears)"),
     ("n", "before the disposition: a note, one line (empty line clears)"),
+    ("z", "undo: back to the card decided last; a decision there supersedes the earlier one (y confirms)"),
+    ("x / Esc", "while revising: back to the card you left"),
     ("?", "this help"),
     ("q", "quit: nothing half-recorded; a summary of this session's decisions"),
 )
@@ -46,6 +61,7 @@ Mode = Literal[
     "confidence",  # reading one line
     "note",  # reading one line
     "replacement",  # reading text up to a line holding a single "."
+    "confirm",  # a superseding decision waits for y (record it) or n (back to the card)
     "submitting",  # the decision is being recorded
     "revealed",  # recorded, provenance shown: any key for the next card
     "done",  # no more open cards
@@ -60,13 +76,36 @@ _TEXT_MODES = {"confidence": "line", "note": "line", "replacement": "text"}
 @dataclass(frozen=True)
 class SessionAction:
     """What the session asks its driver to do: ``fetch`` the next open card (one not in
-    ``seen``), ``submit`` ``decision`` on ``item_id`` with ``submission_id``, or ``quit``."""
+    ``seen``), fetch the ``card`` of ``item_id`` (decided: to revise it), ``submit`` ``decision``
+    on ``item_id`` with ``submission_id``, or ``quit``."""
 
-    kind: Literal["fetch", "submit", "quit"]
+    kind: Literal["fetch", "card", "submit", "quit"]
     item_id: str | None = None
     decision: DecisionInput | None = None
     submission_id: str | None = None
     seen: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class SessionProgress:
+    """The campaign's progress when a card is served: its items and how many have a decision
+    (``open`` have none: the card served among them)."""
+
+    items: int
+    open: int
+
+    @property
+    def decided(self) -> int:
+        return self.items - self.open
+
+
+@dataclass(frozen=True)
+class DecisionUse:
+    """What a recorded decision is good for: ``export-eligible`` (it becomes a training example
+    when the campaign is exported) or ``evaluation-only``, with the reason it is not exported."""
+
+    use: str
+    reason: str | None
 
 
 @dataclass
@@ -80,13 +119,24 @@ class Draft:
     note: str | None = None
 
 
+@dataclass(frozen=True)
+class _Left:
+    """The card a reviewer left to revise an earlier one, as it was."""
+
+    card: QueueCard
+    submission_id: str | None
+    draft: Draft
+    progress: SessionProgress | None
+
+
 @dataclass
 class ReviewSession:
     """One reviewer's session. Feed it keys (:meth:`press`) or text (:meth:`enter`, when
     :attr:`wants` is ``line`` or ``text``); carry out the action each returns; report back with
     :meth:`show`, :meth:`decided` or :meth:`refused`. :attr:`event` names what just happened,
-    for the driver to draw."""
+    for the driver to draw. ``reveal``: when the provenance of A and B is shown (:data:`REVEAL_MODES`)."""
 
+    reveal: Reveal = "after"
     mode: Mode = "waiting"
     card: QueueCard | None = None
     draft: Draft = field(default_factory=Draft)
@@ -98,6 +148,12 @@ class ReviewSession:
     seen: set[str] = field(default_factory=set)
     recorded: list[DecisionResult] = field(default_factory=list)
     passed: list[str] = field(default_factory=list)
+    position: int = 0  # k: the cards this session served so far (a revised card is not counted again)
+    progress: SessionProgress | None = None  # the campaign's progress when the card was served
+    last_use: DecisionUse | None = None  # what the decision recorded last is good for
+    revising: DecisionResult | None = None  # the earlier decision the card on show would supersede
+    pending: SessionAction | None = None  # a superseding decision waiting for its confirmation
+    left: _Left | None = None  # the card left to revise an earlier one
 
     def start(self) -> SessionAction:
         return SessionAction("fetch", seen=frozenset(self.seen))
@@ -111,43 +167,72 @@ class ReviewSession:
             return "nothing"
         return "key"
 
-    def show(self, card: QueueCard | None, submission_id: str) -> None:
-        """The next card (None: no open card is left). ``submission_id`` is the random id every
-        submission of this card carries, retries included."""
+    @property
+    def counts(self) -> tuple[int, int]:
+        """(k, N) of the status line: the card on show is the k-th this session served, of the
+        cards it served plus the campaign's open items left (invalid items it passed over stay
+        open, and are not counted twice)."""
+        opened = self.progress.open if self.progress is not None else 0
+        return self.position, max(self.position, self.position - 1 + opened - len(self.passed))
+
+    @property
+    def held(self) -> set[str]:
+        """The items this session is working on: the card on show while it is undecided, and a
+        card left to revise an earlier decision (a driver keeps their leases)."""
+        held = {self.left.card.item_id} if self.left is not None else set()
+        if (
+            self.card is not None
+            and self.result is None
+            and self.revising is None
+            and self.mode not in ("done", "quit")
+        ):
+            held.add(self.card.item_id)
+        return held
+
+    def show(self, card: QueueCard | None, submission_id: str, progress: SessionProgress | None = None) -> None:
+        """The next card (None: no open card is left), or the card of the decision being revised.
+        ``submission_id`` is the random id every submission of this card carries, retries
+        included; ``progress`` the campaign's progress, for the status line."""
         if self.mode != "waiting":
             raise RuntimeError(f"no card was asked for (mode {self.mode})")
         if card is None:
             self.mode, self.card, self.event, self.result = "done", None, "done", None
             return
+        revisiting = self.revising is not None and card.item_id == self.revising.item_id
+        if not revisiting:
+            self.revising, self.position = None, self.position + 1
         self.mode, self.card, self.event = "card", card, "card"
-        self.draft, self.submission_id, self.preferred, self.result, self.message = (
-            Draft(),
-            submission_id,
-            None,
-            None,
-            None,
-        )
+        self.draft = Draft(use_for_training=self.draft.use_for_training)  # it stays as last set
+        self.submission_id, self.preferred, self.result, self.message = submission_id, None, None, None
+        self.pending, self.progress = None, progress if progress is not None else self.progress
         self.seen.add(card.item_id)
 
-    def decided(self, result: DecisionResult) -> None:
-        """The submitted decision is recorded: reveal it (and the provenance it carries)."""
+    def decided(self, result: DecisionResult, use: DecisionUse | None = None) -> SessionAction | None:
+        """The submitted decision is recorded (``use``: what it is good for): reveal it (and the
+        provenance it carries) when the session reveals after each decision, else go on. Returns
+        the action going on asks for, if any."""
         if self.mode != "submitting":
             raise RuntimeError(f"nothing was submitted (mode {self.mode})")
         self.mode, self.result, self.event, self.message = "revealed", result, "revealed", None
         self.recorded.append(result)
+        self.last_use, self.revising, self.pending = use, None, None
+        if self.reveal == "after":
+            return None
+        self.event = "recorded"
+        return self._go_on()
 
     def refused(self, field_name: str | None, problem: str) -> None:
         """The submission was refused (nothing recorded): the card stays, with the reason. A
         refusal naming the item (it no longer binds what it froze) makes the card invalid."""
         if self.mode != "submitting" or self.card is None:
             raise RuntimeError(f"nothing was submitted (mode {self.mode})")
-        self.mode, self.event = "card", "refused"
+        self.mode, self.event, self.pending = "card", "refused", None
         self.message = f"refused: {field_name}: {problem}" if field_name else f"refused: {problem}"
         if field_name == "item" and self.card.valid:
             self.card = _invalidated(self.card, problem)
 
     def quit(self) -> SessionAction:
-        self.mode, self.event, self.result = "quit", "quit", None
+        self.mode, self.event, self.result, self.pending = "quit", "quit", None, None
         return SessionAction("quit")
 
     def press(self, key: str) -> SessionAction | None:
@@ -162,14 +247,19 @@ class ReviewSession:
         if key == "?":
             self.event = "help"
             return None
+        if self.mode == "confirm":
+            return self._confirm(key)
         if self.mode == "revealed":
-            self.mode, self.event = "waiting", "waiting"
-            return SessionAction("fetch", seen=frozenset(self.seen))
+            return self._undo() if key == UNDO else self._go_on()
         if self.mode == "strength":
             return self._strength(key)
         if self.mode in ("reasons", "tags"):
             self._pick(key)
             return None
+        if key == UNDO:
+            return self._undo()
+        if self.revising is not None and key in ("x", ESC):
+            return self._back()
         return self._card_key(key)
 
     def enter(self, text: str) -> SessionAction | None:
@@ -197,10 +287,55 @@ class ReviewSession:
         allowed, picked = self._allowlist()
         return [(PICK_LABELS[i], value, value in picked) for i, value in enumerate(allowed)]
 
+    def _go_on(self) -> SessionAction | None:
+        """After a card: back to the card left to revise an earlier one, else the next card."""
+        left, self.left = self.left, None
+        if left is None:
+            self.mode = "waiting"
+            if self.event != "recorded":
+                self.event = "waiting"
+            return SessionAction("fetch", seen=frozenset(self.seen))
+        training = self.draft.use_for_training  # it stays as last set
+        self.mode, self.event, self.card, self.result, self.revising = "card", "card", left.card, None, None
+        self.submission_id, self.draft, self.progress = left.submission_id, left.draft, left.progress
+        self.draft.use_for_training = training
+        return None
+
+    def _undo(self) -> SessionAction | None:
+        """Back to the card this session decided last, to record a decision that supersedes it."""
+        if not self.recorded:
+            self._say("nothing to undo: no decision recorded in this session yet")
+            return None
+        if self.revising is not None:
+            self._say("already revising that decision: decide, or x / Esc to go back")
+            return None
+        if self.mode == "card" and self.card is not None and self.result is None:
+            self.left = _Left(self.card, self.submission_id, self.draft, self.progress)
+        self.revising, self.mode, self.event = self.recorded[-1], "waiting", "waiting"
+        return SessionAction("card", item_id=self.revising.item_id)
+
+    def _back(self) -> SessionAction | None:
+        """Leave the card being revised, recording nothing."""
+        self.revising, self.pending, self.event = None, None, "waiting"
+        return self._go_on()
+
+    def _confirm(self, key: str) -> SessionAction | None:
+        if key == "y" and self.pending is not None:
+            action, self.pending = self.pending, None
+            self.mode, self.event = "submitting", "submitting"
+            return action
+        if key in ("n", "x", ESC):
+            self.mode, self.pending, self.event = "card", None, "status"
+            return None
+        self._say("y records it, n goes back to the card")
+        return None
+
     def _card_key(self, key: str) -> SessionAction | None:
         card = self.card
         assert card is not None
         if not card.valid:
+            if key == "s" and self.revising is not None:
+                return self._back()
             if key == "s":
                 self.passed.append(card.item_id)
                 self.mode, self.event = "waiting", "waiting"
@@ -294,7 +429,7 @@ class ReviewSession:
         preferred: str | None = None,
         strength: Strength | None = None,
         replacement: str | None = None,
-    ) -> SessionAction:
+    ) -> SessionAction | None:
         assert self.card is not None and self.submission_id is not None
         d = self.draft
         decision = DecisionInput(
@@ -308,8 +443,14 @@ class ReviewSession:
             note=d.note,
             use_for_training=d.use_for_training,
         )
+        action = SessionAction("submit", item_id=self.card.item_id, decision=decision, submission_id=self.submission_id)
+        if self.revising is not None:  # a superseding decision: recorded only once confirmed
+            decision = replace(decision, supersedes=self.revising.decision_id)
+            self.pending = replace(action, decision=decision)
+            self.mode, self.preferred, self.event = "confirm", None, "confirm"
+            return None
         self.mode, self.preferred, self.event = "submitting", None, "submitting"
-        return SessionAction("submit", item_id=self.card.item_id, decision=decision, submission_id=self.submission_id)
+        return action
 
     def _say(self, message: str) -> None:
         self.message, self.event = message, "message"
