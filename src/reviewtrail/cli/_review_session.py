@@ -56,7 +56,8 @@ def session(
     ] = False,
 ) -> None:
     """Review a campaign's open items one card at a time: the prompt, the evidence, the criterion
-    and candidates A and B, blinded, scenario families interleaved. Single keys decide (a/b then
+    and candidates A and B, blinded, scenario families interleaved; reviewers working on one
+    campaign at once are served different cards (each card is leased to one session). Single keys decide (a/b then
     1/2 prefer A/B slightly or strongly, t tie, c correct, u underdetermined, m malformed, s skip;
     y, r, g, f, n set the training flag, reasons, tags, confidence and a note first; z goes back
     to the card decided last to supersede its decision; ? help, q quit). A status line shows card
@@ -75,7 +76,7 @@ def session(
     from reviewtrail.cli._session_draw import reveals_at_end, summary, summary_json
     from reviewtrail.cli._session_input import key_input
     from reviewtrail.errors import InvalidInputError
-    from reviewtrail.human_review import REVEAL_MODES, ReviewSession, SessionQueue
+    from reviewtrail.human_review import REVEAL_MODES, Leases, ReviewSession, SessionQueue
 
     if reveal not in REVEAL_MODES:
         raise InvalidInputError(f"must be one of {', '.join(REVEAL_MODES)}, got {reveal!r}", field="reveal")
@@ -90,8 +91,8 @@ def session(
         if as_json:
             print_json(summary_json(state))
 
-    with open_store() as store:
-        queue = SessionQueue(store, campaign, version)
+    with open_store() as store, Leases(store) as leases:
+        queue = SessionQueue(store, campaign, version, leases=leases)
         driver = Driver(store, queue, reviewer, lambda: str(uuid.uuid4()))
         try:
             with key_input() as keys:
@@ -165,6 +166,12 @@ def _carry(state: ReviewSession, action: SessionAction, console: Console, driver
     if action.kind == "fetch":
         card, progress = driver.fetch(action.seen)
         state.show(card, driver.new_id(), progress)
+        held = driver.queue.held_elsewhere() if card is None else 0
+        if held:
+            state.message = (
+                f"{held} open item(s) are held by other reviewers' sessions "
+                "(a lease ends with a decision, or after 10 minutes)"
+            )
     elif action.kind == "card" and action.item_id is not None:
         state.show(driver.card(action.item_id), driver.new_id())
     elif action.kind == "submit":

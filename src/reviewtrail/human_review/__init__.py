@@ -111,6 +111,7 @@ if typing.TYPE_CHECKING:
         item_id,
         item_problems,
     )
+    from reviewtrail.human_review._lease import LEASE_SECONDS, Leases
     from reviewtrail.human_review._materialize import (
         MATERIALIZE_BATCH,
         MaterializeReport,
@@ -360,6 +361,8 @@ _LAZY = {
     "ReviewPrompt": "_records",
     "ReviewResponse": "_records",
     "REVEAL_MODES": "_session",
+    "LEASE_SECONDS": "_lease",
+    "Leases": "_lease",
     "ReviewSession": "_session",
     "DecisionUse": "_session",
     "SessionProgress": "_session",
@@ -492,6 +495,7 @@ __all__ = [
     "ITEM_NAMESPACE",
     "JOURNAL_NAME",
     "LABEL_MAX_CHARS",
+    "LEASE_SECONDS",
     "MANIFEST_MAX_BYTES",
     "MANIFEST_NAME",
     "MANIFEST_VERSION",
@@ -579,6 +583,7 @@ __all__ = [
     "ImportedRun",
     "ItemCandidate",
     "ItemCoverageFacts",
+    "Leases",
     "MaterializeReport",
     "OpenAIBackendSpec",
     "PositionBias",

@@ -1,0 +1,201 @@
+"""Leases on review cards: reviewers working on one campaign at once are served different cards
+(docs/human-review.md, "Several reviewers at once").
+
+A lease is working state, never custody: it is not a ledger record, it is never in the chain, and
+``verify`` neither reads nor checks it. It only decides which cards a session serves; ``decide``
+never asks for it, so a lost or expired lease never blocks a decision (the decision rules settle
+two decisions on one item as they always do).
+
+Where leases are kept
+    One row per leased item: ``(item_id, holder, expires)``, ``expires`` in seconds since the
+    epoch by the taking machine's clock. With a PostgreSQL ledger, in the table
+    ``rt_review_leases`` of the ledger's database (created when first needed; it is no projection
+    and no record table), so store folders on other machines that share the database see the same
+    leases. Otherwise in a small SQLite database of its own, ``<store>/review-leases.sqlite``
+    (the ledger's file is never written by it). A store opened read-only, or with no folder,
+    takes no leases (every card is served, as before).
+
+Rules
+    - **Take** (:meth:`Leases.take`): one statement inserts the row, or takes it over when it has
+      expired or is already this holder's; two sessions taking one item at once cannot both get
+      it. A lease lasts :data:`LEASE_SECONDS`.
+    - **Renew** (:meth:`Leases.renew`): while the reviewer works on the card (each key), once half
+      the lease has passed it is extended to a full lease again.
+    - **Release** (:meth:`Leases.release`): the session's decision on the item, passing over an
+      invalid item and the end of the session delete the holder's rows. A decision recorded any
+      other way (``review decide``, another session) ends the lease too: a decided item is not
+      open, so no session serves it whatever its row says; the row is deleted once expired.
+    - **Expiry**: an expired lease frees the card (a session that died holds it at most
+      :data:`LEASE_SECONDS`). Expired rows are deleted when a session starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from reviewtrail.errors import BackendUnavailableError, ReadOnlyStoreError
+from reviewtrail.store import Store
+
+__all__ = ["LEASE_FILE", "LEASE_SECONDS", "LEASE_TABLE", "Leases"]
+
+#: How long a lease lasts (renewed while the reviewer works on the card).
+LEASE_SECONDS = 600.0
+#: The SQLite database of leases in a store folder (ledgers other than PostgreSQL).
+LEASE_FILE = "review-leases.sqlite"
+#: The table of leases in a PostgreSQL ledger's database.
+LEASE_TABLE = "rt_review_leases"
+
+_CREATE = (
+    "CREATE TABLE IF NOT EXISTS {table} (item_id TEXT PRIMARY KEY, holder TEXT NOT NULL, "
+    "expires DOUBLE PRECISION NOT NULL)"
+)
+_TAKE = (
+    "INSERT INTO {table} (item_id, holder, expires) VALUES ({p}, {p}, {p}) "
+    "ON CONFLICT (item_id) DO UPDATE SET holder = excluded.holder, expires = excluded.expires "
+    "WHERE {table}.holder = excluded.holder OR {table}.expires <= {p}"
+)
+_RENEW = "UPDATE {table} SET expires = {p} WHERE item_id = {p} AND holder = {p}"
+_RELEASE = "DELETE FROM {table} WHERE item_id = {p} AND holder = {p}"
+_PURGE = "DELETE FROM {table} WHERE expires <= {p}"
+_HELD = "SELECT item_id FROM {table} WHERE holder <> {p} AND expires > {p}"
+
+
+class Leases:
+    """The leases of one review session (``holder``: its random id). Use as a context manager:
+    leaving it releases every lease the session still holds."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        holder: str | None = None,
+        seconds: float = LEASE_SECONDS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.holder = holder or str(uuid.uuid4())
+        self.seconds = seconds
+        self._clock = clock
+        self._held: dict[str, float] = {}  # item id -> when its lease was taken or renewed
+        self._conn: Any = None
+        self._sql: dict[str, str] = {}
+        url = getattr(store.ledger, "url", None)
+        if store.read_only:
+            return
+        if isinstance(url, str) and url.startswith(("postgresql://", "postgres://")):
+            self._conn = _postgres(url)
+            self._prepare(LEASE_TABLE, "%s")
+        elif store.root is not None:
+            self._conn = _sqlite(store.root / LEASE_FILE)
+            self._prepare("leases", "?")
+        if self._conn is not None:
+            self._run("create")
+            self._run("purge", self._clock())
+
+    @property
+    def active(self) -> bool:
+        """Whether leases are kept (False: a read-only store, or one with no folder)."""
+        return self._conn is not None
+
+    def __enter__(self) -> Leases:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def take(self, item_id: str) -> bool:
+        """Lease ``item_id`` to this session; False when another session holds an unexpired
+        lease on it. Always True when leases are not kept."""
+        if self._conn is None:
+            return True
+        now = self._clock()
+        taken = self._run("take", item_id, self.holder, now + self.seconds, now) == 1
+        if taken:
+            self._held[item_id] = now
+        return taken
+
+    def renew(self, item_id: str) -> None:
+        """Extend this session's lease on ``item_id`` to a full lease, once half of it has
+        passed (a lease lost meanwhile is not taken back: the card is still shown, and deciding
+        it is never blocked)."""
+        since = self._held.get(item_id)
+        now = self._clock()
+        if self._conn is None or since is None or now - since < self.seconds / 2:
+            return
+        self._run("renew", now + self.seconds, item_id, self.holder)
+        self._held[item_id] = now
+
+    def release(self, item_id: str) -> None:
+        """End this session's lease on ``item_id`` (none held: nothing happens)."""
+        if self._conn is None or self._held.pop(item_id, None) is None:
+            return
+        self._run("release", item_id, self.holder)
+
+    def held_by_others(self, item_ids: Iterable[str]) -> set[str]:
+        """Which of ``item_ids`` another session holds an unexpired lease on."""
+        if self._conn is None:
+            return set()
+        wanted = set(item_ids)
+        rows = self._query("held", self.holder, self._clock())
+        return {str(row[0]) for row in rows if row[0] in wanted}
+
+    def close(self) -> None:
+        """Release every lease this session holds and close the connection."""
+        if self._conn is None:
+            return
+        with contextlib.suppress(Exception):  # a lease left behind expires by itself
+            for item_id in list(self._held):
+                self.release(item_id)
+        with contextlib.suppress(Exception):
+            self._conn.close()
+        self._conn = None
+
+    # --- statements ------------------------------------------------------------------------------
+    def _prepare(self, table: str, p: str) -> None:
+        statements = {"create": _CREATE, "take": _TAKE, "renew": _RENEW, "release": _RELEASE}
+        statements |= {"purge": _PURGE, "held": _HELD}
+        self._sql = {name: sql.format(table=table, p=p) for name, sql in statements.items()}
+
+    def _run(self, name: str, *args: Any) -> int:
+        try:
+            cur = self._conn.execute(self._sql[name], args)
+            return int(cur.rowcount)
+        except Exception as exc:
+            raise _unavailable(exc) from None
+
+    def _query(self, name: str, *args: Any) -> list[Any]:
+        try:
+            return list(self._conn.execute(self._sql[name], args).fetchall())
+        except Exception as exc:
+            raise _unavailable(exc) from None
+
+
+def _unavailable(exc: Exception) -> Exception:
+    return BackendUnavailableError(f"cannot read or write the review leases: {type(exc).__name__}", field="leases")
+
+
+def _sqlite(path: Any) -> Any:
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(path, isolation_level=None, timeout=10.0, check_same_thread=False)
+        conn.execute("PRAGMA busy_timeout=10000")
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+    except sqlite3.Error as exc:
+        if "readonly" in str(exc).lower() or "unable to open" in str(exc).lower():
+            raise ReadOnlyStoreError(f"cannot open the review leases {path}: {exc}", field="leases") from None
+        raise _unavailable(exc) from None
+    return conn
+
+
+def _postgres(url: str) -> Any:
+    import psycopg
+
+    try:
+        return psycopg.connect(url, autocommit=True, connect_timeout=10)
+    except psycopg.Error as exc:
+        raise _unavailable(exc) from None
