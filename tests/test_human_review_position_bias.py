@@ -71,7 +71,8 @@ def test_bad_counts_are_refused() -> None:
 
 def test_to_json_uses_camel_case_and_lists_reviewers_in_order() -> None:
     wire = position_bias([("bo", True), ("ana", False), ("ana", True)]).to_json()
-    assert set(wire) == {"method", "level", "overall", "reviewers"}
+    assert set(wire) == {"method", "level", "selfIdentifyingLeftOut", "overall", "reviewers"}
+    assert wire["selfIdentifyingLeftOut"] == 0
     assert wire["method"] == "wilson"
     assert wire["level"] == 0.95
     assert set(wire["overall"]) == {"decisions", "choseFirst", "share", "interval", "flagged"}
@@ -113,3 +114,15 @@ def test_overall_counts_are_the_sum_of_the_reviewers(choices: list[tuple[str, bo
     assert bias.overall.chose_first == sum(first for _, first in choices)
     assert sum(r.chose_first for r in bias.reviewers.values()) == bias.overall.chose_first
     assert set(bias.reviewers) == {reviewer for reviewer, _ in choices}
+
+
+def test_decisions_on_self_identifying_items_are_left_out_and_counted() -> None:
+    choices = [("ana", True), ("ana", False, False), ("bo", True, True), ("ana", True, True), ("ana", True)]
+    bias = position_bias(choices)
+    alone = position_bias([("ana", True), ("ana", False), ("ana", True)])
+    assert (bias.overall, bias.reviewers) == (alone.overall, alone.reviewers)
+    assert list(bias.reviewers) == ["ana"]
+    assert bias.self_identifying == 2 and alone.self_identifying == 0
+    assert bias.to_json()["selfIdentifyingLeftOut"] == 2
+    with pytest.raises(InvalidInputError):
+        position_bias([("", True, True)])

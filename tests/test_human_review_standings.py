@@ -178,10 +178,12 @@ def test_to_json_uses_camel_case() -> None:
         "prior",
         "comparisons",
         "ties",
+        "selfIdentifyingLeftOut",
         "components",
         "agents",
     }
     assert wire["model"] == "bradley-terry"
+    assert wire["selfIdentifyingLeftOut"] == {"comparisons": 0, "ties": 0}
     assert wire["components"] == [["a", "b"]]
     first = wire["agents"][0]
     assert set(first) == {
@@ -270,3 +272,26 @@ def test_a_different_seed_draws_different_bootstrap_samples() -> None:
     one, two = fit_standings(comparisons, rounds=50, seed=1), fit_standings(comparisons, rounds=50, seed=2)
     assert scores(one) == scores(two)
     assert [(a.low, a.high) for a in one.agents] != [(a.low, a.high) for a in two.agents]
+
+
+def test_self_identifying_comparisons_and_ties_are_left_out_and_counted() -> None:
+    clean = [Comparison("a", "b")] * 3 + [Comparison("b", "a"), Comparison("b", "c")]
+    flagged = [Comparison("b", "a", self_identifying=True)] * 5 + [Comparison("c", "d", self_identifying=True)]
+    ties = [("a", "b"), ("a", "b", True), ("b", "c", False), ("c", "d", True)]
+    standings = fit_standings(clean + flagged, ties=ties, agents=["d"], rounds=20, seed=3)
+    alone = fit_standings(clean, ties=[("a", "b"), ("b", "c")], agents=["d"], rounds=20, seed=3)
+    assert standings.agents == alone.agents
+    assert standings.components == alone.components == (("a", "b", "c"),)
+    assert (standings.comparisons, standings.ties, standings.left_out) == (5, 2, (6, 2))
+    assert standings.agent("d").score is None and standings.agent("d").ties == 0
+    assert standings.to_json()["selfIdentifyingLeftOut"] == {"comparisons": 6, "ties": 2}
+    assert fit_standings(flagged, ties=ties[1:2], rounds=5).agents == ()
+
+
+def test_a_self_identifying_comparison_of_an_agent_with_itself_is_still_refused() -> None:
+    with pytest.raises(InvalidInputError) as err:
+        fit_standings([Comparison("a", "a", self_identifying=True)])
+    assert err.value.field == "comparisons"
+    with pytest.raises(InvalidInputError) as err:
+        fit_standings([], ties=[("a", "a", True)])
+    assert err.value.field == "ties"

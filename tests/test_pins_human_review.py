@@ -22,6 +22,7 @@ from reviewtrail.human_review import (
     CriterionIdentity,
     ItemCandidate,
     ReviewItem,
+    ReviewPrompt,
     candidate_digest,
     display_order,
     displayed_runs,
@@ -29,6 +30,9 @@ from reviewtrail.human_review import (
     item_problems,
 )
 from reviewtrail.human_review._item_rules import DIGEST_VERSION, ITEM_NAMESPACE, candidate_digest_of
+from reviewtrail.human_review._records import CandidateSelfIdentification
+from reviewtrail.human_review._run_batch import new_item_record_of
+from reviewtrail.human_review._run_rules import PromptRef
 
 # --- item ids -----------------------------------------------------------------------------------
 
@@ -207,3 +211,40 @@ def test_the_docs_list_every_exclusion_code_in_order() -> None:
     section = text.split("### Pairing rules", 1)[1].split("\n### ", 1)[0]
     documented = tuple(re.findall(r"^\| `([a-z-]+)` \|", section, flags=re.MULTILINE))
     assert documented == EXCLUSION_CODES
+
+
+# --- the item record ----------------------------------------------------------------------------
+
+PROMPT = ReviewPrompt.model_validate(
+    {
+        "campaign": {"id": "camp", "version": 1, "label": "Camp"},
+        "scenarioFamily": "refunds",
+        "prompt": "A customer asks for a refund. Reply.",
+        "criterion": {"id": "helpful", "version": 1, "label": "Helpful", "instructions": "Prefer the helpful."},
+        "candidateAgentIds": ["agent-a", "agent-b"],
+    }
+)
+ITEM_HEAD = (
+    '{"campaign":{"id":"camp","version":1},"candidates":[{"digest":"' + DIGEST + '","outputEventId":"out-a",'
+    '"runId":"run-a"},{"digest":"sha256:9fa1aa99300eaaeab3e271b0b961dc02a49e5515bd0d5fb8130ca96448f4215e",'
+    '"outputEventId":"out-b","runId":"run-b"}],"criterion":{"id":"helpful","version":1},'
+    '"displayOrder":["run-a","run-b"],"itemId":"31501f32-8308-53f6-9996-037574b60abc","promptEventId":"prompt-1"'
+)
+
+
+def test_an_item_record_known_answer_with_and_without_self_identification() -> None:
+    # The selfIdentification field is beside the frozen pair: the item id, the digests and every
+    # other byte of the payload are those of an item recorded before the field existed.
+    ref = PromptRef(event_id="prompt-1", payload_hash="ab" * 32, prompt=PROMPT)
+    a = CandidateFacts.model_validate(FACTS)
+    b = CandidateFacts.model_validate({**FACTS, "runId": "run-b", "outputEventId": "out-b"})
+    unchecked = new_item_record_of(ref, "public-source", a, b)
+    assert canonical_json(unchecked.payload).decode() == ITEM_HEAD + "}"
+    flags = [CandidateSelfIdentification(run_id="run-b", named=["own-model", "other-provider"])]
+    flagged = new_item_record_of(ref, "public-source", b, a, self_identification=flags)
+    assert canonical_json(flagged.payload).decode() == (
+        ITEM_HEAD + ',"selfIdentification":[{"named":["own-model","other-provider"],"runId":"run-b"}]}'
+    )
+    checked = new_item_record_of(ref, "public-source", a, b, self_identification=[])
+    assert canonical_json(checked.payload).decode() == ITEM_HEAD + ',"selfIdentification":[]}'
+    assert unchecked.privacy == flagged.privacy == "private"  # FACTS' output is private

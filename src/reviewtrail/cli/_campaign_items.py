@@ -54,6 +54,11 @@ def materialize(
         f"{report.created} item(s) created; {report.already_present} already present; "
         f"{report.excluded_runs} run(s) excluded"
     )
+    if report.self_identifying:
+        print(
+            f"{report.self_identifying} item(s) created with a candidate whose text names a candidate's "
+            "agent, model, provider or adapter: shown to reviewers, left out of standings and position bias"
+        )
 
 
 @handle_errors

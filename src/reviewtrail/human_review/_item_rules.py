@@ -1,5 +1,6 @@
-"""Pure rules of review items: the item id, the blinded display order and the candidate digest
-(docs/human-review.md, "Review items")."""
+"""Pure rules of review items: the item id, the blinded display order, the candidate digest and
+which candidates name a candidate's identity (docs/human-review.md, "Review items" and
+"Self-identifying candidates")."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from reviewtrail.canonical import canonical_json
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review._frozen import DIGEST_VERSION, facts_digest, frozen_problems, spliced_digest
-from reviewtrail.human_review._records import ReviewItem
+from reviewtrail.human_review._records import CandidateSelfIdentification, ReviewItem, ReviewPrompt
+from reviewtrail.human_review._self_identification import CandidateIdentity, self_identification
 from reviewtrail.ledger import Privacy
 
 __all__ = [
@@ -22,10 +24,12 @@ __all__ = [
     "CandidateFacts",
     "candidate_digest",
     "candidate_digest_of",
+    "candidate_identity",
     "display_order",
     "displayed_runs",
     "item_id",
     "item_problems",
+    "self_identification_of",
 ]
 
 #: The UUIDv5 namespace of review item ids.
@@ -136,3 +140,35 @@ def item_problems(
 def _digest(facts: CandidateFacts, digests: Mapping[str, str] | None) -> str:
     known = digests.get(facts.run_id) if digests is not None else None
     return known if known is not None else candidate_digest(facts)
+
+
+def candidate_identity(facts: CandidateFacts) -> CandidateIdentity:
+    """The names of a candidate: its run's agent id, its model, provider and adapters."""
+    agent = facts.run.get("agent")
+    agent_id = agent.get("id") if isinstance(agent, dict) else None
+    learned = (facts.learned_adapter,) if facts.learned_adapter is not None else ()
+    return CandidateIdentity(
+        agent=agent_id if isinstance(agent_id, str) else "",
+        model=facts.model,
+        provider=facts.provider,
+        adapters=(facts.execution_adapter, *learned),
+    )
+
+
+def self_identification_of(
+    prompt: ReviewPrompt, a: tuple[CandidateFacts, str], b: tuple[CandidateFacts, str]
+) -> list[CandidateSelfIdentification]:
+    """The item's ``selfIdentification``: each of the two candidates (its facts and its response
+    text) whose text names its own or the other's agent, model, provider or adapter, ordered by
+    run id; the names the prompt and its evidence hold are not held against either."""
+    named = self_identification(
+        (a[1], b[1]),
+        (candidate_identity(a[0]), candidate_identity(b[0])),
+        context=(prompt.prompt, prompt.evidence or ""),
+    )
+    found = [
+        CandidateSelfIdentification(run_id=facts.run_id, named=list(names))
+        for (facts, _), names in zip((a, b), named, strict=True)
+        if names
+    ]
+    return sorted(found, key=lambda flag: flag.run_id)

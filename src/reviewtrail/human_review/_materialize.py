@@ -6,6 +6,9 @@ Pairs are formed only between the pairable runs of one prompt (its trigger), one
 agent (:func:`pairable_runs`), so never between two runs of the same agent. The item id is
 deterministic over the prompt, the criterion and the unordered pair: an item already recorded is
 reported as already present and not appended again, so materializing twice appends nothing.
+Each item records which of its candidates' texts name a candidate's identity
+(``selfIdentification``, docs/human-review.md, "Self-identifying candidates"); the report lists
+the items created with such a candidate.
 """
 
 from __future__ import annotations
@@ -34,13 +37,15 @@ MATERIALIZE_BATCH = 500
 @dataclass
 class PromptMaterialized:
     """What materializing did for one prompt: the items it created and found already recorded
-    (item ids), the runs it excluded (by run id, with their exclusions), the declared agents with
-    no pairable run, and, when no item can be formed, why."""
+    (item ids), the items created whose candidates name a candidate's identity, the runs it
+    excluded (by run id, with their exclusions), the declared agents with no pairable run, and,
+    when no item can be formed, why."""
 
     prompt_event_id: str
     scenario_family: str
     created: list[str] = field(default_factory=list)
     already_present: list[str] = field(default_factory=list)
+    self_identifying: list[str] = field(default_factory=list)
     excluded: dict[str, list[Exclusion]] = field(default_factory=dict)
     agents_without_run: list[str] = field(default_factory=list)
     no_item_reason: str | None = None
@@ -51,6 +56,7 @@ class PromptMaterialized:
             "scenarioFamily": self.scenario_family,
             "created": list(self.created),
             "alreadyPresent": list(self.already_present),
+            "selfIdentifying": list(self.self_identifying),
             "excludedRuns": {run: [e.to_json() for e in found] for run, found in self.excluded.items()},
             "agentsWithoutPairableRun": list(self.agents_without_run),
             "noItemReason": self.no_item_reason,
@@ -74,6 +80,10 @@ class MaterializeReport:
         return sum(len(p.already_present) for p in self.prompts)
 
     @property
+    def self_identifying(self) -> int:
+        return sum(len(p.self_identifying) for p in self.prompts)
+
+    @property
     def excluded_runs(self) -> int:
         return sum(len(p.excluded) for p in self.prompts)
 
@@ -83,6 +93,7 @@ class MaterializeReport:
             "version": self.version,
             "created": self.created,
             "alreadyPresent": self.already_present,
+            "selfIdentifying": self.self_identifying,
             "excludedRuns": self.excluded_runs,
             "prompts": [p.to_json() for p in self.prompts],
         }
@@ -161,5 +172,7 @@ def _append_items(store: Store, batch: list[tuple[PromptMaterialized, str, NewRe
         batch = [entry for entry in batch if entry[1] not in recorded]
         if batch:
             store.append([record for _, _, record in batch])  # a second conflict is raised as is
-    for report, made, _ in batch:
+    for report, made, record in batch:
         report.created.append(made)
+        if record.payload.get("selfIdentification"):
+            report.self_identifying.append(made)

@@ -1,6 +1,7 @@
 """Position bias of a campaign: the share of ``prefer`` decisions that chose the candidate shown
 first, with a 95% Wilson score interval, overall and per reviewer (docs/human-review.md,
-"Campaign quality").
+"Campaign quality"). Decisions on self-identifying items are left out and counted: a reviewer who
+can tell which model wrote a candidate is not choosing by position alone.
 
 Evaluation evidence for the campaign owner only: it never changes any decision's eligibility and
 is never shown on a reviewer's surface.
@@ -74,31 +75,40 @@ class BiasShare:
 
 @dataclass(frozen=True)
 class PositionBias:
-    """Position bias over all ``prefer`` decisions and per reviewer (keyed by reviewer id)."""
+    """Position bias over all ``prefer`` decisions and per reviewer (keyed by reviewer id), and
+    how many decisions on self-identifying items were left out."""
 
     overall: BiasShare
     reviewers: dict[str, BiasShare]
+    self_identifying: int = 0
 
     def to_json(self) -> dict[str, object]:
         return {
             "method": "wilson",
             "level": _LEVEL,
+            "selfIdentifyingLeftOut": self.self_identifying,
             "overall": self.overall.to_json(),
             "reviewers": [{"reviewer": name, **self.reviewers[name].to_json()} for name in sorted(self.reviewers)],
         }
 
 
-def position_bias(choices: Iterable[tuple[str, bool]]) -> PositionBias:
+def position_bias(choices: Iterable[tuple[str, bool] | tuple[str, bool, bool]]) -> PositionBias:
     """Position bias of ``(reviewer, chose_first)`` pairs, one per active ``prefer`` decision:
-    ``chose_first`` is whether the preferred candidate was the one displayed first. Evaluation
-    evidence only: it never changes eligibility."""
+    ``chose_first`` is whether the preferred candidate was the one displayed first. A third
+    element, when given, says whether the item is self-identifying (a candidate's text names a
+    candidate's identity): such a decision is left out, and counted. Evaluation evidence only: it
+    never changes eligibility."""
     firsts: dict[str, int] = {}
     totals: dict[str, int] = {}
-    for reviewer, chose_first in choices:
+    left_out = 0
+    for reviewer, chose_first, *flagged in choices:
         if not reviewer:
             raise InvalidInputError("a prefer decision has an empty reviewer id", field="reviewer")
+        if any(flagged):
+            left_out += 1
+            continue
         totals[reviewer] = totals.get(reviewer, 0) + 1
         firsts[reviewer] = firsts.get(reviewer, 0) + bool(chose_first)
     overall = BiasShare.of(sum(firsts.values()), sum(totals.values()))
     reviewers = {name: BiasShare.of(firsts[name], totals[name]) for name in sorted(totals)}
-    return PositionBias(overall, reviewers)
+    return PositionBias(overall, reviewers, left_out)

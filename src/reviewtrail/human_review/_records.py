@@ -36,6 +36,7 @@ from reviewtrail.human_review._record_names import (
     RESPONSE_MAX_CHARS,
     prompt_digest,
 )
+from reviewtrail.human_review._self_identification import NAMED, Named
 from reviewtrail.ledger import (
     NewRecord,
     Privacy,
@@ -65,6 +66,7 @@ __all__ = [
     "CampaignIdentity",
     "CampaignRef",
     "CampaignSettings",
+    "CandidateSelfIdentification",
     "Criterion",
     "CriterionIdentity",
     "Disposition",
@@ -175,12 +177,29 @@ class ItemCandidate(_Part):
     digest: str = Field(pattern=rf"^{DIGEST_PATTERN}$")
 
 
+class CandidateSelfIdentification(_Part):
+    """A candidate whose text names a candidate's identity: its run id and what it names
+    (``own-model``, ``other-provider``...; :mod:`._self_identification`)."""
+
+    run_id: Ident = Field(alias="runId")
+    named: list[Named] = Field(min_length=1, max_length=len(NAMED))
+
+    @field_validator("named")
+    @classmethod
+    def _named(cls, values: list[str]) -> list[str]:
+        _unique(values, "named")
+        return values
+
+
 @record_type(ITEM)
 class ReviewItem(RecordPayload):
     """One frozen pair of candidate runs over one prompt and criterion.
 
     ``candidates`` are kept ordered by ``runId``; ``displayOrder`` is the two run ids in the
-    order a reviewer sees them (the first is "A")."""
+    order a reviewer sees them (the first is "A"). ``selfIdentification`` lists the candidates
+    whose text names a candidate's identity, in candidate order: empty when materialize found
+    none, absent (None) in items recorded before it was checked. It is in neither the item id
+    nor any candidate digest."""
 
     item_id: Ident = Field(alias="itemId")
     campaign: CampaignRef
@@ -188,6 +207,9 @@ class ReviewItem(RecordPayload):
     criterion: CriterionIdentity
     candidates: list[ItemCandidate] = Field(min_length=2, max_length=2)
     display_order: list[Ident] = Field(alias="displayOrder", min_length=2, max_length=2)
+    self_identification: list[CandidateSelfIdentification] | None = Field(
+        default=None, alias="selfIdentification", max_length=2, exclude_if=lambda value: value is None
+    )
 
     @model_validator(mode="after")
     def _pair(self) -> ReviewItem:
@@ -196,10 +218,23 @@ class ReviewItem(RecordPayload):
             raise ValueError("candidates must be two distinct runs ordered by runId")
         if sorted(self.display_order) != runs:
             raise ValueError("displayOrder must list the two candidates' run ids")
+        flagged = [f.run_id for f in self.self_identification or ()]
+        if flagged != [run for run in runs if run in flagged]:
+            raise ValueError("selfIdentification must name candidates' run ids, once each, in candidate order")
         return self
 
     def run_ids(self) -> tuple[str, str]:
         return self.candidates[0].run_id, self.candidates[1].run_id
+
+    def self_identifying(self) -> bool | None:
+        """Whether a candidate's text names a candidate's identity; None when never checked."""
+        return None if self.self_identification is None else bool(self.self_identification)
+
+    def named_by(self, run_id: str) -> tuple[str, ...] | None:
+        """What the candidate ``run_id``'s text names (empty for nothing); None when never checked."""
+        if self.self_identification is None:
+            return None
+        return next((tuple(f.named) for f in self.self_identification if f.run_id == run_id), ())
 
 
 @record_type(DECISION)

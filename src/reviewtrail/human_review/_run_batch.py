@@ -11,10 +11,17 @@ from pydantic import ValidationError
 
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review._eligibility import privacy_join
-from reviewtrail.human_review._item_rules import CandidateFacts, candidate_digest, displayed_runs, item_id
+from reviewtrail.human_review._item_rules import (
+    CandidateFacts,
+    candidate_digest,
+    displayed_runs,
+    item_id,
+    self_identification_of,
+)
 from reviewtrail.human_review._records import (
     ACTOR,
     CampaignRef,
+    CandidateSelfIdentification,
     ItemCandidate,
     ReviewItem,
     ReviewResponse,
@@ -128,20 +135,30 @@ def run_records(
 
 def item_record(ledger: Ledger, prompt: PromptRef, prompt_privacy: str, run_a: str, run_b: str) -> NewRecord:
     """The ``stream.thought.review.item.created@1`` record freezing two completed runs over
-    ``prompt`` as recorded now (see :func:`new_item_record_of`)."""
+    ``prompt`` as recorded now (see :func:`new_item_record_of`), with the candidates whose text
+    names a candidate's identity (:func:`self_identification_of`)."""
     found = []
     for run in (run_a, run_b):
         facts = run_candidate(ledger, run)
         if facts is None:
             raise InvalidInputError(f"run {run} is not a completed candidate run", field="runId")
-        found.append(facts[0])
-    return new_item_record_of(prompt, prompt_privacy, found[0], found[1])
+        found.append(facts)
+    flags = self_identification_of(prompt.prompt, found[0], found[1])
+    return new_item_record_of(prompt, prompt_privacy, found[0][0], found[1][0], self_identification=flags)
 
 
-def new_item_record_of(prompt: PromptRef, prompt_privacy: str, a: CandidateFacts, b: CandidateFacts) -> NewRecord:
+def new_item_record_of(
+    prompt: PromptRef,
+    prompt_privacy: str,
+    a: CandidateFacts,
+    b: CandidateFacts,
+    *,
+    self_identification: list[CandidateSelfIdentification] | None = None,
+) -> NewRecord:
     """The item record over two candidates' facts (pure): their output event ids and candidate
-    digests, the display order from the item id, the criterion of the prompt; its privacy is the
-    join of the prompt's and both candidates' run and output privacy."""
+    digests, the display order from the item id, the criterion of the prompt, and
+    ``self_identification`` (None: not checked); its privacy is the join of the prompt's and
+    both candidates' run and output privacy."""
     criterion = prompt.prompt.criterion
     made = item_id(prompt.event_id, criterion.id, criterion.version, a.run_id, b.run_id)
     first, second = sorted((a, b), key=lambda f: f.run_id)
@@ -155,6 +172,7 @@ def new_item_record_of(prompt: PromptRef, prompt_privacy: str, a: CandidateFacts
             for f in (first, second)
         ],
         display_order=list(displayed_runs(made, a.run_id, b.run_id)),
+        self_identification=self_identification,
     )
     levels = [prompt_privacy, *(p for f in (a, b) for p in (f.run_privacy, f.output_privacy))]
     return new_item_record(item, privacy_join(levels))

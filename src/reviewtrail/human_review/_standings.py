@@ -16,6 +16,9 @@ Anchoring: at the optimum the scores of each connected group of agents sum to ze
 of the likelihood sums to zero within a group, leaving only the prior), so scores have mean 0, and
 scores of agents in different groups (``Standings.components``) are not comparable.
 
+Self-identifying items (a candidate's text names a candidate's identity, as Chatbot Arena drops
+votes that leak a model's identity) are left out of the fit and the tie counts, and counted.
+
 Evaluation evidence for the campaign owner only: standings never change any decision's
 eligibility and are never shown on a reviewer's surface.
 """
@@ -52,10 +55,12 @@ _WEAKEST_PRIOR = 1e-9  # weaker priors let an undefeated agent's score run past 
 
 @dataclass(frozen=True)
 class Comparison:
-    """One active ``prefer`` decision as an outcome between two candidate agents (agent ids)."""
+    """One active ``prefer`` decision as an outcome between two candidate agents (agent ids);
+    ``self_identifying`` when the item is (such a comparison is left out of the fit)."""
 
     winner: str
     loser: str
+    self_identifying: bool = False
 
 
 @dataclass(frozen=True)
@@ -97,7 +102,8 @@ class AgentStanding:
 
 @dataclass(frozen=True)
 class Standings:
-    """Every agent's standing, best score first, then the agents without a score by id."""
+    """Every agent's standing, best score first, then the agents without a score by id;
+    ``left_out``: the comparisons and ties of self-identifying items, not counted."""
 
     agents: tuple[AgentStanding, ...]
     comparisons: int
@@ -106,6 +112,7 @@ class Standings:
     seed: int
     prior: float
     components: tuple[tuple[str, ...], ...]
+    left_out: tuple[int, int] = (0, 0)
 
     def agent(self, agent: str) -> AgentStanding:
         for standing in self.agents:
@@ -123,6 +130,7 @@ class Standings:
             "prior": self.prior,
             "comparisons": self.comparisons,
             "ties": self.ties,
+            "selfIdentifyingLeftOut": {"comparisons": self.left_out[0], "ties": self.left_out[1]},
             "components": [list(group) for group in self.components],
             "agents": [standing.to_json() for standing in self.agents],
         }
@@ -131,7 +139,7 @@ class Standings:
 def fit_standings(
     comparisons: Sequence[Comparison],
     *,
-    ties: Iterable[tuple[str, str]] = (),
+    ties: Iterable[tuple[str, str] | tuple[str, str, bool]] = (),
     agents: Iterable[str] = (),
     rounds: int = STANDINGS_ROUNDS,
     seed: int = 0,
@@ -141,11 +149,17 @@ def fit_standings(
     decision). ``ties`` (pairs of agent ids) are counted per agent but not fitted; ``agents`` names
     agents to list even without comparisons. The 95% intervals are percentile-bootstrap intervals
     over ``rounds`` resamplings of the comparisons drawn by ``random.Random(seed)``, so the same
-    input and seed give the same standings. Evaluation evidence only: never changes eligibility."""
+    input and seed give the same standings. A self-identifying comparison, or a tie whose third
+    element is true, is left out (and counted in ``left_out``). Evaluation evidence only: never
+    changes eligibility."""
     _check_settings(rounds, prior)
     _check_pairs(((c.winner, c.loser) for c in comparisons), "comparisons", "comparison")
-    tie_list = list(ties)
-    _check_pairs(tie_list, "ties", "tie")
+    given_ties = list(ties)
+    _check_pairs(((t[0], t[1]) for t in given_ties), "ties", "tie")
+    tie_list = [(t[0], t[1]) for t in given_ties if not any(t[2:])]
+    kept = [c for c in comparisons if not c.self_identifying]
+    left_out = (len(comparisons) - len(kept), len(given_ties) - len(tie_list))
+    comparisons = kept
     fitted = sorted({c.winner for c in comparisons} | {c.loser for c in comparisons})
     index = {agent: i for i, agent in enumerate(fitted)}
     k = len(fitted)
@@ -158,7 +172,7 @@ def fit_standings(
     scored = {agent: (estimate[i], intervals[i]) for agent, i in index.items()}
     groups = tuple(tuple(fitted[i] for i in group) for group in components(k, observed))
     standings = _standings(comparisons, tie_list, set(agents), scored)
-    return Standings(standings, len(comparisons), len(tie_list), rounds, seed, prior, groups)
+    return Standings(standings, len(comparisons), len(tie_list), rounds, seed, prior, groups, left_out)
 
 
 def _check_settings(rounds: int, prior: float) -> None:
