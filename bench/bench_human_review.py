@@ -92,8 +92,10 @@ def _fill(settings: Settings, cfg: Config) -> tuple[list[ReviewItem], int, float
     init_store(settings).close()
     start = time.perf_counter()
     with open_store(settings) as store:
-        items = build_review_store(store, items=items_wanted, records=records_wanted)
+        # Training enabled before any decision: a decision recorded while it was disabled (a
+        # canary decision) is never exported, however the settings change later.
         campaign_settings(store, CAMPAIGN[0], CAMPAIGN[1], training=True)
+        items = build_review_store(store, items=items_wanted, records=records_wanted)
         head = store.ledger.head()
         count = head.seq if head is not None else 0
     return items, count, time.perf_counter() - start

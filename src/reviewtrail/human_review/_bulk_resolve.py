@@ -113,12 +113,11 @@ class Preloaded:
         if not fresh:
             return
         self._hold(fresh)
-        keys = tuple(self._rows)
+        by_table: dict[str, list[tuple[str, dict[Any, list[dict[str, Any]]]]]] = {}
+        for (table, column), held in self._rows.items():
+            by_table.setdefault(table, []).append((column, held))
+        self._give(fresh, by_table)
         for env in fresh:
-            for table, row in HUMAN_REVIEW_PROJECTION.rows(env):
-                for key in keys:
-                    if key[0] == table and row.get(key[1]) in self._rows[key]:
-                        self._rows[key][row[key[1]]].append(row)
             if env.supersedes is not None and env.supersedes in self._by:
                 self._by[env.supersedes].append(env.id)
 
@@ -135,18 +134,26 @@ class Preloaded:
     def _derive(self, keys: tuple[tuple[str, str], ...], values: list[str], records: list[Envelope]) -> None:
         """Hold, for each of ``keys`` and each of ``values``, the rows the records give (in seq
         order; a value no record gives a row for is held as an empty answer)."""
-        for key in keys:
-            held = self._rows.setdefault(key, {})
+        by_table: dict[str, list[tuple[str, dict[Any, list[dict[str, Any]]]]]] = {}
+        for table, column in keys:
+            held = self._rows.setdefault((table, column), {})
             for value in values:
                 held.setdefault(value, [])
-        wanted = {table for table, _ in keys}
+            by_table.setdefault(table, []).append((column, held))
+        self._give(records, by_table)
+
+    @staticmethod
+    def _give(
+        records: Iterable[Envelope], by_table: dict[str, list[tuple[str, dict[Any, list[dict[str, Any]]]]]]
+    ) -> None:
+        """Add each row the records give to the answers held for its table and column value."""
+        rows_of = HUMAN_REVIEW_PROJECTION.rows
         for env in records:
-            for table, row in HUMAN_REVIEW_PROJECTION.rows(env):
-                if table not in wanted:
-                    continue
-                for key in keys:
-                    if key[0] == table and row.get(key[1]) in self._rows[key]:
-                        self._rows[key][row[key[1]]].append(row)
+            for table, row in rows_of(env):
+                for column, held in by_table.get(table, ()):
+                    answer = held.get(row.get(column))
+                    if answer is not None:
+                        answer.append(row)
 
     def _check_item_rows(self, item_ids: list[str], item_rows: list[dict[str, Any]]) -> None:
         """The table's rows for ``item_ids`` must be exactly the rows the chain gives."""

@@ -104,7 +104,8 @@ def heads(ledger: Records, envs: list[Envelope]) -> list[Current]:
         while root.supersedes is not None and root.supersedes in by_id:
             root = by_id[root.supersedes]
             privacy = stricter(privacy, current(ledger, root).privacy)
-        out.append(replace(now, original_seq=root.seq, privacy=privacy))
+        same = root is env and privacy == now.privacy  # nothing earlier in the chain: as it stands
+        out.append(now if same else replace(now, original_seq=root.seq, privacy=privacy))
     return out
 
 

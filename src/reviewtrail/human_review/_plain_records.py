@@ -322,17 +322,12 @@ def candidate_wire(
     }
     if is_candidate_wire(wire):
         return wire
-    from reviewtrail.human_review._resolve import candidate_facts
-    from reviewtrail.human_review._run_records import CandidateRun
+    # ``run`` is the run as its model reads it (candidate_run), so the model of the facts reads
+    # ``wire`` exactly as it reads the facts the model path builds from that run: refused in its
+    # own words, or the value it reads.
+    from reviewtrail.human_review._item_rules import CandidateFacts
 
-    facts = candidate_facts(
-        CandidateRun.model_validate(run),
-        run_wire,
-        output_event_id=output_event_id,
-        output_payload_hash=output_payload_hash,
-        context_manifest=context_manifest,
-        run_privacy=run_privacy,
-        output_privacy=output_privacy,
-    )
+    names = {field.alias or name: name for name, field in CandidateFacts.model_fields.items()}
+    facts = CandidateFacts(**{names[key]: value for key, value in wire.items()})  # by name, as the model path
     dumped: dict[str, Any] = facts.model_dump(mode="json", by_alias=True)
     return dumped

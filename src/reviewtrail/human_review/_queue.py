@@ -20,16 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from reviewtrail.errors import IntegrityError, InvalidInputError, NotFoundError
 from reviewtrail.human_review._bulk_resolve import Preloaded
-from reviewtrail.human_review._chains import Records, amended_after, current, run_state, stricter
-from reviewtrail.human_review._frozen import POSITIONS, blind, facts_digest, frozen_problems, spliced_digest
+from reviewtrail.human_review._candidates import Candidate, current_candidate
+from reviewtrail.human_review._chains import Records, amended_after, current
+from reviewtrail.human_review._frozen import POSITIONS, blind, frozen_problems
 from reviewtrail.human_review._listed import check_listed
-from reviewtrail.human_review._plain_records import (
-    candidate_run,
-    candidate_wire,
-    review_item,
-    review_prompt,
-    review_response,
-)
+from reviewtrail.human_review._plain_records import review_item, review_prompt
 from reviewtrail.human_review._record_names import DECISION, ITEM, RECLASSIFICATION
 from reviewtrail.human_review._table_reads import checked_page, checked_rows_in
 from reviewtrail.ledger import Ledger
@@ -124,43 +119,6 @@ def card(resolved: ResolvedItem, *, decided: bool) -> QueueCard:
     )
 
 
-@dataclass(frozen=True)
-class _Candidate:
-    """A completed candidate as recorded now, read as plain payloads: its facts (wire names, as
-    ``CandidateFacts`` holds them), its exact response and its digest."""
-
-    facts: dict[str, Any]
-    response: str
-    digest: str
-
-
-def _candidate(ledger: Records, run_id: str) -> _Candidate | None:
-    """``_resolve._candidate``, from the payloads as plain JSON: the same reads, checks and errors,
-    in the same order."""
-    state = run_state(ledger, run_id)
-    if state is None or len(state.outputs) != 1 or len(state.receipts) != 1:
-        return None
-    run_record = state.run.content
-    run = candidate_run(run_record.payload_value)
-    if run["status"] != "completed":
-        return None
-    output, receipt = state.outputs[0], state.receipts[0]
-    facts = candidate_wire(
-        run,
-        run_record.payload_value,
-        output_event_id=output.content.id,
-        output_payload_hash=output.content.payload_hash,
-        context_manifest=receipt.content.payload_value,
-        run_privacy=stricter(state.run.privacy, receipt.privacy),
-        output_privacy=output.privacy,
-    )
-    flat = {k: v for k, v in facts.items() if k not in ("run", "contextManifest")}
-    digest = spliced_digest(flat, run_record.payload, receipt.content.payload)
-    if digest is None:  # a lone surrogate: the encoder names it
-        digest = facts_digest(facts)
-    return _Candidate(facts, review_response(output.content.payload_value), digest)
-
-
 def queue_card(ledger: Records, item_id: str, *, decided: bool) -> QueueCard:
     """The blinded card of ``item_id``, read from the records as plain payloads: the card
     ``card(resolve_item(ledger, item_id), decided=decided)`` gives, with the same errors."""
@@ -174,9 +132,9 @@ def queue_card(ledger: Records, item_id: str, *, decided: bool) -> QueueCard:
     prompt_now = current(ledger, prompt_env)
     item_now = current(ledger, env)
     frozen = [(c["runId"], c["outputEventId"], c["digest"]) for c in item["candidates"]]
-    found: dict[str, _Candidate] = {}
+    found: dict[str, Candidate] = {}
     for run_id, _, _ in frozen:
-        candidate = _candidate(ledger, run_id)
+        candidate = current_candidate(ledger, run_id)
         if candidate is not None:
             found[run_id] = candidate
     now = {run: (c.facts["runId"], c.facts["outputEventId"]) for run, c in found.items()}

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewtrail.errors import NotFoundError
+from reviewtrail.human_review._candidates import current_candidate
 from reviewtrail.human_review._chains import (
     Current,
     Records,
@@ -28,9 +29,9 @@ from reviewtrail.human_review._decision_rules import (
     active_decisions,
     check_decision,
 )
-from reviewtrail.human_review._item_rules import CandidateFacts, candidate_digest_of, item_problems
+from reviewtrail.human_review._item_rules import CandidateFacts, item_problems
 from reviewtrail.human_review._record_names import RECLASSIFICATION
-from reviewtrail.human_review._records import ReviewDecision, ReviewItem, ReviewPrompt, ReviewResponse
+from reviewtrail.human_review._records import ReviewDecision, ReviewItem, ReviewPrompt
 from reviewtrail.human_review._run_records import CandidateRun, ContextReceipt
 from reviewtrail.human_review._run_rules import PromptRef, RunFacts
 from reviewtrail.ledger import Privacy
@@ -105,27 +106,13 @@ def run_candidate(ledger: Records, run_id: str) -> tuple[CandidateFacts, str] | 
 
 
 def _candidate(ledger: Records, run_id: str) -> tuple[CandidateFacts, str, str] | None:
-    """:func:`run_candidate`, with the candidate's digest (its run and receipt spliced in as
-    stored, :func:`candidate_digest_of`)."""
-    state = run_state(ledger, run_id)
-    if state is None or len(state.outputs) != 1 or len(state.receipts) != 1:
+    """:func:`run_candidate`, with the candidate's digest: the candidate as every read path finds
+    it (:func:`~._candidates.current_candidate`), its facts as ``CandidateFacts`` (built without a
+    second validation: the plain checks accept exactly what the model accepts)."""
+    found = current_candidate(ledger, run_id)
+    if found is None:
         return None
-    run_record = state.run.content
-    run = CandidateRun.model_validate(run_record.payload_value)
-    if run.status != "completed":
-        return None
-    output, receipt = state.outputs[0], state.receipts[0]
-    facts = candidate_facts(
-        run,
-        run_record.payload_value,
-        output_event_id=output.content.id,
-        output_payload_hash=output.content.payload_hash,
-        context_manifest=receipt.content.payload_value,
-        run_privacy=stricter(state.run.privacy, receipt.privacy),
-        output_privacy=output.privacy,
-    )
-    digest = candidate_digest_of(facts, run_record.payload, receipt.content.payload)
-    return facts, ReviewResponse.model_validate(output.content.payload_value).response, digest
+    return CandidateFacts.model_construct(**found.facts), found.response, found.digest
 
 
 def prompt_ref(ledger: Records, prompt_event_id: str) -> tuple[PromptRef, Current]:
