@@ -10,11 +10,12 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from reviewtrail.human_review import ITEM, ReviewItem, materialize
+from reviewtrail.human_review import ITEM, ReviewItem, campaign_coverage, campaign_standings, materialize
 from reviewtrail.human_review._reveal import CandidateProvenance, candidate_provenance
 from reviewtrail.ledger import Envelope
 from reviewtrail.store import Store
 from support.human_review import add_prompt, add_run, new_store
+from test_human_review_export_job import decide
 
 
 def items_of(store: Store) -> dict[frozenset[str], ReviewItem]:
@@ -145,3 +146,31 @@ def test_an_item_reads_flags_in_candidate_order() -> None:
     item = ReviewItem.model_validate(_payload(selfIdentification=flags))
     assert item.model_dump(mode="json", by_alias=True)["selfIdentification"] == flags
     assert ReviewItem.model_validate(_payload(selfIdentification=None)).self_identifying() is None
+
+
+def test_coverage_counts_self_identifying_items_and_standings_and_position_bias_leave_them_out(
+    tmp_path: Path,
+) -> None:
+    with new_store(tmp_path) as store:
+        said = ["As GPT-4o: 30 days.", "Claude Sonnet 4.5 says no.", "OpenAI's answer: yes.", "Fine."]
+        runs = [two_runs(store, add_prompt(store), text, "30 days.") for text in said]
+        runs.append(two_runs(store, add_prompt(store, family="shipping"), "Ships in 2 days.", "2 days."))
+        materialize(store, "camp", 1)
+        items = items_of(store)
+        ordered = [items[frozenset(pair)] for pair in runs]
+        assert [i.self_identifying() for i in ordered] == [True, True, True, False, False]
+        for item in ordered[:2] + ordered[3:]:
+            decide(store, item, "prefer", actor="ann")
+        decide(store, ordered[2], "tie", actor="ann")
+
+        doc = campaign_coverage(store, "camp", 1).to_json()
+        assert doc["overall"]["items"]["selfIdentifying"] == 3
+        assert doc["overall"]["items"]["selfIdentificationNotChecked"] == 0
+        families = {f["family"]: f["items"]["selfIdentifying"] for f in doc["families"]}
+        assert families == {"refunds": 3, "shipping": 0}
+        bias = doc["quality"]["positionBias"]
+        assert bias["overall"]["decisions"] == 2 and bias["selfIdentifyingLeftOut"] == 2
+
+        standings = campaign_standings(store, "camp", 1, rounds=10, seed=1)
+        assert (standings.comparisons, standings.ties, standings.left_out) == (2, 0, (2, 1))
+        assert sum(a.wins for a in standings.agents) == 2

@@ -102,12 +102,13 @@ def add_run(
     **agent_changes: Any,
 ) -> str:
     """Record one candidate run over ``prompt`` (completed with ``response``, or failed with
-    ``error``) as the runner does; its run id."""
+    ``error``) as the runner does; its run id. The default response names no agent, model or
+    provider, so the item is not self-identifying."""
     ref, now = prompt_ref(store.ledger, prompt.id)
     outcome = RunOutcome(
         started_at="2026-11-30T10:00:00Z",
         ended_at="2026-11-30T10:00:01Z",
-        response=None if error is not None else (response or f"Answer of {agent_id} to {prompt.id}"),
+        response=None if error is not None else (response or f"Reply {next(_counter)} to {prompt.id}."),
         error=error,
     )
     records = run_records(

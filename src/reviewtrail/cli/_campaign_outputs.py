@@ -149,6 +149,9 @@ def _print_coverage(result: Coverage) -> None:
     for fam in [*doc["families"], {"family": "(all)", **doc["overall"]}][:-1]:
         for bad in fam["items"]["invalidItems"]:
             print(f"invalid item {bad['itemId']} ({fam['family']}): {'; '.join(bad['problems'])}")
+    if doc["overall"]["items"]["selfIdentifying"]:
+        flagged = doc["overall"]["items"]["selfIdentifying"]
+        print(f"self-identifying items (left out of standings and position bias): {flagged}")
     if result.exported is not None:
         print(f"exported (in the given manifest): {result.exported}")
     for receipt in doc["trainingReceipts"]:

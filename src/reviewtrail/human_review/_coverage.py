@@ -6,7 +6,9 @@ Definitions:
 - *runs*: every run id triggered by a prompt of the family, by its current status; *pairable* runs
   pass every pairing rule, the others are *excluded* and counted once per exclusion code they
   carry (a run can carry several codes).
-- *items*: valid items still bind what they froze; invalid ones are listed with their problems.
+- *items*: valid items still bind what they froze; invalid ones are listed with their problems;
+  *self-identifying* items have a candidate whose text names a candidate's identity (left out of
+  standings and position bias); items recorded before that check are *not checked*.
 - *decisions*: ``recorded`` counts every decision record; ``active`` counts each item's one
   active decision by disposition; ``inactive`` = recorded - active (superseded, concurrent, or
   never counted); ``undecided`` items have no active decision.
@@ -56,6 +58,7 @@ class ItemCoverageFacts:
     active: str | None  # the active decision's disposition
     quality_eligible: bool = False
     exportable: bool = False
+    self_identifying: bool | None = None  # a candidate names an identity; None: never checked
 
 
 @dataclass
@@ -69,6 +72,8 @@ class FamilyCoverage:
     exclusions: Counter[str] = field(default_factory=Counter)  # code -> runs
     items: int = 0
     invalid_items: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    self_identifying: int = 0
+    identity_unchecked: int = 0
     recorded: int = 0
     active: Counter[str] = field(default_factory=Counter)  # disposition -> active decisions
     undecided: int = 0
@@ -94,6 +99,8 @@ class FamilyCoverage:
 
     def add_item(self, facts: ItemCoverageFacts) -> None:
         self.items += 1
+        self.self_identifying += facts.self_identifying is True
+        self.identity_unchecked += facts.self_identifying is None
         if facts.problems:
             self.invalid_items[facts.item_id] = facts.problems
         self.recorded += facts.recorded
@@ -122,6 +129,8 @@ class FamilyCoverage:
                 "valid": self.items - len(self.invalid_items),
                 "invalid": len(self.invalid_items),
                 "invalidItems": [{"itemId": i, "problems": list(p)} for i, p in sorted(self.invalid_items.items())],
+                "selfIdentifying": self.self_identifying,
+                "selfIdentificationNotChecked": self.identity_unchecked,
             },
             "decisions": {
                 "recorded": self.recorded,

@@ -96,14 +96,16 @@ def _item_facts(state: ItemState, family: str, training: bool) -> ItemCoverageFa
         active=active.disposition if active is not None else None,
         quality_eligible=state.quality is not None and state.quality.eligible,  # the canary rule applied
         exportable=state.exportable,
+        self_identifying=state.resolved.item.self_identifying(),
     )
 
 
-def _chose_first(state: ItemState) -> tuple[str, bool] | None:
+def _chose_first(state: ItemState) -> tuple[str, bool, bool] | None:
     if state.active is None or state.active.decision.decision.disposition != "prefer":
         return None
     preferred = state.active.decision.decision.preferred
-    return state.actor or "", preferred == state.resolved.item.display_order[0]
+    item = state.resolved.item
+    return state.actor or "", preferred == item.display_order[0], bool(item.self_identifying())
 
 
 def _receipts(ledger: Ledger, campaign_id: str, version: int) -> list[dict[str, Any]]:
@@ -172,7 +174,7 @@ def campaign_standings(
     ledger = store.ledger
     require_campaign(ledger, campaign_id, version)
     comparisons: list[Comparison] = []
-    ties: list[tuple[str, str]] = []
+    ties: list[tuple[str, str, bool]] = []
     agents: set[str] = set()
     with ledger.snapshot():
         training = campaign_training(ledger, campaign_id, version)
@@ -185,9 +187,10 @@ def campaign_standings(
             first, second = (by_run[run] for run in state.resolved.item.run_ids())
             if first == second:
                 continue  # not a comparison between two agents
+            flagged = bool(state.resolved.item.self_identifying())  # left out of the fit, counted
             if decision.disposition == "prefer":
                 winner = by_run[decision.preferred or ""]
-                comparisons.append(Comparison(winner, second if winner == first else first))
+                comparisons.append(Comparison(winner, second if winner == first else first, flagged))
             elif decision.disposition == "tie":
-                ties.append((first, second))
+                ties.append((first, second, flagged))
     return fit_standings(comparisons, ties=ties, agents=sorted(agents), rounds=rounds, seed=seed)
