@@ -48,6 +48,13 @@ ITEM: dict[str, Any] = {
     ],
     "displayOrder": ["run-b", "run-a"],
 }
+FLAGGED_ITEM: dict[str, Any] = {
+    **ITEM,
+    "selfIdentification": [
+        {"runId": "run-a", "named": ["own-model", "other-agent"]},
+        {"runId": "run-b", "named": ["own-adapter"]},
+    ],
+}
 RUN: dict[str, Any] = {
     "runId": "run-a",
     "campaign": {"id": "camp", "version": 1},
@@ -105,6 +112,9 @@ STRINGS = [
     "run-b",
     "run-c",
     "agent-a",
+    "own-model",
+    "other-agent",
+    "own-name",
 ]
 TEXT = st.one_of(st.sampled_from(STRINGS), st.text(max_size=4))
 VALUE = st.one_of(
@@ -132,6 +142,7 @@ PYTHON_NAMES = {
     "startedAt": "started_at",
     "promptHash": "prompt_hash",
     "retryOf": "retry_of",
+    "selfIdentification": "self_identification",
 }
 
 
@@ -214,10 +225,11 @@ def _plain_reads(reader: Callable[[Any], Any], value: Any) -> tuple[str, Any]:
         return "refused", _refusal(exc)
 
 
-IDS = ["prompt", "item", "run", "response"]
+IDS = ["prompt", "item", "flagged-item", "run", "response"]
 CASES = [
     (ReviewPrompt, PROMPT, plain.is_review_prompt, plain.review_prompt),
     (ReviewItem, ITEM, plain.is_review_item, plain.review_item),
+    (ReviewItem, FLAGGED_ITEM, plain.is_review_item, plain.review_item),
     (CandidateRun, RUN, plain.is_candidate_run, plain.candidate_run),
     (ReviewResponse, RESPONSE, plain.is_review_response, lambda v: {"response": plain.review_response(v)}),
 ]

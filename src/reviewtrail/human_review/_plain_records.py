@@ -33,6 +33,7 @@ from reviewtrail.human_review._record_names import (
     PROMPT_MAX_CHARS,
     RESPONSE_MAX_CHARS,
 )
+from reviewtrail.human_review._self_identification import NAMED
 from reviewtrail.ledger import Privacy
 
 __all__ = [
@@ -157,7 +158,9 @@ def review_prompt(value: Any) -> dict[str, Any]:
 
 # --- review item --------------------------------------------------------------------------------
 _ITEM = ("itemId", "campaign", "promptEventId", "criterion", "candidates", "displayOrder")
+_ITEM_OPTIONAL = ("selfIdentification",)
 _ITEM_CANDIDATE = ("runId", "outputEventId", "digest")
+_SELF_IDENTIFICATION = ("runId", "named")
 
 
 def _item_candidate(value: Any) -> bool:
@@ -169,6 +172,18 @@ def _item_candidate(value: Any) -> bool:
     )
 
 
+def _named(value: Any) -> bool:
+    return type(value) is str and value in NAMED
+
+
+def _self_identification(value: Any) -> bool:
+    return (
+        _fields(value, _SELF_IDENTIFICATION)
+        and _ident(value["runId"])
+        and _list(value["named"], _named, len(NAMED), 1, unique=True)
+    )
+
+
 def _ref(value: Any) -> bool:
     """A campaign or criterion named by id and version."""
     return _fields(value, ("id", "version")) and _ident(value["id"]) and _version(value["version"])
@@ -176,19 +191,24 @@ def _ref(value: Any) -> bool:
 
 def is_review_item(value: Any) -> bool:
     """Whether ``ReviewItem`` takes ``value`` as it stands: two candidates ordered by distinct run
-    ids, shown in an order that lists both."""
+    ids, shown in an order that lists both, and self-identifying candidates (when listed: a null
+    is left to the model) named once each, in candidate order."""
     if not (
-        _fields(value, _ITEM)
+        _fields(value, _ITEM, _ITEM_OPTIONAL)
         and _ident(value["itemId"])
         and _ref(value["campaign"])
         and _ident(value["promptEventId"])
         and _ref(value["criterion"])
         and _list(value["candidates"], _item_candidate, 2, 2)
         and _list(value["displayOrder"], _ident, 2, 2)
+        and _list(value.get("selfIdentification", []), _self_identification, 2)
     ):
         return False
     runs = [c["runId"] for c in value["candidates"]]
-    return bool(runs[0] < runs[1] and sorted(value["displayOrder"]) == runs)
+    flagged = [f["runId"] for f in value.get("selfIdentification", [])]
+    return bool(
+        runs[0] < runs[1] and sorted(value["displayOrder"]) == runs and flagged == [r for r in runs if r in flagged]
+    )
 
 
 def review_item(value: Any) -> dict[str, Any]:
