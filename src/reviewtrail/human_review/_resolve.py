@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewtrail.errors import NotFoundError
-from reviewtrail.human_review._candidates import current_candidate
+from reviewtrail.human_review._candidates import candidate_parts
 from reviewtrail.human_review._chains import (
     Current,
     Records,
@@ -29,9 +29,9 @@ from reviewtrail.human_review._decision_rules import (
     active_decisions,
     check_decision,
 )
-from reviewtrail.human_review._item_rules import CandidateFacts, item_problems
+from reviewtrail.human_review._item_rules import CandidateFacts, candidate_digest_of, item_problems
 from reviewtrail.human_review._record_names import RECLASSIFICATION
-from reviewtrail.human_review._records import ReviewDecision, ReviewItem, ReviewPrompt
+from reviewtrail.human_review._records import ReviewDecision, ReviewItem, ReviewPrompt, ReviewResponse
 from reviewtrail.human_review._run_records import CandidateRun, ContextReceipt
 from reviewtrail.human_review._run_rules import PromptRef, RunFacts
 from reviewtrail.ledger import Privacy
@@ -106,13 +106,26 @@ def run_candidate(ledger: Records, run_id: str) -> tuple[CandidateFacts, str] | 
 
 
 def _candidate(ledger: Records, run_id: str) -> tuple[CandidateFacts, str, str] | None:
-    """:func:`run_candidate`, with the candidate's digest: the candidate as every read path finds
-    it (:func:`~._candidates.current_candidate`), its facts as ``CandidateFacts`` (built without a
-    second validation: the plain checks accept exactly what the model accepts)."""
-    found = current_candidate(ledger, run_id)
-    if found is None:
+    """:func:`run_candidate`, with the candidate's digest (its run and receipt spliced in as
+    stored, :func:`candidate_digest_of`): the records of :func:`~._candidates.candidate_parts`,
+    read through their payload models."""
+    parts = candidate_parts(ledger, run_id)
+    if parts is None:
         return None
-    return CandidateFacts.model_construct(**found.facts), found.response, found.digest
+    run = CandidateRun.model_validate(parts.run.payload_value)
+    if run.status != "completed":
+        return None
+    facts = candidate_facts(
+        run,
+        parts.run.payload_value,
+        output_event_id=parts.output.id,
+        output_payload_hash=parts.output.payload_hash,
+        context_manifest=parts.receipt.payload_value,
+        run_privacy=parts.run_privacy,
+        output_privacy=parts.output_privacy,
+    )
+    digest = candidate_digest_of(facts, parts.run.payload, parts.receipt.payload)
+    return facts, ReviewResponse.model_validate(parts.output.payload_value).response, digest
 
 
 def prompt_ref(ledger: Records, prompt_event_id: str) -> tuple[PromptRef, Current]:
