@@ -195,7 +195,7 @@ def _decide(name: str, built: Built, count: int, target_ms: float) -> Result:
         for n, item in enumerate(open_items):
             payload = {"disposition": "prefer", "preferred": "A", "strength": "slight", "useForTraining": True}
             t0 = time.perf_counter()
-            result = decide(store, item.item_id, payload, submission_id=f"bench-decide-{name}-{n}")
+            result = decide(store, item.item_id, payload, submission_id=f"bench-decide-{name}-{n}", reviewer="rev-1")
             ours.append(time.perf_counter() - t0)
             if not result.active:
                 raise AssertionError("the new decision should be active")

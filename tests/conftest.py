@@ -58,6 +58,14 @@ def pg_url(pg_server: PgServer) -> str:
     return pg_server.new_database()
 
 
+@pytest.fixture(autouse=True)
+def _reviewer_id(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every test decides as reviewer ``rev-test`` (REVIEWTRAIL_REVIEWER_ID), with no user
+    configuration of the machine's user read; a test of a missing reviewer id removes it."""
+    monkeypatch.setenv("REVIEWTRAIL_REVIEWER_ID", "rev-test")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("user-config")))
+
+
 # --- the command line, in process ----------------------------------------------------------------
 WIDE = {"COLUMNS": "200"}  # help text and tables laid out for 200 columns, whatever the terminal
 

@@ -56,14 +56,17 @@ def flow(root: Path, database_url: str | None) -> dict[str, Any]:
         campaign_settings(store, "camp", 1, training=True)
         cards = {card.prompt: card for card in review_queue(store, "camp", 1)}
         first = decide(store, cards["Refund after 40 days?"].item_id, {"disposition": "prefer", "preferred": "A",
-                       "strength": "slight", "useForTraining": True}, submission_id="s-1")  # fmt: skip
+                       "strength": "slight", "useForTraining": True}, submission_id="s-1",
+                       reviewer="rev-1")  # fmt: skip
         decide(store, cards["Refund after 40 days?"].item_id, {"disposition": "prefer", "preferred": "B",
                "strength": "strong", "useForTraining": True, "supersedes": first.decision_id},
-               submission_id="s-2")  # fmt: skip
-        decide(store, cards["Refund after 10 days?"].item_id, {"disposition": "tie"}, submission_id="s-3")
+               submission_id="s-2", reviewer="rev-1")  # fmt: skip
+        decide(
+            store, cards["Refund after 10 days?"].item_id, {"disposition": "tie"}, submission_id="s-3", reviewer="rev-1"
+        )
         decide(store, cards["Parcel lost, customer 4471 at home address."].item_id,
                {"disposition": "prefer", "preferred": "A", "strength": "strong", "useForTraining": True},
-               submission_id="s-4")  # fmt: skip
+               submission_id="s-4", reviewer="rev-1")  # fmt: skip
         report = export_campaign(store, "camp", 1, root / "out")
         coverage = campaign_coverage(store, "camp", 1).to_json()
     v4 = (root / "out" / report.files[0]["name"]).read_text(encoding="utf-8")

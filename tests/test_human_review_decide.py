@@ -51,16 +51,23 @@ PREFER_A = {"disposition": "prefer", "preferred": "A", "strength": "slight"}
 
 
 def test_a_position_is_recorded_as_the_run_shown_there(store: Store, item: ReviewItem) -> None:
+    previous: dict[str, str] = {}
     for position, index in (("A", 0), ("B", 1)):
-        result = decide(store, item.item_id, {"disposition": "prefer", "preferred": position, "strength": "strong"})
+        result = decide(
+            store,
+            item.item_id,
+            {"disposition": "prefer", "preferred": position, "strength": "strong", **previous},
+            reviewer="rev-1",
+        )
         recorded = store.ledger.get(result.decision_id).payload_value
         assert recorded["preferred"] == item.display_order[index]
         assert result.active and not result.resubmitted
+        previous = {"supersedes": result.decision_id}
 
 
 def test_a_run_id_may_name_the_preferred_candidate(store: Store, item: ReviewItem) -> None:
     run = item.display_order[1]
-    result = decide(store, item.item_id, DecisionInput("prefer", preferred=run, strength="slight"))
+    result = decide(store, item.item_id, DecisionInput("prefer", preferred=run, strength="slight"), reviewer="rev-1")
     assert store.ledger.get(result.decision_id).payload_value["preferred"] == run
 
 
@@ -92,17 +99,17 @@ def test_each_refusal_names_its_field_and_appends_nothing(
 ) -> None:
     before = head_seq(store)
     with pytest.raises(InvalidInputError) as info:
-        decide(store, item.item_id, payload)
+        decide(store, item.item_id, payload, reviewer="rev-1")
     assert info.value.field == field
     assert head_seq(store) == before
 
 
 def test_superseding_a_decision_of_another_item_is_refused(store: Store) -> None:
     first, second = campaign_with_items(store, 2)
-    other = decide(store, second.item_id, {"disposition": "skip"})
+    other = decide(store, second.item_id, {"disposition": "skip"}, reviewer="rev-1")
     before = head_seq(store)
     with pytest.raises(InvalidInputError) as info:
-        decide(store, first.item_id, {"disposition": "tie", "supersedes": other.decision_id})
+        decide(store, first.item_id, {"disposition": "tie", "supersedes": other.decision_id}, reviewer="rev-1")
     assert info.value.field == "supersedes"
     assert head_seq(store) == before
 
@@ -110,7 +117,12 @@ def test_superseding_a_decision_of_another_item_is_refused(store: Store) -> None
 def test_superseding_a_record_that_is_not_a_decision_is_refused(store: Store, item: ReviewItem) -> None:
     before = head_seq(store)
     with pytest.raises(InvalidInputError) as info:
-        decide(store, item.item_id, {"disposition": "tie", "supersedes": item.candidates[0].output_event_id})
+        decide(
+            store,
+            item.item_id,
+            {"disposition": "tie", "supersedes": item.candidates[0].output_event_id},
+            reviewer="rev-1",
+        )
     assert info.value.field == "supersedes"
     assert head_seq(store) == before
 
@@ -118,36 +130,40 @@ def test_superseding_a_record_that_is_not_a_decision_is_refused(store: Store, it
 def test_an_unknown_item_is_not_found(store: Store) -> None:
     before = head_seq(store)
     with pytest.raises(NotFoundError) as info:
-        decide(store, "no-such-item", {"disposition": "skip"})
+        decide(store, "no-such-item", {"disposition": "skip"}, reviewer="rev-1")
     assert info.value.field == "item"
     assert head_seq(store) == before
 
 
 def test_two_different_submission_ids_in_one_call_are_refused(store: Store, item: ReviewItem) -> None:
     with pytest.raises(InvalidInputError) as info:
-        decide(store, item.item_id, {"disposition": "skip", "submissionId": "s-1"}, submission_id="s-2")
+        decide(
+            store, item.item_id, {"disposition": "skip", "submissionId": "s-1"}, submission_id="s-2", reviewer="rev-1"
+        )
     assert info.value.field == "submissionId"
 
 
 def test_the_decision_takes_the_privacy_of_the_items_chain(tmp_path: Path) -> None:
     with new_store(tmp_path) as store:
         [item] = campaign_with_items(store, 1, privacy="private")
-        result = decide(store, item.item_id, {"disposition": "skip"})
+        result = decide(store, item.item_id, {"disposition": "skip"}, reviewer="rev-1")
         assert result.privacy == "private"
-        stricter = decide(store, item.item_id, {"disposition": "skip"}, privacy="sensitive")
+        again = {"disposition": "skip", "supersedes": result.decision_id}
+        stricter = decide(store, item.item_id, again, privacy="sensitive", reviewer="rev-1")
         assert stricter.privacy == "sensitive"
         before = head_seq(store)
+        again = {"disposition": "skip", "supersedes": stricter.decision_id}
         for level, field in (("public-source", "privacy"), ("secret", "privacy")):
             with pytest.raises(InvalidInputError) as info:
-                decide(store, item.item_id, {"disposition": "skip"}, privacy=level)  # type: ignore[arg-type]
+                decide(store, item.item_id, again, privacy=level, reviewer="rev-1")  # type: ignore[arg-type]
             assert info.value.field == field
         assert head_seq(store) == before
 
 
 def test_a_resubmission_returns_the_first_result_and_appends_nothing(store: Store, item: ReviewItem) -> None:
-    first = decide(store, item.item_id, PREFER_A, submission_id="sub-1")
+    first = decide(store, item.item_id, PREFER_A, submission_id="sub-1", reviewer="rev-1")
     before = head_seq(store)
-    again = decide(store, item.item_id, {"disposition": "skip"}, submission_id="sub-1")
+    again = decide(store, item.item_id, {"disposition": "skip"}, submission_id="sub-1", reviewer="rev-1")
     assert head_seq(store) == before
     assert again.resubmitted and not first.resubmitted
     assert (again.decision_id, again.disposition, again.seq) == (first.decision_id, "prefer", first.seq)
@@ -155,24 +171,24 @@ def test_a_resubmission_returns_the_first_result_and_appends_nothing(store: Stor
 
 def test_a_submission_id_recorded_for_another_item_is_a_conflict(store: Store) -> None:
     first, second = campaign_with_items(store, 2)
-    decide(store, first.item_id, {"disposition": "skip"}, submission_id="sub-1")
+    decide(store, first.item_id, {"disposition": "skip"}, submission_id="sub-1", reviewer="rev-1")
     before = head_seq(store)
     with pytest.raises(ConflictError) as info:
-        decide(store, second.item_id, {"disposition": "skip"}, submission_id="sub-1")
+        decide(store, second.item_id, {"disposition": "skip"}, submission_id="sub-1", reviewer="rev-1")
     assert info.value.field == "submissionId"
     assert head_seq(store) == before
 
 
 def test_without_a_submission_id_each_call_gets_a_random_one(store: Store, item: ReviewItem) -> None:
-    a = decide(store, item.item_id, {"disposition": "skip"})
-    b = decide(store, item.item_id, {"disposition": "skip"})
+    a = decide(store, item.item_id, {"disposition": "skip"}, reviewer="rev-1")
+    b = decide(store, item.item_id, {"disposition": "skip", "supersedes": a.decision_id}, reviewer="rev-1")
     assert a.submission_id != b.submission_id and a.decision_id != b.decision_id
 
 
 def test_supersession_makes_the_new_decision_active_and_counts_what_it_replaced(store: Store, item: ReviewItem) -> None:
-    first = decide(store, item.item_id, PREFER_A)
-    second = decide(store, item.item_id, {"disposition": "tie", "supersedes": first.decision_id})
-    third = decide(store, item.item_id, {"disposition": "skip", "supersedes": second.decision_id})
+    first = decide(store, item.item_id, PREFER_A, reviewer="rev-1")
+    second = decide(store, item.item_id, {"disposition": "tie", "supersedes": first.decision_id}, reviewer="rev-1")
+    third = decide(store, item.item_id, {"disposition": "skip", "supersedes": second.decision_id}, reviewer="rev-1")
     assert (first.superseded, second.superseded, third.superseded) == (0, 1, 2)
     assert third.active
     found = history(store, item.item_id)
@@ -180,11 +196,11 @@ def test_supersession_makes_the_new_decision_active_and_counts_what_it_replaced(
     assert found.superseded == 2
     assert [d.active for d in found.decisions] == [False, False, True]
     # The earlier result, read again, is no longer active.
-    assert not decide(store, item.item_id, PREFER_A, submission_id=first.submission_id).active
+    assert not decide(store, item.item_id, PREFER_A, submission_id=first.submission_id, reviewer="rev-1").active
 
 
 def test_provenance_is_revealed_in_the_result_once_recorded(store: Store, item: ReviewItem) -> None:
-    result = decide(store, item.item_id, PREFER_A)
+    result = decide(store, item.item_id, PREFER_A, reviewer="rev-1")
     assert [p.position for p in result.provenance] == ["A", "B"]
     assert [p.run_id for p in result.provenance] == item.display_order
     assert {p.agent_id for p in result.provenance} == {"agent-a", "agent-b"}
@@ -213,7 +229,7 @@ def test_an_item_whose_output_was_corrected_is_refused_without_naming_runs(store
     assert not resolve_item(store.ledger, item.item_id).valid
     before = head_seq(store)
     with pytest.raises(ConflictError) as info:
-        decide(store, item.item_id, PREFER_A)
+        decide(store, item.item_id, PREFER_A, reviewer="rev-1")
     assert info.value.field == "item"
     assert head_seq(store) == before
     message = str(info.value)
@@ -227,18 +243,43 @@ def test_an_item_whose_output_was_corrected_is_refused_without_naming_runs(store
 
 
 def _race_decide(args: tuple[str, str, str, int]) -> str:
+    """Decide as reviewer rev-N, superseding the active decision as last read; when another
+    reviewer's decision is recorded meanwhile (refused, exit 6), read again and retry."""
     root, url, item_id, n = args
     from reviewtrail.app import open_store
     from reviewtrail.config import Settings
 
     with open_store(Settings(store=Path(root), database_url=url)) as store:
-        facts = history(store, item_id)
-        payload: dict[str, Any] = {"disposition": "prefer" if n % 2 else "tie"}
-        if n % 2:
-            payload |= {"preferred": "AB"[n % 4 // 2], "strength": "slight"}
-        if facts.active is not None:
-            payload["supersedes"] = facts.active.decision_id
-        return decide(store, item_id, payload).decision_id
+        for _ in range(200):
+            facts = history(store, item_id)
+            payload: dict[str, Any] = {"disposition": "prefer" if n % 2 else "tie"}
+            if n % 2:
+                payload |= {"preferred": "AB"[n % 4 // 2], "strength": "slight"}
+            if facts.active is not None:
+                payload["supersedes"] = facts.active.decision_id
+            try:
+                return decide(store, item_id, payload, reviewer=f"rev-{n}").decision_id
+            except ConflictError as exc:
+                assert exc.field == "supersedes" and exc.exit_code == 6, (exc.field, str(exc))
+        raise AssertionError("never recorded")
+
+
+def _race_once(args: tuple[str, str, str, int]) -> tuple[str, str, str]:
+    """Decide once as reviewer rev-N, superseding what ``args`` names ("" for nothing): the
+    recorded decision's id, or the refusal's field and message."""
+    root, url, item_id, n = args[:4]
+    supersedes = args[4] if len(args) > 4 else ""  # type: ignore[misc]
+    from reviewtrail.app import open_store
+    from reviewtrail.config import Settings
+
+    payload: dict[str, Any] = {"disposition": "tie"}
+    if supersedes:
+        payload["supersedes"] = supersedes
+    with open_store(Settings(store=Path(root), database_url=url)) as store:
+        try:
+            return "recorded", decide(store, item_id, payload, reviewer=f"rev-{n}").decision_id, ""
+        except ConflictError as exc:
+            return "refused", str(exc.field), str(exc)
 
 
 def _race_resubmit(args: tuple[str, str, str, int]) -> tuple[str, bool]:
@@ -247,15 +288,57 @@ def _race_resubmit(args: tuple[str, str, str, int]) -> tuple[str, bool]:
     from reviewtrail.config import Settings
 
     with open_store(Settings(store=Path(root), database_url=url)) as store:
-        result = decide(store, item_id, {"disposition": "skip", "note": f"try {n}"}, submission_id="one-submission")
+        result = decide(
+            store,
+            item_id,
+            {"disposition": "skip", "note": f"try {n}"},
+            submission_id="one-submission",
+            reviewer="rev-1",
+        )
         return result.decision_id, result.resubmitted
 
 
-def _race(fn: Any, tmp_path: Path, item: ReviewItem, url: str | None = None) -> list[Any]:
+def _race(fn: Any, tmp_path: Path, item: ReviewItem, url: str | None = None, *extra: str) -> list[Any]:
     url = url or f"sqlite:///{tmp_path / 'ledger.sqlite'}"
-    args = [(str(tmp_path / "store"), url, item.item_id, n) for n in range(20)]
+    args = [(str(tmp_path / "store"), url, item.item_id, n, *extra) for n in range(20)]
     with multiprocessing.get_context("spawn").Pool(20) as pool:
         return pool.map(fn, args)
+
+
+def _one_recorded_nineteen_told(store: Store, item: ReviewItem, outcomes: list[tuple[str, str, str]]) -> str:
+    """Exactly one outcome recorded; the 19 others refused on ``supersedes``, naming it and its reviewer."""
+    recorded = [value for kind, value, _ in outcomes if kind == "recorded"]
+    assert len(recorded) == 1, outcomes
+    [winner] = recorded
+    refusals = [(value, message) for kind, value, message in outcomes if kind == "refused"]
+    assert len(refusals) == 19
+    who = next(d.reviewer for d in history(store, item.item_id).decisions if d.decision_id == winner)
+    for field, message in refusals:
+        assert field == "supersedes"
+        assert winner in message and f"by reviewer {who}" in message
+    return winner
+
+
+@pytest.mark.slow
+def test_twenty_processes_deciding_an_open_item_record_one_and_tell_the_others(tmp_path: Path) -> None:
+    with new_store(tmp_path) as store:
+        first, second = campaign_with_items(store, 2)
+        before = head_seq(store)
+    outcomes = _race(_race_once, tmp_path, first)
+    with new_store(tmp_path) as store:
+        winner = _one_recorded_nineteen_told(store, first, outcomes)
+        assert head_seq(store) == before + 1
+        active = history(store, first.item_id).active
+        assert active is not None and active.decision_id == winner
+        # With the active decision named: again one is recorded and the others are told.
+        outcomes = _race(_race_once, tmp_path, first, None, winner)
+    with new_store(tmp_path) as store:
+        successor = _one_recorded_nineteen_told(store, first, outcomes)
+        found = history(store, first.item_id)
+        assert found.active is not None and found.active.decision_id == successor
+        assert [d.decision_id for d in found.decisions] == [winner, successor]
+        assert found.superseded == 1
+        assert history(store, second.item_id).active is None
 
 
 @pytest.mark.slow
@@ -274,6 +357,10 @@ def test_twenty_processes_deciding_and_superseding_leave_exactly_one_active_deci
         assert chosen is not None and chosen.decision.decision_id == actives[0].decision_id
         assert actives[0].seq == max(f.seq for f in facts)
         assert found.superseded == 19
+        # One chain: the first supersedes nothing, each later one the decision before it.
+        links = [d.supersedes for d in found.decisions]
+        assert links == [None, *(d.decision_id for d in found.decisions[:-1])]
+        assert {d.reviewer for d in found.decisions} == {f"rev-{n}" for n in range(20)}
 
 
 @pytest.mark.slow
@@ -302,6 +389,7 @@ def test_on_postgresql_races_leave_one_active_decision_and_one_record_per_submis
         assert sorted(d.decision_id for d in found.decisions) == sorted(recorded)
         assert [d.seq for d in found.decisions if d.active] == [max(d.seq for d in found.decisions)]
         assert found.superseded == 19
+        assert [d.supersedes for d in found.decisions] == [None, *(d.decision_id for d in found.decisions[:-1])]
         assert len({decision for decision, _ in resubmitted}) == 1
         assert store.ledger.count("hr_decisions", item_id=second.item_id) == 1
 
@@ -339,13 +427,21 @@ def test_exactly_one_active_decision_per_decided_item_and_it_is_the_latest(ops: 
             if how == "resubmit" and submissions:
                 old_item, sid = submissions[-1]
                 try:
-                    again = decide(store, item_id, payload, submission_id=sid)
+                    again = decide(store, item_id, payload, submission_id=sid, reviewer="rev-1")
                 except ReviewtrailError:
                     assert old_item != item_id
                     continue
                 assert again.resubmitted and old_item == item_id
                 continue
-            result = decide(store, item_id, payload)
+            if mine and payload.get("supersedes") != mine[-1][1]:
+                # Not naming the active decision: refused, naming it; nothing appended.
+                before = head_seq(store)
+                with pytest.raises(ConflictError) as info:
+                    decide(store, item_id, payload, reviewer="rev-1")
+                assert info.value.field == "supersedes" and mine[-1][1] in str(info.value)
+                assert head_seq(store) == before
+                continue
+            result = decide(store, item_id, payload, reviewer="rev-1")
             recorded.setdefault(item_id, []).append((result.seq, result.decision_id))
             submissions.append((item_id, result.submission_id))
         for made in items:
@@ -364,7 +460,7 @@ def test_a_decision_on_one_prompts_item_leaves_its_other_items_open(store: Store
     runs = [add_run(store, prompt, agent) for agent in ("agent-a", "agent-b", "agent-c")]
     first = add_item(store, prompt, runs[0], runs[1])
     second = add_item(store, prompt, runs[1], runs[2])
-    decide(store, first.item_id, {"disposition": "skip"})
+    decide(store, first.item_id, {"disposition": "skip"}, reviewer="rev-1")
     assert history(store, second.item_id).active is None
 
 
@@ -375,7 +471,7 @@ def test_a_resubmission_that_loses_the_race_returns_the_first_record(
     append fails on hr_submissions, and the first record is returned."""
     import reviewtrail.human_review._decide as module
 
-    first = decide(store, item.item_id, PREFER_A, submission_id="raced")
+    first = decide(store, item.item_id, PREFER_A, submission_id="raced", reviewer="rev-1")
     real = module._recorded
     calls: list[str] = []
 
@@ -385,7 +481,7 @@ def test_a_resubmission_that_loses_the_race_returns_the_first_record(
 
     monkeypatch.setattr(module, "_recorded", not_yet_seen)
     before = head_seq(store)
-    again = decide(store, item.item_id, {"disposition": "skip"}, submission_id="raced")
+    again = decide(store, item.item_id, {"disposition": "skip"}, submission_id="raced", reviewer="rev-1")
     assert len(calls) == 2
     assert again.resubmitted and again.decision_id == first.decision_id
     assert head_seq(store) == before

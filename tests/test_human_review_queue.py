@@ -73,8 +73,8 @@ def correct_output(store: Store, item: ReviewItem) -> None:
 
 def test_open_items_come_first_then_decided_ones_each_in_item_order(store: Store) -> None:
     items = campaign_with_items(store, 5)
-    decide(store, items[1].item_id, {"disposition": "skip"})
-    decide(store, items[3].item_id, {"disposition": "tie"})
+    decide(store, items[1].item_id, {"disposition": "skip"}, reviewer="rev-1")
+    decide(store, items[3].item_id, {"disposition": "tie"}, reviewer="rev-1")
     cards = review_queue(store)
     order = [0, 2, 4, 1, 3]
     assert [c.item_id for c in cards] == [items[i].item_id for i in order]
@@ -93,7 +93,7 @@ def test_the_queue_filters_by_campaign_and_version(store: Store) -> None:
     [four] = campaign_with_items(store, 1, campaign="alpha", version=2)
     # Every version of the campaign, merged in the order the items were recorded.
     assert [c.item_id for c in review_queue(store, "alpha")] == [i.item_id for i in (one, two, three, four)]
-    decide(store, one.item_id, {"disposition": "skip"})
+    decide(store, one.item_id, {"disposition": "skip"}, reviewer="rev-1")
     assert [c.item_id for c in review_queue(store, "alpha")] == [i.item_id for i in (two, three, four, one)]
     assert [c.item_id for c in review_queue(store, "alpha", limit=2)] == [two.item_id, three.item_id]
     assert [c.item_id for c in review_queue(store, "alpha", 3)] == [two.item_id]
@@ -163,7 +163,9 @@ def test_the_queue_json_never_shows_provenance(tmp_path: Path, monkeypatch: pyte
     with open_cli_store(project) as store:
         items = [blinded_item(store, n) for n in range(3)]
         correct_output(store, items[2])
-        decide(store, items[1].item_id, {"disposition": "prefer", "preferred": "A", "strength": "slight"})
+        decide(
+            store, items[1].item_id, {"disposition": "prefer", "preferred": "A", "strength": "slight"}, reviewer="rev-1"
+        )
         secrets = set().union(*(secrets_of(store, item) for item in items))
     code, out, err = run_cli("review", "queue", "--json")
     assert code == 0, err
@@ -186,7 +188,7 @@ def test_history_is_blinded_until_the_item_has_a_decision(store: Store) -> None:
     assert before.blinded and before.active is None and before.use is None
     assert before.to_json()["provenance"] is None
     assert scan(json.dumps(before.to_json()), secrets_of(store, item)) == []
-    decide(store, item.item_id, {"disposition": "prefer", "preferred": "B", "strength": "strong"})
+    decide(store, item.item_id, {"disposition": "prefer", "preferred": "B", "strength": "strong"}, reviewer="rev-1")
     after = history(store, item.item_id)
     assert not after.blinded
     assert [p.run_id for p in after.provenance] == item.display_order
@@ -197,7 +199,7 @@ def test_history_is_blinded_until_the_item_has_a_decision(store: Store) -> None:
 def test_history_says_evaluation_only_or_export_eligible(store: Store) -> None:
     [item] = campaign_with_items(store, 1, campaign="ship")
     prefer = {"disposition": "prefer", "preferred": "A", "strength": "slight", "useForTraining": True}
-    decide(store, item.item_id, prefer)
+    decide(store, item.item_id, prefer, reviewer="rev-1")
     found = history(store, item.item_id)
     assert found.use == "evaluation-only"
     assert found.quality is not None and not found.quality.eligible and "disabled" in found.quality.reason
@@ -206,10 +208,10 @@ def test_history_says_evaluation_only_or_export_eligible(store: Store) -> None:
     assert found.use == "evaluation-only"  # a decision recorded while training was disabled stays so
     assert found.quality is not None and "when the decision was recorded" in found.quality.reason
     again = {**prefer, "supersedes": found.active.decision_id}  # type: ignore[union-attr]
-    decide(store, item.item_id, again)
+    decide(store, item.item_id, again, reviewer="rev-1")
     found = history(store, item.item_id)
     assert found.use == "export-eligible" and found.external is not None and found.external.eligible
-    decide(store, item.item_id, {"disposition": "tie", "supersedes": found.active.decision_id})  # type: ignore[union-attr]
+    decide(store, item.item_id, {"disposition": "tie", "supersedes": found.active.decision_id}, reviewer="rev-1")  # type: ignore[union-attr]
     found = history(store, item.item_id)
     assert found.use == "evaluation-only" and found.superseded == 2
 
@@ -218,7 +220,10 @@ def test_history_of_a_private_prompt_is_never_export_eligible(store: Store) -> N
     [item] = campaign_with_items(store, 1, campaign="priv", privacy="private")
     campaign_settings(store, "priv", 1, training=True)
     decide(
-        store, item.item_id, {"disposition": "prefer", "preferred": "A", "strength": "slight", "useForTraining": True}
+        store,
+        item.item_id,
+        {"disposition": "prefer", "preferred": "A", "strength": "slight", "useForTraining": True},
+        reviewer="rev-1",
     )
     found = history(store, item.item_id)
     assert found.use == "evaluation-only"
@@ -354,7 +359,7 @@ def test_a_second_item_of_the_same_prompt_is_its_own_card(store: Store) -> None:
     runs = [add_run(store, prompt, agent, response=f"reply {agent[-1]}") for agent in ("agent-a", "agent-b", "agent-c")]
     first = add_item(store, prompt, runs[0], runs[1])
     second = add_item(store, prompt, runs[0], runs[2])
-    decide(store, first.item_id, {"disposition": "skip"})
+    decide(store, first.item_id, {"disposition": "skip"}, reviewer="rev-1")
     assert [(c.item_id, c.decided) for c in review_queue(store)] == [(second.item_id, False), (first.item_id, True)]
 
 
@@ -373,7 +378,7 @@ def test_a_decided_item_leaves_the_open_items_table_and_verify_rebuilds_it_the_s
 
     store = new_store(tmp_path)
     items = campaign_with_items(store, 3)
-    decide(store, items[0].item_id, {"disposition": "tie"})
+    decide(store, items[0].item_id, {"disposition": "tie"}, reviewer="rev-1")
     rows = store.ledger.rows("hr_open")
     open_ids = sorted(r["item_id"] for r in rows if r["item_seq"] is not None)
     assert open_ids == sorted(i.item_id for i in items[1:])

@@ -66,7 +66,7 @@ def test_a_rule_that_swallows_query_rows_is_refused_before_the_decision_counts(t
         item = review_queue(store, "camp", 1, limit=1)[0].item_id
         head = store.ledger.head()
         with pytest.raises(ReviewtrailError) as err:
-            decide(store, item, {"disposition": "prefer", "preferred": "A", "strength": "slight"})
+            decide(store, item, {"disposition": "prefer", "preferred": "A", "strength": "slight"}, reviewer="rev-1")
         assert err.value.exit_code in (EXIT_BACKEND, EXIT_INTEGRITY), err.value
         assert store.ledger.head() == head  # nothing was appended
         assert any("swallow" in p or "rule" in p for p in store.verify().problems)

@@ -79,8 +79,8 @@ def test_cards_read_plain_are_the_model_paths_cards_whatever_was_amended(store: 
     def run_of(item: ReviewItem, i: int = 0) -> str:
         return item.candidates[i].run_id
 
-    decide(store, items[0].item_id, {"disposition": "prefer", "preferred": "A", "strength": "slight"})
-    decide(store, items[1].item_id, {"disposition": "skip"})
+    decide(store, items[0].item_id, {"disposition": "prefer", "preferred": "A", "strength": "slight"}, reviewer="rev-1")
+    decide(store, items[1].item_id, {"disposition": "skip"}, reviewer="rev-1")
     correct_output(store, _part(store, run_of(items[2]), RESPONSE).id, "A corrected reply.")
     reclassify(store, items[3].prompt_event_id, "private", reason="names a customer")
     reclassify(store, _part(store, run_of(items[4], 1), RESPONSE).id, "sensitive", reason="quotes a customer")
@@ -139,7 +139,7 @@ def test_a_deleted_item_row_is_refused(store: Store, tmp_path: Path) -> None:
 
 def test_a_restored_open_row_of_a_decided_item_is_refused(store: Store, tmp_path: Path) -> None:
     items = campaign_with_items(store, 2)
-    decide(store, items[0].item_id, {"disposition": "tie"})
+    decide(store, items[0].item_id, {"disposition": "tie"}, reviewer="rev-1")
     seq = store.ledger.rows("hr_items", item_id=items[0].item_id)[0]["seq"]
     _edit(
         tmp_path,

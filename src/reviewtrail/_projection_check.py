@@ -2,7 +2,8 @@
 
 Every projection row is a pure function of one record, so the whole of every table can be
 recomputed by replaying the records in order (a later row with the same key replaces an earlier
-one, as the append does). Any stored row that is not in the recomputation was added, any
+one, as the append does; in a table that claims keys once with ``on_conflict="first"``, the first
+row given stays). Any stored row that is not in the recomputation was added, any
 missing one was deleted, and any that differs was edited; each is reported with its table and key.
 
 Neither side is held in memory: recomputed rows are upserted, in batches, into a scratch SQLite
@@ -63,7 +64,10 @@ class ProjectionCheck:
         # Untyped columns: values are kept exactly as the projection gave them.
         self._db.execute(f"CREATE TABLE t{index} ({', '.join(cols)}, PRIMARY KEY ({keys}))")
         others = [c for c in cols if c.strip('"') not in spec.key]
-        upsert = f"ON CONFLICT ({keys}) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in others)
+        if spec.on_conflict == "first":  # the first record to give a key holds it, as appends keep it
+            upsert = f"ON CONFLICT ({keys}) DO NOTHING"
+        else:
+            upsert = f"ON CONFLICT ({keys}) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in others)
         self._merges[table] = (
             f"INSERT INTO t{index} ({', '.join(cols)}) SELECT {', '.join(cols)} FROM other.t{index} WHERE true {upsert}"
         )

@@ -234,7 +234,7 @@ RECORD_INDEX: tuple[tuple[str, frozenset[str], tuple[DeclaredProjection, ...]], 
         (
             DeclaredProjection(
                 "human_review",
-                4,
+                5,
                 (
                     ProjectionTable(
                         "hr_prompts",
@@ -315,6 +315,12 @@ RECORD_INDEX: tuple[tuple[str, frozenset[str], tuple[DeclaredProjection, ...]], 
                         (("submission_id", "text"), ("record_id", "text"), ("seq", "int")),
                         key=("submission_id",),
                         on_conflict="error",
+                    ),
+                    ProjectionTable(
+                        "hr_decision_links",
+                        (("item_id", "text"), ("follows", "text"), ("record_id", "text"), ("seq", "int")),
+                        key=("item_id", "follows"),
+                        on_conflict="first",
                     ),
                     ProjectionTable(
                         "hr_decided", (("item_id", "text"), ("record_id", "text"), ("seq", "int")), key=("item_id",)

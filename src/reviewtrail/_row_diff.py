@@ -70,7 +70,8 @@ def diff_table(
     """Merge ``stored`` with ``expected`` (rows: the table's columns then ``rt_seq``, both ordered
     by key). With ``after_seq``, ``expected`` holds only the rows of records after that seq and
     ``stored`` only the rows naming such a record; a recomputed row with no stored partner is
-    then looked up by key (``lookup``), since its stored row may name an earlier record."""
+    then looked up by key (``lookup``), since its stored row may name an earlier record (which,
+    in a table whose first row given stays, is then the row it must hold)."""
     name, limit = spec.name, MAX_REPORTED_PER_TABLE
     cols = (*spec.column_names, "rt_seq")
     at = [spec.column_names.index(k) for k in spec.key]
@@ -79,6 +80,7 @@ def diff_table(
     added, missing, edited = _First(limit), _First(limit), _First(limit)
     out = TableDiff()
     beyond = f" after seq {after_seq}" if after_seq else ""
+    first_stays = spec.on_conflict == "first"
 
     def compare(have: Row, want: Row, key: Row) -> None:
         diffs = [f"{c}={h!r} (chain: {w!r})" for c, h, w in zip(cols, have, want, strict=True) if h != w]
@@ -92,6 +94,8 @@ def diff_table(
             missing.add(key, f"query table {name}: row {label} is missing (record seq {want[-1]} gives it)")
         else:
             out.rows_read += 1
+            if first_stays and have[-1] <= after_seq:
+                return  # claimed by a record before the checkpoint: that first row stays
             compare(have, want, key)
 
     def extra(key: Row) -> None:

@@ -7,7 +7,10 @@ current folder or its parents (keys ``store`` and ``database_url``; a relative
 and SQLite inside the store. The Reviewer Specialist's tier: ``REVIEWTRAIL_REVIEWER``,
 then the file's ``reviewer`` key, else off. Everything else comes from the environment only:
 the reviewer's LLM (:class:`ReviewerSettings`), reviewer-call traces (:class:`TraceSettings`)
-and the project of sessions and artifacts (``REVIEWTRAIL_PROJECT``).
+and the project of sessions and artifacts (``REVIEWTRAIL_PROJECT``). Who a human-review decision
+is by (:func:`reviewer_id_setting`): ``REVIEWTRAIL_REVIEWER_ID``, then ``reviewer_id`` in the
+user's own configuration (``$XDG_CONFIG_HOME/reviewtrail/config.toml``, default
+``~/.config/reviewtrail/config.toml``), never the project's file, which a team shares.
 
 Nothing below this module reads the environment: domain functions take these values from
 their callers. The values are kept as given; each is checked where it is used, naming its
@@ -32,15 +35,19 @@ __all__ = [
     "TraceSettings",
     "find_config_file",
     "load_settings",
+    "reviewer_id_setting",
     "reviewer_settings",
     "sqlite_path",
     "trace_settings",
+    "user_config_file",
 ]
 
 CONFIG_FILE = "reviewtrail.toml"
 STORE_MARKER = "reviewtrail-store.json"
 DEFAULT_STORE = ".reviewtrail"
 _KEYS = {"store", "database_url", "reviewer"}
+_USER_KEYS = {"reviewer_id"}
+USER_CONFIG = Path("reviewtrail") / "config.toml"
 
 
 @dataclass(frozen=True)
@@ -136,6 +143,12 @@ def _read_toml(path: Path) -> dict[str, str]:
         doc = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}", field=CONFIG_FILE) from exc
+    if "reviewer_id" in doc:
+        raise ConfigError(
+            f"reviewer_id in {path}: a project's file is shared by its team, so it cannot say who decides; "
+            "set it in your user configuration (~/.config/reviewtrail/config.toml) or REVIEWTRAIL_REVIEWER_ID",
+            field="reviewer_id",
+        )
     unknown = set(doc) - _KEYS
     if unknown:
         raise ConfigError(
@@ -160,6 +173,48 @@ def reviewer_settings(env: Mapping[str, str], file_tier: str | None = None) -> R
         anthropic_api_key=env.get("ANTHROPIC_API_KEY"),
         executor_model=env.get("REVIEWTRAIL_EXECUTOR_MODEL"),
     )
+
+
+def user_config_file(env: Mapping[str, str]) -> Path | None:
+    """The user's own configuration file (it may not exist): ``$XDG_CONFIG_HOME/reviewtrail/config.toml``,
+    else ``$HOME/.config/reviewtrail/config.toml``; None when neither variable is set."""
+    base = env.get("XDG_CONFIG_HOME") or ""
+    if base.strip():
+        return Path(base) / USER_CONFIG
+    home = env.get("HOME") or ""
+    return Path(home) / ".config" / USER_CONFIG if home.strip() else None
+
+
+def reviewer_id_setting(env: Mapping[str, str] | None = None) -> tuple[str | None, str]:
+    """The reviewer id a human-review decision records, and where it came from:
+    ``REVIEWTRAIL_REVIEWER_ID`` (blank is not given), else ``reviewer_id`` in the user's own
+    configuration file, else ``(None, "")``. A user file that cannot be read, or holds another
+    key, is a :class:`ConfigError` naming it."""
+    env = os.environ if env is None else env
+    given = env.get("REVIEWTRAIL_REVIEWER_ID") or ""
+    if given.strip():
+        return given, "REVIEWTRAIL_REVIEWER_ID"
+    path = user_config_file(env)
+    if path is None or not path.is_file():
+        return None, ""
+    import tomllib
+
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}", field="reviewer_id") from exc
+    unknown = set(doc) - _USER_KEYS
+    if unknown:
+        raise ConfigError(
+            f"unknown key(s) {', '.join(sorted(unknown))} in {path}; known: {', '.join(sorted(_USER_KEYS))}",
+            field="reviewer_id",
+        )
+    value = doc.get("reviewer_id")
+    if value is None:
+        return None, ""
+    if not isinstance(value, str):
+        raise ConfigError(f"must be a string in {path}", field="reviewer_id")
+    return value, str(path)
 
 
 def trace_settings(env: Mapping[str, str]) -> TraceSettings:

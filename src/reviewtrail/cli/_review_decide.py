@@ -16,6 +16,14 @@ if TYPE_CHECKING:
 __all__ = ["register"]
 
 JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
+ReviewerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--reviewer",
+        help="Your reviewer id, recorded as who decided (default: REVIEWTRAIL_REVIEWER_ID, then reviewer_id in "
+        "~/.config/reviewtrail/config.toml). Required: there is no shared default.",
+    ),
+]
 _DISPOSITION_FLAGS = ("--prefer", "--tie", "--correct", "--underdetermined", "--malformed", "--skip")
 
 
@@ -68,13 +76,15 @@ def decide(
     submission_id: Annotated[
         str | None, typer.Option("--submission-id", help="Resubmitting an id returns its first result.")
     ] = None,
+    reviewer: ReviewerOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Record one decision on an item: exactly one of --prefer A|B (with --strength), --tie,
-    --correct FILE, --underdetermined, --malformed or --skip. The candidates' provenance is shown
-    once the decision is recorded.
+    """Record one decision on an item, as the reviewer you are: exactly one of --prefer A|B (with
+    --strength), --tie, --correct FILE, --underdetermined, --malformed or --skip. The candidates'
+    provenance is shown once the decision is recorded. An item that already has an active
+    decision is refused (exit 6, naming it and its reviewer) unless --supersedes names it.
 
-    Example: reviewtrail review decide 3f1c0b9e-... --prefer A --strength slight --reason wrong-policy
+    Example: reviewtrail review decide 3f1c0b9e-... --reviewer rev-07 --prefer A --strength slight --reason wrong-policy
     """
     from reviewtrail.app import open_store
     from reviewtrail.errors import InvalidInputError
@@ -107,17 +117,29 @@ def decide(
     if correct is not None:
         optional["replacement"] = read_text_file(correct, "correct", "correction")
     payload.update({k: v for k, v in optional.items() if v is not None})
+    who = reviewer_id(reviewer)
     with open_store() as store:
-        result = record_decision(store, item, payload, submission_id=submission_id)
+        result = record_decision(store, item, payload, submission_id=submission_id, reviewer=who)
     if as_json:
         print_json(result.to_json())
         return
     state = "active" if result.active else "not active (a later decision is)"
     again = " (resubmitted: already recorded, nothing appended)" if result.resubmitted else ""
-    print(f"decision {result.decision_id}: {result.disposition}, {state}{again}")
+    print(f"decision {result.decision_id} by {result.reviewer}: {result.disposition}, {state}{again}")
     if result.superseded:
         print(f"it leaves {result.superseded} earlier decision(s) inactive")
     _print_provenance(result.provenance)
+
+
+def reviewer_id(given: str | None) -> str:
+    """The reviewer id of a decision: ``--reviewer`` (blank is not given), else the settings'
+    (:func:`reviewtrail.config.reviewer_id_setting`); checked, a missing one exit 5 with the fix."""
+    from reviewtrail.config import reviewer_id_setting
+    from reviewtrail.human_review import check_reviewer_id
+
+    if given is None or not given.strip():
+        given, _ = reviewer_id_setting()
+    return check_reviewer_id(given)
 
 
 def _print_provenance(provenance: tuple[CandidateProvenance, ...]) -> None:
@@ -152,12 +174,15 @@ def history(
         return
     active = found.active
     preferred = f" {active.preferred} ({active.strength})" if active.preferred else ""
-    print(f"item {found.item_id}: active decision {active.decision_id}: {active.disposition}{preferred}")
+    print(
+        f"item {found.item_id}: active decision {active.decision_id} by {active.reviewer}: "
+        f"{active.disposition}{preferred}"
+    )
     print(f"{found.use}: {found.external.reason if found.external else ''}")
     print(f"it leaves {found.superseded} earlier decision(s) inactive; {len(found.decisions)} recorded")
     rows = [
-        [str(d.seq), d.decision_id, d.disposition, "yes" if d.active else "", d.supersedes or ""]
+        [str(d.seq), d.decision_id, d.reviewer, d.disposition, "yes" if d.active else "", d.supersedes or ""]
         for d in found.decisions
     ]
-    table("Decisions", ["seq", "decision", "disposition", "active", "supersedes"], rows)
+    table("Decisions", ["seq", "decision", "reviewer", "disposition", "active", "supersedes"], rows)
     _print_provenance(found.provenance)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from reviewtrail.cli._output import handle_errors, print_json
+from reviewtrail.cli._review_decide import ReviewerOpt
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -48,9 +49,7 @@ def session(
             "with a key (default); at the 'end' of the session, after its summary; or 'never'.",
         ),
     ] = "after",
-    reviewer: Annotated[
-        str | None, typer.Option("--reviewer", help="Your reviewer id, recorded as who made each decision.")
-    ] = None,
+    reviewer: ReviewerOpt = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Draw the cards on stderr and print the session's summary as JSON.")
     ] = False,
@@ -73,6 +72,7 @@ def session(
     from rich.console import Console
 
     from reviewtrail.app import open_store
+    from reviewtrail.cli._review_decide import reviewer_id
     from reviewtrail.cli._session_draw import reveals_at_end, summary, summary_json
     from reviewtrail.cli._session_input import key_input
     from reviewtrail.errors import InvalidInputError
@@ -80,6 +80,7 @@ def session(
 
     if reveal not in REVEAL_MODES:
         raise InvalidInputError(f"must be one of {', '.join(REVEAL_MODES)}, got {reveal!r}", field="reveal")
+    who = reviewer_id(reviewer)  # before any card: a missing reviewer id is exit 5, with the fix
     out = sys.stderr if as_json else sys.stdout
     console = Console(file=out, highlight=False, width=None if out.isatty() else 200)
     state = ReviewSession(reveal=reveal)  # type: ignore[arg-type]
@@ -93,7 +94,7 @@ def session(
 
     with open_store() as store, Leases(store) as leases:
         queue = SessionQueue(store, campaign, version, leases=leases)
-        driver = Driver(store, queue, reviewer, lambda: str(uuid.uuid4()))
+        driver = Driver(store, queue, who, lambda: str(uuid.uuid4()))
         try:
             with key_input() as keys:
                 drive(state, keys, console, driver)

@@ -172,6 +172,7 @@ if typing.TYPE_CHECKING:
         stricter,
     )
     from reviewtrail.human_review._reveal import POSITIONS, CandidateProvenance
+    from reviewtrail.human_review._reviewers import REVIEWER_ID_HELP, check_reviewer_id, reviewer_label
     from reviewtrail.human_review._run_batch import (
         RunOutcome,
         item_record,
@@ -325,6 +326,9 @@ _LAZY = {
     "DecisionFact": "_decision_rules",
     "DecisionInput": "_decide",
     "DecisionResult": "_decide",
+    "REVIEWER_ID_HELP": "_reviewers",
+    "check_reviewer_id": "_reviewers",
+    "reviewer_label": "_reviewers",
     "Disposition": "_records",
     "Eligibility": "_eligibility",
     "ExampleCandidate": "_export_rows",
@@ -523,6 +527,7 @@ __all__ = [
     "RESPONSE",
     "RESPONSE_MAX_CHARS",
     "REVEAL_MODES",
+    "REVIEWER_ID_HELP",
     "RUN",
     "RUN_ORIGINS",
     "RUN_STATUSES",
@@ -630,6 +635,7 @@ __all__ = [
     "candidate_digest",
     "candidate_facts",
     "check_decision",
+    "check_reviewer_id",
     "correct_output",
     "correct_run",
     "coverage_of",
@@ -689,6 +695,7 @@ __all__ = [
     "resolve_item",
     "response_problem",
     "review_queue",
+    "reviewer_label",
     "run_campaign",
     "run_candidate",
     "run_exclusions",

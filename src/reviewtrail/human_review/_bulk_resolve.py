@@ -57,6 +57,7 @@ class Preloaded:
         self._records: dict[str, Envelope] = {}
         self._by: dict[str, list[str]] = {}
         self._rows: dict[tuple[str, str], dict[Any, list[dict[str, Any]]]] = {}
+        self._given: set[str] = set()  # the records whose rows the reads held have been given
         ids = list(dict.fromkeys(item_ids))
         # Each record's own hashes are checked as it is read; the links of all of them at the end.
         about_items = self._hold(ledger.records_about(ids, links=False))
@@ -108,16 +109,19 @@ class Preloaded:
 
     def include(self, records: list[Envelope]) -> None:
         """Hold ``records`` (read afresh, e.g. an item's decisions after an append) too: each new
-        one adds its rows to the reads held and its supersessions."""
-        fresh = [env for env in records if env.id not in self._records]
+        one adds its rows to the reads held and its supersessions. A record already held without
+        its rows (read as a supersession, after the rows were read) adds its rows now."""
+        fresh = [env for env in records if env.id not in self._given]
         if not fresh:
             return
+        unheld = [env for env in fresh if env.id not in self._records]
         self._hold(fresh)
         by_table: dict[str, list[tuple[str, dict[Any, list[dict[str, Any]]]]]] = {}
         for (table, column), held in self._rows.items():
             by_table.setdefault(table, []).append((column, held))
         self._give(fresh, by_table)
-        for env in fresh:
+        self._given.update(env.id for env in fresh)
+        for env in unheld:
             if env.supersedes is not None and env.supersedes in self._by:
                 self._by[env.supersedes].append(env.id)
 
@@ -141,6 +145,7 @@ class Preloaded:
                 held.setdefault(value, [])
             by_table.setdefault(table, []).append((column, held))
         self._give(records, by_table)
+        self._given.update(env.id for env in records)
 
     @staticmethod
     def _give(

@@ -1,6 +1,7 @@
-"""Recording a reviewer's decision on a review item (docs/human-review.md, "Deciding"): idempotent
-by submission id, refused on an item that no longer binds what it froze, checked against the
-item and its criterion, never more open than the item's privacy chain."""
+"""Recording a reviewer's decision on a review item (docs/human-review.md, "Deciding"): made by a
+named reviewer, idempotent by submission id, refused on an item that no longer binds what it
+froze, checked against the item and its criterion, never more open than the item's privacy chain,
+and never a silent replacement of the item's active decision."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from reviewtrail.human_review._bulk_resolve import Preloaded
 from reviewtrail.human_review._decision_rules import DecisionFact, active_decisions, check_decision
 from reviewtrail.human_review._eligibility import PRIVACY_ORDER, privacy_join
 from reviewtrail.human_review._records import (
-    ACTOR,
     DECISION,
     Disposition,
     ReviewDecision,
@@ -29,6 +29,7 @@ from reviewtrail.human_review._reveal import (
     candidate_provenance,
     preferred_run,
 )
+from reviewtrail.human_review._reviewers import check_reviewer_id, reviewer_label
 from reviewtrail.ledger import Ledger, Privacy
 from reviewtrail.store import Store
 
@@ -79,6 +80,7 @@ class DecisionResult:
     seq: int
     item_id: str
     submission_id: str
+    reviewer: str
     disposition: Disposition
     active: bool
     superseded: int
@@ -92,6 +94,7 @@ class DecisionResult:
             "seq": self.seq,
             "itemId": self.item_id,
             "submissionId": self.submission_id,
+            "reviewer": self.reviewer,
             "disposition": self.disposition,
             "active": self.active,
             "superseded": self.superseded,
@@ -108,18 +111,24 @@ def decide(
     *,
     submission_id: str | None = None,
     privacy: Privacy | None = None,
-    actor: str = ACTOR,
+    reviewer: str | None,
 ) -> DecisionResult:
-    """Record a decision on ``item_id`` (``payload``: a :class:`DecisionInput`, or its fields in
-    wire names), unless its submission id is already recorded: then return that first result and
-    append nothing (``resubmitted``). Without a submission id a random one is used.
+    """Record ``reviewer``'s decision on ``item_id`` (``payload``: a :class:`DecisionInput`, or its
+    fields in wire names), unless its submission id is already recorded: then return that first
+    result and append nothing (``resubmitted``). Without a submission id a random one is used. The
+    reviewer id is the record's actor (:func:`check_reviewer_id`; no default: a missing one is
+    exit 5).
 
     Refusals append nothing and name the field: an unknown item (``item``, exit 3); an item that
     no longer binds what it froze (``item``, :class:`ConflictError`, exit 6: a label is never
     bound to bytes that changed); a submission id recorded for another item (``submissionId``,
     exit 6); a payload that is not a decision or does not fit the item and its criterion (the
-    wire field, exit 2); ``supersedes`` naming no decision of this item; a ``privacy`` more open
-    than the item's privacy chain."""
+    wire field, exit 2); ``supersedes`` naming no decision of this item (exit 2); an item that
+    has an active decision which ``supersedes`` does not name (``supersedes``, exit 6, naming that
+    decision and its reviewer: nothing is replaced silently; a decision recorded by another
+    reviewer meanwhile is refused the same way, at append); a ``privacy`` more open than the
+    item's privacy chain."""
+    actor = check_reviewer_id(reviewer)
     wire = dict(payload.to_wire() if isinstance(payload, DecisionInput) else payload)
     sid = _submission_id(wire, submission_id)
     ledger = store.ledger
@@ -137,18 +146,23 @@ def decide(
     if refusal is not None:
         raise refusal.error()
     _check_supersedes(records, decision.supersedes, item_id)
+    _check_not_replacing(records, item_decisions(records, resolved.item, resolved.prompt), decision)
     record = new_decision_record(decision, _privacy(resolved, privacy), actor=actor)
     try:
         [appended] = store.append([record])
     except ConflictError as exc:
-        if exc.field != "hr_submissions":
+        if exc.field not in ("hr_submissions", "hr_decision_links"):
             raise
-        # A concurrent resubmission recorded it first: return that one.
+        # Recorded meanwhile: this submission (a concurrent resubmission: return that one), or
+        # another decision on the item (refused, naming it).
         records.include(ledger.records_about([item_id], type=DECISION))
         first = _recorded(ledger, records, sid, item_id)
-        if first is None:
+        if first is not None:
+            return first
+        if exc.field == "hr_submissions":
             raise
-        return first
+        _check_not_replacing(records, item_decisions(records, resolved.item, resolved.prompt), decision)
+        raise
     if records.head and appended.seq == records.head + 1:
         records.include([appended])  # nothing was recorded between the read and this decision
     return _result(ledger, records, resolved, record.id, resubmitted=False)
@@ -232,6 +246,29 @@ def _check_supersedes(records: Preloaded, supersedes: str | None, item_id: str) 
     raise InvalidInputError(f"{supersedes} is a decision on another item, not on {item_id}", field="supersedes")
 
 
+def _check_not_replacing(records: Preloaded, facts: list[DecisionFact], decision: ReviewDecision) -> None:
+    """A decision on an item that has one must name it in ``supersedes``: the item's active
+    decision, or, when none of its decisions counts, its latest decision record (the one no other
+    supersedes). Otherwise :class:`ConflictError` naming that decision and its reviewer. (That
+    decision being this very submission, recorded meanwhile, is a resubmission, which the append
+    finds.)"""
+    if not facts:
+        return
+    active = active_decisions(facts).get(facts[0].item_id)
+    current = active.decision if active is not None else max(facts, key=lambda f: f.seq)
+    supersedes = decision.supersedes
+    if supersedes == current.decision_id or current.decision.submission_id == decision.submission_id:
+        return
+    who = reviewer_label(records.get(current.decision_id).actor)
+    said = "that supersedes nothing" if supersedes is None else f"superseding {supersedes}, which is not it,"
+    raise ConflictError(
+        f"item {current.item_id} already has an active decision {current.decision_id} "
+        f"({current.decision.disposition}, by reviewer {who}); a decision {said} would replace it silently: "
+        f"to change it, decide again superseding it (--supersedes {current.decision_id})",
+        field="supersedes",
+    )
+
+
 def chain_privacy(resolved: ResolvedItem) -> Privacy:
     """The privacy of the item's chain as it stands: the join of its prompt, the item and both
     candidates' runs and outputs. A decision on it is never more open."""
@@ -269,6 +306,7 @@ def _result(
         seq=ours.seq,
         item_id=resolved.item.item_id,
         submission_id=ours.decision.submission_id,
+        reviewer=reviewer_label(records.get(decision_id).actor),
         disposition=ours.decision.disposition,
         active=now is not None and now.decision.decision_id == decision_id,
         superseded=superseded_count(facts, ours),

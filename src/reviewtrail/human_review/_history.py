@@ -18,6 +18,7 @@ from reviewtrail.human_review._eligibility import (
 )
 from reviewtrail.human_review._resolve import ResolvedItem, current, item_decisions, resolve_item
 from reviewtrail.human_review._reveal import POSITIONS, CandidateProvenance, blinded_problems, candidate_provenance
+from reviewtrail.human_review._reviewers import reviewer_label
 from reviewtrail.ledger import Ledger
 from reviewtrail.store import Store
 
@@ -26,10 +27,12 @@ __all__ = ["DecisionEntry", "History", "history"]
 
 @dataclass(frozen=True)
 class DecisionEntry:
-    """One recorded decision of an item: whether it counts and whether it is the active one."""
+    """One recorded decision of an item: who made it (its reviewer id), whether it counts and
+    whether it is the active one."""
 
     decision_id: str
     seq: int
+    reviewer: str
     disposition: str
     preferred: str | None  # the position ("A", "B") of the preferred candidate (prefer)
     strength: str | None
@@ -41,6 +44,7 @@ class DecisionEntry:
         return {
             "decisionId": self.decision_id,
             "seq": self.seq,
+            "reviewer": self.reviewer,
             "disposition": self.disposition,
             "preferred": self.preferred,
             "strength": self.strength,
@@ -113,6 +117,7 @@ def _history(ledger: Ledger, item_id: str) -> History:
         DecisionEntry(
             f.decision_id,
             f.seq,
+            reviewer_label(ledger.get(f.decision_id).actor),
             f.decision.disposition,
             _position(resolved, f.decision.preferred),
             f.decision.strength,

@@ -100,6 +100,8 @@ def _rows(env: Envelope) -> Iterable[tuple[str, dict[str, Any]]]:
             },
         )
         yield "hr_submissions", {"submission_id": p["submissionId"], "record_id": env.id, "seq": env.seq}
+        follows = p.get("supersedes") or ""
+        yield "hr_decision_links", {"item_id": p["itemId"], "follows": follows, "record_id": env.id, "seq": env.seq}
         yield "hr_decided", {"item_id": p["itemId"], "record_id": env.id, "seq": env.seq}
         # The item is no longer open: its hr_open row is replaced by one with no campaign and no
         # order, which no page of open items returns.
@@ -129,7 +131,11 @@ _SEQ: tuple[str, Literal["int"]] = ("seq", "int")
 #: - ``hr_items``: one row per review item, keyed by item id (a second record of the same item
 #:   fails the append with a conflict, so two materializations cannot both record it);
 #: - ``hr_decisions``: one row per decision record; ``hr_submissions`` keyed by submission id (a
-#:   second record of one submission fails with a conflict); ``hr_decided``: the latest decision
+#:   second record of one submission fails with a conflict); ``hr_decision_links`` keyed by
+#:   (item, the decision superseded, ``""`` for none): an item has one first decision and each
+#:   decision at most one successor, so a decision that does not supersede the item's active one
+#:   fails the append with a conflict (a chain recorded before this rule, which may hold two,
+#:   rebuilds keeping the first); ``hr_decided``: the latest decision
 #:   record of each item (which items have any decision, for the queue); ``hr_open``: the items
 #:   with no decision, in the order recorded (an item's row is replaced by its first decision's
 #:   row, which has no campaign and no order), so the queue's first page never passes over
@@ -137,7 +143,7 @@ _SEQ: tuple[str, Literal["int"]] = ("seq", "int")
 #: - ``hr_training_receipts``: checkpoint training receipts per campaign version.
 HUMAN_REVIEW_PROJECTION = Projection(
     name="human_review",
-    version=4,
+    version=5,
     tables=(
         ProjectionTable(
             "hr_prompts",
@@ -206,6 +212,12 @@ HUMAN_REVIEW_PROJECTION = Projection(
             (("submission_id", "text"), ("record_id", "text"), _SEQ),
             key=("submission_id",),
             on_conflict="error",
+        ),
+        ProjectionTable(
+            "hr_decision_links",
+            (("item_id", "text"), ("follows", "text"), ("record_id", "text"), _SEQ),
+            key=("item_id", "follows"),
+            on_conflict="first",
         ),
         ProjectionTable(
             "hr_decided",

@@ -43,7 +43,7 @@ class MemoryLedger(Ledger):
             for table, row in rows:
                 spec = self._tables[table]
                 key = tuple(row[k] for k in spec.key)
-                if spec.on_conflict == "error" and (key in self._tables_data[table] or (table, key) in staged):
+                if spec.claims_once and (key in self._tables_data[table] or (table, key) in staged):
                     raise ConflictError(f"{table}: a row with this key is already recorded", field=table)
                 staged.add((table, key))
             self._records.extend(envs)
@@ -104,7 +104,10 @@ class MemoryLedger(Ledger):
         with self._lock:
             rebuilt: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {t: {} for t in self._tables}
             for table, row in self._projection_rows(self._records):
-                rebuilt[table][tuple(row[k] for k in self._tables[table].key)] = dict(row)
+                held = rebuilt[table]
+                key = tuple(row[k] for k in self._tables[table].key)
+                if self._tables[table].on_conflict != "first" or key not in held:
+                    held[key] = dict(row)
             self._tables_data = rebuilt
 
     def _select_rows(self, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:

@@ -218,7 +218,7 @@ class PostgresLedger(SqlLedger):
                 field="ledger",
             )
 
-    def _write_rows(self, cur: Cursor, rows: list[Row]) -> None:
+    def _write_rows(self, cur: Cursor, rows: list[Row], *, replay: bool = False) -> None:
         """The query rows, one statement per row sent without waiting (pipeline mode; inside an
         append's pipeline, with the records' INSERT before them), then every answer at once: a key
         an ``on_conflict="error"`` table already holds is a conflict, and a table that stored
@@ -227,11 +227,11 @@ class PostgresLedger(SqlLedger):
 
         try:
             with self._conn.pipeline():
-                written = self._queue_rows(rows)
+                written = self._queue_rows(rows, replay=replay)
         except psycopg.errors.UniqueViolation as exc:
             name = str(exc.diag.table_name or "").removeprefix("rt_p_")
             spec = self._tables.get(name)
-            if spec is not None and spec.on_conflict == "error":
+            if spec is not None and spec.claims_once:
                 raise ConflictError(f"{name}: a row with this key is already recorded ({exc})", field=name) from exc
             raise
         self._check_rows_written(written)
@@ -245,7 +245,7 @@ class PostgresLedger(SqlLedger):
                 field="ledger",
             )
 
-    def _queue_rows(self, rows: list[Row]) -> list[tuple[str, int, Any]]:
+    def _queue_rows(self, rows: list[Row], *, replay: bool = False) -> list[tuple[str, int, Any]]:
         """Send the query rows of an append, one multi-row statement per table (in pipeline mode:
         nothing is waited for); what :meth:`_check_rows_written` checks once they are answered."""
         by_table: dict[str, list[dict[str, Any]]] = {}
@@ -253,7 +253,7 @@ class PostgresLedger(SqlLedger):
             by_table.setdefault(table, []).append(row)
         written = []
         for name, items in by_table.items():
-            sql, cols = upsert_sql(self._tables[name])
+            sql, cols = upsert_sql(self._tables[name], replay=replay)
             cur = self._conn.cursor()
             cur.executemany(self._q(sql), [tuple(r[c] for c in cols) for r in items])
             if "DO NOTHING" not in sql:

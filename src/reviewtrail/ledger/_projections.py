@@ -42,7 +42,15 @@ class ProjectionTable:
     indexes: tuple[tuple[str, ...], ...] = ()
     # What a second row with the same key does: replace the first ("update"), or make the
     # whole append fail with ConflictError ("error"), e.g. to claim a version number once.
-    on_conflict: Literal["update", "error"] = "update"
+    # "first": an append giving a key already held fails as with "error", but a rebuild or a
+    # recomputation of the table keeps the first row given (so a chain recorded before the key
+    # was claimed, which may give it twice, still rebuilds, and rebuilds as appends would have).
+    on_conflict: Literal["update", "error", "first"] = "update"
+
+    @property
+    def claims_once(self) -> bool:
+        """Whether an append giving a key this table already holds fails with a conflict."""
+        return self.on_conflict != "update"
 
     def __post_init__(self) -> None:
         names = [c for c, _ in self.columns]

@@ -216,20 +216,20 @@ class SqlLedger(Ledger):
             page = [row_to_env(r) for r in cur.fetchall()]
             if not page:
                 return
-            self._write_rows(cur, projection_rows(page, projections))
+            self._write_rows(cur, projection_rows(page, projections), replay=True)
             last = page[-1].seq
 
-    def _write_rows(self, cur: Cursor, rows: list[Row]) -> None:
+    def _write_rows(self, cur: Cursor, rows: list[Row], *, replay: bool = False) -> None:
         by_table: dict[str, list[dict[str, Any]]] = {}
         for table, row in rows:
             by_table.setdefault(table, []).append(row)
         for name, items in by_table.items():
             spec = self._tables[name]
-            sql, cols = upsert_sql(spec)
+            sql, cols = upsert_sql(spec, replay=replay)
             try:
                 cur.executemany(self._q(sql), [tuple(r[c] for c in cols) for r in items])
             except Exception as exc:
-                if spec.on_conflict == "error" and self._is_unique_violation(exc):
+                if spec.claims_once and self._is_unique_violation(exc):
                     raise ConflictError(f"{name}: a row with this key is already recorded ({exc})", field=name) from exc
                 raise
             count = cur.rowcount  # rows inserted or updated; -1 when the driver cannot tell

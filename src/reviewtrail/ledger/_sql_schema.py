@@ -137,15 +137,18 @@ def table_ddl(table: ProjectionTable, bigint: str) -> list[str]:
     return stmts
 
 
-def upsert_sql(spec: ProjectionTable) -> tuple[str, tuple[str, ...]]:
-    """The insert for a query table's rows (an upsert on its key unless ``on_conflict="error"``)
-    and the columns each row's values are given in."""
+def upsert_sql(spec: ProjectionTable, *, replay: bool = False) -> tuple[str, tuple[str, ...]]:
+    """The insert for a query table's rows (an upsert on its key unless the table claims keys
+    once) and the columns each row's values are given in. In a ``replay`` (a rebuild from the
+    chain), a table with ``on_conflict="first"`` keeps the row it holds."""
     cols = (*spec.column_names, ROW_SEQ)
     others = [c for c in cols if c not in spec.key]
     sql = f"INSERT INTO rt_p_{spec.name} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})"
     if spec.on_conflict == "update":
         conflict = "DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in others) if others else "DO NOTHING"
         sql += f" ON CONFLICT ({', '.join(spec.key)}) {conflict}"
+    elif spec.on_conflict == "first" and replay:
+        sql += f" ON CONFLICT ({', '.join(spec.key)}) DO NOTHING"
     return sql, cols
 
 
