@@ -106,6 +106,7 @@ reviewtrail campaign materialize "${campaign[@]}" | tail -n 1
 reviewtrail campaign settings "${campaign[@]}" --training
 
 step "a reviewer's queue card: blinded, candidates A and B only"
+export REVIEWTRAIL_REVIEWER_ID=demo-reviewer  # every decision records who made it
 reviewtrail review queue "${campaign[@]}" --limit 1
 
 # pick PROMPT_TEXT [RESPONSE_TEXT]: the item over that prompt, and the position (A or B) of the

@@ -156,6 +156,16 @@ def _print_coverage(result: Coverage) -> None:
         print(f"exported (in the given manifest): {result.exported}")
     for receipt in doc["trainingReceipts"]:
         print(f"training receipt {receipt['recordId']}: {receipt['checkpoint']} from {receipt['exportManifestSha256']}")
+    if doc["reviewers"]:
+        rows = [[r["reviewer"], str(r["recorded"]), str(r["active"])] for r in doc["reviewers"]]
+        table("Decisions per reviewer", ["reviewer", "recorded", "active"], rows)
+    agreed = doc["quality"]["agreement"]
+    if agreed["pairs"]:
+        print(
+            f"owner only: reviewers agreed on {agreed['agreed']} of {agreed['pairs']} pair(s) of verdicts on "
+            f"{agreed['items']} item(s) judged by two or more ({_rate(agreed['rate'])}; raw agreement on re-judged "
+            "items, not chance-corrected)"
+        )
     bias = doc["quality"]["positionBias"]
     bias_rows = [["(all)", *_bias_cells(bias["overall"])]]
     bias_rows += [[r["reviewer"], *_bias_cells(r)] for r in bias["reviewers"]]
@@ -189,7 +199,8 @@ def coverage(
 
     Prompts, runs and exclusions, items (valid, invalid with reasons), active decisions by
     disposition, inactive decisions, judgeability, evaluation-only vs exportable, training
-    receipts; then position bias overall and per reviewer (for the campaign owner only).
+    receipts, decisions per reviewer; then, for the campaign owner only, how often reviewers who
+    judged the same item agreed, and position bias overall and per reviewer.
 
     Example: reviewtrail campaign coverage support-triage --version 1 --json
     """

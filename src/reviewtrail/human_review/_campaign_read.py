@@ -184,6 +184,7 @@ class ItemState:
     example: ExampleFacts | None
     refusal: Refusal | None
     quality: Eligibility | None = None
+    actors: tuple[str, ...] = ()  # who recorded each of ``decisions`` (the records' actors), in order
 
     @property
     def item_id(self) -> str:
@@ -203,9 +204,10 @@ def item_state(
     ``training_enabled``)."""
     resolved = resolve_item(ledger, item_id)
     facts = item_decisions(ledger, resolved.item, resolved.prompt)
+    actors = tuple(ledger.get(f.decision_id).actor for f in facts)
     active = active_decision(facts, item_id)
     if active is None:
-        return ItemState(resolved, tuple(facts), None, None, None, None)
+        return ItemState(resolved, tuple(facts), None, None, None, None, actors=actors)
     env = ledger.get(active.decision.decision_id)
     decision_privacy = current(ledger, env).privacy
     when = training.when(active.decision.seq) if training is not None else training_enabled
@@ -221,7 +223,7 @@ def item_state(
         enabled_when_decided=when,
     )
     quality = quality_eligible(active.decision.decision, training_enabled=training_enabled, enabled_when_decided=when)
-    return ItemState(resolved, tuple(facts), active, env.actor, example, example_refusal(example), quality)
+    return ItemState(resolved, tuple(facts), active, env.actor, example, example_refusal(example), quality, actors)
 
 
 def chain_privacy(resolved: ResolvedItem, decision: Privacy) -> ChainPrivacy:

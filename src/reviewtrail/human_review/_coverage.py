@@ -16,6 +16,7 @@ Definitions:
   items a reviewer judged (skips excluded: a skip says nothing about the item) on which a
   judgment was possible; ``underdetermined`` and ``malformed`` are the not-judgeable ones. None
   when there is no active decision other than skip.
+- *reviewers*: each reviewer's recorded and active decisions (:mod:`._agreement`).
 - *quality-eligible*: active prefer/correct decisions marked for training in a training-enabled
   campaign; *exportable*: active decisions ``review export`` would write now (externally
   eligible, on a valid item); *evaluation-only*: every other active decision.
@@ -28,6 +29,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from reviewtrail.human_review._agreement import ReviewerTally
 from reviewtrail.human_review._records import DISPOSITIONS
 from reviewtrail.human_review._run_rules import Exclusion
 
@@ -159,6 +161,7 @@ class Coverage:
     receipts: list[dict[str, Any]] = field(default_factory=list)
     exported: int | None = None
     quality: dict[str, Any] = field(default_factory=dict)
+    reviewers: dict[str, ReviewerTally] = field(default_factory=dict)  # reviewer id (as shown) -> decisions
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -166,6 +169,7 @@ class Coverage:
             "trainingEnabled": self.training_enabled,
             "families": [{"family": name, **self.families[name].to_json()} for name in sorted(self.families)],
             "overall": self.overall.to_json(),
+            "reviewers": [{"reviewer": name, **tally.to_json()} for name, tally in self.reviewers.items()],
             "exported": self.exported,
             "trainingReceipts": list(self.receipts),
             "quality": dict(self.quality),

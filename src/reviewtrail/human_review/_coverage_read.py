@@ -14,16 +14,19 @@ from pathlib import Path
 from typing import Any
 
 from reviewtrail.errors import IntegrityError, InvalidInputError
+from reviewtrail.human_review._agreement import ReviewerDecision, agreement, reviewer_tallies, verdict
 from reviewtrail.human_review._bulk_resolve import Preloaded
 from reviewtrail.human_review._campaign_read import ItemState, campaign_item_states, campaign_training, check_listed
 from reviewtrail.human_review._campaigns import require_campaign
 from reviewtrail.human_review._coverage import Coverage, ItemCoverageFacts, PromptCoverageFacts, coverage_of
+from reviewtrail.human_review._decision_rules import active_decisions
 from reviewtrail.human_review._export_job import campaign_files
 from reviewtrail.human_review._export_rows import TRAINING_EXAMPLE_V4
 from reviewtrail.human_review._export_verify import prove_export_manifest, read_export_manifest
 from reviewtrail.human_review._position_bias import position_bias
 from reviewtrail.human_review._records import PROMPT
 from reviewtrail.human_review._resolve import prompt_ref, run_facts, runs_over
+from reviewtrail.human_review._reviewers import reviewer_label
 from reviewtrail.human_review._run_records import RUN, TRAINING_RECEIPT, TrainingReceipt
 from reviewtrail.human_review._run_rules import RunFacts, pairable_runs
 from reviewtrail.human_review._standings import STANDINGS_ROUNDS, Comparison, Standings, fit_standings
@@ -100,12 +103,33 @@ def _item_facts(state: ItemState, family: str, training: bool) -> ItemCoverageFa
     )
 
 
+def _reviewer_decisions(state: ItemState) -> list[ReviewerDecision]:
+    """Each decision of the item with its reviewer (None: recorded before reviewer ids), whether
+    it counted when it was recorded, whether it is active, and its verdict."""
+    active_id = state.active.decision.decision_id if state.active is not None else None
+    facts = list(state.decisions)
+    out = []
+    for fact, actor in zip(facts, state.actors, strict=True):
+        then = active_decisions(f for f in facts if f.seq <= fact.seq).get(fact.item_id)
+        label = reviewer_label(actor)
+        out.append(
+            ReviewerDecision(
+                reviewer=None if label != actor else actor,
+                seq=fact.seq,
+                counted=then is not None and then.decision.decision_id == fact.decision_id,
+                active=fact.decision_id == active_id,
+                verdict=verdict(fact.decision.disposition, fact.decision.preferred),
+            )
+        )
+    return out
+
+
 def _chose_first(state: ItemState) -> tuple[str, bool, bool] | None:
     if state.active is None or state.active.decision.decision.disposition != "prefer":
         return None
     preferred = state.active.decision.decision.preferred
     item = state.resolved.item
-    return state.actor or "", preferred == item.display_order[0], bool(item.self_identifying())
+    return reviewer_label(state.actor), preferred == item.display_order[0], bool(item.self_identifying())
 
 
 def _receipts(ledger: Ledger, campaign_id: str, version: int) -> list[dict[str, Any]]:
@@ -150,10 +174,12 @@ def campaign_coverage(store: Store, campaign_id: str, version: int, *, export_ma
         for event_id, facts in _prompt_facts(ledger, campaign_id, version):
             families[event_id] = facts.family
             prompts.append(facts)
-        items, choices = [], []
+        items, choices, decided = [], [], []
         for state in campaign_item_states(ledger, campaign_id, version, training_enabled=training):
             family = families.get(state.resolved.item.prompt_event_id, state.resolved.prompt.scenario_family)
             items.append(_item_facts(state, family, training))
+            if state.decisions:
+                decided.append(_reviewer_decisions(state))
             choice = _chose_first(state)
             if choice is not None:
                 choices.append(choice)
@@ -162,7 +188,8 @@ def campaign_coverage(store: Store, campaign_id: str, version: int, *, export_ma
     if manifest is not None:
         listed = campaign_files(manifest, campaign_id, version)
         result.exported = sum(int(e.get("rows", 0)) for e in listed if e.get("schemaVersion") == TRAINING_EXAMPLE_V4)
-    result.quality = {"positionBias": position_bias(choices).to_json()}
+    result.reviewers = {reviewer_label(name or None): t for name, t in reviewer_tallies(decided).items()}
+    result.quality = {"positionBias": position_bias(choices).to_json(), "agreement": agreement(decided).to_json()}
     return result
 
 
