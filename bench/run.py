@@ -25,6 +25,7 @@ import bench_human_review
 import bench_ledger
 import bench_provenance
 import bench_review
+import bench_review_session
 import bench_sandbox_network
 import bench_startup
 import bench_trace
@@ -87,6 +88,10 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
         "review queue first page, 100,000 items (PostgreSQL)",
     ),
     "review_decide_postgres": (bench_human_review.bench_decide_postgres, "review decide p95 (PostgreSQL)"),
+    "review_session_redraw_sqlite": (
+        bench_review_session.bench_session_sqlite,
+        "review session: key to next card through a pseudo-terminal, 100,000 items (SQLite)",
+    ),
 }
 
 

@@ -139,6 +139,18 @@ def test_z_before_any_decision_says_so() -> None:
     assert session.message is not None and "nothing to undo" in session.message
 
 
+def test_a_card_decided_elsewhere_can_only_be_passed_over_and_is_not_counted_as_invalid() -> None:
+    session = ReviewSession()
+    session.start()
+    session.show(card("i1"), "s1")
+    press_all(session, "t")
+    session.refused("supersedes", "item i1 already has an active decision d9 (skip, by reviewer rev-2)")
+    assert session.card is not None and not session.card.valid
+    assert press_all(session, "t") == []
+    [fetch] = press_all(session, "s")
+    assert fetch.kind == "fetch" and session.passed == []
+
+
 @pytest.mark.parametrize("reveal", ["end", "never"])
 def test_without_reveal_after_a_decision_goes_straight_on(reveal: str) -> None:
     session = ReviewSession(reveal=reveal)  # type: ignore[arg-type]

@@ -146,6 +146,12 @@ class Reader:
                 assert chunk, f"the session ended before {wanted!r}: {bytes(self.seen[-2000:])!r}"
                 self.seen += chunk
 
+    def rest(self) -> bytes:
+        """Everything the process wrote, up to its end."""
+        while chunk := os.read(self.fd, 65536):
+            self.seen += chunk
+        return bytes(self.seen)
+
     def card(self) -> str | None:
         """The item of the card now shown (None: the session has no card left)."""
         got = self.until(b"q quit", b"no more open review items")
@@ -209,3 +215,42 @@ def test_two_session_processes_started_at_once_are_served_disjoint_cards_until_t
         decided = [row["item_id"] for row in store.ledger.rows("hr_decisions")]
         assert sorted(decided) == sorted(ids)  # one decision per item, none replaced
         assert store.verify().ok
+
+
+def test_a_card_decided_elsewhere_after_it_was_served_is_refused_and_passed_over(
+    tmp_path: Path,
+) -> None:
+    settings = _settings(tmp_path, None)
+    init_store(settings).close()
+    with open_store(settings) as store:
+        ids = _items(store, 2)
+    proc = _session(settings, tmp_path)
+    reader = Reader(proc)
+    try:
+        first = reader.card()
+        assert first in ids
+        with open_store(settings) as store:  # another reviewer, not through a session
+            decide(store, first, {"disposition": "skip"}, reviewer="rev-2")
+        assert proc.stdin is not None
+        proc.stdin.write(b"t\n")
+        proc.stdin.flush()
+        reader.until(b"refused: supersedes:")
+        assert b"s passes over it" in reader.seen
+        proc.stdin.write(b"s\n")
+        proc.stdin.flush()
+        second = reader.card()
+        assert second is not None and second != first
+        proc.stdin.write(b"t\n")
+        proc.stdin.flush()
+        assert reader.card() is None
+        proc.stdin.close()
+        out = reader.rest()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert b"session: 1 decision(s) recorded (tie 1)" in out and b"passed over" not in out
+    with open_store(settings) as store:
+        rows = store.ledger.rows("hr_decisions", item_id=first)
+        assert [r["disposition"] for r in rows] == ["skip"]  # not overwritten

@@ -154,6 +154,7 @@ class ReviewSession:
     revising: DecisionResult | None = None  # the earlier decision the card on show would supersede
     pending: SessionAction | None = None  # a superseding decision waiting for its confirmation
     left: _Left | None = None  # the card left to revise an earlier one
+    taken: set[str] = field(default_factory=set)  # cards decided by someone else after they were served
 
     def start(self) -> SessionAction:
         return SessionAction("fetch", seen=frozenset(self.seen))
@@ -223,13 +224,20 @@ class ReviewSession:
 
     def refused(self, field_name: str | None, problem: str) -> None:
         """The submission was refused (nothing recorded): the card stays, with the reason. A
-        refusal naming the item (it no longer binds what it froze) makes the card invalid."""
+        refusal naming the item (it no longer binds what it froze), or naming ``supersedes`` on a
+        card served undecided (someone else decided it since), leaves a card that can only be
+        passed over."""
         if self.mode != "submitting" or self.card is None:
             raise RuntimeError(f"nothing was submitted (mode {self.mode})")
         self.mode, self.event, self.pending = "card", "refused", None
         self.message = f"refused: {field_name}: {problem}" if field_name else f"refused: {problem}"
         if field_name == "item" and self.card.valid:
             self.card = _invalidated(self.card, problem)
+        elif field_name == "supersedes" and self.revising is None and self.card.valid:
+            # Decided by someone else since it was served: it can only be passed over.
+            self.taken.add(self.card.item_id)
+            self.card = _invalidated(self.card, problem)
+            self.message += " (s passes over it)"
 
     def quit(self) -> SessionAction:
         self.mode, self.event, self.result, self.pending = "quit", "quit", None, None
@@ -337,7 +345,8 @@ class ReviewSession:
             if key == "s" and self.revising is not None:
                 return self._back()
             if key == "s":
-                self.passed.append(card.item_id)
+                if card.item_id not in self.taken:
+                    self.passed.append(card.item_id)
                 self.mode, self.event = "waiting", "waiting"
                 return SessionAction("fetch", seen=frozenset(self.seen))
             self._say("this item is invalid: it can only be passed over (s), or q to quit")
