@@ -84,6 +84,7 @@ class Project:
         env.update(
             REVIEWTRAIL_STORE=str(self.store),
             REVIEWTRAIL_DATABASE_URL=f"sqlite:///{self.db}",
+            REVIEWTRAIL_REVIEWER_ID="campaign-reviewer",
             COLUMNS="200",
             NO_COLOR="1",
         )

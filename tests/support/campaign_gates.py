@@ -61,10 +61,11 @@ def _output(conn: sqlite3.Connection) -> str:
 EXPORT = Check(lambda f: ("review", "export", *CANARY, "--out", "gate-out", "--json"), compare="export")
 COVERAGE = Check(lambda f: ("campaign", "coverage", *CANARY, "--json"))
 QUEUE = Check(lambda f: ("review", "queue", *CANARY, "--json"))
-DECIDE = Check(
-    lambda f: ("review", "decide", f.extra["review_item"], "--prefer", "B", "--strength", "strong", "--json"),
+DECIDE = Check(  # a second look at the decided item: it supersedes the item's active decision
+    lambda f: ("review", "decide", f.extra["review_item"], "--prefer", "B", "--strength", "strong",
+               "--supersedes", f.extra["review_decision"], "--json"),
     compare="decision",
-)
+)  # fmt: skip
 ARTIFACT = Check(lambda f: ("artifact", "show", "out.md", "--json"))
 
 

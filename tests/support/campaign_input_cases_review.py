@@ -219,6 +219,14 @@ def _decide_cases(x: dict[str, str]) -> list[BadInput]:
               files={"empty.txt": b""}, field="replacement"),
         _case("review decide: a submission id of another item", {6}, *dec, "--tie", "--submission-id",
               x["second_submission"], field="submissionId"),
+        _case("review decide: no reviewer id", {5}, *dec, "--tie", env={"REVIEWTRAIL_REVIEWER_ID": ""},
+              field="reviewer"),
+        _case("review decide: a reviewer id with a space", {2}, *dec, "--tie", "--reviewer", "ann smith",
+              field="reviewer"),
+        _case("review decide: a decided item without --supersedes", {6}, "review", "decide", x["second_item"],
+              "--tie", field="supersedes"),
+        _case("review session: no reviewer id", {5}, "review", "session", "canary", "--version", "1",
+              env={"REVIEWTRAIL_REVIEWER_ID": ""}, field="reviewer"),
     ]  # fmt: skip
 
 
