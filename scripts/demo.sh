@@ -132,6 +132,9 @@ reviewtrail review decide "$late" --prefer "$late_pos" --strength strong --reaso
   --use-for-training --supersedes "$first" | sed -n 1,2p
 reviewtrail review history "$late"
 
+step "another reviewer deciding that item without naming the active decision is told, not overwritten"
+REVIEWTRAIL_REVIEWER_ID=second-reviewer reviewtrail review decide "$late" --tie || echo "exit code: $?"
+
 step "decide: a tie, a correction (neither is acceptable), a private prompt, one more prefer"
 decide() {  # decide LABEL ITEM FLAGS...: one line per decision
   local label=$1; shift
