@@ -301,15 +301,16 @@ def test_the_left_out_table_groups_an_items_superseded_decisions() -> None:
     from reviewtrail.human_review import ExportExclusion
 
     not_active = "the decision is not active: D9 is the item's active decision"
+    one, two = "Summarise the refund policy", "Translate the greeting"
     excluded = [
-        ExportExclusion("item-1", "D1", "prefer", "decision", not_active),
-        ExportExclusion("item-1", "D2", "tie", "decision", not_active),
-        ExportExclusion("item-1", "D3", "prefer", "decision", not_active),
-        ExportExclusion("item-2", "D4", "skip", "disposition", "skip is never a training example"),
-        ExportExclusion("item-1", "D9", "correct", "eligibility", "training was disabled"),
+        ExportExclusion("item-1", "D1", "prefer", "decision", not_active, one),
+        ExportExclusion("item-1", "D2", "tie", "decision", not_active, one),
+        ExportExclusion("item-1", "D3", "prefer", "decision", not_active, one),
+        ExportExclusion("item-2", "D4", "skip", "disposition", "skip is never a training example", two),
+        ExportExclusion("item-1", "D9", "correct", "eligibility", "training was disabled", one),
     ]
     assert left_out_rows(excluded) == [
-        ["item-1", "3", "prefer x2, tie", "decision", not_active],
-        ["item-2", "1", "skip", "disposition", "skip is never a training example"],
-        ["item-1", "1", "correct", "eligibility", "training was disabled"],
+        ["item-1", one, "3", "prefer x2, tie", "decision", not_active],
+        ["item-2", two, "1", "skip", "disposition", "skip is never a training example"],
+        ["item-1", one, "1", "correct", "eligibility", "training was disabled"],
     ]

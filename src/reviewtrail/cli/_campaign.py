@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, read_text_file, table
+
+if TYPE_CHECKING:
+    from reviewtrail.human_review import ImportResult
 
 __all__ = ["app"]
 
@@ -37,6 +40,26 @@ def import_(
     if as_json:
         print_json(result.to_json())
         return
+    _print_import(result)
+
+
+def _print_import(result: ImportResult) -> None:
+    """What the file held, in file order, by the prompts' labels: at most :data:`ROWS_SHOWN` rows."""
+    from reviewtrail.cli._campaign_labels import ROWS_SHOWN, more_line, short_id
+
+    entries = sorted(
+        [(p, "imported") for p in result.imported] + [(p, "already present") for p in result.already_present],
+        key=lambda entry: entry[0].line,
+    )
+    rows = [
+        [str(p.line), p.prompt_label, p.scenario_family, short_id(p.record_id), status]
+        for p, status in entries[:ROWS_SHOWN]
+    ]
+    if rows:
+        table("Prompts", ["line", "prompt", "family", "id", "status"], rows)
+        more = more_line(len(entries))
+        if more is not None:
+            print(more)
     print(f"{len(result.imported)} prompt(s) imported; {len(result.already_present)} already present")
 
 

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from reviewtrail.cli._campaign_labels import short_id
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, read_text_file, table
 
 __all__ = ["register"]
@@ -41,7 +42,8 @@ def materialize(
         why = "; ".join(f"{run_id}: {', '.join(e.code for e in found)}" for run_id, found in p.excluded.items())
         rows.append(
             [
-                p.prompt_event_id,
+                p.prompt_label,
+                short_id(p.prompt_event_id),
                 p.scenario_family,
                 str(len(p.created)),
                 str(len(p.already_present)),
@@ -49,7 +51,8 @@ def materialize(
                 p.no_item_reason or "",
             ]
         )
-    table("Prompts", ["prompt", "family", "created", "present", "excluded runs", "no item because"], rows)
+    columns = ["prompt", "id", "family", "created", "present", "excluded runs", "no item because"]
+    table("Prompts", columns, rows)
     print(
         f"{report.created} item(s) created; {report.already_present} already present; "
         f"{report.excluded_runs} run(s) excluded"

@@ -54,12 +54,14 @@ def export(
     for entry in report.files:
         print(f"  {entry['name']}: {entry['rows']} row(s), sha256 {entry['sha256']}")
     if report.excluded:
-        table("Left out", ["item", "decisions", "disposition", "field", "reason"], left_out_rows(report.excluded))
+        columns = ["item", "prompt", "decisions", "disposition", "field", "reason"]
+        table("Left out", columns, left_out_rows(report.excluded))
 
 
 def left_out_rows(excluded: Sequence[ExportExclusion]) -> list[list[str]]:
     """The "Left out" table: one row per item and reason, so an item's superseded decisions are
-    one row (how many, and their dispositions) rather than one row each; first-seen order."""
+    one row (how many, and their dispositions) rather than one row each, with the item's prompt
+    label; first-seen order."""
     groups: dict[tuple[str, str, str], list[ExportExclusion]] = {}
     for entry in excluded:
         groups.setdefault((entry.item_id, entry.field, entry.reason), []).append(entry)
@@ -67,7 +69,7 @@ def left_out_rows(excluded: Sequence[ExportExclusion]) -> list[list[str]]:
     for (item_id, field, reason), entries in groups.items():
         counts = Counter(e.disposition or "-" for e in entries)
         dispositions = ", ".join(d if n == 1 else f"{d} x{n}" for d, n in counts.items())
-        rows.append([item_id, str(len(entries)), dispositions, field, reason])
+        rows.append([item_id, entries[0].prompt_label, str(len(entries)), dispositions, field, reason])
     return rows
 
 
@@ -148,7 +150,8 @@ def _print_coverage(result: Coverage) -> None:
     table(f"Coverage of {result.campaign_id} v{result.version} (training {training})", columns, rows)
     for fam in [*doc["families"], {"family": "(all)", **doc["overall"]}][:-1]:
         for bad in fam["items"]["invalidItems"]:
-            print(f"invalid item {bad['itemId']} ({fam['family']}): {'; '.join(bad['problems'])}")
+            about = f"{fam['family']}, prompt \"{bad['promptLabel']}\""
+            print(f"invalid item {bad['itemId']} ({about}): {'; '.join(bad['problems'])}")
     if doc["overall"]["items"]["selfIdentifying"]:
         flagged = doc["overall"]["items"]["selfIdentifying"]
         print(f"self-identifying items (left out of standings and position bias): {flagged}")

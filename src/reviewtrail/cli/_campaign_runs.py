@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from reviewtrail.cli._campaign_labels import short_id
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, read_text_file, table
 from reviewtrail.cli._progress import PROGRESS_HELP
 
@@ -68,8 +69,11 @@ def _ticker(tick: Callable[[str, int, int], None] | None) -> RunProgress | None:
 def _print_run(report: RunReport) -> None:
     shown = [e for e in report.entries if e.status != "already-present"]
     if shown:
-        rows = [[e.scenario_family, e.prompt_event_id, e.agent_id, e.status, e.problem or ""] for e in shown]
-        table("Candidate runs", ["family", "prompt", "agent", "status", "problem"], rows)
+        rows = [
+            [e.scenario_family, e.prompt_label, short_id(e.prompt_event_id), e.agent_id, e.status, e.problem or ""]
+            for e in shown
+        ]
+        table("Candidate runs", ["family", "prompt", "id", "agent", "status", "problem"], rows)
     counts = report.to_json()["counts"]
     print(", ".join(f"{n} {status.replace('-', ' ')}" for status, n in counts.items()))
 
@@ -106,13 +110,14 @@ def _print_import(report: ImportRunsReport) -> None:
             str(r.line),
             r.run_id,
             r.agent_id,
+            r.prompt_label,
             r.status,
             "yes" if r.pairable else "no",
             ", ".join(e.code for e in r.exclusions),
         ]
         for r in report.runs
     ]
-    table("Imported runs", ["line", "run", "agent", "status", "pairable", "exclusions"], rows)
+    table("Imported runs", ["line", "run", "agent", "prompt", "status", "pairable", "exclusions"], rows)
     doc = report.to_json()
     print(f"{doc['imported']} imported, {doc['alreadyPresent']} already present, {doc['excluded']} excluded")
 

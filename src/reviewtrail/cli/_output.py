@@ -183,6 +183,7 @@ def table(title: str, columns: list[str], rows: list[list[str]], *, no_wrap: tup
             return
     from rich.console import Console as RichConsole
     from rich.table import Table
+    from rich.text import Text
 
     class Console(RichConsole):
         def on_broken_pipe(self) -> None:
@@ -193,8 +194,8 @@ def table(title: str, columns: list[str], rows: list[list[str]], *, no_wrap: tup
     t = Table(title=title)
     for c in columns:
         t.add_column(c, overflow="fold", no_wrap=c in no_wrap)
-    for r in rows:
-        t.add_row(*r)
+    for r in rows:  # a cell is plain text (a prompt's words may look like markup or an emoji code)
+        t.add_row(*(Text(c) for c in r))
     Console(width=None if sys.stdout.isatty() else PIPE_WIDTH).print(t)
 
 

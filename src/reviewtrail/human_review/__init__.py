@@ -111,6 +111,7 @@ if typing.TYPE_CHECKING:
         item_id,
         item_problems,
     )
+    from reviewtrail.human_review._labels import prompt_label
     from reviewtrail.human_review._lease import LEASE_SECONDS, Leases
     from reviewtrail.human_review._materialize import (
         MATERIALIZE_BATCH,
@@ -443,6 +444,7 @@ _LAZY = {
     "position_bias": "_position_bias",
     "privacy_join": "_eligibility",
     "prompt_digest": "_record_names",
+    "prompt_label": "_labels",
     "prompt_ref": "_resolve",
     "prompt_text_hash": "_run_batch",
     "prove_export_manifest": "_export_verify",
@@ -682,6 +684,7 @@ __all__ = [
     "position_bias",
     "privacy_join",
     "prompt_digest",
+    "prompt_label",
     "prompt_ref",
     "prompt_text_hash",
     "prove_export_manifest",

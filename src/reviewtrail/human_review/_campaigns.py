@@ -12,6 +12,7 @@ from reviewtrail.canonical import canonical_sha256
 from reviewtrail.errors import InvalidInputError, NotFoundError
 from reviewtrail.human_review._campaign_file import FileFormat, file_format, parse_campaign_file
 from reviewtrail.human_review._campaign_read import latest_settings
+from reviewtrail.human_review._labels import prompt_label
 from reviewtrail.human_review._records import (
     ACTOR,
     CampaignSettings,
@@ -36,8 +37,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ImportedPrompt:
-    """One entry of an imported file: its line, campaign, family, digest, and its record id
-    (the new one, or the one already recorded)."""
+    """One entry of an imported file: its line, campaign, family, digest, its record id (the new
+    one, or the one already recorded) and its prompt's short label (:func:`~._labels.prompt_label`)."""
 
     line: int
     campaign_id: str
@@ -46,10 +47,12 @@ class ImportedPrompt:
     prompt_digest: str
     record_id: str
     payload_hash: str  # the prompt record's payloadHash: what a context receipt names it by
+    prompt_label: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "line": self.line,
+            "promptLabel": self.prompt_label,
             "campaignId": self.campaign_id,
             "campaignVersion": self.campaign_version,
             "scenarioFamily": self.scenario_family,
@@ -99,6 +102,7 @@ def import_campaign(
             digest,
             known or record.id,
             payload_hash,
+            prompt_label(entry.prompt.prompt),
         )
         if known is not None:
             result.already_present.append(info)

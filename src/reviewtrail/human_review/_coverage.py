@@ -6,7 +6,8 @@ Definitions:
 - *runs*: every run id triggered by a prompt of the family, by its current status; *pairable* runs
   pass every pairing rule, the others are *excluded* and counted once per exclusion code they
   carry (a run can carry several codes).
-- *items*: valid items still bind what they froze; invalid ones are listed with their problems;
+- *items*: valid items still bind what they froze; invalid ones are listed with their problems
+  and their prompt's short label (:func:`~._labels.prompt_label`);
   *self-identifying* items have a candidate whose text names a candidate's identity (left out of
   standings and position bias); items recorded before that check are *not checked*.
 - *decisions*: ``recorded`` counts every decision record; ``active`` counts each item's one
@@ -61,6 +62,7 @@ class ItemCoverageFacts:
     quality_eligible: bool = False
     exportable: bool = False
     self_identifying: bool | None = None  # a candidate names an identity; None: never checked
+    prompt_label: str = ""  # the short label of the item's prompt (given at least for an invalid item)
 
 
 @dataclass
@@ -74,6 +76,7 @@ class FamilyCoverage:
     exclusions: Counter[str] = field(default_factory=Counter)  # code -> runs
     items: int = 0
     invalid_items: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    invalid_labels: dict[str, str] = field(default_factory=dict)  # invalid item id -> its prompt's label
     self_identifying: int = 0
     identity_unchecked: int = 0
     recorded: int = 0
@@ -105,6 +108,7 @@ class FamilyCoverage:
         self.identity_unchecked += facts.self_identifying is None
         if facts.problems:
             self.invalid_items[facts.item_id] = facts.problems
+            self.invalid_labels[facts.item_id] = facts.prompt_label
         self.recorded += facts.recorded
         if facts.active is None:
             self.undecided += 1
@@ -130,7 +134,10 @@ class FamilyCoverage:
                 "total": self.items,
                 "valid": self.items - len(self.invalid_items),
                 "invalid": len(self.invalid_items),
-                "invalidItems": [{"itemId": i, "problems": list(p)} for i, p in sorted(self.invalid_items.items())],
+                "invalidItems": [
+                    {"itemId": i, "promptLabel": self.invalid_labels.get(i, ""), "problems": list(p)}
+                    for i, p in sorted(self.invalid_items.items())
+                ],
                 "selfIdentifying": self.self_identifying,
                 "selfIdentificationNotChecked": self.identity_unchecked,
             },

@@ -23,6 +23,7 @@ from reviewtrail.human_review._decision_rules import active_decisions
 from reviewtrail.human_review._export_job import campaign_files
 from reviewtrail.human_review._export_rows import TRAINING_EXAMPLE_V4
 from reviewtrail.human_review._export_verify import prove_export_manifest, read_export_manifest
+from reviewtrail.human_review._labels import prompt_label
 from reviewtrail.human_review._position_bias import position_bias
 from reviewtrail.human_review._records import PROMPT
 from reviewtrail.human_review._resolve import prompt_ref, run_facts, runs_over
@@ -100,6 +101,7 @@ def _item_facts(state: ItemState, family: str, training: bool) -> ItemCoverageFa
         quality_eligible=state.quality is not None and state.quality.eligible,  # the canary rule applied
         exportable=state.exportable,
         self_identifying=state.resolved.item.self_identifying(),
+        prompt_label=prompt_label(state.resolved.prompt.prompt) if state.resolved.problems else "",
     )
 
 

@@ -24,6 +24,7 @@ from reviewtrail.human_review._campaigns import require_campaign
 from reviewtrail.human_review._dataset_manifest import MANIFEST_NAME, write_exports
 from reviewtrail.human_review._export_folder import clear_debris, export_lock, load_manifest
 from reviewtrail.human_review._export_rows import TRAINING_EXAMPLE_V4, training_example_v4
+from reviewtrail.human_review._labels import prompt_label
 from reviewtrail.store import Progress, Store
 
 __all__ = [
@@ -104,17 +105,20 @@ def _next_number(out_dir: Path, campaign_id: str, version: int) -> int:
 class ExportExclusion:
     """A decision (or, for an item whose decisions cannot be read, the item) left out of an
     export: the field that fails (``disposition``, ``decision``, ``eligibility``, ``item``,
-    ``response``, ``replacement``, ``preferred``) and why."""
+    ``response``, ``replacement``, ``preferred``) and why, with the short label of the item's
+    prompt (:func:`~._labels.prompt_label`; in the report only, never in an exported file)."""
 
     item_id: str
     decision_id: str | None
     disposition: str | None
     field: str
     reason: str
+    prompt_label: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "itemId": self.item_id,
+            "promptLabel": self.prompt_label,
             "decisionId": self.decision_id,
             "disposition": self.disposition,
             "field": self.field,
@@ -222,6 +226,7 @@ def _export_item(state: ItemState, report: ExportReport) -> list[dict[str, Any]]
     """The row of an item's active decision, if it may become one; every other decision of the
     item is reported with its reason."""
     item_id = state.item_id
+    label = prompt_label(state.resolved.prompt.prompt)
     if not state.decisions:
         report.undecided += 1
     active_id = state.active.decision.decision_id if state.active else None
@@ -231,20 +236,20 @@ def _export_item(state: ItemState, report: ExportReport) -> list[dict[str, Any]]
             continue
         reason = _inactive(active_id) if fact.decision_id in inactive else _never_counted()
         report.excluded.append(
-            ExportExclusion(item_id, fact.decision_id, fact.decision.disposition, "decision", reason)
+            ExportExclusion(item_id, fact.decision_id, fact.decision.disposition, "decision", reason, label)
         )
     invalid = "the item is invalid: " + "; ".join(state.resolved.problems) if state.resolved.problems else None
     if state.active is None:
         if invalid is not None:
-            report.excluded.append(ExportExclusion(item_id, None, None, "item", invalid))
+            report.excluded.append(ExportExclusion(item_id, None, None, "item", invalid, label))
         return []
     disposition = state.active.decision.decision.disposition
     if invalid is not None:  # whatever the decision, an item that no longer binds what it froze
-        report.excluded.append(ExportExclusion(item_id, active_id, disposition, "item", invalid))
+        report.excluded.append(ExportExclusion(item_id, active_id, disposition, "item", invalid, label))
         return []
     if state.refusal is not None or state.example is None:
         field_, reason = (state.refusal.field, state.refusal.problem) if state.refusal else ("item", "no facts")
-        report.excluded.append(ExportExclusion(item_id, active_id, disposition, field_, reason))
+        report.excluded.append(ExportExclusion(item_id, active_id, disposition, field_, reason, label))
         return []
     return [training_example_v4(state.example)]
 

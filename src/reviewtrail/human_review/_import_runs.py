@@ -25,6 +25,7 @@ from reviewtrail._strict import kind_of
 from reviewtrail.errors import InvalidInputError, NotFoundError
 from reviewtrail.human_review._campaign_file import jsonl_lines
 from reviewtrail.human_review._eligibility import PRIVACY_ORDER
+from reviewtrail.human_review._labels import prompt_label
 from reviewtrail.human_review._record_names import prompt_digest
 from reviewtrail.human_review._records import ACTOR, PROMPT, ReviewResponse
 from reviewtrail.human_review._resolve import current, prompt_ref, run_facts, runs_over
@@ -65,7 +66,8 @@ class _Checked:
 @dataclass(frozen=True)
 class ImportedRun:
     """One line of the file: its run, whether it was appended now, and its pairing as recorded
-    now (every run over its trigger considered)."""
+    now (every run over its trigger considered); its trigger prompt is named by its id and its
+    short label (:func:`~._labels.prompt_label`)."""
 
     line: int
     run_id: str
@@ -74,6 +76,7 @@ class ImportedRun:
     status: Literal["imported", "already-present"]
     pairable: bool
     exclusions: tuple[Exclusion, ...]
+    prompt_label: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -81,6 +84,7 @@ class ImportedRun:
             "runId": self.run_id,
             "agentId": self.agent_id,
             "triggerEventId": self.trigger_event_id,
+            "promptLabel": self.prompt_label,
             "status": self.status,
             "pairable": self.pairable,
             "exclusions": [e.to_json() for e in self.exclusions],
@@ -118,7 +122,7 @@ def import_runs(store: Store, text: str, *, actor: str = ACTOR) -> ImportRunsRep
             records.extend(_records(c, actor))
     if records:
         store.append(records)
-    verdicts = _verdicts(store, {c.run.trigger_event_id for c in checked})
+    verdicts, labels = _verdicts(store, {c.run.trigger_event_id for c in checked})
     report = ImportRunsReport()
     for c in checked:
         run = c.run
@@ -132,21 +136,25 @@ def import_runs(store: Store, text: str, *, actor: str = ACTOR) -> ImportRunsRep
                 status="already-present" if run.run_id in present else "imported",
                 pairable=excluded is not None and not excluded,
                 exclusions=tuple(excluded) if excluded else (),
+                prompt_label=labels[run.trigger_event_id],
             )
         )
     return report
 
 
-def _verdicts(store: Store, triggers: set[str]) -> dict[str, list[Exclusion]]:
-    """Per run id over these triggers: its exclusions (empty when it is pairable)."""
+def _verdicts(store: Store, triggers: set[str]) -> tuple[dict[str, list[Exclusion]], dict[str, str]]:
+    """Per run id over these triggers: its exclusions (empty when it is pairable); and per
+    trigger, its prompt's label."""
     out: dict[str, list[Exclusion]] = {}
+    labels: dict[str, str] = {}
     for trigger in sorted(triggers):
         ref, _ = prompt_ref(store.ledger, trigger)
+        labels[trigger] = prompt_label(ref.prompt.prompt)
         facts = [f for f in (run_facts(store.ledger, r) for r in runs_over(store.ledger, trigger)) if f]
         pairable, excluded = pairable_runs(facts, ref)
         out.update({f.run.run_id: [] for f in pairable.values()})
         out.update(excluded)
-    return out
+    return out, labels
 
 
 def _records(c: _Checked, actor: str) -> list[NewRecord]:

@@ -21,6 +21,7 @@ from typing import Any
 from reviewtrail.errors import ConflictError
 from reviewtrail.human_review._campaigns import require_campaign
 from reviewtrail.human_review._item_rules import item_id
+from reviewtrail.human_review._labels import prompt_label
 from reviewtrail.human_review._records import ACTOR
 from reviewtrail.human_review._resolve import prompt_ref, run_facts, runs_over
 from reviewtrail.human_review._run_batch import item_record
@@ -36,13 +37,15 @@ MATERIALIZE_BATCH = 500
 
 @dataclass
 class PromptMaterialized:
-    """What materializing did for one prompt: the items it created and found already recorded
-    (item ids), the items created whose candidates name a candidate's identity, the runs it
-    excluded (by run id, with their exclusions), the declared agents with no pairable run, and,
-    when no item can be formed, why."""
+    """What materializing did for one prompt (named by its id and its short label,
+    :func:`~._labels.prompt_label`): the items it created and found already recorded (item ids),
+    the items created whose candidates name a candidate's identity, the runs it excluded (by run
+    id, with their exclusions), the declared agents with no pairable run, and, when no item can be
+    formed, why."""
 
     prompt_event_id: str
     scenario_family: str
+    prompt_label: str = ""
     created: list[str] = field(default_factory=list)
     already_present: list[str] = field(default_factory=list)
     self_identifying: list[str] = field(default_factory=list)
@@ -53,6 +56,7 @@ class PromptMaterialized:
     def to_json(self) -> dict[str, Any]:
         return {
             "promptEventId": self.prompt_event_id,
+            "promptLabel": self.prompt_label,
             "scenarioFamily": self.scenario_family,
             "created": list(self.created),
             "alreadyPresent": list(self.already_present),
@@ -123,7 +127,7 @@ def _prompt_items(
 ) -> tuple[PromptMaterialized, list[tuple[str, NewRecord]]]:
     """The report of one prompt so far and the item records still to append (by item id)."""
     ref, now = prompt_ref(ledger, prompt_event_id)
-    report = PromptMaterialized(prompt_event_id, family)
+    report = PromptMaterialized(prompt_event_id, family, prompt_label(ref.prompt.prompt))
     if now.content.id != ref.event_id:
         report.no_item_reason = f"the prompt was corrected by {now.content.id}; its runs are not paired"
         return report, []

@@ -21,6 +21,7 @@ from reviewtrail.errors import ReviewtrailError
 from reviewtrail.human_review._agents import BackendFor, backend_builder
 from reviewtrail.human_review._agents_file import AgentConfig
 from reviewtrail.human_review._campaigns import require_campaign
+from reviewtrail.human_review._labels import prompt_label
 from reviewtrail.human_review._resolve import prompt_ref, run_facts, runs_over
 from reviewtrail.human_review._run_batch import RunOutcome, run_records
 from reviewtrail.human_review._run_claims import RunClaims
@@ -48,7 +49,8 @@ RunProgress = Callable[[int, int, "RunEntry"], None]
 
 @dataclass(frozen=True)
 class RunEntry:
-    """One declared agent over one prompt: what this call did, and the run that now stands."""
+    """One declared agent over one prompt (named by its id and its short label,
+    :func:`~._labels.prompt_label`): what this call did, and the run that now stands."""
 
     prompt_event_id: str
     scenario_family: str
@@ -57,10 +59,12 @@ class RunEntry:
     run_id: str | None = None
     retry_of: str | None = None
     problem: str | None = None  # the error of a failed run, or why its output was refused
+    prompt_label: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "promptEventId": self.prompt_event_id,
+            "promptLabel": self.prompt_label,
             "scenarioFamily": self.scenario_family,
             "agentId": self.agent_id,
             "status": self.status,
@@ -95,6 +99,7 @@ class _Planned:
     family: str
     agent: AgentConfig
     retry_of: str | None
+    label: str  # the prompt's short label
 
 
 def run_campaign(
@@ -126,17 +131,19 @@ def run_campaign(
         facts = [f for f in (run_facts(store.ledger, run) for run in runs_over(store.ledger, ref.event_id)) if f]
         pairable, excluded = pairable_runs(facts, ref)
         standing = _standing_excluded(facts, excluded)
+        label = prompt_label(ref.prompt.prompt)
+        family = ref.prompt.scenario_family
         for agent_id in ref.prompt.candidate_agent_ids:
-            family = ref.prompt.scenario_family
             if agent_id in pairable:
                 run = pairable[agent_id].run.run_id
-                report.entries.append(RunEntry(ref.event_id, family, agent_id, "already-present", run))
+                entry = RunEntry(ref.event_id, family, agent_id, "already-present", run, prompt_label=label)
             elif agent_id not in configured:
-                report.entries.append(RunEntry(ref.event_id, family, agent_id, "not-configured"))
+                entry = RunEntry(ref.event_id, family, agent_id, "not-configured", prompt_label=label)
             else:
-                job = _Planned(ref, now.privacy, family, configured[agent_id], standing.get(agent_id))
+                job = _Planned(ref, now.privacy, family, configured[agent_id], standing.get(agent_id), label)
                 planned.append((len(report.entries), job))
-                report.entries.append(RunEntry(ref.event_id, family, agent_id, "failed"))  # replaced below
+                entry = RunEntry(ref.event_id, family, agent_id, "failed", prompt_label=label)  # replaced below
+            report.entries.append(entry)
     backends = {job.agent.id: get_backend(job.agent) for _, job in planned}  # config errors before any call
     done = 0
     with RunClaims(store) as claims:
@@ -160,16 +167,19 @@ def _run_claimed(store: Store, job: _Planned, backend: ModelBackend) -> RunEntry
     facts = [f for f in (run_facts(store.ledger, run) for run in runs_over(store.ledger, job.ref.event_id)) if f]
     pairable, excluded = pairable_runs(facts, job.ref)
     agent, family = job.agent.id, job.family
+    label = job.label
     if agent in pairable:
-        return RunEntry(job.ref.event_id, family, agent, "already-present", pairable[agent].run.run_id)
+        run_id = pairable[agent].run.run_id
+        return RunEntry(job.ref.event_id, family, agent, "already-present", run_id, prompt_label=label)
     standing = _standing_excluded(facts, excluded).get(agent)
     if standing is None or standing == job.retry_of:
         return _run_one(store, job, backend)
     run = next(f.run for f in facts if f.run.run_id == standing)
     if run.status == "failed":
-        return RunEntry(job.ref.event_id, family, agent, "failed", run.run_id, run.retry_of, run.error)
+        return RunEntry(job.ref.event_id, family, agent, "failed", run.run_id, run.retry_of, run.error, label)
     if run.output_problem is not None:
-        return RunEntry(job.ref.event_id, family, agent, "invalid-output", run.run_id, run.retry_of, run.output_problem)
+        problem = run.output_problem
+        return RunEntry(job.ref.event_id, family, agent, "invalid-output", run.run_id, run.retry_of, problem, label)
     # excluded for another reason (an imported run, say): retried, as a later campaign run would
     return _run_one(store, replace(job, retry_of=standing), backend)
 
@@ -221,4 +231,4 @@ def _run_one(store: Store, job: _Planned, backend: ModelBackend) -> RunEntry:
         status = "failed"
     elif run.get("outputProblem") is not None:
         status = "invalid-output"
-    return RunEntry(job.ref.event_id, job.family, job.agent.id, status, run_id, job.retry_of, problem)
+    return RunEntry(job.ref.event_id, job.family, job.agent.id, status, run_id, job.retry_of, problem, job.label)
