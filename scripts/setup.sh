@@ -11,6 +11,7 @@ if [ "$want_system" = 1 ]; then
   need=()
   command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || need+=(postgresql)
+  command -v chromium >/dev/null 2>&1 || need+=(chromium)  # the browser tests' Chromium (Playwright's executable_path)
   command -v git >/dev/null 2>&1 || need+=(git)
   command -v sha256sum >/dev/null 2>&1 || need+=(coreutils)
   if [ "${#need[@]}" -gt 0 ]; then

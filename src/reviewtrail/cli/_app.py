@@ -70,6 +70,7 @@ COMMANDS: dict[str, Callable[[], Any]] = {
     "evidence": _attribute("_review", "evidence_app"),
     "review": _review_app,
     "campaign": _campaign_app,
+    "serve": _attribute("_serve", "serve"),
 }
 
 

@@ -1,0 +1,108 @@
+"""The inspector's application: pages and their JSON, read-only (docs/human-review.md, "The
+inspector").
+
+Pages are drawn on the server from Jinja2 templates (autoescaped); the one static script adds the
+keyboard shortcuts and runs under a CSP without inline script. Every route answers GET and HEAD
+only (:class:`~reviewtrail.web._guard.Guard` answers anything else 405 before a route runs).
+The OpenAPI description is served at ``/openapi.json``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+from reviewtrail import __version__
+from reviewtrail.errors import ReviewtrailError
+from reviewtrail.web._guard import Guard
+from reviewtrail.web._keys import DECISION_KEYS, NAVIGATION_KEYS
+from reviewtrail.web._reads import Reads
+
+if TYPE_CHECKING:
+    from reviewtrail.store import Store
+
+__all__ = ["create_app"]
+
+_READ = ["GET", "HEAD"]
+_STATUS = {2: 400, 3: 404, 4: 500, 5: 503, 6: 409}
+_STATIC = Path(__file__).parent / "static"
+
+
+def _templates() -> Environment:
+    env = Environment(
+        loader=PackageLoader("reviewtrail.web", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals["version"] = __version__
+    return env
+
+
+def create_app(store: Store, *, host: str = "127.0.0.1") -> Any:
+    """The inspector over ``store`` (opened read-only), answering requests addressed to ``host``
+    (the loopback address it listens on) or ``localhost``; an ASGI application."""
+    reads = Reads(store)
+    templates = _templates()
+    app = FastAPI(
+        title="reviewtrail inspector",
+        version=__version__,
+        description="Read-only pages and JSON over a reviewtrail store, on loopback.",
+        docs_url=None,  # the interactive docs load scripts from elsewhere and inline: not under this CSP
+        redoc_url=None,
+        openapi_url="/openapi.json",
+    )
+
+    def page(name: str, code: int = 200, **context: Any) -> HTMLResponse:
+        return HTMLResponse(templates.get_template(name).render(**context), status_code=code)
+
+    @app.exception_handler(ReviewtrailError)
+    async def refused(request: Request, exc: ReviewtrailError) -> Response:
+        status = _STATUS.get(exc.exit_code, 500)
+        error = {"type": type(exc).__name__, "field": exc.field, "message": str(exc), "exitCode": exc.exit_code}
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": error}, status_code=status)
+        return page("error.html", status, error=error, status=status)
+
+    @app.api_route("/", methods=_READ, response_class=HTMLResponse, summary="Campaigns")
+    def index() -> HTMLResponse:
+        return page("index.html", campaigns=reads.campaigns())
+
+    @app.api_route(
+        "/review/{campaign}/{version}", methods=_READ, response_class=HTMLResponse, summary="Review: one card"
+    )
+    def review(campaign: str, version: int, card: int = 1) -> HTMLResponse:
+        view = reads.card(campaign, version, card)
+        return page("review.html", view=view, decision_keys=DECISION_KEYS, navigation_keys=NAVIGATION_KEYS)
+
+    @app.api_route("/items/{item_id}/history", methods=_READ, response_class=HTMLResponse, summary="Reviewed history")
+    def item_history(item_id: str) -> HTMLResponse:
+        return page("history.html", history=reads.history(item_id))
+
+    @app.api_route("/api/campaigns", methods=_READ, summary="Campaign versions")
+    def api_campaigns() -> list[dict[str, Any]]:
+        return [c.to_json() for c in reads.campaigns()]
+
+    @app.api_route("/api/review/{campaign}/{version}/cards/{position}", methods=_READ, summary="One blinded card")
+    def api_card(campaign: str, version: int, position: int) -> dict[str, Any]:
+        view = reads.card(campaign, version, position)
+        return {"position": view.position, "more": view.more, "card": view.card.to_json() if view.card else None}
+
+    @app.api_route("/api/items/{item_id}/history", methods=_READ, summary="An item's decisions")
+    def api_history(item_id: str) -> dict[str, Any]:
+        return reads.history(item_id).to_json()
+
+    app.mount("/static", StaticFiles(directory=_STATIC), name="static")
+    hosts = frozenset({host_literal(host), "localhost", "127.0.0.1", "[::1]"})
+    return Guard(app, hosts=hosts)
+
+
+def host_literal(host: str) -> str:
+    """``host`` as a ``Host`` header writes it (an IPv6 address in brackets)."""
+    return f"[{host}]" if ":" in host else host

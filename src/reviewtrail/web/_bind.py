@@ -1,0 +1,56 @@
+"""Where the inspector may listen: loopback only (docs/human-review.md, "The inspector").
+
+The address is checked before anything is opened or bound: only an IP literal in the loopback
+range (``127.0.0.0/8``, ``::1``) or the name ``localhost`` (bound as ``127.0.0.1``, never looked
+up) is accepted. Anything else is refused with exit 2, field ``host``, naming the address.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+
+from reviewtrail.errors import InvalidInputError
+
+__all__ = ["bind_loopback", "loopback_host"]
+
+
+def loopback_host(host: str) -> str:
+    """The loopback IP literal to bind for ``host``; :class:`InvalidInputError` (exit 2, field
+    ``host``) for any other address, naming it."""
+    text = host.strip()
+    if text.lower() == "localhost":
+        return "127.0.0.1"
+    try:
+        address = ipaddress.ip_address(text.removeprefix("[").removesuffix("]"))
+    except ValueError:
+        address = None
+    if address is None or not address.is_loopback:
+        raise InvalidInputError(
+            f"the inspector listens on loopback only; {host!r} is not a loopback address "
+            "(use 127.0.0.1, ::1 or localhost; put 'reviewtrail proxy' in front of it for other machines)",
+            field="host",
+        )
+    return str(address)
+
+
+def bind_loopback(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host`` (checked by :func:`loopback_host`) and ``port`` (0: a
+    free port chosen by the system). A port out of range is exit 2, field ``port``; a port in
+    use is exit 5, field ``port``."""
+    from reviewtrail.errors import BackendUnavailableError
+
+    address = loopback_host(host)
+    if isinstance(port, bool) or not 0 <= port <= 65535:
+        raise InvalidInputError(f"must be from 0 to 65535, got {port}", field="port")
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((address, port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        message = f"cannot listen on {address} port {port}: {exc.strerror or exc}"
+        raise BackendUnavailableError(message, field="port") from exc
+    return sock

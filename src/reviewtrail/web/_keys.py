@@ -1,0 +1,39 @@
+"""The Review page's keyboard shortcuts: the decision keys of ``review session`` (shown, and
+disabled while the inspector is read-only) and the page's own navigation keys."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["DECISION_KEYS", "NAVIGATION_KEYS", "Key"]
+
+
+@dataclass(frozen=True)
+class Key:
+    key: str
+    name: str  # what it does
+    shown: str  # how the page writes the key
+
+
+# In the order a reviewer meets them: judgeability first, then the judgment, then its details.
+DECISION_KEYS: tuple[Key, ...] = (
+    Key("u", "underdetermined", "u"),
+    Key("m", "malformed", "m"),
+    Key("s", "skip", "s"),
+    Key("a", "prefer A (then 1 slight, 2 strong)", "a"),
+    Key("b", "prefer B (then 1 slight, 2 strong)", "b"),
+    Key("t", "tie", "t"),
+    Key("c", "correct: write the replacement response", "c"),
+    Key("r", "reason codes", "r"),
+    Key("g", "response tags", "g"),
+    Key("f", "confidence", "f"),
+    Key("y", "use for training", "y"),
+    Key("n", "note", "n"),
+)
+
+NAVIGATION_KEYS: tuple[Key, ...] = (
+    Key("ArrowRight", "next card", "→"),
+    Key("ArrowLeft", "previous card", "←"),
+    Key("h", "this item's reviewed history", "h"),
+    Key("?", "these shortcuts", "?"),
+)

@@ -1,0 +1,103 @@
+"""The inspector in tests: ``reviewtrail serve`` started as a real process on 127.0.0.1 with a
+port the system chooses (``--port 0 --json`` announces it), over a store the test built."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reviewtrail.store import Store
+
+__all__ = ["PLANTED", "Inspector", "ledger_head", "planted_campaign", "running_inspector", "store_env"]
+
+
+@dataclass(frozen=True)
+class Inspector:
+    url: str  # ends with "/"
+    process: subprocess.Popen[str]
+
+
+def store_env(root: Path) -> dict[str, str]:
+    """The environment that points a command at the store ``new_store(root)`` made."""
+    env = dict(os.environ)
+    env["REVIEWTRAIL_STORE"] = str(root / "store")
+    env["REVIEWTRAIL_DATABASE_URL"] = f"sqlite:///{root / 'ledger.sqlite'}"
+    return env
+
+
+@contextmanager
+def running_inspector(root: Path, *args: str) -> Iterator[Inspector]:
+    """``reviewtrail serve --port 0 --json ARGS`` over the store ``new_store(root)`` made,
+    stopped (SIGTERM) on exit."""
+    command = [sys.executable, "-m", "reviewtrail", "serve", "--port", "0", "--json", *args]
+    process = subprocess.Popen(
+        command, env=store_env(root), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=root
+    )
+    try:
+        # The JSON announcement is printed once the socket listens: read it whole, line by line.
+        text = ""
+        while True:
+            line = process.stdout.readline() if process.stdout else ""
+            if not line:
+                raise AssertionError(
+                    f"the inspector exited ({process.wait()}): {process.stderr.read() if process.stderr else ''}"
+                )
+            text += line
+            if line.startswith("}"):
+                break
+        yield Inspector(json.loads(text)["url"], process)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def ledger_head(store: Store) -> tuple[int, str] | None:
+    """The ledger's head (seq, hash), read afresh."""
+    head = store.ledger.head()
+    return None if head is None else (head.seq, head.hash)
+
+
+# Names no page may show before a decision: every candidate's run id and these, planted in the runs.
+PLANTED = {
+    "agent-heron": {
+        "model": "pelican-model-7",
+        "provider": "quokkacloud",
+        "executionAdapter": "narwhal-exec@3",
+        "learnedAdapter": "okapi-lora-5",
+        "catalogGeneration": "gen-axolotl",
+    },
+    "agent-bison": {
+        "model": "walrus-model-2",
+        "provider": "capybarahost",
+        "executionAdapter": "ibis-exec@9",
+        "learnedAdapter": "tapir-lora-1",
+        "catalogGeneration": "gen-marmot",
+    },
+}
+
+
+def planted_campaign(store: Store, n: int = 3) -> tuple[list[Any], set[str]]:
+    """``n`` items of campaign ``camp`` v1 whose runs carry the distinctive names of
+    :data:`PLANTED`, and every name a blinded page must not hold (run ids included)."""
+    from support.human_review import add_item, add_prompt, add_run
+
+    agents = tuple(PLANTED)
+    items, hidden = [], {name for agent in PLANTED.values() for name in agent.values()} | set(agents)
+    for _ in range(n):
+        prompt = add_prompt(store, agents=agents)
+        runs = [add_run(store, prompt, agent, **PLANTED[agent]) for agent in agents]
+        hidden.update(runs)
+        items.append(add_item(store, prompt, *runs))
+    return items, hidden
