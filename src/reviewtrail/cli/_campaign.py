@@ -56,7 +56,7 @@ def _print_import(result: ImportResult) -> None:
         for p, status in entries[:ROWS_SHOWN]
     ]
     if rows:
-        table("Prompts", ["line", "prompt", "family", "id", "status"], rows)
+        table("Prompts", ["line", "prompt", "family", "id", "status"], rows, no_wrap=("prompt", "id"))
         more = more_line(len(entries))
         if more is not None:
             print(more)

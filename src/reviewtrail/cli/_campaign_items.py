@@ -52,7 +52,7 @@ def materialize(
             ]
         )
     columns = ["prompt", "id", "family", "created", "present", "excluded runs", "no item because"]
-    table("Prompts", columns, rows)
+    table("Prompts", columns, rows, no_wrap=("prompt", "id"))
     print(
         f"{report.created} item(s) created; {report.already_present} already present; "
         f"{report.excluded_runs} run(s) excluded"

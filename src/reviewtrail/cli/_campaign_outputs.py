@@ -55,7 +55,7 @@ def export(
         print(f"  {entry['name']}: {entry['rows']} row(s), sha256 {entry['sha256']}")
     if report.excluded:
         columns = ["item", "prompt", "decisions", "disposition", "field", "reason"]
-        table("Left out", columns, left_out_rows(report.excluded))
+        table("Left out", columns, left_out_rows(report.excluded), no_wrap=("item", "prompt"))
 
 
 def left_out_rows(excluded: Sequence[ExportExclusion]) -> list[list[str]]:
@@ -150,7 +150,7 @@ def _print_coverage(result: Coverage) -> None:
     table(f"Coverage of {result.campaign_id} v{result.version} (training {training})", columns, rows)
     for fam in [*doc["families"], {"family": "(all)", **doc["overall"]}][:-1]:
         for bad in fam["items"]["invalidItems"]:
-            about = f"{fam['family']}, prompt \"{bad['promptLabel']}\""
+            about = f'{fam["family"]}, prompt "{bad["promptLabel"]}"'
             print(f"invalid item {bad['itemId']} ({about}): {'; '.join(bad['problems'])}")
     if doc["overall"]["items"]["selfIdentifying"]:
         flagged = doc["overall"]["items"]["selfIdentifying"]

@@ -73,7 +73,9 @@ def _print_run(report: RunReport) -> None:
             [e.scenario_family, e.prompt_label, short_id(e.prompt_event_id), e.agent_id, e.status, e.problem or ""]
             for e in shown
         ]
-        table("Candidate runs", ["family", "prompt", "id", "agent", "status", "problem"], rows)
+        table(
+            "Candidate runs", ["family", "prompt", "id", "agent", "status", "problem"], rows, no_wrap=("prompt", "id")
+        )
     counts = report.to_json()["counts"]
     print(", ".join(f"{n} {status.replace('-', ' ')}" for status, n in counts.items()))
 
@@ -117,7 +119,12 @@ def _print_import(report: ImportRunsReport) -> None:
         ]
         for r in report.runs
     ]
-    table("Imported runs", ["line", "run", "agent", "prompt", "status", "pairable", "exclusions"], rows)
+    table(
+        "Imported runs",
+        ["line", "run", "agent", "prompt", "status", "pairable", "exclusions"],
+        rows,
+        no_wrap=("prompt",),
+    )
     doc = report.to_json()
     print(f"{doc['imported']} imported, {doc['alreadyPresent']} already present, {doc['excluded']} excluded")
 
