@@ -94,6 +94,7 @@ class Project:
             **{k: v for k, v in os.environ.items() if not k.startswith(("REVIEWTRAIL_", "ARIS_"))},
             "REVIEWTRAIL_STORE": str(root / "store"),
             "REVIEWTRAIL_DATABASE_URL": f"sqlite:///{root / 'ledger.sqlite'}",
+            "REVIEWTRAIL_REVIEWER_ID": "rev-test",
         }
 
     def loaded(self, *args: str) -> tuple[set[str], set[str], list[str]]:
