@@ -13,6 +13,7 @@ from reviewtrail.human_review import (
     DISPOSITIONS,
     Criterion,
     DecisionFact,
+    Refusal,
     ReviewDecision,
     ReviewItem,
     active_decisions,
@@ -93,6 +94,45 @@ def test_a_decision_is_judged_by_the_items_own_criterion() -> None:
     other = CRITERION.model_copy(update={"version": 3})
     refusal = check_decision(decision(), ITEM, other)
     assert refusal is not None and refusal.field == "criterion"
+
+
+@pytest.mark.parametrize(
+    ("disposition", "changes", "field", "problem"),
+    [
+        ("prefer", {"preferred": None}, "preferred", "prefer must name the preferred candidate's run"),
+        ("prefer", {"preferred": "run-c"}, "preferred", "run-c is not one of the item's two candidates"),
+        ("prefer", {"strength": None}, "strength", "prefer must carry a strength (slight or strong)"),
+        ("tie", {"preferred": "run-a"}, "preferred", "tie must not name a preferred candidate"),
+        ("skip", {"strength": "slight"}, "strength", "skip must not carry a strength"),
+        ("correct", {"replacement": None}, "replacement", "correct must carry a replacement response"),
+        ("malformed", {"replacement": "x"}, "replacement", "malformed must not carry a replacement response"),
+        ("tie", {"reasonCodes": ["made-up"]}, "reasonCodes", "made-up is not allowed by criterion helpful@2"),
+        ("tie", {"responseTags": ["rude", "rude"]}, "responseTags", "a value is listed twice"),
+        ("prefer", {"itemId": "item-2"}, "itemId", "the decision is for item item-2, not item-1"),
+    ],
+)
+def test_each_refusal_says_what_is_wrong(disposition: str, changes: dict[str, Any], field: str, problem: str) -> None:
+    refusal = check_decision(decision(disposition, **changes), ITEM, CRITERION)
+    assert refusal == Refusal(field, problem)
+    assert str(refusal.error()) == f"{field}: {problem}"
+
+
+def test_a_decision_of_another_criterion_is_refused_naming_the_items() -> None:
+    refusal = check_decision(decision(), ITEM, CRITERION.model_copy(update={"version": 3}))
+    assert refusal == Refusal("criterion", "the item is judged by criterion helpful@2")
+
+
+@pytest.mark.parametrize("field", ["reasonCodes", "responseTags"])
+def test_more_values_than_allowed_are_refused_even_past_the_payload_model(field: str) -> None:
+    # The payload model already bounds both lists; the rule holds on its own for a decision built
+    # without it.
+    values = ["unsupported", "wrong-number", "off-topic"] if field == "reasonCodes" else ["verbose", "terse", "rude"]
+    made = ReviewDecision.model_construct(**{**decision("tie").__dict__, _python(field): values})
+    assert check_decision(made, ITEM, CRITERION) == Refusal(field, "at most 2 values")
+
+
+def _python(field: str) -> str:
+    return {"reasonCodes": "reason_codes", "responseTags": "response_tags"}[field]
 
 
 # --- active decisions -------------------------------------------------------------------------

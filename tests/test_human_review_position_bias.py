@@ -60,13 +60,15 @@ def test_an_empty_reviewer_id_is_refused_naming_the_field() -> None:
     with pytest.raises(InvalidInputError) as caught:
         position_bias([("ana", True), ("", False)])
     assert caught.value.field == "reviewer"
+    assert str(caught.value) == "reviewer: a prefer decision has an empty reviewer id"
 
 
 def test_bad_counts_are_refused() -> None:
-    with pytest.raises(InvalidInputError):
-        wilson_interval(3, 2)
-    with pytest.raises(InvalidInputError):
-        wilson_interval(-1, 2)
+    for successes, trials in ((3, 2), (-1, 2), (0, -1)):
+        with pytest.raises(InvalidInputError) as caught:
+            wilson_interval(successes, trials)
+        assert str(caught.value) == f"trials: {successes} successes out of {trials} trials is not a count"
+        assert caught.value.field == "trials"
 
 
 def test_to_json_uses_camel_case_and_lists_reviewers_in_order() -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from collections import Counter
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -13,6 +15,8 @@ from hypothesis import strategies as st
 
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review import AgentStanding, Comparison, Standings, fit_standings
+from reviewtrail.human_review._bt_fit import Pairs, _log_posterior, pairs
+from reviewtrail.human_review._standings import STANDINGS_MAX_ROUNDS, _percentile_interval, _quantile, _standings
 
 TRUE_STRENGTHS = {"ada": 1.2, "bix": 0.6, "cor": 0.0, "dov": -0.5, "eli": -1.3}  # mean 0, as fitted
 
@@ -295,3 +299,66 @@ def test_a_self_identifying_comparison_of_an_agent_with_itself_is_still_refused(
     with pytest.raises(InvalidInputError) as err:
         fit_standings([], ties=[("a", "a", True)])
     assert err.value.field == "ties"
+
+
+def test_the_log_posterior_known_answer() -> None:
+    # agent 0 beat 1 three times and lost once; 2 beat 1 twice; scores 0.5, -0.5, 0.25; prior 0.2:
+    # -0.2/2 * (0.25 + 0.25 + 0.0625) + 3 log s(1) + log s(-1) + 2 log s(0.75), s the logistic
+    observed = pairs(3, Counter({0 * 3 + 1: 3, 1 * 3 + 0: 1, 2 * 3 + 1: 2}))
+    assert observed == Pairs(first=[0, 1], second=[1, 2], first_wins=[3, 0], met=[4, 2])
+    assert _log_posterior([0.5, -0.5, 0.25], observed, 0.2) == pytest.approx(-3.083038762302691, abs=1e-12)
+
+
+def test_settings_and_pairs_are_refused_saying_why() -> None:
+    def refused(comparisons: list[Comparison], **kwargs: Any) -> str:
+        with pytest.raises(InvalidInputError) as err:
+            fit_standings(comparisons, **kwargs)
+        return str(err.value)
+
+    assert refused([], rounds=-1) == "rounds: -1 bootstrap rounds: must be from 0 to 10,000"
+    assert refused([], rounds=10_001) == "rounds: 10001 bootstrap rounds: must be from 0 to 10,000"
+    assert refused([], prior=0.0) == "prior: 0.0: the prior precision must be finite and at least 1e-9"
+    assert refused([Comparison("a", "")]) == "comparisons: comparison 1 has an empty agent id"
+    assert refused([], ties=[("a", "b"), ("c", "c")]) == "ties: tie 2 compares agent c with itself"
+    most = fit_standings([Comparison("a", "b"), Comparison("b", "a")], rounds=STANDINGS_MAX_ROUNDS)
+    assert most.rounds == STANDINGS_MAX_ROUNDS
+
+
+def test_the_settings_used_are_reported() -> None:
+    made = fit_standings([Comparison("a", "b")], rounds=7, prior=0.5)
+    assert (made.rounds, made.seed, made.prior) == (7, 0, 0.5)
+    assert made.agents == fit_standings([Comparison("a", "b")], rounds=7, prior=0.5, seed=0).agents
+    wire = made.to_json()
+    assert wire["scale"] == "natural log-strength; scores of each connected group sum to zero"
+    assert (wire["rounds"], wire["seed"], wire["prior"]) == (7, 0, 0.5)
+
+
+def test_an_unscored_agent_has_no_interval_and_an_unknown_agent_is_named() -> None:
+    made = fit_standings([Comparison("a", "b")], agents=["c"], rounds=5)
+    assert made.agent("c").to_json()["interval"] is None
+    with pytest.raises(KeyError) as err:
+        made.agent("zed")
+    assert err.value.args == ("zed",)
+
+
+def test_ranks_count_the_agents_above() -> None:
+    made = fit_standings([Comparison("a", "b")] * 3 + [Comparison("b", "c")] * 3 + [Comparison("a", "c")] * 3, rounds=0)
+    assert [(s.agent, s.rank) for s in made.agents] == [("a", 1), ("b", 2), ("c", 3)]
+
+
+def test_rank_by_interval_counts_only_intervals_wholly_above() -> None:
+    scored = {"a": (1.0, (0.5, 1.5)), "b": (0.0, (-0.5, 0.8)), "c": (-1.0, (-2.0, 0.5))}
+    ranked = {s.agent: s.rank_by_interval for s in _standings([], [], set(), scored)}
+    # c's interval ends at 0.5, where a's begins: touching is not wholly above
+    assert ranked == {"a": 1, "b": 1, "c": 1}
+    scored["a"] = (1.0, (0.9, 1.5))
+    assert {s.agent: s.rank_by_interval for s in _standings([], [], set(), scored)} == {"a": 1, "b": 2, "c": 2}
+
+
+def test_the_percentile_interval_interpolates_between_order_statistics() -> None:
+    values = [float(v) for v in range(101)]
+    assert _percentile_interval(values) == pytest.approx((2.5, 97.5))
+    assert _quantile([0.0, 10.0, 20.0, 30.0], 0.5) == 15.0
+    assert _quantile([0.0, 10.0, 20.0, 30.0], 0.9) == pytest.approx(27.0)
+    assert _quantile([0.0, 10.0, 20.0, 30.0], 1.0) == 30.0
+    assert _quantile([0.0, 10.0, 20.0, 30.0], 0.0) == 0.0

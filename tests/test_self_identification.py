@@ -136,6 +136,7 @@ def test_text_with_no_name_or_a_name_only_inside_a_longer_word_is_never_flagged(
         ("Made by OpenAI.", "openai"),
         ("Answered via chat-completions.", "chat-completions@1"),
         ("I run gpt-4o", "openai/gpt-4o"),
+        ("I run gpt-4o", "models/openai/gpt-4o"),
         ("I am GPT 4o (2024 08 06)", "gpt-4o-2024-08-06"),
         ("I am o1.", "o1"),
         ("I am agent_a.", "agent-a"),
@@ -166,8 +167,18 @@ def test_what_is_not_a_name(text: str, name: str) -> None:
 
 
 def test_a_name_the_prompt_holds_is_not_held_against_a_candidate() -> None:
-    assert not names("GPT-4o would say the same.", "gpt-4o", context="Compare your answer with GPT 4o's.")
-    assert names("GPT-4o would say the same.", "gpt-4o", context="Compare your answer with Claude's.")
+    assert not names("GPT-4o would say the same.", "gpt-4o", context=["Compare your answer with GPT 4o's."])
+    assert names("GPT-4o would say the same.", "gpt-4o", context=["Compare your answer with Claude's."])
+
+
+def test_each_text_of_the_context_is_looked_in_on_its_own() -> None:
+    a = CandidateIdentity(agent="agent-a", model="gpt-4o", provider="openai", adapters=("chat@1",))
+    b = CandidateIdentity(agent="agent-b", model="o1", provider="openai", adapters=("chat@1",))
+    texts = ("I am GPT 4o.", "Hello.")
+    # a name split between the prompt and its evidence is in neither
+    assert self_identification(texts, (a, b), context=["Ask gpt", "4o, or not"]) == (("own-model",), ())
+    assert self_identification(texts, (a, b), context=["Ask", "gpt 4o or not"]) == ((), ())
+    assert self_identification(texts, (a, b), context=[]) == (("own-model",), ())
 
 
 def test_the_forms_looked_for() -> None:

@@ -72,6 +72,18 @@ def test_a_name_the_prompt_itself_holds_is_not_held_against_a_candidate(tmp_path
         assert items_of(store)[frozenset((a, b))].self_identification == []
 
 
+def test_a_name_the_evidence_holds_is_not_held_against_a_candidate(tmp_path: Path) -> None:
+    with new_store(tmp_path) as store:
+        held = add_prompt(store, evidence="Policy, as GPT-4o summarised it: 30 days.")
+        a, b = two_runs(store, held, "GPT-4o summarised it well.", "No.")
+        bare = add_prompt(store, evidence=None)
+        c, d = two_runs(store, bare, "GPT-4o summarised it well.", "No.")
+        materialize(store, "camp", 1)
+        items = items_of(store)
+        assert items[frozenset((a, b))].self_identification == []
+        assert items[frozenset((c, d))].named_by(c) == ("own-model",)
+
+
 def _provenance(store: Store, item: ReviewItem) -> dict[str, CandidateProvenance]:
     return {p.run_id: p for p in candidate_provenance(store.ledger, item)}
 

@@ -143,12 +143,11 @@ def _digest(facts: CandidateFacts, digests: Mapping[str, str] | None) -> str:
 
 
 def candidate_identity(facts: CandidateFacts) -> CandidateIdentity:
-    """The names of a candidate: its run's agent id, its model, provider and adapters."""
-    agent = facts.run.get("agent")
-    agent_id = agent.get("id") if isinstance(agent, dict) else None
+    """The names of a candidate: its run's agent id, its model, provider and adapters (``run`` is
+    a recorded candidate run's payload, whose ``agent.id`` is a string)."""
     learned = (facts.learned_adapter,) if facts.learned_adapter is not None else ()
     return CandidateIdentity(
-        agent=agent_id if isinstance(agent_id, str) else "",
+        agent=str(facts.run["agent"]["id"]),
         model=facts.model,
         provider=facts.provider,
         adapters=(facts.execution_adapter, *learned),
@@ -164,7 +163,7 @@ def self_identification_of(
     named = self_identification(
         (a[1], b[1]),
         (candidate_identity(a[0]), candidate_identity(b[0])),
-        context=(prompt.prompt, prompt.evidence or ""),
+        context=(prompt.prompt, *(() if prompt.evidence is None else (prompt.evidence,))),
     )
     found = [
         CandidateSelfIdentification(run_id=facts.run_id, named=list(names))

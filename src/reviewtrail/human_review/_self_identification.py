@@ -139,15 +139,13 @@ def name_forms(name: str) -> frozenset[tuple[str, ...]]:
     for whole in {name, name.rsplit("/", 1)[-1]}:
         for form in {whole, _VERSION.sub("", whole)}:
             forms.update({form, _DATE.sub("", form)})
-    out = set()
-    for form in forms:
-        words = _words(form)
-        if sum(len(w) for w in words) < MIN_CHARACTERS or not any(w.isalpha() for w in words):
-            continue
-        if len(words) == 1 and words[0] in COMMON_WORDS:
-            continue
-        out.add(words)
-    return frozenset(out)
+    return frozenset(words for words in map(_words, forms) if _looked_for(words))
+
+
+def _looked_for(words: tuple[str, ...]) -> bool:
+    """A form long enough, with a letter, and not a single common word."""
+    enough = sum(len(w) for w in words) >= MIN_CHARACTERS and any(w.isalpha() for w in words)
+    return enough and not (len(words) == 1 and words[0] in COMMON_WORDS)
 
 
 @lru_cache(maxsize=4096)
@@ -156,19 +154,20 @@ def _pattern(words: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(r"(?<![^\W_])" + gap.join(re.escape(w) for w in words) + r"(?![^\W_])")
 
 
-def names(text: str, name: str, *, context: str = "") -> bool:
-    """Whether ``text`` names ``name`` (see the module's rule), leaving out the forms that
-    ``context`` (the prompt and its evidence) already names."""
-    return _names(_fold(text), name, _fold(context))
+def names(text: str, name: str, *, context: Iterable[str] = ()) -> bool:
+    """Whether ``text`` names ``name`` (see the module's rule), leaving out the forms that a text
+    of ``context`` (the prompt, its evidence) already names."""
+    return _names(_fold(text), name, [_fold(c) for c in context])
 
 
-def _names(folded: str, name: str, known: str) -> bool:
+def _names(folded: str, name: str, known: list[str]) -> bool:
     return any(
-        _pattern(form).search(folded) is not None and _pattern(form).search(known) is None for form in name_forms(name)
+        _pattern(form).search(folded) is not None and not any(_pattern(form).search(k) for k in known)
+        for form in name_forms(name)
     )
 
 
-def _kinds(folded: str, identity: CandidateIdentity, known: str) -> list[NameKind]:
+def _kinds(folded: str, identity: CandidateIdentity, known: list[str]) -> list[NameKind]:
     return [kind for kind in KINDS if any(_names(folded, n, known) for n in identity.named(kind))]
 
 
@@ -179,7 +178,7 @@ def self_identification(
     names: ``own-<kind>`` for its own names, ``other-<kind>`` for the other candidate's, in the
     order of :data:`NAMED`; empty when it names neither. ``context``: the prompt and its
     evidence, whose names are not held against a candidate."""
-    known = _fold("\n".join(context))
+    known = [_fold(c) for c in context]
     out: list[tuple[Named, ...]] = []
     for index, text in enumerate(texts):
         folded = _fold(text)
