@@ -178,3 +178,42 @@ def test_history_reveals_provenance_and_the_reviewer_once_decided(tmp_path: Path
     assert "rev-1" in page and "pelican-model-7" in page and "walrus-model-2" in page
     assert card["decided"] is True and "pelican-model-7" not in json.dumps(card)
     store.close()
+
+
+def test_the_page_keys_are_the_session_keys() -> None:
+    from reviewtrail.human_review import SESSION_KEYS
+    from reviewtrail.web._keys import DECISION_KEYS, NAVIGATION_KEYS
+
+    session = {key.strip() for keys, _ in SESSION_KEYS for key in keys.split("/")}
+    assert [k.key for k in DECISION_KEYS if k.key not in session] == []
+    assert [k.key for k in NAVIGATION_KEYS if k.key in session - {"?"}] == []  # no navigation key shadows one
+
+
+# Run as ``reviewtrail ARGS`` in a fresh process; prints which web modules were loaded.
+PROBE = """
+import atexit, json, sys
+def report():
+    web = ("fastapi", "starlette", "uvicorn", "jinja2", "reviewtrail.web", "reviewtrail.web._app")
+    sys.stderr.write("\\nLOADED " + json.dumps(sorted(m for m in web if m in sys.modules)) + "\\n")
+atexit.register(report)
+sys.argv = ["reviewtrail", *sys.argv[1:]]
+from reviewtrail.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "loaded"),
+    [
+        (["--help"], 0, []),
+        (["serve", "--help"], 0, []),
+        (["serve", "--host", "0.0.0.0"], 2, ["reviewtrail.web"]),
+    ],
+)
+def test_the_command_line_loads_the_web_framework_only_to_serve(args: list[str], code: int, loaded: list[str]) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == code, done.stderr
+    assert json.loads(done.stderr.rsplit("LOADED ", 1)[1]) == loaded

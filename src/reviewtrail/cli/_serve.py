@@ -40,7 +40,7 @@ def serve(
     Example: reviewtrail serve --port 8765
     """
     from reviewtrail.config import load_settings
-    from reviewtrail.web._bind import loopback_host
+    from reviewtrail.web import loopback_host
 
     loopback_host(host)  # refused before anything is loaded or opened
     from reviewtrail.web import serve as run

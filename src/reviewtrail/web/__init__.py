@@ -21,7 +21,8 @@ if typing.TYPE_CHECKING:
 
 __all__ = ["Listening", "bind_loopback", "create_app", "loopback_host", "serve"]
 
-_WHERE = {
+# Every name is loaded on first use, from the module that defines it.
+_LAZY = {
     "create_app": "_app",
     "bind_loopback": "_bind",
     "loopback_host": "_bind",
@@ -31,7 +32,7 @@ _WHERE = {
 
 
 def __getattr__(name: str) -> typing.Any:
-    module = _WHERE.get(name)
+    module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'reviewtrail.web' has no attribute {name!r}")
     return getattr(importlib.import_module(f"reviewtrail.web.{module}"), name)
