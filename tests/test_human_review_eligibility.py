@@ -208,3 +208,50 @@ def test_an_eligibility_code_is_eligibility_unless_the_canary_rule_failed() -> N
     off = quality_eligible(decision("prefer"), training_enabled=True, enabled_when_decided=False)
     assert off.code == TRAINING_OFF_WHEN_DECIDED == "training-off-when-decided"
     assert off == (False, off.reason)  # still a two-field fact
+
+
+def test_each_fact_says_why_in_its_own_words() -> None:
+    good = decision("prefer")
+    assert quality_eligible(good, training_enabled=True) == (
+        True,
+        "a prefer marked for training in a training-enabled campaign",
+    )
+    assert quality_eligible(decision("tie"), training_enabled=True) == (
+        False,
+        "a tie decision is never a training example",
+    )
+    assert quality_eligible(decision("correct", use_for_training=False), training_enabled=True) == (
+        False,
+        "the decision is not marked for training (useForTraining is false)",
+    )
+    assert quality_eligible(good, training_enabled=False) == (
+        False,
+        "training is disabled for the campaign: the decision is evaluation-only",
+    )
+    assert externally_eligible(good, training_enabled=True, prompt=prompt(True), privacy=PUBLIC) == (
+        True,
+        "preauthorized prompt and every record public-source",
+    )
+    mixed = ChainPrivacy(**{**PUBLIC.__dict__, "item": "private", "run_b": "sensitive"})
+    assert mixed.not_public() == ["item", "run_b"]
+    assert externally_eligible(good, training_enabled=True, prompt=prompt(True), privacy=mixed) == (
+        False,
+        "the privacy join is sensitive (item, run_b not public-source)",
+    )
+    # not quality-eligible is never externally eligible, and says the quality reason
+    assert externally_eligible(good, training_enabled=False, prompt=prompt(True), privacy=PUBLIC) == (
+        quality_eligible(good, training_enabled=False)
+    )
+
+
+@pytest.mark.parametrize(
+    ("chain", "message"),
+    [
+        ([], "privacy: no privacy level to join"),
+        (["public-source", "public"], "privacy: 'public' is not a privacy level"),
+    ],
+)
+def test_a_join_that_cannot_be_made_says_why(chain: list[str], message: str) -> None:
+    with pytest.raises(InvalidInputError) as err:
+        privacy_join(chain)
+    assert str(err.value) == message
