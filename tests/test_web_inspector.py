@@ -17,7 +17,7 @@ from conftest import run_cli
 from reviewtrail.human_review import decide
 from reviewtrail.store import Store
 from reviewtrail.web import loopback_host
-from support.human_review import new_store
+from support.human_review import add_prompt, new_store
 from support.web import Inspector, ledger_head, planted_campaign, running_inspector
 
 SECURITY = {
@@ -32,6 +32,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Inspector
     root = tmp_path_factory.mktemp("inspector")
     store = new_store(root)
     items, hidden = planted_campaign(store)
+    add_prompt(store, campaign="unmade")  # a campaign version with a prompt and no item yet
     with running_inspector(root) as inspector:
         yield inspector, store, items, hidden
     store.close()
@@ -217,3 +218,34 @@ def test_the_command_line_loads_the_web_framework_only_to_serve(args: list[str],
     done = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=120)
     assert done.returncode == code, done.stderr
     assert json.loads(done.stderr.rsplit("LOADED ", 1)[1]) == loaded
+
+
+def test_refusals_name_the_field(served: Any) -> None:
+    inspector, _, _, _ = served
+    with httpx.Client(base_url=inspector.url) as client:
+        empty = client.get("review/unmade/1")
+        assert empty.status_code == 200 and "no review items yet" in empty.text
+        assert client.get("api/review/unmade/1/cards/1").json() == {"position": 1, "more": False, "card": None}
+        cases = {
+            "api/review/camp/1/cards/99": (404, "card"),
+            "api/review/camp/1/cards/0": (400, "card"),
+            "api/review/camp/2/cards/1": (404, "campaign"),
+            "api/items/no-such-item/history": (404, "item"),
+        }
+        for path, (status, field) in cases.items():
+            response = client.get(path)
+            assert response.status_code == status, path
+            assert response.json()["error"]["field"] == field, path
+        page = client.get("review/camp/1?card=99")
+        assert page.status_code == 404 and "<code>card</code>" in page.text
+
+
+def test_ctrl_c_stops_the_inspector(tmp_path: Path) -> None:
+    import signal
+
+    new_store(tmp_path).close()
+    with running_inspector(tmp_path) as inspector:
+        assert httpx.get(inspector.url).status_code == 200
+        inspector.process.send_signal(signal.SIGINT)
+        assert inspector.process.wait(timeout=30) == 130
+        assert "Traceback" not in (inspector.process.stderr.read() if inspector.process.stderr else "")
