@@ -150,7 +150,9 @@ def test_openapi_lists_only_reads(served: Any) -> None:
     assert doc["info"]["title"] == "reviewtrail inspector"
     assert {"/", "/review/{campaign}/{version}", "/items/{item_id}/history", "/api/campaigns"} <= doc["paths"].keys()
     for path, operations in doc["paths"].items():
-        assert set(operations) <= {"get", "head"}, path
+        assert set(operations) == {"get", "head"}, path
+    ids = [operation["operationId"] for operations in doc["paths"].values() for operation in operations.values()]
+    assert len(ids) == len(set(ids))
 
 
 def test_nothing_served_names_who_produced_a_candidate_before_a_decision(served: Any) -> None:

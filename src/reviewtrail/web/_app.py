@@ -9,8 +9,9 @@ The OpenAPI description is served at ``/openapi.json``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["create_app"]
 
-_READ = ["GET", "HEAD"]
+Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
 _STATUS = {2: 400, 3: 404, 4: 500, 5: 503, 6: 409}
 _STATIC = Path(__file__).parent / "static"
 
@@ -59,6 +60,17 @@ def create_app(store: Store, *, host: str = "127.0.0.1") -> Any:
         openapi_url="/openapi.json",
     )
 
+    def read(path: str, summary: str, **options: Any) -> Callable[[Endpoint], Endpoint]:
+        """Register ``endpoint`` for GET and HEAD at ``path``, each with its own operation id."""
+
+        def register(endpoint: Endpoint) -> Endpoint:
+            name = endpoint.__name__
+            app.get(path, summary=summary, operation_id=name, **options)(endpoint)
+            app.head(path, summary=summary, operation_id=f"{name}_head", **options)(endpoint)
+            return endpoint
+
+        return register
+
     def page(name: str, code: int = 200, **context: Any) -> HTMLResponse:
         return HTMLResponse(templates.get_template(name).render(**context), status_code=code)
 
@@ -70,31 +82,29 @@ def create_app(store: Store, *, host: str = "127.0.0.1") -> Any:
             return JSONResponse({"error": error}, status_code=status)
         return page("error.html", status, error=error, status=status)
 
-    @app.api_route("/", methods=_READ, response_class=HTMLResponse, summary="Campaigns")
+    @read("/", "Campaigns", response_class=HTMLResponse)
     def index() -> HTMLResponse:
         return page("index.html", campaigns=reads.campaigns())
 
-    @app.api_route(
-        "/review/{campaign}/{version}", methods=_READ, response_class=HTMLResponse, summary="Review: one card"
-    )
+    @read("/review/{campaign}/{version}", "Review: one card", response_class=HTMLResponse)
     def review(campaign: str, version: int, card: int = 1) -> HTMLResponse:
         view = reads.card(campaign, version, card)
         return page("review.html", view=view, decision_keys=DECISION_KEYS, navigation_keys=NAVIGATION_KEYS)
 
-    @app.api_route("/items/{item_id}/history", methods=_READ, response_class=HTMLResponse, summary="Reviewed history")
+    @read("/items/{item_id}/history", "Reviewed history", response_class=HTMLResponse)
     def item_history(item_id: str) -> HTMLResponse:
         return page("history.html", history=reads.history(item_id))
 
-    @app.api_route("/api/campaigns", methods=_READ, summary="Campaign versions")
+    @read("/api/campaigns", "Campaign versions")
     def api_campaigns() -> list[dict[str, Any]]:
         return [c.to_json() for c in reads.campaigns()]
 
-    @app.api_route("/api/review/{campaign}/{version}/cards/{position}", methods=_READ, summary="One blinded card")
+    @read("/api/review/{campaign}/{version}/cards/{position}", "One blinded card")
     def api_card(campaign: str, version: int, position: int) -> dict[str, Any]:
         view = reads.card(campaign, version, position)
         return {"position": view.position, "more": view.more, "card": view.card.to_json() if view.card else None}
 
-    @app.api_route("/api/items/{item_id}/history", methods=_READ, summary="An item's decisions")
+    @read("/api/items/{item_id}/history", "An item's decisions")
     def api_history(item_id: str) -> dict[str, Any]:
         return reads.history(item_id).to_json()
 
