@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.support.human_review import add_item, add_prompt, add_run, new_store
+from tests.support.human_review import add_item, add_prompt, add_run, as_recorded_before_decision_links, new_store
 
 import reviewtrail.human_review._export_job as export_job
 from reviewtrail.errors import IntegrityError
@@ -60,7 +60,11 @@ item_plans = st.lists(
 )
 
 
-def _decide(store: Store, item: ReviewItem, plan: tuple[str, bool, str, bool, bool], last: str | None) -> str:
+def _decide(
+    store: Store, item: ReviewItem, plan: tuple[str, bool, str, bool, bool], last: str | None, root: Path
+) -> str:
+    """Append one decision; one that does not supersede the last is recorded as a store made before
+    ``hr_decision_links`` could (two leaves: the reads must still pick one)."""
     disposition, use, privacy, supersede, fits = plan
     wire: dict[str, Any] = {
         "itemId": item.item_id,
@@ -75,6 +79,8 @@ def _decide(store: Store, item: ReviewItem, plan: tuple[str, bool, str, bool, bo
         wire["replacement"] = "a corrected reply"
     if supersede and last is not None:
         wire["supersedes"] = last
+    elif last is not None:
+        as_recorded_before_decision_links(root, item.item_id)
     record = new_decision_record(ReviewDecision.model_validate(wire), privacy, actor="reviewer")  # type: ignore[arg-type]
     [env] = store.append([record])
     return env.id
@@ -95,7 +101,7 @@ def _amend(store: Store, item: ReviewItem, prompt_id: str, how: str) -> None:
         correct_run(store, frozen.run_id, agent={"model": "another-model"})
 
 
-def _build(store: Store, plans: list[Any], *, amend_before: bool) -> list[ReviewItem]:
+def _build(store: Store, plans: list[Any], *, amend_before: bool, root: Path) -> list[ReviewItem]:
     """Items of campaign ``camp`` v1 following ``plans``; amendments made after the decisions
     (or, with ``amend_before``, some of them before the item is frozen)."""
     items = []
@@ -109,7 +115,7 @@ def _build(store: Store, plans: list[Any], *, amend_before: bool) -> list[Review
         items.append(item)
         last: str | None = None
         for plan in decisions:
-            last = _decide(store, item, plan, last)
+            last = _decide(store, item, plan, last, root)
         if not (amend_before and amendment == "reclassify-prompt"):
             _amend(store, item, prompt.id, amendment)
     return items
@@ -130,7 +136,7 @@ def test_a_preloaded_page_resolves_every_item_as_the_ledger_does(
     root = tmp_path_factory.mktemp("bulk")
     store = new_store(root)
     campaign_settings(store, "camp", 1, training=training)
-    _build(store, plans, amend_before=amend_before)
+    _build(store, plans, amend_before=amend_before, root=root)
     ledger = store.ledger
     with ledger.snapshot():
         alone = list(_one_by_one(ledger, "camp", 1, training_enabled=training))
@@ -149,7 +155,7 @@ def test_an_export_from_bulk_reads_is_byte_identical_to_one_made_item_by_item(
     root = tmp_path_factory.mktemp("bulk-export")
     store = new_store(root)
     campaign_settings(store, "camp", 1, training=training)
-    _build(store, plans, amend_before=False)
+    _build(store, plans, amend_before=False, root=root)
     bulk = export_campaign(store, "camp", 1, root / "bulk")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(export_job, "campaign_item_states", _one_by_one)
@@ -167,7 +173,10 @@ def test_campaign_item_states_covers_several_pages(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(campaign_read, "ITEM_PAGE", 2)
     store = new_store(tmp_path)
     items = _build(
-        store, [("public-source", "none", [("prefer", True, "public-source", False, True)])] * 5, amend_before=False
+        store,
+        [("public-source", "none", [("prefer", True, "public-source", False, True)])] * 5,
+        amend_before=False,
+        root=tmp_path,
     )
     pages = list(campaign_item_pages(store.ledger, "camp", 1))
     assert [len(p) for p in pages] == [2, 2, 1]
@@ -179,7 +188,7 @@ def test_campaign_item_states_covers_several_pages(tmp_path: Path, monkeypatch: 
 
 def test_a_preloaded_page_falls_back_to_the_ledger_for_what_it_does_not_hold(tmp_path: Path) -> None:
     store = new_store(tmp_path)
-    [item] = _build(store, [("public-source", "none", [])], amend_before=False)
+    [item] = _build(store, [("public-source", "none", [])], amend_before=False, root=tmp_path)
     rows = store.ledger.rows("hr_items", item_id=item.item_id)
     records = Preloaded(store.ledger, [item.item_id], rows)
     prompt = store.ledger.get(item.prompt_event_id)
@@ -191,7 +200,7 @@ def test_a_preloaded_page_falls_back_to_the_ledger_for_what_it_does_not_hold(tmp
 
 def test_a_preloaded_page_refuses_a_run_whose_record_was_altered(tmp_path: Path) -> None:
     store = new_store(tmp_path)
-    [item] = _build(store, [("public-source", "none", [])], amend_before=False)
+    [item] = _build(store, [("public-source", "none", [])], amend_before=False, root=tmp_path)
     [row] = store.ledger.rows("hr_runs", run_id=item.candidates[0].run_id)
     seq = store.ledger.get(row["record_id"]).seq
     import sqlite3

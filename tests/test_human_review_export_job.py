@@ -12,7 +12,14 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.support.human_review import add_item, add_prompt, add_run, campaign_with_items, new_store
+from tests.support.human_review import (
+    add_item,
+    add_prompt,
+    add_run,
+    as_recorded_before_decision_links,
+    campaign_with_items,
+    new_store,
+)
 
 from reviewtrail.human_review import (
     ReviewDecision,
@@ -257,6 +264,8 @@ def test_no_private_text_and_no_non_training_disposition_in_any_export_file(
         last: str | None = None
         for disposition, use, level, supersede in decisions:
             note = f"SECRETNOTE{n}"
+            if last is not None and not supersede:  # two leaves, as stores recorded before the key hold
+                as_recorded_before_decision_links(root, item.item_id)
             last = decide(
                 store, item, disposition, training=use, privacy=level, note=note, supersedes=last if supersede else None
             ).id

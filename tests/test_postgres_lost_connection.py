@@ -47,6 +47,7 @@ def _env(root: Path, url: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REVIEWTRAIL_")}
     env["REVIEWTRAIL_STORE"] = str(root)
     env["REVIEWTRAIL_DATABASE_URL"] = url
+    env["REVIEWTRAIL_REVIEWER_ID"] = "rev-test"  # review decide records who decides
     return env
 
 

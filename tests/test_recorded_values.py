@@ -37,8 +37,12 @@ def _dataclasses_holding_an_envelope() -> list[str]:
 def test_only_the_generic_wrapper_holds_a_payload_and_its_envelope() -> None:
     # ``Current`` is no payload wrapper: it is where a record's corrections lead in the chain (the
     # envelope in force, of whatever type), read to follow amendments. Every other class that wants
-    # a payload with its envelope holds a ``Recorded``.
+    # a payload with its envelope holds a ``Recorded``. ``CandidateParts`` is no payload wrapper
+    # either: it holds the envelopes in force that a candidate rests on, no payload read from them.
     assert _dataclasses_holding_an_envelope() == [
+        "human_review/_candidates.py:CandidateParts.run",
+        "human_review/_candidates.py:CandidateParts.output",
+        "human_review/_candidates.py:CandidateParts.receipt",
         "human_review/_chains.py:Current.content",
         "ledger/_recorded.py:Recorded.envelope",
     ]

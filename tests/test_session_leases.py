@@ -254,3 +254,28 @@ def test_a_card_decided_elsewhere_after_it_was_served_is_refused_and_passed_over
     with open_store(settings) as store:
         rows = store.ledger.rows("hr_decisions", item_id=first)
         assert [r["disposition"] for r in rows] == ["skip"]  # not overwritten
+
+
+def test_sessions_starting_at_once_all_get_their_leases(backend: Settings) -> None:
+    """Eight sessions opening their leases at the same moment on a store that has none yet: on
+    PostgreSQL they race to create the table, and every one must still start."""
+    import threading
+
+    barrier = threading.Barrier(8)
+    failures: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            with open_store(backend) as store:
+                barrier.wait()
+                with Leases(store) as leases:
+                    assert leases.active
+        except BaseException as exc:  # reported below, with the thread's error
+            failures.append(exc)
+
+    threads = [threading.Thread(target=start) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []

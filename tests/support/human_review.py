@@ -138,3 +138,19 @@ def campaign_with_items(store: Store, n: int = 2, **entry: Any) -> list[ReviewIt
         prompt = add_prompt(store, **entry)
         items.append(add_item(store, prompt, add_run(store, prompt, "agent-a"), add_run(store, prompt, "agent-b")))
     return items
+
+
+def as_recorded_before_decision_links(root: Path, item_id: str) -> None:
+    """Remove the ``hr_decision_links`` rows of ``item_id`` from the SQLite ledger :func:`new_store`
+    made under ``root``, as a store recorded before that table held them: the next decision on the
+    item may then supersede nothing, or a decision already superseded, as older versions allowed
+    (a chain such stores hold, which every read must still answer). ``verify`` reports the table
+    until it is rebuilt."""
+    import sqlite3
+
+    conn = sqlite3.connect(root / "ledger.sqlite")
+    try:
+        with conn:
+            conn.execute("DELETE FROM rt_p_hr_decision_links WHERE item_id = ?", (item_id,))
+    finally:
+        conn.close()

@@ -92,7 +92,7 @@ class Leases:
             self._conn = _sqlite(store.root / LEASE_FILE)
             self._prepare("leases", "?")
         if self._conn is not None:
-            self._run("create")
+            self._create()
             self._run("purge", self._clock())
 
     @property
@@ -158,6 +158,19 @@ class Leases:
         statements = {"create": _CREATE, "take": _TAKE, "renew": _RENEW, "release": _RELEASE}
         statements |= {"purge": _PURGE, "held": _HELD}
         self._sql = {name: sql.format(table=table, p=p) for name, sql in statements.items()}
+
+    def _create(self) -> None:
+        """Create the table unless it exists. Two sessions starting at once on PostgreSQL may both
+        find it missing: one creates it and the other's CREATE fails on the catalog's unique key
+        (``CREATE TABLE IF NOT EXISTS`` is not safe against a concurrent creation); it then finds
+        the table the next time."""
+        for attempt in range(3):
+            try:
+                self._conn.execute(self._sql["create"])
+                return
+            except Exception as exc:
+                if attempt == 2 or type(exc).__name__ not in ("UniqueViolation", "DuplicateTable"):
+                    raise _unavailable(exc) from None
 
     def _run(self, name: str, *args: Any) -> int:
         try:
