@@ -129,7 +129,7 @@ echo "decision $first: prefer $late_pos (slight)"
 
 step "decide again: a second look supersedes that decision; provenance shows once decided"
 reviewtrail review decide "$late" --prefer "$late_pos" --strength strong --reason wrong-policy \
-  --use-for-training --supersedes "$first" | sed -n 1,2p
+  --use-for-training --supersedes "$first" | sed -n 1,3p
 reviewtrail review history "$late"
 
 step "another reviewer deciding that item without naming the active decision is told, not overwritten"

@@ -379,3 +379,20 @@ def test_from_a_checkpoint_a_key_claimed_before_it_keeps_its_first_row() -> None
     spec = ProjectionTable("links", columns, key=("item_id", "follows"), on_conflict="first")
     forged = ("item-1", "", "forged", 6)
     assert diff_table(spec, iter([]), iter([after]), after_seq=5, lookup=lambda key: forged).problems
+
+
+def test_decide_and_history_name_the_prompt_by_its_first_words(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    use_store(tmp_path, monkeypatch)
+    assert run_cli("init")[0] == 0
+    from reviewtrail.app import open_store
+
+    with open_store() as store:
+        [item] = campaign_with_items(store, 1, text="Refund after forty days without a receipt, the customer asks")
+    code, out, err = run_wide("review", "history", item.item_id)
+    assert code == 0, err
+    assert "prompt: Refund after forty days without a…" in out
+    code, out, err = run_wide("review", "decide", item.item_id, "--tie")
+    assert code == 0, err
+    assert f"on item {item.item_id} (Refund after forty days without a…)" in out
+    code, out, err = run_wide("review", "history", item.item_id, "--json")
+    assert json.loads(out)["promptLabel"] == "Refund after forty days without a…"

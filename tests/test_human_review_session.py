@@ -78,6 +78,7 @@ def result(action: SessionAction) -> DecisionResult:
         decision_id="dec-1",
         seq=1,
         item_id=action.item_id,
+        prompt_label="A customer asks",
         submission_id=action.submission_id,
         reviewer="rev-1",
         disposition=action.decision.disposition,

@@ -126,6 +126,7 @@ def decide(
     state = "active" if result.active else "not active (a later decision is)"
     again = " (resubmitted: already recorded, nothing appended)" if result.resubmitted else ""
     print(f"decision {result.decision_id} by {result.reviewer}: {result.disposition}, {state}{again}")
+    print(f"on item {result.item_id} ({result.prompt_label})")
     if result.superseded:
         print(f"it leaves {result.superseded} earlier decision(s) inactive")
     _print_provenance(result.provenance)
@@ -169,6 +170,7 @@ def history(
         return
     if not found.valid:
         print("INVALID: " + "; ".join(found.problems))
+    print(f"prompt: {found.prompt_label}")
     if found.active is None:
         print(f"item {found.item_id}: no decision yet (candidates blinded)")
         return

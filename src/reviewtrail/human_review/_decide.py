@@ -15,6 +15,7 @@ from reviewtrail.errors import ConflictError, IntegrityError, InvalidInputError,
 from reviewtrail.human_review._bulk_resolve import Preloaded
 from reviewtrail.human_review._decision_rules import DecisionFact, active_decisions, check_decision
 from reviewtrail.human_review._eligibility import PRIVACY_ORDER, privacy_join
+from reviewtrail.human_review._labels import prompt_label
 from reviewtrail.human_review._records import (
     DECISION,
     Disposition,
@@ -79,6 +80,7 @@ class DecisionResult:
     decision_id: str
     seq: int
     item_id: str
+    prompt_label: str  # the item's prompt's first words (:func:`~._labels.prompt_label`)
     submission_id: str
     reviewer: str
     disposition: Disposition
@@ -93,6 +95,7 @@ class DecisionResult:
             "decisionId": self.decision_id,
             "seq": self.seq,
             "itemId": self.item_id,
+            "promptLabel": self.prompt_label,
             "submissionId": self.submission_id,
             "reviewer": self.reviewer,
             "disposition": self.disposition,
@@ -305,6 +308,7 @@ def _result(
         decision_id=decision_id,
         seq=ours.seq,
         item_id=resolved.item.item_id,
+        prompt_label=prompt_label(resolved.prompt.prompt),
         submission_id=ours.decision.submission_id,
         reviewer=reviewer_label(records.get(decision_id).actor),
         disposition=ours.decision.disposition,

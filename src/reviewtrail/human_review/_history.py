@@ -16,6 +16,7 @@ from reviewtrail.human_review._eligibility import (
     externally_eligible,
     quality_eligible,
 )
+from reviewtrail.human_review._labels import prompt_label
 from reviewtrail.human_review._resolve import ResolvedItem, current, item_decisions, resolve_item
 from reviewtrail.human_review._reveal import POSITIONS, CandidateProvenance, blinded_problems, candidate_provenance
 from reviewtrail.human_review._reviewers import reviewer_label
@@ -62,6 +63,7 @@ class History:
     the item has no decision (blinded)."""
 
     item_id: str
+    prompt_label: str  # the prompt's first words (:func:`~._labels.prompt_label`)
     valid: bool
     problems: tuple[str, ...]
     decisions: tuple[DecisionEntry, ...]
@@ -88,6 +90,7 @@ class History:
 
         return {
             "itemId": self.item_id,
+            "promptLabel": self.prompt_label,
             "valid": self.valid,
             "problems": list(self.problems),
             "active": self.active.to_json() if self.active else None,
@@ -135,7 +138,8 @@ def _history(ledger: Ledger, item_id: str) -> History:
         quality, external = _eligibility(ledger, resolved, active.decision)
     problems = resolved.problems if facts else blinded_problems(resolved)
     provenance = candidate_provenance(ledger, resolved.item) if facts else ()
-    return History(item_id, resolved.valid, problems, entries, chosen, superseded, quality, external, provenance)
+    label = prompt_label(resolved.prompt.prompt)
+    return History(item_id, label, resolved.valid, problems, entries, chosen, superseded, quality, external, provenance)
 
 
 def _position(resolved: ResolvedItem, run_id: str | None) -> str | None:
