@@ -80,10 +80,14 @@ def test_a_decision_exists_when_its_item_has_an_active_one() -> None:
 @pytest.mark.parametrize("disposition", DISPOSITIONS)
 def test_quality_eligibility_needs_prefer_or_correct_the_flag_and_training_enabled(disposition: str) -> None:
     trainable = disposition in ("prefer", "correct")
-    assert quality_eligible(decision(disposition), training_enabled=True).eligible is trainable
-    flag_off = quality_eligible(decision(disposition, use_for_training=False), training_enabled=True)
+    assert (
+        quality_eligible(decision(disposition), training_enabled=True, enabled_when_decided=True).eligible is trainable
+    )
+    flag_off = quality_eligible(
+        decision(disposition, use_for_training=False), training_enabled=True, enabled_when_decided=True
+    )
     assert not flag_off.eligible
-    canary = quality_eligible(decision(disposition), training_enabled=False)
+    canary = quality_eligible(decision(disposition), training_enabled=False, enabled_when_decided=True)
     assert not canary.eligible
     if trainable:
         assert "useForTraining" in flag_off.reason and "evaluation-only" in canary.reason
@@ -107,6 +111,7 @@ def test_external_eligibility_is_exactly_the_conjunction_of_its_conditions(
         training_enabled=training_enabled,
         prompt=prompt(preauthorized),
         privacy=privacy,
+        enabled_when_decided=True,
     )
     public = all(level == "public-source" for level in chain)
     trainable = disposition in ("prefer", "correct")
@@ -120,14 +125,18 @@ def test_external_eligibility_is_exactly_the_conjunction_of_its_conditions(
 def test_one_stricter_record_anywhere_in_the_chain_keeps_the_example_in(part: str, level: str) -> None:
     privacy = ChainPrivacy(**{**PUBLIC.__dict__, part: level})
     eligible, reason = externally_eligible(
-        decision("prefer"), training_enabled=True, prompt=prompt(True), privacy=privacy
+        decision("prefer"), training_enabled=True, prompt=prompt(True), privacy=privacy, enabled_when_decided=True
     )
     assert not eligible and part in reason and level in reason
-    assert externally_eligible(decision("correct"), training_enabled=True, prompt=prompt(True), privacy=PUBLIC).eligible
+    assert externally_eligible(
+        decision("correct"), training_enabled=True, prompt=prompt(True), privacy=PUBLIC, enabled_when_decided=True
+    ).eligible
 
 
 def test_a_prompt_not_preauthorized_is_never_exported() -> None:
-    result = externally_eligible(decision("prefer"), training_enabled=True, prompt=prompt(False), privacy=PUBLIC)
+    result = externally_eligible(
+        decision("prefer"), training_enabled=True, prompt=prompt(False), privacy=PUBLIC, enabled_when_decided=True
+    )
     assert result == (False, "the prompt is not preauthorized for external export")
 
 
@@ -203,8 +212,8 @@ def test_the_settings_in_force_when_a_record_was_appended_are_those_before_it() 
 
 
 def test_an_eligibility_code_is_eligibility_unless_the_canary_rule_failed() -> None:
-    assert quality_eligible(decision("prefer"), training_enabled=False).code == "eligibility"
-    assert quality_eligible(decision("prefer"), training_enabled=True).code == "eligibility"
+    assert quality_eligible(decision("prefer"), training_enabled=False, enabled_when_decided=True).code == "eligibility"
+    assert quality_eligible(decision("prefer"), training_enabled=True, enabled_when_decided=True).code == "eligibility"
     off = quality_eligible(decision("prefer"), training_enabled=True, enabled_when_decided=False)
     assert off.code == TRAINING_OFF_WHEN_DECIDED == "training-off-when-decided"
     assert off == (False, off.reason)  # still a two-field fact
@@ -212,36 +221,42 @@ def test_an_eligibility_code_is_eligibility_unless_the_canary_rule_failed() -> N
 
 def test_each_fact_says_why_in_its_own_words() -> None:
     good = decision("prefer")
-    assert quality_eligible(good, training_enabled=True) == (
+    assert quality_eligible(good, training_enabled=True, enabled_when_decided=True) == (
         True,
         "a prefer marked for training in a training-enabled campaign",
     )
-    assert quality_eligible(decision("tie"), training_enabled=True) == (
+    assert quality_eligible(decision("tie"), training_enabled=True, enabled_when_decided=True) == (
         False,
         "a tie decision is never a training example",
     )
-    assert quality_eligible(decision("correct", use_for_training=False), training_enabled=True) == (
+    assert quality_eligible(
+        decision("correct", use_for_training=False), training_enabled=True, enabled_when_decided=True
+    ) == (
         False,
         "the decision is not marked for training (useForTraining is false)",
     )
-    assert quality_eligible(good, training_enabled=False) == (
+    assert quality_eligible(good, training_enabled=False, enabled_when_decided=True) == (
         False,
         "training is disabled for the campaign: the decision is evaluation-only",
     )
-    assert externally_eligible(good, training_enabled=True, prompt=prompt(True), privacy=PUBLIC) == (
+    assert externally_eligible(
+        good, training_enabled=True, prompt=prompt(True), privacy=PUBLIC, enabled_when_decided=True
+    ) == (
         True,
         "preauthorized prompt and every record public-source",
     )
     mixed = ChainPrivacy(**{**PUBLIC.__dict__, "item": "private", "run_b": "sensitive"})
     assert mixed.not_public() == ["item", "run_b"]
-    assert externally_eligible(good, training_enabled=True, prompt=prompt(True), privacy=mixed) == (
+    assert externally_eligible(
+        good, training_enabled=True, prompt=prompt(True), privacy=mixed, enabled_when_decided=True
+    ) == (
         False,
         "the privacy join is sensitive (item, run_b not public-source)",
     )
     # not quality-eligible is never externally eligible, and says the quality reason
-    assert externally_eligible(good, training_enabled=False, prompt=prompt(True), privacy=PUBLIC) == (
-        quality_eligible(good, training_enabled=False)
-    )
+    assert externally_eligible(
+        good, training_enabled=False, prompt=prompt(True), privacy=PUBLIC, enabled_when_decided=True
+    ) == (quality_eligible(good, training_enabled=False, enabled_when_decided=True))
 
 
 @pytest.mark.parametrize(

@@ -147,7 +147,16 @@ def make_case(
 
 def facts_of(disposition: str, *, active: bool = True, privacy: ChainPrivacy = PUBLIC, **kw: Any) -> ExampleFacts:
     prompt, item, decision, candidates = make_case(disposition, **kw)
-    return example_facts(prompt, item, decision, candidates, active=active, training_enabled=True, privacy=privacy)
+    return example_facts(
+        prompt,
+        item,
+        decision,
+        candidates,
+        active=active,
+        training_enabled=True,
+        privacy=privacy,
+        enabled_when_decided=True,
+    )
 
 
 # --- the v4 row --------------------------------------------------------------------------------
@@ -196,7 +205,16 @@ def test_a_prompt_without_evidence_gives_a_row_without_evidence() -> None:
     prompt, item, decision, candidates = make_case("prefer")
     bare = prompt.model_copy(update={"evidence": None})
     row = training_example_v4(
-        example_facts(bare, item, decision, candidates, active=True, training_enabled=True, privacy=PUBLIC)
+        example_facts(
+            bare,
+            item,
+            decision,
+            candidates,
+            active=True,
+            training_enabled=True,
+            privacy=PUBLIC,
+            enabled_when_decided=True,
+        )
     )
     VALIDATOR.validate(row)
     assert "evidence" not in row
@@ -227,7 +245,16 @@ def test_a_prompt_not_preauthorized_or_a_disabled_campaign_is_refused() -> None:
     prompt, item, decision, candidates = make_case("prefer")
     closed = prompt.model_copy(update={"external_export_eligible": False})
     for p, enabled in ((closed, True), (prompt, False)):
-        facts = example_facts(p, item, decision, candidates, active=True, training_enabled=enabled, privacy=PUBLIC)
+        facts = example_facts(
+            p,
+            item,
+            decision,
+            candidates,
+            active=True,
+            training_enabled=enabled,
+            privacy=PUBLIC,
+            enabled_when_decided=True,
+        )
         with pytest.raises(InvalidInputError) as err:
             training_example_v4(facts)
         assert err.value.field == "eligibility"
@@ -240,7 +267,16 @@ def test_an_item_whose_digest_no_longer_holds_or_a_missing_candidate_is_refused(
     changed[run_a] = (candidates[run_a][0].model_copy(update={"model": "model-z"}), "answer from a.")
     missing = {k: v for k, v in candidates.items() if k != run_a}
     for current in (changed, missing):
-        facts = example_facts(prompt, item, decision, current, active=True, training_enabled=True, privacy=PUBLIC)
+        facts = example_facts(
+            prompt,
+            item,
+            decision,
+            current,
+            active=True,
+            training_enabled=True,
+            privacy=PUBLIC,
+            enabled_when_decided=True,
+        )
         with pytest.raises(InvalidInputError) as err:
             training_example_v4(facts)
         assert err.value.field == "item"
@@ -250,7 +286,16 @@ def test_a_decision_that_does_not_fit_its_item_is_refused() -> None:
     prompt, item, decision, candidates = make_case("prefer")
     other = decision.model_copy(update={"preferred": "ZNOTACANDIDATE"})
     with pytest.raises(InvalidInputError) as err:
-        example_facts(prompt, item, other, candidates, active=True, training_enabled=True, privacy=PUBLIC)
+        example_facts(
+            prompt,
+            item,
+            other,
+            candidates,
+            active=True,
+            training_enabled=True,
+            privacy=PUBLIC,
+            enabled_when_decided=True,
+        )
     assert err.value.field == "preferred"
 
 
@@ -302,7 +347,16 @@ def test_no_id_note_or_payload_secret_of_the_inputs_appears_in_a_row(
         responseTags=tags,
     )
     prompt = prompt.model_copy(update={"prompt": prompt_text, "evidence": evidence})
-    facts = example_facts(prompt, item, decision, candidates, active=True, training_enabled=True, privacy=PUBLIC)
+    facts = example_facts(
+        prompt,
+        item,
+        decision,
+        candidates,
+        active=True,
+        training_enabled=True,
+        privacy=PUBLIC,
+        enabled_when_decided=True,
+    )
     row = training_example_v4(facts)
     VALIDATOR.validate(row)
     serialized = json.dumps(row, ensure_ascii=False) + jsonl_bytes([row]).decode("utf-8")
@@ -538,7 +592,16 @@ def test_only_an_active_externally_eligible_prefer_or_correct_becomes_a_row(
     prompt, item, decision, candidates = make_case(disposition, useForTraining=use_for_training)
     prompt = prompt.model_copy(update={"external_export_eligible": preauthorized})
     privacy = ChainPrivacy(*chain)
-    facts = example_facts(prompt, item, decision, candidates, active=active, training_enabled=enabled, privacy=privacy)
+    facts = example_facts(
+        prompt,
+        item,
+        decision,
+        candidates,
+        active=active,
+        training_enabled=enabled,
+        privacy=privacy,
+        enabled_when_decided=True,
+    )
     expected = (
         disposition in ("prefer", "correct")
         and active

@@ -104,6 +104,7 @@ def decision(disposition: str = "prefer", **changes: Any) -> ReviewDecision:
 
 def made(made_decision: ReviewDecision | None = None, **kwargs: Any) -> ExampleFacts:
     options: dict[str, Any] = {"active": True, "training_enabled": True, "privacy": PUBLIC, **kwargs}
+    options.setdefault("enabled_when_decided", True)
     candidates = options.pop("candidates", CANDIDATES)
     return example_facts(PROMPT, ITEM, made_decision or decision(), candidates, **options)
 

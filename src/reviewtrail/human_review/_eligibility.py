@@ -111,9 +111,7 @@ def decision_exists(active: ActiveDecision | None) -> Eligibility:
     return Eligibility(True, f"decision {fact.decision_id} ({fact.decision.disposition}) is active")
 
 
-def quality_eligible(
-    decision: ReviewDecision, *, training_enabled: bool, enabled_when_decided: bool = True
-) -> Eligibility:
+def quality_eligible(decision: ReviewDecision, *, training_enabled: bool, enabled_when_decided: bool) -> Eligibility:
     """Fact 2: a ``prefer`` or ``correct`` marked for training, in a campaign whose training is
     enabled now (``training_enabled``) and was enabled by the settings in force when the decision
     was recorded (``enabled_when_decided``). Otherwise the decision is evaluation-only: what a
@@ -136,7 +134,7 @@ def externally_eligible(
     training_enabled: bool,
     prompt: ReviewPrompt,
     privacy: ChainPrivacy,
-    enabled_when_decided: bool = True,
+    enabled_when_decided: bool,
 ) -> Eligibility:
     """Fact 3: quality-eligible, the prompt preauthorized with ``externalExportEligible``, and
     the privacy join over prompt, item, both runs, both outputs and the decision is

@@ -92,7 +92,7 @@ def example_facts(
     training_enabled: bool,
     privacy: ChainPrivacy,
     problems: Sequence[str] | None = None,
-    enabled_when_decided: bool = True,
+    enabled_when_decided: bool,
 ) -> ExampleFacts:
     """The exportable facts of ``decision`` on ``item``: ``candidates`` maps each run id to its
     facts as recorded now and its exact response. The frozen digests are re-checked (a problem
