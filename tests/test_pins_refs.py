@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import string
 
 import pytest
@@ -250,3 +251,224 @@ def test_every_reference_in_a_list_is_found(order: tuple[int, ...]) -> None:
     items = [plain if i % 2 == 0 else typed for i in order]
     found = refs_in(items)
     assert sorted(type(r).__name__ for r in found) == sorted("CasObjectRef" if i % 2 == 0 else "CasRef" for i in order)
+
+
+# --- the plain checks, the model's refusals, and the cache of references -----------------
+
+TYPED = {"pool": "data", "digest": "sha256:" + HEX, "size": 1, "mediaType": "text/plain"}
+
+
+@pytest.fixture
+def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Valid plain references must be made without their pydantic model, on an empty cache."""
+    from reviewtrail.cas import _refs
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("a plainly valid reference was handed to its model")
+
+    monkeypatch.setattr(_refs, "_VALIDATED", {})
+    monkeypatch.setattr(_refs, "_by_model", refuse)
+    monkeypatch.setattr(_refs._Ref, "_model", classmethod(refuse))
+
+
+@pytest.fixture
+def empty_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reviewtrail.cas import _refs
+
+    monkeypatch.setattr(_refs, "_VALIDATED", {})
+
+
+@pytest.mark.parametrize("size", [0, 1, 2**53])
+def test_valid_untyped_references_are_made_plainly(size: int, no_model: None) -> None:
+    ref = CasObjectRef(hash=HEX, size=size)
+    assert (ref.hash, ref.size) == (HEX, size)
+    assert CasObjectRef.model_validate({"hash": HEX, "size": size}) == ref
+    assert refs_in({"hash": HEX, "size": size}) == [ref]
+
+
+@pytest.mark.parametrize(
+    ("fields", "media"),
+    [
+        ({"pool": "data", "digest": "sha256:" + HEX, "size": 0}, "application/octet-stream"),
+        ({"pool": "agent-state", "digest": "sha256:" + HEX, "size": 7, "mediaType": "text/plain"}, "text/plain"),
+        ({"pool": "data", "digest": "sha256:" + HEX, "size": 7, "media_type": "a/b; c=d"}, "a/b; c=d"),
+    ],
+)
+def test_valid_typed_references_are_made_plainly(fields: dict[str, object], media: str, no_model: None) -> None:
+    ref = CasRef(**fields)  # type: ignore[arg-type]
+    assert (ref.pool, ref.digest, ref.size, ref.media_type) == (fields["pool"], "sha256:" + HEX, fields["size"], media)
+    assert CasRef.model_validate(fields) == ref
+    if "mediaType" in fields:
+        assert refs_in([fields]) == [ref]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"size": -1}, "Input should be greater than or equal to 0"),
+        ({"size": True}, "must be an integer, not a boolean"),
+        ({"size": 1.0}, "must be an integer, not a decimal number"),
+        ({"mediaType": 1}, "Input should be a valid string"),
+        ({"mediaType": "text"}, "mediaType: 'text' is not a media type like 'text/plain'"),
+        ({"mediaType": "text/plain;"}, "mediaType: 'text/plain;' is not a media type like 'text/plain'"),
+        ({"pool": "Data"}, "Input should be 'data' or 'agent-state'"),
+        ({"extra": 1}, "Extra inputs are not permitted"),
+        ({"media_type": "text/plain"}, "Extra inputs are not permitted"),
+    ],
+)
+def test_typed_references_refuse_each_bad_field(change: dict[str, object], message: str) -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match=re.escape(message)):
+        CasRef(**{**TYPED, **change})  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match=re.escape(message)):
+        CasRef.model_validate({**TYPED, **change})
+
+
+def test_a_size_that_equals_a_cached_one_is_still_checked(empty_cache: None) -> None:
+    assert refs_in({"hash": HEX, "size": 1}) == [CasObjectRef(hash=HEX, size=1)]
+    assert refs_in(TYPED) == [CasRef(**TYPED)]  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError) as info:
+        refs_in({"hash": HEX, "size": True})
+    assert (
+        str(info.value)
+        == f"size: malformed CAS reference {{'hash': {HEX!r}, 'size': True}}: must be an integer, not a boolean"
+    )
+    with pytest.raises(InvalidInputError) as info:
+        refs_in({**TYPED, "size": True})
+    assert info.value.field == "size"
+    assert str(info.value).endswith(": must be an integer, not a boolean")
+
+
+def test_an_unhashable_value_is_refused_by_the_model(empty_cache: None) -> None:
+    with pytest.raises(InvalidInputError) as info:
+        refs_in({"hash": HEX, "size": [1]})
+    assert (
+        str(info.value)
+        == f"size: malformed CAS reference {{'hash': {HEX!r}, 'size': [1]}}: must be an integer, not a list"
+    )
+    with pytest.raises(InvalidInputError) as info:
+        refs_in({**TYPED, "mediaType": ["text/plain"]})
+    assert info.value.field == "mediaType"
+
+
+def test_a_reference_found_twice_is_the_same_object(empty_cache: None) -> None:
+    plain = refs_in({"hash": HEX, "size": 5})[0]
+    typed = refs_in(dict(TYPED))[0]
+    assert refs_in([{"hash": HEX, "size": 5}, dict(TYPED)]) == [typed, plain]
+    again_typed, again_plain = refs_in([{"hash": HEX, "size": 5}, dict(TYPED)])
+    assert again_plain is plain
+    assert again_typed is typed
+
+
+def test_the_cache_is_cleared_when_full(monkeypatch: pytest.MonkeyPatch, empty_cache: None) -> None:
+    from reviewtrail.cas import _refs
+
+    monkeypatch.setattr(_refs, "_VALIDATED_MAX", 2)
+    refs_in([{"hash": HEX, "size": 1}, {"hash": HEX, "size": 2}])
+    assert len(_refs._VALIDATED) == 2
+    refs_in({"hash": HEX, "size": 3})
+    assert list(_refs._VALIDATED.values()) == [CasObjectRef(hash=HEX, size=3)]
+
+
+class _Text(str):
+    pass
+
+
+def test_values_the_plain_checks_leave_to_the_model_are_converted(empty_cache: None) -> None:
+    import enum
+
+    class One(enum.IntEnum):
+        ONE = 1
+
+    for found in (
+        refs_in({"hash": _Text(HEX), "size": One.ONE})[0],
+        CasObjectRef.model_validate({"hash": _Text(HEX), "size": One.ONE}),
+    ):
+        assert type(found) is CasObjectRef
+        assert (found.hash, found.size) == (HEX, 1)
+        assert (type(found.hash), type(found.size)) == (str, int)
+    typed = CasRef.model_validate({**TYPED, "pool": _Text("agent-state")})
+    assert typed == CasRef(pool="agent-state", digest="sha256:" + HEX, size=1, mediaType="text/plain")
+    assert type(typed.pool) is str
+
+
+def test_model_validate_refuses_what_is_not_an_object() -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="Input should be a valid dictionary or instance of CasRef"):
+        CasRef.model_validate([1])
+    with pytest.raises(ValidationError, match="Input should be a valid dictionary or instance of CasObjectRef"):
+        CasObjectRef.model_validate(None)
+    ref = CasObjectRef(hash=HEX, size=1)
+    assert CasObjectRef.model_validate(ref) is ref
+
+
+def test_references_are_frozen_hashed_and_shown_by_their_values() -> None:
+    plain = CasObjectRef(hash=HEX, size=1)
+    typed = CasRef(pool="data", digest="sha256:" + HEX, size=1)
+    assert repr(plain) == f"CasObjectRef(hash={HEX!r}, size=1)"
+    assert repr(typed) == f"CasRef(pool='data', digest='sha256:{HEX}', size=1, media_type='application/octet-stream')"
+    assert hash(plain) == hash(CasObjectRef(hash=HEX, size=1))
+    assert hash(plain) != hash(CasObjectRef(hash=HEX, size=2))
+    assert hash(typed) != hash(CasRef(pool="agent-state", digest="sha256:" + HEX, size=1))
+    with pytest.raises(AttributeError, match=r"^CasObjectRef is frozen: 'size' cannot be set$"):
+        plain.size = 2  # type: ignore[misc]
+    with pytest.raises(AttributeError, match=r"^CasRef is frozen: 'pool' cannot be deleted$"):
+        del typed.pool
+
+
+def test_references_pickle_and_copy_as_themselves() -> None:
+    import copy
+    import pickle
+
+    for ref in (
+        CasObjectRef(hash=HEX, size=3),
+        CasRef(pool="agent-state", digest="sha256:" + HEX, size=3, mediaType="a/b"),
+    ):
+        for back in (pickle.loads(pickle.dumps(ref)), copy.copy(ref), copy.deepcopy(ref)):
+            assert type(back) is type(ref)
+            assert back == ref
+            assert repr(back) == repr(ref)
+
+
+def test_a_payload_model_validates_and_serializes_its_references() -> None:
+    from pydantic import BaseModel, ValidationError
+
+    from reviewtrail.cas import _ref_models
+
+    class Payload(BaseModel):
+        ref: CasRef
+        obj: CasObjectRef
+
+    given_ref = CasRef(pool="data", digest="sha256:" + HEX, size=1)
+    payload = Payload(ref=given_ref, obj={"hash": HEX, "size": 2})  # type: ignore[arg-type]
+    assert payload.ref is given_ref
+    assert type(payload.obj) is CasObjectRef
+    assert payload.obj == CasObjectRef(hash=HEX, size=2)
+    read = Payload.model_validate({"ref": {**TYPED, "mediaType": "a/b"}, "obj": {"hash": HEX, "size": 2}})
+    assert type(read.ref) is CasRef
+    assert read.ref == CasRef(pool="data", digest="sha256:" + HEX, size=1, mediaType="a/b")
+    digest = "sha256:" + HEX
+    assert read.model_dump() == {
+        "ref": {"pool": "data", "digest": digest, "size": 1, "media_type": "a/b"},
+        "obj": {"hash": HEX, "size": 2},
+    }
+    assert read.model_dump_json(by_alias=True) == (
+        f'{{"ref":{{"pool":"data","digest":"{digest}","size":1,"mediaType":"a/b"}},"obj":{{"hash":"{HEX}","size":2}}}}'
+    )
+    held = Payload.model_construct(ref=_ref_models.CasRef(pool="data", digest=digest, size=1), obj=read.obj)
+    assert held.model_dump(by_alias=True)["ref"] == {
+        "pool": "data",
+        "digest": digest,
+        "size": 1,
+        "mediaType": "application/octet-stream",
+    }
+    schema = Payload.model_json_schema()
+    assert schema["properties"] == {"ref": {"$ref": "#/$defs/CasRef"}, "obj": {"$ref": "#/$defs/CasObjectRef"}}
+    assert schema["$defs"]["CasRef"]["required"] == ["pool", "digest", "size"]
+    assert Payload.model_json_schema(mode="serialization")["$defs"]["CasObjectRef"]["required"] == ["hash", "size"]
+    assert CasRef.model_json_schema()["properties"]["mediaType"]["default"] == "application/octet-stream"
+    with pytest.raises(ValidationError) as info:
+        Payload.model_validate({"ref": {**TYPED, "size": -1}, "obj": {"hash": HEX, "size": 2}})
+    assert info.value.errors()[0]["loc"] == ("ref", "size")
