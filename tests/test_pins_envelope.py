@@ -355,3 +355,315 @@ def test_format_time_is_utc_whatever_the_local_zone(monkeypatch: pytest.MonkeyPa
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+# --- the fast paths: plain payloads, header hashes and batches ------------------------------
+
+SAFE = 2**53 - 1
+PREV = "cd" * 32
+PAYLOAD_HASH = "ef" * 32
+
+
+def _refuse(*args: object, **kwargs: object) -> None:
+    raise AssertionError("the general path was taken")
+
+
+@pytest.mark.parametrize(
+    ("value", "plain"),
+    [
+        ({}, True),
+        ({"a": "x", "b": None, "c": True, "d": 0}, True),
+        ({"a": SAFE, "b": -SAFE}, True),
+        ({"\ud7ff": 1, "é": 2}, True),
+        ({"\ud800": 1}, False),
+        ({"x\U0001f600": 1}, False),
+        ({1: "x"}, False),
+    ],
+)
+def test_flat_payloads_are_judged_without_the_general_walk(
+    value: dict[object, object], plain: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reviewtrail.ledger import _envelope
+
+    monkeypatch.setattr(_envelope, "_is_plain", _refuse)
+    assert _envelope._plain(value) is plain
+
+
+@pytest.mark.parametrize(
+    ("value", "plain"),
+    [
+        ([1, "a"], True),
+        ({"a": [1.5]}, False),
+        ({"a": {"b": 1}}, True),
+        (1.5, False),
+        ({"a": SAFE + 1}, False),
+        ({"a": -SAFE - 1}, False),
+        ({"a": 1.5}, False),
+    ],
+)
+def test_nested_payloads_are_left_to_the_general_walk(value: object, plain: bool) -> None:
+    from reviewtrail.ledger import _envelope
+
+    assert _envelope._plain(value) is plain
+
+
+def test_the_plain_encoder_refuses_what_is_not_plain() -> None:
+    from reviewtrail.ledger import _envelope
+
+    with pytest.raises(TypeError, match=r"^object is not a plain JSON value$"):
+        "".join(_envelope._PLAIN_ENCODE({"a": object()}, 0))
+
+
+@pytest.mark.parametrize(
+    ("payload", "body"),
+    [
+        ({"b": 1, "a": "é\n", "c": None}, '{"a":"é\\n","b":1,"c":null}'.encode()),
+        ({"k": [True, {"z": -SAFE}]}, b'{"k":[true,{"z":-9007199254740991}]}'),
+        ({}, b"{}"),
+    ],
+)
+def test_plain_payloads_are_encoded_without_canonical_json(
+    payload: dict[str, object], body: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reviewtrail.ledger import _envelope
+
+    monkeypatch.setattr(_envelope, "canonical_json", _refuse)
+    record = _record(payload=payload)
+    assert encode_payload(record) == body
+    monkeypatch.setattr(_envelope, "encode_payload", _refuse)
+    assert _envelope.encode_payloads([record, _record(payload={"n": 2})]) == [body, b'{"n":2}']
+
+
+def test_a_batch_of_payloads_checks_each_for_references() -> None:
+    from reviewtrail.ledger import _envelope
+
+    good = {"ref": {"hash": HEX, "size": 1}}
+    assert _envelope.encode_payloads([_record(payload=good)]) == [f'{{"ref":{{"hash":"{HEX}","size":1}}}}'.encode()]
+    for bad in (
+        {"size": {"hash": "xyz", "size": 1}},
+        {"a": {"hash": "xyz", "size": 1}},
+        {"size": 1.5, "x": {"hash": "x", "size": 0}},
+    ):
+        with pytest.raises(InvalidInputError) as info:
+            _envelope.encode_payloads([_record(payload={"n": 1}), _record(payload=bad)])
+        assert info.value.field == "hash"
+        with pytest.raises(InvalidInputError):
+            encode_payload(_record(payload=bad))
+
+
+def _env(**changes: object) -> Envelope:
+    fields: dict[str, object] = {
+        "seq": 1,
+        "id": "i",
+        "type": "t@1",
+        "time": "T",
+        "actor": "a",
+        "privacy": "private",
+        "subject": None,
+        "supersedes": None,
+        "payload": b"{}",
+        "payload_hash": PAYLOAD_HASH,
+        "prev_hash": PREV,
+        "hash": "",
+    }
+    return Envelope(**{**fields, **changes})  # type: ignore[arg-type]
+
+
+def _sha(header: str) -> str:
+    return hashlib.sha256((PREV + header).encode()).hexdigest()
+
+
+def _header(seq: str = "1", subject: str = "null", supersedes: str = "null", actor: str = '"a"') -> str:
+    return (
+        f'{{"actor":{actor},"id":"i","payloadHash":"{PAYLOAD_HASH}","prevHash":"{PREV}","privacy":"private",'
+        f'"seq":{seq},"subject":{subject},"supersedes":{supersedes},"time":"T","type":"t@1"}}'
+    )
+
+
+@pytest.mark.parametrize(
+    ("changes", "header"),
+    [
+        ({}, _header()),
+        ({"seq": SAFE}, _header(seq="9007199254740991")),
+        ({"seq": -SAFE}, _header(seq="-9007199254740991")),
+        ({"subject": "s\u00e9"}, _header(subject='"s\u00e9"')),
+        ({"supersedes": "p"}, _header(supersedes='"p"')),
+        ({"subject": "s", "supersedes": "p"}, _header(subject='"s"', supersedes='"p"')),
+    ],
+)
+def test_envelope_hash_of_sealed_types_is_written_directly(
+    changes: dict[str, object], header: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reviewtrail.ledger import _envelope
+
+    monkeypatch.setattr(_envelope, "compute_hash", _refuse)
+    assert _envelope.envelope_hash(_env(**changes)) == _sha(header)
+
+
+@pytest.mark.parametrize(
+    ("changes", "header"),
+    [
+        ({"seq": True}, _header(seq="true")),
+        ({"actor": 5}, _header(actor="5")),
+        ({"subject": 2}, _header(subject="2")),
+        ({"supersedes": 3}, _header(supersedes="3")),
+    ],
+)
+def test_envelope_hash_of_other_types_is_the_canonical_one(changes: dict[str, object], header: str) -> None:
+    from reviewtrail.ledger import _envelope
+
+    assert _envelope.envelope_hash(_env(**changes)) == _sha(header)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"seq": SAFE + 1},
+        {"seq": -SAFE - 1},
+        {"actor": object()},
+        {"subject": object()},
+        {"supersedes": object()},
+        {"time": "\ud800"},
+        {"prev_hash": None},
+    ],
+)
+def test_envelope_hash_is_none_for_a_header_no_record_has(changes: dict[str, object]) -> None:
+    from reviewtrail.ledger import _envelope
+
+    assert _envelope.envelope_hash(_env(**changes)) is None
+
+
+def test_stored_problem_names_each_fault() -> None:
+    from reviewtrail.ledger._envelope import stored_problem
+
+    [env] = _chain(_record(id="r-1"))
+    assert stored_problem(env) is None
+    assert (
+        stored_problem(dataclasses.replace(env, payload=b"{ }"))
+        == "ledger seq 1 (r-1): payload does not hash to payloadHash"
+    )
+    assert stored_problem(_resealed(env, type=1)) == "ledger seq 1 (r-1): type 1 is not 'name@version'"
+    assert stored_problem(_resealed(env, type="A@1")) == "ledger seq 1 (r-1): type 'A@1' is not 'name@version'"
+    assert stored_problem(_resealed(env, privacy="secret")) == (
+        "ledger seq 1 (r-1): privacy 'secret' is not one of public-source, private, sensitive"
+    )
+    assert stored_problem(dataclasses.replace(env, actor="b")) == "ledger seq 1 (r-1): hash does not match the envelope"
+
+
+def test_record_problems_keeps_the_parsed_payload() -> None:
+    [env] = _chain(_record(payload={"k": [1, "x"]}))
+    assert "payload_value" not in env.__dict__
+    assert record_problems(env) == []
+    assert env.__dict__["payload_value"] == {"k": [1, "x"]}
+
+
+def test_seal_takes_the_record_time_subject_and_supersedes() -> None:
+    record = _record(time=datetime(2025, 5, 6, 7, 8, 9, 10, tzinfo=UTC), subject="s", supersedes="p")
+    env = seal(record, seq=2, prev_hash=HEX, now=NOW, now_text="ignored")
+    assert (env.time, env.subject, env.supersedes) == ("2025-05-06T07:08:09.000010Z", "s", "p")
+
+
+def test_chain_problems_after_a_given_record() -> None:
+    first, second, third = _chain(_record(), _record(), _record())
+    assert list(chain_problems([second, third], after=(1, first.hash))) == []
+    assert list(chain_problems([third], after=(1, first.hash))) == [
+        "ledger: expected seq 2, found 3 (gap or reorder)",
+        f"ledger seq 3 ({third.id}): prevHash does not match the hash of seq 2",
+    ]
+    assert list(chain_problems([second], after=(1, "f" * 64))) == [
+        f"ledger seq 2 ({second.id}): prevHash does not match the hash of seq 1"
+    ]
+
+
+def test_chain_problems_with_the_repeated_ids_given() -> None:
+    chain = _chain(_record(id="x"), _record(id="x"))
+    assert list(chain_problems(chain, repeated_ids={})) == []
+    assert list(chain_problems(chain, repeated_ids={2: "x"})) == ["ledger seq 2: id x used twice"]
+    assert list(chain_problems(chain, repeated_ids={1: "y"})) == ["ledger seq 1: id y used twice"]
+
+
+class _Slotted:
+    """A record that keeps its fields in slots, not in a ``__dict__``."""
+
+    __slots__ = ("actor", "id", "privacy", "subject", "supersedes", "time", "type")
+
+    def __init__(
+        self, id: str, actor: str = "tester", subject: str | None = None, supersedes: str | None = None
+    ) -> None:
+        self.id, self.type, self.actor, self.privacy = id, "note@1", actor, "private"
+        self.subject, self.supersedes, self.time = subject, supersedes, None
+
+
+def _sealed_one_by_one(records: list[object], payloads: list[bytes], seq: int, prev: str) -> list[Envelope]:
+    out = []
+    for record, body in zip(records, payloads, strict=True):
+        seq += 1
+        env = seal(record, seq=seq, prev_hash=prev, now=NOW, payload=body)  # type: ignore[arg-type]
+        out.append(env)
+        prev = env.hash
+    return out
+
+
+def test_seal_chain_equals_sealing_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reviewtrail.ledger import _envelope
+
+    later = datetime(2025, 1, 1, tzinfo=UTC)
+    records: list[object] = [
+        _record(id="r1", payload={"a": 1}),
+        _record(id="r2", subject="s\u00e9", supersedes="r1", time=later),
+        _record(id="r3", privacy="sensitive", supersedes="old"),
+        _record(id="r4", time=later),
+    ]
+    payloads = [b'{"a":1}', b"{}", b"[]", b'"x"']
+    expected = _sealed_one_by_one(records, payloads, 7, "1" * 64)
+    columns: list[object] = []
+    monkeypatch.setattr(_envelope, "seal", _refuse)
+    got = _envelope.seal_chain(records, payloads, seq=7, prev_hash="1" * 64, now=NOW, existing={"old"}, columns=columns)  # type: ignore[arg-type]
+    assert got == expected
+    assert [e.seq for e in got] == [8, 9, 10, 11]
+    assert got[1].time == "2025-01-01T00:00:00.000000Z"
+    assert got[0].time == "2026-01-02T03:04:05.678901Z"
+    assert columns[:12] == [
+        8,
+        "r1",
+        "note@1",
+        "2026-01-02T03:04:05.678901Z",
+        "tester",
+        "private",
+        None,
+        None,
+        b'{"a":1}',
+        hashlib.sha256(b'{"a":1}').hexdigest(),
+        "1" * 64,
+        got[0].hash,
+    ]
+    assert len(columns) == 48
+    assert columns[-1] == got[-1].hash
+
+
+def test_seal_chain_reads_records_without_a_dict_and_mixed_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reviewtrail.ledger import _envelope
+
+    for records in ([_Slotted("s1"), _Slotted("s2", subject="x")], [_record(id="m1"), _Slotted("m2", supersedes="m1")]):
+        payloads = [b"{}", b"{}"]
+        expected = _sealed_one_by_one(list(records), payloads, 0, GENESIS_HASH)
+        with monkeypatch.context() as patch:
+            patch.setattr(_envelope, "seal", _refuse)
+            assert _envelope.seal_chain(records, payloads, seq=0, prev_hash=GENESIS_HASH, now=NOW) == expected  # type: ignore[arg-type]
+
+
+def test_seal_chain_refusals() -> None:
+    from reviewtrail.ledger import _envelope
+
+    with pytest.raises(ValueError, match="zip"):
+        _envelope.seal_chain([_record(), _record()], [b"{}"], seq=0, prev_hash=GENESIS_HASH, now=NOW)
+    later_first = [_Slotted("a", supersedes="b"), _Slotted("b")]
+    with pytest.raises(InvalidInputError) as info:
+        _envelope.seal_chain(later_first, [b"{}", b"{}"], seq=5, prev_hash=GENESIS_HASH, now=NOW)  # type: ignore[arg-type]
+    assert str(info.value) == "supersedes: no earlier record with id 'b'"
+    with pytest.raises(CanonicalJSONError) as canonical:
+        _envelope.seal_chain([_Slotted("a", actor="\ud800")], [b"{}"], seq=0, prev_hash=HEX, now=NOW)  # type: ignore[arg-type]
+    assert (
+        str(canonical.value)
+        == "envelope: cannot be canonicalized (surrogates not allowed); lone surrogates are not allowed"
+    )
