@@ -455,3 +455,152 @@ def test_a_parsed_lone_surrogate_names_the_field() -> None:
         loads_canonical(b'"\\ud800"', field="record")
     assert info.value.field == "record"
     assert "lone surrogates are not allowed" in str(info.value)
+
+
+# --- encodable text, the canonical check's fast path, non-finite floats, loads_json ---------
+
+
+def _refuse(*args: object, **kwargs: object) -> None:
+    raise AssertionError("the general path was taken")
+
+
+@pytest.mark.parametrize(
+    ("value", "encodable"),
+    [
+        ("", True),
+        ("abc", True),
+        ("é\U0001f600", True),
+        ("\ud800", False),
+        ("a\udfff", False),
+        (b"abc", False),
+        (1, False),
+    ],
+)
+def test_encodable_text(value: object, encodable: bool) -> None:
+    class Text(str):
+        pass
+
+    assert canonical.encodable_text(value) is encodable
+    assert canonical.encodable_text(Text("abc")) is False
+
+
+@pytest.mark.parametrize(
+    ("data", "value"),
+    [
+        (b'{"a":1}', {"a": 1}),
+        (b'[true,null,"x",-12345678901234]', [True, None, "x", -12345678901234]),
+        (b"123456789012345", 123456789012345),
+        ('{"é":"\u00e9"}'.encode(), {"é": "é"}),
+    ],
+)
+def test_canonical_bytes_are_recognised_by_the_fast_check(
+    data: bytes, value: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(canonical, "loads_canonical", _refuse)
+    assert canonical.canonical_value(data) == (True, value)
+    assert canonical.is_canonical(data) is True
+
+
+@pytest.mark.parametrize("data", [b'{"b":1,"a":2}', b"[1, 2]", b'"\\ud800"', b"\xc3", b"{", b"01"])
+def test_non_canonical_bytes_are_refused_by_the_fast_check(data: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(canonical, "loads_canonical", _refuse)
+    assert canonical.canonical_value(data) == (False, None)
+    assert canonical.is_canonical(data) is False
+
+
+@pytest.mark.parametrize(
+    ("data", "value"),
+    [
+        (b"1.5", 1.5),
+        (b"1234567890123456", 1234567890123456),
+        ('"\ue000"'.encode(), "\ue000"),
+        ('{"\U0001f600":2,"\ue000":1}'.encode(), {"\U0001f600": 2, "\ue000": 1}),
+    ],
+)
+def test_canonical_bytes_left_to_the_general_check(data: bytes, value: Any) -> None:
+    assert canonical.canonical_value(data) == (True, value)
+    assert canonical.is_canonical(data) is True
+
+
+@pytest.mark.parametrize(
+    "data", [b"9007199254740993", b"1.50", b"\xff", '{"\ue000":1,"\U0001f600":2}'.encode(), b"NaN"]
+)
+def test_non_canonical_bytes_refused_by_the_general_check(data: bytes) -> None:
+    assert canonical.canonical_value(data) == (False, None)
+    assert canonical.is_canonical(data) is False
+
+
+@pytest.mark.parametrize(
+    ("value", "where"),
+    [
+        ([1, {"a": float("inf")}], "Infinity at value[1].a"),
+        ({"b": [1.5, -float("inf")]}, "-Infinity at value.b[1]"),
+        ({"a": 2.5, "b": {"c d": float("nan")}}, 'NaN at value.b["c d"]'),
+        (float("nan"), "NaN at value"),
+    ],
+)
+def test_non_finite_floats_are_located(value: Any, where: str) -> None:
+    with pytest.raises(CanonicalJSONError) as info:
+        canonical_json(value)
+    assert (
+        str(info.value) == f"value: {where}: NaN and Infinity have no JSON form and are refused, never stored as null"
+    )
+
+
+def test_a_shared_container_is_searched_once_for_non_finite_floats() -> None:
+    shared = [1.0, 2.0]
+    with pytest.raises(CanonicalJSONError) as info:
+        canonical_json({"a": shared, "b": shared, "c": [float("inf")]}, field="f")
+    assert (
+        str(info.value)
+        == "f: Infinity at f.c[0]: NaN and Infinity have no JSON form and are refused, never stored as null"
+    )
+
+
+@pytest.mark.parametrize("n", [SAFE, -SAFE, 0])
+def test_top_level_safe_integers_take_the_fast_path(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(canonical.rfc8785, "dumps", _refuse)
+    assert canonical_json(n) == str(n).encode()
+
+
+def test_a_lone_surrogate_in_a_high_key_names_the_field() -> None:
+    with pytest.raises(CanonicalJSONError) as info:
+        canonical_json({"\ue000": "\ud800"}, field="f")
+    assert info.value.field == "f"
+    assert str(info.value).startswith("f: cannot be canonicalized (")
+    assert str(info.value).endswith("); lone surrogates are not allowed")
+
+
+def test_loads_json_reads_bytes_in_their_encoding() -> None:
+    assert canonical.loads_json('["é"]'.encode("utf-16-le")) == ["é"]
+    assert canonical.loads_json('["é"]'.encode("utf-16")) == ["é"]
+    assert canonical.loads_json(b'\xef\xbb\xbf["x"]') == ["x"]
+    assert canonical.loads_json(b'"\xed\xa0\x80"') == "\ud800"
+    assert canonical.loads_json(bytearray(b"[9007199254740993]")) == [9007199254740992.0]
+
+
+def test_loads_json_refuses_a_bom_in_text_like_json_loads() -> None:
+    with pytest.raises(json.JSONDecodeError) as info:
+        canonical.loads_json("\ufeff[1]")
+    assert (info.value.msg, info.value.doc, info.value.pos) == (
+        "Unexpected UTF-8 BOM (decode using utf-8-sig)",
+        "\ufeff[1]",
+        0,
+    )
+
+
+def test_loads_json_refuses_other_types_like_json_loads() -> None:
+    with pytest.raises(TypeError) as info:
+        canonical.loads_json(5)  # type: ignore[arg-type]
+    assert str(info.value) == "the JSON object must be str, bytes or bytearray, not int"
+
+
+def test_loads_json_nested_too_deeply_is_a_decode_error() -> None:
+    text = "[" * 200_000 + "]" * 200_000
+    with pytest.raises(json.JSONDecodeError) as info:
+        canonical.loads_json(text)
+    assert (info.value.msg, info.value.doc, info.value.pos) == ("nested too deeply to read", "[" * 80, 0)
+
+
+def test_loads_document_passes_its_options() -> None:
+    assert canonical.loads_document("[1]", parse_int=float) == [1.0]
