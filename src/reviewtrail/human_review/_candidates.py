@@ -31,6 +31,17 @@ class CandidateParts:
     run_privacy: Privacy
     output_privacy: Privacy
 
+    def recorded_facts(self) -> dict[str, Any]:
+        """What the candidate's facts take from these records besides the run payload, as the
+        keywords of ``candidate_wire`` and ``candidate_facts``."""
+        return {
+            "output_event_id": self.output.id,
+            "output_payload_hash": self.output.payload_hash,
+            "context_manifest": self.receipt.payload_value,
+            "run_privacy": self.run_privacy,
+            "output_privacy": self.output_privacy,
+        }
+
 
 def candidate_parts(ledger: Records, run_id: str) -> CandidateParts | None:
     """The records ``run_id`` rests on as a candidate, or None when it has no single current run
@@ -71,15 +82,7 @@ def current_candidate(ledger: Records, run_id: str) -> Candidate | None:
     run = candidate_run(parts.run.payload_value)
     if run["status"] != "completed":
         return None
-    facts = candidate_wire(
-        run,
-        parts.run.payload_value,
-        output_event_id=parts.output.id,
-        output_payload_hash=parts.output.payload_hash,
-        context_manifest=parts.receipt.payload_value,
-        run_privacy=parts.run_privacy,
-        output_privacy=parts.output_privacy,
-    )
+    facts = candidate_wire(run, parts.run.payload_value, **parts.recorded_facts())
     flat = {k: v for k, v in facts.items() if k not in ("run", "contextManifest")}
     digest = spliced_digest(flat, parts.run.payload, parts.receipt.payload)
     if digest is None:  # a lone surrogate: the encoder names it

@@ -21,6 +21,7 @@ __all__ = [
     "Records",
     "RunState",
     "amended_after",
+    "amended_problems",
     "current",
     "heads",
     "latest_runs",
@@ -162,3 +163,19 @@ def amended_after(ledger: Records, record_id: str, seq: int) -> Envelope | None:
                 found = later
             todo.append(later_id)
     return found
+
+
+def amended_problems(
+    ledger: Records, prompt_id: str, prompt_amended: bool, item: Envelope, item_amended: bool
+) -> list[str]:
+    """Why an item no longer binds its own chain, in the order its problems list them first: its
+    item record was amended, and its prompt was amended after the item was frozen (an amendment
+    recorded before is part of what the item froze)."""
+    problems = []
+    if item_amended:
+        problems.append(f"the item record {item.id} was amended")
+    later = amended_after(ledger, prompt_id, item.seq) if prompt_amended else None
+    if later is not None:
+        how = f"reclassified {later.privacy} by" if later.type == RECLASSIFICATION else "corrected by"
+        problems.append(f"the prompt {prompt_id} was {how} {later.id} after the item was frozen")
+    return problems

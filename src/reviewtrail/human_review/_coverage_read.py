@@ -19,7 +19,7 @@ from reviewtrail.human_review._bulk_resolve import Preloaded
 from reviewtrail.human_review._campaign_read import ItemState, campaign_item_states, campaign_training, check_listed
 from reviewtrail.human_review._campaigns import require_campaign
 from reviewtrail.human_review._coverage import Coverage, ItemCoverageFacts, PromptCoverageFacts, coverage_of
-from reviewtrail.human_review._decision_rules import active_decisions
+from reviewtrail.human_review._decide import counted_when_recorded
 from reviewtrail.human_review._export_job import campaign_files
 from reviewtrail.human_review._export_rows import TRAINING_EXAMPLE_V4
 from reviewtrail.human_review._export_verify import prove_export_manifest, read_export_manifest
@@ -112,13 +112,12 @@ def _reviewer_decisions(state: ItemState) -> list[ReviewerDecision]:
     facts = list(state.decisions)
     out = []
     for fact, actor in zip(facts, state.actors, strict=True):
-        then = active_decisions(f for f in facts if f.seq <= fact.seq).get(fact.item_id)
         label = reviewer_label(actor)
         out.append(
             ReviewerDecision(
                 reviewer=None if label != actor else actor,
                 seq=fact.seq,
-                counted=then is not None and then.decision.decision_id == fact.decision_id,
+                counted=counted_when_recorded(facts, fact),
                 active=fact.decision_id == active_id,
                 verdict=verdict(fact.decision.disposition, fact.decision.preferred),
             )

@@ -320,10 +320,16 @@ def _result(
     )
 
 
+def counted_when_recorded(facts: list[DecisionFact], ours: DecisionFact) -> bool:
+    """Whether ``ours`` was the item's active decision once it was recorded (it does not count:
+    a duplicate submission, an invalid decision, a bad ``supersedes``)."""
+    then = active_decisions(f for f in facts if f.seq <= ours.seq).get(ours.item_id)
+    return then is not None and then.decision.decision_id == ours.decision_id
+
+
 def superseded_count(facts: list[DecisionFact], ours: DecisionFact) -> int:
     """How many earlier decisions of the item ``ours`` left inactive when it was recorded (0 when
-    it does not count: a duplicate submission, an invalid decision, a bad ``supersedes``)."""
-    then = active_decisions(f for f in facts if f.seq <= ours.seq).get(ours.item_id)
-    if then is None or then.decision.decision_id != ours.decision_id:
+    it does not count, :func:`counted_when_recorded`)."""
+    if not counted_when_recorded(facts, ours):
         return 0
-    return len(then.inactive)
+    return len(active_decisions(f for f in facts if f.seq <= ours.seq)[ours.item_id].inactive)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewtrail.human_review._campaign_read import campaign_training, training_when_decided
-from reviewtrail.human_review._decide import superseded_count
+from reviewtrail.human_review._decide import counted_when_recorded, superseded_count
 from reviewtrail.human_review._decision_rules import DecisionFact, active_decisions
 from reviewtrail.human_review._eligibility import (
     ChainPrivacy,
@@ -115,7 +115,7 @@ def _history(ledger: Ledger, item_id: str) -> History:
     resolved = resolve_item(ledger, item_id)
     facts = item_decisions(ledger, resolved.item, resolved.prompt)
     active = active_decisions(facts).get(item_id)
-    counted = {f.decision_id for f in facts if _counts(facts, f)}
+    counted = {f.decision_id for f in facts if counted_when_recorded(facts, f)}
     entries = tuple(
         DecisionEntry(
             f.decision_id,
@@ -146,11 +146,6 @@ def _position(resolved: ResolvedItem, run_id: str | None) -> str | None:
     if run_id is None or run_id not in resolved.item.display_order:
         return None
     return POSITIONS[resolved.item.display_order.index(run_id)]
-
-
-def _counts(facts: list[DecisionFact], fact: DecisionFact) -> bool:
-    then = active_decisions(f for f in facts if f.seq <= fact.seq).get(fact.item_id)
-    return then is not None and then.decision.decision_id == fact.decision_id
 
 
 def _eligibility(ledger: Ledger, resolved: ResolvedItem, fact: DecisionFact) -> tuple[Eligibility, Eligibility]:

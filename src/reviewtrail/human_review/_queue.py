@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 from reviewtrail.errors import IntegrityError, InvalidInputError, NotFoundError
 from reviewtrail.human_review._bulk_resolve import Preloaded
 from reviewtrail.human_review._candidates import Candidate, current_candidate
-from reviewtrail.human_review._chains import Records, amended_after, current
+from reviewtrail.human_review._chains import Records, amended_problems, current
 from reviewtrail.human_review._frozen import POSITIONS, blind, frozen_problems
 from reviewtrail.human_review._listed import check_listed
 from reviewtrail.human_review._plain_records import review_item, review_prompt
-from reviewtrail.human_review._record_names import DECISION, ITEM, RECLASSIFICATION
+from reviewtrail.human_review._record_names import DECISION, ITEM
 from reviewtrail.human_review._table_reads import checked_page, checked_rows_in
 from reviewtrail.ledger import Ledger
 from reviewtrail.store import Store
@@ -139,12 +139,7 @@ def queue_card(ledger: Records, item_id: str, *, decided: bool) -> QueueCard:
             found[run_id] = candidate
     now = {run: (c.facts["runId"], c.facts["outputEventId"]) for run, c in found.items()}
     problems = frozen_problems(frozen, now, lambda run: found[run].digest)
-    later = amended_after(ledger, prompt_env.id, env.seq) if prompt_now.amended else None
-    if later is not None:
-        how = f"reclassified {later.privacy} by" if later.type == RECLASSIFICATION else "corrected by"
-        problems.insert(0, f"the prompt {prompt_env.id} was {how} {later.id} after the item was frozen")
-    if item_now.amended:
-        problems.insert(0, f"the item record {env.id} was amended")
+    problems = amended_problems(ledger, prompt_env.id, prompt_now.amended, env, item_now.amended) + problems
     valid = not problems
     candidates = []
     for position, run_id in zip(POSITIONS, item["displayOrder"], strict=True):

@@ -18,7 +18,7 @@ from reviewtrail.human_review._candidates import candidate_parts
 from reviewtrail.human_review._chains import (
     Current,
     Records,
-    amended_after,
+    amended_problems,
     current,
     run_state,
     stricter,
@@ -30,7 +30,6 @@ from reviewtrail.human_review._decision_rules import (
     check_decision,
 )
 from reviewtrail.human_review._item_rules import CandidateFacts, candidate_digest_of, item_problems
-from reviewtrail.human_review._record_names import RECLASSIFICATION
 from reviewtrail.human_review._records import ReviewDecision, ReviewItem, ReviewPrompt, ReviewResponse
 from reviewtrail.human_review._run_records import CandidateRun, ContextReceipt
 from reviewtrail.human_review._run_rules import PromptRef, RunFacts
@@ -115,15 +114,7 @@ def _candidate(ledger: Records, run_id: str) -> tuple[CandidateFacts, str, str] 
     run = CandidateRun.model_validate(parts.run.payload_value)
     if run.status != "completed":
         return None
-    facts = candidate_facts(
-        run,
-        parts.run.payload_value,
-        output_event_id=parts.output.id,
-        output_payload_hash=parts.output.payload_hash,
-        context_manifest=parts.receipt.payload_value,
-        run_privacy=parts.run_privacy,
-        output_privacy=parts.output_privacy,
-    )
+    facts = candidate_facts(run, parts.run.payload_value, **parts.recorded_facts())
     digest = candidate_digest_of(facts, parts.run.payload, parts.receipt.payload)
     return facts, ReviewResponse.model_validate(parts.output.payload_value).response, digest
 
@@ -175,12 +166,7 @@ def resolve_item(ledger: Records, item_id: str) -> ResolvedItem:
             digests[run_id] = found[2]
     problems = item_problems(item, {run: pair[0] for run, pair in candidates.items()}, digests)
     candidate_problems = tuple(problems)
-    later = amended_after(ledger, ref.event_id, env.seq) if prompt_now.amended else None
-    if later is not None:
-        how = f"reclassified {later.privacy} by" if later.type == RECLASSIFICATION else "corrected by"
-        problems.insert(0, f"the prompt {ref.event_id} was {how} {later.id} after the item was frozen")
-    if item_now.amended:
-        problems.insert(0, f"the item record {env.id} was amended")
+    problems = amended_problems(ledger, ref.event_id, prompt_now.amended, env, item_now.amended) + problems
     return ResolvedItem(
         item=item,
         prompt=ref.prompt,

@@ -29,7 +29,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, get_args
 
 __all__ = [
     "COMMON_WORDS",
@@ -60,16 +60,7 @@ Named = Literal[
     "other-adapter",
 ]
 #: Every flag a candidate can carry, in the order listed: its own names, then the other's.
-NAMED: tuple[Named, ...] = (
-    "own-agent",
-    "own-model",
-    "own-provider",
-    "own-adapter",
-    "other-agent",
-    "other-model",
-    "other-provider",
-    "other-adapter",
-)
+NAMED: tuple[Named, ...] = get_args(Named)
 #: The most joining characters (:data:`GAP_CHARACTERS`) between two words of a name.
 MAX_GAP = 3
 #: What may join two words of a name in a text: white space and the punctuation names are
