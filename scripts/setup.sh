@@ -12,6 +12,7 @@ if [ "$want_system" = 1 ]; then
   command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || need+=(postgresql)
   command -v chromium >/dev/null 2>&1 || need+=(chromium)  # the browser tests' Chromium (Playwright's executable_path)
+  command -v npm >/dev/null 2>&1 || need+=(npm)  # installs axe-core for the accessibility tests (below)
   command -v git >/dev/null 2>&1 || need+=(git)
   command -v sha256sum >/dev/null 2>&1 || need+=(coreutils)
   if [ "${#need[@]}" -gt 0 ]; then
@@ -22,6 +23,19 @@ if [ "$want_system" = 1 ]; then
       apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
     else
       echo "missing system packages: ${need[*]} (run as root to install them)" >&2
+    fi
+  fi
+  # axe-core, which the accessibility tests inject into the inspector's pages: a pinned version in
+  # .cache/axe-core (git-ignored), installed once; a later run with the same version does nothing.
+  axe_version=4.14.1
+  axe_dir=.cache/axe-core
+  if ! grep -qs "\"version\": \"$axe_version\"" "$axe_dir/node_modules/axe-core/package.json"; then
+    if command -v npm >/dev/null 2>&1; then
+      mkdir -p "$axe_dir"
+      npm install --prefix "$axe_dir" --no-save --no-package-lock --no-audit --no-fund --silent \
+        "axe-core@$axe_version" >/dev/null
+    else
+      echo "npm is missing: axe-core for the accessibility tests is not installed" >&2
     fi
   fi
 fi
