@@ -115,6 +115,7 @@ def decide(
     submission_id: str | None = None,
     privacy: Privacy | None = None,
     reviewer: str | None,
+    campaign: tuple[str, int] | None = None,
 ) -> DecisionResult:
     """Record ``reviewer``'s decision on ``item_id`` (``payload``: a :class:`DecisionInput`, or its
     fields in wire names), unless its submission id is already recorded: then return that first
@@ -141,6 +142,7 @@ def decide(
     if first is not None:
         return first
     resolved = resolve_item(records, item_id)
+    _check_campaign(resolved, campaign)
     if not resolved.valid:
         reasons = "; ".join(blinded_problems(resolved))
         raise ConflictError(f"the item no longer binds what it froze, so it cannot be decided: {reasons}", field="item")
@@ -169,6 +171,18 @@ def decide(
     if records.head and appended.seq == records.head + 1:
         records.include([appended])  # nothing was recorded between the read and this decision
     return _result(ledger, records, resolved, record.id, resubmitted=False)
+
+
+def _check_campaign(resolved: ResolvedItem, campaign: tuple[str, int] | None) -> None:
+    if campaign is None:
+        return
+    recorded = (resolved.item.campaign.id, resolved.item.campaign.version)
+    if recorded != campaign:
+        raise InvalidInputError(
+            f"item {resolved.item.item_id} belongs to campaign {recorded[0]} version {recorded[1]}, "
+            f"not {campaign[0]} version {campaign[1]}",
+            field="campaignId",
+        )
 
 
 def _submission_id(wire: dict[str, Any], given: str | None) -> str:

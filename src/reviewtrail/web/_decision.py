@@ -1,0 +1,89 @@
+"""The fixed decision schema: the only body the write route accepts (docs/human-review.md,
+"Writes: the review capability").
+
+:class:`DecisionSubmission` is what a browser sends (through the proxy); :class:`SignedDecision`
+is what the proxy signs and the inspector reads: the same fields and the reviewer, the proxy's
+pseudonymous actor id for the session. Unknown fields are refused, every string and list is
+bounded, and nothing in it can name another kind of record: the route can only record a review
+decision on an item of the campaign version named.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from reviewtrail.errors import InvalidInputError
+
+__all__ = ["DecisionSubmission", "SignedDecision", "parse_signed_decision", "parse_submission"]
+
+_ID = r"^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}$"
+_TEXT_MAX = 100_000  # a correction's replacement response
+_NOTE_MAX = 4_000
+_LIST_MAX = 32
+_CODE = Field(min_length=1, max_length=128)
+
+
+class DecisionSubmission(BaseModel):
+    """A review decision as the Review page submits it: the item, its campaign version, a random
+    submission id (a retry with the same id records nothing new), and the decision fields in the
+    wire names of ``review decide`` (``preferred`` is the position shown, ``A`` or ``B``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    item_id: str = Field(alias="itemId", pattern=_ID)
+    campaign_id: str = Field(alias="campaignId", pattern=_ID)
+    campaign_version: int = Field(alias="campaignVersion", ge=1, le=2**31)
+    submission_id: str = Field(alias="submissionId", pattern=r"^[A-Za-z0-9_-]{16,128}$")
+    disposition: Literal["prefer", "tie", "correct", "underdetermined", "malformed", "skip"]
+    preferred: Literal["A", "B"] | None = None
+    strength: Literal["slight", "strong"] | None = None
+    replacement: str | None = Field(default=None, min_length=1, max_length=_TEXT_MAX)
+    confidence: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+    reason_codes: list[str] = Field(default_factory=list, alias="reasonCodes", max_length=_LIST_MAX)
+    response_tags: list[str] = Field(default_factory=list, alias="responseTags", max_length=_LIST_MAX)
+    note: str | None = Field(default=None, max_length=_NOTE_MAX)
+    use_for_training: bool = Field(default=False, alias="useForTraining")
+    supersedes: str | None = Field(default=None, pattern=_ID)
+
+    def decision_wire(self) -> dict[str, Any]:
+        """The decision fields in wire names (``review decide``'s payload), unset ones left out."""
+        out = self.model_dump(
+            by_alias=True, exclude_none=True, exclude={"item_id", "campaign_id", "campaign_version", "submission_id"}
+        )
+        for name in ("reasonCodes", "responseTags"):
+            if not out.get(name):
+                out.pop(name, None)
+        if not out.get("useForTraining"):
+            out.pop("useForTraining", None)
+        return out
+
+
+class SignedDecision(DecisionSubmission):
+    """A submission with the reviewer the proxy maps its session to: the body it signs."""
+
+    reviewer: str = Field(pattern=_ID)
+
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def _parse(model: type[_Model], body: bytes) -> _Model:
+    try:
+        return model.model_validate_json(body, by_alias=True)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "body"
+        problem = f"{first['msg']} ({exc.error_count()} problem(s) in the decision)"
+        raise InvalidInputError(problem, field=where) from None
+
+
+def parse_submission(body: bytes) -> DecisionSubmission:
+    """The browser's decision in ``body`` (JSON), or exit 2 naming the first bad field."""
+    return _parse(DecisionSubmission, body)
+
+
+def parse_signed_decision(body: bytes) -> SignedDecision:
+    """The signed decision in ``body`` (JSON), or exit 2 naming the first bad field."""
+    return _parse(SignedDecision, body)
