@@ -42,6 +42,11 @@ class Reads:
         self._store = store
         self._lock = threading.Lock()
 
+    @property
+    def lock(self) -> threading.Lock:
+        """Held for each use of the store's shared connection (the write route takes it too)."""
+        return self._lock
+
     def campaigns(self) -> list[CampaignSummary]:
         from reviewtrail.human_review import list_campaigns
 
