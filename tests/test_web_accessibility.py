@@ -1,0 +1,165 @@
+"""Accessibility of every inspector page: axe-core (npm ``axe-core``, installed into
+.cache/axe-core by ``scripts/setup.sh --system``) injected by Playwright into Debian's Chromium
+finds no violation of impact serious or critical.
+
+The pages are not listed here: they are found by crawling the links from ``/`` within the
+inspector's origin (HTML responses only, at most :data:`MAX_PAGES`), over a store with a campaign
+of three items (one decided, then superseded, so its history reveals who produced A and B) and a
+campaign with no item yet; an error page is visited too. A page added to the inspector is checked
+as soon as some page links to it.
+
+Artifacts: a full-page screenshot and the axe results (JSON) of each page are written to
+``test-artifacts/accessibility/`` at the repository root (git-ignored; replaced on each run), or
+to ``$REVIEWTRAIL_TEST_ARTIFACTS/accessibility/`` when that variable is set.
+
+The axe script runs as an inline script, which the inspector's CSP (``script-src 'self'``)
+blocks, so the page is opened with Playwright's ``bypass_csp``; the CSP itself is held by
+tests/test_web_browser.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections import deque
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urldefrag, urlsplit
+
+import pytest
+
+from conftest import need
+from reviewtrail.human_review import decide
+from support.human_review import add_prompt, new_store
+from support.web import planted_campaign, running_inspector
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+REPO = Path(__file__).resolve().parent.parent
+AXE = REPO / ".cache" / "axe-core" / "node_modules" / "axe-core" / "axe.min.js"
+BLOCKING = frozenset({"serious", "critical"})
+MAX_PAGES = 60
+# Pages no link leads to, visited as well: an error page (a campaign that does not exist).
+UNLINKED = ("review/no-such-campaign/1",)
+
+
+def artifacts() -> Path:
+    root = Path(os.environ.get("REVIEWTRAIL_TEST_ARTIFACTS") or REPO / "test-artifacts")
+    folder = root / "accessibility"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    need(Path(CHROMIUM).is_file(), "Debian's chromium is not installed (scripts/setup.sh --system installs it)")
+    need(AXE.is_file(), f"axe-core is not installed at {AXE} (scripts/setup.sh --system installs it)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:  # pragma: no cover - depends on the environment
+        need(False, "playwright is not installed (pip install -e '.[dev]')")
+        raise
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM)
+        yield browser
+        browser.close()
+
+
+def axe_run(page: Any) -> dict[str, Any]:
+    """axe-core's results on the page as it is now (every rule axe runs by default)."""
+    page.add_script_tag(path=str(AXE))
+    results: dict[str, Any] = page.evaluate("async () => await axe.run(document)")
+    return results
+
+
+def blocking(violations: list[dict[str, Any]]) -> list[str]:
+    """The serious and critical ones, one line each: rule, impact, help and the first elements."""
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[node['target'] for node in v['nodes'][:3]]}"
+        for v in violations
+        if v.get("impact") in BLOCKING
+    ]
+
+
+def same_origin_links(page: Any, origin: str) -> list[str]:
+    hrefs = page.eval_on_selector_all("a[href]", "links => links.map(a => a.href)")
+    found = []
+    for href in hrefs:
+        url = urldefrag(href)[0]
+        if url.startswith(origin):
+            found.append(url)
+    return found
+
+
+def slug(url: str) -> str:
+    parts = urlsplit(url)
+    text = (parts.path + ("_" + parts.query if parts.query else "")).strip("/") or "index"
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:120]
+
+
+def test_axe_finds_a_serious_violation_on_a_page_that_has_one(browser: Any) -> None:
+    """The check can fail: a page with an unlabelled image and an unnamed button is caught."""
+    context = browser.new_context(bypass_csp=True)
+    page = context.new_page()
+    page.set_content('<html lang="en"><title>t</title><main><img src="x.png"><button></button></main></html>')
+    found = blocking(axe_run(page)["violations"])
+    context.close()
+    assert any(line.startswith("image-alt ") for line in found), found
+    assert any(line.startswith("button-name ") for line in found), found
+
+
+def test_every_inspector_page_has_no_serious_or_critical_axe_violation(browser: Any, tmp_path: Path) -> None:
+    store = new_store(tmp_path)
+    items, _hidden = planted_campaign(store, n=3)
+    first = decide(store, items[0].item_id, {"disposition": "tie"}, reviewer="rev-1")
+    decide(
+        store,
+        items[0].item_id,
+        {"disposition": "prefer", "preferred": "A", "strength": "slight", "supersedes": first.decision_id},
+        reviewer="rev-2",
+    )
+    add_prompt(store, campaign="empty")  # a campaign version whose Review page has no card yet
+    store.close()
+    out = artifacts()
+
+    problems: dict[str, list[str]] = {}
+    visited: list[str] = []
+    with running_inspector(tmp_path) as inspector:
+        origin = inspector.url.rstrip("/")
+        context = browser.new_context(bypass_csp=True, viewport={"width": 1280, "height": 1000})
+        page = context.new_page()
+        queue = deque([inspector.url, *(inspector.url + path for path in UNLINKED)])
+        seen = set(queue)
+        while queue and len(visited) < MAX_PAGES:
+            url = queue.popleft()
+            response = page.goto(url)
+            assert response is not None, url
+            if not response.headers.get("content-type", "").startswith("text/html"):
+                continue
+            visited.append(url)
+            for link in same_origin_links(page, origin):
+                if link not in seen:
+                    seen.add(link)
+                    queue.append(link)
+            results = axe_run(page)
+            name = f"{len(visited):02d}-{slug(url)}"
+            page.screenshot(path=str(out / f"{name}.png"), full_page=True)
+            kept = {"url": url, "violations": results["violations"], "passed": [r["id"] for r in results["passes"]]}
+            (out / f"{name}.axe.json").write_text(json.dumps(kept, indent=2))
+            assert len(results["passes"]) >= 10, (url, kept["passed"])  # axe ran its rules on this page
+            if found := blocking(results["violations"]):
+                problems[url] = found
+        context.close()
+
+    paths = {urlsplit(url).path + ("?" + urlsplit(url).query if urlsplit(url).query else "") for url in visited}
+    # The crawl reached the pages this store has: the index, both Review pages, a later card, the
+    # history of the decided item and of an open one, and the error page.
+    assert "/" in paths
+    assert {"/review/camp/1", "/review/empty/1", "/review/no-such-campaign/1"} <= paths, sorted(paths)
+    assert any(path.startswith("/review/camp/1?card=") for path in paths), sorted(paths)
+    assert f"/items/{items[0].item_id}/history" in paths, sorted(paths)
+    assert any(path.endswith("/history") and items[0].item_id not in path for path in paths), sorted(paths)
+    assert problems == {}, json.dumps(problems, indent=2)
