@@ -4,6 +4,7 @@ framework) is imported only when the command runs."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -30,18 +31,38 @@ def serve(
         ),
     ] = "127.0.0.1",
     as_json: Annotated[bool, typer.Option("--json", help=JSON_HELP + " (the address, once listening)")] = False,
+    new_capability: Annotated[
+        Path | None,
+        typer.Option(
+            "--new-capability",
+            help="Write a new review capability key file (mode 0600, never replacing one) and exit; give it to "
+            "this server and the proxy as REVIEWTRAIL_REVIEW_CAPABILITY_FILE.",
+            metavar="FILE",
+        ),
+    ] = None,
 ) -> None:
     """Serve the inspector: read-only pages over the store (campaigns, the Review page one
     blinded card at a time, an item's reviewed history) and their JSON, with OpenAPI at
     /openapi.json. It listens on loopback only: any other address is refused (exit 2, field
-    host). Every route answers GET and HEAD only; review decisions are recorded with 'review
-    session' or 'review decide'. Runs until Ctrl-C.
+    host). Every route answers GET and HEAD only, unless REVIEWTRAIL_REVIEW_CAPABILITY_FILE names
+    a review capability key file readable by its owner only (else exit 5): then POST
+    /api/review/decisions records a review decision signed with that key (RFC 9421), as the
+    proxy ('reviewtrail proxy') sends it, and nothing else. Runs until Ctrl-C.
 
     Example: reviewtrail serve --port 8765
     """
     from reviewtrail.config import load_settings
     from reviewtrail.web import loopback_host
 
+    if new_capability is not None:
+        from reviewtrail.web import new_capability as write_capability
+
+        capability = write_capability(new_capability)
+        if as_json:
+            print_json({"capabilityFile": str(new_capability), "keyId": capability.key_id})
+        else:
+            print(f"review capability {capability.key_id} written to {new_capability} (mode 0600)")
+        return
     loopback_host(host)  # refused before anything is loaded or opened
     from reviewtrail.web import serve as run
 
@@ -49,7 +70,8 @@ def serve(
         if as_json:
             print_json(listening.to_json())
         else:
-            print(f"inspector (read-only) at {listening.url} over {listening.store}; Ctrl-C stops it")
+            mode = "read-only" if listening.writes is None else f"review decisions signed by {listening.writes}"
+            print(f"inspector ({mode}) at {listening.url} over {listening.store}; Ctrl-C stops it")
         sys.stdout.flush()
 
     run(load_settings(), host, port, announce=announce)

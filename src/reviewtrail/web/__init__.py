@@ -8,7 +8,7 @@ and :func:`serve`.
 
 Public API::
 
-    from reviewtrail.web import create_app, loopback_host, serve
+    from reviewtrail.web import create_app, loopback_host, new_capability, serve
 """
 
 import importlib
@@ -17,15 +17,17 @@ import typing
 if typing.TYPE_CHECKING:
     from reviewtrail.web._app import create_app
     from reviewtrail.web._bind import bind_loopback, loopback_host
+    from reviewtrail.web._capability import new_capability
     from reviewtrail.web._serve import Listening, serve
 
-__all__ = ["Listening", "bind_loopback", "create_app", "loopback_host", "serve"]
+__all__ = ["Listening", "bind_loopback", "create_app", "loopback_host", "new_capability", "serve"]
 
 # Every name is loaded on first use, from the module that defines it.
 _LAZY = {
     "create_app": "_app",
     "bind_loopback": "_bind",
     "loopback_host": "_bind",
+    "new_capability": "_capability",
     "Listening": "_serve",
     "serve": "_serve",
 }

@@ -20,12 +20,15 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 
 from reviewtrail import __version__
 from reviewtrail.errors import ReviewtrailError
+from reviewtrail.web._capability import DECISION_ROUTE
 from reviewtrail.web._guard import Guard
 from reviewtrail.web._keys import DECISION_KEYS, NAVIGATION_KEYS
 from reviewtrail.web._reads import Reads
+from reviewtrail.web._write import refusal_status
 
 if TYPE_CHECKING:
     from reviewtrail.store import Store
+    from reviewtrail.web._write import DecisionWrites
 
 __all__ = ["create_app"]
 
@@ -46,9 +49,13 @@ def _templates() -> Environment:
     return env
 
 
-def create_app(store: Store, *, host: str = "127.0.0.1") -> Any:
-    """The inspector over ``store`` (opened read-only), answering requests addressed to ``host``
-    (the loopback address it listens on) or ``localhost``; an ASGI application."""
+def create_app(
+    store: Store, *, host: str = "127.0.0.1", writes: Callable[[Reads], DecisionWrites] | None = None
+) -> Any:
+    """The inspector over ``store``, answering requests addressed to ``host`` (the loopback
+    address it listens on) or ``localhost``; an ASGI application. Read-only unless ``writes``
+    (given the reads, whose lock it shares) makes the one write route
+    (:mod:`~reviewtrail.web._write`)."""
     reads = Reads(store)
     templates = _templates()
     app = FastAPI(
@@ -76,7 +83,7 @@ def create_app(store: Store, *, host: str = "127.0.0.1") -> Any:
 
     @app.exception_handler(ReviewtrailError)
     async def refused(request: Request, exc: ReviewtrailError) -> Response:
-        status = _STATUS.get(exc.exit_code, 500)
+        status = refusal_status(exc) or _STATUS.get(exc.exit_code, 500)
         error = {"type": type(exc).__name__, "field": exc.field, "message": str(exc), "exitCode": exc.exit_code}
         if request.url.path.startswith("/api/"):
             return JSONResponse({"error": error}, status_code=status)
@@ -108,9 +115,31 @@ def create_app(store: Store, *, host: str = "127.0.0.1") -> Any:
     def api_history(item_id: str) -> dict[str, Any]:
         return reads.history(item_id).to_json()
 
+    write_routes: frozenset[str] = frozenset()
+    if writes is not None:
+        add_write_route(app, writes(reads))
+        write_routes = frozenset({DECISION_ROUTE})
+
     app.mount("/static", StaticFiles(directory=_STATIC), name="static")
     hosts = frozenset({host_literal(host), "localhost", "127.0.0.1", "[::1]"})
-    return Guard(app, hosts=hosts)
+    return Guard(app, hosts=hosts, write_routes=write_routes)
+
+
+def add_write_route(app: FastAPI, writes: DecisionWrites) -> None:
+    """``POST /api/review/decisions``, described in OpenAPI with its fixed body schema."""
+    from reviewtrail.web._decision import SignedDecision
+
+    schema = SignedDecision.model_json_schema(by_alias=True)
+
+    @app.post(
+        DECISION_ROUTE,
+        summary="Record a review decision (signed per RFC 9421 by the review capability)",
+        operation_id="record_decision",
+        status_code=201,
+        openapi_extra={"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}},
+    )
+    async def record_decision(request: Request) -> Response:
+        return await writes.handle(request)
 
 
 def host_literal(host: str) -> str:

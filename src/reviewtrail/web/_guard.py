@@ -5,7 +5,8 @@
   ``X-Frame-Options: DENY``, ``X-Content-Type-Options: nosniff``, ``Referrer-Policy:
   no-referrer``, and ``Cache-Control: no-store`` (review content stays out of caches).
 - Read-only: a method other than GET or HEAD is answered 405 (``Allow: GET, HEAD``) before any
-  route runs, so no handler ever sees it.
+  route runs, so no handler ever sees it; the one exception is POST on a write route, and only
+  when the review capability is configured (``write_routes``).
 - A ``Host`` header that is not the loopback address the server listens on (or ``localhost``) is
   answered 400, so a page elsewhere cannot reach the inspector through a name it re-points at
   127.0.0.1 (DNS rebinding).
@@ -52,9 +53,10 @@ def host_name(header: str) -> str:
 class Guard:
     """ASGI middleware: the headers, the method gate and the host check above."""
 
-    def __init__(self, app: ASGIApp, *, hosts: frozenset[str]) -> None:
+    def __init__(self, app: ASGIApp, *, hosts: frozenset[str], write_routes: frozenset[str] = frozenset()) -> None:
         self.app = app
         self.hosts = hosts
+        self.write_routes = write_routes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -73,8 +75,9 @@ class Guard:
                 send_with_headers, 400, "this inspector answers only requests addressed to its loopback address"
             )
             return
-        if scope["method"] not in READ_METHODS:
-            extra = [(b"allow", b"GET, HEAD")]
+        writable = scope["path"] in self.write_routes
+        if scope["method"] not in READ_METHODS and not (writable and scope["method"] == "POST"):
+            extra = [(b"allow", b"POST" if writable else b"GET, HEAD")]
             await _plain(send_with_headers, 405, "read-only: this inspector answers GET and HEAD only", extra)
             return
         await self.app(scope, receive, send_with_headers)

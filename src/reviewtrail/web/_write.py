@@ -1,0 +1,104 @@
+"""The inspector's one write route, ``POST /api/review/decisions``: on only when a review
+capability is configured (docs/human-review.md, "Writes: the review capability").
+
+In this order, and nothing is appended unless every step passes:
+
+1. the signature over the method, path, content type and body digest, by the configured key
+   (:func:`~._capability.verify_decision_signature`: 401);
+2. its freshness (``created`` within 60 s either way: 401);
+3. its nonce, claimed once in the durable nonce book (a replay: 401);
+4. only then the body: at most 64 KiB (413), hashed against the signed digest (401);
+5. the fixed decision schema (:class:`~._decision.SignedDecision`: 400, naming the field);
+6. :func:`~reviewtrail.human_review.decide`, as ``review decide`` calls it, for the reviewer the
+   proxy signed and on an item of the campaign version named (its refusals: 400, 404, 409).
+
+A retry with the same submission id records nothing new and answers 200 with the first result;
+a new decision answers 201. The answer reveals who produced candidates A and B, as ``review
+decide`` does once the decision is recorded.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from reviewtrail.errors import InvalidInputError, ReviewtrailError
+from reviewtrail.web._capability import (
+    MAX_BODY_BYTES,
+    Capability,
+    SignatureRefusedError,
+    check_content_digest,
+    verify_decision_signature,
+)
+from reviewtrail.web._decision import parse_signed_decision
+from reviewtrail.web._nonces import NonceBook
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+
+    from reviewtrail.human_review import DecisionResult
+    from reviewtrail.store import Store
+
+__all__ = ["DecisionWrites", "TooLargeError"]
+
+
+class TooLargeError(InvalidInputError):
+    """A body longer than the write route reads (HTTP 413)."""
+
+
+class DecisionWrites:
+    """The write route's checks and its one call, over ``store`` (opened for writing), with the
+    store's connection used under ``lock`` (shared with the inspector's reads)."""
+
+    def __init__(self, store: Store, capability: Capability, nonces: NonceBook, lock: threading.Lock) -> None:
+        self._store = store
+        self._capability = capability
+        self._nonces = nonces
+        self._lock = lock
+
+    async def handle(self, request: Request) -> JSONResponse:
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
+        signed = verify_decision_signature(self._capability, request.method, str(request.url), headers)
+        await run_in_threadpool(self._nonces.claim, signed)
+        body = await _bounded_body(request)
+        check_content_digest(signed, body)
+        submission = parse_signed_decision(body)
+        result = await run_in_threadpool(self._decide, submission)
+        return JSONResponse(result.to_json(), status_code=200 if result.resubmitted else 201)
+
+    def _decide(self, submission: Any) -> DecisionResult:
+        from reviewtrail.human_review import decide
+
+        with self._lock:
+            return decide(
+                self._store,
+                submission.item_id,
+                submission.decision_wire(),
+                submission_id=submission.submission_id,
+                reviewer=submission.reviewer,
+                campaign=(submission.campaign_id, submission.campaign_version),
+            )
+
+
+async def _bounded_body(request: Request) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
+        raise TooLargeError(f"at most {MAX_BODY_BYTES} bytes are read, the request declares {declared}", field="body")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            raise TooLargeError(f"at most {MAX_BODY_BYTES} bytes are read", field="body")
+    return bytes(body)
+
+
+def refusal_status(exc: ReviewtrailError) -> int | None:
+    """The HTTP status of a refusal particular to the write route, else None."""
+    if isinstance(exc, SignatureRefusedError):
+        return 401
+    if isinstance(exc, TooLargeError):
+        return 413
+    return None
