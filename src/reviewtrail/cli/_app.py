@@ -71,6 +71,7 @@ COMMANDS: dict[str, Callable[[], Any]] = {
     "review": _review_app,
     "campaign": _campaign_app,
     "serve": _attribute("_serve", "serve"),
+    "proxy": _attribute("_proxy", "proxy"),
 }
 
 

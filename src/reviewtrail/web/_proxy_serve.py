@@ -1,0 +1,106 @@
+"""``reviewtrail proxy``: the public proxy under uvicorn (docs/human-review.md, "The public proxy").
+
+The settings are checked, and the review capability loaded, before a socket is bound; the
+socket is bound here (port 0: a free port the system chooses) and handed to uvicorn, so the
+address announced is the one listened on. Unlike the inspector, the proxy may listen on any
+address: it is the face other machines reach, usually behind a TLS terminator.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from reviewtrail.errors import BackendUnavailableError, InvalidInputError
+from reviewtrail.web._proxy_settings import ProxySettings
+
+__all__ = ["ProxyListening", "bind_any", "serve_proxy"]
+
+
+@dataclass(frozen=True)
+class ProxyListening:
+    """Where the proxy listens, announced once it is bound."""
+
+    host: str
+    port: int
+    public_url: str
+    inspector: str
+    oidc: bool
+    basic: bool
+    write: bool
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "url": self.url,
+            "host": self.host,
+            "port": self.port,
+            "publicUrl": self.public_url,
+            "inspector": self.inspector,
+            "oidc": self.oidc,
+            "basic": self.basic,
+            "readOnly": not self.write,
+        }
+
+
+def bind_any(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host`` (an IP literal or a name) and ``port`` (0: a free one).
+    A port out of range is exit 2, field ``port``; an address that cannot be bound is exit 5."""
+    if isinstance(port, bool) or not 0 <= port <= 65535:
+        raise InvalidInputError(f"must be from 0 to 65535, got {port}", field="port")
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except OSError as exc:
+        raise InvalidInputError(f"cannot resolve {host!r}: {exc.strerror or exc}", field="host") from exc
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise BackendUnavailableError(
+            f"cannot listen on {host} port {port}: {exc.strerror or exc}", field="port"
+        ) from exc
+    return sock
+
+
+def serve_proxy(settings: ProxySettings, host: str, port: int, *, announce: Callable[[ProxyListening], None]) -> None:
+    """Serve the proxy for ``settings`` on ``host``:``port`` until interrupted (SIGINT or
+    SIGTERM). ``announce`` is called once the socket listens."""
+    import uvicorn
+
+    from reviewtrail.web._capability import load_capability, sign_decision
+    from reviewtrail.web._proxy import create_proxy_app
+
+    capability = load_capability(settings.capability_file) if settings.capability_file is not None else None
+    sign = functools.partial(sign_decision, capability) if capability is not None else None
+    sock = bind_any(host, port)
+    try:
+        bound_host, bound_port = sock.getsockname()[:2]
+        listening = ProxyListening(
+            bound_host,
+            bound_port,
+            "",
+            settings.inspector,
+            settings.oidc is not None,
+            bool(settings.basic_users),
+            sign is not None,
+        )
+        public_url = settings.public_url or listening.url.rstrip("/")
+        listening = dataclasses.replace(listening, public_url=public_url)
+        app = create_proxy_app(settings, public_url=public_url, sign=sign)
+        config = uvicorn.Config(
+            app, log_level="warning", access_log=False, server_header=False, lifespan="off", workers=1
+        )
+        announce(listening)
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
