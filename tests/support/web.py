@@ -34,12 +34,12 @@ def store_env(root: Path) -> dict[str, str]:
 
 
 @contextmanager
-def running_inspector(root: Path, *args: str) -> Iterator[Inspector]:
-    """``reviewtrail serve --port 0 --json ARGS`` over the store ``new_store(root)`` made,
-    stopped (SIGTERM) on exit."""
+def running_inspector(root: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[Inspector]:
+    """``reviewtrail serve --port 0 --json ARGS`` over the store ``new_store(root)`` made (with
+    ``env`` added to its environment), stopped (SIGTERM) on exit."""
     command = [sys.executable, "-m", "reviewtrail", "serve", "--port", "0", "--json", *args]
     process = subprocess.Popen(
-        command, env=store_env(root), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=root
+        command, env=store_env(root) | (env or {}), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=root
     )
     try:
         # The JSON announcement is printed once the socket listens: read it whole, line by line.

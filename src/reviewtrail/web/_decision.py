@@ -48,16 +48,13 @@ class DecisionSubmission(BaseModel):
     supersedes: str | None = Field(default=None, pattern=_ID)
 
     def decision_wire(self) -> dict[str, Any]:
-        """The decision fields in wire names (``review decide``'s payload), unset ones left out."""
-        out = self.model_dump(
-            by_alias=True, exclude_none=True, exclude={"item_id", "campaign_id", "campaign_version", "submission_id"}
+        """The decision fields in wire names, as ``review decide`` gives them: unset optional ones
+        left out, the lists and ``useForTraining`` always given."""
+        return self.model_dump(
+            by_alias=True,
+            exclude_none=True,
+            exclude={"item_id", "campaign_id", "campaign_version", "submission_id", "reviewer"},
         )
-        for name in ("reasonCodes", "responseTags"):
-            if not out.get(name):
-                out.pop(name, None)
-        if not out.get("useForTraining"):
-            out.pop("useForTraining", None)
-        return out
 
 
 class SignedDecision(DecisionSubmission):

@@ -1,0 +1,325 @@
+"""The inspector's one write route against a real ``reviewtrail serve`` process: on only with a
+review capability file readable by its owner only; RFC 9421 signature, freshness, one-time nonce
+(durable across a restart), body digest and the fixed decision schema checked before anything is
+appended; the record it makes is the one ``review decide`` makes."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import secrets
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from http_message_signatures import HTTPMessageSigner, algorithms
+
+from conftest import run_cli
+from reviewtrail.store import Store
+from reviewtrail.web._capability import (
+    CAPABILITY_FILE_ENV,
+    DECISION_ROUTE,
+    MAX_BODY_BYTES,
+    Capability,
+    load_capability,
+    sign_decision,
+)
+from support.human_review import new_store
+from support.web import Inspector, ledger_head, planted_campaign, running_inspector, store_env
+
+
+def capability_file(root: Path, name: str = "capability.key") -> Path:
+    path = root / name
+    subprocess.run(
+        [sys.executable, "-m", "reviewtrail", "serve", "--new-capability", str(path)], check=True, capture_output=True
+    )
+    return path
+
+
+def body_of(item: Any, **fields: Any) -> dict[str, Any]:
+    return {
+        "itemId": item.item_id,
+        "campaignId": "camp",
+        "campaignVersion": 1,
+        "submissionId": secrets.token_urlsafe(18),
+        "reviewer": "proxy-7f3a9c",
+        "disposition": "prefer",
+        "preferred": "A",
+        "strength": "slight",
+        **fields,
+    }
+
+
+def post(
+    inspector: Inspector,
+    capability: Capability,
+    body: dict[str, Any] | bytes,
+    *,
+    sent_body: bytes | None = None,
+    path: str = DECISION_ROUTE,
+    method: str = "POST",
+    **signing: Any,
+) -> httpx.Response:
+    """Sign ``body`` for ``POST /api/review/decisions`` and send it (or ``sent_body``) with
+    ``method`` to ``path``."""
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    url = inspector.url.rstrip("/") + DECISION_ROUTE
+    headers = sign_decision(capability, url, raw, **signing)
+    return httpx.request(
+        method, inspector.url.rstrip("/") + path, content=raw if sent_body is None else sent_body, headers=headers
+    )
+
+
+@pytest.fixture
+def writable(tmp_path: Path) -> Any:
+    store = new_store(tmp_path)
+    items, _ = planted_campaign(store, n=3)
+    key = capability_file(tmp_path)
+    env = {CAPABILITY_FILE_ENV: str(key)}
+    with running_inspector(tmp_path, env=env) as inspector:
+        yield inspector, store, items, load_capability(key), tmp_path
+    store.close()
+
+
+def test_new_capability_is_owner_only_and_never_replaced(tmp_path: Path) -> None:
+    key = capability_file(tmp_path)
+    assert key.stat().st_mode & 0o777 == 0o600
+    first = load_capability(key)
+    code, _, err = run_cli("serve", "--new-capability", str(key))
+    assert code == 6 and "never replaced" in err
+    assert load_capability(key) == first and len(first.key) >= 32
+    other = load_capability(capability_file(tmp_path, "other.key"))
+    assert other.key_id != first.key_id
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o660, 0o602])
+def test_serve_refuses_a_capability_others_may_read_or_change(tmp_path: Path, mode: int) -> None:
+    new_store(tmp_path).close()
+    key = capability_file(tmp_path)
+    key.chmod(mode)
+    env = store_env(tmp_path) | {CAPABILITY_FILE_ENV: str(key)}
+    done = subprocess.run(
+        [sys.executable, "-m", "reviewtrail", "serve", "--port", "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 5
+    assert str(key) in done.stderr and f"{mode:04o}" in done.stderr and CAPABILITY_FILE_ENV in done.stderr
+
+
+@pytest.mark.parametrize("content", ["", "not base64 !!\n", "c2hvcnQ\n", "a\nb\n"])
+def test_serve_refuses_a_missing_or_malformed_capability(tmp_path: Path, content: str) -> None:
+    new_store(tmp_path).close()
+    key = tmp_path / "capability.key"
+    if content:
+        key.write_text(content)
+        key.chmod(0o600)
+    env = store_env(tmp_path) | {CAPABILITY_FILE_ENV: str(key)}
+    done = subprocess.run(
+        [sys.executable, "-m", "reviewtrail", "serve", "--port", "0"], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 5 and str(key) in done.stderr
+
+
+def test_a_signed_decision_is_recorded_once_for_the_signed_reviewer(writable: Any) -> None:
+    inspector, store, items, capability, _ = writable
+    body = body_of(items[0], reasonCodes=[], confidence=0.75)
+    before = ledger_head(store)
+    answer = post(inspector, capability, body)
+    assert answer.status_code == 201, answer.text
+    result = answer.json()
+    assert result["reviewer"] == "proxy-7f3a9c" and result["disposition"] == "prefer" and result["active"] is True
+    assert {p["model"] for p in result["provenance"]} == {"pelican-model-7", "walrus-model-2"}
+    record = store.ledger.get(result["decisionId"])
+    assert record.actor == "proxy-7f3a9c" and record.seq == before[0] + 1
+    # A browser retry: the same submission id, a fresh signature and nonce. Nothing new.
+    again = post(inspector, capability, body)
+    assert again.status_code == 200 and again.json()["resubmitted"] is True
+    assert again.json()["decisionId"] == result["decisionId"]
+    assert ledger_head(store) == (record.seq, record.hash)
+
+
+def test_a_replayed_request_is_refused_also_after_a_restart(writable: Any) -> None:
+    inspector, store, items, capability, root = writable
+    raw = json.dumps(body_of(items[0])).encode()
+    url = inspector.url.rstrip("/") + DECISION_ROUTE
+    headers = sign_decision(capability, url, raw)
+    assert httpx.post(url, content=raw, headers=headers).status_code == 201
+    head = ledger_head(store)
+    replay = httpx.post(url, content=raw, headers=headers)
+    assert replay.status_code == 401 and replay.json()["error"]["field"] == "nonce"
+    # The same nonce on another body (a new submission, signed anew) is refused too.
+    other = json.dumps(body_of(items[1])).encode()
+    nonce = headers["Signature-Input"].split('nonce="')[1].split('"')[0]
+    reused = httpx.post(url, content=other, headers=sign_decision(capability, url, other, nonce=nonce))
+    assert reused.status_code == 401 and reused.json()["error"]["field"] == "nonce"
+    inspector.process.terminate()
+    inspector.process.wait(timeout=30)
+    env = {CAPABILITY_FILE_ENV: str(root / "capability.key")}
+    with running_inspector(root, env=env) as restarted:
+        again = httpx.post(restarted.url.rstrip("/") + DECISION_ROUTE, content=raw, headers=headers)
+        assert again.status_code == 401 and again.json()["error"]["field"] == "nonce"
+    assert ledger_head(store) == head
+
+
+@pytest.mark.parametrize("offset", [-61, -3600, 61, 3600])
+def test_a_stale_or_future_signature_is_refused(writable: Any, offset: int) -> None:
+    inspector, store, items, capability, _ = writable
+    head = ledger_head(store)
+    answer = post(inspector, capability, body_of(items[0]), created=int(time.time()) + offset)
+    assert answer.status_code == 401 and answer.json()["error"]["field"] == "created"
+    assert ledger_head(store) == head
+
+
+def other_signer_headers(capability: Capability, method: str, url: str, raw: bytes) -> dict[str, str]:
+    """Headers of a valid signature by ``capability`` over ``method`` and ``url``: a request
+    signed for something other than what it is sent as."""
+
+    class Message:
+        def __init__(self) -> None:
+            self.method, self.url, self.headers = method, url, {"Content-Type": "application/json"}
+
+    class Keys:
+        def resolve_private_key(self, key_id: str) -> bytes:
+            return capability.key
+
+    message = Message()
+    HTTPMessageSigner(signature_algorithm=algorithms.HMAC_SHA256, key_resolver=Keys()).sign(  # type: ignore[arg-type]
+        message,
+        key_id=capability.key_id,
+        nonce=secrets.token_urlsafe(18),
+        created=datetime.datetime.now(datetime.UTC),
+        covered_component_ids=("@method", "@path", "content-type", "content-digest"),
+        body=raw,
+    )
+    return message.headers
+
+
+def test_tampered_misdirected_or_foreign_requests_are_refused(writable: Any, tmp_path: Path) -> None:
+    inspector, store, items, capability, _ = writable
+    head = ledger_head(store)
+    good = body_of(items[0])
+    base = inspector.url.rstrip("/")
+    raw = json.dumps(good).encode()
+    tampered = json.dumps({**good, "preferred": "B"}).encode()
+    cases = {
+        "tampered body": post(inspector, capability, good, sent_body=tampered),
+        "wrong method": post(inspector, capability, good, method="PUT"),
+        "wrong path": post(inspector, capability, good, path="/api/review/decisions/extra"),
+        "signed for another path": httpx.post(
+            base + DECISION_ROUTE,
+            content=raw,
+            headers=other_signer_headers(capability, "POST", base + "/api/review/other", raw),
+        ),
+        "signed for another method": httpx.post(
+            base + DECISION_ROUTE,
+            content=raw,
+            headers=other_signer_headers(capability, "PUT", base + DECISION_ROUTE, raw),
+        ),
+        "another key": post(inspector, load_capability(capability_file(tmp_path, "foreign.key")), good),
+        "unsigned": httpx.post(base + DECISION_ROUTE, json=good),
+        "covering less": httpx.post(
+            base + DECISION_ROUTE,
+            content=raw,
+            headers={
+                **sign_decision(capability, base + DECISION_ROUTE, raw),
+                "Signature-Input": 'review=("@method" "@path");created=1;keyid="x";nonce="aaaaaaaaaaaaaaaaaaaa"',
+            },
+        ),
+    }
+    expected = {"wrong method": 405, "wrong path": 405}
+    for name, answer in cases.items():
+        assert answer.status_code == expected.get(name, 401), (name, answer.status_code, answer.text)
+    assert cases["tampered body"].json()["error"]["field"] == "content-digest"
+    assert cases["another key"].json()["error"]["field"] == "keyid"
+    assert cases["signed for another path"].json()["error"]["field"] == "signature"
+    assert ledger_head(store) == head
+
+
+def test_bodies_outside_the_fixed_schema_are_refused(writable: Any, tmp_path: Path) -> None:
+    inspector, store, items, capability, _ = writable
+    other_root = tmp_path / "other"
+    other_root.mkdir()
+    other = new_store(other_root)
+    head = ledger_head(store)
+    cases: dict[str, tuple[dict[str, Any] | bytes, int, str]] = {
+        "oversized": (body_of(items[0], note="x" * MAX_BODY_BYTES), 413, "body"),
+        "extra field": (body_of(items[0], type="prompt"), 400, "type"),
+        "a record of another kind": ({"type": "campaign.settings", "payload": {"trainingEnabled": True}}, 400, ""),
+        "no reviewer": ({k: v for k, v in body_of(items[0]).items() if k != "reviewer"}, 400, "reviewer"),
+        "another campaign": (body_of(items[0], campaignId="elsewhere"), 400, "campaignId"),
+        "another version": (body_of(items[0], campaignVersion=2), 400, "campaignId"),
+        "an unknown item": (body_of(items[0], itemId=str(uuid.uuid4())), 404, "item"),
+        "a run id as preference": (body_of(items[0], preferred="run-1"), 400, "preferred"),
+        "not JSON": (b"{not json", 400, ""),
+        "bad disposition": (body_of(items[0], disposition="export"), 400, "disposition"),
+    }
+    for name, (body, status, field) in cases.items():
+        answer = post(inspector, capability, body)
+        assert answer.status_code == status, (name, answer.status_code, answer.text)
+        if field:
+            assert answer.json()["error"]["field"] == field, (name, answer.text)
+    assert ledger_head(store) == head
+    other.close()
+
+
+def test_without_a_capability_nothing_is_writable(tmp_path: Path) -> None:
+    store = new_store(tmp_path)
+    items, _ = planted_campaign(store, n=1)
+    capability = load_capability(capability_file(tmp_path))
+    head = ledger_head(store)
+    with running_inspector(tmp_path) as inspector:
+        answer = post(inspector, capability, body_of(items[0]))
+        openapi = httpx.get(inspector.url + "openapi.json").json()
+    assert answer.status_code == 405 and answer.headers["allow"] == "GET, HEAD"
+    assert DECISION_ROUTE not in openapi["paths"]
+    assert ledger_head(store) == head
+    store.close()
+
+
+def test_openapi_describes_the_one_write_route(writable: Any) -> None:
+    inspector, _, _, _, _ = writable
+    paths = httpx.get(inspector.url + "openapi.json").json()["paths"]
+    writes = {(path, method) for path, ops in paths.items() for method in ops if method not in ("get", "head")}
+    assert writes == {(DECISION_ROUTE, "post")}
+    schema = paths[DECISION_ROUTE]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert schema["additionalProperties"] is False and "reviewer" in schema["required"]
+
+
+def payload_without_ids(store: Store, decision_id: str, item: Any) -> dict[str, Any]:
+    record = store.ledger.get(decision_id)
+    payload = dict(record.payload_value)
+    assert payload.pop("itemId") == item.item_id
+    # The preferred run is the one shown at A: the same choice, named by each item's own run.
+    assert payload.pop("preferred") == item.display_order[0]
+    payload.pop("submissionId")
+    return {"type": record.type, "privacy": record.privacy, "payload": payload}
+
+
+def test_a_decision_from_the_route_is_the_record_review_decide_makes(writable: Any) -> None:
+    inspector, store, items, capability, root = writable
+    fields = {"strength": "strong", "confidence": 0.5, "note": "clearer", "reasonCodes": [], "responseTags": []}
+    answer = post(inspector, capability, body_of(items[0], **fields))
+    assert answer.status_code == 201, answer.text
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "reviewtrail", "review", "decide", items[1].item_id, "--prefer", "A"),
+            *("--strength", "strong", "--confidence", "0.5", "--note", "clearer", "--reviewer", "rev-cli", "--json"),
+        ],
+        env=store_env(root),
+        capture_output=True,
+        text=True,
+        cwd=root,
+    )
+    assert done.returncode == 0, done.stderr
+    from_route = payload_without_ids(store, answer.json()["decisionId"], items[0])
+    from_cli = payload_without_ids(store, json.loads(done.stdout)["decisionId"], items[1])
+    assert from_route == from_cli
+    assert from_route["payload"]["strength"] == "strong" and from_route["payload"]["note"] == "clearer"
