@@ -23,6 +23,7 @@ from reviewtrail.errors import ReviewtrailError
 from reviewtrail.web._capability import DECISION_ROUTE
 from reviewtrail.web._guard import Guard
 from reviewtrail.web._keys import DECISION_KEYS, NAVIGATION_KEYS
+from reviewtrail.web._pages import add_pages
 from reviewtrail.web._reads import Reads
 from reviewtrail.web._write import refusal_status
 
@@ -120,6 +121,7 @@ def create_app(
         add_write_route(app, writes(reads))
         write_routes = frozenset({DECISION_ROUTE})
 
+    add_pages(reads, page, read)
     app.mount("/static", StaticFiles(directory=_STATIC), name="static")
     hosts = frozenset({host_literal(host), "localhost", "127.0.0.1", "[::1]"})
     return Guard(app, hosts=hosts, write_routes=write_routes)

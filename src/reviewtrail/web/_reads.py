@@ -2,6 +2,11 @@
 store opened read-only. One read at a time: the store's connection is shared by the server's
 worker threads.
 
+Besides the review pages' reads: campaign coverage (``campaign coverage``), the artifact catalog,
+lineage and diff (``artifact ls|show|diff``, ``provenance``), a run's recorded environment (read
+from the CAS as ``cas cat`` does), the Reviewer Specialist's review runs (``review show``), the
+project's reviewer-call traces (``trace ls|show|divergence|verify``) and the ledger head.
+
 Nothing here adds provenance to a card: a :class:`~reviewtrail.human_review.QueueCard` holds no
 run, agent, model, provider or adapter, and the page is drawn from it alone. Who produced A and
 B comes only from :func:`~reviewtrail.human_review.history`, which reveals it once the item has a
@@ -12,15 +17,22 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from reviewtrail.errors import InvalidInputError, NotFoundError
+from reviewtrail.errors import InvalidInputError, NotFoundError, ReviewtrailError
 
 if TYPE_CHECKING:
-    from reviewtrail.human_review import CampaignSummary, History, QueueCard
+    from reviewtrail.human_review import CampaignSummary, Coverage, History, QueueCard
+    from reviewtrail.ledger import Envelope
+    from reviewtrail.provenance import LineageGraph, VersionInfo
+    from reviewtrail.provenance._diff import VersionDiff
+    from reviewtrail.reviewer import ReviewOutcome
     from reviewtrail.store import Store
+    from reviewtrail.tracing import Divergence, RunView, TraceCheck
+    from reviewtrail.tracing._debug import RunSummary
 
-__all__ = ["CardView", "Reads"]
+__all__ = ["CardView", "Environment", "Reads", "StoreHead"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +53,7 @@ class Reads:
     def __init__(self, store: Store) -> None:
         self._store = store
         self._lock = threading.Lock()
+        self._project_root: Path | None = None
 
     @property
     def lock(self) -> threading.Lock:
@@ -74,3 +87,154 @@ class Reads:
 
         with self._lock:
             return history(self._store, item_id)
+
+    def coverage(self, campaign_id: str, version: int) -> Coverage:
+        """``campaign coverage``: exit 3 (field ``campaign``) for a version with no prompt."""
+        from reviewtrail.human_review import campaign_coverage
+
+        with self._lock:
+            return campaign_coverage(self._store, campaign_id, version)
+
+    def artifacts(self, project_id: str) -> list[VersionInfo]:
+        """``artifact ls``: the latest version of each artifact of the project."""
+        from reviewtrail.provenance import list_artifacts
+
+        with self._lock:
+            return list_artifacts(self._store, project_id)
+
+    def versions(self, name: str, project_id: str) -> list[VersionInfo]:
+        """``artifact show``: every version of an artifact, oldest first; exit 3 (field ``name``) for none."""
+        from reviewtrail.provenance import versions_of
+
+        with self._lock:
+            found = versions_of(self._store, name, project_id)
+        if not found:
+            raise NotFoundError(f"no artifact {name!r} in project {project_id}", field="name")
+        return found
+
+    def lineage(self, name: str, version: int | None, project_id: str) -> LineageGraph:
+        """``provenance NAME[@VERSION] --format json``: the version's lineage graph."""
+        from reviewtrail.provenance import lineage
+
+        with self._lock:
+            return lineage(self._store, name, version, project_id)
+
+    def environment(self, ref: dict[str, Any] | None) -> Environment:
+        """A run's recorded process environment (``envSnapshot``: canonical JSON in the CAS, read
+        and verified as ``cas cat`` reads it); not recorded when ``ref`` is None. An object that
+        cannot be read or is not a JSON object is reported in ``problem``, never raised."""
+        from reviewtrail.canonical import loads_json
+
+        if ref is None:
+            return Environment(recorded=False)
+        digest = str(ref.get("digest", ""))
+        try:
+            with self._lock:
+                data = self._store.cas.read(digest)
+            value = loads_json(data)
+        except (ReviewtrailError, ValueError) as exc:
+            return Environment(recorded=True, digest=digest, problem=str(exc))
+        if not isinstance(value, dict):
+            return Environment(recorded=True, digest=digest, problem="the snapshot is not a JSON object")
+        variables = {str(k): v if isinstance(v, str) else str(v) for k, v in sorted(value.items())}
+        return Environment(recorded=True, digest=digest, variables=variables)
+
+    def diff(self, old: tuple[str, int | None], new: tuple[str, int | None], project_id: str) -> VersionDiff:
+        """``artifact diff OLD NEW``: computed from the CAS, never stored."""
+        from reviewtrail.provenance import diff_versions
+
+        with self._lock:
+            return diff_versions(self._store, old, new, project_id)
+
+    def reviews(self, name: str, version: int | None, project_id: str) -> tuple[VersionInfo, list[ReviewOutcome]]:
+        """The version (``version`` None: the latest; exit 3 when there is none) and its
+        Reviewer Specialist runs (``review show NAME@VERSION``), oldest first; none reviewed: []."""
+        from reviewtrail.provenance import get_version
+        from reviewtrail.reviewer import get_review
+
+        with self._lock:
+            info = get_version(self._store, name, version, project_id)
+            try:
+                found = get_review(self._store, f"{name}@{info.version.version}", project_id)
+            except NotFoundError:
+                found = []
+        return info, [o for o in found if o.run.version_record_id == info.envelope.id]
+
+    def traces(self) -> tuple[Path, list[RunSummary], TraceCheck]:
+        """``trace ls`` and ``trace verify`` over the project's ``.aris/traces`` (the project: the
+        git top level of the server's folder, else that folder, as the commands find it); the
+        traces are compared with this store's records, read through this read-only store."""
+        from reviewtrail.tracing import check_traces, list_runs
+
+        project = self._project()
+        with self._lock:
+            return project, list_runs(project), check_traces(project, _ThisStore(self._store))
+
+    def trace_run(self, skill: str, run_id: str) -> tuple[RunView, Divergence]:
+        """``trace show`` and ``trace divergence`` of ``SKILL/RUN_ID``: exit 2 for a name that is
+        not a skill or run id, exit 3 (field ``run``) for a run that is not there."""
+        from reviewtrail.tracing import check_name, divergence, find_run, show_run
+
+        check_name(skill, "skill")
+        with self._lock:
+            run = find_run(self._project(), f"{skill}/{run_id}")
+            return show_run(run), divergence(run)
+
+    def head(self) -> StoreHead:
+        """The store's identity and its ledger head (seq, hash, time), as ``init`` and ``verify`` report them."""
+        with self._lock:
+            return StoreHead(self._store.store_id, self._store.created_at, self._store.ledger.head())
+
+    def _project(self) -> Path:
+        if self._project_root is None:
+            from reviewtrail.tracing import existing_project_root
+
+            self._project_root = existing_project_root(None)
+        return self._project_root
+
+
+@dataclass(frozen=True)
+class Environment:
+    """A run's process environment: ``recorded`` False when the run has no snapshot."""
+
+    recorded: bool
+    digest: str | None = None
+    variables: dict[str, str] | None = None
+    problem: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"recorded": self.recorded, "digest": self.digest, "variables": self.variables, "problem": self.problem}
+
+
+@dataclass(frozen=True)
+class StoreHead:
+    store_id: str | None
+    created_at: str | None
+    head: Envelope | None
+
+
+class _ThisStore:
+    """The open read-only store as :func:`~reviewtrail.tracing.check_traces` asks for one: found
+    for any project, and never closed by the check (the server keeps using it)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def exists(self, project: Path) -> bool:
+        return True
+
+    def open(self, project: Path) -> Store:
+        return _Borrowed(self._store)  # type: ignore[return-value]
+
+
+class _Borrowed:
+    """A store whose ``with`` block leaves it open."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def __enter__(self) -> Store:
+        return self._store
+
+    def __exit__(self, *exc: object) -> None:
+        return None
