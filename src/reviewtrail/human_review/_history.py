@@ -72,6 +72,10 @@ class History:
     quality: Eligibility | None
     external: Eligibility | None
     provenance: tuple[CandidateProvenance, ...]
+    campaign_id: str
+    campaign_version: int
+    allowed_reason_codes: tuple[str, ...]  # the criterion's allowlists, for a superseding decision
+    allowed_response_tags: tuple[str, ...]
 
     @property
     def use(self) -> str | None:
@@ -101,6 +105,9 @@ class History:
             "decisions": [d.to_json() for d in self.decisions],
             "blinded": self.blinded,
             "provenance": [p.to_json() for p in self.provenance] if self.provenance else None,
+            "campaign": {"id": self.campaign_id, "version": self.campaign_version},
+            "allowedReasonCodes": list(self.allowed_reason_codes),
+            "allowedResponseTags": list(self.allowed_response_tags),
         }
 
 
@@ -139,7 +146,23 @@ def _history(ledger: Ledger, item_id: str) -> History:
     problems = resolved.problems if facts else blinded_problems(resolved)
     provenance = candidate_provenance(ledger, resolved.item) if facts else ()
     label = prompt_label(resolved.prompt.prompt)
-    return History(item_id, label, resolved.valid, problems, entries, chosen, superseded, quality, external, provenance)
+    criterion = resolved.prompt.criterion
+    return History(
+        item_id,
+        label,
+        resolved.valid,
+        problems,
+        entries,
+        chosen,
+        superseded,
+        quality,
+        external,
+        provenance,
+        resolved.item.campaign.id,
+        resolved.item.campaign.version,
+        tuple(criterion.allowed_reason_codes),
+        tuple(criterion.allowed_response_tags),
+    )
 
 
 def _position(resolved: ResolvedItem, run_id: str | None) -> str | None:
