@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -44,6 +45,10 @@ CSRF_HEADER = "x-csrf-token"
 Signer = Callable[[str, bytes], Mapping[str, str]]  # (url, body) -> the signature's headers
 ASGIApp = Callable[[Scope, Receive, Send], Any]
 _WRITE = DECISION_ROUTE.encode()
+
+
+def _no_cookies() -> CookieJar:
+    return CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
 
 
 class ProxyGuard:
@@ -101,6 +106,7 @@ def create_proxy_app(
     )
     upstream = httpx.AsyncClient(
         base_url=settings.inspector,
+        cookies=_no_cookies(),  # a cookie the inspector sets is never kept, so never sent back
         transport=transport,
         timeout=30,
         follow_redirects=False,
