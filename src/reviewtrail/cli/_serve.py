@@ -42,10 +42,13 @@ def serve(
     ] = None,
 ) -> None:
     """Serve the inspector: read-only pages over the store (campaigns, the Review page one
-    blinded card at a time, an item's reviewed history) and their JSON, with OpenAPI at
-    /openapi.json. It listens on loopback only: any other address is refused (exit 2, field
-    host). Every route answers GET and HEAD only, unless REVIEWTRAIL_REVIEW_CAPABILITY_FILE names
-    a review capability key file readable by its owner only (else exit 5): then POST
+    blinded card at a time, an item's reviewed history; campaign coverage with its disposition
+    chart, artifacts, artifact provenance with each execution log's cwd and environment, the
+    diff of two versions, the Reviewer Specialist card, reviewer-call traces, store health) and
+    their JSON under /api/, with OpenAPI at /openapi.json. It listens on loopback only: any
+    other address is refused (exit 2, field host). Every route answers GET and HEAD only,
+    unless REVIEWTRAIL_REVIEW_CAPABILITY_FILE names a review capability key file readable by
+    its owner only (else exit 5): then POST
     /api/review/decisions records a review decision signed with that key (RFC 9421), as the
     proxy ('reviewtrail proxy') sends it, and nothing else. Runs until Ctrl-C.
 
