@@ -90,7 +90,7 @@ def test_the_review_page_shows_nothing_of_who_produced_a_candidate(browser: Any,
         for key in ("u", "m", "s", "a", "b", "t", "c", "r", "g", "f", "y", "n", "→", "←", "h"):
             assert f"{key}\t" in keys, key
         page.keyboard.press("a")
-        assert "is not active: this inspector is read-only" in page.locator("#key-feedback").inner_text()
+        assert "is not active: this page is read-only" in page.locator("#key-feedback").inner_text()
 
         # The shortcuts run (the page's one script loads under the CSP): the next card, back, history.
         page.keyboard.press("ArrowRight")

@@ -20,6 +20,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 
 from reviewtrail import __version__
 from reviewtrail.errors import ReviewtrailError
+from reviewtrail.human_review import RESPONSE_MAX_CHARS
 from reviewtrail.web._capability import DECISION_ROUTE
 from reviewtrail.web._guard import Guard
 from reviewtrail.web._keys import DECISION_KEYS, NAVIGATION_KEYS
@@ -97,11 +98,17 @@ def create_app(
     @read("/review/{campaign}/{version}", "Review: one card", response_class=HTMLResponse)
     def review(campaign: str, version: int, card: int = 1) -> HTMLResponse:
         view = reads.card(campaign, version, card)
-        return page("review.html", view=view, decision_keys=DECISION_KEYS, navigation_keys=NAVIGATION_KEYS)
+        return page(
+            "review.html",
+            view=view,
+            decision_keys=DECISION_KEYS,
+            navigation_keys=NAVIGATION_KEYS,
+            response_max=RESPONSE_MAX_CHARS,
+        )
 
     @read("/items/{item_id}/history", "Reviewed history", response_class=HTMLResponse)
     def item_history(item_id: str) -> HTMLResponse:
-        return page("history.html", history=reads.history(item_id))
+        return page("history.html", history=reads.history(item_id), response_max=RESPONSE_MAX_CHARS)
 
     @read("/api/campaigns", "Campaign versions")
     def api_campaigns() -> list[dict[str, Any]]:

@@ -1,5 +1,6 @@
-"""The Review page's keyboard shortcuts: the decision keys of ``review session`` (shown, and
-disabled while the inspector is read-only) and the page's own navigation keys."""
+"""The Review page's keyboard shortcuts: the decision keys of ``review session`` (active for a
+signed-in reviewer behind the proxy, shown and inactive otherwise) and the page's own navigation
+keys."""
 
 from __future__ import annotations
 
@@ -29,9 +30,13 @@ DECISION_KEYS: tuple[Key, ...] = (
     Key("f", "confidence", "f"),
     Key("y", "use for training", "y"),
     Key("n", "note", "n"),
+    Key("z", "change the decision made last (a superseding decision)", "z"),
 )
 
 NAVIGATION_KEYS: tuple[Key, ...] = (
+    Key("Enter", "once recorded: continue to the next card", "Enter"),
+    Key("Control+Enter", "in the correction: record it", "Ctrl+Enter"),
+    Key("Escape", "leave a field, or cancel a preference", "Esc"),
     Key("ArrowRight", "next card", "→"),
     Key("ArrowLeft", "previous card", "←"),
     Key("h", "this item's reviewed history", "h"),

@@ -10,7 +10,9 @@ In this order, and nothing is appended unless every step passes:
 4. only then the body: at most 64 KiB (413), hashed against the signed digest (401);
 5. the fixed decision schema (:class:`~._decision.SignedDecision`: 400, naming the field);
 6. :func:`~reviewtrail.human_review.decide`, as ``review decide`` calls it, for the reviewer the
-   proxy signed and on an item of the campaign version named (its refusals: 400, 404, 409).
+   proxy signed and on an item of the campaign version named (its refusals: 400, 404, 409); the
+   answer adds whether the item's active decision is export-eligible or evaluation-only
+   (``use``, as ``review session`` says it).
 
 A retry with the same submission id records nothing new and answers 200 with the first result;
 a new decision answers 201. The answer reveals who produced candidates A and B, as ``review
@@ -20,7 +22,7 @@ decide`` does once the decision is recorded.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
@@ -33,13 +35,13 @@ from reviewtrail.web._capability import (
     check_content_digest,
     verify_decision_signature,
 )
-from reviewtrail.web._decision import parse_signed_decision
+from reviewtrail.web._decision import SignedDecision, parse_signed_decision
 from reviewtrail.web._nonces import NonceBook
 
 if TYPE_CHECKING:
     from starlette.requests import Request
 
-    from reviewtrail.human_review import DecisionResult
+    from reviewtrail.human_review import DecisionResult, DecisionUse
     from reviewtrail.store import Store
 
 __all__ = ["DecisionWrites", "TooLargeError"]
@@ -66,14 +68,15 @@ class DecisionWrites:
         body = await _bounded_body(request)
         check_content_digest(signed, body)
         submission = parse_signed_decision(body)
-        result = await run_in_threadpool(self._decide, submission)
-        return JSONResponse(result.to_json(), status_code=200 if result.resubmitted else 201)
+        result, use = await run_in_threadpool(self._decide, submission)
+        answer = result.to_json() | {"use": {"use": use.use, "reason": use.reason}}
+        return JSONResponse(answer, status_code=200 if result.resubmitted else 201)
 
-    def _decide(self, submission: Any) -> DecisionResult:
-        from reviewtrail.human_review import decide
+    def _decide(self, submission: SignedDecision) -> tuple[DecisionResult, DecisionUse]:
+        from reviewtrail.human_review import decide, decision_use
 
         with self._lock:
-            return decide(
+            result = decide(
                 self._store,
                 submission.item_id,
                 submission.decision_wire(),
@@ -81,6 +84,7 @@ class DecisionWrites:
                 reviewer=submission.reviewer,
                 campaign=(submission.campaign_id, submission.campaign_version),
             )
+            return result, decision_use(self._store, submission.item_id)
 
 
 async def _bounded_body(request: Request) -> bytes:
