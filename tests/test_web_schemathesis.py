@@ -1,0 +1,85 @@
+"""Schemathesis over the inspector's OpenAPI (``/openapi.json``), against ``reviewtrail serve``
+running as a real process on 127.0.0.1 over a store with a campaign: every operation, GET and
+HEAD, gets positive and negative cases and positive cases on the store's own campaign and items;
+no response is a server error (5xx) and every response conforms to the schema the app publishes.
+
+The run is deterministic and bounded (tests/support/openapi_fuzz.py): 25 cases per operation and
+mode. Another app that publishes OpenAPI is tested by adding it to :data:`APPS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from fastapi.responses import PlainTextResponse
+
+from reviewtrail.human_review import decide
+from support.human_review import add_prompt, new_store
+from support.openapi_fuzz import fuzz_openapi
+from support.web import planted_campaign, running_inspector
+
+MAX_EXAMPLES = 25
+
+
+@contextmanager
+def inspector_over_a_campaign(root: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The inspector over a store with campaign ``camp`` v1 (three items, one decided) and a
+    campaign with no item; its base URL and the path values that name data in that store."""
+    store = new_store(root)
+    items, _hidden = planted_campaign(store, n=3)
+    decide(store, items[0].item_id, {"disposition": "tie"}, reviewer="rev-1")
+    add_prompt(store, campaign="empty")
+    store.close()
+    with running_inspector(root) as inspector:
+        yield inspector.url, {"campaign": "camp", "version": 1, "item_id": items[0].item_id}
+
+
+APPS: dict[str, Callable[[Path], AbstractContextManager[tuple[str, dict[str, Any]]]]] = {
+    "inspector": inspector_over_a_campaign,
+}
+
+
+@pytest.mark.parametrize("app", sorted(APPS))
+def test_no_operation_answers_a_server_error_or_breaks_its_schema(app: str, tmp_path: Path) -> None:
+    with APPS[app](tmp_path) as (url, known):
+        report = fuzz_openapi(url, max_examples=MAX_EXAMPLES, known=known)
+    assert report.operations, "the app published no operation"
+    # Every operation was called, with generated cases.
+    assert all(n > 0 for n in report.cases.values()), report.cases
+    assert report.failures == {}, "\n\n".join(f"{key}:\n{text}" for key, text in report.failures.items())
+    # The known values reached the store's data: some operation answered 200 with them.
+    assert any(200 in codes for key, codes in report.statuses.items() if "known values" in key), report.statuses
+
+
+def test_a_server_error_is_reported(tmp_path: Path) -> None:
+    """The run can fail: an app whose one operation answers 500 is reported, with its label."""
+    import socket
+    import threading
+
+    import uvicorn
+
+    broken = FastAPI()
+
+    @broken.get("/items/{n}")
+    def item(n: int) -> PlainTextResponse:
+        return PlainTextResponse("boom", status_code=500 if n % 2 == 0 else 200)
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(broken, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        report = fuzz_openapi(f"http://127.0.0.1:{sock.getsockname()[1]}/", max_examples=10)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+    assert report.operations == ["GET /items/{n}"]
+    assert "GET /items/{n} [positive]" in report.failures
+    assert "Server error" in report.failures["GET /items/{n} [positive]"]
