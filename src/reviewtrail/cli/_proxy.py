@@ -11,7 +11,7 @@ import typer
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json
 
 if TYPE_CHECKING:
-    from reviewtrail.web._proxy_serve import ProxyListening
+    from reviewtrail.web import ProxyListening
 
 __all__ = ["proxy"]
 
@@ -44,10 +44,10 @@ def proxy(
 
     Example: reviewtrail proxy --inspector http://127.0.0.1:8765 --port 8766
     """
-    from reviewtrail.web._proxy_settings import proxy_settings
+    from reviewtrail.web import proxy_settings
 
     settings = proxy_settings(inspector)  # checked before anything is bound
-    from reviewtrail.web._proxy_serve import serve_proxy
+    from reviewtrail.web import serve_proxy
 
     def announce(listening: ProxyListening) -> None:
         if as_json:
