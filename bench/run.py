@@ -30,6 +30,7 @@ import bench_sandbox_network
 import bench_startup
 import bench_trace
 import bench_verify
+import bench_web
 from _util import WORK_ROOT, Config, Result
 
 BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
@@ -91,6 +92,14 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
     "review_session_redraw_sqlite": (
         bench_review_session.bench_session_sqlite,
         "review session: key to next card through a pseudo-terminal, 100,000 items (SQLite)",
+    ),
+    "web_review_page": (
+        bench_web.bench_review_page,
+        "inspector Review page p95, 32 concurrent clients, 100,000 items (SQLite), vs a static file",
+    ),
+    "web_queue_api": (
+        bench_web.bench_queue_api,
+        "inspector queue API (one card) p95, 32 concurrent clients, 100,000 items (SQLite), vs a static file",
     ),
 }
 
