@@ -60,6 +60,7 @@ def create_app(
     (:mod:`~reviewtrail.web._write`)."""
     reads = Reads(store)
     templates = _templates()
+    templates.globals["writes_on"] = writes is not None
     app = FastAPI(
         title="reviewtrail inspector",
         version=__version__,

@@ -1,0 +1,168 @@
+"""A reviewer's whole flow in a real browser, every part real and on loopback: Debian's Chromium
+(Playwright), ``reviewtrail proxy`` with OIDC login at ``oidc-provider-mock``, ``reviewtrail
+serve`` with the review capability, over a real store.
+
+login → queue → a decision made with the keyboard only → provenance revealed → history shows
+it → a superseding decision. Before the first decision nothing the browser received names who
+produced a candidate. A screenshot of each step is kept in ``test-artifacts/review-flow/``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import need
+from reviewtrail.human_review import history
+from reviewtrail.web import new_capability
+from reviewtrail.web._capability import CAPABILITY_FILE_ENV
+from support.human_review import new_store
+from support.oidc import running_oidc_mock
+from support.proxy import running_proxy, write_secret
+from support.web import PLANTED, ledger_head, planted_campaign, running_inspector
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "review-flow"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    need(Path(CHROMIUM).is_file(), "Debian's chromium is not installed (scripts/setup.sh --system installs it)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> Iterator[dict[str, Any]]:
+    """The store (two planted items), the inspector with a capability, the OIDC provider and the
+    proxy allowing ``alice`` to write."""
+    store = new_store(tmp_path)
+    items, hidden = planted_campaign(store, n=2)
+    key = tmp_path / "review.key"
+    new_capability(key)
+    env = {
+        "REVIEWTRAIL_PROXY_OIDC_CLIENT_ID": "reviewtrail-proxy",
+        "REVIEWTRAIL_PROXY_OIDC_CLIENT_SECRET": "client-secret-value",
+        "REVIEWTRAIL_PROXY_ALLOW": "alice",
+        "REVIEWTRAIL_PROXY_SESSION_SECRET_FILE": str(write_secret(tmp_path / "proxy.secret", b"s" * 48)),
+        CAPABILITY_FILE_ENV: str(key),
+    }
+    with (
+        running_inspector(tmp_path, env={CAPABILITY_FILE_ENV: str(key)}) as inspector,
+        running_oidc_mock() as provider,
+        running_proxy(inspector.url.rstrip("/"), env | {"REVIEWTRAIL_PROXY_OIDC_ISSUER": provider}, tmp_path) as proxy,
+    ):
+        yield {"store": store, "items": items, "hidden": hidden, "proxy": proxy.url}
+    store.close()
+
+
+class Seen:
+    """The body of every response the page received."""
+
+    def __init__(self, page: Any) -> None:
+        self.bodies: dict[str, bytes] = {}
+        page.on("response", self._response)
+
+    def _response(self, response: Any) -> None:
+        if not 300 <= response.status < 400:
+            self.bodies[response.url] = response.body()
+
+    def leaked(self, hidden: set[str]) -> list[str]:
+        return sorted({name for body in self.bodies.values() for name in hidden if name.encode() in body})
+
+
+def shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def sign_in(page: Any, proxy: str, subject: str, next_path: str) -> None:
+    """Log in at the provider's page with the keyboard: the subject typed, Enter."""
+    page.goto(f"{proxy}/auth/login?next={next_path}")
+    page.wait_for_selector('input[name="sub"]')
+    page.keyboard.type(subject)  # the field has autofocus
+    with page.expect_navigation(url=f"{proxy}{next_path}"):
+        page.keyboard.press("Enter")
+
+
+def test_login_decide_with_the_keyboard_reveal_history_and_supersede(browser: Any, team: dict[str, Any]) -> None:
+    store, items, hidden, proxy = team["store"], team["items"], team["hidden"], team["proxy"]
+    page = browser.new_page(viewport={"width": 1280, "height": 1400})
+    seen = Seen(page)
+    sign_in(page, proxy, "alice", "/review/camp/1")
+    shot(page, "1-login-done-queue")
+    page.wait_for_selector("#write-state.ok")  # the controls are active: the proxy gave write state
+    assert "Signed in as oidc-" in page.locator("#write-state").inner_text()
+    first = page.locator("#item-title code").inner_text()
+    assert first in {item.item_id for item in items}
+    assert seen.leaked(hidden) == [], "something the browser received names who produced a candidate"
+    head = ledger_head(store)
+
+    # A decision with the keyboard only: a reason-free strong preference for B, with training off.
+    page.keyboard.press("b")
+    assert page.locator("#strength").is_visible()
+    page.keyboard.press("2")
+    page.wait_for_selector("#reveal:not([hidden])")
+    shot(page, "2-decided-revealed")
+    revealed = page.locator("#reveal").inner_text()
+    models = {agent["model"] for agent in PLANTED.values()}
+    assert all(model in revealed for model in models), revealed
+    assert "prefer" in revealed and "oidc-" in revealed
+
+    recorded = history(store, first)
+    assert recorded.active is not None and recorded.active.disposition == "prefer"
+    assert recorded.active.preferred == "B" and recorded.active.strength == "strong"
+    assert recorded.active.reviewer.startswith("oidc-") and "alice" not in recorded.active.reviewer
+    assert ledger_head(store)[0] == head[0] + 1  # exactly one record
+
+    # Enter moves on: the next open card, with nothing of the reveal on it.
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    shot(page, "3-next-card")
+    second = page.locator("#item-title code").inner_text()
+    assert second != first and second in {item.item_id for item in items}
+    assert all(model not in page.content() for model in models)
+
+    # z: back to the card decided last, its reviewed history, where "change decision" supersedes.
+    with page.expect_navigation():
+        page.keyboard.press("z")
+    page.wait_for_selector("#write-state.ok")
+    shot(page, "4-history")
+    assert page.locator("#previous").inner_text() == "0"
+    assert page.locator("#reviewer").inner_text() == recorded.active.reviewer
+    page.keyboard.press("t")
+    page.wait_for_selector("#reveal:not([hidden])")
+    shot(page, "5-superseded-revealed")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    shot(page, "6-history-after")
+    assert page.locator("#previous").inner_text() == "1"
+    changed = history(store, first)
+    assert changed.active is not None and changed.active.disposition == "tie"
+    assert changed.active.supersedes == recorded.active.decision_id
+    assert [d.disposition for d in changed.decisions] == ["prefer", "tie"]
+    assert ledger_head(store)[0] == head[0] + 2
+    page.close()
+
+
+def test_a_reader_outside_the_allowlist_cannot_decide(browser: Any, team: dict[str, Any]) -> None:
+    store, proxy = team["store"], team["proxy"]
+    head = ledger_head(store)
+    page = browser.new_page()
+    sign_in(page, proxy, "mallory", "/review/camp/1")
+    page.wait_for_load_state("networkidle")
+    assert page.locator('button[data-key="t"]').is_disabled()
+    assert page.locator("#write-state").get_attribute("class") == "note"
+    page.keyboard.press("t")
+    assert "not active" in page.locator("#key-feedback").inner_text()
+    shot(page, "7-read-only-reviewer")
+    assert ledger_head(store) == head
+    page.close()
