@@ -3,14 +3,17 @@
 finds no violation of impact serious or critical.
 
 The pages are not listed here: they are found by crawling the links from ``/`` within the
-inspector's origin (HTML responses only, at most :data:`MAX_PAGES`), over a store with a campaign
-of three items (one decided, then superseded, so its history reveals who produced A and B) and a
-campaign with no item yet; an error page is visited too. A page added to the inspector is checked
-as soon as some page links to it.
+inspector's origin (HTML responses only, at most :data:`MAX_PAGES`), over a store that gives
+every page something to show: a campaign in two scenario families with decisions (one superseded,
+so its history reveals who produced A and B) and open items, a campaign with no item yet, an
+artifact with two versions, their execution logs and a Reviewer Specialist review, and traced
+reviewer calls over three rounds (tests/support/web_pages.py); an error page is visited too. A
+page added to the inspector is checked as soon as some page links to it.
 
 Artifacts: a full-page screenshot and the axe results (JSON) of each page are written to
-``test-artifacts/accessibility/`` at the repository root (git-ignored; replaced on each run), or
-to ``$REVIEWTRAIL_TEST_ARTIFACTS/accessibility/`` when that variable is set.
+``test-artifacts/accessibility/RUN/`` at the repository root (git-ignored; RUN is the run's
+time and process id, the last five runs are kept), or under ``$REVIEWTRAIL_TEST_ARTIFACTS`` when
+that variable is set.
 
 The axe script runs as an inline script, which the inspector's CSP (``script-src 'self'``)
 blocks, so the page is opened with Playwright's ``bypass_csp``; the CSP itself is held by
@@ -23,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import time
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,22 +38,27 @@ import pytest
 from conftest import need
 from reviewtrail.human_review import decide
 from support.human_review import add_prompt, new_store
-from support.web import planted_campaign, running_inspector
+from support.web import running_inspector
+from support.web_pages import artifact_with_two_runs, campaign_in_two_families, three_rounds
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 REPO = Path(__file__).resolve().parent.parent
 AXE = REPO / ".cache" / "axe-core" / "node_modules" / "axe-core" / "axe.min.js"
 BLOCKING = frozenset({"serious", "critical"})
 MAX_PAGES = 60
+KEEP_RUNS = 5
 # Pages no link leads to, visited as well: an error page (a campaign that does not exist).
 UNLINKED = ("review/no-such-campaign/1",)
 
 
 def artifacts() -> Path:
-    root = Path(os.environ.get("REVIEWTRAIL_TEST_ARTIFACTS") or REPO / "test-artifacts")
-    folder = root / "accessibility"
-    shutil.rmtree(folder, ignore_errors=True)
+    """A new folder for this run's artifacts; of the earlier runs' folders the newest few are kept
+    (runs at once in one tree each write their own)."""
+    root = Path(os.environ.get("REVIEWTRAIL_TEST_ARTIFACTS") or REPO / "test-artifacts") / "accessibility"
+    folder = root / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     folder.mkdir(parents=True)
+    for old in sorted(p for p in root.iterdir() if p.is_dir())[:-KEEP_RUNS]:
+        shutil.rmtree(old, ignore_errors=True)
     return folder
 
 
@@ -100,6 +109,15 @@ def slug(url: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:120]
 
 
+def store_decision(store: Any, item_id: str) -> str:
+    """The active decision of ``item_id``: its id."""
+    from reviewtrail.human_review import history
+
+    active = history(store, item_id).active
+    assert active is not None
+    return str(active.decision_id)
+
+
 def test_axe_finds_a_serious_violation_on_a_page_that_has_one(browser: Any) -> None:
     """The check can fail: a page with an unlabelled image and an unnamed button is caught."""
     context = browser.new_context(bypass_csp=True)
@@ -112,13 +130,16 @@ def test_axe_finds_a_serious_violation_on_a_page_that_has_one(browser: Any) -> N
 
 
 def test_every_inspector_page_has_no_serious_or_critical_axe_violation(browser: Any, tmp_path: Path) -> None:
+    need(shutil.which("bwrap") is not None, "bubblewrap (bwrap) is not installed")
     store = new_store(tmp_path)
-    items, _hidden = planted_campaign(store, n=3)
-    first = decide(store, items[0].item_id, {"disposition": "tie"}, reviewer="rev-1")
+    artifact_with_two_runs(store)  # provenance, the diff of two versions, the Reviewer Specialist card
+    three_rounds(store, tmp_path)  # traces
+    items, _hidden = campaign_in_two_families(store)
+    first = store_decision(store, items[0].item_id)
     decide(
         store,
         items[0].item_id,
-        {"disposition": "prefer", "preferred": "A", "strength": "slight", "supersedes": first.decision_id},
+        {"disposition": "prefer", "preferred": "A", "strength": "slight", "supersedes": first},
         reviewer="rev-2",
     )
     add_prompt(store, campaign="empty")  # a campaign version whose Review page has no card yet
@@ -162,4 +183,7 @@ def test_every_inspector_page_has_no_serious_or_critical_axe_violation(browser: 
     assert any(path.startswith("/review/camp/1?card=") for path in paths), sorted(paths)
     assert f"/items/{items[0].item_id}/history" in paths, sorted(paths)
     assert any(path.endswith("/history") and items[0].item_id not in path for path in paths), sorted(paths)
+    # and the audit pages over the artifact and the traces, wherever they are linked from.
+    for prefix in ("/coverage/camp/1", "/artifacts", "/provenance/", "/specialist/", "/traces/", "/health"):
+        assert any(path.startswith(prefix) for path in paths), (prefix, sorted(paths))
     assert problems == {}, json.dumps(problems, indent=2)
