@@ -224,7 +224,7 @@ if typing.TYPE_CHECKING:
         SessionProgress,
     )
     from reviewtrail.human_review._session_order import interleave_families
-    from reviewtrail.human_review._session_queue import SessionQueue, decision_use, next_open_card
+    from reviewtrail.human_review._session_queue import SessionQueue, campaign_progress, decision_use, next_open_card
     from reviewtrail.human_review._standings import (
         STANDINGS_MAX_ROUNDS,
         STANDINGS_PRIOR,
@@ -373,6 +373,7 @@ _LAZY = {
     "SessionProgress": "_session",
     "SessionQueue": "_session_queue",
     "decision_use": "_session_queue",
+    "campaign_progress": "_session_queue",
     "interleave_families": "_session_order",
     "RunEntry": "_runner",
     "RunFacts": "_run_rules",
@@ -632,6 +633,7 @@ __all__ = [
     "campaign_coverage",
     "campaign_file_pattern",
     "campaign_files",
+    "campaign_progress",
     "campaign_settings",
     "campaign_standings",
     "candidate_digest",

@@ -26,7 +26,7 @@ from reviewtrail.store import Store
 if TYPE_CHECKING:
     from reviewtrail.human_review._lease import Leases
 
-__all__ = ["DecisionUse", "SessionProgress", "SessionQueue", "decision_use", "next_open_card"]
+__all__ = ["DecisionUse", "SessionProgress", "SessionQueue", "campaign_progress", "decision_use", "next_open_card"]
 
 _PAGE = 10_000
 
@@ -43,6 +43,22 @@ def decision_use(store: Store, item_id: str) -> DecisionUse:
     if state.exportable:
         return DecisionUse("export-eligible", None)
     return DecisionUse("evaluation-only", state.refusal.problem if state.refusal is not None else "no active decision")
+
+
+def campaign_progress(store: Store, campaign_id: str, version: int) -> SessionProgress:
+    """How many items ``campaign_id`` version ``version`` has and how many of them are open (no
+    decision), counted from the query tables, as a session's status line shows them."""
+    require_campaign(store.ledger, campaign_id, version)
+    return _progress(store.ledger, campaign_id, [version])
+
+
+def _progress(ledger: Ledger, campaign_id: str, versions: Collection[int]) -> SessionProgress:
+    items = opened = 0
+    for version in versions:
+        where = {"campaign_id": campaign_id, "campaign_version": version}
+        items += ledger.count("hr_items", **where)
+        opened += ledger.count("hr_open", **where)
+    return SessionProgress(items, opened)
 
 
 class SessionQueue:
@@ -96,12 +112,7 @@ class SessionQueue:
 
     def progress(self) -> SessionProgress:
         """The campaign's items and open items now (counted from the query tables)."""
-        items = opened = 0
-        for version in self._versions:
-            where = {"campaign_id": self._campaign, "campaign_version": version}
-            items += self.ledger.count("hr_items", **where)
-            opened += self.ledger.count("hr_open", **where)
-        return SessionProgress(items, opened)
+        return _progress(self.ledger, self._campaign, self._versions)
 
     def held_elsewhere(self) -> int:
         """How many of the campaign's open items other sessions hold now."""

@@ -139,7 +139,9 @@
     rows.textContent = "";
     (result.provenance || []).forEach(function (p) {
       var row = document.createElement("tr");
-      [p.position, p.agentId, p.model, p.provider, p.executionAdapter, p.learnedAdapter || "none"]
+      var named = p.selfIdentification === null || p.selfIdentification === undefined ? "not checked" :
+        (p.selfIdentification.length ? p.selfIdentification.join(", ") : "no candidate");
+      [p.position, p.agentId, p.model, p.provider, p.executionAdapter, p.learnedAdapter || "none", named]
         .forEach(function (value) {
           var cell = document.createElement("td");
           cell.textContent = value === null || value === undefined ? "" : String(value);
