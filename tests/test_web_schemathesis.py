@@ -1,6 +1,7 @@
 """Schemathesis over the inspector's OpenAPI (``/openapi.json``), against ``reviewtrail serve``
 running as a real process on 127.0.0.1 over a store with a campaign: every operation, GET and
-HEAD, gets positive and negative cases and positive cases on the store's own campaign and items;
+HEAD, gets positive and negative cases and positive cases on the store's own campaign, items,
+artifact versions and trace run;
 no response is a server error (5xx) and every response conforms to the schema the app publishes.
 
 The run is deterministic and bounded (tests/support/openapi_fuzz.py): 25 cases per operation and
@@ -9,6 +10,7 @@ mode. Another app that publishes OpenAPI is tested by adding it to :data:`APPS`.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -18,25 +20,39 @@ import pytest
 from fastapi import FastAPI
 from fastapi.responses import PlainTextResponse
 
-from reviewtrail.human_review import decide
+from conftest import need
 from support.human_review import add_prompt, new_store
 from support.openapi_fuzz import fuzz_openapi
-from support.web import planted_campaign, running_inspector
+from support.web import running_inspector
+from support.web_pages import TRACE_RUN, artifact_with_two_runs, campaign_in_two_families, three_rounds
 
 MAX_EXAMPLES = 25
 
 
 @contextmanager
 def inspector_over_a_campaign(root: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """The inspector over a store with campaign ``camp`` v1 (three items, one decided) and a
-    campaign with no item; its base URL and the path values that name data in that store."""
+    """The inspector over a store where every page has something to show (the audit pages' store
+    of tests/support/web_pages.py, and a campaign with no item); its base URL and the parameter
+    values that name data in that store."""
+    need(shutil.which("bwrap") is not None, "bubblewrap (bwrap) is not installed")
     store = new_store(root)
-    items, _hidden = planted_campaign(store, n=3)
-    decide(store, items[0].item_id, {"disposition": "tie"}, reviewer="rev-1")
+    artifact_with_two_runs(store)
+    three_rounds(store, root)
+    items, _hidden = campaign_in_two_families(store)
     add_prompt(store, campaign="empty")
     store.close()
+    known = {
+        "campaign": "camp",
+        "version": 1,
+        "item_id": items[0].item_id,
+        "spec": "report.md@2",
+        "old": "report.md@1",
+        "new": "report.md@2",
+        "skill": "auto-review-loop",
+        "run_id": TRACE_RUN,
+    }
     with running_inspector(root) as inspector:
-        yield inspector.url, {"campaign": "camp", "version": 1, "item_id": items[0].item_id}
+        yield inspector.url, known
 
 
 APPS: dict[str, Callable[[Path], AbstractContextManager[tuple[str, dict[str, Any]]]]] = {

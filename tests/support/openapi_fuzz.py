@@ -40,9 +40,10 @@ def fuzz_openapi(
     schema_path: str = "openapi.json",
 ) -> FuzzReport:
     """Load ``base_url + schema_path`` and test every operation against ``base_url``: positive
-    cases, negative cases and, when ``known`` names some of an operation's path parameters, positive
-    cases with those parameters fixed (so the cases reach data the server holds, not only
-    not-found answers). ``checks`` are names from ``schemathesis.checks``."""
+    cases, negative cases and, when ``known`` names some of an operation's path or query
+    parameters, positive cases with those parameters fixed (so the cases reach data the server
+    holds, not only not-found answers; the others are still generated). ``checks`` are names from
+    ``schemathesis.checks``; ``headers`` are sent with every case."""
     import schemathesis
     import schemathesis.checks
     from hypothesis import HealthCheck, Phase, given, settings
@@ -57,16 +58,18 @@ def fuzz_openapi(
         operation = result.ok()  # an operation its description cannot express is an error here
         report.operations.append(operation.label)
         path_names = {p.name for p in operation.path_parameters}
-        fixed = {k: v for k, v in (known or {}).items() if k in path_names}
-        runs: list[tuple[str, GenerationMode, dict[str, Any] | None]] = [
-            ("positive", GenerationMode.POSITIVE, None),
-            ("negative", GenerationMode.NEGATIVE, None),
+        query_names = {p.name for p in operation.query}
+        fixed_path = {k: v for k, v in (known or {}).items() if k in path_names}
+        fixed_query = {k: v for k, v in (known or {}).items() if k in query_names}
+        runs: list[tuple[str, GenerationMode, dict[str, Any] | None, dict[str, Any] | None]] = [
+            ("positive", GenerationMode.POSITIVE, None, None),
+            ("negative", GenerationMode.NEGATIVE, None, None),
         ]
-        if fixed:
-            runs.append(("positive, known values", GenerationMode.POSITIVE, fixed))
-        for mode_name, mode, path_parameters in runs:
+        if fixed_path or fixed_query:
+            runs.append(("positive, known values", GenerationMode.POSITIVE, fixed_path or None, fixed_query or None))
+        for mode_name, mode, path_parameters, query in runs:
             key = f"{operation.label} [{mode_name}]"
-            strategy = operation.as_strategy(generation_mode=mode, path_parameters=path_parameters)
+            strategy = operation.as_strategy(generation_mode=mode, path_parameters=path_parameters, query=query)
             run = _bounded(
                 given, settings, HealthCheck, Phase, strategy, max_examples, _caller(base, check_functions, headers)
             )
