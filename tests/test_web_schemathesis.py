@@ -11,6 +11,8 @@ mode. Another app that publishes OpenAPI is tested by adding it to :data:`APPS`.
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -21,16 +23,19 @@ from fastapi import FastAPI
 from fastapi.responses import PlainTextResponse
 
 from conftest import need
+from reviewtrail.app import open_store
+from reviewtrail.config import Settings
+from reviewtrail.web._capability import CAPABILITY_FILE_ENV
 from support.human_review import add_prompt, new_store
 from support.openapi_fuzz import fuzz_openapi
-from support.web import running_inspector
+from support.web import ledger_head, running_inspector
 from support.web_pages import TRACE_RUN, artifact_with_two_runs, campaign_in_two_families, three_rounds
 
 MAX_EXAMPLES = 25
 
 
 @contextmanager
-def inspector_over_a_campaign(root: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+def inspector_over_a_campaign(root: Path, env: dict[str, str] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
     """The inspector over a store where every page has something to show (the audit pages' store
     of tests/support/web_pages.py, and a campaign with no item); its base URL and the parameter
     values that name data in that store."""
@@ -51,12 +56,32 @@ def inspector_over_a_campaign(root: Path) -> Iterator[tuple[str, dict[str, Any]]
         "skill": "auto-review-loop",
         "run_id": TRACE_RUN,
     }
-    with running_inspector(root) as inspector:
+    with running_inspector(root, env=env or {}) as inspector:
         yield inspector.url, known
+
+
+@contextmanager
+def inspector_with_writes(root: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The same, with review writes on (a capability key file): the signed decision route is
+    published and fuzzed too, unsigned; nothing may be appended."""
+    key = root / "capability.key"
+    command = [sys.executable, "-m", "reviewtrail", "serve", "--new-capability", str(key)]
+    subprocess.run(command, check=True, capture_output=True)
+    with inspector_over_a_campaign(root, {CAPABILITY_FILE_ENV: str(key)}) as (url, known):
+        before = head_of(root)
+        yield url, known
+        assert head_of(root) == before, "a fuzzed request was recorded"
+
+
+def head_of(root: Path) -> tuple[int, str] | None:
+    settings = Settings(store=root / "store", database_url=f"sqlite:///{root / 'ledger.sqlite'}")
+    with open_store(settings, read_only=True) as store:
+        return ledger_head(store)
 
 
 APPS: dict[str, Callable[[Path], AbstractContextManager[tuple[str, dict[str, Any]]]]] = {
     "inspector": inspector_over_a_campaign,
+    "inspector-writes": inspector_with_writes,
 }
 
 
@@ -65,6 +90,8 @@ def test_no_operation_answers_a_server_error_or_breaks_its_schema(app: str, tmp_
     with APPS[app](tmp_path) as (url, known):
         report = fuzz_openapi(url, max_examples=MAX_EXAMPLES, known=known)
     assert report.operations, "the app published no operation"
+    if app == "inspector-writes":
+        assert "POST /api/review/decisions" in report.operations
     # Every operation was called, with generated cases.
     assert all(n > 0 for n in report.cases.values()), report.cases
     assert report.failures == {}, "\n\n".join(f"{key}:\n{text}" for key, text in report.failures.items())
