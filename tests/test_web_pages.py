@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -266,6 +267,8 @@ def test_store_health_gives_the_head_and_says_no_verify_result_is_recorded(serve
         ("api/diff?new=report.md@1", 400, "old"),
         ("api/diff?old=report.md@1&new=nothing.md@1", 404, "name"),
         ("api/coverage/no-such-campaign/1", 404, "campaign"),
+        ("api/coverage/camp/0", 400, "version"),
+        ("api/coverage/camp/9223372036854775808", 400, "version"),
         ("api/traces/auto-review-loop/2026-01-01_run09", 404, "run"),
         ("api/traces/auto-review-loop/not-a-run", 400, "run"),
         ("api/traces/no.such.skill/" + TRACE_RUN, 400, "skill"),
@@ -286,6 +289,18 @@ def test_an_artifact_name_with_a_slash_and_an_unknown_project(client: httpx.Clie
     assert "No artifact in project elsewhere" in client.get("artifacts", params={"project": "elsewhere"}).text
     response = client.get("api/provenance/" + quote("dir/report.md@1"))
     assert response.status_code == 404 and response.json()["error"]["field"] == "name"
+
+
+def test_a_store_with_nothing_yet_gives_every_page(tmp_path: Path) -> None:
+    new_store(tmp_path).close()
+    with running_inspector(tmp_path) as inspector, httpx.Client(base_url=inspector.url) as client:
+        pages = {path: client.get(path) for path in ("coverage", "artifacts", "traces", "health", "api/traces")}
+        assert {path: r.status_code for path, r in pages.items()} == dict.fromkeys(pages, 200)
+        assert "nothing to check" in pages["traces"].text and "No trace run yet." in pages["traces"].text
+        assert pages["api/traces"].json() == {"project": str(tmp_path), "runs": [], "check": None}
+        assert "No campaign yet" in pages["coverage"].text
+        assert "No artifact in project default" in pages["artifacts"].text
+        assert client.get("api/health").json()["head"]["seq"] == 1  # the store's identity record
 
 
 # --- the pure parts -------------------------------------------------------------------------

@@ -175,7 +175,8 @@ def _artifacts(reads: Reads, page: Page, read: Read) -> None:
 def _traces_and_health(reads: Reads, page: Page, read: Read) -> None:
     def traces_doc() -> dict[str, Any]:
         project, runs, check = reads.traces()
-        return {"project": str(project), "runs": [r.to_json() for r in runs], "check": check.to_json()}
+        shown = None if check is None else check.to_json()
+        return {"project": str(project), "runs": [r.to_json() for r in runs], "check": shown}
 
     @read("/traces", "Reviewer-call traces", response_class=HTMLResponse)
     def traces() -> HTMLResponse:

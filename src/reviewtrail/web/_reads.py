@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 __all__ = ["CardView", "Environment", "Reads", "StoreHead"]
 
+_INT64_MAX = 2**63 - 1  # the largest integer a ledger's query tables hold
+
 
 @dataclass(frozen=True)
 class CardView:
@@ -89,9 +91,12 @@ class Reads:
             return history(self._store, item_id)
 
     def coverage(self, campaign_id: str, version: int) -> Coverage:
-        """``campaign coverage``: exit 3 (field ``campaign``) for a version with no prompt."""
+        """``campaign coverage``: exit 3 (field ``campaign``) for a version with no prompt, exit 2
+        (field ``version``) for a version no ledger could hold."""
         from reviewtrail.human_review import campaign_coverage
 
+        if not 1 <= version <= _INT64_MAX:
+            raise InvalidInputError(f"must be from 1 to {_INT64_MAX}, got {version}", field="version")
         with self._lock:
             return campaign_coverage(self._store, campaign_id, version)
 
@@ -160,15 +165,21 @@ class Reads:
                 found = []
         return info, [o for o in found if o.run.version_record_id == info.envelope.id]
 
-    def traces(self) -> tuple[Path, list[RunSummary], TraceCheck]:
+    def traces(self) -> tuple[Path, list[RunSummary], TraceCheck | None]:
         """``trace ls`` and ``trace verify`` over the project's ``.aris/traces`` (the project: the
         git top level of the server's folder, else that folder, as the commands find it); the
-        traces are compared with this store's records, read through this read-only store."""
+        traces are compared with this store's records, read through this read-only store. The
+        check is None when the project has no ``.aris/traces`` (nothing to check)."""
         from reviewtrail.tracing import check_traces, list_runs
 
         project = self._project()
         with self._lock:
-            return project, list_runs(project), check_traces(project, _ThisStore(self._store))
+            runs = list_runs(project)
+            try:
+                check: TraceCheck | None = check_traces(project, _ThisStore(self._store))
+            except NotFoundError:
+                check = None
+        return project, runs, check
 
     def trace_run(self, skill: str, run_id: str) -> tuple[RunView, Divergence]:
         """``trace show`` and ``trace divergence`` of ``SKILL/RUN_ID``: exit 2 for a name that is
