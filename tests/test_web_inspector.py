@@ -47,6 +47,7 @@ def pages(items: list[Any]) -> list[str]:
         f"items/{item}/history",
         "api/campaigns",
         "api/review/camp/1/cards/1",
+        "api/review/camp/1/progress",
         f"api/items/{item}/history",
         "openapi.json",
         "static/review.js",
@@ -180,6 +181,20 @@ def test_history_reveals_provenance_and_the_reviewer_once_decided(tmp_path: Path
     assert {p["model"] for p in after["provenance"]} == {"pelican-model-7", "walrus-model-2"}
     assert "rev-1" in page and "pelican-model-7" in page and "walrus-model-2" in page
     assert card["decided"] is True and "pelican-model-7" not in json.dumps(card)
+    store.close()
+
+
+def test_progress_counts_the_items_as_the_session_status_line_does(tmp_path: Path) -> None:
+    store = new_store(tmp_path)
+    items, _ = planted_campaign(store, n=3)
+    with running_inspector(tmp_path) as inspector, httpx.Client(base_url=inspector.url) as client:
+        before = client.get("api/review/camp/1/progress").json()
+        decide(store, items[1].item_id, {"disposition": "skip"}, reviewer="rev-1")
+        after = client.get("api/review/camp/1/progress").json()
+        unknown = client.get("api/review/nowhere/1/progress")
+    assert before == {"items": 3, "open": 3, "decided": 0}
+    assert after == {"items": 3, "open": 2, "decided": 1}
+    assert unknown.status_code == 404 and unknown.json()["error"]["field"] == "campaign"
     store.close()
 
 

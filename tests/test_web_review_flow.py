@@ -128,6 +128,8 @@ def test_login_decide_with_the_keyboard_reveal_history_and_supersede(browser: An
         page.keyboard.press("Enter")
     shot(page, "3-next-card")
     second = page.locator("#item-title code").inner_text()
+    page.wait_for_function("document.getElementById('progress').textContent.includes('decided')")
+    assert page.locator("#progress").inner_text().strip() == "· 1 of 2 items decided, 1 open"
     assert second != first and second in {item.item_id for item in items}
     assert all(model not in page.content() for model in models)
 

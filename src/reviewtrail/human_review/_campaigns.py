@@ -206,7 +206,6 @@ def require_campaign(ledger: Ledger, campaign_id: str, version: int | None = Non
     where: dict[str, Any] = {"campaign_id": campaign_id}
     if version is not None:
         where["campaign_version"] = version
-    # One row (checked against its record) answers; counting them all would grow with the campaign.
-    if not ledger.page("hr_prompts", where, order_by="seq", limit=1):
+    if not ledger.count("hr_prompts", **where):
         named = f"{campaign_id} v{version}" if version is not None else campaign_id
         raise NotFoundError(f"no review prompts are recorded for campaign {named}", field="campaign")

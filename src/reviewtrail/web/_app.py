@@ -120,6 +120,11 @@ def create_app(
         view = reads.card(campaign, version, position)
         return {"position": view.position, "more": view.more, "card": view.card.to_json() if view.card else None}
 
+    @read("/api/review/{campaign}/{version}/progress", "A campaign version's items, open and decided")
+    def api_progress(campaign: str, version: int) -> dict[str, Any]:
+        progress = reads.progress(campaign, version)
+        return {"items": progress.items, "open": progress.open, "decided": progress.decided}
+
     @read("/api/items/{item_id}/history", "An item's decisions")
     def api_history(item_id: str) -> dict[str, Any]:
         return reads.history(item_id).to_json()

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from reviewtrail.errors import InvalidInputError, NotFoundError, ReviewtrailError
 
 if TYPE_CHECKING:
-    from reviewtrail.human_review import CampaignSummary, Coverage, History, QueueCard
+    from reviewtrail.human_review import CampaignSummary, Coverage, History, QueueCard, SessionProgress
     from reviewtrail.ledger import Envelope
     from reviewtrail.provenance import LineageGraph, VersionInfo
     from reviewtrail.provenance._diff import VersionDiff
@@ -77,12 +77,21 @@ class Reads:
         if not 1 <= position <= QUEUE_MAX:
             raise InvalidInputError(f"must be from 1 to {QUEUE_MAX}, got {position}", field="card")
         with self._lock:
-            require_campaign(self._store.ledger, campaign_id, version)
             cards = review_queue(self._store, campaign_id, version, limit=min(position + 1, QUEUE_MAX))
+            if not cards:  # no item: the campaign version may not exist (a card says it does)
+                require_campaign(self._store.ledger, campaign_id, version)
         if cards and position > len(cards):
             raise NotFoundError(f"the queue has {len(cards)} card(s), there is no card {position}", field="card")
         card = cards[position - 1] if cards else None
         return CardView(campaign_id, version, position, card, len(cards) > position)
+
+    def progress(self, campaign_id: str, version: int) -> SessionProgress:
+        """The status line's counts (:func:`~reviewtrail.human_review.campaign_progress`): exit 3
+        (field ``campaign``) for a version with no prompt."""
+        from reviewtrail.human_review import campaign_progress
+
+        with self._lock:
+            return campaign_progress(self._store, campaign_id, version)
 
     def history(self, item_id: str) -> History:
         from reviewtrail.human_review import history

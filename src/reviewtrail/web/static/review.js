@@ -337,8 +337,29 @@
     }
   });
 
+  // The status line's counts come from their own JSON route: counting a campaign's items is
+  // work the card itself does not need.
+  function showProgress() {
+    var line = byId("progress");
+    if (!line) {
+      return;
+    }
+    window.fetch(line.dataset.src, { headers: { Accept: "application/json" } })
+      .then(function (answer) {
+        return answer.ok ? answer.json() : null;
+      })
+      .then(function (progress) {
+        if (progress) {
+          line.textContent = " · " + progress.decided + " of " + progress.items + " items decided, " +
+            progress.open + " open";
+        }
+      })
+      .catch(function () {});
+  }
+
   if (form) {
     form.addEventListener("click", onControl);
   }
+  showProgress();
   learnSession();
 })();
