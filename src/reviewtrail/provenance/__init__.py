@@ -16,6 +16,7 @@ from reviewtrail.provenance._catalog import (
     upload_artifact,
     versions_of,
 )
+from reviewtrail.provenance._diff import VersionDiff
 from reviewtrail.provenance._graph import Edge, LineageGraph, Node
 from reviewtrail.provenance._limits import DEFAULT_LIMITS, ResourceLimits, parse_size
 from reviewtrail.provenance._lineage import lineage, render_tree
@@ -85,6 +86,7 @@ __all__ = [
     "SessionInfo",
     "SessionKernel",
     "SessionRemoval",
+    "VersionDiff",
     "VersionInfo",
     "artifact_id_for",
     "create_session",

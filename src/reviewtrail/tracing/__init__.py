@@ -26,7 +26,16 @@ if typing.TYPE_CHECKING:
         review_independence,
     )
     from reviewtrail.tracing._call_record import PROJECTIONS, RECORD_TYPES, ReviewCallRecord
-    from reviewtrail.tracing._debug import Divergence, RunView, Step, diff_calls, divergence, list_runs, show_run
+    from reviewtrail.tracing._debug import (
+        Divergence,
+        RunSummary,
+        RunView,
+        Step,
+        diff_calls,
+        divergence,
+        list_runs,
+        show_run,
+    )
     from reviewtrail.tracing._documents import ReviewCall, TraceMode
     from reviewtrail.tracing._families import FAMILIES, UNKNOWN, model_family
     from reviewtrail.tracing._helper import install_helper, resolve_helper
@@ -91,6 +100,7 @@ _LAZY = {
     "install_helper": "_helper",
     "iter_runs": "_reader",
     "list_runs": "_debug",
+    "RunSummary": "_debug",
     "load_run": "_reader",
     "load_schema": "_verify",
     "model_family": "_families",
@@ -138,6 +148,7 @@ __all__ = [
     "OtelExportRequest",
     "ReviewCall",
     "ReviewCallRecord",
+    "RunSummary",
     "RunView",
     "Step",
     "TraceCall",

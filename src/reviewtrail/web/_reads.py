@@ -25,12 +25,10 @@ from reviewtrail.errors import InvalidInputError, NotFoundError, ReviewtrailErro
 if TYPE_CHECKING:
     from reviewtrail.human_review import CampaignSummary, Coverage, History, QueueCard, SessionProgress
     from reviewtrail.ledger import Envelope
-    from reviewtrail.provenance import LineageGraph, VersionInfo
-    from reviewtrail.provenance._diff import VersionDiff
+    from reviewtrail.provenance import LineageGraph, VersionDiff, VersionInfo
     from reviewtrail.reviewer import ReviewOutcome
     from reviewtrail.store import Store
-    from reviewtrail.tracing import Divergence, RunView, TraceCheck
-    from reviewtrail.tracing._debug import RunSummary
+    from reviewtrail.tracing import Divergence, RunSummary, RunView, TraceCheck
 
 __all__ = ["CardView", "Environment", "Reads", "StoreHead"]
 
