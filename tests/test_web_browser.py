@@ -4,13 +4,12 @@ Playwright downloads), against ``reviewtrail serve`` on 127.0.0.1 over a real st
 The blinding test reads the Review page as the browser shows it and the body of every response
 the browser received (the page, its script and style sheet, anything else it loads), and finds
 none of the candidates' run ids, agent ids, models, providers or adapters before a decision.
-Screenshots of each page are kept in the test's tmp dir; with REVIEWTRAIL_DOCS_IMAGES=DIR the
-Review page's is also written to DIR/review-page.png (how docs/images/review-page.png is made).
+Screenshots of each page are kept in the test's tmp dir (the README's image of the Review page is
+made by tests/test_web_review_flow.py, signed in).
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -78,8 +77,6 @@ def test_the_review_page_shows_nothing_of_who_produced_a_candidate(browser: Any,
         assert "Prefer the reply that applies the policy exactly." in page.inner_text("main")
         assert page.locator(".badge").inner_text() == "read-only"
         page.screenshot(path=str(tmp_path / "review.png"), full_page=True)
-        if os.environ.get("REVIEWTRAIL_DOCS_IMAGES"):
-            page.screenshot(path=str(Path(os.environ["REVIEWTRAIL_DOCS_IMAGES"]) / "review-page.png"))
         html = [page.content()]
 
         # The decision controls are there, disabled, each with its key listed.

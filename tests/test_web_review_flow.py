@@ -4,11 +4,14 @@ serve`` with the review capability, over a real store.
 
 login → queue → a decision made with the keyboard only → provenance revealed → history shows
 it → a superseding decision. Before the first decision nothing the browser received names who
-produced a candidate. A screenshot of each step is kept in ``test-artifacts/review-flow/``.
+produced a candidate. A screenshot of each step is kept in ``test-artifacts/review-flow/``; with
+REVIEWTRAIL_DOCS_IMAGES=DIR the signed-in Review page is also written to DIR/review-page.png (how
+docs/images/review-page.png is made).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -98,8 +101,10 @@ def test_login_decide_with_the_keyboard_reveal_history_and_supersede(browser: An
     page = browser.new_page(viewport={"width": 1280, "height": 1400})
     seen = Seen(page)
     sign_in(page, proxy, "alice", "/review/camp/1")
-    shot(page, "1-login-done-queue")
     page.wait_for_selector("#write-state.ok")  # the controls are active: the proxy gave write state
+    shot(page, "1-login-done-queue")
+    if os.environ.get("REVIEWTRAIL_DOCS_IMAGES"):
+        page.screenshot(path=str(Path(os.environ["REVIEWTRAIL_DOCS_IMAGES"]) / "review-page.png"))
     assert "Signed in as oidc-" in page.locator("#write-state").inner_text()
     first = page.locator("#item-title code").inner_text()
     assert first in {item.item_id for item in items}
