@@ -173,3 +173,27 @@ def test_a_reader_outside_the_allowlist_cannot_decide(browser: Any, team: dict[s
     shot(page, "7-read-only-reviewer")
     assert ledger_head(store) == head
     page.close()
+
+
+def test_the_active_controls_and_the_reveal_have_no_serious_axe_violation(browser: Any, team: dict[str, Any]) -> None:
+    """axe-core over what only a signed-in reviewer sees: the active controls, the reveal, and
+    change decision on the reviewed history (the crawl of tests/test_web_accessibility.py sees
+    the inspector alone, read-only). axe is injected inline, so this page bypasses the CSP."""
+    from test_web_accessibility import AXE, axe_run, blocking
+
+    need(AXE.is_file(), f"axe-core is not installed at {AXE} (scripts/setup.sh --system installs it)")
+    context = browser.new_context(bypass_csp=True, viewport={"width": 1280, "height": 1000})
+    page = context.new_page()
+    sign_in(page, team["proxy"], "alice", "/review/camp/1")
+    page.wait_for_selector("#write-state.ok")
+    found = {"review, active": blocking(axe_run(page)["violations"])}
+    page.keyboard.press("a")
+    page.keyboard.press("1")
+    page.wait_for_selector("#reveal:not([hidden])")
+    found["review, revealed"] = blocking(axe_run(page)["violations"])
+    with page.expect_navigation():
+        page.keyboard.press("z")
+    page.wait_for_selector("#write-state.ok")
+    found["history, change decision"] = blocking(axe_run(page)["violations"])
+    assert found == {name: [] for name in found}
+    context.close()
