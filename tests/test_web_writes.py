@@ -323,3 +323,33 @@ def test_a_decision_from_the_route_is_the_record_review_decide_makes(writable: A
     from_cli = payload_without_ids(store, json.loads(done.stdout)["decisionId"], items[1])
     assert from_route == from_cli
     assert from_route["payload"]["strength"] == "strong" and from_route["payload"]["note"] == "clearer"
+
+
+def test_workers_share_the_nonce_book_and_stop_together(tmp_path: Path) -> None:
+    """``serve --workers 3``: whichever process answers, a signed request is recorded once and
+    its replays are refused; SIGTERM stops every worker."""
+    store = new_store(tmp_path)
+    items, _ = planted_campaign(store, n=2)
+    key = capability_file(tmp_path)
+    capability = load_capability(key)
+    before = ledger_head(store)
+    with running_inspector(tmp_path, "--workers", "3", env={CAPABILITY_FILE_ENV: str(key)}) as inspector:
+        raw = json.dumps(body_of(items[0])).encode()
+        url = inspector.url.rstrip("/") + DECISION_ROUTE
+        headers = sign_decision(capability, url, raw)
+        codes = []
+        for _ in range(9):
+            with httpx.Client() as fresh:  # a new connection each time: any worker may answer
+                codes.append(fresh.post(url, content=raw, headers=headers).status_code)
+        pages = {httpx.get(inspector.url + "api/review/camp/1/progress").json()["decided"] for _ in range(6)}
+        workers = subprocess.run(
+            ["pgrep", "-P", str(inspector.process.pid)], capture_output=True, text=True
+        ).stdout.split()
+        assert len(workers) == 3
+        inspector.process.terminate()
+        inspector.process.wait(timeout=30)
+    assert sorted(codes) == [201] + [401] * 8
+    assert pages == {1}
+    assert not any(Path(f"/proc/{pid}").exists() for pid in workers)
+    assert ledger_head(store)[0] == before[0] + 1
+    store.close()

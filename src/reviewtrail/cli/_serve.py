@@ -31,6 +31,9 @@ def serve(
         ),
     ] = "127.0.0.1",
     as_json: Annotated[bool, typer.Option("--json", help=JSON_HELP + " (the address, once listening)")] = False,
+    workers: Annotated[
+        int, typer.Option("--workers", help="Server processes sharing the socket, each with its own store connection.")
+    ] = 1,
     new_capability: Annotated[
         Path | None,
         typer.Option(
@@ -77,4 +80,4 @@ def serve(
             print(f"inspector ({mode}) at {listening.url} over {listening.store}; Ctrl-C stops it")
         sys.stdout.flush()
 
-    run(load_settings(), host, port, announce=announce)
+    run(load_settings(), host, port, announce=announce, workers=workers)

@@ -10,13 +10,21 @@ the one listened on.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reviewtrail.config import Settings
+from reviewtrail.errors import InvalidInputError
 from reviewtrail.web._bind import bind_loopback, loopback_host
+
+if TYPE_CHECKING:
+    from reviewtrail.web._capability import Capability
 
 __all__ = ["Listening", "serve"]
 
@@ -46,39 +54,91 @@ class Listening:
         }
 
 
-def serve(settings: Settings, host: str, port: int, *, announce: Callable[[Listening], None]) -> None:
+def serve(settings: Settings, host: str, port: int, *, announce: Callable[[Listening], None], workers: int = 1) -> None:
     """Serve the inspector over the store of ``settings`` on ``host``:``port`` until interrupted
-    (SIGINT or SIGTERM). ``announce`` is called once the socket listens."""
+    (SIGINT or SIGTERM). ``announce`` is called once the socket listens. With ``workers`` > 1
+    that many processes share the socket, each with its own connection to the store (and to the
+    nonce book, which they share through its file)."""
+    from reviewtrail.app import open_store
+    from reviewtrail.web._capability import capability_from_environment
+
+    if isinstance(workers, bool) or not 1 <= workers <= 64:
+        raise InvalidInputError(f"must be from 1 to 64, got {workers}", field="workers")
+    address = loopback_host(host)
+    capability = capability_from_environment(os.environ)
+    with open_store(settings, read_only=capability is None):
+        pass  # refused here, before anything listens: a missing store, an unreachable database
+    sock = bind_loopback(address, port)
+    try:
+        key_id = capability.key_id if capability is not None else None
+        announce(Listening(address, sock.getsockname()[1], str(settings.store), key_id))
+        if workers == 1:
+            _run(settings, address, sock, capability)
+        else:
+            _run_workers(workers, lambda: _run(settings, address, sock, capability))
+    finally:
+        sock.close()
+
+
+def _run(settings: Settings, address: str, sock: socket.socket, capability: Capability | None) -> None:
+    """One server process: the store opened (read-only without a capability), the app, uvicorn
+    on ``sock`` until SIGINT or SIGTERM."""
     import uvicorn
 
     from reviewtrail.app import open_store
     from reviewtrail.web._app import create_app
-    from reviewtrail.web._capability import capability_from_environment
     from reviewtrail.web._nonces import NONCE_FILE_ENV, NonceBook
     from reviewtrail.web._reads import Reads
     from reviewtrail.web._write import DecisionWrites
 
-    address = loopback_host(host)
-    capability = capability_from_environment(os.environ)
     with open_store(settings, read_only=capability is None) as store:
+        writes = None
         nonces = None
         if capability is not None:
             nonces = NonceBook(Path(os.environ.get(NONCE_FILE_ENV) or settings.store / "review-nonces.sqlite"))
-        sock = bind_loopback(address, port)
-        try:
+            held = (capability, nonces)
 
             def writes(reads: Reads) -> DecisionWrites:
-                assert capability is not None and nonces is not None
-                return DecisionWrites(store, capability, nonces, reads.lock)
+                return DecisionWrites(store, held[0], held[1], reads.lock)
 
-            app = create_app(store, host=address, writes=writes if capability is not None else None)
+        try:
+            app = create_app(store, host=address, writes=writes)
             config = uvicorn.Config(
                 app, log_level="warning", access_log=False, server_header=False, lifespan="off", workers=1
             )
-            key_id = capability.key_id if capability is not None else None
-            announce(Listening(address, sock.getsockname()[1], str(settings.store), key_id))
             uvicorn.Server(config).run(sockets=[sock])
         finally:
-            sock.close()
             if nonces is not None:
                 nonces.close()
+
+
+def _run_workers(workers: int, run: Callable[[], None]) -> None:
+    """``run`` in ``workers`` forked processes; SIGINT and SIGTERM are passed on to them, and this
+    returns once every one has stopped."""
+    children: list[int] = []
+    for _ in range(workers):
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the child
+            code = 0
+            try:
+                run()
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)
+        children.append(pid)
+
+    def pass_on(signum: int, _frame: object) -> None:
+        for child in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signum)
+
+    signal.signal(signal.SIGTERM, pass_on)
+    signal.signal(signal.SIGINT, pass_on)
+    for child in children:
+        while True:
+            try:
+                os.waitpid(child, 0)
+                break
+            except InterruptedError:
+                continue
