@@ -3,6 +3,7 @@ framework) is imported only when the command runs."""
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING, Annotated
 
@@ -46,7 +47,7 @@ def proxy(
     """
     from reviewtrail.web import proxy_settings
 
-    settings = proxy_settings(inspector)  # checked before anything is bound
+    settings = proxy_settings(inspector, os.environ)  # checked before anything is bound
     from reviewtrail.web import serve_proxy
 
     def announce(listening: ProxyListening) -> None:

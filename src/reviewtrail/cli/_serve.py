@@ -3,6 +3,7 @@ framework) is imported only when the command runs."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -80,4 +81,15 @@ def serve(
             print(f"inspector ({mode}) at {listening.url} over {listening.store}; Ctrl-C stops it")
         sys.stdout.flush()
 
-    run(load_settings(), host, port, announce=announce, workers=workers)
+    from reviewtrail.web import CAPABILITY_FILE_ENV, NONCE_FILE_ENV
+
+    given = {name: os.environ.get(name, "") for name in (CAPABILITY_FILE_ENV, NONCE_FILE_ENV)}  # "": not given
+    run(
+        load_settings(),
+        host,
+        port,
+        announce=announce,
+        workers=workers,
+        capability_file=Path(given[CAPABILITY_FILE_ENV]) if given[CAPABILITY_FILE_ENV] else None,
+        nonce_file=Path(given[NONCE_FILE_ENV]) if given[NONCE_FILE_ENV] else None,
+    )

@@ -20,13 +20,16 @@ import typing
 if typing.TYPE_CHECKING:
     from reviewtrail.web._app import create_app
     from reviewtrail.web._bind import bind_loopback, loopback_host
-    from reviewtrail.web._capability import new_capability
+    from reviewtrail.web._capability import CAPABILITY_FILE_ENV, new_capability
+    from reviewtrail.web._nonces import NONCE_FILE_ENV
     from reviewtrail.web._proxy import create_proxy_app
     from reviewtrail.web._proxy_serve import ProxyListening, serve_proxy
     from reviewtrail.web._proxy_settings import ProxySettings, proxy_settings
     from reviewtrail.web._serve import Listening, serve
 
 __all__ = [
+    "CAPABILITY_FILE_ENV",
+    "NONCE_FILE_ENV",
     "Listening",
     "ProxyListening",
     "ProxySettings",
@@ -46,6 +49,8 @@ _LAZY = {
     "bind_loopback": "_bind",
     "loopback_host": "_bind",
     "new_capability": "_capability",
+    "CAPABILITY_FILE_ENV": "_capability",
+    "NONCE_FILE_ENV": "_nonces",
     "create_proxy_app": "_proxy",
     "ProxyListening": "_proxy_serve",
     "serve_proxy": "_proxy_serve",

@@ -32,7 +32,7 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,7 +54,6 @@ __all__ = [
     "Capability",
     "SignatureRefusedError",
     "SignedRequest",
-    "capability_from_environment",
     "check_content_digest",
     "load_capability",
     "new_capability",
@@ -147,13 +146,6 @@ def load_capability(path: Path) -> Capability:
     if len(key) < MIN_KEY_BYTES:
         raise ConfigError(f"{path}: the key has {len(key)} bytes; at least {MIN_KEY_BYTES} are needed", field=where)
     return Capability.from_key(key)
-
-
-def capability_from_environment(environ: Mapping[str, str]) -> Capability | None:
-    """The capability named by ``REVIEWTRAIL_REVIEW_CAPABILITY_FILE`` (``""`` is not given), or
-    None: review writes stay off."""
-    name = environ.get(CAPABILITY_FILE_ENV, "")
-    return load_capability(Path(name)) if name else None
 
 
 class _Message:

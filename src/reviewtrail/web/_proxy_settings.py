@@ -23,7 +23,6 @@ naming it.
 from __future__ import annotations
 
 import ipaddress
-import os
 import re
 import stat
 from collections.abc import Mapping
@@ -179,10 +178,9 @@ def _oidc(env: Mapping[str, str]) -> OidcSettings | None:
     return OidcSettings(_http_url(issuer, ISSUER, https_unless_loopback=True), client_id, secret)
 
 
-def proxy_settings(inspector: str, env: Mapping[str, str] | None = None) -> ProxySettings:
-    """The proxy's settings for ``--inspector`` ``inspector`` from environment-style ``env``
-    (default: the process environment)."""
-    env = os.environ if env is None else env
+def proxy_settings(inspector: str, env: Mapping[str, str]) -> ProxySettings:
+    """The proxy's settings for ``--inspector`` ``inspector`` from environment-style ``env`` (the
+    command line passes the process environment)."""
     base = inspector_url(inspector)
     secret_path = _given(env, SESSION_SECRET_FILE)
     if secret_path is None:

@@ -54,18 +54,30 @@ class Listening:
         }
 
 
-def serve(settings: Settings, host: str, port: int, *, announce: Callable[[Listening], None], workers: int = 1) -> None:
+def serve(
+    settings: Settings,
+    host: str,
+    port: int,
+    *,
+    announce: Callable[[Listening], None],
+    workers: int = 1,
+    capability_file: Path | None = None,
+    nonce_file: Path | None = None,
+) -> None:
     """Serve the inspector over the store of ``settings`` on ``host``:``port`` until interrupted
     (SIGINT or SIGTERM). ``announce`` is called once the socket listens. With ``workers`` > 1
     that many processes share the socket, each with its own connection to the store (and to the
-    nonce book, which they share through its file)."""
+    nonce book, which they share through its file). With ``capability_file`` (the review
+    capability, :func:`~._capability.load_capability`) the one write route is on, its nonces kept
+    in ``nonce_file`` (default ``review-nonces.sqlite`` in the store's folder)."""
     from reviewtrail.app import open_store
-    from reviewtrail.web._capability import capability_from_environment
+    from reviewtrail.web._capability import load_capability
 
     if isinstance(workers, bool) or not 1 <= workers <= 64:
         raise InvalidInputError(f"must be from 1 to 64, got {workers}", field="workers")
     address = loopback_host(host)
-    capability = capability_from_environment(os.environ)
+    capability = load_capability(capability_file) if capability_file is not None else None
+    nonces_at = nonce_file or settings.store / "review-nonces.sqlite"
     with open_store(settings, read_only=capability is None):
         pass  # refused here, before anything listens: a missing store, an unreachable database
     sock = bind_loopback(address, port)
@@ -73,21 +85,21 @@ def serve(settings: Settings, host: str, port: int, *, announce: Callable[[Liste
         key_id = capability.key_id if capability is not None else None
         announce(Listening(address, sock.getsockname()[1], str(settings.store), key_id))
         if workers == 1:
-            _run(settings, address, sock, capability)
+            _run(settings, address, sock, capability, nonces_at)
         else:
-            _run_workers(workers, lambda: _run(settings, address, sock, capability))
+            _run_workers(workers, lambda: _run(settings, address, sock, capability, nonces_at))
     finally:
         sock.close()
 
 
-def _run(settings: Settings, address: str, sock: socket.socket, capability: Capability | None) -> None:
+def _run(settings: Settings, address: str, sock: socket.socket, capability: Capability | None, nonces_at: Path) -> None:
     """One server process: the store opened (read-only without a capability), the app, uvicorn
     on ``sock`` until SIGINT or SIGTERM."""
     import uvicorn
 
     from reviewtrail.app import open_store
     from reviewtrail.web._app import create_app
-    from reviewtrail.web._nonces import NONCE_FILE_ENV, NonceBook
+    from reviewtrail.web._nonces import NonceBook
     from reviewtrail.web._reads import Reads
     from reviewtrail.web._write import DecisionWrites
 
@@ -95,7 +107,7 @@ def _run(settings: Settings, address: str, sock: socket.socket, capability: Capa
         writes = None
         nonces = None
         if capability is not None:
-            nonces = NonceBook(Path(os.environ.get(NONCE_FILE_ENV) or settings.store / "review-nonces.sqlite"))
+            nonces = NonceBook(nonces_at)
             held = (capability, nonces)
 
             def writes(reads: Reads) -> DecisionWrites:
