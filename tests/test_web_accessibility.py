@@ -38,10 +38,9 @@ import pytest
 from conftest import need
 from reviewtrail.human_review import decide
 from support.human_review import add_prompt, new_store
-from support.web import running_inspector
+from support.web import chromium, running_inspector
 from support.web_pages import artifact_with_two_runs, campaign_in_two_families, three_rounds
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 REPO = Path(__file__).resolve().parent.parent
 AXE = REPO / ".cache" / "axe-core" / "node_modules" / "axe-core" / "axe.min.js"
 BLOCKING = frozenset({"serious", "critical"})
@@ -64,17 +63,9 @@ def artifacts() -> Path:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    need(Path(CHROMIUM).is_file(), "Debian's chromium is not installed (scripts/setup.sh --system installs it)")
     need(AXE.is_file(), f"axe-core is not installed at {AXE} (scripts/setup.sh --system installs it)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:  # pragma: no cover - depends on the environment
-        need(False, "playwright is not installed (pip install -e '.[dev]')")
-        raise
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM)
-        yield browser
-        browser.close()
+    with chromium() as launched:
+        yield launched
 
 
 def axe_run(page: Any) -> dict[str, Any]:

@@ -10,33 +10,21 @@ made by tests/test_web_review_flow.py, signed in).
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import need
 from reviewtrail.human_review import decide
 from support.human_review import new_store
-from support.web import planted_campaign, running_inspector
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+from support.web import chromium, planted_campaign, running_inspector
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    need(Path(CHROMIUM).is_file(), "Debian's chromium is not installed (scripts/setup.sh --system installs it)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:  # pragma: no cover - depends on the environment
-        need(False, "playwright is not installed (pip install -e '.[dev]')")
-        raise
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM)
-        yield browser
-        browser.close()
+    with chromium() as launched:
+        yield launched
 
 
 class Recorder:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 import secrets
 import subprocess
 import sys
@@ -18,16 +19,22 @@ from typing import Any
 import httpx
 import pytest
 from http_message_signatures import HTTPMessageSigner, algorithms
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import run_cli
+from reviewtrail.human_review._record_names import IDENT_PATTERN
 from reviewtrail.store import Store
+from reviewtrail.web import _decision as decision
 from reviewtrail.web._capability import (
     CAPABILITY_FILE_ENV,
     DECISION_ROUTE,
     MAX_BODY_BYTES,
     Capability,
+    SignatureRefusedError,
     load_capability,
     sign_decision,
+    verify_decision_signature,
 )
 from support.human_review import new_store
 from support.web import Inspector, ledger_head, planted_campaign, running_inspector, store_env
@@ -46,7 +53,7 @@ def body_of(item: Any, **fields: Any) -> dict[str, Any]:
         "itemId": item.item_id,
         "campaignId": "camp",
         "campaignVersion": 1,
-        "submissionId": secrets.token_urlsafe(18),
+        "submissionId": secrets.token_hex(16),
         "reviewer": "proxy-7f3a9c",
         "disposition": "prefer",
         "preferred": "A",
@@ -169,13 +176,36 @@ def test_a_replayed_request_is_refused_also_after_a_restart(writable: Any) -> No
     assert ledger_head(store) == head
 
 
-@pytest.mark.parametrize("offset", [-61, -3600, 61, 3600])
+@pytest.mark.parametrize("offset", [-61, -3600, 120, 3600])  # the future: past the window even if the request is slow
 def test_a_stale_or_future_signature_is_refused(writable: Any, offset: int) -> None:
     inspector, store, items, capability, _ = writable
     head = ledger_head(store)
     answer = post(inspector, capability, body_of(items[0]), created=int(time.time()) + offset)
     assert answer.status_code == 401 and answer.json()["error"]["field"] == "created"
     assert ledger_head(store) == head
+
+
+@pytest.mark.parametrize(("age", "fresh"), [(0, True), (60, True), (-60, True), (61, False), (-61, False)])
+def test_the_freshness_window_is_60_seconds_either_way(age: int, fresh: bool) -> None:
+    capability = Capability.from_key(b"k" * 32)
+    url = "http://127.0.0.1:1" + DECISION_ROUTE
+    created = int(time.time())  # the signature library checks its own (one-day) skew against the clock
+    headers = sign_decision(capability, url, b"{}", created=created)
+    try:
+        verify_decision_signature(capability, "POST", url, headers.items(), now=created + age)
+    except SignatureRefusedError as exc:
+        assert not fresh and exc.field == "created"
+    else:
+        assert fresh
+
+
+@given(
+    st.sampled_from(["_ID", "_SUBMISSION"]).flatmap(lambda name: st.from_regex(getattr(decision, name), fullmatch=True))
+)
+def test_every_id_the_schema_takes_is_one_the_records_take(text: str) -> None:
+    """The decision schema never accepts an id the decision record would refuse (a submission id
+    with ``_`` once passed the schema and failed at decide)."""
+    assert re.fullmatch(IDENT_PATTERN, text)
 
 
 def other_signer_headers(capability: Capability, method: str, url: str, raw: bytes) -> dict[str, str]:

@@ -14,7 +14,6 @@ import base64
 import http.client
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -27,6 +26,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+
+from support.web import announcing
 
 __all__ = [
     "INSPECTOR_HEADERS",
@@ -191,29 +192,8 @@ def running_proxy(inspector: str, env: dict[str, str], cwd: Path) -> Iterator[Pr
     full = {k: v for k, v in os.environ.items() if not k.startswith("REVIEWTRAIL_PROXY_")}
     full.pop("REVIEWTRAIL_REVIEW_CAPABILITY_FILE", None)
     full.update(env)
-    process = subprocess.Popen(
-        proxy_command(inspector), env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd
-    )
-    try:
-        text = ""
-        while True:
-            line = process.stdout.readline() if process.stdout else ""
-            if not line:
-                raise AssertionError(
-                    f"the proxy exited ({process.wait()}): {process.stderr.read() if process.stderr else ''}"
-                )
-            text += line
-            if line.startswith("}"):
-                break
-        announced = json.loads(text)
+    with announcing(proxy_command(inspector), full, cwd, "the proxy") as (process, announced):
         yield Proxy(announced["url"].rstrip("/"), announced, process)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @contextmanager

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,7 +17,17 @@ from typing import Any
 
 from reviewtrail.store import Store
 
-__all__ = ["PLANTED", "Inspector", "ledger_head", "planted_campaign", "running_inspector", "store_env"]
+__all__ = [
+    "CHROMIUM",
+    "PLANTED",
+    "Inspector",
+    "announcing",
+    "chromium",
+    "ledger_head",
+    "planted_campaign",
+    "running_inspector",
+    "store_env",
+]
 
 
 @dataclass(frozen=True)
@@ -38,9 +49,17 @@ def running_inspector(root: Path, *args: str, env: dict[str, str] | None = None)
     """``reviewtrail serve --port 0 --json ARGS`` over the store ``new_store(root)`` made (with
     ``env`` added to its environment), stopped (SIGTERM) on exit."""
     command = [sys.executable, "-m", "reviewtrail", "serve", "--port", "0", "--json", *args]
-    process = subprocess.Popen(
-        command, env=store_env(root) | (env or {}), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=root
-    )
+    with announcing(command, store_env(root) | (env or {}), root, "the inspector") as (process, announced):
+        yield Inspector(announced["url"], process)
+
+
+@contextmanager
+def announcing(
+    command: list[str], env: dict[str, str], cwd: Path, name: str
+) -> Iterator[tuple[subprocess.Popen[str], dict[str, Any]]]:
+    """``command`` started as a process that prints one JSON object once it listens (``--json``):
+    the process and that object; stopped (SIGTERM, then SIGKILL after 30 s) on exit."""
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
     try:
         # The JSON announcement is printed once the socket listens: read it whole, line by line.
         text = ""
@@ -48,12 +67,12 @@ def running_inspector(root: Path, *args: str, env: dict[str, str] | None = None)
             line = process.stdout.readline() if process.stdout else ""
             if not line:
                 raise AssertionError(
-                    f"the inspector exited ({process.wait()}): {process.stderr.read() if process.stderr else ''}"
+                    f"{name} exited ({process.wait()}): {process.stderr.read() if process.stderr else ''}"
                 )
             text += line
             if line.startswith("}"):
                 break
-        yield Inspector(json.loads(text)["url"], process)
+        yield process, json.loads(text)
     finally:
         process.send_signal(signal.SIGTERM)
         try:
@@ -61,6 +80,26 @@ def running_inspector(root: Path, *args: str, env: dict[str, str] | None = None)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium driven by Playwright (never a browser Playwright downloads)."""
+    from conftest import need
+
+    need(Path(CHROMIUM).is_file(), "Debian's chromium is not installed (scripts/setup.sh --system installs it)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:  # pragma: no cover - depends on the environment
+        need(False, "playwright is not installed (pip install -e '.[dev]')")
+        raise
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM)
+        yield browser
+        browser.close()
 
 
 def ledger_head(store: Store) -> tuple[int, str] | None:

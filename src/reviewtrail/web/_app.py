@@ -21,6 +21,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from reviewtrail import __version__
 from reviewtrail.errors import ReviewtrailError
 from reviewtrail.human_review import RESPONSE_MAX_CHARS
+from reviewtrail.web._bind import host_literal
 from reviewtrail.web._capability import DECISION_ROUTE
 from reviewtrail.web._guard import Guard
 from reviewtrail.web._keys import DECISION_KEYS, NAVIGATION_KEYS
@@ -155,8 +156,3 @@ def add_write_route(app: FastAPI, writes: DecisionWrites) -> None:
     )
     async def record_decision(request: Request) -> Response:
         return await writes.handle(request)
-
-
-def host_literal(host: str) -> str:
-    """``host`` as a ``Host`` header writes it (an IPv6 address in brackets)."""
-    return f"[{host}]" if ":" in host else host

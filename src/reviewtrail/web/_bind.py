@@ -12,7 +12,17 @@ import socket
 
 from reviewtrail.errors import InvalidInputError
 
-__all__ = ["bind_loopback", "loopback_host"]
+__all__ = ["bind_loopback", "host_literal", "http_url", "loopback_host"]
+
+
+def host_literal(host: str) -> str:
+    """``host`` as a URL or a ``Host`` header writes it (an IPv6 address in brackets)."""
+    return f"[{host}]" if ":" in host else host
+
+
+def http_url(host: str, port: int) -> str:
+    """``http://HOST:PORT/`` for a listening address."""
+    return f"http://{host_literal(host)}:{port}/"
 
 
 def loopback_host(host: str) -> str:

@@ -18,7 +18,10 @@ from reviewtrail.errors import InvalidInputError
 
 __all__ = ["DecisionSubmission", "SignedDecision", "parse_signed_decision", "parse_submission"]
 
-_ID = r"^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}$"
+# Ids as the records hold them (IDENT_PATTERN of the human-review records), bounded here.
+_ID = r"^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}$"
+_SUBMISSION = r"^[A-Za-z0-9][A-Za-z0-9._:@/-]{15,127}$"  # 16 to 128 characters
+_REVIEWER = r"^[A-Za-z0-9][A-Za-z0-9._@+:-]{0,127}$"  # then check_reviewer_id, as review decide checks it
 _TEXT_MAX = 100_000  # a correction's replacement response
 _NOTE_MAX = 4_000
 _LIST_MAX = 32
@@ -35,7 +38,7 @@ class DecisionSubmission(BaseModel):
     item_id: str = Field(alias="itemId", pattern=_ID)
     campaign_id: str = Field(alias="campaignId", pattern=_ID)
     campaign_version: int = Field(alias="campaignVersion", ge=1, le=2**31)
-    submission_id: str = Field(alias="submissionId", pattern=r"^[A-Za-z0-9_-]{16,128}$")
+    submission_id: str = Field(alias="submissionId", pattern=_SUBMISSION)
     disposition: Literal["prefer", "tie", "correct", "underdetermined", "malformed", "skip"]
     preferred: Literal["A", "B"] | None = None
     strength: Literal["slight", "strong"] | None = None
@@ -60,7 +63,7 @@ class DecisionSubmission(BaseModel):
 class SignedDecision(DecisionSubmission):
     """A submission with the reviewer the proxy maps its session to: the body it signs."""
 
-    reviewer: str = Field(pattern=_ID)
+    reviewer: str = Field(pattern=_REVIEWER)
 
 
 _Model = TypeVar("_Model", bound=BaseModel)

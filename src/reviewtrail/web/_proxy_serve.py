@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from reviewtrail.errors import BackendUnavailableError, InvalidInputError
+from reviewtrail.web._bind import http_url
 from reviewtrail.web._proxy_settings import ProxySettings
 
 __all__ = ["ProxyListening", "bind_any", "serve_proxy"]
@@ -34,8 +35,7 @@ class ProxyListening:
 
     @property
     def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}/"
+        return http_url(self.host, self.port)
 
     def to_json(self) -> dict[str, object]:
         return {

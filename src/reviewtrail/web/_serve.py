@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from reviewtrail.config import Settings
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.web._bind import bind_loopback, loopback_host
+from reviewtrail.web._bind import bind_loopback, http_url, loopback_host
 
 if TYPE_CHECKING:
     from reviewtrail.web._capability import Capability
@@ -40,8 +40,7 @@ class Listening:
 
     @property
     def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}/"
+        return http_url(self.host, self.port)
 
     def to_json(self) -> dict[str, object]:
         return {

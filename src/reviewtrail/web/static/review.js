@@ -31,13 +31,14 @@
   }
 
   function randomId() {
-    var bytes = new Uint8Array(18);
+    // 32 hex digits: a record id (letters and digits), from the browser's CSPRNG.
+    var bytes = new Uint8Array(16);
     window.crypto.getRandomValues(bytes);
     var text = "";
     for (var i = 0; i < bytes.length; i++) {
-      text += String.fromCharCode(bytes[i]);
+      text += (bytes[i] < 16 ? "0" : "") + bytes[i].toString(16);
     }
-    return window.btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    return text;
   }
 
   function submissionKey() {
