@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-__all__ = ["READ_METHODS", "SECURITY_HEADERS", "Guard"]
+__all__ = ["READ_METHODS", "SECURITY_HEADERS", "Guard", "with_headers"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -39,7 +39,20 @@ SECURITY_HEADERS: tuple[tuple[str, str], ...] = (
     ("cross-origin-opener-policy", "same-origin"),
     ("cache-control", "no-store"),
 )
-_NAMES = frozenset(name.encode() for name, _ in SECURITY_HEADERS)
+_HEADERS = [(name.encode(), value.encode()) for name, value in SECURITY_HEADERS]
+
+
+def with_headers(send: Send, headers: list[tuple[bytes, bytes]]) -> Send:
+    """``send``, with ``headers`` put on every response start in place of any of the same names."""
+    names = {name for name, _ in headers}
+
+    async def send_with_headers(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in names]
+            message["headers"] = kept + headers
+        await send(message)
+
+    return send_with_headers
 
 
 def host_name(header: str) -> str:
@@ -63,11 +76,7 @@ class Guard:
             await self.app(scope, receive, send)
             return
 
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in _NAMES]
-                message["headers"] = kept + [(k.encode(), v.encode()) for k, v in SECURITY_HEADERS]
-            await send(message)
+        send_with_headers = with_headers(send, _HEADERS)
 
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         if host_name(headers.get("host", "")) not in self.hosts:

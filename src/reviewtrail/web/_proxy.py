@@ -27,7 +27,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse,
 
 from reviewtrail import __version__
 from reviewtrail.web._capability import DECISION_ROUTE
-from reviewtrail.web._guard import SECURITY_HEADERS, Message, Receive, Scope, Send
+from reviewtrail.web._guard import SECURITY_HEADERS, Receive, Scope, Send, with_headers
 from reviewtrail.web._proxy_auth import BasicAuth, LoginFailed, OidcLogin, Session, Sessions
 from reviewtrail.web._proxy_rules import (
     BODY_LIMIT,
@@ -60,18 +60,13 @@ class ProxyGuard:
         self.writable = writable
         extra = (("strict-transport-security", "max-age=31536000"),) if https else ()
         self.headers = [(k.encode(), v.encode()) for k, v in (*SECURITY_HEADERS, *extra)]
-        self.names = {k for k, _ in self.headers}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
 
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in self.names]
-                message["headers"] = kept + self.headers
-            await send(message)
+        send_with_headers = with_headers(send, self.headers)
 
         method = scope["method"]
         write = method == "POST" and scope.get("raw_path", b"") == _WRITE and not scope.get("query_string")
