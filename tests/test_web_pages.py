@@ -5,8 +5,11 @@ Specialist card, traces and store health, each with its JSON twin; GET and HEAD 
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +19,7 @@ import httpx
 import pytest
 
 from conftest import need
+from reviewtrail.human_review import decide
 from reviewtrail.store import Store
 from reviewtrail.web._figures import coverage_figures, diff_rows, disposition_chart
 from support.human_review import new_store
@@ -334,3 +338,35 @@ def test_diff_rows_summarize_the_unchanged_ends() -> None:
         {"op": "skipped", "text": "1 unchanged line(s)"},
         {"op": "added", "sign": "+", "old": None, "new": 2, "text": "x (no newline at end)"},
     ]
+
+
+def test_store_health_shows_the_last_verify_run_and_what_was_appended_since(tmp_path: Path) -> None:
+    from reviewtrail.audit import VERIFY_STATUS_FILE, last_verify_status
+    from support.web import planted_campaign, store_env
+
+    store = new_store(tmp_path)
+    items, _ = planted_campaign(store, n=1)
+    done = subprocess.run(
+        [sys.executable, "-m", "reviewtrail", "verify", "--json"],
+        env=store_env(tmp_path),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    status = last_verify_status(store)
+    assert status is not None and status.ok and status.problems == 0
+    assert (status.head_seq, status.head_hash) == (report["head"]["seq"], report["head"]["hash"])
+    decide(store, items[0].item_id, {"disposition": "tie"}, reviewer="rev-1")
+    with running_inspector(tmp_path) as inspector, httpx.Client(base_url=inspector.url) as client:
+        doc = client.get("api/health").json()
+        html = client.get("health").text
+        (tmp_path / "store" / VERIFY_STATUS_FILE).write_text('{"ok": "yes"}')  # not a status: shown as none
+        broken = client.get("api/health").json()
+    assert doc["lastVerify"]["ok"] is True and doc["lastVerify"]["headSeq"] == status.head_seq
+    assert doc["lastVerify"]["recordsSince"] == 1 and doc["lastVerify"]["checkedAt"] == status.checked_at
+    assert '<dd id="verify-result">passed</dd>' in html and status.checked_at in html
+    assert "1 record(s) appended" in html and "not a ledger record" in html
+    assert broken["lastVerify"] is None and broken["lastVerifyNote"].startswith("no verify result recorded")
+    store.close()

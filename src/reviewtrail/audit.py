@@ -10,13 +10,20 @@ trace files recorded — but only when the chain itself is sound, since repairs 
 
 from __future__ import annotations
 
+import datetime
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from reviewtrail.store import Progress, Store, VerifyReport
 
-__all__ = ["AuditOptions", "audit"]
+__all__ = ["VERIFY_STATUS_FILE", "AuditOptions", "VerifyStatus", "audit", "last_verify_status"]
+
+#: Beside the store's objects: the outcome of the last ``reviewtrail verify`` run there. Not a
+#: ledger record (verify appends nothing), so it is advisory: the inspector shows it as such.
+VERIFY_STATUS_FILE = "verify-status.json"
 
 
 @dataclass(frozen=True)
@@ -28,6 +35,88 @@ class AuditOptions:
     public_keys: Sequence[Path] = field(default_factory=tuple)
     repair: bool = False
     since: Path | None = None  # a checkpoint: check it, then only what follows its seq
+    keep_status: bool = False  # write VERIFY_STATUS_FILE in the store's folder (reviewtrail verify does)
+
+
+@dataclass(frozen=True)
+class VerifyStatus:
+    """The outcome of the last ``reviewtrail verify`` run on a store: when, whether it passed, the
+    head it checked and how much it checked (``since_seq``: from a checkpoint's seq on)."""
+
+    checked_at: str
+    ok: bool
+    problems: int
+    head_seq: int
+    head_hash: str | None
+    records_checked: int
+    objects_checked: int
+    since_seq: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "checkedAt": self.checked_at,
+            "ok": self.ok,
+            "problems": self.problems,
+            "headSeq": self.head_seq,
+            "headHash": self.head_hash,
+            "recordsChecked": self.records_checked,
+            "objectsChecked": self.objects_checked,
+            "sinceSeq": self.since_seq,
+        }
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> VerifyStatus:
+        since = doc.get("sinceSeq")
+        status = cls(
+            checked_at=str(doc["checkedAt"]),
+            ok=doc["ok"],
+            problems=doc["problems"],
+            head_seq=doc["headSeq"],
+            head_hash=doc.get("headHash"),
+            records_checked=doc["recordsChecked"],
+            objects_checked=doc["objectsChecked"],
+            since_seq=since,
+        )
+        numbers = (status.problems, status.head_seq, status.records_checked, status.objects_checked)
+        if not isinstance(status.ok, bool) or not all(type(n) is int and n >= 0 for n in numbers):
+            raise ValueError("not a verify status")
+        if since is not None and type(since) is not int:
+            raise ValueError("not a verify status")
+        return status
+
+
+def last_verify_status(store: Store) -> VerifyStatus | None:
+    """What the last ``reviewtrail verify`` on ``store`` found, from its status file; None when
+    no run left one (or the store has no folder). A file that is not a status reads as None too:
+    it is advisory, and the ledger is the record."""
+    if store.root is None:
+        return None
+    try:
+        return VerifyStatus.from_json(json.loads((store.root / VERIFY_STATUS_FILE).read_bytes()))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _keep_status(store: Store, report: VerifyReport) -> None:
+    from reviewtrail._durable import replace_file
+
+    if store.root is None:
+        return
+    since = report.since.get("seq") if report.since else None
+    status = VerifyStatus(
+        checked_at=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        ok=report.ok,
+        problems=len(report.problems),
+        head_seq=report.head_seq,
+        head_hash=report.head_hash,
+        records_checked=report.records_checked,
+        objects_checked=report.objects_checked,
+        since_seq=since if isinstance(since, int) else None,
+    )
+    try:
+        replace_file(store.root / VERIFY_STATUS_FILE, json.dumps(status.to_json(), indent=2).encode() + b"\n")
+    except OSError as exc:
+        report.notes.append(f"the verify status file could not be written ({exc.strerror or exc}); the report stands")
 
 
 def audit(store: Store, options: AuditOptions, progress: Progress | None = None) -> VerifyReport:
@@ -59,6 +148,8 @@ def audit(store: Store, options: AuditOptions, progress: Progress | None = None)
         report.problems.extend(trace_ledger_problems(store, options.project_dir))
     if options.repair:
         _repair(store, options, report, rebuild=bool(projection_problems))
+    if options.keep_status:
+        _keep_status(store, report)
     return report
 
 

@@ -107,6 +107,7 @@ def verify(
         public_keys=tuple(public_key or ()),
         repair=repair,
         since=since,
+        keep_status=True,
     )
     catalog().load_all()  # every package, checked against its declaration, before any table is checked or rebuilt
     with open_store(check_identity=False) as store, phase_progress("verifying", progress) as tick:

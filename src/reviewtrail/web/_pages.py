@@ -50,8 +50,12 @@ class Read(Protocol):
 
 DEFAULT_PROJECT = "default"
 NO_VERIFY_RECORDED = (
-    "no verify result recorded: 'reviewtrail verify' prints its report (ok, problems, the head it "
-    "checked) and appends no record, so the store holds no result to show"
+    "no verify result recorded: 'reviewtrail verify' has not been run on this store's folder since it "
+    "began keeping its status file"
+)
+VERIFY_STATUS_NOTE = (
+    "as the last 'reviewtrail verify' on this store's folder left it in verify-status.json: a status "
+    "file, not a ledger record (verify appends nothing), so it says what was found then, not now"
 )
 
 
@@ -202,12 +206,17 @@ def _traces_and_health(reads: Reads, page: Page, read: Read) -> None:
         state = reads.head()
         head = state.head
         shown = None if head is None else {"seq": head.seq, "hash": head.hash, "time": head.time, "type": head.type}
+        status = state.last_verify
+        last = None
+        if status is not None:
+            since = (head.seq - status.head_seq) if head is not None else None
+            last = status.to_json() | {"recordsSince": since}
         return {
             "storeId": state.store_id,
             "createdAt": state.created_at,
             "head": shown,
-            "lastVerify": None,
-            "lastVerifyNote": NO_VERIFY_RECORDED,
+            "lastVerify": last,
+            "lastVerifyNote": NO_VERIFY_RECORDED if status is None else VERIFY_STATUS_NOTE,
         }
 
     @read("/health", "Store health", response_class=HTMLResponse)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from reviewtrail.errors import InvalidInputError, NotFoundError, ReviewtrailError
 
 if TYPE_CHECKING:
+    from reviewtrail.audit import VerifyStatus
     from reviewtrail.human_review import CampaignSummary, Coverage, History, QueueCard, SessionProgress
     from reviewtrail.ledger import Envelope
     from reviewtrail.provenance import LineageGraph, VersionDiff, VersionInfo
@@ -200,8 +201,11 @@ class Reads:
 
     def head(self) -> StoreHead:
         """The store's identity and its ledger head (seq, hash, time), as ``init`` and ``verify`` report them."""
+        from reviewtrail.audit import last_verify_status
+
         with self._lock:
-            return StoreHead(self._store.store_id, self._store.created_at, self._store.ledger.head())
+            store = self._store
+            return StoreHead(store.store_id, store.created_at, store.ledger.head(), last_verify_status(store))
 
     def _project(self) -> Path:
         if self._project_root is None:
@@ -229,6 +233,7 @@ class StoreHead:
     store_id: str | None
     created_at: str | None
     head: Envelope | None
+    last_verify: VerifyStatus | None = None  # the status file of the last ``reviewtrail verify``
 
 
 class _ThisStore:
