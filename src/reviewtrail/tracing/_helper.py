@@ -16,13 +16,23 @@ from __future__ import annotations
 import shutil
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from reviewtrail._durable import replace_file
 from reviewtrail.errors import ConflictError
+from reviewtrail.tracing._gitignore import ignore_traces
 from reviewtrail.tracing._layout import ARIS_DIR, existing_project_root, project_root
 
-__all__ = ["HELPER_CHAIN", "aris_repo", "helper_script", "install_helper", "resolve_helper", "shell_quote"]
+__all__ = [
+    "HELPER_CHAIN",
+    "InstalledHelper",
+    "aris_repo",
+    "helper_script",
+    "install_helper",
+    "resolve_helper",
+    "shell_quote",
+]
 
 HELPER_CHAIN = (f"{ARIS_DIR}/tools/save_trace.sh", "tools/save_trace.sh")
 MANIFEST = f"{ARIS_DIR}/installed-skills.txt"
@@ -58,7 +68,19 @@ def helper_script(executable: str | None = None) -> str:
     )
 
 
-def install_helper(project_dir: str | Path | None, *, force: bool = False) -> Path:
+@dataclass(frozen=True)
+class InstalledHelper:
+    """The helper written, and whether the project's ``.gitignore`` gained ``.aris/traces/``."""
+
+    helper: Path
+    gitignore: Path
+    gitignore_changed: bool
+
+
+def install_helper(project_dir: str | Path | None, *, force: bool = False) -> InstalledHelper:
+    """Write ``.aris/tools/save_trace.sh`` (a different one is replaced only with ``force``), and
+    make the project's ``.gitignore`` ignore ``.aris/traces/`` (trace files are project-local
+    and not committed), leaving its other lines as they are."""
     project = existing_project_root(project_dir)
     target = project / HELPER_CHAIN[0]
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -66,7 +88,8 @@ def install_helper(project_dir: str | Path | None, *, force: bool = False) -> Pa
     if target.exists() and target.read_text(encoding="utf-8", errors="replace") != script and not force:
         raise ConflictError(f"{target} exists and differs; pass --force to replace it", field="helper")
     replace_file(target, script.encode("utf-8"), mode=0o755)
-    return target
+    changed = ignore_traces(project)
+    return InstalledHelper(target, project / ".gitignore", changed)
 
 
 def _read_text(path: Path) -> str | None:
