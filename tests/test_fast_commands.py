@@ -16,7 +16,13 @@ from conftest import init_cli_store, run_wide
 from reviewtrail.cli import _everyday, _fast
 from reviewtrail.cli._app import _click_command
 
-KINDS = {"StringParamType": _fast.STR, "IntParamType": _fast.INT, "IntRange": _fast.INT, "TyperPath": _fast.PATH}
+KINDS = {
+    "StringParamType": _fast.STR,
+    "IntParamType": _fast.INT,
+    "IntRange": _fast.INT,
+    "FloatParamType": _fast.FLOAT,
+    "TyperPath": _fast.PATH,
+}
 
 
 def _typer_params(group: str, name: str) -> list[Any]:
@@ -89,6 +95,10 @@ def _fast_kwargs(args: list[str]) -> dict[str, Any] | None:
         ["trace", "save", "--skill", "s"],
         ["trace", "save", "--purpose", "p"],
         ["trace", "save", "--skill", "s", "--purpose", "p", "--duration-ms", "-1"],
+        ["trace", "save", "--skill", "s", "--purpose", "p", "--score", "-1"],
+        ["trace", "save", "--skill", "s", "--purpose", "p", "--score", "1e1"],
+        ["trace", "save", "--skill", "s", "--purpose", "p", "--score", "nan"],
+        ["trace", "save", "--skill", "s", "--purpose", "p", "--score", ".5"],
         ["review", "queue", "--limit", "-1"],
         ["review", "queue", "--version", "1.0"],
     ],
@@ -129,7 +139,8 @@ FULL_TRACE_SAVE = [
     "--model", "mm", "--effort", "high", "--thread-id", "th", "--agent-id", "ag", "--prompt-file", "-",
     "--response-file", "small.txt", "--prompt", "P", "--response", "R", "--status", "error",
     "--verdict", "ready", "--review-completed", "--review-scope-complete", "--review-positive",
-    "--trace-mode", "meta", "--files-referenced", "a.py", "--files-referenced=b.py", "--duration-ms", "0",
+    "--gate", "--score", "7.5", "--trace-mode", "meta", "--files-referenced", "a.py", "--files-referenced=b.py",
+    "--duration-ms", "0",
     "--identity-validated", "--fallback-reason", "why", "--reviewer-profile", "prof", "--memory-hash", "h",
     "--executor-family", "f1", "--reviewer-family", "f2", "--independence-verified", "true",
     "--native-evidence", "missing.json", "--reviewer-kind", "deterministic", "--input-tokens", "10",
@@ -153,6 +164,7 @@ FULL_TRACE_SAVE = [
         ["review", "queue", "camp", "--version", "2", "--limit", "5", "--json"],
         ["review", "queue", "--json", "camp"],
         ["trace", "save", "--skill", "s", "--purpose", "p"],
+        ["trace", "save", "--skill", "s", "--purpose", "p", "--score", "6", "--gate"],
         FULL_TRACE_SAVE,
     ],
 )

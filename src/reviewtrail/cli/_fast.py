@@ -18,6 +18,7 @@ here against its typer declaration, and both paths' output and exit code against
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 from collections.abc import Callable, Sequence
@@ -29,7 +30,7 @@ from reviewtrail.cli._output import EXIT_PIPE_CLOSED, silence_stdout, stdout_is_
 __all__ = ["FAST", "Command", "Param", "main", "parse"]
 
 # The kinds of value a parameter takes.
-STR, INT, PATH, FLAG, TRISTATE, MULTIPLE = "str", "int", "path", "flag", "tristate", "multiple"
+STR, INT, FLOAT, PATH, FLAG, TRISTATE, MULTIPLE = "str", "int", "float", "path", "flag", "tristate", "multiple"
 
 
 class Param(NamedTuple):
@@ -114,6 +115,8 @@ _TRACE_SAVE = (
     _opt("review_completed", "--review-completed", FLAG, False),
     _opt("review_scope_complete", "--review-scope-complete", FLAG, False),
     _opt("review_positive", "--review-positive", FLAG, False),
+    _opt("gate", "--gate", FLAG, False),
+    _opt("score", "--score", FLOAT),
     _opt("trace_mode", "--trace-mode"),
     _opt("files_referenced", "--files-referenced", MULTIPLE),
     _opt("duration_ms", "--duration-ms", INT, min=0),
@@ -183,6 +186,10 @@ def _value(param: Param, text: str) -> Any:
         if param.min is not None and number < param.min:
             raise _NotPlain
         return number
+    if param.kind == FLOAT:
+        if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", text):
+            raise _NotPlain  # click reads the rest (signs, exponents, nan), or refuses it
+        return float(text)
     if param.kind == PATH:
         if not text:
             raise _NotPlain

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -11,7 +12,9 @@ from reviewtrail.cli import _everyday, _trace_debug, _trace_export
 from reviewtrail.cli import _trace_save_options as o
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json
 
-__all__ = ["app", "family", "install_helper", "resolve_helper", "save", "verify"]
+__all__ = ["EXIT_NOT_POSITIVE", "app", "family", "gate", "install_helper", "resolve_helper", "save", "verify"]
+
+EXIT_NOT_POSITIVE = 8  # trace gate: the gate does not pass (documented with the exit codes)
 
 app = typer.Typer(help="Reviewer-call traces in the .aris/traces layout.", no_args_is_help=True)
 JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
@@ -43,6 +46,8 @@ def save(
     review_completed: o.ReviewCompleted = False,
     review_scope_complete: o.ReviewScopeComplete = False,
     review_positive: o.ReviewPositive = False,
+    gate: o.Gate = False,
+    score: o.Score = None,
     trace_mode: o.TraceModeOpt = None,
     files_referenced: o.FilesReferenced = None,
     duration_ms: o.DurationMs = None,
@@ -75,6 +80,37 @@ def save(
     _everyday.trace_save(options=options, as_json=as_json)
 
 
+@app.command("gate")
+@handle_errors
+def gate(
+    score: Annotated[float | None, typer.Option("--score", help="The reviewer's score.")] = None,
+    verdict: Annotated[str | None, typer.Option("--verdict", help="The reviewer's raw verdict.")] = None,
+    min_score: Annotated[float, typer.Option("--min-score", help="The lowest passing score.")] = 6.0,
+    positive_verdict: Annotated[
+        list[str] | None,
+        typer.Option("--positive-verdict", help="A verdict that passes (repeatable; default: ready and almost)."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The skill's positive gate as one rule: positive when --score is at least --min-score AND
+    --verdict is a passing one (without case). The default is /auto-review-loop's: score >= 6 and
+    verdict ready or almost, so a raw 'ready' at score 5 is not positive. Exits 0 when positive and
+    8 when not, so a caller can set --review-positive from it (or use 'trace save --gate').
+
+    Example: reviewtrail trace gate --score 7 --verdict almost && echo --review-positive
+    """
+    from reviewtrail.tracing import AUTO_REVIEW_LOOP_VERDICTS, positive_gate
+
+    outcome = positive_gate(score, verdict, min_score=min_score, verdicts=positive_verdict or AUTO_REVIEW_LOOP_VERDICTS)
+    if as_json:
+        print_json(outcome.to_json())
+    else:
+        print(outcome.reason)
+    if not outcome.positive:
+        sys.stdout.flush()
+        raise typer.Exit(EXIT_NOT_POSITIVE)
+
+
 @app.command("install-helper")
 @handle_errors
 def install_helper(
@@ -82,17 +118,27 @@ def install_helper(
     force: Annotated[bool, typer.Option("--force", help="Replace a different existing helper.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Write an executable .aris/tools/save_trace.sh that runs 'reviewtrail trace save "$@"'.
+    """Write an executable .aris/tools/save_trace.sh that runs 'reviewtrail trace save "$@"',
+    and add .aris/traces/ to the project's .gitignore (trace files stay local; no other line is
+    touched, and a file that already ignores the folder is left as it is).
 
     Example: reviewtrail trace install-helper --project-dir ~/paper
     """
     from reviewtrail import tracing
 
-    path = tracing.install_helper(project_dir, force=force)
+    installed = tracing.install_helper(project_dir, force=force)
     if as_json:
-        print_json({"helper": str(path)})
+        print_json(
+            {
+                "helper": str(installed.helper),
+                "gitignore": str(installed.gitignore),
+                "gitignoreChanged": installed.gitignore_changed,
+            }
+        )
     else:
-        print(path)
+        print(installed.helper)
+        if installed.gitignore_changed:
+            print(f"added .aris/traces/ to {installed.gitignore}", file=sys.stderr)
 
 
 @app.command("resolve-helper")

@@ -20,6 +20,7 @@ __all__ = [
     "ExecutorModel",
     "FallbackReason",
     "FilesReferenced",
+    "Gate",
     "IdentityValidated",
     "IndependenceVerified",
     "InputTokens",
@@ -41,6 +42,7 @@ __all__ = [
     "ReviewerKind",
     "ReviewerProfile",
     "RunId",
+    "Score",
     "Skill",
     "SkillArgs",
     "Status",
@@ -76,6 +78,13 @@ ReviewCompleted = Annotated[bool, typer.Option("--review-completed", help="Finis
 ReviewScopeComplete = Annotated[
     bool, typer.Option("--review-scope-complete", help="Only when the requested inputs were actually covered.")
 ]
+Gate = Annotated[
+    bool,
+    typer.Option(
+        "--gate", help="Set --review-positive from the auto-review-loop gate: --score >= 6 and verdict ready/almost."
+    ),
+]
+Score = Annotated[float | None, typer.Option("--score", help="With --gate: the reviewer's score.")]
 ReviewPositive = Annotated[
     bool, typer.Option("--review-positive", help="Only after the skill's own positive gate succeeded.")
 ]

@@ -38,7 +38,14 @@ if typing.TYPE_CHECKING:
     )
     from reviewtrail.tracing._documents import ReviewCall, TraceMode
     from reviewtrail.tracing._families import FAMILIES, UNKNOWN, model_family
-    from reviewtrail.tracing._helper import install_helper, resolve_helper
+    from reviewtrail.tracing._gate import (
+        AUTO_REVIEW_LOOP_MIN_SCORE,
+        AUTO_REVIEW_LOOP_VERDICTS,
+        GateOutcome,
+        positive_gate,
+    )
+    from reviewtrail.tracing._gitignore import with_traces_ignored
+    from reviewtrail.tracing._helper import InstalledHelper, install_helper, resolve_helper
     from reviewtrail.tracing._layout import check_name, existing_project_root, project_root
     from reviewtrail.tracing._ledger_check import trace_ledger_problems
     from reviewtrail.tracing._ledger_repair import repair_trace_links
@@ -98,6 +105,12 @@ _LAZY = {
     "independence_verified": "_assurance",
     "inline_mode": "_modes",
     "install_helper": "_helper",
+    "InstalledHelper": "_helper",
+    "with_traces_ignored": "_gitignore",
+    "positive_gate": "_gate",
+    "GateOutcome": "_gate",
+    "AUTO_REVIEW_LOOP_MIN_SCORE": "_gate",
+    "AUTO_REVIEW_LOOP_VERDICTS": "_gate",
     "iter_runs": "_reader",
     "list_runs": "_debug",
     "RunSummary": "_debug",
@@ -133,6 +146,8 @@ def __getattr__(name: str) -> typing.Any:
 
 
 __all__ = [
+    "AUTO_REVIEW_LOOP_MIN_SCORE",
+    "AUTO_REVIEW_LOOP_VERDICTS",
     "FAMILIES",
     "PAYLOAD_CHECKS",
     "PROJECTIONS",
@@ -142,7 +157,9 @@ __all__ = [
     "UNKNOWN",
     "Assurance",
     "Divergence",
+    "GateOutcome",
     "Identity",
+    "InstalledHelper",
     "NativeEvidence",
     "OtelExportOutcome",
     "OtelExportRequest",
@@ -178,6 +195,7 @@ __all__ = [
     "model_family",
     "normalize_reported",
     "otel_export_request",
+    "positive_gate",
     "project_root",
     "record_call",
     "repair_trace_links",
@@ -192,4 +210,5 @@ __all__ = [
     "traced_review",
     "validate_native_evidence",
     "verify_traces",
+    "with_traces_ignored",
 ]

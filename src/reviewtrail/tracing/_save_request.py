@@ -66,6 +66,8 @@ class TraceSaveRequest:
     skill_args: str | None = None
     run_id: str | None = None
     project_dir: Path | None = None
+    gate: bool = False  # set review_positive from the positive gate (:mod:`._gate`) and score
+    score: float | None = None  # the reviewer's score, read by the gate only (not a trace field)
 
 
 FIELDS = frozenset(f.name for f in fields(TraceSaveRequest))
@@ -77,7 +79,26 @@ def trace_save_request(options: Mapping[str, Any]) -> TraceSaveRequest:
     unknown = sorted(set(options) - FIELDS)
     if unknown:
         raise TypeError(f"trace save has no option(s) {', '.join(unknown)}")
-    return TraceSaveRequest(**options)
+    return _gated(TraceSaveRequest(**options))
+
+
+def _gated(request: TraceSaveRequest) -> TraceSaveRequest:
+    """With ``gate``: ``review_positive`` as the /auto-review-loop gate decides from ``score``
+    and ``verdict``; a ``--review-positive`` the gate does not grant is refused (exit 2). A score
+    without ``gate`` is refused: nothing else reads it."""
+    import dataclasses
+
+    from reviewtrail.errors import InvalidInputError
+    from reviewtrail.tracing._gate import positive_gate
+
+    if not request.gate:
+        if request.score is not None:
+            raise InvalidInputError("is read only by --gate", field="score")
+        return request
+    outcome = positive_gate(request.score, request.verdict)
+    if request.review_positive and not outcome.positive:
+        raise InvalidInputError(f"the positive gate does not grant it ({outcome.reason})", field="review-positive")
+    return dataclasses.replace(request, review_positive=outcome.positive)
 
 
 def _native_evidence(path: Path | None) -> NativeEvidence | None:
