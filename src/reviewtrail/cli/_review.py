@@ -330,6 +330,31 @@ def review_show(
         _print_review(o.to_json(), False)
 
 
+@review_app.command("summary")
+@handle_errors
+def review_summary(
+    spec: Annotated[str, typer.Argument(help="NAME[@VERSION] (NAME alone: its latest version).")],
+    project: ProjectOpt = "default",
+    as_json: JsonOpt = False,
+) -> None:
+    """The latest Reviewer Specialist findings of an artifact version as a short, bounded text for
+    an agent's next prompt (read-only feedback), with the review run it came from, so the agent's
+    next trace can cite it. A version with no review run is exit 3 (field review): an older
+    version's review is never given for a newer one.
+
+    Example: reviewtrail review summary report.md@2 --json
+    """
+    from reviewtrail.app import open_store
+    from reviewtrail.reviewer import review_summary as latest_summary
+
+    with open_store() as store:
+        found = latest_summary(store, spec, project)
+    if as_json:
+        print_json(found.to_json())
+    else:
+        print(found.context_text())
+
+
 @review_app.command("citations")
 @handle_errors
 def review_citations(

@@ -2,7 +2,7 @@
 
 Public API::
 
-    from reviewtrail.reviewer import review_artifact, review_checkpoint, check_citations
+    from reviewtrail.reviewer import review_artifact, review_checkpoint, review_summary, check_citations
 """
 
 from reviewtrail.reviewer._citations import CitationReport, check_citations
@@ -11,6 +11,7 @@ from reviewtrail.reviewer._records import (
     DECISIONS,
     PROJECTIONS,
     RECORD_TYPES,
+    SUMMARY_LIMIT,
     ArtifactReviewRun,
     CheckResult,
     ReviewFinding,
@@ -24,12 +25,14 @@ from reviewtrail.reviewer._specialist import (
     reviewer_tier,
     summarize,
 )
+from reviewtrail.reviewer._summary import ReviewSummary, review_summary
 
 __all__ = [
     "DECISIONS",
     "FINDING_CODES",
     "PROJECTIONS",
     "RECORD_TYPES",
+    "SUMMARY_LIMIT",
     "TIERS",
     "ArtifactReviewRun",
     "CheckResult",
@@ -37,10 +40,12 @@ __all__ = [
     "FindingCode",
     "ReviewFinding",
     "ReviewOutcome",
+    "ReviewSummary",
     "check_citations",
     "get_review",
     "review_artifact",
     "review_checkpoint",
+    "review_summary",
     "reviewer_tier",
     "summarize",
 ]
