@@ -114,3 +114,13 @@ def open_cli_store(project: Path) -> Store:
 def store_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """:func:`use_store` in the test's ``tmp_path`` (no store created yet)."""
     return use_store(tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def trace_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project folder for ``trace`` commands: the current folder, no trace mode or ARIS checkout
+    set from outside."""
+    monkeypatch.delenv("ARIS_TRACE_MODE", raising=False)
+    monkeypatch.delenv("ARIS_REPO", raising=False)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

@@ -17,14 +17,6 @@ from reviewtrail.tracing import iter_runs, verify_traces
 EXE = str(Path(sys.executable).parent / "reviewtrail")
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.delenv("ARIS_TRACE_MODE", raising=False)
-    monkeypatch.delenv("ARIS_REPO", raising=False)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 SEED_EXAMPLE = [
     "--skill", "research-review", "--purpose", "initial-review", "--backend", "grok", "--tool", "mcp__grok__grok",
     "--executor", "codex", "--executor-model", "gpt-6-astra", "--requested-reviewer-model", "grok-4",
@@ -33,7 +25,8 @@ SEED_EXAMPLE = [
 ]  # fmt: skip
 
 
-def test_save_with_the_seed_flags(project: Path) -> None:
+def test_save_with_the_seed_flags(trace_project: Path) -> None:
+    project = trace_project
     (project / "p.txt").write_text("full prompt")
     (project / "r.md").write_bytes(b"full response\n\nno trailing newline")
     code, out, err = run(
@@ -54,7 +47,8 @@ def test_save_with_the_seed_flags(project: Path) -> None:
     )
 
 
-def test_save_rejects_bad_input_and_writes_nothing(project: Path) -> None:
+def test_save_rejects_bad_input_and_writes_nothing(trace_project: Path) -> None:
+    project = trace_project
     base = ["trace", "save", "--project-dir", str(project)]
     assert run(*base, "--skill", "../up", "--purpose", "p")[0] == 2
     assert run(*base, "--skill", "s", "--purpose", "a/b")[0] == 2
@@ -68,7 +62,8 @@ def test_save_rejects_bad_input_and_writes_nothing(project: Path) -> None:
     assert not (project / ".aris").exists()
 
 
-def test_sentinel_report_is_null_and_not_accepted(project: Path) -> None:
+def test_sentinel_report_is_null_and_not_accepted(trace_project: Path) -> None:
+    project = trace_project
     code, out, _ = run(
         "trace", "save", "--skill", "s", "--purpose", "p", "--executor-model", "gpt-5",
         "--requested-reviewer-model", "claude-opus-4", "--reported-reviewer-model", "UNKNOWN",
@@ -81,7 +76,8 @@ def test_sentinel_report_is_null_and_not_accepted(project: Path) -> None:
     assert meta["acceptance_status"] == "provisional"
 
 
-def test_error_status_is_kept(project: Path) -> None:
+def test_error_status_is_kept(trace_project: Path) -> None:
+    project = trace_project
     code, out, _ = run(
         "trace", "save", "--skill", "s", "--purpose", "p", "--status", "error", "--verdict", "ready",
         "--response", "stack trace...", "--json", "--project-dir", str(project),
@@ -91,7 +87,8 @@ def test_error_status_is_kept(project: Path) -> None:
     assert meta["acceptance_status"] == "provisional"
 
 
-def test_inline_off_in_skill_args(project: Path) -> None:
+def test_inline_off_in_skill_args(trace_project: Path) -> None:
+    project = trace_project
     code, out, _ = run(
         "trace", "save", "--skill", "s", "--purpose", "p", "--response", "x", "--trace-mode", "full",
         "--skill-args", "review the paper\n--- trace: off", "--project-dir", str(project),
@@ -105,7 +102,8 @@ def test_family_command() -> None:
     assert run("trace", "family", "openrouter/anthropic/claude-sonnet-4")[1] == "anthropic\n"
 
 
-def test_helper_install_and_resolver_chain(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_helper_install_and_resolver_chain(trace_project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = trace_project
     assert run("trace", "resolve-helper", "--project-dir", str(project))[1] == "\n"
     aris_repo = project / "aris-repo"
     (aris_repo / "tools").mkdir(parents=True)
@@ -191,7 +189,8 @@ def test_fifty_concurrent_saves_into_one_skill(tmp_path: Path) -> None:
     assert leftovers == []
 
 
-def test_save_refuses_a_project_dir_that_is_missing_or_a_file(project: Path) -> None:
+def test_save_refuses_a_project_dir_that_is_missing_or_a_file(trace_project: Path) -> None:
+    project = trace_project
     missing = project / "no" / "such" / "project"
     code, _, err = run(
         "trace", "save", "--skill", "s", "--purpose", "p", "--response", "x", "--project-dir", str(missing)
@@ -206,7 +205,8 @@ def test_save_refuses_a_project_dir_that_is_missing_or_a_file(project: Path) -> 
 
 
 @pytest.mark.parametrize("status", ["ok\nforged", "ok\r", "ok\x00", "ok\x1b[2J", "ok\x7f"])
-def test_save_refuses_a_status_with_control_characters(project: Path, status: str) -> None:
+def test_save_refuses_a_status_with_control_characters(trace_project: Path, status: str) -> None:
+    project = trace_project
     code, _, err = run(
         "trace", "save", "--skill", "s", "--purpose", "p", "--response", "x", "--status", status,
         "--project-dir", str(project),
@@ -215,7 +215,8 @@ def test_save_refuses_a_status_with_control_characters(project: Path, status: st
     assert not (project / ".aris").exists()
 
 
-def test_a_rejected_run_id_leaves_no_folders(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_rejected_run_id_leaves_no_folders(trace_project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = trace_project
     for bad in ("../../x", "2026-04-15_run1", "run01"):
         code, _, err = run(
             "trace", "save", "--skill", "s", "--purpose", "p", "--response", "x", "--run-id", bad,
@@ -240,7 +241,8 @@ def test_readers_refuse_a_project_dir_that_does_not_exist(tmp_path: Path, comman
     assert not (tmp_path / "missing").exists()
 
 
-def test_the_drop_in_helper_takes_an_empty_value_as_not_given(project: Path) -> None:
+def test_the_drop_in_helper_takes_an_empty_value_as_not_given(trace_project: Path) -> None:
+    project = trace_project
     code, out, _ = run("trace", "install-helper", "--project-dir", str(project))
     assert code == 0
     helper = Path(out.strip())

@@ -79,14 +79,6 @@ def test_the_command_exits_0_when_positive_and_8_when_not() -> None:
     assert code == 2 and "score" in err
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.delenv("ARIS_TRACE_MODE", raising=False)
-    monkeypatch.delenv("ARIS_REPO", raising=False)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 BASE = [
     "trace", "save", "--skill", "auto-review-loop", "--purpose", "round-1", "--executor", "codex",
     "--executor-model", "gpt-5", "--reported-reviewer-model", "claude-opus-4", "--response", "Score: 7/10",
@@ -99,7 +91,8 @@ def saved_positive(out: str) -> bool:
     return bool(meta["review_positive"])
 
 
-def test_save_with_the_gate_sets_review_positive_from_the_rule(project: Path) -> None:
+def test_save_with_the_gate_sets_review_positive_from_the_rule(trace_project: Path) -> None:
+    project = trace_project
     code, out, err = run(*BASE, "--project-dir", str(project), "--verdict", "ready", "--gate", "--score", "7")
     assert code == 0, err
     assert saved_positive(out) is True
@@ -108,7 +101,8 @@ def test_save_with_the_gate_sets_review_positive_from_the_rule(project: Path) ->
     assert saved_positive(out) is False
 
 
-def test_save_refuses_a_positive_the_gate_does_not_grant_and_a_score_without_the_gate(project: Path) -> None:
+def test_save_refuses_a_positive_the_gate_does_not_grant_and_a_score_without_the_gate(trace_project: Path) -> None:
+    project = trace_project
     args = [*BASE, "--project-dir", str(project), "--verdict", "ready"]
     code, _, err = run(*args, "--gate", "--score", "5", "--review-positive")
     assert code == 2 and "review-positive" in err and "score 5 < 6" in err

@@ -575,3 +575,52 @@ def test_help_loads_no_web_framework() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert result.stdout.strip() == "[]"
+
+
+# --- login that goes wrong ---------------------------------------------------------------------
+
+SESSION = "reviewtrail_session"
+
+
+@pytest.fixture
+def fresh_browser() -> Iterator[httpx.Client]:
+    with httpx.Client(timeout=30, follow_redirects=False) as client:
+        yield client
+
+
+def no_session(browser: httpx.Client, base: str, answer: httpx.Response) -> bool:
+    sets = [v for k, v in answer.headers.multi_items() if k == "set-cookie" and v.startswith(f"{SESSION}=")]
+    session = browser.get(f"{base}/auth/session").json()
+    return not sets and session["authenticated"] is False and session["csrfToken"] is None
+
+
+def test_a_callback_with_no_login_begun_is_refused(proxy: str, fresh_browser: httpx.Client) -> None:
+    browser = fresh_browser
+    answer = browser.get(f"{proxy}/auth/callback", params={"code": "c", "state": "s"})
+    assert answer.status_code == 400 and "no login in progress" in answer.text
+    assert no_session(browser, proxy, answer)
+
+
+def test_a_state_other_than_this_browsers_is_refused(
+    proxy: str, fresh_browser: httpx.Client, provider: Recorder
+) -> None:
+    browser = fresh_browser
+    start = browser.get(f"{proxy}/auth/login", params={"next": "/"})
+    assert start.status_code == 303
+    # The provider's page, the user chosen: a real code, sent back with another state.
+    authorize = start.headers["location"]
+    assert browser.get(authorize).status_code == 200
+    chosen = browser.post(authorize, data={"sub": "alice"})
+    back = httpx.URL(chosen.headers["location"])
+    forged = back.copy_set_param("state", "not-the-state-this-browser-started-with")
+    answer = browser.get(str(forged))
+    assert answer.status_code == 400 and "state does not match" in answer.text
+    assert no_session(browser, proxy, answer)
+
+
+def test_a_refusal_by_the_provider_is_refused(proxy: str, fresh_browser: httpx.Client) -> None:
+    browser = fresh_browser
+    assert browser.get(f"{proxy}/auth/login", params={"next": "/"}).status_code == 303
+    answer = browser.get(f"{proxy}/auth/callback", params={"error": "access_denied", "state": "x"})
+    assert answer.status_code == 403
+    assert no_session(browser, proxy, answer)
