@@ -24,6 +24,7 @@ from reviewtrail.reviewer._specialist import (
     review_checkpoint,
     reviewer_tier,
     summarize,
+    version_reviews,
 )
 from reviewtrail.reviewer._summary import ReviewSummary, review_summary
 
@@ -48,4 +49,5 @@ __all__ = [
     "review_summary",
     "reviewer_tier",
     "summarize",
+    "version_reviews",
 ]

@@ -27,7 +27,16 @@ from reviewtrail.reviewer._records import SUMMARY_LIMIT, ArtifactReviewRun, Chec
 from reviewtrail.reviewer._reuse import configuration_digest, find_reusable, review_configuration
 from reviewtrail.store import Store
 
-__all__ = ["TIERS", "ReviewOutcome", "get_review", "review_artifact", "review_checkpoint", "reviewer_tier", "summarize"]
+__all__ = [
+    "TIERS",
+    "ReviewOutcome",
+    "get_review",
+    "review_artifact",
+    "review_checkpoint",
+    "reviewer_tier",
+    "summarize",
+    "version_reviews",
+]
 
 Tier = Literal["quick", "smart", "deep"]
 Trigger = Literal["cli", "api", "review_checkpoint"]
@@ -212,6 +221,19 @@ def review_checkpoint(store: Store, name: str, version: int | None = None, **opt
     if reviewer_tier(options.get("settings")) is None:
         return None
     return review_artifact(store, name, version, trigger="review_checkpoint", **options)
+
+
+def version_reviews(
+    store: Store, name: str, version: int | None, project_id: str = DEFAULT_PROJECT
+) -> tuple[VersionInfo, list[ReviewOutcome]]:
+    """The version of ``name`` (``version`` None: the latest; exit 3 when there is none) and the
+    review runs of exactly that version record, oldest first ([] when none reviewed it)."""
+    info = get_version(store, name, version, project_id)
+    try:
+        found = get_review(store, f"{name}@{info.version.version}", project_id)
+    except NotFoundError:
+        found = []
+    return info, [o for o in found if o.run.version_record_id == info.envelope.id]
 
 
 def get_review(store: Store, ref: str, project_id: str = DEFAULT_PROJECT) -> list[ReviewOutcome]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewtrail.errors import NotFoundError
-from reviewtrail.reviewer._records import ArtifactReviewRun
+from reviewtrail.reviewer._specialist import version_reviews
 from reviewtrail.store import Store
 
 __all__ = ["ReviewSummary", "review_summary"]
@@ -52,18 +52,12 @@ def review_summary(store: Store, spec: str, project_id: str) -> ReviewSummary:
     unknown artifact or version is exit 3 (``name``, ``version``); a version with no review run
     is exit 3 (field ``review``), naming it: the latest version's feedback is never taken from an
     older version's review."""
-    from reviewtrail.provenance import artifact_id_for, get_version, parse_spec
+    from reviewtrail.provenance import parse_spec
 
     name, version = parse_spec(spec)
-    info = get_version(store, name, version, project_id)
-    number = info.version.version
-    rows = [
-        r for r in store.ledger.rows("rv_runs", artifact_id=artifact_id_for(project_id, name)) if r["version"] == number
-    ]
-    if not rows:
-        raise NotFoundError(
-            f"{name}@{number} has no review run yet (reviewtrail review {name}@{number} makes one)", field="review"
-        )
-    latest = max(rows, key=lambda r: r["seq"])
-    run = ArtifactReviewRun.model_validate(store.ledger.get(latest["record_id"]).payload_value)
+    info, runs = version_reviews(store, name, version, project_id)
+    if not runs:
+        shown = f"{name}@{info.version.version}"
+        raise NotFoundError(f"{shown} has no review run yet (reviewtrail review run {shown} makes one)", field="review")
+    run = runs[-1].run
     return ReviewSummary(run.review_run_id, run.name, run.version, run.decision, run.summary, run.ended_at)

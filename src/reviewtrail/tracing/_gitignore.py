@@ -12,11 +12,10 @@ import stat
 from pathlib import Path
 
 from reviewtrail._durable import replace_file
-from reviewtrail.tracing._layout import ARIS_DIR
+from reviewtrail.tracing._layout import ARIS_DIR, TRACES_DIR
 
 __all__ = ["TRACES_IGNORE_LINE", "ignore_traces", "with_traces_ignored"]
 
-TRACES_DIR = "traces"  # as traces_root names it
 TRACES_IGNORE_LINE = f"{ARIS_DIR}/{TRACES_DIR}/"
 # Lines that ignore the traces folder: itself, or the whole .aris folder; anchored or not, with or
 # without the trailing slash, or everything inside it.

@@ -21,6 +21,7 @@ from reviewtrail.errors import InvalidInputError
 __all__ = [
     "ARIS_DIR",
     "RUN_ID",
+    "TRACES_DIR",
     "CallFiles",
     "call_files",
     "check_name",
@@ -34,6 +35,7 @@ __all__ = [
 ]
 
 ARIS_DIR = ".aris"
+TRACES_DIR = "traces"  # under ARIS_DIR
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,128}")
 RUN_ID = re.compile(r"(?P<date>\d{4}-\d{2}-\d{2})_run(?P<n>\d{2,})")
 _CALL_FILE = re.compile(
@@ -87,7 +89,7 @@ def existing_project_root(explicit: str | Path | None = None) -> Path:
 
 
 def traces_root(project: Path) -> Path:
-    return project / ARIS_DIR / "traces"
+    return project / ARIS_DIR / TRACES_DIR
 
 
 def skill_dir(project: Path, skill: str) -> Path:

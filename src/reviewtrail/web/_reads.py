@@ -162,16 +162,10 @@ class Reads:
     def reviews(self, name: str, version: int | None, project_id: str) -> tuple[VersionInfo, list[ReviewOutcome]]:
         """The version (``version`` None: the latest; exit 3 when there is none) and its
         Reviewer Specialist runs (``review show NAME@VERSION``), oldest first; none reviewed: []."""
-        from reviewtrail.provenance import get_version
-        from reviewtrail.reviewer import get_review
+        from reviewtrail.reviewer import version_reviews
 
         with self._lock:
-            info = get_version(self._store, name, version, project_id)
-            try:
-                found = get_review(self._store, f"{name}@{info.version.version}", project_id)
-            except NotFoundError:
-                found = []
-        return info, [o for o in found if o.run.version_record_id == info.envelope.id]
+            return version_reviews(self._store, name, version, project_id)
 
     def traces(self) -> tuple[Path, list[RunSummary], TraceCheck | None]:
         """``trace ls`` and ``trace verify`` over the project's ``.aris/traces`` (the project: the
