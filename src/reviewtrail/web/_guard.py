@@ -15,9 +15,12 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["READ_METHODS", "SECURITY_HEADERS", "Guard", "with_headers"]
+if TYPE_CHECKING:
+    from starlette.requests import Request
+
+__all__ = ["READ_METHODS", "SECURITY_HEADERS", "Guard", "bounded_body", "plain_response", "with_headers"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -80,20 +83,36 @@ class Guard:
 
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         if host_name(headers.get("host", "")) not in self.hosts:
-            await _plain(
+            await plain_response(
                 send_with_headers, 400, "this inspector answers only requests addressed to its loopback address"
             )
             return
         writable = scope["path"] in self.write_routes
         if scope["method"] not in READ_METHODS and not (writable and scope["method"] == "POST"):
             extra = [(b"allow", b"POST" if writable else b"GET, HEAD")]
-            await _plain(send_with_headers, 405, "read-only: this inspector answers GET and HEAD only", extra)
+            await plain_response(send_with_headers, 405, "read-only: this inspector answers GET and HEAD only", extra)
             return
         await self.app(scope, receive, send_with_headers)
 
 
-async def _plain(send: Send, status: int, text: str, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+async def plain_response(send: Send, status: int, text: str, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    """Answer ``status`` with ``text`` as plain text (and the ``extra`` headers), from middleware."""
     body = (text + "\n").encode()
     headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers + (extra or [])})
     await send({"type": "http.response.body", "body": body})
+
+
+async def bounded_body(request: Request, limit: int) -> bytes | None:
+    """The request's body, or None once it passes ``limit`` bytes (declared or read: nothing
+    past the limit is read)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -27,7 +27,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse,
 
 from reviewtrail import __version__
 from reviewtrail.web._capability import DECISION_ROUTE
-from reviewtrail.web._guard import SECURITY_HEADERS, Receive, Scope, Send, with_headers
+from reviewtrail.web._guard import SECURITY_HEADERS, Receive, Scope, Send, bounded_body, plain_response, with_headers
 from reviewtrail.web._proxy_auth import BasicAuth, LoginFailed, OidcLogin, Session, Sessions
 from reviewtrail.web._proxy_rules import (
     BODY_LIMIT,
@@ -77,7 +77,7 @@ class ProxyGuard:
                 if self.writable
                 else "read-only: no review capability is configured, so the proxy accepts GET and HEAD only"
             )
-            await _plain(send_with_headers, 405, text, [(b"allow", allow)])
+            await plain_response(send_with_headers, 405, text, [(b"allow", allow)])
             return
         await self.app(scope, receive, send_with_headers)
 
@@ -189,7 +189,7 @@ def create_proxy_app(
             return _refused(403, "X-CSRF-Token", "missing or not this session's CSRF token")
         if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
             return _refused(415, "content-type", "must be application/json")
-        raw = await _bounded_body(request, BODY_LIMIT)
+        raw = await bounded_body(request, BODY_LIMIT)
         if raw is None:
             return _refused(413, "body", f"a decision body is at most {BODY_LIMIT} bytes")
         try:
@@ -219,13 +219,6 @@ def create_proxy_app(
     return ProxyGuard(app, writable=sign is not None, https=https)
 
 
-async def _plain(send: Send, status: int, text: str, extra: list[tuple[bytes, bytes]]) -> None:
-    body = (text + "\n").encode()
-    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers + extra})
-    await send({"type": "http.response.body", "body": body})
-
-
 def _refused(status: int, field: str, message: str) -> JSONResponse:
     return JSONResponse({"error": {"field": field, "message": message}}, status_code=status)
 
@@ -240,17 +233,3 @@ def _passed_back(response: httpx.Response, *, head: bool) -> Response:
     for name, value in headers:
         out.headers.append(name, value)
     return out
-
-
-async def _bounded_body(request: Request, limit: int) -> bytes | None:
-    """The request's body, or None once it passes ``limit`` bytes (read no further)."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        return None
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)

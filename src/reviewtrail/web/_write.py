@@ -36,6 +36,7 @@ from reviewtrail.web._capability import (
     verify_decision_signature,
 )
 from reviewtrail.web._decision import SignedDecision, parse_signed_decision
+from reviewtrail.web._guard import bounded_body
 from reviewtrail.web._nonces import NonceBook
 
 if TYPE_CHECKING:
@@ -65,7 +66,9 @@ class DecisionWrites:
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
         signed = verify_decision_signature(self._capability, request.method, str(request.url), headers)
         await run_in_threadpool(self._nonces.claim, signed)
-        body = await _bounded_body(request)
+        body = await bounded_body(request, MAX_BODY_BYTES)
+        if body is None:
+            raise TooLargeError(f"at most {MAX_BODY_BYTES} bytes are read", field="body")
         check_content_digest(signed, body)
         submission = parse_signed_decision(body)
         result, use = await run_in_threadpool(self._decide, submission)
@@ -85,18 +88,6 @@ class DecisionWrites:
                 campaign=(submission.campaign_id, submission.campaign_version),
             )
             return result, decision_use(self._store, submission.item_id)
-
-
-async def _bounded_body(request: Request) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
-        raise TooLargeError(f"at most {MAX_BODY_BYTES} bytes are read, the request declares {declared}", field="body")
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY_BYTES:
-            raise TooLargeError(f"at most {MAX_BODY_BYTES} bytes are read", field="body")
-    return bytes(body)
 
 
 def refusal_status(exc: ReviewtrailError) -> int | None:
