@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+from typing import Any
 
 from reviewtrail.errors import InvalidInputError
 
-__all__ = ["bind_loopback", "host_literal", "http_url", "loopback_host"]
+__all__ = ["bind_any", "bind_loopback", "host_literal", "http_url", "loopback_host"]
 
 
 def host_literal(host: str) -> str:
@@ -48,21 +49,40 @@ def bind_loopback(host: str, port: int) -> socket.socket:
     """A listening TCP socket on ``host`` (checked by :func:`loopback_host`) and ``port`` (0: a
     free port chosen by the system). A port out of range is exit 2, field ``port``; a port in
     use is exit 5, field ``port``."""
-    from reviewtrail.errors import BackendUnavailableError
-
     address = loopback_host(host)
+    _check_port(port)
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    return _listen(family, (address, port), f"{address} port {port}")
+
+
+def bind_any(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host`` (an IP literal or a name) and ``port`` (0: a free one),
+    for the proxy. A port out of range or a name that does not resolve is exit 2 (field ``port``,
+    ``host``); an address that cannot be bound is exit 5."""
+    _check_port(port)
+    try:
+        family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except OSError as exc:
+        raise InvalidInputError(f"cannot resolve {host!r}: {exc.strerror or exc}", field="host") from exc
+    return _listen(family, address, f"{host} port {port}")
+
+
+def _check_port(port: int) -> None:
     if isinstance(port, bool) or not 0 <= port <= 65535:
         raise InvalidInputError(f"must be from 0 to 65535, got {port}", field="port")
-    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+
+
+def _listen(family: socket.AddressFamily, address: Any, shown: str) -> socket.socket:
+    from reviewtrail.errors import BackendUnavailableError
+
     # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and a
     # kept-alive connection without it waits ~40 ms for each response after the first.
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((address, port))
+        sock.bind(address)
         sock.listen(128)
     except OSError as exc:
         sock.close()
-        message = f"cannot listen on {address} port {port}: {exc.strerror or exc}"
-        raise BackendUnavailableError(message, field="port") from exc
+        raise BackendUnavailableError(f"cannot listen on {shown}: {exc.strerror or exc}", field="port") from exc
     return sock

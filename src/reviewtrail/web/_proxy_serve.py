@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from reviewtrail.errors import BackendUnavailableError, InvalidInputError
-from reviewtrail.web._bind import http_url
+from reviewtrail.web._bind import bind_any, http_url
 from reviewtrail.web._proxy_settings import ProxySettings
 
-__all__ = ["ProxyListening", "bind_any", "serve_proxy"]
+__all__ = ["ProxyListening", "serve_proxy"]
 
 
 @dataclass(frozen=True)
@@ -48,28 +46,6 @@ class ProxyListening:
             "basic": self.basic,
             "readOnly": not self.write,
         }
-
-
-def bind_any(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on ``host`` (an IP literal or a name) and ``port`` (0: a free one).
-    A port out of range is exit 2, field ``port``; an address that cannot be bound is exit 5."""
-    if isinstance(port, bool) or not 0 <= port <= 65535:
-        raise InvalidInputError(f"must be from 0 to 65535, got {port}", field="port")
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-    except OSError as exc:
-        raise InvalidInputError(f"cannot resolve {host!r}: {exc.strerror or exc}", field="host") from exc
-    sock = socket.socket(family, kind, proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(address)
-        sock.listen(128)
-    except OSError as exc:
-        sock.close()
-        raise BackendUnavailableError(
-            f"cannot listen on {host} port {port}: {exc.strerror or exc}", field="port"
-        ) from exc
-    return sock
 
 
 def serve_proxy(settings: ProxySettings, host: str, port: int, *, announce: Callable[[ProxyListening], None]) -> None:
