@@ -1,10 +1,14 @@
 """The settings, read once at the edge (the command line, later the web apps) and passed down.
 
 Where the store and the ledger live: environment (``REVIEWTRAIL_STORE``,
-``REVIEWTRAIL_DATABASE_URL``), then the nearest ``reviewtrail.toml`` in the
-current folder or its parents (keys ``store`` and ``database_url``; a relative
-``store`` is taken relative to the file), then the defaults: ``./.reviewtrail``
-and SQLite inside the store. The Reviewer Specialist's tier: ``REVIEWTRAIL_REVIEWER``,
+``REVIEWTRAIL_DATABASE_URL``, ``REVIEWTRAIL_CAS_URL``), then the nearest ``reviewtrail.toml``
+in the current folder or its parents (keys ``store``, ``database_url`` and ``cas_url``; a
+relative ``store`` is taken relative to the file), then the defaults: ``./.reviewtrail``,
+SQLite inside the store and the objects in the store's folder (``cas_url`` None). An
+``s3://bucket/prefix`` CAS URL takes its credentials and endpoint from the usual AWS settings
+(:class:`S3Settings`: ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``,
+``AWS_ENDPOINT_URL``, ``AWS_REGION``/``AWS_DEFAULT_REGION``), read here like every other setting.
+The Reviewer Specialist's tier: ``REVIEWTRAIL_REVIEWER``,
 then the file's ``reviewer`` key, else off. Everything else comes from the environment only:
 the reviewer's LLM (:class:`ReviewerSettings`), reviewer-call traces (:class:`TraceSettings`)
 and the project of sessions and artifacts (``REVIEWTRAIL_PROJECT``). Who a human-review decision
@@ -31,12 +35,14 @@ __all__ = [
     "DEFAULT_STORE",
     "STORE_MARKER",
     "ReviewerSettings",
+    "S3Settings",
     "Settings",
     "TraceSettings",
     "find_config_file",
     "load_settings",
     "reviewer_id_setting",
     "reviewer_settings",
+    "s3_settings",
     "sqlite_path",
     "trace_settings",
     "user_config_file",
@@ -45,7 +51,7 @@ __all__ = [
 CONFIG_FILE = "reviewtrail.toml"
 STORE_MARKER = "reviewtrail-store.json"
 DEFAULT_STORE = ".reviewtrail"
-_KEYS = {"store", "database_url", "reviewer"}
+_KEYS = {"store", "database_url", "cas_url", "reviewer"}
 _USER_KEYS = {"reviewer_id"}
 USER_CONFIG = Path("reviewtrail") / "config.toml"
 
@@ -86,10 +92,45 @@ class TraceSettings:
 
 
 @dataclass(frozen=True)
+class S3Settings:
+    """Credentials and endpoint of an S3-compatible object store, from the usual AWS variables.
+
+    ``None`` leaves a value to the client library's own defaults (its credential chain)."""
+
+    access_key_id: str | None = None  # AWS_ACCESS_KEY_ID
+    secret_access_key: str | None = field(default=None, repr=False)  # AWS_SECRET_ACCESS_KEY
+    session_token: str | None = field(default=None, repr=False)  # AWS_SESSION_TOKEN
+    endpoint_url: str | None = None  # AWS_ENDPOINT_URL_S3, then AWS_ENDPOINT_URL
+    region: str | None = None  # AWS_REGION, then AWS_DEFAULT_REGION
+
+
+def s3_settings(env: Mapping[str, str]) -> S3Settings:
+    """The S3 settings from environment-style ``env``; a blank value is not given."""
+
+    def given(*names: str) -> str | None:
+        for name in names:
+            value = env.get(name) or ""
+            if value.strip():
+                return value
+        return None
+
+    return S3Settings(
+        access_key_id=given("AWS_ACCESS_KEY_ID"),
+        secret_access_key=given("AWS_SECRET_ACCESS_KEY"),
+        session_token=given("AWS_SESSION_TOKEN"),
+        endpoint_url=given("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"),
+        region=given("AWS_REGION", "AWS_DEFAULT_REGION"),
+    )
+
+
+@dataclass(frozen=True)
 class Settings:
     store: Path
     database_url: str
     config_file: Path | None = None
+    # REVIEWTRAIL_CAS_URL or ``cas_url`` in the file: where the objects live; None is the store's folder.
+    cas_url: str | None = None
+    s3: S3Settings = field(default_factory=S3Settings)
     reviewer: ReviewerSettings = field(default_factory=ReviewerSettings)
     trace: TraceSettings = field(default_factory=TraceSettings)
     project: str | None = None  # REVIEWTRAIL_PROJECT: the project of sessions and artifacts (default "default")
@@ -243,10 +284,13 @@ def load_settings(env: Mapping[str, str] | None = None, cwd: Path | None = None)
         store = cwd / DEFAULT_STORE
     store = store.absolute()
     url = env.get("REVIEWTRAIL_DATABASE_URL") or file_values.get("database_url") or sqlite_url(store)
+    cas_url = (env.get("REVIEWTRAIL_CAS_URL") or "").strip() or file_values.get("cas_url") or None
     return Settings(
         store=store,
         database_url=url,
         config_file=config_file,
+        cas_url=cas_url,
+        s3=s3_settings(env),
         reviewer=reviewer_settings(env, file_values.get("reviewer")),
         trace=trace_settings(env),
         project=env.get("REVIEWTRAIL_PROJECT"),
