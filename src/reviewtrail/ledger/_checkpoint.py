@@ -43,6 +43,8 @@ __all__ = [
     "CHECKPOINT_TYPE",
     "check_checkpoint",
     "load_checkpoint",
+    "load_private_key",
+    "load_public_key",
     "make_checkpoint",
     "parse_checkpoint",
     "public_key_id",
@@ -65,7 +67,7 @@ def make_checkpoint(
     The key (PEM, PKCS#8, Ed25519, unencrypted) is only used to sign: it is neither kept
     nor written anywhere. A non-Ed25519 key is :class:`InvalidInputError` (field ``key``).
     """
-    key = _private_key(private_key_pem) if private_key_pem is not None else None
+    key = load_private_key(private_key_pem) if private_key_pem is not None else None
     with ledger.snapshot():
         head = ledger.head()
         count, low, _ = ledger.stats()
@@ -224,7 +226,7 @@ def check_checkpoint(
     A malformed checkpoint or key is :class:`InvalidInputError`.
     """
     doc = parse_checkpoint(checkpoint)
-    keys = [_public_key(pem) for pem in public_keys]
+    keys = [load_public_key(pem) for pem in public_keys]
     problems = _signature_problems(doc, keys)
     claimed = doc["storeId"]
     if claimed is not None and claimed != store_id:
@@ -285,7 +287,9 @@ def _signed_bytes(doc: dict[str, Any]) -> bytes:
 
 
 # --- keys ---------------------------------------------------------------------------------
-def _private_key(pem: bytes) -> Ed25519PrivateKey:
+def load_private_key(pem: bytes) -> Ed25519PrivateKey:
+    """The Ed25519 private key of ``pem`` (PKCS#8, unencrypted); anything else is
+    :class:`InvalidInputError` (field ``key``). Checkpoints and signed exports use it."""
     from cryptography.exceptions import UnsupportedAlgorithm
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
@@ -297,11 +301,13 @@ def _private_key(pem: bytes) -> Ed25519PrivateKey:
     except (ValueError, UnsupportedAlgorithm) as exc:
         raise InvalidInputError("is not a PEM private key (PKCS#8)", field="key") from exc
     if not isinstance(key, Ed25519PrivateKey):
-        raise InvalidInputError(f"is a {_kind(key)} key; checkpoints are signed with Ed25519 keys only", field="key")
+        raise InvalidInputError(f"is a {_kind(key)} key; reviewtrail signs with Ed25519 keys only", field="key")
     return key
 
 
-def _public_key(data: bytes) -> Ed25519PublicKey:
+def load_public_key(data: bytes) -> Ed25519PublicKey:
+    """The Ed25519 public key of ``data`` (PEM, or one OpenSSH line); anything else is
+    :class:`InvalidInputError` (field ``public_key``)."""
     from cryptography.exceptions import UnsupportedAlgorithm
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
     from cryptography.hazmat.primitives.serialization import load_pem_public_key, load_ssh_public_key
@@ -311,9 +317,7 @@ def _public_key(data: bytes) -> Ed25519PublicKey:
     except (ValueError, UnsupportedAlgorithm) as exc:
         raise InvalidInputError("is not a PEM (or OpenSSH) public key", field="public_key") from exc
     if not isinstance(key, Ed25519PublicKey):
-        raise InvalidInputError(
-            f"is a {_kind(key)} key; checkpoints are signed with Ed25519 keys only", field="public_key"
-        )
+        raise InvalidInputError(f"is a {_kind(key)} key; reviewtrail signs with Ed25519 keys only", field="public_key")
     return key
 
 
