@@ -143,9 +143,11 @@ def audit(store: Store, options: AuditOptions, progress: Progress | None = None)
     report.problems.extend(workspace_problems(store))
     report.notes.extend(orphan_workspaces(store))
     if options.project_dir is not None:
-        from reviewtrail.tracing import trace_ledger_problems
+        from reviewtrail.tracing import trace_ledger_check
 
-        report.problems.extend(trace_ledger_problems(store, options.project_dir))
+        trace_problems, trace_notes = trace_ledger_check(store, options.project_dir)
+        report.problems.extend(trace_problems)
+        report.notes.extend(trace_notes)
     if options.repair:
         _repair(store, options, report, rebuild=bool(projection_problems))
     if options.keep_status:

@@ -4,7 +4,7 @@ Public API::
 
     from reviewtrail.tracing import ReviewCall, record_call, trace_review, traced_review
     from reviewtrail.tracing import model_family, assess, resolve_mode, verify_traces
-    from reviewtrail.tracing import trace_ledger_problems, repair_trace_links  # traces vs. the ledger
+    from reviewtrail.tracing import trace_ledger_problems, trace_ledger_check, repair_trace_links  # vs. the ledger
     from reviewtrail.tracing import validate_native_evidence  # host-session evidence of native reviewers
 """
 
@@ -47,7 +47,7 @@ if typing.TYPE_CHECKING:
     from reviewtrail.tracing._gitignore import with_traces_ignored
     from reviewtrail.tracing._helper import InstalledHelper, install_helper, resolve_helper
     from reviewtrail.tracing._layout import check_name, existing_project_root, project_root
-    from reviewtrail.tracing._ledger_check import trace_ledger_problems
+    from reviewtrail.tracing._ledger_check import trace_ledger_check, trace_ledger_problems
     from reviewtrail.tracing._ledger_repair import repair_trace_links
     from reviewtrail.tracing._modes import inline_mode, resolve_mode
     from reviewtrail.tracing._native_evidence import NativeEvidence, validate_native_evidence
@@ -127,6 +127,7 @@ _LAZY = {
     "review_independence": "_assurance",
     "save_trace": "_save_request",
     "show_run": "_debug",
+    "trace_ledger_check": "_ledger_check",
     "trace_ledger_problems": "_ledger_check",
     "trace_review": "_record",
     "trace_save_request": "_save_request",
@@ -204,6 +205,7 @@ __all__ = [
     "review_independence",
     "save_trace",
     "show_run",
+    "trace_ledger_check",
     "trace_ledger_problems",
     "trace_review",
     "trace_save_request",

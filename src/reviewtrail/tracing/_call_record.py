@@ -4,7 +4,9 @@ Every record trace recording has written validates: ``skill``, ``run_id``, ``tra
 ``meta`` (the call's meta document, as written) always; ``prompt`` and ``response`` (CAS
 references in the ``agent-state`` pool) in full mode; ``files``, ``event`` and ``recovered`` only
 in records written since file digests were stored; ``save`` (the save's token, naming its
-``trace.save-begun@1`` record) in records written since saves record that they began. Names and
+``trace.save-begun@1`` record) in records written since saves record that they began; ``origin``
+(the id of the project folder that saved the call, :mod:`reviewtrail.tracing._origin`) in records
+written since records name their folder. Names and
 paths are not checked here: the trace reader (``trace_ledger_problems``) reports a record whose
 skill or run id it cannot use.
 
@@ -22,6 +24,7 @@ from reviewtrail._strict import IS_INT, StrictBool
 from reviewtrail.cas import HEX_PATTERN, CasRef
 from reviewtrail.ledger import Projection, RecordPayload, record_type
 from reviewtrail.tracing._ledger_link import SAVE_BEGUN_TYPE, SAVE_TOKEN_PATTERN, TRACE_RECORD_TYPE
+from reviewtrail.tracing._origin import ORIGIN_PATTERN
 
 __all__ = ["PROJECTIONS", "RECORD_TYPES", "FileDigest", "ReviewCallRecord", "SaveBegunRecord"]
 
@@ -49,6 +52,7 @@ class ReviewCallRecord(RecordPayload):
     event: FileDigest | None = None
     recovered: StrictBool | None = None
     save: Annotated[str, Field(pattern=SAVE_TOKEN_PATTERN)] | None = None
+    origin: Annotated[str, Field(pattern=ORIGIN_PATTERN)] | None = None
 
 
 @record_type(SAVE_BEGUN_TYPE)

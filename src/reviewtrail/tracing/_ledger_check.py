@@ -21,31 +21,98 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reviewtrail.canonical import loads_document
+from reviewtrail.errors import IntegrityError
 from reviewtrail.tracing._documents import event_from_meta
 from reviewtrail.tracing._events import EVENTS_LABEL, EventLine, read_event_lines
 from reviewtrail.tracing._layout import RUN_ID, call_files, parse_call_filename, traces_root
 from reviewtrail.tracing._ledger_link import TRACE_RECORD_TYPE
 from reviewtrail.tracing._ledger_records import RecordedCall, parse_record
+from reviewtrail.tracing._origin import project_id_path, read_project_id
 from reviewtrail.tracing._pending import Pending, read_markers
 from reviewtrail.tracing._save_evidence import save_began
 
 if TYPE_CHECKING:
     from reviewtrail.store import Store
 
-__all__ = ["ledger_problems", "recorded_calls", "run_of_line", "trace_ledger_problems"]
+__all__ = [
+    "ProjectCalls",
+    "ledger_problems",
+    "project_calls",
+    "recorded_calls",
+    "run_of_line",
+    "trace_ledger_check",
+    "trace_ledger_problems",
+]
 
 _MISSING = object()
 
 
 def trace_ledger_problems(store: Store, project_dir: Path) -> list[str]:
     """Every difference between the project's trace files and event lines and the store's
-    ``trace.review-call@1`` records; one human line per problem, empty when they agree."""
+    ``trace.review-call@1`` records of this project folder; one human line per problem, empty
+    when they agree."""
     return ledger_problems(store, Path(project_dir))
+
+
+def trace_ledger_check(store: Store, project_dir: Path) -> tuple[list[str], list[str]]:
+    """:func:`trace_ledger_problems`, and notes: how many records other project folders saved
+    (a store shared by several folders), which are not compared with this folder's files."""
+    notes: list[str] = []
+    return ledger_problems(store, Path(project_dir), notes=notes), notes
+
+
+@dataclass(frozen=True)
+class ProjectCalls:
+    """The trace records of one project folder, read from the store."""
+
+    calls: list[RecordedCall]  # this folder's, and those written before records named their folder
+    problems: list[str]  # records that cannot be read as calls
+    others: dict[str, int]  # records other folders saved, by folder id
+
+    def note(self) -> str | None:
+        if not self.others:
+            return None
+        total = sum(self.others.values())
+        return (
+            f"{total} trace record(s) saved by {len(self.others)} other project folder(s) sharing this store "
+            f"were not compared with this folder's .aris/traces (folder ids: {', '.join(sorted(self.others))})"
+        )
+
+
+def project_calls(store: Store, project: Path) -> ProjectCalls:
+    """The store's trace records of ``project`` (by the folder's id in ``.aris/meta/project-id``):
+    a record naming another folder is counted, not returned; a record naming none (written before
+    records named their folder) belongs to every folder, as it always did. An unreadable id file is
+    a problem, and then no record that names a folder is this folder's."""
+    calls, problems = recorded_calls(store)
+    try:
+        own = read_project_id(project)
+    except IntegrityError as exc:
+        own, problems = None, [*problems, str(exc)]
+    others: dict[str, int] = {}
+    mine: list[RecordedCall] = []
+    claimed: set[tuple[str, str]] = set()
+    for call in calls:
+        if call.origin is None or call.origin == own:
+            mine.append(call)
+        else:
+            others[call.origin] = others.get(call.origin, 0) + 1
+            if own is None and (traces_root(project) / call.skill / call.run_id).is_dir():
+                claimed.add(call.run_key)
+    if claimed:  # the id file is gone, but runs here are ones that records of a folder name
+        runs = ", ".join(f".aris/traces/{s}/{r}/" for s, r in sorted(claimed))
+        problems = [
+            *problems,
+            f"{project_id_path(project).relative_to(project)}: missing, but {runs} are runs that records of a "
+            "project folder name: the folder's id was removed, so its records cannot be matched to its files",
+        ]
+    return ProjectCalls(mine, problems, others)
 
 
 def recorded_calls(store: Store) -> tuple[list[RecordedCall], list[str]]:
@@ -68,16 +135,22 @@ def ledger_problems(
     skill: str | None = None,
     run_id: str | None = None,
     report_unreadable: bool = True,
+    notes: list[str] | None = None,
 ) -> list[str]:
     """:func:`trace_ledger_problems`, limited to one skill or one run when given. Unreadable
     ``events.jsonl`` lines are reported unless ``report_unreadable=False`` (``trace verify``
-    reports them with the schema check)."""
+    reports them with the schema check). Records other project folders saved are not compared;
+    a line saying how many is added to ``notes`` when given."""
     project = project.absolute()
 
     def in_scope(s: str, r: str) -> bool:
         return (skill is None or s == skill) and (run_id is None or r == run_id)
 
-    calls, problems = recorded_calls(store)
+    found = project_calls(store, project)
+    calls, problems = found.calls, list(found.problems)
+    note = found.note()
+    if notes is not None and note is not None:
+        notes.append(note)
     if skill is not None:
         problems = []  # unreadable records name no run: reported by the whole-project check
     calls = [c for c in calls if in_scope(c.skill, c.run_id)]

@@ -88,6 +88,7 @@ def append_trace_record(
     event: tuple[str, int] | None = None,
     recovered: bool = False,
     save: str | None = None,
+    origin: str | None = None,
 ) -> str:
     """Append one ``trace.review-call@1`` record to an open store; its id.
 
@@ -112,6 +113,8 @@ def append_trace_record(
         payload["recovered"] = True
     if save is not None:
         payload["save"] = save
+    if origin is not None:
+        payload["origin"] = origin
     record = NewRecord.make(
         type=TRACE_RECORD_TYPE,
         actor=actor,

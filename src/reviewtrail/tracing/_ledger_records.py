@@ -28,6 +28,7 @@ class RecordedCall:
     prompt_sha256: str | None = None  # from the prompt's CAS reference (full mode)
     response_sha256: str | None = None
     save: str | None = None  # the token of the save that wrote it (records since saves record their start)
+    origin: str | None = None  # the id of the project folder that saved it (records since records name it)
 
     @property
     def stem(self) -> str:
@@ -127,4 +128,5 @@ def parse_record(record_id: str, seq: int, payload: Any) -> RecordedCall | str:
         prompt_sha256=_ref_sha(payload.get("prompt")),
         response_sha256=_ref_sha(payload.get("response")),
         save=payload["save"] if isinstance(payload.get("save"), str) else None,
+        origin=payload["origin"] if isinstance(payload.get("origin"), str) else None,
     )

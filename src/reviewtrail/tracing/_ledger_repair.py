@@ -31,8 +31,9 @@ from reviewtrail.canonical import loads_document
 from reviewtrail.tracing._documents import event_from_meta
 from reviewtrail.tracing._events import read_event_lines
 from reviewtrail.tracing._layout import call_files, parse_call_filename, traces_root
-from reviewtrail.tracing._ledger_check import recorded_calls
+from reviewtrail.tracing._ledger_check import project_calls
 from reviewtrail.tracing._ledger_link import append_trace_record
+from reviewtrail.tracing._origin import ensure_project_id
 from reviewtrail.tracing._pending import Pending, parse_marker, pending_dir, taken
 from reviewtrail.tracing._save_evidence import save_began
 from reviewtrail.tracing._verify import call_problems
@@ -71,7 +72,7 @@ def _load(path: Path) -> dict[str, Any] | None:
 
 
 def _repair(store: Store, project: Path, m: Pending) -> str | None:
-    calls, _ = recorded_calls(store)  # read with the marker's lock held: its save can no longer record
+    calls = project_calls(store, project).calls  # read with the marker's lock held: its save can no longer record
     where = f".aris/traces/{m.skill}/{m.run_id}/{m.stem}"
     if any(c.call_key == m.key for c in calls):
         m.path.unlink()
@@ -172,6 +173,7 @@ def _record(store: Store, project: Path, m: Pending, calls: list[Any], where: st
         event=digest(line),
         recovered=True,
         save=m.save,
+        origin=ensure_project_id(project),
     )
     m.path.unlink()
     return f"{where}: recorded in the ledger{appended} (its save was interrupted)"

@@ -28,7 +28,7 @@ __all__ = ["CHECKS", "PAYLOAD_CHECKS", "accepts"]
 _SAFE_INT = 2**53 - 1
 _MAX_DEPTH = 64
 _CALL_REQUIRED = frozenset({"skill", "run_id", "trace_path", "meta"})
-_CALL_FIELDS = _CALL_REQUIRED | {"prompt", "response", "files", "event", "recovered", "save"}
+_CALL_FIELDS = _CALL_REQUIRED | {"prompt", "response", "files", "event", "recovered", "save", "origin"}
 _BEGUN_FIELDS = frozenset({"save", "skill", "purpose"})
 _DIGEST_KEYS = frozenset({"sha256", "size"})
 _HEX = frozenset("0123456789abcdef")
@@ -58,7 +58,8 @@ def _json(value: object, depth: int = 0) -> bool:
 
 
 def _token(value: object) -> bool:
-    """A save token: 32 lowercase hex digits (``SAVE_TOKEN_PATTERN``)."""
+    """A save token or a project folder's id: 32 lowercase hex digits (``SAVE_TOKEN_PATTERN``,
+    ``ORIGIN_PATTERN``)."""
     return type(value) is str and len(value) == 32 and _HEX.issuperset(value)
 
 
@@ -101,8 +102,8 @@ def _review_call(payload: dict[str, Any]) -> bool:
     recovered = payload.get("recovered")
     if recovered is not None and type(recovered) is not bool:
         return False
-    save = payload.get("save")
-    return save is None or _token(save)
+    save, origin = payload.get("save"), payload.get("origin")
+    return (save is None or _token(save)) and (origin is None or _token(origin))
 
 
 def _save_begun(payload: dict[str, Any]) -> bool:

@@ -278,6 +278,7 @@ def _event_and_record(
         if link is None:
             return None
         from reviewtrail.tracing._ledger_link import append_trace_record
+        from reviewtrail.tracing._origin import ensure_project_id
 
         step = "it was not recorded in the store"
         return append_trace_record(
@@ -293,6 +294,7 @@ def _event_and_record(
             files=slot.written,
             event=digest(line),
             save=link.marker.save,
+            origin=ensure_project_id(project),
         )
     except BaseException as exc:
         recoverable = link is not None and link.begun
