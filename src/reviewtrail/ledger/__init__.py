@@ -23,6 +23,7 @@ from reviewtrail.ledger._envelope import (
     format_time,
     new_id,
 )
+from reviewtrail.ledger._head import LedgerHead, ledger_head
 from reviewtrail.ledger._open import open_ledger
 from reviewtrail.ledger._projections import BUILTIN_PROJECTIONS, ROW_SEQ, Projection, ProjectionTable
 from reviewtrail.ledger._protocol import Ledger, projection_rows
@@ -87,6 +88,7 @@ __all__ = [
     "DeferredPart",
     "Envelope",
     "Ledger",
+    "LedgerHead",
     "MemoryLedger",
     "NewRecord",
     "Privacy",
@@ -102,6 +104,7 @@ __all__ = [
     "format_time",
     "is_reserved_type",
     "key_order",
+    "ledger_head",
     "load_checkpoint",
     "load_private_key",
     "load_public_key",
