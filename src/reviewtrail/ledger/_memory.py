@@ -12,7 +12,14 @@ from reviewtrail.errors import ConflictError
 from reviewtrail.ledger._envelope import Envelope
 from reviewtrail.ledger._pages import PageOrder, page_in_memory
 from reviewtrail.ledger._projections import Projection
-from reviewtrail.ledger._protocol import Ledger, check_range, missing, parse_type_filter, seal_batch
+from reviewtrail.ledger._protocol import (
+    Ledger,
+    check_range,
+    missing,
+    parse_type_filter,
+    refuse_unless_extends,
+    seal_batch,
+)
 
 if TYPE_CHECKING:
     from reviewtrail.ledger._new_record import NewRecord
@@ -52,6 +59,27 @@ class MemoryLedger(Ledger):
                 key = tuple(row[k] for k in self._tables[table].key)
                 self._tables_data[table][key] = dict(row)
             return envs
+
+    def _append_sealed(self, envelopes: list[Envelope]) -> list[Envelope]:
+        with self._lock:
+            last = self._records[-1] if self._records else None
+            refuse_unless_extends(self.describe(), (last.seq, last.hash) if last else None, envelopes[0])
+            for env in envelopes:
+                if env.id in self._by_id:
+                    raise ConflictError(f"a record with id {env.id!r} already exists", field="id")
+            staged = {table: dict(rows) for table, rows in self._tables_data.items()}
+            for table, row in self._projection_rows(envelopes):  # as a rebuild from the chain writes them
+                spec = self._tables[table]
+                key = tuple(row[k] for k in spec.key)
+                if key in staged[table] and spec.on_conflict != "update":
+                    if spec.on_conflict == "error":
+                        raise ConflictError(f"{table}: a row with this key is already recorded", field=table)
+                    continue
+                staged[table][key] = dict(row)
+            self._records.extend(envelopes)
+            self._by_id.update((e.id, e) for e in envelopes)
+            self._tables_data = staged
+            return envelopes
 
     def read(
         self,

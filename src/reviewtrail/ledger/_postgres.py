@@ -205,6 +205,10 @@ class PostgresLedger(SqlLedger):
         except psycopg.errors.UndefinedTable as exc:
             raise self._dropped(exc) from None
 
+    def _insert_records(self, cur: Cursor, columns: list[Any]) -> None:
+        for rows, params in insert_chunks(columns, _ROWS_PER_INSERT):
+            cur.execute(_insert_sql(rows), params)
+
     def _refuse_unless_stored(self, read_back: Any, envs: list[Envelope]) -> None:
         """The read-back of an append (see ``SqlLedger._append``): exactly the batch's seqs, each
         holding the hash sealed for it, or nothing is committed."""

@@ -35,8 +35,10 @@ __all__ = [
     "parse_type_filter",
     "projection_rows",
     "refuse_known_ids",
+    "refuse_unless_extends",
     "row_problem",
     "seal_batch",
+    "sealed_batch_problem",
 ]
 
 _ID = operator.attrgetter("id")
@@ -100,6 +102,40 @@ def seal_batch(
     except Exception:
         refuse_known_ids(records, known_ids(sorted({r.id for r in records})))
         raise
+
+
+def sealed_batch_problem(envelopes: Sequence[Envelope]) -> str | None:
+    """What makes ``envelopes`` (records sealed elsewhere, to be appended as they are) not one run
+    of a chain, or ``None``: each record's stored bytes must hash to its hashes
+    (:func:`stored_problem`), each must follow the one before it (the next seq, linked to its
+    hash), and no id may appear twice."""
+    ids: set[str] = set()
+    before: Envelope | None = None
+    for env in envelopes:
+        problem = stored_problem(env)
+        if problem is not None:
+            return problem
+        if before is not None and (env.seq != before.seq + 1 or env.prev_hash != before.hash):
+            return f"ledger seq {env.seq} ({env.id}) does not follow seq {before.seq} ({before.id}) in the batch"
+        if env.id in ids:
+            return f"ledger seq {env.seq}: id {env.id} appears twice in the batch"
+        ids.add(env.id)
+        before = env
+    return None
+
+
+def refuse_unless_extends(where: str, head: tuple[int, str] | None, first: Envelope) -> None:
+    """:class:`ConflictError` unless ``first`` (the first of a batch of sealed records) is the
+    record that comes next in the ledger ``where`` whose last record is ``head`` (seq, hash;
+    ``None``: empty): the seq after it, linked to its hash (the genesis hash at seq 1)."""
+    seq, prev = head if head is not None else (0, GENESIS_HASH)
+    if first.seq != seq + 1 or first.prev_hash != prev:
+        ends = f"ends at seq {seq} (hash {prev})" if head is not None else "is empty"
+        raise ConflictError(
+            f"{where} {ends}; the records to append start at seq {first.seq} after hash {first.prev_hash}: "
+            "they do not extend it, nothing was written",
+            field="ledger",
+        )
 
 
 def refuse_known_ids(records: Iterable[NewRecord], known: Container[str]) -> None:
@@ -218,6 +254,31 @@ class Ledger(abc.ABC):
     @abc.abstractmethod
     def _append(self, records: list[NewRecord], payloads: list[bytes], now: datetime) -> list[Envelope]:
         """Seal and store the batch and its projection rows in one transaction."""
+
+    def append_sealed(self, envelopes: Iterable[Envelope]) -> list[Envelope]:
+        """Append records sealed by another ledger exactly as they are (seq, id, header, payload
+        bytes and hashes): the next run of a chain being copied, in one transaction.
+
+        Each record's bytes must hash to its hashes and link to the one before it, and the first
+        must extend this ledger's head (the seq after it, linked to its hash), or nothing is
+        written: a record that does not hash is :class:`IntegrityError`, a batch that does not
+        extend the head (or repeats a recorded id) :class:`ConflictError`. Payloads are not
+        validated again (their hashes prove they are the bytes their writer validated); the query
+        tables get the rows the records give, as a rebuild from the chain gives them."""
+        batch = list(envelopes)
+        if not batch:
+            return []
+        self._refuse_if_read_only()
+        problem = sealed_batch_problem(batch)
+        if problem is not None:
+            raise IntegrityError(f"{problem}; nothing was written", field="records")
+        return self._append_sealed(batch)
+
+    @abc.abstractmethod
+    def _append_sealed(self, envelopes: list[Envelope]) -> list[Envelope]:
+        """Store sealed records that follow each other after checking, in the write transaction,
+        that the first extends the head (:func:`refuse_unless_extends`); their projection rows as
+        a replay writes them."""
 
     def _refuse_if_read_only(self) -> None:
         if self.read_only:

@@ -23,6 +23,7 @@ from reviewtrail.ledger._protocol import (
     missing,
     projection_rows,
     refuse_known_ids,
+    refuse_unless_extends,
     seal_batch,
 )
 from reviewtrail.ledger._sql_schema import (
@@ -31,6 +32,7 @@ from reviewtrail.ledger._sql_schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
     Cursor,
+    env_row,
     filter_sql,
     row_to_env,
     table_ddl,
@@ -304,6 +306,43 @@ class SqlLedger(Ledger):
                 )
             self._write_rows(cur, self._projection_rows(envs))
             return envs
+
+    def _append_sealed(self, envelopes: list[Envelope]) -> list[Envelope]:
+        with self._write_txn() as cur:
+            cur.execute("SELECT seq, hash FROM rt_records ORDER BY seq DESC LIMIT 1")
+            last = cur.fetchone()
+            refuse_unless_extends(self.describe(), (int(last[0]), str(last[1])) if last else None, envelopes[0])
+            try:
+                self._insert_records(cur, [value for env in envelopes for value in env_row(env)])
+            except Exception as exc:
+                if self._is_unique_violation(exc):
+                    first, final = envelopes[0].seq, envelopes[-1].seq
+                    raise ConflictError(
+                        f"{self.describe()} already holds the id of a record of seq {first}..{final} "
+                        f"({str(exc).splitlines()[0]}); nothing was written",
+                        field="id",
+                    ) from None
+                raise
+            self._refuse_unless_stored_as_sealed(cur, envelopes)
+            self._write_rows(cur, self._projection_rows(envelopes), replay=True)
+        return envelopes
+
+    def _refuse_unless_stored_as_sealed(self, cur: Cursor, envs: list[Envelope]) -> None:
+        """The read-back of an append (see :meth:`_append`): exactly the batch's seqs, each
+        holding the hash sealed for it, or nothing is committed."""
+        first, final = envs[0].seq, envs[-1].seq
+        cur.execute(
+            self._q(_READ_BACK.format(HASH_AT=self.hash_at_seq)),
+            (self._sealed_hashes(envs), first, first, len(envs) + 1),
+        )
+        stored = tuple(cur.fetchone())
+        if stored != (len(envs), final, len(envs)):
+            raise IntegrityError(
+                f"{self.describe()}: the append of seq {first}..{final} was not stored as sealed "
+                f"(read back {stored[0]} row(s)): a rule or trigger on rt_records changes what is written; "
+                "nothing was written; run 'reviewtrail verify'",
+                field="ledger",
+            )
 
     # --- reads ----------------------------------------------------------------------------
     def read(
