@@ -59,6 +59,7 @@ def _campaign_app() -> typer.Typer:
 COMMANDS: dict[str, Callable[[], Any]] = {
     "init": _attribute("_store", "init"),
     "verify": _attribute("_store", "verify"),
+    "migrate": _attribute("_migrate", "migrate"),
     "run": _attribute("_run", "run"),
     "provenance": _attribute("_provenance", "provenance"),
     "cas": _attribute("_cas", "app"),

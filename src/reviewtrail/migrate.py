@@ -1,0 +1,403 @@
+"""``reviewtrail migrate``: a whole store copied to other backends, so a team can outgrow a laptop
+(SQLite and the store folder's files to PostgreSQL and an object store, and back) without losing
+anything.
+
+The ledger is copied record by record in seq order with :meth:`Ledger.append_sealed`: the target
+holds the same chain byte for byte (ids, headers, payload bytes, hashes), each batch checked
+against the chain rule and the target's head, and its query tables get their rows as a rebuild
+from the chain gives them. Records are read a page at a time and written a batch at a time, so
+memory does not grow with the store. The CAS objects (both pools and the legacy layout, whose
+objects go to the ``data`` pool, where a bare ``{hash, size}`` reference finds them first) are
+streamed one at a time through the source's verified read: an object that does not hash to its
+address stops the copy (exit 4) before anything of it is published. Objects the target already
+holds intact are skipped.
+
+An interrupted migrate resumes: the records the target already holds must be the source's first
+records exactly (otherwise nothing is written and the first differing seq is named, exit 4), and
+the copy continues after them. At the end the target's head must be the source's (seq and hash)
+and every object a record references must be in the target and hash right (read back through the
+target's verified read); anything else is a problem in the report (exit 4).
+
+The source is the configured store, opened read-only; the store folder's marker names the
+identity record, which the target then holds too, so pointing ``REVIEWTRAIL_DATABASE_URL`` and
+``REVIEWTRAIL_CAS_URL`` at the target is all that is left to do.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from reviewtrail.errors import (
+    CorruptObjectError,
+    IntegrityError,
+    InvalidInputError,
+    ObjectNotFoundError,
+)
+
+if TYPE_CHECKING:
+    from reviewtrail.cas import CasStore, Location, VerifyingReader
+    from reviewtrail.config import Settings
+    from reviewtrail.ledger import Envelope, Ledger, RecordCatalog
+
+__all__ = ["DEFAULT_BATCH", "MigrateOptions", "MigrateReport", "migrate"]
+
+DEFAULT_BATCH = 1000  # records per transaction of the target
+_BATCH_BYTES = 16 * 1024 * 1024  # payload bytes per transaction, whatever the batch size
+_MAX_PROBLEMS = 100  # problems listed in a report (the rest are counted)
+
+# (phase, advance, total): "records" (counted), "bytes" (the objects' bytes), "checking" (records
+# whose references were checked).
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class MigrateOptions:
+    """Where the store goes: ``database_url`` (``sqlite:///PATH`` or ``postgresql://…``) and
+    ``cas_url`` (``file:///ABS/PATH`` or ``s3://bucket/prefix``); ``None`` leaves that part where
+    it is. ``batch_size``: records per transaction of the target."""
+
+    database_url: str | None = None
+    cas_url: str | None = None
+    batch_size: int = DEFAULT_BATCH
+
+
+@dataclass
+class MigrateReport:
+    source_database: str
+    source_cas: str
+    target_database: str
+    target_cas: str
+    head_seq: int = 0
+    head_hash: str | None = None
+    records_present: int = 0  # in the target before this run (a resumed migrate)
+    records_copied: int = 0
+    objects_copied: int = 0
+    objects_skipped: int = 0  # already in the target, intact
+    bytes_copied: int = 0
+    refs_checked: int = 0
+    elapsed: float = 0.0
+    problems: list[str] = field(default_factory=list)
+    more_problems: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def problem(self, text: str) -> None:
+        if len(self.problems) < _MAX_PROBLEMS:
+            self.problems.append(text)
+        else:
+            self.more_problems += 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "source": {"databaseUrl": self.source_database, "casUrl": self.source_cas},
+            "target": {"databaseUrl": self.target_database, "casUrl": self.target_cas},
+            "head": {"seq": self.head_seq, "hash": self.head_hash},
+            "records": {"copied": self.records_copied, "alreadyPresent": self.records_present},
+            "objects": {"copied": self.objects_copied, "skipped": self.objects_skipped, "bytes": self.bytes_copied},
+            "refsChecked": self.refs_checked,
+            "elapsedSeconds": round(self.elapsed, 3),
+            "problems": list(self.problems),
+            "moreProblems": self.more_problems,
+            "notes": list(self.notes),
+        }
+
+
+def migrate(
+    settings: Settings,
+    catalog: RecordCatalog,
+    options: MigrateOptions,
+    *,
+    progress: Progress | None = None,
+) -> MigrateReport:
+    """Copy the store of ``settings`` (opened read-only with ``catalog``) to ``options``' targets,
+    resuming a copy begun earlier, then check the target. Bad URLs are :class:`InvalidInputError`
+    (exit 2), an unreachable database :class:`BackendUnavailableError` (exit 5); a target ledger
+    that is not a start of the source's chain, or a source object that does not hash, is
+    :class:`IntegrityError` (exit 4) raised before anything of it is written. What the final check
+    finds is in the report's problems."""
+    from reviewtrail._redact import redact_url
+    from reviewtrail.store import Store
+
+    tick = progress or _no_progress
+    if isinstance(options.batch_size, bool) or options.batch_size < 1:
+        raise InvalidInputError(f"must be at least 1, got {options.batch_size!r}", field="batch_size")
+    to_db = _checked_database_url(options.database_url)
+    to_cas = _checked_cas_url(options.cas_url)
+    ledger_moves = to_db is not None and not _same_database(to_db, settings.database_url)
+    cas_moves = to_cas is not None and _cas_place(to_cas, settings) != _cas_place(settings.cas_url, settings)
+    if not ledger_moves and not cas_moves:
+        raise InvalidInputError(
+            "nothing to migrate: give --to and/or --cas-to naming somewhere the store is not already",
+            field="to",
+        )
+    started = time.monotonic()
+    source_cas_name = settings.cas_url or f"file://{settings.store}"
+    report = MigrateReport(
+        source_database=settings.database_url_redacted,
+        source_cas=redact_url(source_cas_name),
+        target_database=redact_url(to_db) if ledger_moves and to_db else settings.database_url_redacted,
+        target_cas=redact_url(to_cas) if cas_moves and to_cas else redact_url(source_cas_name),
+    )
+    with Store.open(settings, catalog, read_only=True) as source:
+        head = source.ledger.head()
+        end, end_hash = (head.seq, head.hash) if head is not None else (0, None)
+        report.head_seq, report.head_hash = end, end_hash
+        target_ledger = _open_target_ledger(to_db, catalog) if ledger_moves and to_db else None
+        try:
+            ledger = target_ledger if target_ledger is not None else source.ledger
+            if target_ledger is not None:
+                _copy_records(source.ledger, target_ledger, end, options.batch_size, report, tick)
+            cas = _open_target_cas(to_cas, settings) if cas_moves and to_cas else source.cas
+            if cas is not source.cas:
+                _copy_objects(source.cas, cas, report, tick)
+            _check_target(ledger, cas, source.cas, (end, end_hash), report, tick)
+        finally:
+            if target_ledger is not None:
+                target_ledger.close()
+        later = source.ledger.head_seq()
+        if later > end:
+            report.notes.append(
+                f"the source gained {later - end} record(s) while migrating (seq {end + 1}..{later}); "
+                "run migrate again to copy them"
+            )
+    report.elapsed = time.monotonic() - started
+    return report
+
+
+def _no_progress(phase: str, advance: int, total: int) -> None:
+    return None
+
+
+# --- where the target is --------------------------------------------------------------------
+def _checked_database_url(url: str | None) -> str | None:
+    from reviewtrail._redact import redact_url
+    from reviewtrail.config import sqlite_path
+
+    if url is None:
+        return None
+    path = sqlite_path(url)
+    if path is not None:
+        if not path.name:
+            raise InvalidInputError(f"{redact_url(url)!r} names no file", field="to")
+        if not path.absolute().parent.is_dir():
+            raise InvalidInputError(f"the folder {path.absolute().parent} does not exist", field="to")
+        return url
+    if url.startswith(("postgresql://", "postgres://")) and len(url.partition("://")[2]) > 0:
+        return url
+    raise InvalidInputError(
+        f"{redact_url(url)!r} is not a database URL (sqlite:///PATH, sqlite:////ABSOLUTE/PATH, postgresql://...)",
+        field="to",
+    )
+
+
+def _checked_cas_url(url: str | None) -> str | None:
+    from reviewtrail._redact import redact_url
+
+    if url is None:
+        return None
+    if url.startswith("file://"):
+        path = url[len("file://") :]
+        if not path.startswith("/") or path.rstrip("/") == "":
+            raise InvalidInputError(f"{url!r} must name an absolute folder: file:///ABSOLUTE/PATH", field="cas_to")
+        return url
+    if url.startswith("s3://") and url[len("s3://") :].split("/", 1)[0]:
+        return url
+    raise InvalidInputError(
+        f"{redact_url(url)!r} is not a CAS URL (file:///ABSOLUTE/PATH or s3://bucket/prefix)", field="cas_to"
+    )
+
+
+def _same_database(a: str, b: str) -> bool:
+    from reviewtrail.config import sqlite_path
+
+    pa, pb = sqlite_path(a), sqlite_path(b)
+    if pa is not None or pb is not None:
+        return pa is not None and pb is not None and pa.resolve() == pb.resolve()
+    return a.rstrip("/") == b.rstrip("/")
+
+
+def _cas_place(url: str | None, settings: Settings) -> tuple[str, str]:
+    """What identifies where a CAS URL keeps the objects (None: the store's folder)."""
+    if url is None:
+        return "file", str(settings.store.resolve())
+    if url.startswith("file://"):
+        return "file", str(Path(url[len("file://") :]).resolve())
+    return "url", url.rstrip("/")
+
+
+def _open_target_ledger(url: str, catalog: RecordCatalog) -> Ledger:
+    from reviewtrail.ledger import open_ledger
+
+    return open_ledger(url, catalog=catalog, create=True)
+
+
+def _open_target_cas(url: str, settings: Settings) -> CasStore:
+    """The target CAS, created when new (its layout, for a folder)."""
+    from reviewtrail.cas import FilesystemCas
+    from reviewtrail.errors import ConfigError
+
+    if url.startswith("file://"):
+        return FilesystemCas(Path(url[len("file://") :]), create=True)
+    raise ConfigError(f"{url!r}: this version cannot write objects to S3 yet", field="cas_to")
+
+
+# --- the records ------------------------------------------------------------------------------
+def _copy_records(
+    source: Ledger, target: Ledger, end: int, batch_size: int, report: MigrateReport, tick: Progress
+) -> None:
+    present = _common_start(source, target, end)
+    report.records_present = present
+    if present:
+        tick("records", present, end)
+    batch: list[Envelope] = []
+    size = 0
+    for env in source.read(start=present + 1, end=end) if present < end else ():
+        batch.append(env)
+        size += len(env.payload)
+        if len(batch) >= batch_size or size >= _BATCH_BYTES:
+            report.records_copied += len(target.append_sealed(batch))
+            tick("records", len(batch), end)
+            batch, size = [], 0
+    if batch:
+        report.records_copied += len(target.append_sealed(batch))
+        tick("records", len(batch), end)
+
+
+def _common_start(source: Ledger, target: Ledger, end: int) -> int:
+    """How many records the target holds, which must be the source's first ones exactly (every
+    field, payload bytes and hashes); :class:`IntegrityError` naming the first seq where they
+    differ otherwise, before anything is written."""
+    have = target.head_seq()
+    if have == 0:
+        return 0
+    upto = min(have, end)
+    expected = 1
+    if upto:
+        for mine, held in _pairs(source.read(end=upto), target.read(end=upto)):
+            if mine is None or held is None or mine.seq != expected or mine != held:
+                raise IntegrityError(
+                    f"the target ledger {target.describe()} differs from the source at seq {expected}: it holds "
+                    f"{_describe(held)} where the source has {_describe(mine)}; it was not written to",
+                    field="to",
+                )
+            expected += 1
+    if have > end:
+        raise IntegrityError(
+            f"the target ledger {target.describe()} differs from the source at seq {end + 1}: it holds {have} records, "
+            f"the source {end}; it was not written to",
+            field="to",
+        )
+    return have
+
+
+def _pairs(a: Iterator[Envelope], b: Iterator[Envelope]) -> Iterator[tuple[Envelope | None, Envelope | None]]:
+    """The records of two runs side by side, ``None`` where one ended first."""
+    while True:
+        x, y = next(a, None), next(b, None)
+        if x is None and y is None:
+            return
+        yield x, y
+
+
+def _describe(env: Envelope | None) -> str:
+    return "no record" if env is None else f"record {env.id} (hash {env.hash[:12]}…)"
+
+
+# --- the objects ------------------------------------------------------------------------------
+def _copy_objects(source: CasStore, target: CasStore, report: MigrateReport, tick: Progress) -> None:
+    from reviewtrail.cas import is_hex
+
+    total = 0
+    if tick is not _no_progress:  # sizing every object costs a look at each: only for a progress bar
+        total = sum(source.stored_size(loc, name) or 0 for loc, name in source.iter_objects())
+
+    def counted(n: int) -> None:
+        report.bytes_copied += n
+        tick("bytes", n, total)
+
+    for location, name in source.iter_objects():
+        if not is_hex(name):
+            report.notes.append(f"{location}: {name!r} is not a SHA-256 address (not an object); not copied")
+            continue
+        held = target.locate(name) if location == "legacy" else location
+        if held is not None and target.stored_size(held, name) is not None:
+            check = target.check_object(held, name)
+            if check.problem is not None:
+                raise CorruptObjectError(
+                    f"the target already holds {location}/sha256:{name}, corrupt ({check.problem}); "
+                    "nothing was copied over it"
+                )
+            report.objects_skipped += 1
+            tick("bytes", check.size, total)
+            continue
+        pool = "data" if location == "legacy" else location
+        try:
+            with _source_reader(source, location, name) as reader:
+                ref = target.put_stream(reader, pool=pool, on_bytes=counted)  # type: ignore[arg-type]
+        except CorruptObjectError as exc:
+            raise CorruptObjectError(
+                f"source object {location}/sha256:{name}: {exc}; migrate stopped and copied nothing of it "
+                "(run 'reviewtrail verify' on the source)"
+            ) from None
+        if ref.hash != name:  # the reader verified the bytes; a mismatch here is a bug, never copied silently
+            raise IntegrityError(f"object {location}/sha256:{name} was stored as {ref.digest}")
+        report.objects_copied += 1
+
+
+def _source_reader(source: CasStore, location: Location, name: str) -> VerifyingReader:
+    """The object's bytes at exactly ``location``, verified as they are read (the last read of a
+    corrupt object raises, so a copy of it is never published)."""
+    from reviewtrail.cas import CasRef
+
+    if location == "legacy":
+        return source.open(name)  # a bare address: found where a bare reference finds it
+    size = source.stored_size(location, name)
+    if size is None:
+        raise ObjectNotFoundError(f"source object {location}/sha256:{name} vanished while migrating", field="ref")
+    return source.open(CasRef(pool=location, digest=f"sha256:{name}", size=size))
+
+
+# --- the end ----------------------------------------------------------------------------------
+def _check_target(
+    ledger: Ledger,
+    cas: CasStore,
+    source_cas: CasStore,
+    head: tuple[int, str | None],
+    report: MigrateReport,
+    tick: Progress,
+) -> None:
+    """The target's head must be the source's, and every object its records reference must be
+    in its CAS and hash right (read through its verified read)."""
+    end, end_hash = head
+    found = ledger.head()
+    at: tuple[int, str | None] = (found.seq, found.hash) if found is not None else (0, None)
+    if at != (end, end_hash):
+        report.problem(f"the target ledger's head is seq {at[0]} ({at[1]}), the source's is seq {end} ({end_hash})")
+    checked: set[tuple[str, str, int]] = set()
+    for env in ledger.read(end=end) if end else ():
+        try:
+            refs = env.cas_refs
+        except InvalidInputError as exc:
+            report.problem(f"ledger seq {env.seq} ({env.id}): a malformed CAS reference ({exc})")
+            refs = []
+        for ref in refs:
+            key = (getattr(ref, "pool", ""), ref.hash, ref.size)
+            if key in checked:
+                continue
+            checked.add(key)
+            report.refs_checked += 1
+            if not cas.verify(ref):
+                where = "nor intact in the source's" if not source_cas.has(ref) else "though the source's holds it"
+                report.problem(
+                    f"ledger seq {env.seq} ({env.id}) references {key[0] or 'sha256'}:{ref.hash} ({ref.size} bytes), "
+                    f"which is not intact in the target's CAS ({where})"
+                )
+        tick("checking", 1, end)
