@@ -1,0 +1,341 @@
+"""``reviewtrail migrate``: a whole store copied between backends (SQLite and files to PostgreSQL
+and files, and back), byte for byte; resumed after a kill at any point; refused when the target
+holds another chain (and the target left untouched); stopped by a corrupt source object (nothing
+corrupt copied); bad URLs and an unreachable database with their documented exit codes.
+
+The source is a store with a record of every kind the CLI writes and a row in every query table
+(``support.campaign.populate``), plus an object in the legacy layout that a record references."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reviewtrail.cas import FilesystemCas
+from reviewtrail.ledger import open_ledger
+from support.campaign import Project, Result, populate
+
+LEGACY = b"an object in the legacy layout, referenced by a bare {hash, size}\n"
+
+
+@pytest.fixture(scope="module")
+def populated(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    project, _ = populate(tmp_path_factory.mktemp("migrate") / "project")
+    digest = hashlib.sha256(LEGACY).hexdigest()
+    legacy = project.store / "cas" / "sha256" / digest[:2] / digest
+    legacy.parent.mkdir(parents=True, exist_ok=True)
+    legacy.write_bytes(LEGACY)
+    payload = json.dumps({"old": {"hash": digest, "size": len(LEGACY)}})
+    appended = project.cli("ledger", "append", "--type", "eval.legacy@1", "--actor", "alice", "--privacy", "private",
+                           "--payload", payload)  # fmt: skip
+    assert appended.code == 0, appended.describe()
+    return project
+
+
+@pytest.fixture
+def source(populated: Project, tmp_path: Path) -> Project:
+    """A copy of the populated project, this test's own."""
+    return populated.clone(tmp_path / "source")
+
+
+def migrate(project: Project, *args: str, env: dict[str, str] | None = None) -> Result:
+    return project.cli("migrate", *args, "--json", env=env)
+
+
+def records(url: str) -> list[tuple[Any, ...]]:
+    """Every record of the ledger at ``url``, every field (payload bytes and hashes included)."""
+    with open_ledger(url, create=False, read_only=True) as ledger:
+        return [dataclasses.astuple(env) for env in ledger.read()]
+
+
+def tables(url: str) -> dict[str, list[Any]]:
+    """Every row of every query table of the application's ledger at ``url``, as stored."""
+    from reviewtrail.app import catalog
+
+    with open_ledger(url, catalog=catalog(), create=False, read_only=True) as ledger:
+        return {name: sorted(map(repr, ledger.stored_rows(name))) for name in sorted(ledger.tables)}
+
+
+def objects(root: Path) -> dict[tuple[str, str], str | None]:
+    """Every object under a CAS folder and what is wrong with it (None: intact)."""
+    cas = FilesystemCas(root, require_layout=False)
+    return {(loc, name): cas.check_object(loc, name).problem for loc, name in cas.iter_objects()}
+
+
+def copied_objects(project: Project) -> dict[tuple[str, str], str | None]:
+    """The source's objects as a target holds them: the legacy layout's in the data pool."""
+    return {("data" if loc == "legacy" else loc, name): p for (loc, name), p in objects(project.store).items()}
+
+
+def object_bytes(root: Path) -> int:
+    cas = FilesystemCas(root, require_layout=False)
+    return sum(cas.stored_size(loc, name) or 0 for loc, name in cas.iter_objects())
+
+
+def verify(project: Project, env: dict[str, str]) -> tuple[Result, dict[str, Any]]:
+    """``reviewtrail verify --json`` of the project's store under ``env`` (the target's settings)."""
+    result = project.cli("verify", "--json", "--project-dir", str(project.root), env=env)
+    return result, result.json() if result.out.strip() else {}
+
+
+def source_url(project: Project) -> str:
+    return f"sqlite:///{project.db}"
+
+
+def target_env(database_url: str, cas: Path) -> dict[str, str]:
+    return {"REVIEWTRAIL_DATABASE_URL": database_url, "REVIEWTRAIL_CAS_URL": f"file://{cas}"}
+
+
+def assert_same_store(project: Project, url: str, cas: Path, *, from_url: str | None = None) -> None:
+    """The target holds the source's chain byte for byte, the same query rows, every object intact."""
+    want = records(from_url or source_url(project))
+    assert records(url) == want and len(want) > 30
+    assert tables(url) == tables(from_url or source_url(project))
+    held = objects(cas)
+    assert set(copied_objects(project)) <= set(held)
+    assert all(problem is None for problem in held.values())
+
+
+def test_sqlite_and_files_to_postgresql_and_files_and_back(source: Project, pg_url: str, tmp_path: Path) -> None:
+    cas = tmp_path / "objects"
+    result = migrate(source, "--to", pg_url, "--cas-to", f"file://{cas}", "--batch-size", "9")
+    assert result.code == 0, result.describe()
+    report = result.json()
+    head = len(records(source_url(source)))
+    assert report["ok"] and report["head"]["seq"] == head
+    assert report["records"] == {"copied": head, "alreadyPresent": 0}
+    assert report["objects"]["copied"] == len(objects(source.store)) and report["objects"]["skipped"] == 0
+    assert report["objects"]["bytes"] == object_bytes(source.store) > 0 and report["refsChecked"] > 5
+    assert_same_store(source, pg_url, cas)
+    verified, doc = verify(source, target_env(pg_url, cas))
+    assert verified.code == 0, verified.describe()
+    assert doc["head"]["seq"] == head and doc["storeId"] == report_store_id(source)
+
+    # And back: the PostgreSQL store (objects in the folder) to SQLite and another folder.
+    back_db, back_cas = tmp_path / "back.sqlite", tmp_path / "objects-back"
+    result = migrate(
+        source, "--to", f"sqlite:///{back_db}", "--cas-to", f"file://{back_cas}", env=target_env(pg_url, cas)
+    )
+    assert result.code == 0, result.describe()
+    assert result.json()["records"]["copied"] == head
+    assert_same_store(source, f"sqlite:///{back_db}", back_cas)
+    verified, _ = verify(source, target_env(f"sqlite:///{back_db}", back_cas))
+    assert verified.code == 0, verified.describe()
+
+    # Run again: nothing left to copy, and the target is checked all the same.
+    again = migrate(source, "--to", pg_url, "--cas-to", f"file://{cas}")
+    assert again.code == 0, again.describe()
+    assert again.json()["records"] == {"copied": 0, "alreadyPresent": head}
+    assert again.json()["objects"]["copied"] == 0 and again.json()["objects"]["skipped"] == len(objects(source.store))
+
+
+def report_store_id(project: Project) -> str:
+    return str(json.loads((project.store / "reviewtrail-store.json").read_text())["storeId"])
+
+
+def test_only_the_ledger_moves_when_no_cas_is_given(source: Project, pg_url: str) -> None:
+    result = migrate(source, "--to", pg_url)
+    assert result.code == 0, result.describe()
+    report = result.json()
+    assert report["objects"] == {"copied": 0, "skipped": 0, "bytes": 0} and report["refsChecked"] > 5
+    assert records(pg_url) == records(source_url(source))
+    verified, _ = verify(source, {"REVIEWTRAIL_DATABASE_URL": pg_url})
+    assert verified.code == 0, verified.describe()
+
+
+# --- killed at any point, then run again -----------------------------------------------------------
+KILLER = """
+import os, signal, sys
+from reviewtrail.cas import FilesystemCas
+from reviewtrail.ledger._sql import SqlLedger
+
+where, after = sys.argv[1], int(sys.argv[2])
+calls = [0]
+
+def dying(original):
+    def call(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] > after:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return original(*args, **kwargs)
+    return call
+
+if where == "in-a-transaction":  # the batch inserted and read back, its query rows not yet written
+    SqlLedger._refuse_unless_stored_as_sealed = dying(SqlLedger._refuse_unless_stored_as_sealed)
+elif where == "between-batches":  # a batch committed, the next not begun
+    SqlLedger.append_sealed = dying(SqlLedger.append_sealed)
+else:  # an object's bytes staged in the target's ingest folder, not yet published
+    FilesystemCas._publish = dying(FilesystemCas._publish)
+sys.argv = ["reviewtrail", "migrate", *sys.argv[3:]]
+from reviewtrail.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize(("where", "after"), [("in-a-transaction", 3), ("between-batches", 4), ("an-object", 2)])
+def test_a_migrate_killed_anywhere_resumes(
+    source: Project, pg_url: str, tmp_path: Path, where: str, after: int
+) -> None:
+    cas = tmp_path / "objects"
+    args = ["--to", pg_url, "--cas-to", f"file://{cas}", "--batch-size", "7"]
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLER, where, str(after), *args],
+        cwd=source.root,
+        env=source.env(),
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()[-2000:]
+    head = len(records(source_url(source)))
+    present = len(records(pg_url))
+    if where == "an-object":
+        assert present == head and 0 < len(objects(cas)) < len(objects(source.store))
+    else:
+        assert present == 7 * after and 0 < present < head
+    result = migrate(source, *args)
+    assert result.code == 0, result.describe()
+    report = result.json()
+    assert report["records"] == {"copied": head - present, "alreadyPresent": present}
+    assert report["objects"]["copied"] + report["objects"]["skipped"] == len(objects(source.store))
+    assert_same_store(source, pg_url, cas)
+    verified, _ = verify(source, target_env(pg_url, cas))
+    assert verified.code == 0, verified.describe()
+
+
+# --- a target holding another chain ----------------------------------------------------------------
+def snapshot(url: str, cas: Path) -> tuple[Any, ...]:
+    return records(url), tables(url), sorted(str(p) for p in cas.rglob("*")) if cas.exists() else []
+
+
+def test_a_target_holding_another_store_is_refused_and_left_untouched(
+    source: Project, pg_url: str, tmp_path: Path
+) -> None:
+    from reviewtrail.app import init_store
+    from reviewtrail.config import Settings
+
+    init_store(Settings(store=tmp_path / "other", database_url=pg_url)).close()  # its own identity at seq 1
+    cas = tmp_path / "objects"
+    before = snapshot(pg_url, cas)
+    result = migrate(source, "--to", pg_url, "--cas-to", f"file://{cas}")
+    assert result.code == 4, result.describe()
+    assert "differs from the source at seq 1" in result.err and "it was not written to" in result.err
+    assert result.json()["error"]["type"] == "IntegrityError"
+    assert snapshot(pg_url, cas) == before and not cas.exists()
+
+
+def test_a_target_that_parts_from_the_chain_is_refused_naming_the_seq(source: Project, pg_url: str) -> None:
+    from reviewtrail.app import catalog
+    from reviewtrail.ledger import NewRecord
+
+    with open_ledger(source_url(source), create=False, read_only=True) as src:
+        chain = list(src.read(end=12))
+    with open_ledger(pg_url, catalog=catalog()) as target:
+        target.append_sealed(chain[:10])
+        target.append([NewRecord(type="eval.other@1", actor="mallory", privacy="private", payload={"n": 1})])
+    before = snapshot(pg_url, Path("/nonexistent"))
+    result = migrate(source, "--to", pg_url)
+    assert result.code == 4, result.describe()
+    assert "differs from the source at seq 11" in result.err
+    assert snapshot(pg_url, Path("/nonexistent")) == before
+
+
+def test_a_target_ahead_of_the_source_is_refused(source: Project, pg_url: str) -> None:
+    from reviewtrail.app import catalog
+    from reviewtrail.ledger import NewRecord
+
+    assert migrate(source, "--to", pg_url).code == 0
+    head = len(records(source_url(source)))
+    with open_ledger(pg_url, catalog=catalog(), create=False) as target:
+        target.append([NewRecord(type="eval.other@1", actor="alice", privacy="private", payload={"n": 2})])
+    before = records(pg_url)
+    result = migrate(source, "--to", pg_url)
+    assert result.code == 4, result.describe()
+    assert f"differs from the source at seq {head + 1}" in result.err
+    assert records(pg_url) == before
+
+
+# --- a corrupt source object -----------------------------------------------------------------------
+def test_a_corrupt_source_object_stops_migrate_and_nothing_corrupt_is_copied(source: Project, tmp_path: Path) -> None:
+    blobs = sorted((source.store / "versioning" / "data" / "blobs" / "sha256").iterdir())
+    victim = blobs[len(blobs) // 2]
+    good = victim.read_bytes()
+    victim.chmod(0o644)
+    victim.write_bytes(bytes([good[0] ^ 1]) + good[1:])
+    cas, db = tmp_path / "objects", tmp_path / "target.sqlite"
+    args = ["--to", f"sqlite:///{db}", "--cas-to", f"file://{cas}"]
+    result = migrate(source, *args)
+    assert result.code == 4, result.describe()
+    assert f"data/sha256:{victim.name}" in result.err and "does not hash" in result.err
+    held = objects(cas)
+    assert ("data", victim.name) not in held and all(problem is None for problem in held.values())
+    assert not any(victim.name in p.name for p in cas.rglob("*"))
+
+    victim.write_bytes(good)  # repaired (from a backup): the next run completes the copy
+    result = migrate(source, *args)
+    assert result.code == 0, result.describe()
+    assert result.json()["objects"]["skipped"] == len(held)
+    assert_same_store(source, f"sqlite:///{db}", cas)
+
+
+def test_a_referenced_object_missing_from_the_source_fails_the_final_check(source: Project, tmp_path: Path) -> None:
+    digest = hashlib.sha256(LEGACY).hexdigest()
+    (source.store / "cas" / "sha256" / digest[:2] / digest).unlink()
+    cas, db = tmp_path / "objects", tmp_path / "target.sqlite"
+    result = migrate(source, "--to", f"sqlite:///{db}", "--cas-to", f"file://{cas}")
+    assert result.code == 4, result.describe()
+    report = result.json()
+    assert not report["ok"] and len(report["problems"]) == 1
+    assert f"sha256:{digest}" in report["problems"][0] and "nor intact in the source's" in report["problems"][0]
+    assert records(f"sqlite:///{db}") == records(source_url(source))
+
+
+# --- bad inputs ------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["--to", "mysql://rt@db/x"], 2, "is not a database URL"),
+        (["--to", "sqlite:///{tmp}/missing/ledger.sqlite"], 2, "does not exist"),
+        (["--to", "sqlite:///{tmp}/t.sqlite", "--cas-to", "http://objects.example/x"], 2, "is not a CAS URL"),
+        (["--to", "sqlite:///{tmp}/t.sqlite", "--cas-to", "file://relative/folder"], 2, "absolute folder"),
+        (["--cas-to", "s3://"], 2, "is not a CAS URL"),
+        ([], 2, "nothing to migrate"),
+        (["--to", "sqlite:///{db}"], 2, "nothing to migrate"),
+        (["--to", "sqlite:///{tmp}/t.sqlite", "--batch-size", "0"], 2, "batch-size"),
+        (["--to", "postgresql://rt:s3cret-pw@127.0.0.1:1/rt"], 5, "cannot connect to PostgreSQL"),
+    ],
+)
+def test_bad_inputs_have_documented_exit_codes(
+    source: Project, tmp_path: Path, args: list[str], code: int, message: str
+) -> None:
+    given = [a.format(tmp=tmp_path, db=source.db) for a in args]
+    result = source.cli("migrate", *given)
+    assert result.code == code, result.describe()
+    assert message in result.err and "s3cret-pw" not in result.err + result.out
+    assert "Traceback" not in result.err
+    assert not (tmp_path / "t.sqlite").exists()
+
+
+def test_help_tells_how_to_switch_to_the_target() -> None:
+    from conftest import run_wide
+
+    code, out, _ = run_wide("migrate", "--help")
+    assert code == 0
+    assert "REVIEWTRAIL_DATABASE_URL" in out and "REVIEWTRAIL_CAS_URL" in out and "reviewtrail verify" in out
+
+
+def test_nothing_is_written_to_the_source(source: Project, tmp_path: Path) -> None:
+    before = source.fingerprint(), records(source_url(source))
+    shutil.copy(source.db, tmp_path / "ledger-before.sqlite")
+    result = migrate(source, "--to", f"sqlite:///{tmp_path / 't.sqlite'}", "--cas-to", f"file://{tmp_path / 'o'}")
+    assert result.code == 0, result.describe()
+    assert (source.fingerprint(), records(source_url(source))) == before
