@@ -20,7 +20,8 @@ target's verified read); anything else is a problem in the report (exit 4).
 
 The source is the configured store, opened read-only; the store folder's marker names the
 identity record, which the target then holds too, so pointing ``REVIEWTRAIL_DATABASE_URL`` and
-``REVIEWTRAIL_CAS_URL`` at the target is all that is left to do.
+``REVIEWTRAIL_CAS_URL`` at the target is all that is left to do (docs/architecture.md, "Moving a
+store").
 """
 
 from __future__ import annotations
