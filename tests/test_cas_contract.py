@@ -1,4 +1,4 @@
-"""One contract every CAS backend passes: memory and filesystem (S3 joins with one more class).
+"""One contract every CAS backend passes: memory, filesystem and S3 (against a real SeaweedFS).
 
 The tests themselves are in ``tests/contracts/cas.py``; each class here is one backend.
 Below them: address and reference rules, and the filesystem store's own layout and failures.
@@ -16,8 +16,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from contracts.cas import CasContract
-from reviewtrail.cas import CasObjectRef, CasRef, CasStore, FilesystemCas, Location, MemoryCas, parse_address
+from reviewtrail.cas import CasObjectRef, CasRef, CasStore, FilesystemCas, Location, MemoryCas, S3Cas, parse_address
+from reviewtrail.config import S3Settings
 from reviewtrail.errors import CorruptObjectError, InvalidAddressError
+from support.seaweed import SeaweedServer
 
 
 class TestMemoryCas(CasContract):
@@ -42,6 +44,49 @@ class TestFilesystemCas(CasContract):
     def leftover_staging(self, cas: CasStore) -> list[Path]:
         assert isinstance(cas, FilesystemCas)
         return cas.stale_ingest(older_than=-1)
+
+
+class TestS3Cas(CasContract):
+    """The S3 backend on a real SeaweedFS: a fresh prefix per store, a fresh bucket per test."""
+
+    property_examples = 15  # each example lays out a new store with requests to the server
+
+    def make_cas(self) -> CasStore:
+        server: SeaweedServer = self.request.getfixturevalue("seaweed")
+        if not hasattr(self, "bucket"):
+            self.bucket = server.new_bucket()
+        spool = self.tmp_path / f"spool-{uuid.uuid4().hex[:12]}"
+        spool.mkdir()
+        return S3Cas(
+            self.bucket,
+            f"stores/{uuid.uuid4().hex[:12]}",
+            s3=s3_settings(server),
+            create=True,
+            spool_dir=spool,
+        )
+
+    def tamper(self, cas: CasStore, location: Location, hexdigest: str, data: bytes) -> None:
+        assert isinstance(cas, S3Cas)
+        s3_tamper(self.request.getfixturevalue("seaweed"), cas, location, hexdigest, data)
+
+    def leftover_staging(self, cas: CasStore) -> list[object]:
+        assert isinstance(cas, S3Cas) and cas.spool_dir is not None
+        return [*cas.unfinished_uploads(), *Path(cas.spool_dir).iterdir()]
+
+
+def s3_settings(server: SeaweedServer) -> S3Settings:
+    """Settings that point a store at ``server`` with its real credentials."""
+    return S3Settings(
+        access_key_id=server.access_key,
+        secret_access_key=server.secret_key,
+        endpoint_url=server.endpoint,
+        region="us-east-1",
+    )
+
+
+def s3_tamper(server: SeaweedServer, cas: S3Cas, location: Location, hexdigest: str, data: bytes) -> None:
+    """Overwrite an object's bytes with a plain PutObject, behind the store's back."""
+    server.client().put_object(Bucket=cas.bucket, Key=cas.key(location, hexdigest), Body=data)
 
 
 def fs_tamper(cas: FilesystemCas, location: Location, hexdigest: str, data: bytes) -> None:

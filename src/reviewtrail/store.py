@@ -26,7 +26,7 @@ from reviewtrail._identity import (
     unnamed_identity_problems,
     write_marker,
 )
-from reviewtrail.cas import CasStore, FilesystemCas
+from reviewtrail.cas import CasStore, FilesystemCas, open_cas
 from reviewtrail.config import STORE_MARKER as _MARKER
 from reviewtrail.config import Settings, sqlite_path
 from reviewtrail.errors import IntegrityError, InvalidInputError, LedgerMissingError, StoreNotInitializedError
@@ -34,7 +34,7 @@ from reviewtrail.ledger import GENESIS_HASH, Envelope, Ledger, RecordCatalog, op
 
 if TYPE_CHECKING:
     from reviewtrail._verify_records import ObjectIndex
-    from reviewtrail.ledger import NewRecord
+    from reviewtrail.ledger import FileSigner, NewRecord, TrustedKeys
 
 __all__ = ["STORE_FORMAT", "Progress", "Store", "VerifyReport"]
 
@@ -131,10 +131,12 @@ class Store:
             marker = read_marker(marker_path) if marker_path.exists() else None
             if marker is not None and marker.store_id is not None:
                 # An existing store is opened as it is: init never re-creates what was removed.
-                existing = FilesystemCas(root, require_layout=False)
+                existing = open_cas(settings.cas_url, store=root, s3=settings.s3, require_layout=False)
                 return cls._open_checked(settings, catalog, existing, marker, read_only=False)
-            cas = FilesystemCas(root, create=True)
-            ledger = open_ledger(settings.database_url, catalog=catalog, create=marker is None)
+            cas = open_cas(settings.cas_url, store=root, s3=settings.s3, create=True)
+            ledger = open_ledger(
+                settings.database_url, catalog=catalog, create=marker is None, signer=_signer(settings)
+            )
             try:
                 marker = _adopt_or_create_identity(ledger, settings)
                 write_marker(marker_path, marker)
@@ -171,7 +173,9 @@ class Store:
         if read_only is None:
             read_only = _looks_read_only(settings)
         # Missing layout files are verify's to report (exit 4), not a reason to refuse to open.
-        cas = FilesystemCas(settings.store, read_only=read_only, require_layout=False)
+        cas = open_cas(
+            settings.cas_url, store=settings.store, s3=settings.s3, read_only=read_only, require_layout=False
+        )
         return cls._open_checked(settings, catalog, cas, marker, read_only=read_only, check_identity=check_identity)
 
     @classmethod
@@ -185,7 +189,9 @@ class Store:
         read_only: bool,
         check_identity: bool = True,
     ) -> Store:
-        ledger = open_ledger(settings.database_url, catalog=catalog, create=False, read_only=read_only)
+        ledger = open_ledger(
+            settings.database_url, catalog=catalog, create=False, read_only=read_only, signer=_signer(settings)
+        )
         try:
             problems = _identity_check(ledger, marker) if check_identity else []
             if check_identity and not problems and marker.store_id is None and _emptied(ledger, cas):
@@ -222,7 +228,13 @@ class Store:
         return self.ledger.append(batch)
 
     # --- verification ---------------------------------------------------------------------
-    def verify(self, progress: Progress | None = None, *, since: tuple[int, str] | None = None) -> VerifyReport:
+    def verify(
+        self,
+        progress: Progress | None = None,
+        *,
+        since: tuple[int, str] | None = None,
+        trusted_keys: TrustedKeys | None = None,
+    ) -> VerifyReport:
         """Check the whole store against its chain, in one consistent snapshot of the ledger.
 
         The ledger is read first (one read transaction), then every CAS object is re-hashed, then
@@ -236,9 +248,13 @@ class Store:
         that hash on, hashes, their CAS references, re-hashing the objects they name) and the
         query-table rows they give. Records before it, objects no such record names and rows
         only earlier records give are not looked at.
+
+        Every record's signature is held to the chain's writer keys and, with ``trusted_keys``, to
+        those keys (:func:`~reviewtrail.ledger.signature_problems`), in the same snapshot.
         """
         from reviewtrail._projection_check import ProjectionCheck
         from reviewtrail._verify_records import ObjectIndex, walk_records
+        from reviewtrail.ledger import signature_problems
 
         report = VerifyReport(store_id=self.store_id)
         if since is not None:
@@ -280,6 +296,12 @@ class Store:
                 report.chain_ok = not (identity or walk.chain or count_problems)
                 report.problems.extend(projections.problems())
                 report.rows_checked = projections.rows_checked
+            signatures = signature_problems(
+                self.ledger, end=total, after=since[0] if since is not None else 0, trusted=trusted_keys
+            )
+            report.problems.extend(signatures.problems)
+            if signatures.signed or signatures.required_from is not None or trusted_keys is not None:
+                report.notes.append(signatures.note())
         if self.marker is not None and self.marker.store_id is None:
             report.notes.append(
                 "this store has no recorded identity (made by an older version); run 'reviewtrail init'"
@@ -337,8 +359,7 @@ class Store:
 
     def _furniture_problems(self) -> list[str]:
         problems: list[str] = []
-        if isinstance(self.cas, FilesystemCas):
-            problems.extend(self.cas.furniture_problems())
+        problems.extend(self.cas.furniture_problems())
         if self.root is not None:
             for name in _STORE_FOLDERS:
                 path = self.root / name
@@ -370,6 +391,15 @@ class Store:
                     "(records were removed from the end)"
                 )
         return problems
+
+
+def _signer(settings: Settings) -> FileSigner | None:
+    """What signs the records of this process: its signing key's file, read on the first append."""
+    if settings.signing_key is None:
+        return None
+    from reviewtrail.ledger import FileSigner
+
+    return FileSigner(settings.signing_key)
 
 
 def _emptied(ledger: Ledger, cas: CasStore) -> bool:

@@ -2,7 +2,9 @@
 
 Public API::
 
-    from reviewtrail.cas import FilesystemCas, MemoryCas, CasRef, CasObjectRef
+    from reviewtrail.cas import FilesystemCas, MemoryCas, S3Cas, CasRef, CasObjectRef, open_cas
+
+    cas = open_cas(settings.cas_url, store=settings.store, s3=settings.s3)  # the store's CAS
 """
 
 import importlib
@@ -21,6 +23,7 @@ from reviewtrail.cas._address import (
 )
 from reviewtrail.cas._filesystem import FilesystemCas
 from reviewtrail.cas._memory import MemoryCas
+from reviewtrail.cas._open import open_cas
 from reviewtrail.cas._protocol import (
     BARE_SEARCH,
     ByteCallback,
@@ -34,10 +37,11 @@ from reviewtrail.cas._verified import ObjectState, StoredObject, locate_object, 
 if typing.TYPE_CHECKING:
     from reviewtrail.cas._protocol import AnyRef
     from reviewtrail.cas._refs import CasObjectRef, CasRef, refs_in
+    from reviewtrail.cas._s3 import S3Cas
 
 # The reference models are pydantic models, loaded on first use: reading an object by its address,
-# and reading records, never load pydantic.
-_LAZY = {"AnyRef": "_protocol", "CasObjectRef": "_refs", "CasRef": "_refs", "refs_in": "_refs"}
+# and reading records, never load pydantic. The S3 backend is loaded where it is named or opened.
+_LAZY = {"AnyRef": "_protocol", "CasObjectRef": "_refs", "CasRef": "_refs", "S3Cas": "_s3", "refs_in": "_refs"}
 
 
 def __getattr__(name: str) -> typing.Any:
@@ -65,6 +69,7 @@ __all__ = [
     "ObjectCheck",
     "ObjectState",
     "Pool",
+    "S3Cas",
     "StoredObject",
     "VerifyingReader",
     "check_hex",
@@ -72,6 +77,7 @@ __all__ = [
     "is_hex",
     "locate_object",
     "object_state",
+    "open_cas",
     "parse_address",
     "parse_digest",
     "refs_in",

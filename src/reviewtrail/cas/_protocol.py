@@ -354,6 +354,10 @@ class CasStore(abc.ABC):
             return ObjectCheck(location, hexdigest, reader.bytes_read, str(exc))
         return ObjectCheck(location, hexdigest, reader.bytes_read, None)
 
+    def furniture_problems(self) -> list[str]:
+        """What is wrong with the layout's own files (not the objects); none for a backend without any."""
+        return []
+
     def iter_objects(self) -> Iterator[tuple[Location, str]]:
         """Every stored object name, pool by pool, legacy last."""
         for loc in (*POOLS, "legacy"):

@@ -1,0 +1,619 @@
+"""S3 CAS: the filesystem store's layout as keys under ``s3://bucket/prefix/``.
+
+Keys mirror the folders of :class:`~reviewtrail.cas.FilesystemCas` under the URL's prefix:
+``versioning/<pool>/{oci-layout,index.json,blobs/sha256/<hex>}`` for the pools ``data`` and
+``agent-state``, and ``cas/sha256/<2 hex>/<hex>`` for legacy objects (read and verified, never
+written). Any S3-compatible server works (AWS S3, SeaweedFS, Ceph).
+
+Publishing is create-only: ``PutObject`` (or ``CompleteMultipartUpload``, above
+``multipart_threshold`` bytes) with ``If-None-Match: *``. When the key exists (412) the existing
+object is read and re-hashed: reused when intact, :class:`CorruptObjectError` naming it when not;
+it is never overwritten. A small object is sent with its SHA-256 as ``x-amz-checksum-sha256``,
+so the server refuses bytes that do not match the address; a large one is hashed again as its
+parts are sent, and the upload is completed only when that hash is the address. A failed or
+interrupted multipart upload is aborted, so it leaves no object and no unfinished upload.
+``put_file`` hashes the file, then sends it from the file itself (no copy); ``put_stream`` spools
+to a temporary file past a few MiB (constant memory); ``put_many`` sends with a pool of threads.
+Every read streams the body through the shared :class:`VerifyingReader`.
+"""
+
+from __future__ import annotations
+
+import base64
+import concurrent.futures as cf
+import contextlib
+import functools
+import hashlib
+import io
+import json
+import os
+import re
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING, Any, cast
+
+from reviewtrail.cas._address import DEFAULT_MEDIA_TYPE, POOLS, Pool, check_hex, check_media_type, check_pool, is_hex
+from reviewtrail.cas._filesystem import OCI_INDEX, OCI_LAYOUT
+from reviewtrail.cas._protocol import CHUNK, ByteCallback, CasStore, Location, VerifyingReader
+from reviewtrail.cas._s3_client import (
+    CAS_URL_SETTING,
+    S3Endpoint,
+    error_code,
+    is_missing,
+    is_precondition_failed,
+    make_client,
+    s3_errors,
+)
+from reviewtrail.cas._s3_upload import read_exact, send_parts
+from reviewtrail.errors import (
+    BackendUnavailableError,
+    CorruptObjectError,
+    InvalidInputError,
+    ReadOnlyStoreError,
+    StoreNotInitializedError,
+)
+
+if TYPE_CHECKING:
+    from reviewtrail.cas._protocol import AnyRef
+    from reviewtrail.cas._refs import CasRef
+    from reviewtrail.config import S3Settings
+
+__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_MULTIPART_THRESHOLD", "DEFAULT_PART_SIZE", "S3Cas", "check_bucket"]
+
+MIB = 1 << 20
+DEFAULT_MULTIPART_THRESHOLD = 64 * MIB
+DEFAULT_PART_SIZE = 16 * MIB
+DEFAULT_CONCURRENCY = 16
+MIN_PART_SIZE = 5 * MIB  # S3's smallest part (but the last)
+_PART_WINDOW = 8  # parts of one upload in memory and in flight at once
+_SPILL = 8 * MIB  # put_stream keeps this much in memory, then spools to a temporary file
+_BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+_PREFIX_SEGMENT = re.compile(r"[A-Za-z0-9!_.*'()-]+")
+
+
+def check_bucket(bucket: str, *, field: str = CAS_URL_SETTING) -> str:
+    """An S3 bucket name: 3 to 63 lowercase letters, digits, dots and hyphens."""
+    if not isinstance(bucket, str) or not _BUCKET.fullmatch(bucket) or ".." in bucket:
+        raise InvalidInputError(
+            f"{bucket!r} is not an S3 bucket name (3 to 63 lowercase letters, digits, '.' and '-')", field=field
+        )
+    return bucket
+
+
+def check_prefix(prefix: str, *, field: str = CAS_URL_SETTING) -> str:
+    """A key prefix of '/'-separated segments of safe characters, returned with one trailing '/'
+    (``""`` for the bucket's top)."""
+    stripped = prefix.strip("/") if isinstance(prefix, str) else None
+    if stripped is None:
+        raise InvalidInputError(f"{prefix!r} is not a key prefix", field=field)
+    if not stripped:
+        return ""
+    for segment in stripped.split("/"):
+        if segment in {".", ".."} or not _PREFIX_SEGMENT.fullmatch(segment):
+            raise InvalidInputError(
+                f"{prefix!r} is not a key prefix: its parts are letters, digits and !_.*'()- separated by single '/'",
+                field=field,
+            )
+    return stripped + "/"
+
+
+@dataclass
+class _Upload:
+    """One object to send: its address and size, and its bytes in memory or in an open file."""
+
+    hexdigest: str
+    size: int
+    data: bytes | None = None
+    file: IO[bytes] | None = None
+
+
+class _Body(io.RawIOBase):
+    """An object's streamed body; a connection lost mid-read is :class:`BackendUnavailableError`."""
+
+    def __init__(self, body: Any, target: S3Endpoint, label: str) -> None:
+        super().__init__()
+        self._body = body
+        self._target = target
+        self._label = label
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        import botocore.exceptions
+        import urllib3.exceptions
+
+        try:
+            return cast(bytes, self._body.read(None if size is None or size < 0 else size))
+        except (botocore.exceptions.BotoCoreError, urllib3.exceptions.HTTPError, OSError) as exc:
+            raise BackendUnavailableError(
+                f"lost {self._target.where} while reading {self._label} ({type(exc).__name__})",
+                field="AWS_ENDPOINT_URL",
+            ) from None
+
+    def readall(self) -> bytes:
+        return self.read(-1)
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._body.close()
+        super().close()
+
+
+class S3Cas(CasStore):
+    """The CAS in an S3 bucket, under a key prefix.
+
+    ``s3`` gives the credentials and endpoint (``None``: the client library's own defaults);
+    ``client`` is an already made boto3 S3 client to use instead. The client is made on the
+    first request, so opening a store costs nothing until an object is read or written.
+    ``multipart_threshold`` (bytes) is the size above which an object is sent as a multipart
+    upload of ``part_size`` parts; ``concurrency`` is how many objects ``put_many`` sends at once.
+    """
+
+    def __init__(
+        self,
+        bucket: str,
+        prefix: str = "",
+        *,
+        s3: S3Settings | None = None,
+        client: Any = None,
+        create: bool = False,
+        read_only: bool = False,
+        require_layout: bool = True,
+        multipart_threshold: int = DEFAULT_MULTIPART_THRESHOLD,
+        part_size: int = DEFAULT_PART_SIZE,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        spool_dir: str | os.PathLike[str] | None = None,
+        max_attempts: int = 5,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 60.0,
+    ) -> None:
+        self.bucket = check_bucket(bucket)
+        self.prefix = check_prefix(prefix)
+        if part_size < MIN_PART_SIZE:
+            raise InvalidInputError(f"must be at least {MIN_PART_SIZE} bytes (S3's smallest part)", field="part_size")
+        if multipart_threshold < 0:
+            raise InvalidInputError("must be 0 or more bytes", field="multipart_threshold")
+        if concurrency < 1:
+            raise InvalidInputError("must be 1 or more", field="concurrency")
+        self.read_only = read_only
+        self.multipart_threshold = multipart_threshold
+        self.part_size = part_size
+        self.concurrency = concurrency
+        self.spool_dir = None if spool_dir is None else os.fspath(spool_dir)
+        self._settings = s3
+        self._client_value = client
+        self._client_lock = threading.Lock()
+        self._max_attempts = max_attempts
+        self._timeouts = (connect_timeout, read_timeout)
+        self._bucket_checked = False
+        self.target = S3Endpoint(
+            url=self.url,
+            bucket=self.bucket,
+            endpoint=s3.endpoint_url if s3 is not None else None,
+            access_key_id=s3.access_key_id if s3 is not None else None,
+        )
+        if create:
+            self.initialize()
+        elif require_layout and any(self._get_small(self._pool_key(p, "oci-layout")) is None for p in POOLS):
+            raise StoreNotInitializedError(f"no CAS at {self.url}; run 'reviewtrail init' first", field="store")
+
+    # --- layout ---------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return f"s3://{self.bucket}/{self.prefix}"
+
+    def key(self, location: Location, hexdigest: str) -> str:
+        """The key of an object (the address is validated first)."""
+        check_hex(hexdigest)
+        if location == "legacy":
+            return f"{self.prefix}cas/sha256/{hexdigest[:2]}/{hexdigest}"
+        return f"{self._location_prefix(location)}{hexdigest}"
+
+    def _location_prefix(self, location: Location) -> str:
+        if location == "legacy":
+            return f"{self.prefix}cas/sha256/"
+        return f"{self.prefix}versioning/{location}/blobs/sha256/"
+
+    def _pool_key(self, pool: Pool, name: str) -> str:
+        return f"{self.prefix}versioning/{pool}/{name}"
+
+    def initialize(self) -> None:
+        """Write both pools' ``oci-layout`` and ``index.json`` (create-only: existing ones are kept)."""
+        self._check_writable()
+        for pool in POOLS:
+            for name, doc in (("oci-layout", OCI_LAYOUT), ("index.json", OCI_INDEX)):
+                key = self._pool_key(pool, name)
+                self._call(
+                    f"write {key}",
+                    "put_object",
+                    exists_ok=True,
+                    Bucket=self.bucket,
+                    Key=key,
+                    Body=json.dumps(doc).encode(),
+                    IfNoneMatch="*",
+                )
+
+    def furniture_problems(self) -> list[str]:
+        """What is wrong with the layout's own objects: each pool's ``oci-layout`` and ``index.json``."""
+        problems: list[str] = []
+        for pool in POOLS:
+            for name, want in (("oci-layout", OCI_LAYOUT), ("index.json", OCI_INDEX)):
+                key = self._pool_key(pool, name)
+                data = self._get_small(key)
+                if data is None:
+                    problems.append(f"{pool}: {name} is missing (s3://{self.bucket}/{key})")
+                    continue
+                try:
+                    doc = json.loads(data)
+                except ValueError as exc:
+                    problems.append(f"{pool}: {name} is unreadable ({exc})")
+                    continue
+                if doc != want:
+                    problems.append(
+                        f"{pool}: {name} was changed: {json.dumps(doc)[:200]} (expected {json.dumps(want)})"
+                    )
+        return problems
+
+    def unfinished_uploads(self) -> list[tuple[str, str]]:
+        """Multipart uploads begun under the prefix and neither completed nor aborted: ``(key, upload id)``."""
+        found: list[tuple[str, str]] = []
+        pages = iter(
+            self.client.get_paginator("list_multipart_uploads").paginate(Bucket=self.bucket, Prefix=self.prefix)
+        )
+        while True:
+            with s3_errors(self.target, "list unfinished uploads"):
+                page = next(pages, None)
+            if page is None:
+                return found
+            found.extend((u["Key"], u["UploadId"]) for u in page.get("Uploads", []))
+
+    # --- the client -----------------------------------------------------------------------
+    @property
+    def client(self) -> Any:
+        """The boto3 S3 client (made on first use)."""
+        with self._client_lock:
+            if self._client_value is None:
+                self._client_value = make_client(
+                    self._settings,
+                    pool_size=self.concurrency + _PART_WINDOW,
+                    max_attempts=self._max_attempts,
+                    connect_timeout=self._timeouts[0],
+                    read_timeout=self._timeouts[1],
+                    target=self.target,
+                )
+            return self._client_value
+
+    def _call(
+        self, action: str, operation: str, *, missing_ok: bool = False, exists_ok: bool = False, **kw: Any
+    ) -> Any:
+        """Call one client operation; ``None`` when ``missing_ok`` and the key is absent, ``False``
+        when ``exists_ok`` and a create-only write found the key taken; every other failure is
+        translated (:func:`s3_errors`)."""
+        import botocore.exceptions
+
+        method = getattr(self.client, operation)
+        with s3_errors(self.target, action):
+            try:
+                return method(**kw)
+            except botocore.exceptions.ClientError as exc:
+                if missing_ok and is_missing(exc):
+                    return None
+                if exists_ok and is_precondition_failed(exc):
+                    return False
+                raise
+
+    def _check_bucket(self) -> None:
+        """Ask for the bucket itself (a HEAD's 404 or 403 does not say whether the key, the bucket
+        or the credentials are wrong; a listing does)."""
+        self._call("list objects", "list_objects_v2", Bucket=self.bucket, Prefix=self.prefix, MaxKeys=1)
+        self._bucket_checked = True
+
+    def _head(self, key: str) -> int | None:
+        """The stored size of ``key``, or ``None`` when there is no such key (in a bucket that exists)."""
+        import botocore.exceptions
+
+        with s3_errors(self.target, f"look up s3://{self.bucket}/{key}"):
+            try:
+                response = self.client.head_object(Bucket=self.bucket, Key=key)
+            except botocore.exceptions.ClientError as exc:
+                if not is_missing(exc):
+                    if error_code(exc) == "403":
+                        self._check_bucket()  # the listing says why: a wrong secret, an unknown key
+                    raise
+                response = None
+        if response is None:
+            if not self._bucket_checked:
+                self._check_bucket()
+            return None
+        return int(response["ContentLength"])
+
+    def _get_small(self, key: str) -> bytes | None:
+        response = self._call(f"read {key}", "get_object", missing_ok=True, Bucket=self.bucket, Key=key)
+        if response is None:
+            return None
+        with _Body(response["Body"], self.target, key) as body:
+            return body.read(1 << 16)
+
+    # --- raw primitives -------------------------------------------------------------------
+    def _open_raw(self, location: Location, hexdigest: str) -> IO[bytes] | None:
+        key = self.key(location, hexdigest)
+        label = f"{location}/sha256:{hexdigest}"
+        response = self._call(f"read {label}", "get_object", missing_ok=True, Bucket=self.bucket, Key=key)
+        if response is None:
+            return None
+        return cast(IO[bytes], _Body(response["Body"], self.target, label))
+
+    def _list(self, location: Location) -> Iterator[str]:
+        base = self._location_prefix(location)
+        pages = iter(self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=base))
+        while True:
+            with s3_errors(self.target, f"list the {location} objects"):
+                page = next(pages, None)
+            if page is None:
+                return
+            for entry in page.get("Contents", []):
+                name = str(entry["Key"])[len(base) :]
+                if location == "legacy":
+                    folder, _, rest = name.partition("/")
+                    if is_hex(rest) and folder == rest[:2]:
+                        name = rest
+                yield name
+
+    def locate(self, ref: AnyRef) -> Location | None:
+        """The first location holding this address (one HEAD each, nothing read), or ``None``."""
+        hexdigest, _size, where = self._candidates(ref)
+        for loc in where:
+            if self._head(self.key(loc, hexdigest)) is not None:
+                return loc
+        return None
+
+    def stored_size(self, location: Location, name: str) -> int | None:
+        """The size stored under ``name`` at ``location`` (not verified), ``None`` when absent or not an address."""
+        if not is_hex(name.removeprefix("sha256:")):
+            return None
+        return self._head(self.key(location, name.removeprefix("sha256:")))
+
+    # --- writes ---------------------------------------------------------------------------
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise ReadOnlyStoreError(f"the CAS at {self.url} was opened read-only; this command writes", field="store")
+
+    def _stage_stream(self, pool: Pool, stream: IO[bytes]) -> tuple[str, int, bytes | str]:
+        """Read ``stream`` once, hashing: its bytes when small, else a temporary file's path."""
+        self._check_writable()
+        h = hashlib.sha256()
+        size = 0
+        kept: list[bytes] = []
+        spool: IO[bytes] | None = None
+        path = ""
+        limit = min(self.multipart_threshold, _SPILL)
+        try:
+            while chunk := stream.read(CHUNK):
+                h.update(chunk)
+                size += len(chunk)
+                if spool is not None:
+                    spool.write(chunk)
+                    continue
+                kept.append(chunk)
+                if size > limit:
+                    import tempfile
+
+                    fd, path = tempfile.mkstemp(dir=self.spool_dir, prefix="reviewtrail-s3-put-")
+                    spool = os.fdopen(fd, "wb")
+                    spool.writelines(kept)
+                    kept = []
+            if spool is None:
+                return h.hexdigest(), size, b"".join(kept)
+            spool.close()
+        except BaseException:
+            if spool is not None:
+                spool.close()
+                os.unlink(path)
+            raise
+        return h.hexdigest(), size, path
+
+    def put_file(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        pool: Pool = "data",
+        media_type: str = DEFAULT_MEDIA_TYPE,
+        on_bytes: ByteCallback | None = None,
+    ) -> CasRef:
+        """Store a file's bytes: hash it in one pass, then send it from the file itself.
+
+        A file up to ``multipart_threshold`` bytes is read once, into memory. ``on_bytes`` counts
+        the bytes the server has received (or the object already there, once verified)."""
+        from reviewtrail.cas._refs import CasRef
+
+        pool = check_pool(pool)
+        media_type = check_media_type(media_type)
+        p = os.fspath(path)
+        if not os.path.isfile(p):
+            raise InvalidInputError(f"{p!r} is not a readable regular file", field="path")
+        self._check_writable()
+        with open(p, "rb", buffering=0) as fh:
+            upload = self._hash_file(fh)
+            self._store(pool, upload, on_bytes)
+        return CasRef(pool=pool, digest=f"sha256:{upload.hexdigest}", size=upload.size, media_type=media_type)
+
+    def _hash_file(self, fh: IO[bytes]) -> _Upload:
+        """Hash an open file to its end; keep its bytes when they fit under the threshold."""
+        h = hashlib.sha256()
+        size = 0
+        kept: list[bytes] | None = []
+        while chunk := fh.read(CHUNK):
+            h.update(chunk)
+            size += len(chunk)
+            if kept is not None:
+                kept.append(chunk)
+                if size > self.multipart_threshold:
+                    kept = None
+        if kept is not None:
+            return _Upload(h.hexdigest(), size, data=b"".join(kept))
+        return _Upload(h.hexdigest(), size, file=fh)
+
+    def _publish(self, pool: Pool, blobs: list[tuple[str, bytes | str]]) -> None:
+        self._check_writable()
+        owned = [content for _, content in blobs if isinstance(content, str)]  # temporary files: removed at the end
+        try:
+            seen: set[str] = set()
+            tasks: list[Callable[[], None]] = []
+            for hexdigest, content in blobs:
+                if hexdigest not in seen:  # the first of each address
+                    seen.add(hexdigest)
+                    tasks.append(functools.partial(self._store_staged, pool, hexdigest, content))
+            self._run_all(tasks)
+        finally:
+            for tmp in owned:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+
+    def _store_staged(self, pool: Pool, hexdigest: str, content: bytes | str) -> None:
+        if isinstance(content, bytes):
+            self._store(pool, _Upload(hexdigest, len(content), data=content), None)
+            return
+        with open(content, "rb", buffering=0) as fh:
+            self._store(pool, _Upload(hexdigest, os.fstat(fh.fileno()).st_size, file=fh), None)
+
+    def _run_all(self, tasks: list[Callable[[], None]]) -> None:
+        """Run ``tasks`` on up to ``concurrency`` threads; the first failure (in task order) is raised
+        once the tasks already running have ended, and the others are not started."""
+        if len(tasks) <= 1 or self.concurrency == 1:
+            for task in tasks:
+                task()
+            return
+        _ = self.client  # made once, before the threads share it
+        pool = cf.ThreadPoolExecutor(max_workers=min(self.concurrency, len(tasks)), thread_name_prefix="rt-s3-put")
+        try:
+            futures = [pool.submit(task) for task in tasks]
+            cf.wait(futures, return_when=cf.FIRST_EXCEPTION)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        for future in futures:
+            if not future.cancelled() and future.exception() is not None:
+                future.result()
+
+    def _store(self, pool: Pool, upload: _Upload, on_bytes: ByteCallback | None) -> None:
+        """Publish one object create-only; an object already at its key is verified instead."""
+        key = self.key(pool, upload.hexdigest)
+        if upload.data is None and upload.size <= self.multipart_threshold:
+            upload = self._in_memory(upload)
+        if upload.data is not None:
+            created = self._put_small(key, upload)
+        elif self._head(key) is not None:
+            created = False
+        else:
+            self._put_multipart(pool, key, upload, on_bytes)
+            return
+        if not created:
+            self._check_existing(pool, upload)
+        if on_bytes is not None:
+            on_bytes(upload.size)
+
+    def _in_memory(self, upload: _Upload) -> _Upload:
+        assert upload.file is not None
+        upload.file.seek(0)
+        data = read_exact(upload.file, upload.size + 1)
+        self._check_same(upload, hashlib.sha256(data).hexdigest(), len(data))
+        return _Upload(upload.hexdigest, upload.size, data=data)
+
+    def _check_same(self, upload: _Upload, hexdigest: str, size: int) -> None:
+        if hexdigest != upload.hexdigest or size != upload.size:
+            raise InvalidInputError(
+                f"the bytes changed while being stored (sha256:{upload.hexdigest}, {upload.size} bytes when hashed; "
+                f"{size} bytes that hash otherwise when sent); nothing was stored",
+                field="path",
+            )
+
+    def _put_small(self, key: str, upload: _Upload) -> bool:
+        """``PutObject`` create-only, the server checking the bytes' SHA-256; ``False`` when the key exists."""
+        checksum = base64.b64encode(bytes.fromhex(upload.hexdigest)).decode()
+        response = self._call(
+            f"write s3://{self.bucket}/{key}",
+            "put_object",
+            exists_ok=True,
+            Bucket=self.bucket,
+            Key=key,
+            Body=upload.data,
+            IfNoneMatch="*",
+            ChecksumSHA256=checksum,
+        )
+        return response is not False
+
+    def _put_multipart(self, pool: Pool, key: str, upload: _Upload, on_bytes: ByteCallback | None) -> None:
+        """One multipart upload, completed create-only once the bytes sent hash to the address;
+        aborted on any failure (and when the key was taken meanwhile: then that object is verified)."""
+        assert upload.file is not None
+        where = f"s3://{self.bucket}/{key}"
+        upload_id = self._call(f"begin uploading {where}", "create_multipart_upload", Bucket=self.bucket, Key=key)[
+            "UploadId"
+        ]
+
+        def send(number: int, data: bytes) -> str:
+            response = self._call(
+                f"upload part {number} of {where}",
+                "upload_part",
+                Bucket=self.bucket,
+                Key=key,
+                UploadId=upload_id,
+                PartNumber=number,
+                Body=data,
+            )
+            return str(response["ETag"])
+
+        finished = False
+        try:
+            upload.file.seek(0)
+            sent = send_parts(upload.file, send, part_size=self.part_size, window=_PART_WINDOW, on_bytes=on_bytes)
+            self._check_same(upload, sent.hexdigest, sent.size)
+            finished = (
+                self._call(
+                    f"complete the upload of {where}",
+                    "complete_multipart_upload",
+                    exists_ok=True,
+                    Bucket=self.bucket,
+                    Key=key,
+                    UploadId=upload_id,
+                    MultipartUpload={"Parts": sent.parts},
+                    IfNoneMatch="*",
+                )
+                is not False
+            )
+        finally:
+            if not finished:
+                with contextlib.suppress(Exception):
+                    self._call(
+                        f"abort the upload of {where}",
+                        "abort_multipart_upload",
+                        Bucket=self.bucket,
+                        Key=key,
+                        UploadId=upload_id,
+                    )
+        if not finished:  # the key was taken while the parts were sent
+            self._check_existing(pool, upload)
+
+    def _check_existing(self, pool: Pool, upload: _Upload) -> None:
+        """The object at the key is intact (hash and size) or :class:`CorruptObjectError` names it."""
+        label = f"{pool}/sha256:{upload.hexdigest}"
+        where = f"s3://{self.bucket}/{self.key(pool, upload.hexdigest)}"
+        raw = self._open_raw(pool, upload.hexdigest)
+        if raw is None:
+            raise BackendUnavailableError(
+                f"{self.target.where} said {where} exists, then that it does not", field=CAS_URL_SETTING
+            )
+        try:
+            with VerifyingReader(raw, upload.hexdigest, upload.size, label) as reader:
+                while reader.read(CHUNK):
+                    pass
+        except CorruptObjectError as exc:
+            raise CorruptObjectError(
+                f"existing object {label} at {where} is corrupt ({exc}); refusing to reuse or replace it"
+            ) from None
