@@ -26,12 +26,14 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
+from reviewtrail import __version__
 from reviewtrail.errors import BackendUnavailableError, ConfigError, InvalidInputError
+from reviewtrail.ledger import LedgerHead
 from reviewtrail.tracing._otel import CallFacts, otlp_json, spans_for_run
-from reviewtrail.tracing._otel_export import export_to_endpoint, retry_delay
+from reviewtrail.tracing._otel_export import export_to_endpoint, export_to_file, retry_delay
 from reviewtrail.tracing._otlp_settings import OtlpSettings, load_settings, parse_header_list
 from reviewtrail.tracing._reader import find_run
 from test_trace_otel import (
@@ -162,6 +164,58 @@ def test_json_stays_available_with_hex_ids(tmp_path: Path, receiver: Receiver) -
     doc = json.loads(gzip.decompress(req["body"]))
     assert doc == otlp_json([run])
     assert len(doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"]) == 32
+
+
+# --- the ledger head the export read at (a format change, pinned) --------------------------------
+
+HEAD = LedgerHead("a1" * 32, 42)
+HEAD_ATTRIBUTES = [
+    {"key": "reviewtrail.ledger.head", "value": {"stringValue": "a1" * 32}},
+    {"key": "reviewtrail.ledger.head_seq", "value": {"intValue": "42"}},
+]
+# KeyValue{key: "reviewtrail.ledger.head_seq", value: {int_value: 42}}: field 1 (27 bytes of key),
+# field 2 (AnyValue, 2 bytes: field 3 varint 0x2a)
+HEAD_SEQ_PROTOBUF = "0a1b" + b"reviewtrail.ledger.head_seq".hex() + "1202182a"
+# KeyValue{key: "reviewtrail.ledger.head", value: {string_value: 64 hex digits}}
+HEAD_PROTOBUF = "0a17" + b"reviewtrail.ledger.head".hex() + "12420a40" + ("a1" * 32).encode().hex()
+
+
+def test_the_ledger_head_is_a_resource_attribute_of_the_otlp_json_document(tmp_path: Path) -> None:
+    run = standard_run(tmp_path)
+    resource = otlp_json([run], ledger_head=HEAD)["resourceSpans"][0]["resource"]
+    assert resource == {
+        "attributes": [
+            {"key": "service.name", "value": {"stringValue": "reviewtrail"}},
+            {"key": "service.version", "value": {"stringValue": __version__}},
+            *HEAD_ATTRIBUTES,
+        ]
+    }
+    plain = otlp_json([run])["resourceSpans"][0]["resource"]["attributes"]
+    assert [a["key"] for a in plain] == ["service.name", "service.version"]  # no ledger read: no head
+    out = tmp_path / "x.json"
+    export_to_file([run], out, ledger_head=HEAD)
+    assert json.loads(out.read_text(encoding="utf-8"))["resourceSpans"][0]["resource"] == resource
+
+
+def test_the_ledger_head_goes_over_http_as_protobuf_and_as_json(tmp_path: Path, receiver: Receiver) -> None:
+    run = standard_run(tmp_path)
+    export_to_endpoint([run], settings(receiver, compression="none"), ledger_head=HEAD)
+    export_to_endpoint([run], settings(receiver, protocol="http/json", compression="none"), ledger_head=HEAD)
+    proto, as_json = receiver.requests
+    [resource_spans] = ExportTraceServiceRequest.FromString(proto["body"]).resource_spans
+    received = {kv.key: value(kv.value) for kv in resource_spans.resource.attributes}
+    assert received["reviewtrail.ledger.head"] == "a1" * 32 and received["reviewtrail.ledger.head_seq"] == 42
+    assert resource_spans.resource.attributes[-1].value.WhichOneof("value") == "int_value"
+    # each KeyValue is field 1 of the Resource: tag 0x0a, its length (93, 33), its bytes
+    assert "0a5d" + HEAD_PROTOBUF + "0a21" + HEAD_SEQ_PROTOBUF in proto["body"].hex()
+    assert json.loads(as_json["body"])["resourceSpans"][0]["resource"]["attributes"][2:] == HEAD_ATTRIBUTES
+
+
+def test_the_pinned_protobuf_of_the_head_is_what_opentelemetry_proto_encodes() -> None:
+    """The pins above are written out by hand from the protobuf wire format; the library agrees."""
+    seq = KeyValue(key="reviewtrail.ledger.head_seq", value=AnyValue(int_value=42))
+    head = KeyValue(key="reviewtrail.ledger.head", value=AnyValue(string_value="a1" * 32))
+    assert (seq.SerializeToString().hex(), head.SerializeToString().hex()) == (HEAD_SEQ_PROTOBUF, HEAD_PROTOBUF)
 
 
 def test_uncompressed_when_asked(tmp_path: Path, receiver: Receiver) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,12 +90,24 @@ def test_cli_reads_the_store_for_specialist_runs(store: Store, tmp_path: Path, m
     out = tmp_path / "x.json"
     code, _, err = cli("export-otel", "-o", str(out), "--project-dir", str(tmp_path))
     assert code == 0, err
-    [_, span] = json.loads(out.read_text(encoding="utf-8"))["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    [resource_spans] = json.loads(out.read_text(encoding="utf-8"))["resourceSpans"]
+    [_, span] = resource_spans["scopeSpans"][0]["spans"]
     assert span["startTimeUnixNano"] == str(parse_ns(payload["startedAt"]))
+    # the export names the ledger head it read the manifests at
+    head = store.ledger.head()
+    assert head is not None and head.seq > 1
+    assert _resource(resource_spans)["reviewtrail.ledger.head"] == {"stringValue": head.hash}
+    assert _resource(resource_spans)["reviewtrail.ledger.head_seq"] == {"intValue": str(head.seq)}
     code, _, err = cli("export-otel", "-o", str(out), "--no-ledger", "--project-dir", str(tmp_path))
     assert code == 0, err
-    [_, span] = json.loads(out.read_text(encoding="utf-8"))["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    [resource_spans] = json.loads(out.read_text(encoding="utf-8"))["resourceSpans"]
+    [_, span] = resource_spans["scopeSpans"][0]["spans"]
     assert span["startTimeUnixNano"] != str(parse_ns(payload["startedAt"]))
+    assert not any(key.startswith("reviewtrail.ledger.") for key in _resource(resource_spans))
+
+
+def _resource(resource_spans: dict[str, Any]) -> dict[str, Any]:
+    return {a["key"]: a["value"] for a in resource_spans["resource"]["attributes"]}
 
 
 def test_cli_without_a_store_warns_and_keeps_trace_times(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -111,6 +124,8 @@ def test_cli_without_a_store_warns_and_keeps_trace_times(tmp_path: Path, monkeyp
     monkeypatch.delenv("REVIEWTRAIL_DATABASE_URL", raising=False)
     code, _, err = cli("export-otel", "-o", str(tmp_path / "x.json"), "--project-dir", str(tmp_path))
     assert code == 0 and "keep their trace times" in err
+    [resource_spans] = json.loads((tmp_path / "x.json").read_text(encoding="utf-8"))["resourceSpans"]
+    assert not any(key.startswith("reviewtrail.ledger.") for key in _resource(resource_spans))  # nothing read
 
 
 def test_manifest_facts_read_what_the_manifest_has() -> None:

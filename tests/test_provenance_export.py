@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import re
@@ -10,7 +11,9 @@ from typing import Any
 import jsonschema
 import pytest
 
+from reviewtrail.canonical import canonical_json
 from reviewtrail.errors import InvalidInputError
+from reviewtrail.ledger import LedgerHead
 from reviewtrail.provenance._export import (
     BUILD_TYPE,
     CONTROL_PLANE_BUILDER,
@@ -399,7 +402,17 @@ IN_TOTO_SCHEMA: dict[str, Any] = {
                     "properties": {
                         "buildType": {"type": "string", "pattern": "^https://"},
                         "externalParameters": {"type": "object"},
-                        "internalParameters": {"type": "object"},
+                        "internalParameters": {
+                            "type": "object",
+                            "properties": {
+                                "ledgerHead": {
+                                    "type": "object",
+                                    "required": ["hash", "seq"],
+                                    "properties": {"hash": _SHA256, "seq": {"type": "integer", "minimum": 0}},
+                                    "additionalProperties": False,
+                                }
+                            },
+                        },
                         "resolvedDependencies": {"type": "array", "items": _DESCRIPTOR},
                     },
                     "additionalProperties": False,
@@ -588,3 +601,63 @@ def test_in_toto_refuses_a_root_it_cannot_attest() -> None:
     g.add(Node("artifact_version:v", "artifact_version", "v", {"content": {**ref("a"), "digest": "md5:abc"}}))
     with pytest.raises(InvalidInputError):
         to_in_toto(g)
+
+
+# -- the ledger head (a format change of both exports, pinned) ----------------------------------
+
+HEAD = LedgerHead("a1" * 32, 42)
+
+
+def test_prov_json_root_names_the_ledger_head() -> None:
+    doc = to_prov_json(build(), HEAD)
+    jsonschema.validate(doc, PROV_SCHEMA)
+    root = doc["entity"]["rt:artifact_version:0002"]
+    assert (root["rt:ledgerHead"], root["rt:ledgerHeadSeq"]) == ("a1" * 32, 42)
+    others = [e for k, e in doc["entity"].items() if k != "rt:artifact_version:0002"]
+    assert all("rt:ledgerHead" not in e and "rt:ledgerHeadSeq" not in e for e in others)
+    assert "rt:ledgerHead" not in json.dumps(to_prov_json(build()))  # no head given: none named
+
+
+def test_prov_json_known_answer() -> None:
+    """The whole PROV-JSON document of the fixture, with a ledger head, as RFC 8785 bytes."""
+    doc = canonical_json(to_prov_json(build(seed=3), HEAD))
+    assert b',"rt:ledgerHead":"' + b"a1" * 32 + b'","rt:ledgerHeadSeq":42,' in doc
+    assert hashlib.sha256(doc).hexdigest() == "1bfef1d75b6a2a5d7dbacf27625425ba6b660a4a1e2007ca4638f8264c3cb158"
+
+
+def test_in_toto_internal_parameters_name_the_ledger_head() -> None:
+    statement = to_in_toto(build(), HEAD)
+    jsonschema.validate(statement, IN_TOTO_SCHEMA)
+    internal = statement["predicate"]["buildDefinition"]["internalParameters"]
+    assert internal["ledgerHead"] == {"hash": "a1" * 32, "seq": 42}
+    assert "ledgerHead" not in to_in_toto(build())["predicate"]["buildDefinition"]["internalParameters"]
+
+
+def test_in_toto_known_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fixture's statement with a ledger head, as RFC 8785 bytes (the builder version fixed)."""
+    import reviewtrail.provenance._export_intoto as exporter
+
+    monkeypatch.setattr(exporter, "reviewtrail_version", lambda: "0.0.0+pin")
+    data = canonical_json(to_in_toto(build(seed=1), HEAD))
+    assert b'"ledgerHead":{"hash":"' + b"a1" * 32 + b'","seq":42},"modelTurns":' in data
+    assert (len(data), hashlib.sha256(data).hexdigest()) == (
+        4645,
+        "6026d5807f2da6a9301ccb03a67d3ae2a78cde57fb0f3bb92d2eb0e923da0bdb",
+    )
+
+
+@pytest.mark.parametrize(
+    ("hash_", "seq", "field"),
+    [
+        ("A1" * 32, 1, "ledgerHead.hash"),
+        ("a1" * 31, 1, "ledgerHead.hash"),
+        ("a1" * 32, -1, "ledgerHead.seq"),
+        ("a1" * 32, True, "ledgerHead.seq"),
+        ("a1" * 32, 2**53, "ledgerHead.seq"),
+        ("a1" * 32, 0, "ledgerHead"),
+    ],
+)
+def test_a_malformed_ledger_head_is_refused_naming_its_field(hash_: str, seq: int, field: str) -> None:
+    with pytest.raises(InvalidInputError) as err:
+        LedgerHead(hash_, seq)
+    assert err.value.field == field

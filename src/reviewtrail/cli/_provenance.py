@@ -263,16 +263,30 @@ def provenance(
             "prov and in-toto also carry the earlier versions' lineage.",
         ),
     ] = "tree",
+    sign_key: Annotated[
+        Path | None,
+        typer.Option(
+            "--sign-key",
+            help="With --format in-toto: sign the statement with this Ed25519 private key (PEM, PKCS#8; the "
+            "key of 'ledger checkpoint --key') and print a DSSE envelope. Read, never stored.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Trace an artifact version back to its derivations, runs, sessions and model turns.
 
-    Example: reviewtrail provenance results.csv@2 --format prov > results.prov.json
+    prov and in-toto name the ledger head they were read at. With --sign-key the in-toto
+    statement is printed as a signed DSSE envelope (payloadType application/vnd.in-toto+json);
+    a key that is missing or not Ed25519 is refused (exit 2) before anything is read or printed.
+
+    Example: reviewtrail provenance results.csv@2 --format in-toto --sign-key ~/keys/rt.pem > results.intoto.json
     """
     from reviewtrail.app import open_store
+    from reviewtrail.inputs import read_input
     from reviewtrail.provenance import provenance_query, provenance_view
 
-    query = provenance_query(spec, project, format, as_json=as_json)
+    pem = read_input(sign_key, "key", field="sign-key") if sign_key is not None else None
+    query = provenance_query(spec, project, format, as_json=as_json, sign_key_pem=pem)
     with open_store() as store:
         view = provenance_view(store, query)
     if view.document is not None:

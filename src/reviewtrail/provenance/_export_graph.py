@@ -5,16 +5,20 @@ derivations, runs, model turns, attributions and revisions), so a consumer that 
 the newest export loses nothing. Model turns carry what their prompt manifest recorded
 about the call's inputs and end: ``systemPrompt`` and ``inputMessages`` (CAS references),
 ``endedAt`` and ``callType``.
+
+:func:`export_source` reads the graph and the ledger's head in one snapshot of the ledger,
+the head first, so the export can name the exact ledger state it says what it says of.
 """
 
 from __future__ import annotations
 
+from reviewtrail.ledger import LedgerHead, ledger_head
 from reviewtrail.provenance._graph import LineageGraph, Node
 from reviewtrail.provenance._lineage import lineage
 from reviewtrail.provenance._sessions import DEFAULT_PROJECT
 from reviewtrail.store import Store
 
-__all__ = ["TURN_DETAILS", "export_graph", "merge_graph", "with_turn_details"]
+__all__ = ["TURN_DETAILS", "export_graph", "export_source", "merge_graph", "with_turn_details"]
 
 # prompt manifest payload keys a model turn node gains for export
 TURN_DETAILS = ("systemPrompt", "inputMessages", "endedAt", "callType")
@@ -54,3 +58,13 @@ def export_graph(
         if node.kind == "prompt_manifest" and node.record_id is not None:
             graph.nodes[node_id] = with_turn_details(node, store.ledger.get(node.record_id).payload_value)
     return graph
+
+
+def export_source(
+    store: Store, name: str, version: int | None = None, project_id: str = DEFAULT_PROJECT
+) -> tuple[LineageGraph, LedgerHead]:
+    """:func:`export_graph` and the ledger's head, read in one snapshot of the ledger (the head
+    first): every record the graph holds is at or before that head."""
+    with store.ledger.snapshot():
+        head = ledger_head(store.ledger)
+        return export_graph(store, name, version, project_id), head

@@ -15,7 +15,8 @@ specified in ``docs/slsa-build-type.md``:
   of each run (sandbox, network policy, status, exit code, times, kernel...) and model
   turn (start and end time), their record ids and hashes, the ``derivations`` reached
   (``subject: true`` for those holding the subject's own bytes), the ``sessions`` reached
-  (with ``deleted``) and the graph's ``notes``.
+  (with ``deleted``), the graph's ``notes`` and ``ledgerHead`` ``{hash, seq}``: the last
+  ledger record the export read from (when given).
 
 ``resolvedDependencies`` are the CAS objects the subject depends on: each run's ``code``
 and ``envSnapshot``, each model turn's ``systemPrompt``, ``inputMessages`` and
@@ -43,6 +44,7 @@ from typing import Any, NamedTuple
 from urllib.parse import quote
 
 from reviewtrail.errors import InvalidInputError
+from reviewtrail.ledger import LedgerHead
 from reviewtrail.provenance._export_common import (
     ACTIVITY_REFS,
     BUILD_TYPE,
@@ -253,8 +255,10 @@ def _run_details(root: Node, c: _Collected) -> dict[str, Any]:
     }
 
 
-def to_in_toto(graph: LineageGraph) -> dict[str, Any]:
-    """An in-toto Statement v1 with a SLSA Provenance v1 predicate for the root artifact version."""
+def to_in_toto(graph: LineageGraph, ledger_head: LedgerHead | None = None) -> dict[str, Any]:
+    """An in-toto Statement v1 with a SLSA Provenance v1 predicate for the root artifact version;
+    ``ledger_head``, the head of the ledger the graph was read from, is
+    ``internalParameters.ledgerHead``."""
     root, subject_ref = _root(graph)
     general = next(
         (n for rel, n in graph.children(root.id) if rel == "specializationOf" and n.kind == "artifact"), None
@@ -266,6 +270,15 @@ def to_in_toto(graph: LineageGraph) -> dict[str, Any]:
     collected = _Collected(subject_ref.hex)
     for n in _reachable(graph):
         collected.add(n, root)
+    internal: dict[str, Any] = {
+        "executionRuns": collected.internal_runs,
+        "modelTurns": collected.internal_turns,
+        "derivations": collected.derivations,
+        "sessions": collected.sessions,
+        "notes": list(graph.notes),
+    }
+    if ledger_head is not None:
+        internal["ledgerHead"] = ledger_head.to_json()
     statement = {
         "_type": STATEMENT_TYPE,
         "subject": [{"name": artifact_name, "digest": {"sha256": subject_ref.hex}}],
@@ -278,13 +291,7 @@ def to_in_toto(graph: LineageGraph) -> dict[str, Any]:
                     "executionRuns": collected.external_runs,
                     "modelTurns": collected.external_turns,
                 },
-                "internalParameters": {
-                    "executionRuns": collected.internal_runs,
-                    "modelTurns": collected.internal_turns,
-                    "derivations": collected.derivations,
-                    "sessions": collected.sessions,
-                    "notes": list(graph.notes),
-                },
+                "internalParameters": internal,
                 "resolvedDependencies": dependency_descriptors(collected.dependencies, subject_ref.hex),
             },
             "runDetails": _run_details(root, collected),

@@ -50,6 +50,12 @@ nested objects as compact JSON strings); ``createdAt`` of entities is an
 ``date-time`` strings, as the PROV-JSON schema requires. Record ids and hashes are
 ``rt:recordId``/``rt:recordHash``; the root carries ``rt:lineageRoot: true`` and the
 graph's notes as ``rt:note``. Empty sections are left out.
+
+The ledger head the export was read at (:class:`~reviewtrail.ledger.LedgerHead`, when given)
+is ``rt:ledgerHead`` (the record hash, 64 hex digits) and ``rt:ledgerHeadSeq`` (its seq) on
+the root entity too: PROV-JSON has no attributes of the document itself (and PROV readers
+refuse unknown top-level keys), so the root, which already carries the document-wide
+``rt:lineageRoot`` and ``rt:note``, carries them.
 """
 
 from __future__ import annotations
@@ -60,6 +66,7 @@ from typing import Any
 from urllib.parse import quote
 
 from reviewtrail.errors import InvalidInputError
+from reviewtrail.ledger import LedgerHead
 from reviewtrail.provenance._export_common import ACTIVITY_REFS, PREFIXES, ActivityRef, CasRefView, cas_ref
 from reviewtrail.provenance._graph import LineageGraph, Node, Relation
 
@@ -124,8 +131,9 @@ def _ref_attributes(ref: CasRefView) -> dict[str, Any]:
 
 
 class _ProvDocument:
-    def __init__(self, graph: LineageGraph) -> None:
+    def __init__(self, graph: LineageGraph, ledger_head: LedgerHead | None) -> None:
         self.graph = graph
+        self.ledger_head = ledger_head
         self.entity: dict[str, dict[str, Any]] = {}
         self.activity: dict[str, dict[str, Any]] = {}
         self.agent: dict[str, dict[str, Any]] = {}
@@ -147,6 +155,9 @@ class _ProvDocument:
             attrs["rt:lineageRoot"] = True
             if self.graph.notes:
                 attrs["rt:note"] = list(self.graph.notes)
+            if self.ledger_head is not None:
+                attrs["rt:ledgerHead"] = self.ledger_head.hash
+                attrs["rt:ledgerHeadSeq"] = self.ledger_head.seq
         qid = _qn(node.id)
         if node.kind in _ENTITY_TYPES:
             attrs["prov:type"] = _qname_literal(_ENTITY_TYPES[node.kind])
@@ -305,11 +316,12 @@ class _ProvDocument:
         return out
 
 
-def to_prov_json(graph: LineageGraph) -> dict[str, Any]:
-    """The whole graph as a W3C PROV-JSON document (see the module docstring for the mapping)."""
+def to_prov_json(graph: LineageGraph, ledger_head: LedgerHead | None = None) -> dict[str, Any]:
+    """The whole graph as a W3C PROV-JSON document (see the module docstring for the mapping),
+    its root naming ``ledger_head``, the head of the ledger the graph was read from."""
     if graph.root not in graph.nodes:
         raise InvalidInputError(f"root {graph.root!r} is not a node of the graph", field="root")
-    doc = _ProvDocument(graph)
+    doc = _ProvDocument(graph, ledger_head)
     for node_id in sorted(graph.nodes):
         doc.add_node(graph.nodes[node_id])
     for edge in graph.edges:

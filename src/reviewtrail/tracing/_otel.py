@@ -21,6 +21,10 @@ call has finished, adds its span with the same deterministic id.
 
 Privacy: prompt and response text are not exported, only their SHA-256 and byte length,
 unless the caller opts in to message content (``content=True``).
+
+Resource: ``service.name``, ``service.version`` and, when the export read the ledger (call
+facts of reviewer-specialist runs), the head it read at: ``reviewtrail.ledger.head`` (the last
+record's hash, 64 hex digits) and ``reviewtrail.ledger.head_seq`` (its seq, an int).
 The only free text that leaves is the call's ``error.message`` (the span status message,
 cut at 1024 characters) and the raw ``verdict`` label; object-valued fields are dropped and
 ``project_dir`` (a local path) is left out.
@@ -43,6 +47,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reviewtrail import __version__
+from reviewtrail.ledger import LedgerHead
 from reviewtrail.tracing._otel_attrs import (
     OPERATION,
     STATUS_ERROR,
@@ -73,6 +78,7 @@ __all__ = [
     "genai_provider_name",
     "otlp_json",
     "parse_ns",
+    "resource_attributes",
     "span_count",
     "span_id",
     "spans_for_run",
@@ -245,17 +251,28 @@ def _root_status(failed: list[int], calls: int) -> dict[str, Any]:
     return {"code": STATUS_ERROR, "message": f"{len(failed)} of {calls} reviewer call(s) failed: {numbers}"}
 
 
+def resource_attributes(ledger_head: LedgerHead | None = None) -> list[dict[str, Any]]:
+    """The export's resource: the service, and the ledger head the call facts were read at (if any)."""
+    pairs: list[tuple[str, object]] = [("service.name", SERVICE_NAME), ("service.version", __version__)]
+    if ledger_head is not None:
+        pairs += [("reviewtrail.ledger.head", ledger_head.hash), ("reviewtrail.ledger.head_seq", ledger_head.seq)]
+    return attributes(pairs)
+
+
 def otlp_json(
-    runs: Iterable[TraceRun], *, facts: Mapping[FactsKey, CallFacts] | None = None, content: bool = False
+    runs: Iterable[TraceRun],
+    *,
+    facts: Mapping[FactsKey, CallFacts] | None = None,
+    content: bool = False,
+    ledger_head: LedgerHead | None = None,
 ) -> dict[str, Any]:
-    """An OTLP/JSON ``ExportTraceServiceRequest`` holding every span of ``runs``."""
+    """An OTLP/JSON ``ExportTraceServiceRequest`` holding every span of ``runs``; ``ledger_head``:
+    the head of the ledger ``facts`` were read from (a resource attribute)."""
     spans = [span for run in runs for span in spans_for_run(run, facts=facts, content=content)]
     return {
         "resourceSpans": [
             {
-                "resource": {
-                    "attributes": attributes([("service.name", SERVICE_NAME), ("service.version", __version__)])
-                },
+                "resource": {"attributes": resource_attributes(ledger_head)},
                 "scopeSpans": [{"scope": {"name": SCOPE_NAME, "version": __version__}, "spans": spans}],
             }
         ]

@@ -22,6 +22,7 @@ from reviewtrail._durable import replace_file
 from reviewtrail._redact import redact_url
 from reviewtrail._retry_after import parse_retry_after
 from reviewtrail.errors import BackendUnavailableError, InvalidInputError
+from reviewtrail.ledger import LedgerHead
 from reviewtrail.tracing._otel import CallFacts, FactsKey, encode, otlp_json, span_count, trace_id
 from reviewtrail.tracing._otlp_proto import partial_success, to_protobuf
 from reviewtrail.tracing._otlp_settings import RETRY_STATUSES, OtlpSettings, traces_url
@@ -62,10 +63,11 @@ def export_to_file(
     *,
     facts: Mapping[FactsKey, CallFacts] | None = None,
     content: bool = False,
+    ledger_head: LedgerHead | None = None,
 ) -> OtlpExport:
     """Write the OTLP/JSON document to ``path`` atomically (temp file in the same folder, then ``os.replace``)."""
     runs = list(runs)
-    doc = otlp_json(runs, facts=facts, content=content)
+    doc = otlp_json(runs, facts=facts, content=content, ledger_head=ledger_head)
     target = Path(path)
     data = encode(doc, indent=2)
     if target.is_dir():
@@ -112,6 +114,7 @@ def export_to_endpoint(
     *,
     facts: Mapping[FactsKey, CallFacts] | None = None,
     content: bool = False,
+    ledger_head: LedgerHead | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> OtlpExport:
     """POST the runs' spans to the OTLP/HTTP collector of ``settings``.
@@ -124,7 +127,7 @@ def export_to_endpoint(
 
     shown = redact_url(settings.url)
     runs = list(runs)
-    doc = otlp_json(runs, facts=facts, content=content)
+    doc = otlp_json(runs, facts=facts, content=content, ledger_head=ledger_head)
     body, content_headers = request_body(doc, settings)
     reserved = {k.lower() for k in content_headers} | {"content-length"}
     # Values go as UTF-8 bytes: a percent-decoded value may hold any character.

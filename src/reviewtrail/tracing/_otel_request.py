@@ -4,7 +4,8 @@
 options only with an endpoint; the ``OTEL_EXPORTER_OTLP_*`` variables of ``env`` under the
 options) before anything is read. :func:`select_runs` picks the runs named, and
 :func:`export_trace_runs` exports them, with reviewer-specialist call facts from the store the
-caller's ``open_store`` opens (a store that cannot be read is a warning, not an error).
+caller's ``open_store`` opens (a store that cannot be read is a warning, not an error), read in
+one snapshot of its ledger together with the head, which the export then names.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reviewtrail.errors import InvalidInputError, NotFoundError, ReviewtrailError
+from reviewtrail.ledger import LedgerHead, ledger_head
 from reviewtrail.store import Store
 from reviewtrail.tracing._layout import existing_project_root, traces_root
 from reviewtrail.tracing._otel import CallFacts, FactsKey
@@ -98,17 +100,27 @@ class OtelExportOutcome:
     warnings: list[str] = field(default_factory=list)
 
 
-def _ledger_facts(
-    runs: list[TraceRun], open_store: Callable[[], Store]
-) -> tuple[dict[FactsKey, CallFacts], str | None]:
-    """Facts for the reviewer-specialist runs among ``runs``; no such run: nothing is opened."""
+@dataclass(frozen=True)
+class _LedgerRead:
+    """What the export read from the ledger: call facts, the head they were read at (None: the
+    ledger was not read), and why not when it could not be."""
+
+    facts: dict[FactsKey, CallFacts] = field(default_factory=dict)
+    head: LedgerHead | None = None
+    note: str | None = None
+
+
+def _ledger_facts(runs: list[TraceRun], open_store: Callable[[], Store]) -> _LedgerRead:
+    """Facts for the reviewer-specialist runs among ``runs``, and the ledger head, read in one
+    snapshot (the head first); no such run: nothing is opened."""
     if not any(run.skill == SPECIALIST_SKILL for run in runs):
-        return {}, None
+        return _LedgerRead()
     try:
-        with open_store() as store:
-            return ledger_facts(store.ledger, runs), None
+        with open_store() as store, store.ledger.snapshot():
+            head = ledger_head(store.ledger)
+            return _LedgerRead(ledger_facts(store.ledger, runs), head)
     except ReviewtrailError as exc:
-        return {}, f"reviewer-specialist calls keep their trace times: the store cannot be read ({exc})"
+        return _LedgerRead(note=f"reviewer-specialist calls keep their trace times: the store cannot be read ({exc})")
 
 
 def export_trace_runs(request: OtelExportRequest, *, open_store: Callable[[], Store]) -> OtelExportOutcome:
@@ -119,10 +131,13 @@ def export_trace_runs(request: OtelExportRequest, *, open_store: Callable[[], St
     if not selected:
         where = f"{traces_root(project)}" + (f" for skill {request.skill!r}" if request.skill else "")
         raise NotFoundError(f"no trace runs under {where}", field="run")
-    facts, note = _ledger_facts(selected, open_store) if request.ledger else ({}, None)
+    read = _ledger_facts(selected, open_store) if request.ledger else _LedgerRead()
+    content = request.capture_content
     if request.settings is not None:
-        result = export_to_endpoint(selected, request.settings, facts=facts, content=request.capture_content)
+        result = export_to_endpoint(
+            selected, request.settings, facts=read.facts, content=content, ledger_head=read.head
+        )
     else:
         assert request.output is not None
-        result = export_to_file(selected, request.output, facts=facts, content=request.capture_content)
-    return OtelExportOutcome(result, [w for w in (note, result.warning) if w])
+        result = export_to_file(selected, request.output, facts=read.facts, content=content, ledger_head=read.head)
+    return OtelExportOutcome(result, [w for w in (read.note, result.warning) if w])
