@@ -390,3 +390,71 @@ def test_the_json_error_of_a_bad_key_names_the_field(project: Path) -> None:
     code, out, _ = run("provenance", "data.csv", "--format", "in-toto", "--sign-key", "nope.pem", "--json")
     assert code == 2
     assert json.loads(out)["error"]["field"] == "sign-key"
+
+
+# --- reviewtrail artifact verify-envelope: our own verifier on the command line -----------------
+
+
+def public_pem(k: Ed25519PrivateKey) -> bytes:
+    return k.public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo)
+
+
+@pytest.fixture
+def signed(project: Path) -> Path:
+    (project / "rt.pem").write_bytes(private_pem(key(SEED_A)))
+    (project / "rt.pub").write_bytes(public_pem(key(SEED_A)))
+    (project / "other.pub").write_bytes(public_pem(key(SEED_B)))
+    code, out, err = run("provenance", "data.csv", "--format", "in-toto", "--sign-key", "rt.pem")
+    assert code == 0, err
+    (project / "env.json").write_text(out)
+    return project / "env.json"
+
+
+def test_verify_envelope_accepts_a_signed_export(project: Path, signed: Path) -> None:
+    head = head_of(project)
+    code, out, err = run(
+        "artifact", "verify-envelope", str(signed), "--public-key", "other.pub", "--public-key", "rt.pub"
+    )
+    assert code == 0, err
+    digest = hashlib.sha256(b"a,b\n1,2\n").hexdigest()
+    assert out.splitlines() == [
+        f"verified: data.csv sha256:{digest}; signed by keyid {KEYID_A}",
+        f"ledger head: seq {head.seq} {head.hash}",
+    ]
+    code, out, err = run("artifact", "verify-envelope", str(signed), "--public-key", "rt.pub", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["verified"] is True and doc["keyids"] == [KEYID_A]
+    assert doc["statement"] == payload_of(json.loads(signed.read_text()))
+
+
+def test_verify_envelope_refuses_another_key_or_a_tampered_envelope_with_exit_4(project: Path, signed: Path) -> None:
+    code, out, err = run("artifact", "verify-envelope", str(signed), "--public-key", "other.pub")
+    assert code == 4 and out == ""
+    assert "error: envelope.signatures: no signature verifies" in " ".join(err.split())
+    envelope = json.loads(signed.read_text())
+    statement = payload_of(envelope)
+    statement["predicate"]["buildDefinition"]["internalParameters"]["ledgerHead"]["seq"] += 1
+    envelope["payload"] = base64.b64encode(statement_bytes(statement)).decode()
+    (project / "tampered.json").write_text(json.dumps(envelope))
+    code, _, err = run("artifact", "verify-envelope", "tampered.json", "--public-key", "rt.pub")
+    assert code == 4 and "envelope.signatures" in err
+
+
+@pytest.mark.parametrize(
+    ("content", "key_file", "field"),
+    [
+        (b"not json", "rt.pub", "envelope"),
+        (b'{"payloadType": "x"}', "rt.pub", "envelope.payload"),
+        (None, "rt.pem", "public_key"),  # a private key where a public one belongs
+        (None, "missing.pub", "public_key"),
+    ],
+)
+def test_verify_envelope_names_what_it_cannot_read_with_exit_2(
+    signed: Path, content: bytes | None, key_file: str, field: str
+) -> None:
+    if content is not None:
+        signed.write_bytes(content)
+    code, out, err = run("artifact", "verify-envelope", str(signed), "--public-key", key_file, "--json")
+    assert code == 2
+    assert json.loads(out)["error"]["field"] == field and err.startswith(f"error: {field}: ")

@@ -24,7 +24,7 @@ MiB = 1 << 20
 
 InputKind = Literal[
     "campaign", "agents", "runs", "correction", "response", "key", "checkpoint", "code", "reply", "pdf",
-    "prompt", "trace-response", "payload",
+    "prompt", "trace-response", "payload", "envelope",
 ]  # fmt: skip
 
 #: The largest file of each kind a command reads (bytes).
@@ -42,6 +42,7 @@ INPUT_LIMITS: dict[str, int] = {
     "prompt": 64 * MiB,  # `trace save --prompt-file`
     "trace-response": 256 * MiB,  # `trace save --response-file`
     "payload": 64 * MiB,  # `ledger append --payload @FILE`
+    "envelope": 64 * MiB,  # a signed in-toto statement (`artifact verify-envelope`)
 }
 
 _KINDS = {

@@ -251,6 +251,34 @@ def artifact_diff(
     print_json(diff.to_json()) if as_json else print(diff.unified(), end="")
 
 
+@artifact_app.command("verify-envelope")
+@handle_errors
+def artifact_verify_envelope(
+    file: Annotated[Path, typer.Argument(help="A DSSE envelope from 'provenance --format in-toto --sign-key'.")],
+    public_key: Annotated[
+        list[Path],
+        typer.Option("--public-key", help="Ed25519 public key (PEM or OpenSSH) that may have signed it (repeatable)."),
+    ],
+    as_json: JsonOpt = False,
+) -> None:
+    """Check a signed in-toto export: a signature by one of the keys over its DSSE PAE, then its statement.
+
+    Exit 4 when no signature verifies (altered, or signed by another key) or the payload is not an
+    in-toto statement; exit 2 for an envelope or key that cannot be read.
+
+    Example: reviewtrail artifact verify-envelope results.intoto.json --public-key ~/keys/rt.pub
+    """
+    from reviewtrail.inputs import read_input
+    from reviewtrail.provenance import verify_envelope
+
+    keys = [read_input(path, "key", field="public_key") for path in public_key]
+    verified = verify_envelope(read_input(file, "envelope", field="envelope"), keys)
+    if as_json:
+        print_json(verified.to_json())
+        return
+    print("\n".join(verified.summary()))
+
+
 @handle_errors
 def provenance(
     spec: Annotated[str, typer.Argument(help="NAME or NAME@VERSION.")],

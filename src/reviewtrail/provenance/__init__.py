@@ -17,6 +17,7 @@ from reviewtrail.provenance._catalog import (
     versions_of,
 )
 from reviewtrail.provenance._diff import VersionDiff
+from reviewtrail.provenance._export_signed import VerifiedStatement, verify_envelope
 from reviewtrail.provenance._graph import Edge, LineageGraph, Node
 from reviewtrail.provenance._limits import DEFAULT_LIMITS, ResourceLimits, parse_size
 from reviewtrail.provenance._lineage import lineage, render_tree
@@ -86,6 +87,7 @@ __all__ = [
     "SessionInfo",
     "SessionKernel",
     "SessionRemoval",
+    "VerifiedStatement",
     "VersionDiff",
     "VersionInfo",
     "artifact_id_for",
@@ -116,6 +118,7 @@ __all__ = [
     "start_run",
     "unfinished_session_removals",
     "upload_artifact",
+    "verify_envelope",
     "versions_of",
     "workspace_problems",
 ]

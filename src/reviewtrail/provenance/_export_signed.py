@@ -23,7 +23,7 @@ from reviewtrail.provenance._export_common import STATEMENT_TYPE
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-__all__ = ["VerifiedStatement", "sign_statement", "statement_bytes", "verify_statement_envelope"]
+__all__ = ["VerifiedStatement", "sign_statement", "statement_bytes", "verify_envelope", "verify_statement_envelope"]
 
 
 def statement_bytes(statement: dict[str, Any]) -> bytes:
@@ -47,6 +47,27 @@ class VerifiedStatement:
 
     def to_json(self) -> dict[str, Any]:
         return {"verified": True, "keyids": list(self.keyids), "statement": self.statement}
+
+    def summary(self) -> list[str]:
+        """What was verified, in lines: the subjects and signers, and the ledger head it names."""
+        subjects = self.statement.get("subject")
+        named = [
+            f"{s.get('name')} sha256:{(s.get('digest') or {}).get('sha256')}"
+            for s in (subjects if isinstance(subjects, list) else [])
+            if isinstance(s, dict)
+        ]
+        lines = [f"verified: {', '.join(named) or 'no subject'}; signed by keyid {', '.join(self.keyids)}"]
+        predicate = self.statement.get("predicate")
+        head = _at(predicate, "buildDefinition", "internalParameters", "ledgerHead")
+        if isinstance(head, dict):
+            lines.append(f"ledger head: seq {head.get('seq')} {head.get('hash')}")
+        return lines
+
+
+def _at(value: Any, *keys: str) -> Any:
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
 
 
 def verify_statement_envelope(value: object, public_keys: Sequence[Ed25519PublicKey]) -> VerifiedStatement:
@@ -88,3 +109,16 @@ def verify_statement_envelope(value: object, public_keys: Sequence[Ed25519Public
     if not isinstance(statement, dict) or statement.get("_type") != STATEMENT_TYPE:
         raise IntegrityError(f"is not an in-toto statement ({STATEMENT_TYPE})", field="envelope.payload")
     return VerifiedStatement(statement, keyids)
+
+
+def verify_envelope(data: bytes, public_keys_pem: Sequence[bytes]) -> VerifiedStatement:
+    """:func:`verify_statement_envelope` of an envelope file's bytes against public keys (PEM, or
+    OpenSSH lines) read by the checkpoints' rules; unreadable input names ``envelope`` or ``public_key``."""
+    from reviewtrail.ledger import load_public_key
+
+    keys = [load_public_key(pem) for pem in public_keys_pem]
+    try:
+        value = loads_json(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise InvalidInputError(f"is not a JSON document ({exc})", field="envelope") from exc
+    return verify_statement_envelope(value, keys)
