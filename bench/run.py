@@ -23,6 +23,7 @@ import bench_citations
 import bench_cli
 import bench_human_review
 import bench_ledger
+import bench_migrate
 import bench_provenance
 import bench_review
 import bench_review_session
@@ -79,6 +80,10 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
         "reviewtrail run of true with --network allowlist vs none",
     ),
     "sandbox_allowlist_fetch": (bench_sandbox_network.bench_fetch, "one HTTP GET through the allowlist proxy"),
+    "migrate_postgres_files": (
+        bench_migrate.bench_migrate,
+        "migrate SQLite + files to PostgreSQL + files vs PostgreSQL COPY of the rows and a plain copy of the files",
+    ),
     "verify_memory": (bench_verify.bench_verify_memory, "verify's peak RSS at 1,000,000 vs 100,000 records"),
     "verify_store": (bench_verify.bench_verify, "verify of 1,000,000 records vs reading the rows and SHA-256-ing them"),
     "review_queue_sqlite": (bench_human_review.bench_queue_sqlite, "review queue first page, 100,000 items (SQLite)"),
