@@ -9,11 +9,13 @@ code, not with the project's, and the statements they carry are read with in-tot
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import hashlib
 import json
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -458,3 +460,70 @@ def test_verify_envelope_names_what_it_cannot_read_with_exit_2(
     code, out, err = run("artifact", "verify-envelope", str(signed), "--public-key", key_file, "--json")
     assert code == 2
     assert json.loads(out)["error"]["field"] == field and err.startswith(f"error: {field}: ")
+
+
+# --- the head is read once, inside the snapshot the export reads in ----------------------------
+
+
+class Recorder:
+    """Wraps a ledger's ``snapshot`` and ``head`` to log when each is used."""
+
+    def __init__(self, ledger: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.events: list[str] = []
+        snapshot, head = ledger.snapshot, ledger.head
+
+        @contextlib.contextmanager
+        def logged_snapshot() -> Iterator[None]:
+            self.events.append("enter")
+            with snapshot():
+                yield
+            self.events.append("exit")
+
+        def logged_head() -> Any:
+            self.events.append("head")
+            return head()
+
+        monkeypatch.setattr(ledger, "snapshot", logged_snapshot)
+        monkeypatch.setattr(ledger, "head", logged_head)
+
+
+def test_the_provenance_export_reads_the_head_once_at_the_start_of_its_snapshot(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reviewtrail.provenance import provenance_query, provenance_view
+
+    store = open_cli_store(project)
+    try:
+        recorder = Recorder(store.ledger, monkeypatch)
+        doc = provenance_view(store, provenance_query("data.csv", "default", "in-toto")).document
+    finally:
+        store.close()
+    assert doc is not None
+    assert recorder.events[:2] == ["enter", "head"] and recorder.events[-1] == "exit"
+    assert recorder.events.count("head") == 1 and recorder.events.count("enter") == 1
+
+
+def test_the_otel_export_reads_the_head_in_the_snapshot_of_its_call_facts(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reviewtrail.tracing import export_trace_runs, otel_export_request
+    from test_trace_otel import CallSpec, RunSpec, meta_doc, request_doc, write_run
+
+    write_run(
+        project, RunSpec(skill="reviewer-specialist", calls=[CallSpec(1, "x", request_doc(1, "x"), meta_doc(1, "x"))])
+    )
+    store = open_cli_store(project)
+    recorder = Recorder(store.ledger, monkeypatch)
+    out = project / "otel.json"
+    request = otel_export_request({}, output=out, project_dir=project)
+    try:
+        export_trace_runs(request, open_store=lambda: store)
+    finally:
+        store.close()
+    assert recorder.events == ["enter", "head", "exit"]
+    expected = head_of(project)
+    resource = json.loads(out.read_text())["resourceSpans"][0]["resource"]["attributes"]
+    assert resource[2:] == [
+        {"key": "reviewtrail.ledger.head", "value": {"stringValue": expected.hash}},
+        {"key": "reviewtrail.ledger.head_seq", "value": {"intValue": str(expected.seq)}},
+    ]
