@@ -153,12 +153,14 @@ def migrate(
         report.head_seq, report.head_hash = end, end_hash
         target_ledger = _open_target_ledger(to_db, catalog) if ledger_moves and to_db else None
         try:
-            ledger = target_ledger if target_ledger is not None else source.ledger
+            if target_ledger is not None:  # checked before anything of the target is written
+                report.records_present = _common_start(source.ledger, target_ledger, end)
+            cas = _open_target_cas(to_cas, settings) if cas_moves and to_cas else source.cas
             if target_ledger is not None:
                 _copy_records(source.ledger, target_ledger, end, options.batch_size, report, tick)
-            cas = _open_target_cas(to_cas, settings) if cas_moves and to_cas else source.cas
             if cas is not source.cas:
                 _copy_objects(source.cas, cas, report, tick)
+            ledger = target_ledger if target_ledger is not None else source.ledger
             _check_target(ledger, cas, source.cas, (end, end_hash), report, tick)
         finally:
             if target_ledger is not None:
@@ -200,20 +202,11 @@ def _checked_database_url(url: str | None) -> str | None:
 
 
 def _checked_cas_url(url: str | None) -> str | None:
-    from reviewtrail._redact import redact_url
-
+    """``url`` when it has the shape of a CAS URL (``open_cas`` checks the rest when it opens it)."""
     if url is None:
         return None
-    if url.startswith("file://"):
-        path = url[len("file://") :]
-        if not path.startswith("/") or path.rstrip("/") == "":
-            raise InvalidInputError(f"{url!r} must name an absolute folder: file:///ABSOLUTE/PATH", field="cas_to")
-        return url
-    if url.startswith("s3://") and url[len("s3://") :].split("/", 1)[0]:
-        return url
-    raise InvalidInputError(
-        f"{redact_url(url)!r} is not a CAS URL (file:///ABSOLUTE/PATH or s3://bucket/prefix)", field="cas_to"
-    )
+    _cas_place(url, None)
+    return url
 
 
 def _same_database(a: str, b: str) -> bool:
@@ -225,13 +218,33 @@ def _same_database(a: str, b: str) -> bool:
     return a.rstrip("/") == b.rstrip("/")
 
 
-def _cas_place(url: str | None, settings: Settings) -> tuple[str, str]:
-    """What identifies where a CAS URL keeps the objects (None: the store's folder)."""
+def _cas_place(url: str | None, settings: Settings | None) -> tuple[str, str]:
+    """What identifies where a CAS URL keeps the objects (None: the store's folder):
+    ``("file", folder)`` or ``("s3", bucket/prefix)``; :class:`InvalidInputError` for any other URL."""
+    from urllib.parse import unquote, urlsplit
+
+    from reviewtrail._redact import redact_url
+
     if url is None:
+        assert settings is not None
         return "file", str(settings.store.resolve())
-    if url.startswith("file://"):
-        return "file", str(Path(url[len("file://") :]).resolve())
-    return "url", url.rstrip("/")
+    forms = "file:///ABSOLUTE/FOLDER or s3://BUCKET/PREFIX"
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        parts = None
+    scheme = parts.scheme.lower() if parts is not None else ""
+    if parts is None or parts.query or parts.fragment or "?" in url or "#" in url:
+        scheme = ""
+    if scheme == "file" and parts is not None:
+        folder = unquote(parts.path)
+        if parts.netloc in ("", "localhost") and folder.startswith("/") and folder.rstrip("/"):
+            return "file", str(Path(folder).resolve())
+        host = f" names the host {parts.netloc!r}," if parts.netloc not in ("", "localhost") else ""
+        raise InvalidInputError(f"{url!r}{host} does not name an absolute folder; use {forms}", field="cas_to")
+    if scheme == "s3" and parts is not None and parts.netloc and not {"@", ":"} & set(parts.netloc):
+        return "s3", f"{parts.netloc}/{parts.path.strip('/')}"
+    raise InvalidInputError(f"{redact_url(url)!r} is not a CAS URL; use {forms}", field="cas_to")
 
 
 def _open_target_ledger(url: str, catalog: RecordCatalog) -> Ledger:
@@ -241,21 +254,21 @@ def _open_target_ledger(url: str, catalog: RecordCatalog) -> Ledger:
 
 
 def _open_target_cas(url: str, settings: Settings) -> CasStore:
-    """The target CAS, created when new (its layout, for a folder)."""
-    from reviewtrail.cas import FilesystemCas
-    from reviewtrail.errors import ConfigError
+    """The target CAS (``open_cas``), its layout created when new."""
+    from reviewtrail.cas import open_cas
 
-    if url.startswith("file://"):
-        return FilesystemCas(Path(url[len("file://") :]), create=True)
-    raise ConfigError(f"{url!r}: this version cannot write objects to S3 yet", field="cas_to")
+    try:
+        return open_cas(url, store=settings.store, s3=settings.s3, create=True)
+    except InvalidInputError as exc:
+        raise InvalidInputError(str(exc), field="cas_to") from None
 
 
 # --- the records ------------------------------------------------------------------------------
 def _copy_records(
     source: Ledger, target: Ledger, end: int, batch_size: int, report: MigrateReport, tick: Progress
 ) -> None:
-    present = _common_start(source, target, end)
-    report.records_present = present
+    """The source's records after those the target holds (:func:`_common_start`), up to ``end``."""
+    present = report.records_present
     if present:
         tick("records", present, end)
     batch: list[Envelope] = []

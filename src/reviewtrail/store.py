@@ -26,7 +26,7 @@ from reviewtrail._identity import (
     unnamed_identity_problems,
     write_marker,
 )
-from reviewtrail.cas import CasStore, FilesystemCas, open_cas
+from reviewtrail.cas import CasStore, FilesystemCas, open_cas, parse_cas_url
 from reviewtrail.config import STORE_MARKER as _MARKER
 from reviewtrail.config import Settings, sqlite_path
 from reviewtrail.errors import IntegrityError, InvalidInputError, LedgerMissingError, StoreNotInitializedError
@@ -123,6 +123,8 @@ class Store:
         root = settings.store
         if root.exists() and not root.is_dir():
             raise InvalidInputError(f"{root} exists and is not a folder", field="store")
+        if settings.cas_url is not None:
+            parse_cas_url(settings.cas_url)  # a malformed URL is refused before anything is made
         root.mkdir(parents=True, exist_ok=True)
         with _init_lock(root):
             marker_path = root / _MARKER

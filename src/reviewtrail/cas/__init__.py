@@ -23,7 +23,7 @@ from reviewtrail.cas._address import (
 )
 from reviewtrail.cas._filesystem import FilesystemCas
 from reviewtrail.cas._memory import MemoryCas
-from reviewtrail.cas._open import open_cas
+from reviewtrail.cas._open import open_cas, parse_cas_url
 from reviewtrail.cas._protocol import (
     BARE_SEARCH,
     ByteCallback,
@@ -79,6 +79,7 @@ __all__ = [
     "object_state",
     "open_cas",
     "parse_address",
+    "parse_cas_url",
     "parse_digest",
     "refs_in",
     "verified_chunks",

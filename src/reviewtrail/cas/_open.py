@@ -24,12 +24,13 @@ __all__ = ["open_cas", "parse_cas_url"]
 _FORMS = "s3://bucket/prefix or file:///absolute/folder (unset: the store's folder)"
 
 
-def parse_cas_url(url: str) -> tuple[str, str, str]:
-    """``("file", folder, "")`` or ``("s3", bucket, prefix)``; anything else is refused, naming the setting."""
+def parse_cas_url(url: str, *, field: str = CAS_URL_SETTING) -> tuple[str, str, str]:
+    """``("file", folder, "")`` or ``("s3", bucket, prefix)``; anything else is refused, naming
+    ``field`` (the setting or option the URL came from)."""
     from urllib.parse import unquote, urlsplit
 
     def refuse(why: str) -> InvalidInputError:
-        return InvalidInputError(f"{url!r} {why}; use {_FORMS}", field=CAS_URL_SETTING)
+        return InvalidInputError(f"{url!r} {why}; use {_FORMS}", field=field)
 
     if not isinstance(url, str) or not url.strip() or any(ord(c) < 0x20 or c == "\x7f" for c in url):
         raise refuse("is not a CAS location")
@@ -52,7 +53,7 @@ def parse_cas_url(url: str) -> tuple[str, str, str]:
 
         if not parts.netloc or "@" in parts.netloc or ":" in parts.netloc:
             raise refuse("does not name a bucket (s3://bucket/prefix, no user or port)")
-        return "s3", check_bucket(parts.netloc), check_prefix(parts.path)
+        return "s3", check_bucket(parts.netloc, field=field), check_prefix(parts.path, field=field)
     raise refuse("is not a CAS location")
 
 
@@ -64,17 +65,19 @@ def open_cas(
     read_only: bool = False,
     create: bool = False,
     require_layout: bool = True,
+    field: str = CAS_URL_SETTING,
 ) -> CasStore:
     """The CAS ``url`` names: ``None`` is the one in the ``store`` folder.
 
     ``create`` lays out the pools (idempotent); otherwise ``require_layout`` refuses a CAS with
     no layout (:class:`~reviewtrail.errors.StoreNotInitializedError`). ``read_only`` refuses
     every write. An S3 URL needs boto3 (``reviewtrail[s3]``), else
-    :class:`~reviewtrail.errors.BackendUnavailableError` (exit 5).
+    :class:`~reviewtrail.errors.BackendUnavailableError` (exit 5). A malformed URL is
+    :class:`~reviewtrail.errors.InvalidInputError` naming ``field`` (default ``REVIEWTRAIL_CAS_URL``).
     """
     if url is None:
         return FilesystemCas(store, create=create, read_only=read_only, require_layout=require_layout)
-    kind, where, prefix = parse_cas_url(url)
+    kind, where, prefix = parse_cas_url(url, field=field)
     if kind == "file":
         return FilesystemCas(Path(where), create=create, read_only=read_only, require_layout=require_layout)
     require_boto3()

@@ -82,12 +82,12 @@ def check_bucket(bucket: str, *, field: str = CAS_URL_SETTING) -> str:
 
 
 def check_prefix(prefix: str, *, field: str = CAS_URL_SETTING) -> str:
-    """A key prefix of '/'-separated segments of safe characters, returned with one trailing '/'
-    (``""`` for the bucket's top)."""
-    stripped = prefix.strip("/") if isinstance(prefix, str) else None
-    if stripped is None:
+    """A key prefix of '/'-separated segments of safe characters (one leading and one trailing '/'
+    allowed), returned with one trailing '/' (``""`` for the bucket's top)."""
+    if not isinstance(prefix, str):
         raise InvalidInputError(f"{prefix!r} is not a key prefix", field=field)
-    if not stripped:
+    stripped = prefix.removeprefix("/").removesuffix("/")
+    if not stripped and prefix in {"", "/"}:
         return ""
     for segment in stripped.split("/"):
         if segment in {".", ".."} or not _PREFIX_SEGMENT.fullmatch(segment):
@@ -154,6 +154,8 @@ class S3Cas(CasStore):
     first request, so opening a store costs nothing until an object is read or written.
     ``multipart_threshold`` (bytes) is the size above which an object is sent as a multipart
     upload of ``part_size`` parts; ``concurrency`` is how many objects ``put_many`` sends at once.
+    A request is tried up to ``max_attempts`` times (botocore's standard retries, with backoff:
+    5xx answers, throttling, dropped connections) with the given timeouts in seconds.
     """
 
     def __init__(
@@ -182,6 +184,8 @@ class S3Cas(CasStore):
             raise InvalidInputError("must be 0 or more bytes", field="multipart_threshold")
         if concurrency < 1:
             raise InvalidInputError("must be 1 or more", field="concurrency")
+        if max_attempts < 1:
+            raise InvalidInputError("must be 1 or more", field="max_attempts")
         self.read_only = read_only
         self.multipart_threshold = multipart_threshold
         self.part_size = part_size
@@ -224,6 +228,10 @@ class S3Cas(CasStore):
     def _pool_key(self, pool: Pool, name: str) -> str:
         return f"{self.prefix}versioning/{pool}/{name}"
 
+    def _relative(self, key: str) -> str:
+        """A key as messages name it, beside the store's URL: without the prefix."""
+        return key[len(self.prefix) :]
+
     def initialize(self) -> None:
         """Write both pools' ``oci-layout`` and ``index.json`` (create-only: existing ones are kept)."""
         self._check_writable()
@@ -231,7 +239,7 @@ class S3Cas(CasStore):
             for name, doc in (("oci-layout", OCI_LAYOUT), ("index.json", OCI_INDEX)):
                 key = self._pool_key(pool, name)
                 self._call(
-                    f"write {key}",
+                    f"write {self._relative(key)}",
                     "put_object",
                     exists_ok=True,
                     Bucket=self.bucket,
@@ -319,7 +327,7 @@ class S3Cas(CasStore):
         """The stored size of ``key``, or ``None`` when there is no such key (in a bucket that exists)."""
         import botocore.exceptions
 
-        with s3_errors(self.target, f"look up s3://{self.bucket}/{key}"):
+        with s3_errors(self.target, f"look up {self._relative(key)}"):
             try:
                 response = self.client.head_object(Bucket=self.bucket, Key=key)
             except botocore.exceptions.ClientError as exc:
@@ -335,7 +343,7 @@ class S3Cas(CasStore):
         return int(response["ContentLength"])
 
     def _get_small(self, key: str) -> bytes | None:
-        response = self._call(f"read {key}", "get_object", missing_ok=True, Bucket=self.bucket, Key=key)
+        response = self._call(f"read {self._relative(key)}", "get_object", missing_ok=True, Bucket=self.bucket, Key=key)
         if response is None:
             return None
         with _Body(response["Body"], self.target, key) as body:
@@ -537,7 +545,7 @@ class S3Cas(CasStore):
         """``PutObject`` create-only, the server checking the bytes' SHA-256; ``False`` when the key exists."""
         checksum = base64.b64encode(bytes.fromhex(upload.hexdigest)).decode()
         response = self._call(
-            f"write s3://{self.bucket}/{key}",
+            f"write {self._relative(key)}",
             "put_object",
             exists_ok=True,
             Bucket=self.bucket,
@@ -552,7 +560,7 @@ class S3Cas(CasStore):
         """One multipart upload, completed create-only once the bytes sent hash to the address;
         aborted on any failure (and when the key was taken meanwhile: then that object is verified)."""
         assert upload.file is not None
-        where = f"s3://{self.bucket}/{key}"
+        where = self._relative(key)
         upload_id = self._call(f"begin uploading {where}", "create_multipart_upload", Bucket=self.bucket, Key=key)[
             "UploadId"
         ]

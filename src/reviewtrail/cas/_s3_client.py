@@ -87,7 +87,7 @@ def make_client(
     config = Config(
         connect_timeout=connect_timeout,
         read_timeout=read_timeout,
-        retries={"mode": "standard", "max_attempts": max_attempts},
+        retries={"mode": "standard", "total_max_attempts": max_attempts},
         max_pool_connections=pool_size,
         s3={"addressing_style": "path"} if endpoint else {},
         user_agent_extra="reviewtrail",
