@@ -112,4 +112,4 @@ def test_rows_and_envelopes_convert_both_ways() -> None:
 
 def test_migrations_are_numbered_in_order_and_the_schema_version_is_the_last() -> None:
     assert [v for v, _, _ in MIGRATIONS] == list(range(1, len(MIGRATIONS) + 1))
-    assert SCHEMA_VERSION == MIGRATIONS[-1][0] == 3
+    assert SCHEMA_VERSION == MIGRATIONS[-1][0] == 4

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from reviewtrail.ledger import RecordPayload, record_type
+from reviewtrail.ledger import KEY_PAYLOADS, RecordPayload, record_type
 
 __all__ = ["RECORD_TYPES", "StoreIdentity"]
 
@@ -23,5 +23,7 @@ class StoreIdentity(RecordPayload):
     ledger_kind: str = Field(alias="ledgerKind", pattern=r"^(sqlite|postgresql|memory)$")
 
 
-# What the store itself adds to the application's record catalog (see reviewtrail.app).
-RECORD_TYPES: tuple[type[RecordPayload], ...] = (StoreIdentity,)
+# What the store itself adds to the application's record catalog (see reviewtrail.app): its identity,
+# and the ledger's writer-key records (store.key.declared@1, store.key.revoked@1,
+# store.signatures.required@1; see docs/architecture.md, "Signed records").
+RECORD_TYPES: tuple[type[RecordPayload], ...] = (StoreIdentity, *KEY_PAYLOADS)

@@ -120,9 +120,11 @@ def build_catalog() -> RecordCatalog:
     written are those of the packages loaded up front."""
     from reviewtrail import _identity as identity
     from reviewtrail._record_index import RECORD_INDEX
-    from reviewtrail.ledger import DeferredPart, RecordCatalog
+    from reviewtrail.ledger import KEY_RECORD_TYPES, DeferredPart, RecordCatalog
 
-    store = DeferredPart(IDENTITY_PART, frozenset([identity.IDENTITY_TYPE]), (), load=_identity_contents)
+    # The store's own records: its identity, and the writer keys of its ledger.
+    own = frozenset([identity.IDENTITY_TYPE, *KEY_RECORD_TYPES])
+    store = DeferredPart(IDENTITY_PART, own, (), load=_identity_contents)
     return RecordCatalog(
         deferred=[
             store,

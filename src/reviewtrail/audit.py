@@ -15,9 +15,12 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reviewtrail.store import Progress, Store, VerifyReport
+
+if TYPE_CHECKING:
+    from reviewtrail.ledger import TrustedKeys
 
 __all__ = ["VERIFY_STATUS_FILE", "AuditOptions", "VerifyStatus", "audit", "last_verify_status"]
 
@@ -33,6 +36,8 @@ class AuditOptions:
     project_dir: Path | None = None  # where `.aris/traces` live; None skips the trace comparison
     checkpoints: Sequence[Path] = field(default_factory=tuple)
     public_keys: Sequence[Path] = field(default_factory=tuple)
+    # PEM public keys of the writers trusted to sign every record (``verify --trusted-keys``)
+    trusted_keys: Path | None = None
     repair: bool = False
     since: Path | None = None  # a checkpoint: check it, then only what follows its seq
     keep_status: bool = False  # write VERIFY_STATUS_FILE in the store's folder (reviewtrail verify does)
@@ -135,7 +140,11 @@ def audit(store: Store, options: AuditOptions, progress: Progress | None = None)
             "--repair rebuilds from the whole chain, which --since does not check: run a full verify to repair",
             field="since",
         )
-    report = store.verify(progress) if options.since is None else _verify_since(store, options, options.since, progress)
+    trusted = _trusted_keys(options)
+    if options.since is None:
+        report = store.verify(progress, trusted_keys=trusted)
+    else:
+        report = _verify_since(store, options, options.since, progress, trusted)
     projection_problems = [p for p in report.problems if p.startswith("query table ")]
     report.problems.extend(_checkpoint_problems(store, options, report.notes))
     report.problems.extend(pending_run_problems(store))
@@ -155,7 +164,17 @@ def audit(store: Store, options: AuditOptions, progress: Progress | None = None)
     return report
 
 
-def _verify_since(store: Store, options: AuditOptions, path: Path, progress: Progress | None) -> VerifyReport:
+def _trusted_keys(options: AuditOptions) -> TrustedKeys | None:
+    if options.trusted_keys is None:
+        return None
+    from reviewtrail.ledger import load_trusted_keys
+
+    return load_trusted_keys(options.trusted_keys)
+
+
+def _verify_since(
+    store: Store, options: AuditOptions, path: Path, progress: Progress | None, trusted: TrustedKeys | None
+) -> VerifyReport:
     """Check the checkpoint as ``--checkpoint`` does; when it holds, verify only what follows it."""
     from reviewtrail.ledger import check_checkpoint, load_checkpoint
 
@@ -179,7 +198,7 @@ def _verify_since(store: Store, options: AuditOptions, path: Path, progress: Pro
             "without --since to check the whole store"
         )
         return report
-    report = store.verify(progress, since=(seq, str(checkpoint["headHash"])))
+    report = store.verify(progress, since=(seq, str(checkpoint["headHash"])), trusted_keys=trusted)
     if report.since is not None:
         report.since["checkpoint"] = str(path)
     if not keys and "signature" in checkpoint:

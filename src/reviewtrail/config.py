@@ -14,7 +14,10 @@ the reviewer's LLM (:class:`ReviewerSettings`), reviewer-call traces (:class:`Tr
 and the project of sessions and artifacts (``REVIEWTRAIL_PROJECT``). Who a human-review decision
 is by (:func:`reviewer_id_setting`): ``REVIEWTRAIL_REVIEWER_ID``, then ``reviewer_id`` in the
 user's own configuration (``$XDG_CONFIG_HOME/reviewtrail/config.toml``, default
-``~/.config/reviewtrail/config.toml``), never the project's file, which a team shares.
+``~/.config/reviewtrail/config.toml``), never the project's file, which a team shares. The same
+holds for the private key every record a process appends is signed with
+(:attr:`Settings.signing_key`): ``REVIEWTRAIL_SIGNING_KEY``, then ``signing_key`` in the user's
+own configuration (relative to that file's folder).
 
 Nothing below this module reads the environment: domain functions take these values from
 their callers. The values are kept as given; each is checked where it is used, naming its
@@ -43,6 +46,7 @@ __all__ = [
     "reviewer_id_setting",
     "reviewer_settings",
     "s3_settings",
+    "signing_key_setting",
     "sqlite_path",
     "trace_settings",
     "user_config_file",
@@ -52,7 +56,14 @@ CONFIG_FILE = "reviewtrail.toml"
 STORE_MARKER = "reviewtrail-store.json"
 DEFAULT_STORE = ".reviewtrail"
 _KEYS = {"store", "database_url", "cas_url", "reviewer"}
-_USER_KEYS = {"reviewer_id"}
+_USER_KEYS = {"reviewer_id", "signing_key"}
+# Keys a project's file may not hold: they say who writes, and a team shares that file.
+_PERSONAL_KEYS = {
+    "reviewer_id": "it cannot say who decides; set it in your user configuration "
+    "(~/.config/reviewtrail/config.toml) or REVIEWTRAIL_REVIEWER_ID",
+    "signing_key": "it cannot hold a writer's private key; set it in your user configuration "
+    "(~/.config/reviewtrail/config.toml) or REVIEWTRAIL_SIGNING_KEY",
+}
 USER_CONFIG = Path("reviewtrail") / "config.toml"
 
 
@@ -134,6 +145,9 @@ class Settings:
     reviewer: ReviewerSettings = field(default_factory=ReviewerSettings)
     trace: TraceSettings = field(default_factory=TraceSettings)
     project: str | None = None  # REVIEWTRAIL_PROJECT: the project of sessions and artifacts (default "default")
+    # REVIEWTRAIL_SIGNING_KEY or ``signing_key`` in the user's configuration: the Ed25519 private key
+    # (PEM PKCS#8, owner-readable only) every record this process appends is signed with; None: unsigned.
+    signing_key: Path | None = None
 
     @property
     def store_exists(self) -> bool:
@@ -184,12 +198,9 @@ def _read_toml(path: Path) -> dict[str, str]:
         doc = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}", field=CONFIG_FILE) from exc
-    if "reviewer_id" in doc:
-        raise ConfigError(
-            f"reviewer_id in {path}: a project's file is shared by its team, so it cannot say who decides; "
-            "set it in your user configuration (~/.config/reviewtrail/config.toml) or REVIEWTRAIL_REVIEWER_ID",
-            field="reviewer_id",
-        )
+    for key, why in _PERSONAL_KEYS.items():
+        if key in doc:
+            raise ConfigError(f"{key} in {path}: a project's file is shared by its team, so {why}", field=key)
     unknown = set(doc) - _KEYS
     if unknown:
         raise ConfigError(
@@ -235,27 +246,55 @@ def reviewer_id_setting(env: Mapping[str, str] | None = None) -> tuple[str | Non
     given = env.get("REVIEWTRAIL_REVIEWER_ID") or ""
     if given.strip():
         return given, "REVIEWTRAIL_REVIEWER_ID"
+    path, doc = _user_config(env, "reviewer_id")
+    value = doc.get("reviewer_id")
+    if value is None or path is None:
+        return None, ""
+    if not isinstance(value, str):
+        raise ConfigError(f"must be a string in {path}", field="reviewer_id")
+    return value, str(path)
+
+
+def signing_key_setting(env: Mapping[str, str] | None = None, cwd: Path | None = None) -> Path | None:
+    """The private key file records are signed with: ``REVIEWTRAIL_SIGNING_KEY`` (relative to
+    ``cwd``; blank is not given), else ``signing_key`` in the user's own configuration file
+    (relative to its folder, ``~`` expanded), else None. The file itself is read and checked when
+    the first record is signed."""
+    env = os.environ if env is None else env
+    given = env.get("REVIEWTRAIL_SIGNING_KEY") or ""
+    if given.strip():
+        path = Path(given).expanduser()
+        return path if path.is_absolute() else (Path.cwd() if cwd is None else cwd) / path
+    config, doc = _user_config(env, "signing_key")
+    value = doc.get("signing_key")
+    if value is None or config is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"must be a non-empty string (a file path) in {config}", field="signing_key")
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else config.parent / path
+
+
+def _user_config(env: Mapping[str, str], field: str) -> tuple[Path | None, dict[str, object]]:
+    """The user's own configuration file and what it holds (nothing when there is none); a file
+    that cannot be read, or holds a key other than :data:`_USER_KEYS`, is a :class:`ConfigError`
+    naming ``field``."""
     path = user_config_file(env)
     if path is None or not path.is_file():
-        return None, ""
+        return None, {}
     import tomllib
 
     try:
         doc = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"cannot read {path}: {exc}", field="reviewer_id") from exc
+        raise ConfigError(f"cannot read {path}: {exc}", field=field) from exc
     unknown = set(doc) - _USER_KEYS
     if unknown:
         raise ConfigError(
             f"unknown key(s) {', '.join(sorted(unknown))} in {path}; known: {', '.join(sorted(_USER_KEYS))}",
-            field="reviewer_id",
+            field=field,
         )
-    value = doc.get("reviewer_id")
-    if value is None:
-        return None, ""
-    if not isinstance(value, str):
-        raise ConfigError(f"must be a string in {path}", field="reviewer_id")
-    return value, str(path)
+    return path, doc
 
 
 def trace_settings(env: Mapping[str, str]) -> TraceSettings:
@@ -294,4 +333,5 @@ def load_settings(env: Mapping[str, str] | None = None, cwd: Path | None = None)
         reviewer=reviewer_settings(env, file_values.get("reviewer")),
         trace=trace_settings(env),
         project=env.get("REVIEWTRAIL_PROJECT"),
+        signing_key=signing_key_setting(env, cwd),
     )

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review._adapters import to_openai_preference, to_trl_preference
@@ -25,7 +25,11 @@ from reviewtrail.human_review._dataset_manifest import MANIFEST_NAME, write_expo
 from reviewtrail.human_review._export_folder import clear_debris, export_lock, load_manifest
 from reviewtrail.human_review._export_rows import TRAINING_EXAMPLE_V4, training_example_v4
 from reviewtrail.human_review._labels import prompt_label
+from reviewtrail.ledger import signed_reads
 from reviewtrail.store import Progress, Store
+
+if TYPE_CHECKING:
+    from reviewtrail.ledger import TrustedKeys
 
 __all__ = [
     "EXPORT_KINDS",
@@ -162,22 +166,30 @@ def export_campaign(
     out_dir: str | Path,
     *,
     progress: Progress | None = None,
+    trusted_keys: TrustedKeys | None = None,
 ) -> ExportReport:
     """Export a campaign version's training examples into ``out_dir``: the
     ``thoughtstream.training-example.v4`` file and its TRL and OpenAI preference files, each
     listed in ``manifest.json`` with the same ledger head (the head when the export began; every
-    read is made from that one state). Returns what was written and every decision left out."""
+    read is made from that one state). Returns what was written and every decision left out.
+
+    ``trusted_keys``: every record the export reads must be signed by one of these keys (not
+    after its revocation); the first that is not is refused (exit 4, naming its seq and type)
+    before anything is written (:func:`~reviewtrail.ledger.signed_reads`: checked on the reads
+    themselves)."""
     ledger = store.ledger
     require_campaign(ledger, campaign_id, version)
     folder = Path(out_dir)
     if folder.exists() and not folder.is_dir():
         raise InvalidInputError(f"{folder} exists and is not a folder", field="out")
+    created = not folder.exists()
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InvalidInputError(f"cannot create the folder {folder}: {exc.strerror or exc}", field="out") from None
     rows: list[dict[str, Any]] = []
-    with ledger.snapshot(), _collector_paused():
+    signed = signed_reads(ledger, trusted_keys) if trusted_keys is not None else contextlib.nullcontext()
+    with ledger.snapshot(), _refused_leaves_nothing(folder, created), signed, _collector_paused():
         head = ledger.head()
         if head is None:
             raise InvalidInputError("the ledger is empty: there is nothing to export", field="campaign")
@@ -205,6 +217,18 @@ def export_campaign(
         manifest = write_exports(folder, named, ledger_head=head.hash, ledger_head_seq=head.seq)
     report.files.extend(manifest["files"][-len(named) :])
     return report
+
+
+@contextlib.contextmanager
+def _refused_leaves_nothing(folder: Path, created: bool) -> Iterator[None]:
+    """A read refused before anything is written leaves no folder the export made itself."""
+    try:
+        yield
+    except BaseException:
+        if created:
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only when still empty
+        raise
 
 
 @contextlib.contextmanager

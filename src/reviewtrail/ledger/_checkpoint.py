@@ -22,7 +22,6 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
-import hashlib
 import os
 import re
 from datetime import UTC, datetime
@@ -33,11 +32,12 @@ from reviewtrail.canonical import canonical_json, loads_json
 from reviewtrail.cas import is_hex
 from reviewtrail.errors import ConflictError, IntegrityError, InvalidInputError
 from reviewtrail.inputs import read_input
+from reviewtrail.ledger._ed25519 import load_private_key, load_public_key, public_key_id
 from reviewtrail.ledger._envelope import GENESIS_HASH, chain_problems, format_time
 from reviewtrail.ledger._protocol import Ledger
 
 if TYPE_CHECKING:
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 __all__ = [
     "CHECKPOINT_TYPE",
@@ -101,13 +101,6 @@ def make_checkpoint(
             "value": base64.b64encode(raw).decode("ascii"),
         }
     return statement
-
-
-def public_key_id(key: Ed25519PublicKey) -> str:
-    """SHA-256 (hex) of the raw 32-byte public key: the ``keyId`` of its signatures."""
-    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-
-    return hashlib.sha256(key.public_bytes(Encoding.Raw, PublicFormat.Raw)).hexdigest()
 
 
 def save_checkpoint(path: str | os.PathLike[str], checkpoint: dict[str, Any]) -> Path:
@@ -284,42 +277,3 @@ def _signature_problems(doc: dict[str, Any], keys: list[Ed25519PublicKey]) -> li
 
 def _signed_bytes(doc: dict[str, Any]) -> bytes:
     return canonical_json({k: v for k, v in doc.items() if k != "signature"}, field="checkpoint")
-
-
-# --- keys ---------------------------------------------------------------------------------
-def load_private_key(pem: bytes) -> Ed25519PrivateKey:
-    """The Ed25519 private key of ``pem`` (PKCS#8, unencrypted); anything else is
-    :class:`InvalidInputError` (field ``key``). Checkpoints and signed exports use it."""
-    from cryptography.exceptions import UnsupportedAlgorithm
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-    from cryptography.hazmat.primitives.serialization import load_pem_private_key
-
-    try:
-        key = load_pem_private_key(pem, password=None)
-    except TypeError as exc:
-        raise InvalidInputError("is encrypted; give an unencrypted PKCS#8 PEM key", field="key") from exc
-    except (ValueError, UnsupportedAlgorithm) as exc:
-        raise InvalidInputError("is not a PEM private key (PKCS#8)", field="key") from exc
-    if not isinstance(key, Ed25519PrivateKey):
-        raise InvalidInputError(f"is a {_kind(key)} key; reviewtrail signs with Ed25519 keys only", field="key")
-    return key
-
-
-def load_public_key(data: bytes) -> Ed25519PublicKey:
-    """The Ed25519 public key of ``data`` (PEM, or one OpenSSH line); anything else is
-    :class:`InvalidInputError` (field ``public_key``)."""
-    from cryptography.exceptions import UnsupportedAlgorithm
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-    from cryptography.hazmat.primitives.serialization import load_pem_public_key, load_ssh_public_key
-
-    try:
-        key = load_ssh_public_key(data) if data.lstrip().startswith(b"ssh-") else load_pem_public_key(data)
-    except (ValueError, UnsupportedAlgorithm) as exc:
-        raise InvalidInputError("is not a PEM (or OpenSSH) public key", field="public_key") from exc
-    if not isinstance(key, Ed25519PublicKey):
-        raise InvalidInputError(f"is a {_kind(key)} key; reviewtrail signs with Ed25519 keys only", field="public_key")
-    return key
-
-
-def _kind(key: object) -> str:
-    return type(key).__name__.removeprefix("_").replace("PrivateKey", "").replace("PublicKey", "") or "different"

@@ -23,6 +23,7 @@ from reviewtrail.ledger._protocol import (
 
 if TYPE_CHECKING:
     from reviewtrail.ledger._new_record import NewRecord
+    from reviewtrail.ledger._record_signature import RecordSignature
 
 __all__ = ["MemoryLedger"]
 
@@ -32,6 +33,7 @@ class MemoryLedger(Ledger):
         super().__init__(projections)
         self._records: list[Envelope] = []
         self._by_id: dict[str, Envelope] = {}
+        self._signed: dict[int, RecordSignature] = {}
         self._tables_data: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {t: {} for t in self._tables}
         self._lock = threading.Lock()
 
@@ -46,6 +48,7 @@ class MemoryLedger(Ledger):
                 known_ids=lambda ids: {i for i in ids if i in self._by_id},
             )
             rows = self._projection_rows(envs)  # computed before any state changes
+            signatures = self._signatures(envs)
             staged: set[tuple[str, tuple[Any, ...]]] = set()
             for table, row in rows:
                 spec = self._tables[table]
@@ -55,6 +58,8 @@ class MemoryLedger(Ledger):
                 staged.add((table, key))
             self._records.extend(envs)
             self._by_id.update((e.id, e) for e in envs)
+            if signatures is not None:
+                self._signed.update((e.seq, sig) for e, sig in zip(envs, signatures, strict=True))
             for table, row in rows:
                 key = tuple(row[k] for k in self._tables[table].key)
                 self._tables_data[table][key] = dict(row)
@@ -157,7 +162,19 @@ class MemoryLedger(Ledger):
     def _count_rows(self, table: str, where: dict[str, Any]) -> int:
         return len(self._select_rows(table, where))
 
-    # Test hook: what only an attacker with write access to memory could do.
+    def signatures_at(self, seqs: Iterable[int]) -> dict[int, RecordSignature]:
+        return {s: self._signed[s] for s in set(seqs) if s in self._signed}
+
+    def stray_signatures(self, *, limit: int = 20) -> list[int]:
+        return sorted(s for s in self._signed if not 1 <= s <= len(self._records))[:limit]
+
+    # Test hooks: what only an attacker with write access to memory could do.
+    def tamper_signature(self, seq: int, signature: RecordSignature | None) -> None:
+        if signature is None:
+            self._signed.pop(seq, None)
+        else:
+            self._signed[seq] = signature
+
     def tamper(self, seq: int, **changes: Any) -> None:
         env = self._records[seq - 1]
         changed = self._records[seq - 1] = dataclasses.replace(env, **changes)

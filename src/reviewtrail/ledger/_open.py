@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from reviewtrail.config import sqlite_path
 from reviewtrail.errors import ConfigError, LedgerMissingError
 from reviewtrail.ledger._catalog import RecordCatalog
 from reviewtrail.ledger._projections import Projection
 from reviewtrail.ledger._protocol import Ledger
+
+if TYPE_CHECKING:
+    from reviewtrail.ledger._record_signature import RecordSigner
+    from reviewtrail.ledger._signing_keys import FileSigner
 
 __all__ = ["open_ledger"]
 
@@ -20,6 +25,7 @@ def open_ledger(
     catalog: RecordCatalog | None = None,
     create: bool = True,
     read_only: bool = False,
+    signer: FileSigner | RecordSigner | None = None,
 ) -> Ledger:
     """Open a ledger by URL: ``sqlite:///abs/path``, ``postgresql://...`` or ``memory:``.
 
@@ -27,10 +33,17 @@ def open_ledger(
     and the built-in ones); ``projections`` replaces the catalog's projections.
 
     With ``create=False`` a missing ledger (no file, no tables) is :class:`LedgerMissingError`
-    instead of a new empty one; ``read_only=True`` opens it for reads only.
+    instead of a new empty one; ``read_only=True`` opens it for reads only. ``signer``: signs
+    every record this ledger object appends (see ``Ledger.signer``).
     """
     if catalog is not None:
         projections = catalog if projections is None else catalog.with_projections(projections)
+    ledger = _open(url, projections, create=create, read_only=read_only)
+    ledger.signer = signer
+    return ledger
+
+
+def _open(url: str, projections: Iterable[Projection] | None, *, create: bool, read_only: bool) -> Ledger:
     if url == "memory:":
         from reviewtrail.ledger._memory import MemoryLedger
 

@@ -27,7 +27,14 @@ from reviewtrail.errors import (
 from reviewtrail.ledger._envelope import Envelope
 from reviewtrail.ledger._projections import Projection, Row
 from reviewtrail.ledger._protocol import seal_batch
-from reviewtrail.ledger._sql import _READ_BACK, Cursor, SqlLedger, insert_chunks
+from reviewtrail.ledger._sql import (
+    _INSERT_SIGNATURE,
+    _READ_BACK,
+    SIGNATURES_READ_BACK,
+    Cursor,
+    SqlLedger,
+    insert_chunks,
+)
 from reviewtrail.ledger._sql_schema import COLUMNS, upsert_sql
 
 if TYPE_CHECKING:
@@ -62,6 +69,12 @@ class PostgresLedger(SqlLedger):
         "CREATE TRIGGER rt_records_no_change BEFORE UPDATE OR DELETE ON rt_records "
         "FOR EACH ROW EXECUTE FUNCTION rt_append_only()",
         "CREATE TRIGGER rt_records_no_truncate BEFORE TRUNCATE ON rt_records "
+        "FOR EACH STATEMENT EXECUTE FUNCTION rt_append_only()",
+    ]
+    signatures_append_only_ddl: ClassVar[list[str]] = [
+        "CREATE TRIGGER rt_signatures_no_change BEFORE UPDATE OR DELETE ON rt_signatures "
+        "FOR EACH ROW EXECUTE FUNCTION rt_append_only()",
+        "CREATE TRIGGER rt_signatures_no_truncate BEFORE TRUNCATE ON rt_signatures "
         "FOR EACH STATEMENT EXECUTE FUNCTION rt_append_only()",
     ]
 
@@ -188,6 +201,13 @@ class PostgresLedger(SqlLedger):
                 )
                 for rows, params in insert_chunks(columns, _ROWS_PER_INSERT):
                     conn.cursor().execute(_insert_sql(rows), params)
+                signatures = self._signatures(envs)
+                signed = None
+                if signatures is not None:
+                    signed_rows = [(env.seq, sig.key_id, sig.value) for env, sig in zip(envs, signatures, strict=True)]
+                    conn.cursor().executemany(self._q(_INSERT_SIGNATURE), signed_rows)
+                    signed = conn.cursor()
+                    signed.execute(self._q(SIGNATURES_READ_BACK), (envs[0].seq, envs[-1].seq))
                 read_back = conn.cursor()
                 read_back.execute(
                     self._q(_READ_BACK.format(HASH_AT=self.hash_at_seq)),
@@ -201,6 +221,8 @@ class PostgresLedger(SqlLedger):
                         self._refuse_unless_stored(read_back, envs)
                     raise
                 self._refuse_unless_stored(read_back, envs)
+                if signed is not None:
+                    self._refuse_unless_signed(int(signed.fetchone()[0]), envs)
                 return envs
         except psycopg.errors.UndefinedTable as exc:
             raise self._dropped(exc) from None
@@ -418,29 +440,33 @@ class PostgresLedger(SqlLedger):
         cur.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
         return {str(r[0]) for r in cur.fetchall()}
 
-    def _foreign_triggers(self, ours: set[str]) -> list[tuple[str, str]]:
+    def _foreign_triggers(self, ours: set[tuple[str, str]]) -> list[tuple[str, str]]:
+        """(name, table) of the triggers on the ledger's tables that are not in ``ours``."""
         with self._read() as cur:
             cur.execute(
                 "SELECT t.tgname, c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
                 "WHERE NOT t.tgisinternal AND c.relnamespace = current_schema()::regnamespace "
                 "AND c.relname LIKE 'rt!_%' ESCAPE '!' ORDER BY c.relname, t.tgname"
             )
-            return [(str(n), str(t)) for n, t in cur.fetchall() if not (t == "rt_records" and n in ours)]
+            return [(str(n), str(t)) for n, t in cur.fetchall() if (str(n), str(t)) not in ours]
 
     def guard_problems(self) -> list[str]:
+        guarded = ("rt_records", "rt_signatures") if self._has_signatures else ("rt_records",)
         with self._read() as cur:
             cur.execute(
-                "SELECT t.tgname, t.tgenabled, pg_get_triggerdef(t.oid), p.proname, p.prosrc, "
+                "SELECT t.tgname, c.relname, t.tgenabled, pg_get_triggerdef(t.oid), p.proname, p.prosrc, "
                 "p.pronamespace = current_schema()::regnamespace FROM pg_trigger t "
-                "JOIN pg_proc p ON p.oid = t.tgfoid "
-                "WHERE t.tgrelid = 'rt_records'::regclass AND NOT t.tgisinternal"
+                "JOIN pg_proc p ON p.oid = t.tgfoid JOIN pg_class c ON c.oid = t.tgrelid "
+                "WHERE c.relnamespace = current_schema()::regnamespace AND c.relname = ANY(%s) AND NOT t.tgisinternal",
+                (list(guarded),),
             )
-            found = {str(r[0]): r[1:] for r in cur.fetchall()}
+            found = {(str(r[0]), str(r[1])): r[2:] for r in cur.fetchall()}
             cur.execute("SELECT quote_ident(current_schema())")
             schema = str(cur.fetchone()[0])
         expected = {
-            "rt_records_no_change": "BEFORE DELETE OR UPDATE ON {s}.rt_records FOR EACH ROW",
-            "rt_records_no_truncate": "BEFORE TRUNCATE ON {s}.rt_records FOR EACH STATEMENT",
+            (f"{table}_no_change", table): f"BEFORE DELETE OR UPDATE ON {{s}}.{table} FOR EACH ROW" for table in guarded
+        } | {
+            (f"{table}_no_truncate", table): f"BEFORE TRUNCATE ON {{s}}.{table} FOR EACH STATEMENT" for table in guarded
         }
         body = _squeezed(self.append_only_ddl[0].split("$$")[1])
         problems: list[str] = [
@@ -448,17 +474,17 @@ class PostgresLedger(SqlLedger):
             "what query tables show"
             for name, table in self._foreign_triggers(set(expected))
         ]
-        for name, timing in expected.items():
-            if name not in found:
-                problems.append(f"ledger: append-only trigger {name} on rt_records was dropped")
+        for (name, table), timing in sorted(expected.items(), key=lambda item: (guarded.index(item[0][1]), item[0][0])):
+            if (name, table) not in found:
+                problems.append(f"ledger: append-only trigger {name} on {table} was dropped")
                 continue
-            enabled, definition, function, source, own_schema = found[name]
+            enabled, definition, function, source, own_schema = found[(name, table)]
             if enabled not in ("O", "A"):
-                problems.append(f"ledger: append-only trigger {name} on rt_records is disabled")
+                problems.append(f"ledger: append-only trigger {name} on {table} is disabled")
             want = f"CREATE TRIGGER {name} {timing.format(s=schema)} EXECUTE FUNCTION "
             named = _squeezed(str(definition)) in (f"{want}rt_append_only()", f"{want}{schema}.rt_append_only()")
             if not named or function != "rt_append_only" or not own_schema:
-                problems.append(f"ledger: append-only trigger {name} on rt_records was replaced: {definition}")
+                problems.append(f"ledger: append-only trigger {name} on {table} was replaced: {definition}")
             elif _squeezed(str(source)) != body:
                 replaced = _squeezed(str(source))
                 problems.append(f"ledger: the function rt_append_only behind trigger {name} was replaced: {replaced!r}")

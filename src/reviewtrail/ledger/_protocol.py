@@ -22,11 +22,14 @@ from reviewtrail.ledger._envelope import (
     stored_problem,
 )
 from reviewtrail.ledger._fields import TYPE_PATTERN
+from reviewtrail.ledger._gate_scope import ACTIVE_GATE
 from reviewtrail.ledger._pages import PageOrder, page_order
 from reviewtrail.ledger._projections import QUIET_ROWS, ROW_SEQ, Projection, Row
 
 if TYPE_CHECKING:
     from reviewtrail.ledger._new_record import NewRecord
+    from reviewtrail.ledger._record_signature import RecordSignature, RecordSigner
+    from reviewtrail.ledger._signing_keys import FileSigner
 
 __all__ = [
     "Ledger",
@@ -212,6 +215,10 @@ class Ledger(abc.ABC):
     """
 
     read_only: bool = False
+    #: What signs every record this ledger object appends (``None``: records are appended
+    #: unsigned): a :class:`~reviewtrail.ledger.FileSigner`, loaded on the first append, or a
+    #: :class:`~reviewtrail.ledger.RecordSigner`. Set by :func:`~reviewtrail.ledger.open_ledger`.
+    signer: FileSigner | RecordSigner | None = None
 
     def __init__(self, projections: Iterable[Projection] | None = None) -> None:
         """``projections``: a :class:`RecordCatalog` (its projections, and its record types to
@@ -249,11 +256,22 @@ class Ledger(abc.ABC):
             for i, r in enumerate(batch):
                 if r.type in modelled:
                     self.catalog.validate(r.type, r.payload, field=f"records[{i}].payload")
+        if self.signer is not None:
+            self.signer.load()  # a key that cannot sign is refused before anything is written
         return self._append(batch, encode_payloads(batch), datetime.now(UTC))
 
     @abc.abstractmethod
     def _append(self, records: list[NewRecord], payloads: list[bytes], now: datetime) -> list[Envelope]:
-        """Seal and store the batch and its projection rows in one transaction."""
+        """Seal and store the batch and its projection rows in one transaction, and with a
+        :attr:`signer`, each record's signature (:meth:`_signatures`) in the same transaction."""
+
+    def _signatures(self, envelopes: Sequence[Envelope]) -> list[RecordSignature] | None:
+        """The signature of each sealed record by :attr:`signer` (one Ed25519 signature each), or
+        ``None`` when this ledger signs nothing."""
+        if self.signer is None:
+            return None
+        sign = self.signer.load().sign
+        return [sign(env.hash) for env in envelopes]
 
     def append_sealed(self, envelopes: Iterable[Envelope]) -> list[Envelope]:
         """Append records sealed by another ledger exactly as they are (seq, id, header, payload
@@ -472,11 +490,15 @@ class Ledger(abc.ABC):
 
     def _raise_unsound(self, records: Mapping[int, Envelope], field: str, *, links: bool = True) -> None:
         """Refuse (exit 4) records whose stored bytes do not hash to what they claim, or (with
-        ``links``) that the next record does not link to."""
+        ``links``) that the next record does not link to; inside a signed-reads scope
+        (:func:`~reviewtrail.ledger.signed_reads`), records not signed by a trusted key too."""
         for env in records.values():
             problem = stored_problem(env)
             if problem is not None:
                 raise IntegrityError(f"{problem}; run 'reviewtrail verify'", field=field)
+        gate = ACTIVE_GATE.get()
+        if gate is not None and gate.ledger is self and records:
+            gate.check(records.values())
         if links:
             self.check_links(records.values(), field=field)
 
@@ -607,6 +629,35 @@ class Ledger(abc.ABC):
     def verify(self) -> Iterator[str]:
         """Every problem in the chain: gaps, broken links, altered records."""
         return chain_problems(self.read())
+
+    # --- signatures -----------------------------------------------------------------------
+    def signatures_at(self, seqs: Iterable[int]) -> dict[int, RecordSignature]:
+        """The signatures stored beside the records at ``seqs`` (those that have one), by seq,
+        as stored (nothing is verified here)."""
+        return {}
+
+    def signature_scan(self, *, start: int = 1, end: int | None = None) -> Iterator[tuple[int, str, str, Any]]:
+        """``(seq, type, hash, signature or None)`` of every record with ``start <= seq <= end``,
+        in seq order, without payloads: what ``verify`` holds each record's signature to. Streamed
+        (a page at a time); inside :meth:`snapshot`, of that state."""
+        batch: list[Envelope] = []
+        for env in self.read(start=start, end=end):
+            batch.append(env)
+            if len(batch) >= _IN_CHUNK:
+                yield from self._with_signatures(batch)
+                batch = []
+        yield from self._with_signatures(batch)
+
+    def _with_signatures(self, batch: list[Envelope]) -> Iterator[tuple[int, str, str, Any]]:
+        if not batch:
+            return
+        found = self.signatures_at(env.seq for env in batch)
+        for env in batch:
+            yield env.seq, env.type, env.hash, found.get(env.seq)
+
+    def stray_signatures(self, *, limit: int = 20) -> list[int]:
+        """Seqs (at most ``limit``) at which a signature is stored but no record is."""
+        return []
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""

@@ -28,13 +28,16 @@ from reviewtrail.ledger._protocol import (
 )
 from reviewtrail.ledger._sql_schema import (
     COLUMNS,
-    INDEX_ONLY_MIGRATIONS,
     MIGRATIONS,
+    READ_ONLY_OPTIONAL,
     SCHEMA_VERSION,
+    SIGNATURE_COLUMNS,
+    SIGNATURES_MIGRATION,
     Cursor,
     env_row,
     filter_sql,
     row_to_env,
+    row_to_signature,
     table_ddl,
     upsert_sql,
 )
@@ -42,6 +45,7 @@ from reviewtrail.ledger._verify_reads import repeated_from
 
 if TYPE_CHECKING:
     from reviewtrail.ledger._new_record import NewRecord
+    from reviewtrail.ledger._record_signature import RecordSignature
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Cursor", "SqlLedger"]
 
@@ -55,6 +59,14 @@ _INSERT = f"INSERT INTO rt_records ({COLUMNS}) VALUES ({', '.join('?' * 12)})"
 _READ_BACK = (
     "SELECT COUNT(*), MAX(seq), SUM(CASE WHEN hash = {HASH_AT} THEN 1 ELSE 0 END) "
     "FROM (SELECT seq, hash FROM rt_records WHERE seq >= ? ORDER BY seq LIMIT ?) AS batch"
+)
+_INSERT_SIGNATURE = f"INSERT INTO rt_signatures ({SIGNATURE_COLUMNS}) VALUES (?, ?, ?)"
+# The read-back of a signed append: how many signatures the batch's seqs hold.
+SIGNATURES_READ_BACK = "SELECT COUNT(*) FROM rt_signatures WHERE seq >= ? AND seq <= ?"
+# What verify streams: each record's seq, type and hash with its signature (no payloads).
+_SIGNATURE_SCAN = (
+    "SELECT r.seq, r.type, r.hash, s.key_id, s.sig FROM rt_records r LEFT JOIN rt_signatures s ON s.seq = r.seq "
+    "WHERE r.seq >= ? AND r.seq <= ? ORDER BY r.seq"
 )
 
 
@@ -77,6 +89,8 @@ class SqlLedger(Ledger):
     hash_at_seq: ClassVar[str]  # SQL: the sealed hash of a read-back row's seq (see _READ_BACK)
     _ids_per_query = _ID_CHUNK  # ids an append looks up in one query
     append_only_ddl: ClassVar[list[str]]
+    signatures_append_only_ddl: ClassVar[list[str]]
+    _has_signatures = True  # whether the database has rt_signatures (a read-only store may not)
 
     def __init__(
         self, projections: Iterable[Projection] | None = None, *, create: bool = True, read_only: bool = False
@@ -118,6 +132,8 @@ class SqlLedger(Ledger):
     def _ddl(self, stmt: str) -> list[str]:
         if stmt == "{APPEND_ONLY}":
             return list(self.append_only_ddl)
+        if stmt == "{SIGNATURES_APPEND_ONLY}":
+            return list(self.signatures_append_only_ddl)
         return [stmt.format(**self.types)]
 
     # --- schema ---------------------------------------------------------------------------
@@ -131,8 +147,11 @@ class SqlLedger(Ledger):
         self._check_schema(tables, done)
         if {v for v, _, _ in MIGRATIONS} <= done:
             return
-        if self.read_only and {v for v, _, _ in MIGRATIONS} - done <= INDEX_ONLY_MIGRATIONS:
-            return  # reads answer the same without the indexes a read-only store cannot add
+        if self.read_only and {v for v, _, _ in MIGRATIONS} - done <= READ_ONLY_OPTIONAL:
+            # Reads answer the same without the indexes a read-only store cannot add; without the
+            # signatures table, as a store with no signature.
+            self._has_signatures = SIGNATURES_MIGRATION in done
+            return
         if self.read_only:
             raise ReadOnlyStoreError(
                 f"{self.describe()} needs a schema upgrade, which a read-only store cannot take", field="store"
@@ -288,12 +307,18 @@ class SqlLedger(Ledger):
                     # The unique key on id refused a recorded id: name it (nothing is committed).
                     refuse_known_ids(records, self._known_ids(cur, sorted({r.id for r in records})))
                 raise
+            signatures = self._signatures(envs)
+            if signatures is not None:
+                self._insert_signatures(cur, envs, signatures)
             # Read back what is acknowledged: a rule or trigger that swallows or alters the insert
             # must fail the append (nothing committed), never return records that are not stored.
             # One row answers: the rows from the batch's first seq (LIMIT: one past the batch, so the
             # primary key serves it whatever the statistics say) must be exactly the batch's seqs,
             # each holding the hash sealed for it.
             first, final = envs[0].seq, envs[-1].seq
+            if signatures is not None:
+                cur.execute(self._q(SIGNATURES_READ_BACK), (first, final))
+                self._refuse_unless_signed(int(cur.fetchone()[0]), envs)
             read_back = self._q(_READ_BACK.format(HASH_AT=self.hash_at_seq))
             cur.execute(read_back, (self._sealed_hashes(envs), first, first, len(envs) + 1))
             stored = tuple(cur.fetchone())
@@ -306,6 +331,22 @@ class SqlLedger(Ledger):
                 )
             self._write_rows(cur, self._projection_rows(envs))
             return envs
+
+    def _insert_signatures(self, cur: Cursor, envs: list[Envelope], signatures: list[RecordSignature]) -> None:
+        """Insert the batch's signatures beside its records (in the append's transaction)."""
+        rows = [(env.seq, sig.key_id, sig.value) for env, sig in zip(envs, signatures, strict=True)]
+        cur.executemany(self._q(_INSERT_SIGNATURE), rows)
+
+    def _refuse_unless_signed(self, stored: int, envs: list[Envelope]) -> None:
+        """The read-back of a signed append: each record of the batch holds its signature."""
+        if stored != len(envs):
+            first, final = envs[0].seq, envs[-1].seq
+            raise IntegrityError(
+                f"{self.describe()}: the signatures of seq {first}..{final} were not stored ({stored} of "
+                f"{len(envs)} read back): a rule or trigger on rt_signatures changes what is written; "
+                "nothing was written; run 'reviewtrail verify'",
+                field="ledger",
+            )
 
     def _append_sealed(self, envelopes: list[Envelope]) -> list[Envelope]:
         with self._write_txn() as cur:
@@ -529,6 +570,51 @@ class SqlLedger(Ledger):
                 )
                 found.update((int(seq), str(prev)) for seq, prev in cur.fetchall())
         return found
+
+    # --- signatures -------------------------------------------------------------------------
+    def signatures_at(self, seqs: Iterable[int]) -> dict[int, RecordSignature]:
+        wanted = sorted(set(seqs))
+        found: dict[int, RecordSignature] = {}
+        if not self._has_signatures:
+            return found
+        for i in range(0, len(wanted), _ID_CHUNK):
+            chunk = wanted[i : i + _ID_CHUNK]
+            with self._read() as cur:
+                cur.execute(
+                    self._q(
+                        f"SELECT {SIGNATURE_COLUMNS} FROM rt_signatures WHERE seq IN ({', '.join('?' for _ in chunk)})"
+                    ),
+                    chunk,
+                )
+                for seq, key_id, sig in cur.fetchall():
+                    found[int(seq)] = row_to_signature(key_id, sig)
+        return found
+
+    def signature_scan(self, *, start: int = 1, end: int | None = None) -> Iterator[tuple[int, str, str, Any]]:
+        if not self._has_signatures:
+            yield from super().signature_scan(start=start, end=end)
+            return
+        last = end if end is not None else self.head_seq()
+        for seq, type_, record_hash, key_id, sig in self._scan(_SIGNATURE_SCAN, (start, last)):
+            yield (
+                int(seq),
+                type_,
+                record_hash,
+                None if key_id is None and sig is None else row_to_signature(key_id, sig),
+            )
+
+    def stray_signatures(self, *, limit: int = 20) -> list[int]:
+        if not self._has_signatures:
+            return []
+        with self._read() as cur:
+            cur.execute(
+                self._q(
+                    "SELECT s.seq FROM rt_signatures s WHERE NOT EXISTS "
+                    "(SELECT 1 FROM rt_records r WHERE r.seq = s.seq) ORDER BY s.seq LIMIT ?"
+                ),
+                (limit,),
+            )
+            return [int(r[0]) for r in cur.fetchall()]
 
     # --- what verify streams (ledger._verify_reads.VerifyReads) -----------------------------
     @abc.abstractmethod

@@ -8,21 +8,28 @@ backend supplies its dialect (see :mod:`._sql`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from reviewtrail.ledger._envelope import Envelope
 from reviewtrail.ledger._projections import ROW_SEQ, ProjectionTable
 from reviewtrail.ledger._protocol import parse_type_filter
 
+if TYPE_CHECKING:
+    from reviewtrail.ledger._record_signature import RecordSignature
+
 __all__ = [
     "COLUMNS",
     "INDEX_ONLY_MIGRATIONS",
     "MIGRATIONS",
+    "READ_ONLY_OPTIONAL",
     "SCHEMA_VERSION",
+    "SIGNATURES_MIGRATION",
+    "SIGNATURE_COLUMNS",
     "Cursor",
     "env_row",
     "filter_sql",
     "row_to_env",
+    "row_to_signature",
     "table_ddl",
     "upsert_sql",
 ]
@@ -79,10 +86,24 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             "CREATE INDEX IF NOT EXISTS rt_records_subject_type ON rt_records (subject, type, seq)",
         ],
     ),
+    (
+        4,
+        "record signatures, stored beside the records they sign (rt_signatures), append-only",
+        [
+            "CREATE TABLE rt_signatures (seq {BIGINT} PRIMARY KEY, key_id TEXT NOT NULL, sig {BLOB} NOT NULL)",
+            "{SIGNATURES_APPEND_ONLY}",
+        ],
+    ),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 #: Migrations that only add indexes: a read-only store opens without them.
 INDEX_ONLY_MIGRATIONS = frozenset({3})
+#: The migration that adds the signatures table.
+SIGNATURES_MIGRATION = 4
+#: Migrations a read-only store opens without: the indexes, and the signatures table (a store
+#: that never had it holds no signature, and reads as such).
+READ_ONLY_OPTIONAL = INDEX_ONLY_MIGRATIONS | {SIGNATURES_MIGRATION}
+SIGNATURE_COLUMNS = "seq, key_id, sig"
 
 
 _FIELDS = (
@@ -102,6 +123,15 @@ def row_to_env(row: Sequence[Any]) -> Envelope:
     env = object.__new__(Envelope)
     env.__dict__.update(values)
     return env
+
+
+def row_to_signature(key_id: Any, sig: Any) -> RecordSignature:
+    """A record's signature from its ``rt_signatures`` columns, taken as stored (a tampered
+    value keeps its odd type; the check refuses it)."""
+    from reviewtrail.ledger._record_signature import RecordSignature
+
+    value = bytes(sig) if isinstance(sig, (bytes, bytearray, memoryview)) else str(sig).encode()
+    return RecordSignature(key_id if isinstance(key_id, str) else str(key_id), value)
 
 
 def env_row(env: Envelope) -> tuple[Any, ...]:

@@ -89,6 +89,12 @@ class SqliteLedger(SqlLedger):
         "CREATE TRIGGER rt_records_no_delete BEFORE DELETE ON rt_records "
         "BEGIN SELECT RAISE(ABORT, 'ledger records are append-only'); END",
     ]
+    signatures_append_only_ddl: ClassVar[list[str]] = [
+        "CREATE TRIGGER rt_signatures_no_update BEFORE UPDATE ON rt_signatures "
+        "BEGIN SELECT RAISE(ABORT, 'ledger signatures are append-only'); END",
+        "CREATE TRIGGER rt_signatures_no_delete BEFORE DELETE ON rt_signatures "
+        "BEGIN SELECT RAISE(ABORT, 'ledger signatures are append-only'); END",
+    ]
 
     def __init__(
         self,
@@ -247,20 +253,22 @@ class SqliteLedger(SqlLedger):
         with self._read() as cur:
             cur.execute("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'")
             rows = cur.fetchall()
-        present = {str(name): _normalized(str(sql or "")) for name, table, sql in rows if table == "rt_records"}
-        ours = {ddl.split()[2] for ddl in self.append_only_ddl}
+        guards = [*self.append_only_ddl, *(self.signatures_append_only_ddl if self._has_signatures else ())]
+        # Each guard: (its name, the table it guards), from its DDL ("CREATE TRIGGER name ... ON table ...").
+        tables = {ddl.split()[2]: ddl.split()[ddl.split().index("ON") + 1] for ddl in guards}
+        present = {str(name): _normalized(str(sql or "")) for name, table, sql in rows if tables.get(name) == table}
         problems: list[str] = [
             f"ledger: trigger {name} on {table} is not reviewtrail's own; it can change what is recorded or "
             "what query tables show"
             for name, table, _ in rows
-            if name not in ours
+            if tables.get(name) != table
         ]
-        for ddl in self.append_only_ddl:
+        for ddl in guards:
             name = ddl.split()[2]
             if name not in present:
-                problems.append(f"ledger: append-only trigger {name} on rt_records was dropped")
+                problems.append(f"ledger: append-only trigger {name} on {tables[name]} was dropped")
             elif present[name] != _normalized(ddl):
-                problems.append(f"ledger: append-only trigger {name} on rt_records was replaced: {present[name]!r}")
+                problems.append(f"ledger: append-only trigger {name} on {tables[name]} was replaced: {present[name]!r}")
         return file_problems + problems
 
     def _id_key_refuses(self, cur: Cursor) -> bool:
