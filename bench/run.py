@@ -27,6 +27,7 @@ import bench_migrate
 import bench_provenance
 import bench_review
 import bench_review_session
+import bench_s3
 import bench_sandbox_network
 import bench_startup
 import bench_trace
@@ -37,6 +38,8 @@ from _util import WORK_ROOT, Config, Result
 BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
     "cas_put_file": (bench_cas.bench_put_file, "put_file of a large random file vs sha256sum && cp && sync"),
     "cas_put_many": (bench_cas.bench_put_many, "put_many of 4 KiB objects vs git hash-object -w --stdin-paths"),
+    "s3_put_file": (bench_s3.bench_put_file, "S3Cas.put_file of 1 GiB vs boto3 upload_file, same SeaweedFS"),
+    "s3_put_many": (bench_s3.bench_put_many, "S3Cas.put_many of 10,000 x 4 KiB vs boto3 put_object, same threads"),
     "ledger_sqlite": (bench_ledger.bench_sqlite, "SQLite ledger append, batches of 1,000 vs raw sqlite3"),
     "ledger_sqlite_prepared": (
         bench_ledger.bench_sqlite_prepared,
