@@ -23,6 +23,7 @@ import pytest
 from reviewtrail.cas import FilesystemCas
 from reviewtrail.ledger import open_ledger
 from support.campaign import Project, Result, populate
+from support.seaweed import SeaweedServer
 
 LEGACY = b"an object in the legacy layout, referenced by a bare {hash, size}\n"
 
@@ -116,9 +117,19 @@ def test_sqlite_and_files_to_postgresql_and_files_and_back(source: Project, pg_u
     assert report["objects"]["copied"] == len(objects(source.store)) and report["objects"]["skipped"] == 0
     assert report["objects"]["bytes"] == object_bytes(source.store) > 0 and report["refsChecked"] > 5
     assert_same_store(source, pg_url, cas)
+    want = records(source_url(source)), tables(source_url(source)), copied_objects(source)
+
+    # Run again: nothing left to copy, and the target is checked all the same.
+    again = migrate(source, "--to", pg_url, "--cas-to", f"file://{cas}")
+    assert again.code == 0, again.describe()
+    assert again.json()["records"] == {"copied": 0, "alreadyPresent": head}
+    assert again.json()["objects"] == {"copied": 0, "skipped": len(want[2]), "bytes": 0}
+
+    set_aside(source)  # from here on the store's objects are only where the target's CAS URL points
     verified, doc = verify(source, target_env(pg_url, cas))
     assert verified.code == 0, verified.describe()
     assert doc["head"]["seq"] == head and doc["storeId"] == report_store_id(source)
+    assert doc["objectsChecked"] == len(want[2])
 
     # And back: the PostgreSQL store (objects in the folder) to SQLite and another folder.
     back_db, back_cas = tmp_path / "back.sqlite", tmp_path / "objects-back"
@@ -127,15 +138,50 @@ def test_sqlite_and_files_to_postgresql_and_files_and_back(source: Project, pg_u
     )
     assert result.code == 0, result.describe()
     assert result.json()["records"]["copied"] == head
-    assert_same_store(source, f"sqlite:///{back_db}", back_cas)
+    assert (records(f"sqlite:///{back_db}"), tables(f"sqlite:///{back_db}")) == want[:2]
+    assert objects(back_cas) == want[2]
     verified, _ = verify(source, target_env(f"sqlite:///{back_db}", back_cas))
     assert verified.code == 0, verified.describe()
 
-    # Run again: nothing left to copy, and the target is checked all the same.
-    again = migrate(source, "--to", pg_url, "--cas-to", f"file://{cas}")
-    assert again.code == 0, again.describe()
-    assert again.json()["records"] == {"copied": 0, "alreadyPresent": head}
-    assert again.json()["objects"]["copied"] == 0 and again.json()["objects"]["skipped"] == len(objects(source.store))
+
+def set_aside(project: Project) -> None:
+    """Move the store folder's objects (both pools and the legacy layout) out of the store."""
+    aside = project.root / "set-aside"
+    aside.mkdir()
+    for part in ("versioning", "cas"):
+        (project.store / part).rename(aside / part)
+
+
+def test_sqlite_and_files_to_postgresql_and_s3_and_back(
+    source: Project, pg_url: str, seaweed: SeaweedServer, s3_bucket: str, tmp_path: Path
+) -> None:
+    s3_url = f"s3://{s3_bucket}/team/rt"
+    result = migrate(source, "--to", pg_url, "--cas-to", s3_url, "--batch-size", "11", env=seaweed.env())
+    assert result.code == 0, result.describe()
+    report = result.json()
+    want = records(source_url(source)), tables(source_url(source)), copied_objects(source)
+    assert report["objects"]["copied"] == len(objects(source.store)) and report["ok"]
+    assert records(pg_url) == want[0] and tables(pg_url) == want[1]
+    on_s3 = {
+        key.removeprefix("team/rt/")
+        for page in seaweed.client().get_paginator("list_objects_v2").paginate(Bucket=s3_bucket, Prefix="team/rt/")
+        for key in (item["Key"] for item in page.get("Contents", []))
+    }
+    assert {f"versioning/{pool}/blobs/sha256/{name}" for pool, name in want[2]} <= on_s3
+    set_aside(source)
+    s3_env = {**seaweed.env(), "REVIEWTRAIL_DATABASE_URL": pg_url, "REVIEWTRAIL_CAS_URL": s3_url}
+    verified, doc = verify(source, s3_env)
+    assert verified.code == 0, verified.describe()
+    assert doc["objectsChecked"] == len(want[2])
+
+    # And back: PostgreSQL and S3 to SQLite and a folder, the same store.
+    back_db, back_cas = tmp_path / "back.sqlite", tmp_path / "objects-back"
+    result = migrate(source, "--to", f"sqlite:///{back_db}", "--cas-to", f"file://{back_cas}", env=s3_env)
+    assert result.code == 0, result.describe()
+    assert (records(f"sqlite:///{back_db}"), tables(f"sqlite:///{back_db}")) == want[:2]
+    assert objects(back_cas) == want[2]
+    verified, _ = verify(source, target_env(f"sqlite:///{back_db}", back_cas))
+    assert verified.code == 0, verified.describe()
 
 
 def report_store_id(project: Project) -> str:
@@ -310,6 +356,8 @@ def test_a_referenced_object_missing_from_the_source_fails_the_final_check(sourc
         (["--cas-to", "s3://"], 2, "is not a CAS URL"),
         ([], 2, "nothing to migrate"),
         (["--to", "sqlite:///{db}"], 2, "nothing to migrate"),
+        (["--cas-to", "file://{store}/"], 2, "nothing to migrate"),
+        (["--cas-to", "file://host.example/objects"], 2, "absolute folder"),
         (["--to", "sqlite:///{tmp}/t.sqlite", "--batch-size", "0"], 2, "batch-size"),
         (["--to", "postgresql://rt:s3cret-pw@127.0.0.1:1/rt"], 5, "cannot connect to PostgreSQL"),
     ],
@@ -317,7 +365,7 @@ def test_a_referenced_object_missing_from_the_source_fails_the_final_check(sourc
 def test_bad_inputs_have_documented_exit_codes(
     source: Project, tmp_path: Path, args: list[str], code: int, message: str
 ) -> None:
-    given = [a.format(tmp=tmp_path, db=source.db) for a in args]
+    given = [a.format(tmp=tmp_path, db=source.db, store=source.store) for a in args]
     result = source.cli("migrate", *given)
     assert result.code == code, result.describe()
     assert message in result.err and "s3cret-pw" not in result.err + result.out

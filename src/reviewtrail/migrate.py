@@ -277,12 +277,17 @@ def _copy_records(
         batch.append(env)
         size += len(env.payload)
         if len(batch) >= batch_size or size >= _BATCH_BYTES:
-            report.records_copied += len(target.append_sealed(batch))
+            report.records_copied += len(target.append_sealed(batch, signatures=_signatures(source, batch)))
             tick("records", len(batch), end)
             batch, size = [], 0
     if batch:
-        report.records_copied += len(target.append_sealed(batch))
+        report.records_copied += len(target.append_sealed(batch, signatures=_signatures(source, batch)))
         tick("records", len(batch), end)
+
+
+def _signatures(source: Ledger, batch: list[Envelope]) -> dict[int, Any]:
+    """The signatures the source stores beside ``batch``'s records, copied with them."""
+    return source.signatures_at(env.seq for env in batch)
 
 
 def _common_start(source: Ledger, target: Ledger, end: int) -> int:
