@@ -64,6 +64,7 @@ COMMANDS: dict[str, Callable[[], Any]] = {
     "provenance": _attribute("_provenance", "provenance"),
     "cas": _attribute("_cas", "app"),
     "ledger": _attribute("_ledger", "app"),
+    "key": _attribute("_keys", "app"),
     "trace": _attribute("_trace", "app"),
     "session": _attribute("_provenance", "session_app"),
     "artifact": _attribute("_provenance", "artifact_app"),

@@ -31,6 +31,13 @@ def export(
     progress: Annotated[
         bool | None, typer.Option("--progress/--no-progress", help=PROGRESS_HELP, show_default=False)
     ] = None,
+    trusted_keys: Annotated[
+        Path | None,
+        typer.Option(
+            "--trusted-keys",
+            help="PEM public keys of the trusted writers: every record read must be signed by one (else exit 4).",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Export a campaign version's training examples: v4 rows, TRL and OpenAI preference files.
@@ -39,14 +46,25 @@ def export(
     they froze are written; every other decision is reported with its reason. Each export adds
     three new files (numbered, never overwriting) to the directory's manifest.json.
 
+    With --trusted-keys FILE (PEM public keys, concatenated), every record the export reads must be
+    signed by one of those keys, not after its revocation: the first that is not stops the export
+    with exit 4 naming its seq and type, and nothing is written. A malformed FILE is exit 2.
+
     Example: reviewtrail review export support-triage --version 1 --out datasets/triage --json
+
+    Example: reviewtrail review export support-triage --version 1 --out datasets/triage --trusted-keys writers.pem
     """
     from reviewtrail.app import open_store
     from reviewtrail.cli._progress import phase_progress
     from reviewtrail.human_review import export_campaign
 
+    trusted = None
+    if trusted_keys is not None:
+        from reviewtrail.ledger import load_trusted_keys
+
+        trusted = load_trusted_keys(trusted_keys)
     with open_store() as store, phase_progress("exporting", progress) as tick:
-        report = export_campaign(store, campaign, version, out, progress=tick)
+        report = export_campaign(store, campaign, version, out, progress=tick, trusted_keys=trusted)
     if as_json:
         print_json(report.to_json())
         return

@@ -66,6 +66,10 @@ def verify(
             help="A checkpoint to start from: check it as --checkpoint does, then only what follows its seq.",
         ),
     ] = None,
+    trusted_keys: Annotated[
+        Path | None,
+        typer.Option("--trusted-keys", help="PEM public keys of trusted writers: each record signed by one."),
+    ] = None,
     project_dir: Annotated[
         str | None, typer.Option("--project-dir", help="Project whose .aris/traces are compared (default: git top).")
     ] = None,
@@ -90,10 +94,13 @@ def verify(
     their CAS references), the objects they name and the query rows they give. Records before it
     are not checked: a full verify (the default) checks everything.
 
+    --trusted-keys FILE (PEM public keys) reports each record no trusted key signed ('reviewtrail key').
+
     Exits 0 when the store is intact; otherwise exits 4 and lists every problem (also after a
     repair: run verify again to confirm). --json always prints the head it verified.
 
     Example: reviewtrail verify --json --checkpoint ~/anchors/rt-2026-11-30.json --public-key ~/anchors/rt.pub
+    --trusted-keys ~/anchors/writers.pem
     """
     from reviewtrail.app import catalog, open_store
     from reviewtrail.audit import AuditOptions, audit
@@ -105,6 +112,7 @@ def verify(
         project_dir=existing_project_root(project_dir),
         checkpoints=tuple(checkpoint or ()),
         public_keys=tuple(public_key or ()),
+        trusted_keys=trusted_keys,
         repair=repair,
         since=since,
         keep_status=True,

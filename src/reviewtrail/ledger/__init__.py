@@ -48,7 +48,14 @@ if typing.TYPE_CHECKING:
     )
     from reviewtrail.ledger._ed25519 import load_private_key, load_public_key, public_key_id
     from reviewtrail.ledger._key_payloads import KEY_PAYLOADS
-    from reviewtrail.ledger._key_records import WriterKeys, declare_key, require_signatures, revoke_key, writer_keys
+    from reviewtrail.ledger._key_records import (
+        WriterKeys,
+        declare_key,
+        require_signatures,
+        revoke_key,
+        rotate_key,
+        writer_keys,
+    )
     from reviewtrail.ledger._memory import MemoryLedger
     from reviewtrail.ledger._new_record import NewRecord
     from reviewtrail.ledger._record_signature import (
@@ -86,6 +93,7 @@ _LAZY = {
     "declare_key": "_key_records",
     "require_signatures": "_key_records",
     "revoke_key": "_key_records",
+    "rotate_key": "_key_records",
     "writer_keys": "_key_records",
     "RECORD_SIGNATURE_DOMAIN": "_record_signature",
     "RecordSignature": "_record_signature",
@@ -176,6 +184,7 @@ __all__ = [
     "record_type",
     "require_signatures",
     "revoke_key",
+    "rotate_key",
     "save_checkpoint",
     "signature_problems",
     "signature_verifies",

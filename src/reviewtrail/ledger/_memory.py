@@ -65,7 +65,7 @@ class MemoryLedger(Ledger):
                 self._tables_data[table][key] = dict(row)
             return envs
 
-    def _append_sealed(self, envelopes: list[Envelope]) -> list[Envelope]:
+    def _append_sealed(self, envelopes: list[Envelope], signatures: dict[int, RecordSignature]) -> list[Envelope]:
         with self._lock:
             last = self._records[-1] if self._records else None
             refuse_unless_extends(self.describe(), (last.seq, last.hash) if last else None, envelopes[0])
@@ -83,6 +83,7 @@ class MemoryLedger(Ledger):
                 staged[table][key] = dict(row)
             self._records.extend(envelopes)
             self._by_id.update((e.id, e) for e in envelopes)
+            self._signed.update(signatures)
             self._tables_data = staged
             return envelopes
 

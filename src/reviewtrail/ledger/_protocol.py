@@ -273,7 +273,9 @@ class Ledger(abc.ABC):
         sign = self.signer.load().sign
         return [sign(env.hash) for env in envelopes]
 
-    def append_sealed(self, envelopes: Iterable[Envelope]) -> list[Envelope]:
+    def append_sealed(
+        self, envelopes: Iterable[Envelope], *, signatures: Mapping[int, RecordSignature] | None = None
+    ) -> list[Envelope]:
         """Append records sealed by another ledger exactly as they are (seq, id, header, payload
         bytes and hashes): the next run of a chain being copied, in one transaction.
 
@@ -282,7 +284,11 @@ class Ledger(abc.ABC):
         written: a record that does not hash is :class:`IntegrityError`, a batch that does not
         extend the head (or repeats a recorded id) :class:`ConflictError`. Payloads are not
         validated again (their hashes prove they are the bytes their writer validated); the query
-        tables get the rows the records give, as a rebuild from the chain gives them."""
+        tables get the rows the records give, as a rebuild from the chain gives them.
+
+        ``signatures``: the records' signatures by seq (those of the batch that have one, as the
+        source stores them: :meth:`signatures_at`), stored beside them in the same transaction.
+        They are copied as they are; ``verify`` holds them to the keys."""
         batch = list(envelopes)
         if not batch:
             return []
@@ -290,13 +296,14 @@ class Ledger(abc.ABC):
         problem = sealed_batch_problem(batch)
         if problem is not None:
             raise IntegrityError(f"{problem}; nothing was written", field="records")
-        return self._append_sealed(batch)
+        seqs = {env.seq for env in batch}
+        return self._append_sealed(batch, {s: sig for s, sig in (signatures or {}).items() if s in seqs})
 
     @abc.abstractmethod
-    def _append_sealed(self, envelopes: list[Envelope]) -> list[Envelope]:
+    def _append_sealed(self, envelopes: list[Envelope], signatures: dict[int, RecordSignature]) -> list[Envelope]:
         """Store sealed records that follow each other after checking, in the write transaction,
         that the first extends the head (:func:`refuse_unless_extends`); their projection rows as
-        a replay writes them."""
+        a replay writes them; the ``signatures`` of some of them (by seq) beside them."""
 
     def _refuse_if_read_only(self) -> None:
         if self.read_only:

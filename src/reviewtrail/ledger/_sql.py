@@ -348,7 +348,7 @@ class SqlLedger(Ledger):
                 field="ledger",
             )
 
-    def _append_sealed(self, envelopes: list[Envelope]) -> list[Envelope]:
+    def _append_sealed(self, envelopes: list[Envelope], signatures: dict[int, RecordSignature]) -> list[Envelope]:
         with self._write_txn() as cur:
             cur.execute("SELECT seq, hash FROM rt_records ORDER BY seq DESC LIMIT 1")
             last = cur.fetchone()
@@ -364,6 +364,11 @@ class SqlLedger(Ledger):
                         field="id",
                     ) from None
                 raise
+            signed = [env for env in envelopes if env.seq in signatures]
+            if signed:
+                self._insert_signatures(cur, signed, [signatures[env.seq] for env in signed])
+                cur.execute(self._q(SIGNATURES_READ_BACK), (envelopes[0].seq, envelopes[-1].seq))
+                self._refuse_unless_signed(int(cur.fetchone()[0]), signed)
             self._refuse_unless_stored_as_sealed(cur, envelopes)
             self._write_rows(cur, self._projection_rows(envelopes), replay=True)
         return envelopes
