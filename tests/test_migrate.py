@@ -198,6 +198,40 @@ def test_only_the_ledger_moves_when_no_cas_is_given(source: Project, pg_url: str
     assert verified.code == 0, verified.describe()
 
 
+def test_signed_records_keep_their_signatures(tmp_path: Path, pg_url: str) -> None:
+    """A store whose writer signs every record, signatures required: the target holds the same
+    signature beside each record, so verify with the writer's key as trusted passes on it."""
+    project = Project(tmp_path / "signed")
+    project.root.mkdir()
+    key = tmp_path / "writer.pem"
+    signing = {"REVIEWTRAIL_SIGNING_KEY": str(key)}
+    steps = [
+        (("init",), None),
+        (("key", "new", str(key)), None),
+        (("key", "add", f"{key}.pub", "--name", "ci-host"), signing),
+        (("key", "require"), signing),
+        *(
+            (("ledger", "append", "--type", "eval.result@1", "--actor", "ci", "--privacy", "private",
+              "--payload", json.dumps({"n": n})), signing)
+            for n in range(12)
+        ),
+    ]  # fmt: skip
+    for args, env in steps:
+        done = project.cli(*args, env=env)
+        assert done.code == 0, f"{args}: {done.describe()}"
+    with open_ledger(source_url(project), create=False, read_only=True) as src:
+        head = src.head_seq()
+        signed = src.signatures_at(range(1, head + 1))
+    assert len(signed) >= 13  # the requirement and every record after it
+    result = migrate(project, "--to", pg_url, "--batch-size", "5")
+    assert result.code == 0, result.describe()
+    with open_ledger(pg_url, create=False, read_only=True) as target:
+        assert target.signatures_at(range(1, head + 1)) == signed
+    trusted = ("--trusted-keys", f"{key}.pub")
+    verified = project.cli("verify", "--json", *trusted, env={"REVIEWTRAIL_DATABASE_URL": pg_url})
+    assert verified.code == 0, verified.describe()
+
+
 # --- killed at any point, then run again -----------------------------------------------------------
 KILLER = """
 import os, signal, sys
