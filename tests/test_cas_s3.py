@@ -203,12 +203,14 @@ def test_a_file_changed_while_it_is_sent_is_not_published(
 
 
 def test_put_many_sends_on_many_threads_and_stores_each_once(seaweed: SeaweedServer, make_cas: MakeCas) -> None:
-    cas = make_cas(concurrency=8)
-    items = [os.urandom(100) for _ in range(150)]
+    cas = make_cas(concurrency=8, **SMALL)
+    items = [os.urandom(100) for _ in range(150)] + [os.urandom(7 * MIB)]  # the last one as a multipart upload
     refs = cas.put_many([*items, *items[:20]])
     assert [r.hash for r in refs] == [sha(i) for i in [*items, *items[:20]]]
     assert sorted(name for _, name in cas.iter_objects()) == sorted({sha(i) for i in items})
     assert all(cas.read(ref) == item for ref, item in zip(refs, items, strict=False))
+    big = seaweed.client().head_object(Bucket=cas.bucket, Key=cas.key("data", refs[150].hash))
+    assert big["ETag"].strip('"').endswith("-2") and cas.unfinished_uploads() == []
 
 
 # --- opening ----------------------------------------------------------------------------------

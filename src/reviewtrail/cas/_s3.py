@@ -514,6 +514,8 @@ class S3Cas(CasStore):
         key = self.key(pool, upload.hexdigest)
         if upload.data is None and upload.size <= self.multipart_threshold:
             upload = self._in_memory(upload)
+        elif upload.data is not None and upload.size > self.multipart_threshold:  # large bytes (put_many)
+            upload = _Upload(upload.hexdigest, upload.size, file=io.BytesIO(upload.data))
         if upload.data is not None:
             created = self._put_small(key, upload)
         elif self._head(key) is not None:
