@@ -87,6 +87,10 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
         bench_migrate.bench_migrate,
         "migrate SQLite + files to PostgreSQL + files vs PostgreSQL COPY of the rows and a plain copy of the files",
     ),
+    "migrate_s3_objects": (
+        bench_migrate.bench_migrate_s3,
+        "migrate of a store's objects to S3 (SeaweedFS) vs boto3 upload_file of the same files",
+    ),
     "verify_memory": (bench_verify.bench_verify_memory, "verify's peak RSS at 1,000,000 vs 100,000 records"),
     "verify_store": (bench_verify.bench_verify, "verify of 1,000,000 records vs reading the rows and SHA-256-ing them"),
     "review_queue_sqlite": (bench_human_review.bench_queue_sqlite, "review queue first page, 100,000 items (SQLite)"),
