@@ -35,7 +35,7 @@ def tail(
 @app.command("show")
 @handle_errors
 def show(record_id: Annotated[str, typer.Argument(help="Record id.")], as_json: JsonOpt = False) -> None:
-    """Show one record with its payload, and any records that supersede it.
+    """Show one record with its payload, its signature (or null), and any records that supersede it.
 
     Example: reviewtrail ledger show 4706c9ae-a85b-49e3-a849-79e24e1bbcfd --json
     """
@@ -46,7 +46,9 @@ def show(record_id: Annotated[str, typer.Argument(help="Record id.")], as_json: 
     with open_store() as store:
         record = store.ledger.get(record_id)
         superseded_by = store.ledger.superseded_by(record_id)
+        signature = store.ledger.signatures_at([record.seq]).get(record.seq)
     doc = record.to_json()
+    doc["signature"] = signature.to_json() if signature is not None else None
     doc["supersededBy"] = superseded_by
     if as_json:
         print_json(doc)

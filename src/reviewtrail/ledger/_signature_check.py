@@ -2,11 +2,15 @@
 and, when a reader gives them, to the keys it trusts.
 
 The key records are read first (by type: a handful) into a :class:`~._writer_keys.KeyBook`; then
-every record's seq, type, hash and signature is streamed in seq order (no payloads) and held to
-the book's rule (:meth:`~._writer_keys.KeyBook.problem`). Memory holds the key book and one page
-of the stream, never one entry per record. Call it inside ``ledger.snapshot()``, with the walk that
-checks the records' own hashes and links: a signature is checked against the hash stored with its
-record, which that walk holds to the record's bytes.
+records are streamed in seq order (seq, type, hash and signature; no payloads) and held to the
+book's rule (:meth:`~._writer_keys.KeyBook.problem`): before the point from which every record must
+be signed (the require point, or with trusted keys the trusted one), only the signed records
+(an unsigned one is no problem there), from it on every record. Memory holds the key book and one
+page of the stream, never one entry per record; a store that signs nothing costs one empty read.
+
+Call it inside ``ledger.snapshot()``, with the walk that checks the records' own hashes and links:
+a signature is checked against the hash stored with its record, which that walk holds to the
+record's bytes.
 
 With trusted keys, the records from the earliest ``store.signatures.required@1`` record signed by a
 trusted key on must each be signed by a trusted key (not after its revocation); the records before
@@ -35,14 +39,14 @@ class SignatureReport:
     """What the signature check found: problems, and how much was signed."""
 
     problems: list[str] = field(default_factory=list)
-    checked: int = 0
+    checked: int = 0  # records held to the rule: the signed ones, and every one from the point on
     signed: int = 0
     required_from: int | None = None
     trusted_from: int | None = None
 
     def note(self) -> str:
         """One line for verify's notes."""
-        parts = [f"{self.signed} of {self.checked} record(s) checked are signed"]
+        parts = [f"{self.signed} signed record(s) checked"]
         if self.required_from is not None:
             parts.append(f"signatures are required from seq {self.required_from}")
         if self.trusted_from is not None:
@@ -82,15 +86,18 @@ def signature_problems(
         trusted_from = book.trusted_from(trusted, ledger.signatures_at(requirements), hashes)
         report.trusted_from = trusted_from
     problem = book.problem
-    for seq, type_, record_hash, signature in ledger.signature_scan(start=after + 1, end=end):
-        report.checked += 1
-        if signature is not None:
-            report.signed += 1
-        elif book.required_from is None and trusted is None:
-            continue  # nothing asks for a signature, and there is none to check
-        found = problem(seq, record_hash, signature, trusted=trusted, trusted_from=trusted_from)
-        if found is not None:
-            report.problems.append(f"ledger seq {seq} ({type_}): {found}")
+    # From ``every`` on each record must be signed; before it, only the signed ones are checked.
+    points = [p for p in (book.required_from, trusted_from if trusted is not None else None) if p is not None]
+    every = max(after + 1, min(points)) if points else end + 1
+    before = ledger.signed_scan(start=after + 1, end=every - 1) if every > after + 1 else iter(())
+    later = ledger.signature_scan(start=every, end=end) if every <= end else iter(())
+    for rows in (before, later):
+        for seq, type_, record_hash, signature in rows:
+            report.checked += 1
+            report.signed += signature is not None
+            found = problem(seq, record_hash, signature, trusted=trusted, trusted_from=trusted_from)
+            if found is not None:
+                report.problems.append(f"ledger seq {seq} ({type_}): {found}")
     strays = ledger.stray_signatures(limit=_MOST_STRAYS)
     report.problems.extend(
         f"ledger: a signature is stored for seq {seq}, which holds no record (rt_signatures was written outside "

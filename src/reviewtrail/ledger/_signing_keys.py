@@ -125,10 +125,10 @@ def load_trusted_keys(path: Path | str, *, field: str = "trusted_keys") -> Trust
         except InvalidInputError as exc:
             detail = str(exc).removeprefix(f"{exc.field}: ") if exc.field else str(exc)
             raise InvalidInputError(f"{path}: key {number} {detail}", field=field) from None
-    if data[at:].strip():
-        raise InvalidInputError(f"{path}: text after the last key is not a PEM public key", field=field)
     if not keys:
         raise InvalidInputError(f"{path} holds no PEM public key (-----BEGIN PUBLIC KEY-----)", field=field)
+    if data[at:].strip():
+        raise InvalidInputError(f"{path}: text after the last key is not a PEM public key", field=field)
     return TrustedKeys.of(keys, str(path))
 
 

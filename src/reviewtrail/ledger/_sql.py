@@ -68,6 +68,10 @@ _SIGNATURE_SCAN = (
     "SELECT r.seq, r.type, r.hash, s.key_id, s.sig FROM rt_records r LEFT JOIN rt_signatures s ON s.seq = r.seq "
     "WHERE r.seq >= ? AND r.seq <= ? ORDER BY r.seq"
 )
+_SIGNED_SCAN = (
+    "SELECT r.seq, r.type, r.hash, s.key_id, s.sig FROM rt_signatures s JOIN rt_records r ON r.seq = s.seq "
+    "WHERE s.seq >= ? AND s.seq <= ? ORDER BY s.seq"
+)
 
 
 def insert_chunks(columns: list[Any], per: int, width: int = 12) -> Iterator[tuple[int, list[Any]]]:
@@ -607,6 +611,13 @@ class SqlLedger(Ledger):
                 record_hash,
                 None if key_id is None and sig is None else row_to_signature(key_id, sig),
             )
+
+    def signed_scan(self, *, start: int = 1, end: int | None = None) -> Iterator[tuple[int, str, str, Any]]:
+        if not self._has_signatures:
+            return
+        last = end if end is not None else self.head_seq()
+        for seq, type_, record_hash, key_id, sig in self._scan(_SIGNED_SCAN, (start, last)):
+            yield int(seq), type_, record_hash, row_to_signature(key_id, sig)
 
     def stray_signatures(self, *, limit: int = 20) -> list[int]:
         if not self._has_signatures:

@@ -139,8 +139,8 @@ class KeyBook:
         """What is wrong with the signature of the record at ``seq`` (its envelope hash
         ``record_hash``), or ``None``:
 
-        - a signature that does not verify under the key it names (a declared key, or one of
-          ``trusted``), or that the key made after its revocation, always;
+        - a signature that does not verify under the key it names (one the chain declares, at
+          any seq, or one of ``trusted``), or that the key made after its revocation, always;
         - from the required seq on: no signature, or one by a key not declared before the record;
         - with ``trusted`` keys, from ``trusted_from`` on: no signature, or one by a key not among
           them."""
@@ -150,7 +150,9 @@ class KeyBook:
             key_id = signature.key_id
             if not is_key_id(key_id):
                 return "its signature names no key id (64 lowercase hex digits)"
-            key = (trusted.get(key_id) if trusted is not None else None) or self.key_for(key_id, seq)
+            # Whoever may sign here, a key known to the reader shows whether the signature is valid.
+            declared = self.declared.get(key_id)
+            key = (trusted.get(key_id) if trusted is not None else None) or (declared.key if declared else None)
             if key is not None and not signature_verifies(key, signature, record_hash):
                 return f"its signature by key {key_id} does not verify"
             revoked = self.revoked_at(key_id)
