@@ -3,9 +3,9 @@
 anything.
 
 The ledger is copied record by record in seq order with :meth:`Ledger.append_sealed`: the target
-holds the same chain byte for byte (ids, headers, payload bytes, hashes), each batch checked
-against the chain rule and the target's head, and its query tables get their rows as a rebuild
-from the chain gives them. Records are read a page at a time and written a batch at a time, so
+holds the same chain byte for byte (ids, headers, payload bytes, hashes), with the signatures
+stored beside the records, each batch checked against the chain rule and the target's head, and
+its query tables get their rows as a rebuild from the chain gives them. Records are read a page at a time and written a batch at a time, so
 memory does not grow with the store. The CAS objects (both pools and the legacy layout, whose
 objects go to the ``data`` pool, where a bare ``{hash, size}`` reference finds them first) are
 streamed one at a time through the source's verified read: an object that does not hash to its
@@ -267,27 +267,31 @@ def _open_target_cas(url: str, settings: Settings) -> CasStore:
 def _copy_records(
     source: Ledger, target: Ledger, end: int, batch_size: int, report: MigrateReport, tick: Progress
 ) -> None:
-    """The source's records after those the target holds (:func:`_common_start`), up to ``end``."""
+    """The source's records after those the target holds (:func:`_common_start`), up to ``end``,
+    with the signatures the source stores beside them."""
     present = report.records_present
     if present:
         tick("records", present, end)
-    batch: list[Envelope] = []
-    size = 0
-    for env in source.read(start=present + 1, end=end) if present < end else ():
-        batch.append(env)
-        size += len(env.payload)
-        if len(batch) >= batch_size or size >= _BATCH_BYTES:
-            report.records_copied += len(target.append_sealed(batch, signatures=_signatures(source, batch)))
-            tick("records", len(batch), end)
-            batch, size = [], 0
-    if batch:
-        report.records_copied += len(target.append_sealed(batch, signatures=_signatures(source, batch)))
+    if present >= end:
+        return
+    for batch, signatures in _batches(source, present + 1, end, batch_size):
+        report.records_copied += len(target.append_sealed(batch, signatures=signatures))
         tick("records", len(batch), end)
 
 
-def _signatures(source: Ledger, batch: list[Envelope]) -> dict[int, Any]:
-    """The signatures the source stores beside ``batch``'s records, copied with them."""
-    return source.signatures_at(env.seq for env in batch)
+def _batches(source: Ledger, start: int, end: int, batch_size: int) -> Iterator[tuple[list[Envelope], Any]]:
+    """The records ``start..end`` in batches of ``batch_size`` (fewer when their payloads reach
+    :data:`_BATCH_BYTES`), each with the signatures the source stores beside them."""
+    batch: list[Envelope] = []
+    size = 0
+    for env in source.read(start=start, end=end):
+        batch.append(env)
+        size += len(env.payload)
+        if len(batch) >= batch_size or size >= _BATCH_BYTES:
+            yield batch, source.signatures_at(e.seq for e in batch)
+            batch, size = [], 0
+    if batch:
+        yield batch, source.signatures_at(e.seq for e in batch)
 
 
 def _common_start(source: Ledger, target: Ledger, end: int) -> int:

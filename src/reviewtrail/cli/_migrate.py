@@ -37,7 +37,8 @@ def migrate(
     """Copy the whole store to another ledger database and/or CAS, then check the copy.
 
     The records are copied in seq order, exactly as they are (same ids, payload bytes and hashes;
-    each batch checked against the chain), and the target's query tables are built from them.
+    each batch checked against the chain) with their signatures, and the target's query tables
+    are built from them.
     Every CAS object (both pools; the legacy layout's objects go to the data pool) is streamed
     through a verified read; objects the target already holds intact are skipped. Omit --to or
     --cas-to to leave that part where it is. The source (the configured store) is only read.
