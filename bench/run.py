@@ -24,6 +24,7 @@ import bench_cli
 import bench_human_review
 import bench_ledger
 import bench_migrate
+import bench_pg_writers
 import bench_provenance
 import bench_review
 import bench_review_session
@@ -46,6 +47,10 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
         "SQLite ledger append vs raw executemany of the same prepared rows",
     ),
     "ledger_postgres": (bench_ledger.bench_postgres, "PostgreSQL ledger append, batches of 1,000 vs raw psycopg"),
+    "ledger_postgres_writers": (
+        bench_pg_writers.bench_writers,
+        "4 writer processes appending to one PostgreSQL ledger vs 4 of raw psycopg",
+    ),
     "cli_help": (bench_cli.bench_help, "reviewtrail --help start-up vs python -c pass"),
     "startup_ledger_tail": (
         bench_startup.bench_ledger_tail,
