@@ -3,14 +3,14 @@
 anything.
 
 The ledger is copied record by record in seq order with :meth:`Ledger.append_sealed`: the target
-holds the same chain byte for byte (ids, headers, payload bytes, hashes), with the signatures
-stored beside the records, each batch checked against the chain rule and the target's head, and
-its query tables get their rows as a rebuild from the chain gives them. Records are read a page
-at a time and written a batch at a time, so memory does not grow with the store. The CAS objects (both pools and the legacy layout, whose
-objects go to the ``data`` pool, where a bare ``{hash, size}`` reference finds them first) are
-streamed one at a time through the source's verified read: an object that does not hash to its
-address stops the copy (exit 4) before anything of it is published. Objects the target already
-holds intact are skipped.
+holds the same chain byte for byte (ids, headers, payload bytes, hashes), with the signatures stored
+beside the records, each batch checked against the chain rule and the target's head, and its query
+tables get their rows as a rebuild from the chain gives them. Records are read a page at a time and
+written a batch at a time, so memory does not grow with the store. The CAS objects (both pools and
+the legacy layout, whose objects go to the ``data`` pool, where a bare ``{hash, size}`` reference
+finds them first) are streamed one at a time through the source's verified read: an object that does
+not hash to its address stops the copy (exit 4) before anything of it is published. Objects the
+target already holds intact are skipped.
 
 An interrupted migrate resumes: the records the target already holds must be the source's first
 records exactly (otherwise nothing is written and the first differing seq is named, exit 4), and
