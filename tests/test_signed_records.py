@@ -628,3 +628,25 @@ def test_ledger_show_gives_a_records_signature(shop: SignedStore) -> None:
     assert signature_verifies(shop.key.signer().public_key, RecordSignature(shop.key.key_id, value), signed.hash)
     code, shown, _ = cli("ledger", "show", unsigned.id, "--json", env=shop.env())
     assert code == 0 and shown["signature"] is None
+
+
+def test_a_key_declared_by_no_declared_writer_after_the_require_point_declares_nothing(
+    shop: SignedStore, tmp_path: Path
+) -> None:
+    """An attacker declares their own key (signing the declaration with it), then signs a decision
+    with it: both are reported, and the key is not one the store declares."""
+    intruder = make_keys(tmp_path / "keys", "intruder")
+    payload = _declared(intruder.signer(), "intruder")
+    declared = forge_tail(
+        shop, NewRecord.make(type=KEY_DECLARED, actor="x", privacy="private", payload=payload), key=intruder
+    )
+    forged = forge_tail(shop, decision(shop.items[1]), key=intruder)
+    code, report, _ = cli("verify", "--json", env=shop.env())
+    assert code == 4
+    assert report["problems"] == [
+        f"ledger seq {seq} ({type_}): it is signed by key {intruder.key_id}, which no record before it declares "
+        f"(signatures are required from seq {shop.required_at})"
+        for seq, type_ in ((declared.seq, KEY_DECLARED), (forged.seq, "stream.thought.review.decision@1"))
+    ]
+    code, listed, _ = cli("key", "list", "--json", env=shop.env())
+    assert [k["keyId"] for k in listed["keys"]] == [shop.key.key_id]

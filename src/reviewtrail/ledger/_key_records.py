@@ -12,7 +12,6 @@ from reviewtrail.errors import ConfigError, ConflictError, InvalidInputError, No
 from reviewtrail.ledger._signing_keys import SIGNING_KEY_FIELD
 from reviewtrail.ledger._writer_keys import (
     KEY_DECLARED,
-    KEY_RECORD_TYPES,
     KEY_REVOKED,
     SIGNATURES_REQUIRED,
     KeyBook,
@@ -43,11 +42,9 @@ class WriterKeys:
 
 def _book(ledger: Ledger) -> KeyBook:
     """The chain's key records, each read from the records themselves and checked."""
-    records = [env for type_ in KEY_RECORD_TYPES for env in ledger.read(type=type_)]
-    book = KeyBook()
-    for env in ledger.checked_records(records):
-        book.add(env.seq, env.type, env.payload_value)
-    return book
+    from reviewtrail.ledger._signature_check import key_book
+
+    return key_book(ledger, checked=True)
 
 
 def _signer_key(ledger: Ledger) -> str | None:

@@ -54,17 +54,21 @@ class SignatureReport:
         return "signed records: " + "; ".join(parts)
 
 
-def key_book(ledger: Ledger, *, end: int | None = None) -> KeyBook:
+def key_book(ledger: Ledger, *, end: int | None = None, checked: bool = False) -> KeyBook:
     """The writer keys of ``ledger`` up to seq ``end`` (to the head when None), from its key
-    records in seq order."""
+    records and their signatures in seq order. ``checked``: each record is checked as it is read
+    (``Ledger.checked_records``: refused, exit 4, when damaged), for a caller that does not walk
+    the chain itself."""
     book = KeyBook()
     records = [env for type_ in KEY_RECORD_TYPES for env in ledger.read(type=type_, end=end)]
-    for env in sorted(records, key=lambda e: e.seq):
+    ordered = ledger.checked_records(records) if checked else sorted(records, key=lambda e: e.seq)
+    signatures = ledger.signatures_at(env.seq for env in ordered)
+    for env in ordered:
         try:
             payload = env.payload_value
         except ValueError:
             payload = None
-        book.add(env.seq, env.type, payload)
+        book.add(env.seq, env.type, payload, record_hash=env.hash, signature=signatures.get(env.seq))
     return book
 
 

@@ -77,8 +77,13 @@ class KeyBook:
     #: naming no key): reported by verify.
     problems: list[str] = field(default_factory=list)
 
-    def add(self, seq: int, type_: str, payload: Any) -> None:
-        """Take the key record at ``seq`` (its type and parsed payload) into account."""
+    def add(
+        self, seq: int, type_: str, payload: Any, *, record_hash: str = "", signature: RecordSignature | None = None
+    ) -> None:
+        """Take the key record at ``seq`` (its type, parsed payload, hash and signature) into
+        account; records are added in seq order. A declaration from the require point on counts
+        only when a key declared before it validly signed it (verify reports it otherwise, and the
+        records its key signs)."""
         where = f"ledger seq {seq} ({type_})"
         doc = payload if isinstance(payload, dict) else {}
         if type_ == SIGNATURES_REQUIRED:
@@ -99,6 +104,8 @@ class KeyBook:
                 self.problems.append(
                     f"{where}: key {declared.key_id} was revoked at seq {self.revoked[declared.key_id]}"
                 )
+            elif self.required_from is not None and self.problem(seq, record_hash, signature) is not None:
+                return  # written by no declared writer once signatures are required: declares nothing
             else:
                 self.declared.setdefault(declared.key_id, declared)
 
