@@ -650,3 +650,15 @@ def test_a_key_declared_by_no_declared_writer_after_the_require_point_declares_n
     ]
     code, listed, _ = cli("key", "list", "--json", env=shop.env())
     assert [k["keyId"] for k in listed["keys"]] == [shop.key.key_id]
+
+
+def test_key_add_of_a_file_that_is_not_an_ed25519_public_key_is_exit_2_and_appends_nothing(
+    shop: SignedStore, tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.pub"
+    bad.write_bytes(b"-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n")
+    before = _head(shop)
+    for path in (bad, shop.key.private, tmp_path / "absent.pub"):
+        code, out, _ = cli("key", "add", str(path), "--name", "x", "--json", env=shop.env(shop.key))
+        assert code == 2 and out["error"]["field"] == "public_key", out
+    assert _head(shop) == before
