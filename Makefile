@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: demo test lint typecheck unit bench mutation setup setup-system clean
+.PHONY: demo demo-scale test lint typecheck unit bench mutation setup setup-system clean
 
 setup:
 	@scripts/setup.sh
@@ -13,6 +13,10 @@ setup-system:
 
 demo: setup-system
 	@scripts/demo.sh
+
+# The same demo on PostgreSQL + S3: a throwaway PostgreSQL cluster and SeaweedFS server on loopback.
+demo-scale: setup-system
+	@$(PY) scripts/with_servers.py scripts/demo.sh
 
 lint: setup
 	$(VENV)/bin/ruff check src tests bench

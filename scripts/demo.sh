@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job on the embedded default: a store in a temp folder, files put, records appended,
-# one byte tampered with, and `reviewtrail verify` catching it.
+# one byte tampered with, and `reviewtrail verify` catching it. `make demo-scale` runs the same
+# script with the ledger in PostgreSQL and the objects in an S3 bucket (scripts/with_servers.py).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 export PATH="$here/.venv/bin:$PATH"
@@ -189,14 +190,30 @@ reviewtrail verify --checkpoint "$anchors/checkpoint.json" --public-key "$anchor
 
 step "tamper with one byte of a stored object"
 hex=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["digest"].split(":")[1])' "$csv")
-blob="$REVIEWTRAIL_STORE/versioning/data/blobs/sha256/$hex"
-chmod u+w "$blob"
-python3 - "$blob" <<'PY'
+case "${REVIEWTRAIL_CAS_URL:-}" in
+  s3://*)  # the objects are in a bucket (make demo-scale): overwrite one there, as anyone with its keys could
+    "$here/.venv/bin/python" - "$REVIEWTRAIL_CAS_URL" "$hex" <<'PY'
+import sys
+import boto3
+bucket, _, prefix = sys.argv[1].removeprefix("s3://").partition("/")
+key = f"{prefix.rstrip('/') + '/' if prefix else ''}versioning/data/blobs/sha256/{sys.argv[2]}"
+s3 = boto3.client("s3")
+b = bytearray(s3.get_object(Bucket=bucket, Key=key)["Body"].read()); b[0] ^= 0x01
+s3.put_object(Bucket=bucket, Key=key, Body=bytes(b))
+print(f"flipped one bit of s3://{bucket}/{key}")
+PY
+    ;;
+  *)
+    blob="$REVIEWTRAIL_STORE/versioning/data/blobs/sha256/$hex"
+    chmod u+w "$blob"
+    python3 - "$blob" <<'PY'
 import sys
 p = sys.argv[1]
 b = bytearray(open(p, "rb").read()); b[0] ^= 0x01
 open(p, "wb").write(bytes(b))
 PY
+    ;;
+esac
 
 step "verify again: the damage is reported (exit code 4)"
 set +e
