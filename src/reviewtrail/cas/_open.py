@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 from reviewtrail.cas._filesystem import FilesystemCas
 from reviewtrail.cas._protocol import CasStore
-from reviewtrail.cas._s3_client import CAS_URL_SETTING, require_boto3
+from reviewtrail.cas._s3_client import require_boto3
+from reviewtrail.cas._s3_names import CAS_URL_SETTING, check_bucket, check_prefix
 from reviewtrail.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -49,8 +50,6 @@ def parse_cas_url(url: str, *, field: str = CAS_URL_SETTING) -> tuple[str, str, 
             raise refuse("is not an absolute folder")
         return "file", folder, ""
     if scheme == "s3":
-        from reviewtrail.cas._s3 import check_bucket, check_prefix
-
         if not parts.netloc or "@" in parts.netloc or ":" in parts.netloc:
             raise refuse("does not name a bucket (s3://bucket/prefix, no user or port)")
         return "s3", check_bucket(parts.netloc, field=field), check_prefix(parts.path, field=field)

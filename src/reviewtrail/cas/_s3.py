@@ -20,14 +20,12 @@ Every read streams the body through the shared :class:`VerifyingReader`.
 from __future__ import annotations
 
 import base64
-import concurrent.futures as cf
 import contextlib
 import functools
 import hashlib
 import io
 import json
 import os
-import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -38,6 +36,7 @@ from reviewtrail.cas._filesystem import OCI_INDEX, OCI_LAYOUT
 from reviewtrail.cas._protocol import CHUNK, ByteCallback, CasStore, Location, VerifyingReader
 from reviewtrail.cas._s3_client import (
     CAS_URL_SETTING,
+    S3Body,
     S3Endpoint,
     error_code,
     is_missing,
@@ -45,7 +44,8 @@ from reviewtrail.cas._s3_client import (
     make_client,
     s3_errors,
 )
-from reviewtrail.cas._s3_upload import read_exact, send_parts
+from reviewtrail.cas._s3_names import check_bucket, check_prefix
+from reviewtrail.cas._s3_upload import hash_file, read_exact, run_all, send_parts, spool_stream
 from reviewtrail.errors import (
     BackendUnavailableError,
     CorruptObjectError,
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from reviewtrail.cas._refs import CasRef
     from reviewtrail.config import S3Settings
 
-__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_MULTIPART_THRESHOLD", "DEFAULT_PART_SIZE", "S3Cas", "check_bucket"]
+__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_MULTIPART_THRESHOLD", "DEFAULT_PART_SIZE", "S3Cas"]
 
 MIB = 1 << 20
 DEFAULT_MULTIPART_THRESHOLD = 64 * MIB
@@ -68,34 +68,6 @@ DEFAULT_CONCURRENCY = 16
 MIN_PART_SIZE = 5 * MIB  # S3's smallest part (but the last)
 _PART_WINDOW = 8  # parts of one upload in memory and in flight at once
 _SPILL = 8 * MIB  # put_stream keeps this much in memory, then spools to a temporary file
-_BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
-_PREFIX_SEGMENT = re.compile(r"[A-Za-z0-9!_.*'()-]+")
-
-
-def check_bucket(bucket: str, *, field: str = CAS_URL_SETTING) -> str:
-    """An S3 bucket name: 3 to 63 lowercase letters, digits, dots and hyphens."""
-    if not isinstance(bucket, str) or not _BUCKET.fullmatch(bucket) or ".." in bucket:
-        raise InvalidInputError(
-            f"{bucket!r} is not an S3 bucket name (3 to 63 lowercase letters, digits, '.' and '-')", field=field
-        )
-    return bucket
-
-
-def check_prefix(prefix: str, *, field: str = CAS_URL_SETTING) -> str:
-    """A key prefix of '/'-separated segments of safe characters (one leading and one trailing '/'
-    allowed), returned with one trailing '/' (``""`` for the bucket's top)."""
-    if not isinstance(prefix, str):
-        raise InvalidInputError(f"{prefix!r} is not a key prefix", field=field)
-    stripped = prefix.removeprefix("/").removesuffix("/")
-    if not stripped and prefix in {"", "/"}:
-        return ""
-    for segment in stripped.split("/"):
-        if segment in {".", ".."} or not _PREFIX_SEGMENT.fullmatch(segment):
-            raise InvalidInputError(
-                f"{prefix!r} is not a key prefix: its parts are letters, digits and !_.*'()- separated by single '/'",
-                field=field,
-            )
-    return stripped + "/"
 
 
 @dataclass
@@ -106,44 +78,6 @@ class _Upload:
     size: int
     data: bytes | None = None
     file: IO[bytes] | None = None
-
-
-class _Body(io.RawIOBase):
-    """An object's streamed body; a connection lost mid-read is :class:`BackendUnavailableError`."""
-
-    def __init__(self, body: Any, target: S3Endpoint, label: str) -> None:
-        super().__init__()
-        self._body = body
-        self._target = target
-        self._label = label
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size: int | None = -1) -> bytes:
-        import botocore.exceptions
-        import urllib3.exceptions
-
-        try:
-            return cast(bytes, self._body.read(None if size is None or size < 0 else size))
-        except (botocore.exceptions.BotoCoreError, urllib3.exceptions.HTTPError, OSError) as exc:
-            raise BackendUnavailableError(
-                f"lost {self._target.where} while reading {self._label} ({type(exc).__name__})",
-                field="AWS_ENDPOINT_URL",
-            ) from None
-
-    def readall(self) -> bytes:
-        return self.read(-1)
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self._body.close()
-        super().close()
 
 
 class S3Cas(CasStore):
@@ -346,7 +280,7 @@ class S3Cas(CasStore):
         response = self._call(f"read {self._relative(key)}", "get_object", missing_ok=True, Bucket=self.bucket, Key=key)
         if response is None:
             return None
-        with _Body(response["Body"], self.target, key) as body:
+        with S3Body(response["Body"], self.target, key) as body:
             return body.read(1 << 16)
 
     # --- raw primitives -------------------------------------------------------------------
@@ -356,7 +290,7 @@ class S3Cas(CasStore):
         response = self._call(f"read {label}", "get_object", missing_ok=True, Bucket=self.bucket, Key=key)
         if response is None:
             return None
-        return cast(IO[bytes], _Body(response["Body"], self.target, label))
+        return cast(IO[bytes], S3Body(response["Body"], self.target, label))
 
     def _list(self, location: Location) -> Iterator[str]:
         base = self._location_prefix(location)
@@ -396,36 +330,7 @@ class S3Cas(CasStore):
     def _stage_stream(self, pool: Pool, stream: IO[bytes]) -> tuple[str, int, bytes | str]:
         """Read ``stream`` once, hashing: its bytes when small, else a temporary file's path."""
         self._check_writable()
-        h = hashlib.sha256()
-        size = 0
-        kept: list[bytes] = []
-        spool: IO[bytes] | None = None
-        path = ""
-        limit = min(self.multipart_threshold, _SPILL)
-        try:
-            while chunk := stream.read(CHUNK):
-                h.update(chunk)
-                size += len(chunk)
-                if spool is not None:
-                    spool.write(chunk)
-                    continue
-                kept.append(chunk)
-                if size > limit:
-                    import tempfile
-
-                    fd, path = tempfile.mkstemp(dir=self.spool_dir, prefix="reviewtrail-s3-put-")
-                    spool = os.fdopen(fd, "wb")
-                    spool.writelines(kept)
-                    kept = []
-            if spool is None:
-                return h.hexdigest(), size, b"".join(kept)
-            spool.close()
-        except BaseException:
-            if spool is not None:
-                spool.close()
-                os.unlink(path)
-            raise
-        return h.hexdigest(), size, path
+        return spool_stream(stream, keep=min(self.multipart_threshold, _SPILL), spool_dir=self.spool_dir)
 
     def put_file(
         self,
@@ -454,19 +359,8 @@ class S3Cas(CasStore):
 
     def _hash_file(self, fh: IO[bytes]) -> _Upload:
         """Hash an open file to its end; keep its bytes when they fit under the threshold."""
-        h = hashlib.sha256()
-        size = 0
-        kept: list[bytes] | None = []
-        while chunk := fh.read(CHUNK):
-            h.update(chunk)
-            size += len(chunk)
-            if kept is not None:
-                kept.append(chunk)
-                if size > self.multipart_threshold:
-                    kept = None
-        if kept is not None:
-            return _Upload(h.hexdigest(), size, data=b"".join(kept))
-        return _Upload(h.hexdigest(), size, file=fh)
+        hexdigest, size, data = hash_file(fh, keep=self.multipart_threshold)
+        return _Upload(hexdigest, size, data=data) if data is not None else _Upload(hexdigest, size, file=fh)
 
     def _publish(self, pool: Pool, blobs: list[tuple[str, bytes | str]]) -> None:
         self._check_writable()
@@ -492,22 +386,9 @@ class S3Cas(CasStore):
             self._store(pool, _Upload(hexdigest, os.fstat(fh.fileno()).st_size, file=fh), None)
 
     def _run_all(self, tasks: list[Callable[[], None]]) -> None:
-        """Run ``tasks`` on up to ``concurrency`` threads; the first failure (in task order) is raised
-        once the tasks already running have ended, and the others are not started."""
-        if len(tasks) <= 1 or self.concurrency == 1:
-            for task in tasks:
-                task()
-            return
-        _ = self.client  # made once, before the threads share it
-        pool = cf.ThreadPoolExecutor(max_workers=min(self.concurrency, len(tasks)), thread_name_prefix="rt-s3-put")
-        try:
-            futures = [pool.submit(task) for task in tasks]
-            cf.wait(futures, return_when=cf.FIRST_EXCEPTION)
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-        for future in futures:
-            if not future.cancelled() and future.exception() is not None:
-                future.result()
+        if len(tasks) > 1:
+            _ = self.client  # made once, before the threads share it
+        run_all(tasks, self.concurrency)
 
     def _store(self, pool: Pool, upload: _Upload, on_bytes: ByteCallback | None) -> None:
         """Publish one object create-only; an object already at its key is verified instead."""

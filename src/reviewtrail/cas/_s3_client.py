@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import io
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from reviewtrail.cas._s3_names import CAS_URL_SETTING
 from reviewtrail.errors import BackendUnavailableError, InvalidInputError, ReviewtrailError
 
 if TYPE_CHECKING:
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CAS_URL_SETTING",
+    "S3Body",
     "S3Endpoint",
     "error_code",
     "is_missing",
@@ -32,7 +35,6 @@ __all__ = [
     "s3_errors",
 ]
 
-CAS_URL_SETTING = "REVIEWTRAIL_CAS_URL"
 # Codes an S3 server answers for a key that is not there (GET: NoSuchKey; HEAD has no body: 404).
 _MISSING = {"NoSuchKey", "404", "NotFound"}
 _PRECONDITION = {"PreconditionFailed", "412"}
@@ -213,3 +215,41 @@ def _client_error(exc: BaseException, target: S3Endpoint, action: str) -> Review
         f"{target.where} refused to {action} in {target.url}: {status or '?'} {code} {message}".rstrip(),
         field=CAS_URL_SETTING,
     )
+
+
+class S3Body(io.RawIOBase):
+    """An object's streamed body; a connection lost mid-read is :class:`BackendUnavailableError`."""
+
+    def __init__(self, body: Any, target: S3Endpoint, label: str) -> None:
+        super().__init__()
+        self._body = body
+        self._target = target
+        self._label = label
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        import botocore.exceptions
+        import urllib3.exceptions
+
+        try:
+            return cast(bytes, self._body.read(None if size is None or size < 0 else size))
+        except (botocore.exceptions.BotoCoreError, urllib3.exceptions.HTTPError, OSError) as exc:
+            raise BackendUnavailableError(
+                f"lost {self._target.where} while reading {self._label} ({type(exc).__name__})",
+                field="AWS_ENDPOINT_URL",
+            ) from None
+
+    def readall(self) -> bytes:
+        return self.read(-1)
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._body.close()
+        super().close()
