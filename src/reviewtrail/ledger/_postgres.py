@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import logging
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
@@ -50,6 +51,11 @@ _MIGRATION_LOCK_KEY = 0x5245_5654  # "REVT"
 _CODE_POINT_LOCALES = {"c", "posix", "c.utf8", "c.utf-8"}
 _SCAN_BATCH = 2000  # rows per fetch of a server-side cursor
 _SCANS = itertools.count(1)
+# psycopg logs a warning when a failed pipeline is closed ("error ignored terminating <Pipeline…>"),
+# an error this module turns into its own message. Without a handler of its own the warning reached
+# stderr through logging's last resort, before that message; an application that configures logging
+# still receives it (propagation is untouched).
+logging.getLogger("psycopg").addHandler(logging.NullHandler())
 _ROWS_PER_INSERT = 1000  # rows per INSERT of an append (12,000 parameters; PostgreSQL takes 65,535)
 _WIDTH = 12
 
@@ -230,6 +236,8 @@ class PostgresLedger(SqlLedger):
                 return envs
         except psycopg.errors.UndefinedTable as exc:
             raise self._dropped(exc) from None
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise self._denied(exc) from None
 
     def _insert_records(self, cur: Cursor, columns: list[Any]) -> None:
         import psycopg
@@ -363,6 +371,8 @@ class PostgresLedger(SqlLedger):
                 yield cur
         except psycopg.errors.UndefinedTable as exc:
             raise self._dropped(exc) from None
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise self._denied(exc) from None
 
     @contextlib.contextmanager
     def _read(self) -> Iterator[Cursor]:
@@ -373,6 +383,8 @@ class PostgresLedger(SqlLedger):
                 yield cur
             except psycopg.errors.UndefinedTable as exc:
                 raise self._dropped(exc) from None
+            except psycopg.errors.InsufficientPrivilege as exc:
+                raise self._denied(exc) from None
             except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
                 raise BackendUnavailableError(f"PostgreSQL: {self._redacted(exc)}", field="database") from None
 
@@ -393,8 +405,20 @@ class PostgresLedger(SqlLedger):
                         yield from rows
             except psycopg.errors.UndefinedTable as exc:
                 raise self._dropped(exc) from None
+            except psycopg.errors.InsufficientPrivilege as exc:
+                raise self._denied(exc) from None
             except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
                 raise BackendUnavailableError(f"PostgreSQL: {self._redacted(exc)}", field="database") from None
+
+    def _denied(self, exc: Exception) -> BackendUnavailableError:
+        """The database role may not do what the command asked (exit 5), naming the role and the
+        refusal: a reader's role asked to append, or a role the deploy guide's grants were not given."""
+        role = self._conn.info.user if not self._conn.closed else "?"
+        return BackendUnavailableError(
+            f"PostgreSQL: the role {role!r} lacks a privilege this command needs ({self._redacted(exc)}); "
+            "nothing was written. docs/deploy.md lists the grants of the owner, writer and reader roles",
+            field="database",
+        )
 
     def _dropped(self, exc: Exception) -> IntegrityError:
         """A table of the ledger that is not there: damage (exit 4), naming the table."""
@@ -426,6 +450,8 @@ class PostgresLedger(SqlLedger):
                     return
                 except psycopg.errors.UndefinedTable as exc:
                     raise self._dropped(exc) from None
+                except psycopg.errors.InsufficientPrivilege as exc:
+                    raise self._denied(exc) from None
                 except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
                     if began or attempt == 2 or not self._conn.closed:
                         raise BackendUnavailableError(
