@@ -74,6 +74,7 @@ COMMANDS: dict[str, Callable[[], Any]] = {
     "campaign": _campaign_app,
     "serve": _attribute("_serve", "serve"),
     "proxy": _attribute("_proxy", "proxy"),
+    "mcp": _attribute("_mcp", "mcp"),
 }
 
 
