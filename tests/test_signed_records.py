@@ -379,9 +379,12 @@ def test_every_append_of_a_signing_process_is_signed_batches_too(tmp_path: Path)
     assert all(
         found[e.seq].key_id == shop.key.key_id and signature_verifies(public, found[e.seq], e.hash) for e in envs
     )
-    with shop.open() as store:
-        [unsigned] = store.append([NewRecord.make(type="t.note@1", actor="a", privacy="private", payload={})])
-        assert store.ledger.signatures_at([unsigned.seq]) == {}
+    with shop.open() as store:  # no signing key: refused once signatures are required, nothing written
+        head = store.ledger.head_seq()
+        with pytest.raises(ConfigError, match=r"requires every record to be signed from seq \d+ on") as refused:
+            store.append([NewRecord.make(type="t.note@1", actor="a", privacy="private", payload={})])
+        assert refused.value.field == "signing_key"
+        assert store.ledger.head_seq() == head
 
 
 # --- commands and their refusals --------------------------------------------------------------------

@@ -10,7 +10,14 @@ from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Se
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from reviewtrail.errors import ConflictError, IntegrityError, InvalidInputError, NotFoundError, ReadOnlyStoreError
+from reviewtrail.errors import (
+    ConfigError,
+    ConflictError,
+    IntegrityError,
+    InvalidInputError,
+    NotFoundError,
+    ReadOnlyStoreError,
+)
 from reviewtrail.ledger._catalog import EMPTY_CATALOG, RecordCatalog
 from reviewtrail.ledger._envelope import (
     GENESIS_HASH,
@@ -225,6 +232,7 @@ class Ledger(abc.ABC):
         validate), the exact projections to keep (nothing validated), or ``None`` (the built-in
         projections, nothing validated)."""
         self._given: dict[tuple[int, str], list[Row]] = {}
+        self._required_from: int | None = None  # the seq signatures are required from, once seen
         if isinstance(projections, RecordCatalog):
             self.catalog = projections
         elif projections is not None:
@@ -258,7 +266,28 @@ class Ledger(abc.ABC):
                     self.catalog.validate(r.type, r.payload, field=f"records[{i}].payload")
         if self.signer is not None:
             self.signer.load()  # a key that cannot sign is refused before anything is written
+        else:
+            self._refuse_unsigned()
         return self._append(batch, encode_payloads(batch), datetime.now(UTC))
+
+    def _refuse_unsigned(self) -> None:
+        """An append without a signing key to a store that requires signatures is refused before
+        anything is written (exit 5): ``verify`` would report every such record. One indexed read
+        by type per unsigned append until the requirement is seen; from then on, none (it is never
+        lifted)."""
+        if self._required_from is None:
+            from reviewtrail.ledger._writer_keys import SIGNATURES_REQUIRED
+
+            first = next(self.read(type=SIGNATURES_REQUIRED, limit=1), None)
+            if first is None:
+                return
+            self._required_from = first.seq
+        raise ConfigError(
+            f"this store requires every record to be signed from seq {self._required_from} on, and this process "
+            "has no signing key: set REVIEWTRAIL_SIGNING_KEY (or signing_key in your user configuration) to a "
+            "writer key declared in the store ('reviewtrail key list'); nothing was written",
+            field="signing_key",
+        )
 
     @abc.abstractmethod
     def _append(self, records: list[NewRecord], payloads: list[bytes], now: datetime) -> list[Envelope]:
