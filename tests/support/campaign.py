@@ -118,6 +118,15 @@ class Project:
         """An autocommit connection, closed when the ``with`` block ends."""
         return closing(sqlite3.connect(self.db, isolation_level=None))
 
+    def empty_query_tables(self) -> list[str]:
+        """The query tables (``rt_p_*``) that hold no row."""
+        with self.connect() as conn:
+            return [
+                name
+                for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name LIKE 'rt_p_%'")
+                if conn.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0] == 0
+            ]
+
     def head_seq(self) -> int | None:
         """The head seq read straight from the file (read-only), None when unreadable."""
         try:
@@ -221,10 +230,11 @@ def _human_review(p: Project, f: Facts) -> None:
     _ok(p.cli("campaign", "receipt", *canary, *receipt), "campaign receipt")
 
 
-def populate(root: Path) -> tuple[Project, Facts]:
-    """A project whose store holds at least one row in every query table the CLI fills."""
+def populate(root: Path, make: Callable[[Path], Project] = Project) -> tuple[Project, Facts]:
+    """A project whose store holds at least one row in every query table the CLI fills (``make``
+    gives the project for ``root``: a subclass may put its ledger and objects elsewhere)."""
     root.mkdir(parents=True)
-    p, f = Project(root), Facts()
+    p, f = make(root), Facts()
     _ok(p.cli("init"), "init")
     f.session = _ok(p.cli("session", "new", "--json"), "session new").json()["sessionId"]
     code = "open('out.md', 'w').write('# Result\\n\\nAccuracy is 0.91.\\n')"
@@ -263,12 +273,7 @@ def populate(root: Path) -> tuple[Project, Facts]:
     result, _ = p.verify()
     if result.code != 0:
         raise AssertionError(f"populating: the new store does not verify: {result.describe()}")
-    with p.connect() as conn:
-        empty = [
-            name
-            for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name LIKE 'rt_p_%'")
-            if conn.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0] == 0
-        ]
+    empty = p.empty_query_tables()
     if empty:
         raise AssertionError(f"populating: query tables left empty: {empty}")
     return p, f
