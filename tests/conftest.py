@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from contracts.store_backend import StoreBackend
 from support.pgserver import PgServer, find_bindir
 from support.seaweed import SeaweedServer, find_weed
 
@@ -82,6 +83,24 @@ def s3_bucket(seaweed: SeaweedServer) -> str:
     return seaweed.new_bucket()
 
 
+@pytest.fixture(
+    params=[
+        pytest.param("embedded", id="embedded"),
+        pytest.param("postgres+s3", id="postgres+s3", marks=pytest.mark.postgres),
+    ]
+)
+def store_backend(request: pytest.FixtureRequest, tmp_path: Path) -> StoreBackend:
+    """A fresh store at ``tmp_path/store`` in each configuration (tests/contracts/store_backend.py):
+    ``embedded`` (SQLite and the folder's files), then ``postgres+s3`` (a fresh database and a fresh
+    bucket on the session's servers; missing servers fail under REVIEWTRAIL_STRICT=1)."""
+    store = tmp_path / "store"
+    if request.param == "embedded":
+        return StoreBackend.embedded(store)
+    server: PgServer = request.getfixturevalue("pg_server")
+    seaweed: SeaweedServer = request.getfixturevalue("seaweed")
+    return StoreBackend.postgres_s3(store, server.new_database(), seaweed, seaweed.new_bucket())
+
+
 @pytest.fixture(autouse=True)
 def _reviewer_id(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Every test decides as reviewer ``rev-test`` (REVIEWTRAIL_REVIEWER_ID), with no user
@@ -107,20 +126,26 @@ def run_wide(*args: str, input: str | None = None, env: dict[str, str] | None = 
     return run_cli(*args, input=input, env={**WIDE, **(env or {})})
 
 
-def use_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *unset: str) -> Path:
+def use_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *unset: str, backend: StoreBackend | None = None
+) -> Path:
     """Work in ``tmp_path`` with the store at ``tmp_path/store`` (SQLite ledger inside it): the
     current folder, ``REVIEWTRAIL_STORE`` set, ``REVIEWTRAIL_DATABASE_URL``, ``REVIEWTRAIL_CAS_URL``
-    and ``unset`` removed."""
+    and ``unset`` removed; with ``backend`` (the ``store_backend`` fixture), its configuration."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("REVIEWTRAIL_STORE", str(tmp_path / "store"))
     for name in ("REVIEWTRAIL_DATABASE_URL", "REVIEWTRAIL_CAS_URL", *unset):
         monkeypatch.delenv(name, raising=False)
+    if backend is not None:
+        backend.apply(monkeypatch)
     return tmp_path
 
 
-def init_cli_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *unset: str) -> Path:
+def init_cli_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *unset: str, backend: StoreBackend | None = None
+) -> Path:
     """:func:`use_store`, then ``reviewtrail init`` (which must succeed)."""
-    use_store(tmp_path, monkeypatch, *unset)
+    use_store(tmp_path, monkeypatch, *unset, backend=backend)
     code, _, err = run_cli("init")
     assert code == 0, err
     return tmp_path
@@ -139,6 +164,12 @@ def open_cli_store(project: Path) -> Store:
 def store_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """:func:`use_store` in the test's ``tmp_path`` (no store created yet)."""
     return use_store(tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def backend_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_backend: StoreBackend) -> Path:
+    """:func:`use_store` in the test's ``tmp_path`` in each ``store_backend`` configuration (no store yet)."""
+    return use_store(tmp_path, monkeypatch, backend=store_backend)
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ import pytest
 import typer
 
 from conftest import run_cli as run
+from contracts.store_backend import StoreBackend
 from reviewtrail.cli._app import app
 
 
@@ -58,7 +59,9 @@ def test_commands_need_an_initialised_store(store_env: Path) -> None:
     assert code == 5 and json.loads(out)["error"]["type"] == "StoreNotInitializedError"
 
 
-def test_put_cat_verify_round_trip(store_env: Path) -> None:
+def test_put_cat_verify_round_trip(backend_env: Path, store_backend: StoreBackend) -> None:
+    """The CAS end to end, in the embedded store and with the objects in an S3 bucket."""
+    store_env = backend_env
     assert run("init")[0] == 0
     f = store_env / "r.csv"
     f.write_bytes(b"a,b\n1,2\n")
@@ -72,6 +75,9 @@ def test_put_cat_verify_round_trip(store_env: Path) -> None:
     assert code == 0 and out == "a,b\n1,2\n"
     code, out, _ = run("cas", "verify", ref["digest"].split(":")[1], "--json")
     assert code == 0 and json.loads(out)["state"] == "intact"
+    assert store_backend.check_objects(ref["digest"]) == {ref["digest"].split(":")[1]}  # one object, two pools
+    code, out, _ = run("verify", "--json")
+    assert code == 0 and json.loads(out)["ok"] is True, out
 
 
 def test_cas_errors_have_documented_exit_codes(store_env: Path) -> None:
@@ -105,8 +111,10 @@ def test_cat_of_a_corrupt_object_writes_nothing_and_exits_4(store_env: Path) -> 
     assert code == 4 and json.loads(out)["ok"] is False
 
 
-def test_ledger_append_tail_show_and_verify(store_env: Path) -> None:
-    run("init")
+def test_ledger_append_tail_show_and_verify(backend_env: Path, store_backend: StoreBackend) -> None:
+    """The ledger end to end, on SQLite and on PostgreSQL (with the objects in an S3 bucket)."""
+    store_env = backend_env
+    assert run("init")[0] == 0
     f = store_env / "x"
     f.write_bytes(b"evidence")
     ref = json.loads(run("cas", "put", str(f), "--json")[1])
@@ -133,6 +141,7 @@ def test_ledger_append_tail_show_and_verify(store_env: Path) -> None:
     assert json.loads(out)["supersededBy"] == [second["id"]]
     code, out, _ = run("verify")
     assert code == 0 and "intact" in out and "1 CAS references" in out
+    store_backend.check_objects(ref["digest"])
 
 
 def test_ledger_append_bad_input_names_the_field_and_writes_nothing(store_env: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from conftest import init_cli_store, need
 from conftest import run_wide as run
+from contracts.store_backend import StoreBackend
 
 
 @pytest.fixture
@@ -18,7 +19,16 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return init_cli_store(tmp_path, monkeypatch, "REVIEWTRAIL_PROJECT")
 
 
-def test_session_run_declare_diff_provenance(project: Path) -> None:
+@pytest.fixture
+def backend_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_backend: StoreBackend) -> Path:
+    """:func:`project` in each ``store_backend`` configuration."""
+    need(shutil.which("bwrap") is not None, "bubblewrap (bwrap) is not installed")
+    return init_cli_store(tmp_path, monkeypatch, "REVIEWTRAIL_PROJECT", backend=store_backend)
+
+
+def test_session_run_declare_diff_provenance(backend_project: Path, store_backend: StoreBackend) -> None:
+    """Provenance end to end, in the embedded store and on PostgreSQL with the objects in S3."""
+    project = backend_project
     code, sid, _ = run("session", "new", "--project", "p1")
     sid = sid.strip()
     assert code == 0
@@ -34,7 +44,9 @@ def test_session_run_declare_diff_provenance(project: Path) -> None:
     code, out, _ = run("artifact", "diff", "a@1", "a@2", "--project", "p1")
     assert code == 0 and "+two" in out
     code, out, _ = run("artifact", "show", "a", "--project", "p1", "--json")
-    assert [v["version"] for v in json.loads(out)] == [1, 2]
+    versions = json.loads(out)
+    assert [v["version"] for v in versions] == [1, 2]
+    assert run("cas", "cat", versions[1]["content"]["digest"])[1] == "one\ntwo\n"  # read back from where it was put
     code, out, _ = run("provenance", "a@2", "--project", "p1")
     assert code == 0 and "execution_run" in out and "cwd=/workspace" in out
     for fmt in ("json", "prov", "in-toto"):
@@ -45,6 +57,8 @@ def test_session_run_declare_diff_provenance(project: Path) -> None:
     assert "source session deleted" in out
     code, out, _ = run("verify")
     assert code == 0, out
+    # the files' bytes, the environment snapshot and the run's outputs are where the configuration keeps objects
+    store_backend.check_objects(record["envSnapshot"]["digest"], *(v["content"]["digest"] for v in versions))
 
 
 def test_run_errors_and_exit_codes(project: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from conftest import init_cli_store, need
 from conftest import run_wide as run
+from contracts.store_backend import StoreBackend
 
 
 @pytest.fixture
@@ -18,7 +19,17 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return init_cli_store(tmp_path, monkeypatch, "REVIEWTRAIL_PROJECT", "REVIEWTRAIL_REVIEWER")
 
 
-def test_claims_evidence_review_flow(project: Path) -> None:
+@pytest.fixture
+def backend_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_backend: StoreBackend) -> Path:
+    """:func:`project` in each ``store_backend`` configuration."""
+    need(shutil.which("bwrap") is not None, "bubblewrap (bwrap) is not installed")
+    return init_cli_store(tmp_path, monkeypatch, "REVIEWTRAIL_PROJECT", "REVIEWTRAIL_REVIEWER", backend=store_backend)
+
+
+def test_claims_evidence_review_flow(backend_project: Path, store_backend: StoreBackend) -> None:
+    """Claims, evidence and a Quick review end to end, in the embedded store and on PostgreSQL with
+    the objects in S3."""
+    project = backend_project
     sid = run("session", "new")[1].strip()
     code, out, _ = run("run", "--session", sid, "-c", "open('r.md','w').write('acc 0.91')", "--json")
     run_id = json.loads(out)["recordId"]
@@ -49,6 +60,8 @@ def test_claims_evidence_review_flow(project: Path) -> None:
     code, out, _ = run("review", "show", review["reviewRunId"])
     assert code == 0 and "ACCEPT_AND_PROCEED" in out
     assert run("verify")[0] == 0
+    # the reply the claims came from and the reviewed bytes are where the configuration keeps objects
+    store_backend.check_objects(doc["claims"][0]["source"]["digest"], review["contentDigest"])
 
 
 def test_review_citations_command(project: Path) -> None:

@@ -16,11 +16,14 @@ so that pytest collects it and the test ids name the backend::
   ``make_failing_backend``, ``requests_seen``) and :class:`HttpModelBackendContract`
   (``make_http_backend``, against a loopback HTTP server); backends in
   ``tests/test_model_contract.py``.
+- ``contracts.store_backend``: :class:`StoreBackend`, a whole store in each configuration
+  (``embedded``, ``postgres+s3``), given by the ``store_backend`` fixture of tests/conftest.py to
+  the end-to-end tests of every package.
 """
 
 import pytest
 
 # The contracts' asserts live here, outside the test modules: have pytest explain them too.
-pytest.register_assert_rewrite("contracts.cas", "contracts.ledger", "contracts.models")
+pytest.register_assert_rewrite("contracts.cas", "contracts.ledger", "contracts.models", "contracts.store_backend")
 
 __all__: list[str] = []
