@@ -58,7 +58,7 @@ class Toolbox:
         """Refuse (exit 5) a write, or a run, the server's options do not allow."""
         if writes and not self.options.allow_writes:
             raise WritesNotAllowedError(
-                f"{name} writes to the store, and this server was started read-only; start it with "
+                f"this call of {name} writes to the store, and this server was started read-only; start it with "
                 "'reviewtrail mcp --allow-writes' to allow writes (nothing was written)",
                 field="allow-writes",
             )
