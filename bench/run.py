@@ -23,6 +23,7 @@ import bench_citations
 import bench_cli
 import bench_human_review
 import bench_ledger
+import bench_mcp
 import bench_migrate
 import bench_pg_writers
 import bench_provenance
@@ -83,6 +84,10 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
     "quick_review": (bench_review.bench_quick_review, "Quick review of an artifact with 1,000 claims"),
     "trace_record": (bench_trace.bench_record, "record_call of one reviewer call vs plain writes + fsync"),
     "trace_save_cli": (bench_trace.bench_cli, "reviewtrail trace save as a process vs python -c pass"),
+    "mcp_save_trace": (
+        bench_mcp.bench_save_trace,
+        "MCP save_trace round trip over stdio to reviewtrail mcp vs the same library call in process",
+    ),
     "sandbox_allowlist": (
         bench_sandbox_network.bench_allowlist,
         "reviewtrail run of true with --network allowlist vs none",
