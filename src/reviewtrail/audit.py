@@ -40,6 +40,7 @@ class AuditOptions:
     trusted_keys: Path | None = None
     repair: bool = False
     since: Path | None = None  # a checkpoint: check it, then only what follows its seq
+    read_data: bool = True  # re-hash every object; False lists them (presence and size) without reading
     keep_status: bool = False  # write VERIFY_STATUS_FILE in the store's folder (reviewtrail verify does)
 
 
@@ -142,7 +143,7 @@ def audit(store: Store, options: AuditOptions, progress: Progress | None = None)
         )
     trusted = _trusted_keys(options)
     if options.since is None:
-        report = store.verify(progress, trusted_keys=trusted)
+        report = store.verify(progress, trusted_keys=trusted, read_data=options.read_data)
     else:
         report = _verify_since(store, options, options.since, progress, trusted)
     projection_problems = [p for p in report.problems if p.startswith("query table ")]

@@ -363,3 +363,10 @@ class CasStore(abc.ABC):
         for loc in (*POOLS, "legacy"):
             for name in self._list(loc):  # type: ignore[arg-type]
                 yield loc, name  # type: ignore[misc]
+
+    def object_sizes(self) -> Iterator[tuple[Location, str, int | None]]:
+        """Every stored object name with the size stored under it (``None``: gone, or not an
+        address), without reading any object: what ``verify --no-read-data`` checks. A backend
+        whose listing gives sizes overrides it (S3: no request per object)."""
+        for location, name in self.iter_objects():
+            yield location, name, self.stored_size(location, name)

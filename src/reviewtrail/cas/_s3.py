@@ -293,6 +293,17 @@ class S3Cas(CasStore):
         return cast(IO[bytes], S3Body(response["Body"], self.target, label))
 
     def _list(self, location: Location) -> Iterator[str]:
+        for name, _size in self._listed(location):
+            yield name
+
+    def object_sizes(self) -> Iterator[tuple[Location, str, int | None]]:
+        """Every object name with its size, from the listing alone (no request per object)."""
+        for location in (*POOLS, "legacy"):
+            for name, size in self._listed(location):  # type: ignore[arg-type]
+                yield location, name, size  # type: ignore[misc]
+
+    def _listed(self, location: Location) -> Iterator[tuple[str, int]]:
+        """The names (hex addresses, as the filesystem backend names them) and sizes listed at ``location``."""
         base = self._location_prefix(location)
         pages = iter(self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=base))
         while True:
@@ -306,7 +317,7 @@ class S3Cas(CasStore):
                     folder, _, rest = name.partition("/")
                     if is_hex(rest) and folder == rest[:2]:
                         name = rest
-                yield name
+                yield name, int(entry.get("Size", 0))
 
     def locate(self, ref: AnyRef) -> Location | None:
         """The first location holding this address (one HEAD each, nothing read), or ``None``."""
