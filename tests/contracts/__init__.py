@@ -18,7 +18,7 @@ so that pytest collects it and the test ids name the backend::
   ``tests/test_model_contract.py``.
 - ``contracts.store_backend``: :class:`StoreBackend`, a whole store in each configuration
   (``embedded``, ``postgres+s3``), given by the ``store_backend`` fixture of tests/conftest.py to
-  the end-to-end tests of every package.
+  the end-to-end tests of every package (listed in ``tests/test_backends_e2e.py``).
 """
 
 import pytest
