@@ -324,6 +324,14 @@ class Store:
                     f"{len(temps)} temporary file(s) ({size} bytes) in ingest/: writes in progress or left by "
                     "interrupted writes; 'reviewtrail cas clean-ingest' removes those older than an hour"
                 )
+        else:
+            left = self.cas.stale_staging(older_than=0)
+            if left:
+                report.notes.append(
+                    f"{len(left)} unfinished write(s): in progress, or left by interrupted writes (no object is "
+                    f"visible until whole; e.g. {left[0]}); 'reviewtrail cas clean-ingest' removes those older "
+                    "than an hour"
+                )
         return report
 
     def _anchor_problems(self, since: tuple[int, str], head: Envelope | None) -> list[str]:

@@ -131,6 +131,14 @@ class FilesystemCas(CasStore):
                         stale.append(entry)
         return stale
 
+    def stale_staging(self, older_than: float = 3600.0) -> list[str]:
+        """The temporary files of :meth:`stale_ingest`, as paths."""
+        return [str(p) for p in self.stale_ingest(older_than)]
+
+    def clean_staging(self, older_than: float = 3600.0) -> list[str]:
+        """:meth:`clean_ingest`, as paths."""
+        return [str(p) for p in self.clean_ingest(older_than)]
+
     def clean_ingest(self, older_than: float = 3600.0) -> list[Path]:
         """Remove stale temporary files (see :meth:`stale_ingest`); objects are never touched."""
         removed: list[Path] = []

@@ -364,6 +364,16 @@ class CasStore(abc.ABC):
             for name in self._list(loc):  # type: ignore[arg-type]
                 yield loc, name  # type: ignore[misc]
 
+    def stale_staging(self, older_than: float = 3600.0) -> list[str]:
+        """What interrupted writes left behind, older than ``older_than`` seconds, one line each
+        (never an object: nothing is published until it is whole). None for a backend that stages
+        nothing."""
+        return []
+
+    def clean_staging(self, older_than: float = 3600.0) -> list[str]:
+        """Remove :meth:`stale_staging`'s leftovers; the lines of those removed. Objects are never touched."""
+        return []
+
     def object_sizes(self) -> Iterator[tuple[Location, str, int | None]]:
         """Every stored object name with the size stored under it (``None``: gone, or not an
         address), without reading any object: what ``verify --no-read-data`` checks. A backend

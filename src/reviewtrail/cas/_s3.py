@@ -203,9 +203,38 @@ class S3Cas(CasStore):
                     )
         return problems
 
+    def stale_staging(self, older_than: float = 3600.0) -> list[str]:
+        """Multipart uploads under the prefix begun more than ``older_than`` seconds ago and neither
+        completed nor aborted (a writer killed mid-upload): their parts are stored, no object is."""
+        return [self._upload_line(key, upload) for key, upload, _ in self._uploads_before(older_than)]
+
+    def clean_staging(self, older_than: float = 3600.0) -> list[str]:
+        """Abort :meth:`stale_staging`'s uploads (their parts are freed; no object is touched)."""
+        aborted = []
+        for key, upload, _ in self._uploads_before(older_than):
+            self._call(
+                "abort an unfinished upload", "abort_multipart_upload", missing_ok=True,
+                Bucket=self.bucket, Key=key, UploadId=upload,
+            )  # fmt: skip
+            aborted.append(self._upload_line(key, upload))
+        return aborted
+
+    def _upload_line(self, key: str, upload: str) -> str:
+        return f"s3://{self.bucket}/{key} (unfinished multipart upload {upload})"
+
+    def _uploads_before(self, older_than: float) -> list[tuple[str, str, Any]]:
+        import datetime
+
+        cutoff = datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=older_than)
+        return [(k, u, when) for k, u, when in self._uploads() if when is None or when < cutoff]
+
     def unfinished_uploads(self) -> list[tuple[str, str]]:
         """Multipart uploads begun under the prefix and neither completed nor aborted: ``(key, upload id)``."""
-        found: list[tuple[str, str]] = []
+        return [(key, upload) for key, upload, _ in self._uploads()]
+
+    def _uploads(self) -> list[tuple[str, str, Any]]:
+        """``(key, upload id, when it was begun)`` of every unfinished upload under the prefix."""
+        found: list[tuple[str, str, Any]] = []
         pages = iter(
             self.client.get_paginator("list_multipart_uploads").paginate(Bucket=self.bucket, Prefix=self.prefix)
         )
@@ -214,7 +243,7 @@ class S3Cas(CasStore):
                 page = next(pages, None)
             if page is None:
                 return found
-            found.extend((u["Key"], u["UploadId"]) for u in page.get("Uploads", []))
+            found.extend((u["Key"], u["UploadId"], u.get("Initiated")) for u in page.get("Uploads", []))
 
     # --- the client -----------------------------------------------------------------------
     @property

@@ -35,8 +35,9 @@ __all__ = [
     "s3_errors",
 ]
 
-# Codes an S3 server answers for a key that is not there (GET: NoSuchKey; HEAD has no body: 404).
-_MISSING = {"NoSuchKey", "404", "NotFound"}
+# Codes an S3 server answers for a key that is not there (GET: NoSuchKey; HEAD has no body: 404), or
+# for an upload no longer there (an abort that another cleaner made first: NoSuchUpload).
+_MISSING = {"NoSuchKey", "404", "NotFound", "NoSuchUpload"}
 _PRECONDITION = {"PreconditionFailed", "412"}
 _BAD_SECRET = {"SignatureDoesNotMatch"}
 _UNKNOWN_KEY = {"InvalidAccessKeyId", "InvalidToken", "ExpiredToken", "TokenRefreshRequired"}

@@ -122,18 +122,18 @@ def clean_ingest(
     ] = 3600.0,
     as_json: JsonOpt = False,
 ) -> None:
-    """Remove temporary files that interrupted writes left in the pools' ingest/ folders.
+    """Remove what interrupted writes left: temporary files in the pools' ingest/ folders, or
+    unfinished multipart uploads in an S3 bucket (aborted, their parts freed).
 
     Stored objects are never touched; a write in progress is younger than the threshold.
 
     Example: reviewtrail cas clean-ingest --older-than 86400
     """
     from reviewtrail.app import open_store
-    from reviewtrail.cas import FilesystemCas
 
     with open_store() as store:
-        removed = store.cas.clean_ingest(older_than) if isinstance(store.cas, FilesystemCas) else []
+        removed = store.cas.clean_staging(older_than)
     if as_json:
-        print_json({"removed": [str(p) for p in removed]})
+        print_json({"removed": removed})
     else:
-        print(f"removed {len(removed)} temporary file(s)")
+        print(f"removed {len(removed)} leftover(s) of interrupted writes")
