@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
     from mcp.types import CallToolResult
 
-    from reviewtrail.provenance import RunOutcome
+    from reviewtrail.provenance import RunOutcome, RunRequest
 
 __all__ = ["KERNEL", "register_record_tools"]
 
@@ -141,7 +141,7 @@ KERNEL = inspect.Parameter(
 )
 
 
-def _in_kernel(box: Toolbox, request: Any) -> RunOutcome:
+def _in_kernel(box: Toolbox, request: RunRequest) -> RunOutcome:
     session = request.session_id
     if session is None:
         from reviewtrail.provenance import create_session
