@@ -46,44 +46,52 @@ def init(as_json: JsonOpt = False) -> None:
         print(f"store {store_id} ready at {info['store']} (ledger: {info['databaseUrl']}, {info['records']} records)")
 
 
+# verify's options
+RepairOpt = Annotated[
+    bool, typer.Option("--repair", help="After reporting, complete what the chain supports (see below).")
+]
+ReadDataOpt = Annotated[
+    bool,
+    typer.Option(
+        "--read-data/--no-read-data",
+        help="Re-hash every object (default); --no-read-data only lists them (presence and size).",
+    ),
+]
+CheckpointOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--checkpoint", help="A checkpoint from 'ledger checkpoint' the chain must extend (repeatable)."),
+]
+PublicKeyOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--public-key", help="Ed25519 public key (PEM) that signed the checkpoints (repeatable)."),
+]
+SinceOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--since", help="A checkpoint to start from: check it as --checkpoint does, then only what follows its seq."
+    ),
+]
+TrustedKeysOpt = Annotated[
+    Path | None,
+    typer.Option("--trusted-keys", help="PEM public keys of trusted writers: each record signed by one."),
+]
+ProjectDirOpt = Annotated[
+    str | None, typer.Option("--project-dir", help="Project whose .aris/traces are compared (default: git top).")
+]
+ProgressOpt = Annotated[bool | None, typer.Option("--progress/--no-progress", help=PROGRESS_HELP, show_default=False)]
+
+
 @handle_errors
 def verify(
-    repair: Annotated[
-        bool, typer.Option("--repair", help="After reporting, complete what the chain supports (see below).")
-    ] = False,
-    read_data: Annotated[
-        bool,
-        typer.Option(
-            "--read-data/--no-read-data",
-            help="Re-hash every object (default); --no-read-data only lists them (presence and size).",
-        ),
-    ] = True,
-    checkpoint: Annotated[
-        list[Path] | None,
-        typer.Option("--checkpoint", help="A checkpoint from 'ledger checkpoint' the chain must extend (repeatable)."),
-    ] = None,
-    public_key: Annotated[
-        list[Path] | None,
-        typer.Option("--public-key", help="Ed25519 public key (PEM) that signed the checkpoints (repeatable)."),
-    ] = None,
-    since: Annotated[
-        Path | None,
-        typer.Option(
-            "--since",
-            help="A checkpoint to start from: check it as --checkpoint does, then only what follows its seq.",
-        ),
-    ] = None,
-    trusted_keys: Annotated[
-        Path | None,
-        typer.Option("--trusted-keys", help="PEM public keys of trusted writers: each record signed by one."),
-    ] = None,
-    project_dir: Annotated[
-        str | None, typer.Option("--project-dir", help="Project whose .aris/traces are compared (default: git top).")
-    ] = None,
+    repair: RepairOpt = False,
+    read_data: ReadDataOpt = True,
+    checkpoint: CheckpointOpt = None,
+    public_key: PublicKeyOpt = None,
+    since: SinceOpt = None,
+    trusted_keys: TrustedKeysOpt = None,
+    project_dir: ProjectDirOpt = None,
     as_json: JsonOpt = False,
-    progress: Annotated[
-        bool | None, typer.Option("--progress/--no-progress", help=PROGRESS_HELP, show_default=False)
-    ] = None,
+    progress: ProgressOpt = None,
 ) -> None:
     """Check everything commands read against the chain.
 
