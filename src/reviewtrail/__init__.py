@@ -3,6 +3,33 @@
 Submodules: :mod:`reviewtrail.cas` (content-addressed store), :mod:`reviewtrail.ledger`
 (append-only hash-chained ledger), :mod:`reviewtrail.store` (both together),
 :mod:`reviewtrail.canonical` (RFC 8785 JSON), :mod:`reviewtrail.errors`.
+
+Recording the calls of an OpenAI or Anthropic SDK client (loaded on first use, see
+:mod:`reviewtrail.instrumentation`)::
+
+    client = reviewtrail.instrument(openai.OpenAI())
+    with reviewtrail.reviewer_call(skill="research-review", purpose="round-1") as review:
+        ...
 """
 
+import typing
+
 __version__ = "0.1.0"
+
+# Loaded on first use: importing reviewtrail (every command does) loads none of them. (Typed where they
+# are defined, reviewtrail.instrumentation: a typed import here would put every module that imports
+# reviewtrail, whatever its layer, above that package.)
+_LAZY = {"instrument", "reviewer_call", "ReviewerCall"}
+
+
+def __getattr__(name: str) -> typing.Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module("reviewtrail.instrumentation"), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = ["ReviewerCall", "__version__", "instrument", "reviewer_call"]

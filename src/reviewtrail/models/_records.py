@@ -29,12 +29,15 @@ from reviewtrail.cas import CasRef, is_digest, is_hex
 from reviewtrail.ledger import Projection, RecordPayload, record_type
 
 __all__ = [
+    "CALL_OUTCOMES",
     "CALL_TYPES",
     "MANIFEST_TYPE",
     "PROJECTIONS",
     "RECORD_TYPES",
     "REDACTION_STATUSES",
     "USAGE_TYPE",
+    "CallError",
+    "CallOutcome",
     "CallType",
     "Cost",
     "CostSource",
@@ -56,6 +59,10 @@ CALL_TYPES: tuple[CallType, ...] = ("task", "paper-vision")
 RedactionStatus = Literal["not-applied", "not-required"]
 REDACTION_STATUSES: tuple[RedactionStatus, ...] = ("not-applied", "not-required")
 CostSource = Literal["genai-prices", "unknown"]
+# How a call ended, when not with a whole answer (a manifest without ``outcome`` records a complete call):
+# ``incomplete``, a streamed answer abandoned before its end; ``failed``, no answer (the error says why).
+CallOutcome = Literal["incomplete", "failed"]
+CALL_OUTCOMES: tuple[CallOutcome, ...] = ("incomplete", "failed")
 
 _DECIMAL = re.compile(r"(0|[1-9][0-9]*)(\.[0-9]+)?")
 
@@ -166,6 +173,17 @@ class HttpAttempt(_Part):
     wait_ms: Count = Field(default=None, alias="waitMs")
 
 
+class CallError(_Part):
+    """Why a call gave no whole answer: the exception's type and message, and the HTTP status the
+    endpoint answered with (none when no answer came: a timeout, a refused connection)."""
+
+    _OMIT_IF_NONE = frozenset({"status"})
+
+    type: str = Field(min_length=1, max_length=200)
+    message: str = Field(max_length=4000)
+    status: StrictInt | None = Field(default=None, ge=100, le=599)
+
+
 class Cost(_Part):
     """A price in USD as a decimal string, or ``None`` with source ``unknown``: never invented."""
 
@@ -210,11 +228,23 @@ class PromptManifest(_Timed):
     fields, absent from records written before them: ``provider`` (the ``genai-prices``
     provider id the call was priced with), ``requestedModel`` and ``reportedModel``,
     ``responseId`` and ``finishReason`` as the endpoint sent them, and ``attempts`` (one entry
-    per HTTP request, retries included).
+    per HTTP request, retries included). ``outcome`` and ``error`` say how a call that gave no
+    whole answer ended (see :data:`CallOutcome`); absent, the call completed and ``response`` holds
+    its whole answer. Otherwise ``response`` holds the part of the answer that arrived before the
+    end (often nothing, as empty text).
     """
 
     _OMIT_IF_NONE = frozenset(
-        {"provider", "requested_model", "reported_model", "response_id", "finish_reason", "attempts"}
+        {
+            "provider",
+            "requested_model",
+            "reported_model",
+            "response_id",
+            "finish_reason",
+            "attempts",
+            "outcome",
+            "error",
+        }
     )
 
     model: str = Field(min_length=1)
@@ -235,6 +265,16 @@ class PromptManifest(_Timed):
     response_id: Text = Field(default=None, alias="responseId")
     finish_reason: Text = Field(default=None, alias="finishReason")
     attempts: tuple[HttpAttempt, ...] | None = None
+    outcome: CallOutcome | None = None
+    error: CallError | None = None
+
+    @model_validator(mode="after")
+    def _error_of_failure(self) -> PromptManifest:
+        if self.outcome == "failed" and self.error is None:
+            raise ValueError("a failed call names its error")
+        if self.outcome is None and self.error is not None:
+            raise ValueError("a completed call has no error")
+        return self
 
 
 @record_type(USAGE_TYPE)

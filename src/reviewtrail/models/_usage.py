@@ -1,8 +1,8 @@
 """Token counts of a response body, read with ``genai-prices``' own usage extraction.
 
-The response *format* decides how usage is read (the Anthropic Messages format, or the OpenAI
-chat-completions format that many servers speak); the *provider* decides the price, later and
-separately, so a model no price list knows still has its tokens counted.
+The response *format* decides how usage is read (the Anthropic Messages format, the OpenAI
+chat-completions format that many servers speak, or the OpenAI Responses format); the *provider*
+decides the price, later and separately, so a model no price list knows still has its tokens counted.
 """
 
 from __future__ import annotations
@@ -12,13 +12,14 @@ from typing import Any, Literal
 
 __all__ = ["RESPONSE_FORMATS", "ResponseFormat", "Tokens", "extract_tokens"]
 
-ResponseFormat = Literal["anthropic", "openai-chat"]
+ResponseFormat = Literal["anthropic", "openai-chat", "openai-responses"]
 # response format -> (genai-prices provider whose extractor reads it, its API flavor)
 _EXTRACTORS: dict[str, tuple[str, str]] = {
     "anthropic": ("anthropic", "default"),
     "openai-chat": ("openai", "chat"),
+    "openai-responses": ("openai", "responses"),
 }
-RESPONSE_FORMATS: tuple[ResponseFormat, ...] = ("anthropic", "openai-chat")
+RESPONSE_FORMATS: tuple[ResponseFormat, ...] = ("anthropic", "openai-chat", "openai-responses")
 
 
 @dataclass(frozen=True)

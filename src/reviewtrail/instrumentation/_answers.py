@@ -1,0 +1,184 @@
+"""What an answer says, read from the SDK's own response objects and stream events: its text, the model
+that answered, its id, why it ended and its token counts. Pure; attributes are read by name, so no SDK
+is imported, and a field the endpoint did not send reads as unknown.
+
+Token counts are read with ``genai-prices``' extractor of the response format (as every other call
+the project records), from the usage object as the endpoint sent it: for a stream, the usage its
+events carried (OpenAI chat: the last chunk, sent when ``stream_options.include_usage`` is set;
+Responses: the final response; Anthropic: ``message_start`` updated by ``message_delta``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from reviewtrail.instrumentation._request import Api, plain
+from reviewtrail.models import ResponseFormat, Tokens, extract_tokens
+
+__all__ = ["Accumulator", "Answer", "accumulator", "answer_of"]
+
+_FORMATS: dict[Api, ResponseFormat] = {
+    "openai-chat": "openai-chat",
+    "openai-responses": "openai-responses",
+    "anthropic": "anthropic",
+}
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the endpoint answered; ``None`` (or empty text) where it said nothing."""
+
+    text: str = ""
+    model: str | None = None
+    response_id: str | None = None
+    finish_reason: str | None = None
+    tokens: Tokens = field(default_factory=Tokens)
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _tokens(api: Api, usage: Any) -> Tokens:
+    if usage is None:
+        return Tokens()
+    return extract_tokens({"usage": usage if isinstance(usage, dict) else plain(usage)}, _FORMATS[api])
+
+
+def _chat_text(choice: Any) -> str:
+    message = getattr(choice, "message", None)
+    content = getattr(message, "content", None)
+    return content if isinstance(content, str) else ""
+
+
+def _responses_text(response: Any) -> str:
+    parts: list[str] = []
+    for item in getattr(response, "output", None) or ():
+        if getattr(item, "type", None) != "message":
+            continue
+        for part in getattr(item, "content", None) or ():
+            if getattr(part, "type", None) == "output_text" and isinstance(getattr(part, "text", None), str):
+                parts.append(part.text)
+    return "".join(parts)
+
+
+def _anthropic_text(message: Any) -> str:
+    return "".join(
+        block.text
+        for block in getattr(message, "content", None) or ()
+        if getattr(block, "type", None) == "text" and isinstance(getattr(block, "text", None), str)
+    )
+
+
+def answer_of(api: Api, response: Any) -> Answer:
+    """The answer of a whole (not streamed) response object."""
+    model, response_id = _text_or_none(getattr(response, "model", None)), _text_or_none(getattr(response, "id", None))
+    usage = _tokens(api, getattr(response, "usage", None))
+    if api == "openai-chat":
+        choices = getattr(response, "choices", None) or ()
+        first = next((c for c in choices if getattr(c, "index", 0) == 0), None)
+        return Answer(
+            _chat_text(first), model, response_id, _text_or_none(getattr(first, "finish_reason", None)), usage
+        )
+    if api == "openai-responses":
+        return Answer(
+            _responses_text(response), model, response_id, _text_or_none(getattr(response, "status", None)), usage
+        )
+    return Answer(
+        _anthropic_text(response), model, response_id, _text_or_none(getattr(response, "stop_reason", None)), usage
+    )
+
+
+class Accumulator(Protocol):
+    """Reads a stream's events one by one (cheaply: each is only looked at), then tells the answer."""
+
+    def add(self, event: Any) -> None: ...
+
+    def answer(self) -> Answer: ...
+
+
+class _ChatChunks:
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.model: str | None = None
+        self.id: str | None = None
+        self.finish: str | None = None
+        self.usage: Any = None
+
+    def add(self, event: Any) -> None:
+        self.model = _text_or_none(getattr(event, "model", None)) or self.model
+        self.id = _text_or_none(getattr(event, "id", None)) or self.id
+        for choice in getattr(event, "choices", None) or ():
+            if getattr(choice, "index", 0) != 0:
+                continue
+            content = getattr(getattr(choice, "delta", None), "content", None)
+            if isinstance(content, str):
+                self.parts.append(content)
+            self.finish = _text_or_none(getattr(choice, "finish_reason", None)) or self.finish
+        usage = getattr(event, "usage", None)
+        if usage is not None:
+            self.usage = usage
+
+    def answer(self) -> Answer:
+        return Answer("".join(self.parts), self.model, self.id, self.finish, _tokens("openai-chat", self.usage))
+
+
+class _ResponseEvents:
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.response: Any = None
+
+    def add(self, event: Any) -> None:
+        kind = getattr(event, "type", None)
+        if kind == "response.output_text.delta" and isinstance(getattr(event, "delta", None), str):
+            self.parts.append(event.delta)
+        response = getattr(event, "response", None)
+        if response is not None:  # response.created, .in_progress, .completed, .incomplete, .failed
+            self.response = response
+
+    def answer(self) -> Answer:
+        whole = answer_of("openai-responses", self.response) if self.response is not None else Answer()
+        text = "".join(self.parts) if self.parts else whole.text
+        return Answer(text, whole.model, whole.response_id, whole.finish_reason, whole.tokens)
+
+
+class _MessageEvents:
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.model: str | None = None
+        self.id: str | None = None
+        self.stop: str | None = None
+        self.usage: dict[str, Any] | None = None
+
+    def add(self, event: Any) -> None:
+        kind = getattr(event, "type", None)
+        if kind == "content_block_delta":
+            delta = getattr(event, "delta", None)
+            text = getattr(delta, "text", None)
+            if getattr(delta, "type", None) == "text_delta" and isinstance(text, str):
+                self.parts.append(text)
+        elif kind == "message_start":
+            message = getattr(event, "message", None)
+            self.model = _text_or_none(getattr(message, "model", None))
+            self.id = _text_or_none(getattr(message, "id", None))
+            usage = getattr(message, "usage", None)
+            self.usage = plain(usage) if usage is not None else None
+        elif kind == "message_delta":
+            self.stop = _text_or_none(getattr(getattr(event, "delta", None), "stop_reason", None)) or self.stop
+            usage = getattr(event, "usage", None)
+            if usage is not None:  # cumulative counts: each one sent replaces the start's
+                update = {k: v for k, v in plain(usage).items() if v is not None}
+                self.usage = {**(self.usage or {}), **update}
+
+    def answer(self) -> Answer:
+        return Answer("".join(self.parts), self.model, self.id, self.stop, _tokens("anthropic", self.usage))
+
+
+def accumulator(api: Api) -> Accumulator:
+    """A fresh reader of one stream of ``api``."""
+    if api == "openai-chat":
+        return _ChatChunks()
+    if api == "openai-responses":
+        return _ResponseEvents()
+    return _MessageEvents()

@@ -1,0 +1,159 @@
+"""``instrument(client)``: a client of the OpenAI or Anthropic SDK whose calls are recorded.
+
+The client is changed in place and returned: its ``chat.completions.create`` and
+``responses.create`` (OpenAI) or ``messages.create`` and ``messages.stream`` (Anthropic) are
+replaced, on this client object only, by wrappers that call the SDK's own method. Clients made from
+it by ``copy()`` or ``with_options()`` are instrumented the same way. No SDK is imported here: the
+client is recognised by the package its class comes from.
+"""
+
+from __future__ import annotations
+
+import inspect
+import weakref
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
+
+from reviewtrail.errors import InvalidInputError
+from reviewtrail.instrumentation._recorder import Endpoint, Recorder
+from reviewtrail.instrumentation._request import Api
+from reviewtrail.instrumentation._wrap import async_method, async_stream_method, sync_method, sync_stream_method
+
+if TYPE_CHECKING:
+    from reviewtrail.ledger import Privacy
+    from reviewtrail.store import Store
+
+__all__ = ["instrument"]
+
+C = TypeVar("C")
+
+# Hosts whose prices genai-prices knows under a provider id (as reviewtrail.models' backends): a local
+# server answering as "gpt-4o" is not OpenAI, so its calls are priced only when the caller names one.
+_KNOWN_HOSTS = {"api.openai.com": "openai", "api.anthropic.com": "anthropic"}
+# (path to the resource, method, API, wrapper kind) per SDK
+_METHODS: dict[str, tuple[tuple[tuple[str, ...], str, Api, str], ...]] = {
+    "openai": (
+        (("chat", "completions"), "create", "openai-chat", "call"),
+        (("responses",), "create", "openai-responses", "call"),
+    ),
+    "anthropic": (
+        (("messages",), "create", "anthropic", "call"),
+        (("messages",), "stream", "anthropic", "stream"),
+    ),
+}
+_instrumented: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def instrument(
+    client: C,
+    *,
+    store: Store | None = None,
+    project_dir: str | Path | None = None,
+    provider: str | None = None,
+    actor: str = "agent",
+    privacy: Privacy = "private",
+    session_id: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> C:
+    """Record every call of ``client`` (an ``openai.OpenAI``/``AsyncOpenAI`` or an
+    ``anthropic.Anthropic``/``AsyncAnthropic``) and return it.
+
+    Each call appends a ``provenance.prompt-manifest@1`` and a ``provenance.model-usage@1`` (the
+    input and answer text in the CAS, tokens and cost) to ``store`` before it returns; a stream's
+    when it ends. Calls made inside :func:`reviewer_call` blocks are also saved as reviewer traces
+    under ``project_dir``. The caller sees what the SDK returns and raises, unchanged.
+
+    ``store``: an open store (default: the project's, opened from the settings of ``env``, default
+    the process environment, and of ``project_dir``'s ``reviewtrail.toml``; it must exist).
+    ``project_dir``: where traces go (default: the current folder). ``provider``: the
+    ``genai-prices`` provider id to price calls with (default: ``openai`` for api.openai.com,
+    ``anthropic`` for api.anthropic.com, unknown elsewhere). ``actor``, ``privacy`` and
+    ``session_id`` go into the records. Instrumenting a client twice changes nothing.
+    """
+    from reviewtrail.config import load_settings
+    from reviewtrail.ledger import NewRecord
+    from reviewtrail.models import MANIFEST_TYPE
+    from reviewtrail.tracing import existing_project_root
+
+    sdk = _sdk(client)
+    if client in _instrumented:
+        return client
+    NewRecord.make(type=MANIFEST_TYPE, actor=actor, privacy=privacy)  # actor and privacy, checked now
+    project = existing_project_root(project_dir)
+    settings = load_settings(env, cwd=project)
+    if store is None:
+        from reviewtrail.app import open_store
+
+        store = open_store(settings)
+    recorder = Recorder(
+        store,
+        project_dir=project,
+        trace_env=settings.trace.environ(),
+        actor=actor,
+        privacy=privacy,
+        session_id=session_id,
+    )
+    _patch(client, sdk, recorder, provider)
+    return client
+
+
+def _sdk(client: object) -> str:
+    package = type(client).__module__.split(".", 1)[0]
+    if package not in _METHODS:
+        raise InvalidInputError(
+            f"{type(client).__module__}.{type(client).__qualname__} is not an OpenAI or Anthropic SDK client",
+            field="client",
+        )
+    return package
+
+
+def _host(client: object) -> str:
+    base_url = getattr(client, "base_url", None)
+    host = getattr(base_url, "host", None)
+    if not isinstance(host, str) or not host:
+        host = urlsplit(str(base_url)).hostname or ""
+    return host or "unknown"
+
+
+def _patch(client: Any, sdk: str, recorder: Recorder, provider: str | None) -> None:
+    host = _host(client)
+    chosen = provider if provider is not None else _KNOWN_HOSTS.get(host)
+    if sdk == "anthropic" and provider is None:
+        chosen = "anthropic"  # as reviewtrail.models' Anthropic backend: the Messages API is Anthropic's
+    endpoint = Endpoint(recorder, host, chosen, sdk)
+    for path, name, api, kind in _METHODS[sdk]:
+        resource = client
+        for part in path:
+            resource = getattr(resource, part, None)
+        original = getattr(resource, name, None)
+        if resource is None or not callable(original):
+            continue  # an SDK version without this API
+        asynchronous = inspect.iscoroutinefunction(getattr(type(resource), "create", None))
+        wrap = _wrapper(kind, asynchronous)
+        setattr(resource, name, wrap(original, api, endpoint))
+    _follow_copies(client, sdk, recorder, provider)
+    _instrumented.add(client)
+
+
+def _wrapper(kind: str, asynchronous: bool) -> Callable[..., Callable[..., Any]]:
+    if kind == "stream":
+        return async_stream_method if asynchronous else sync_stream_method
+    return async_method if asynchronous else sync_method
+
+
+def _follow_copies(client: Any, sdk: str, recorder: Recorder, provider: str | None) -> None:
+    """``copy()`` and ``with_options()`` give clients recorded the same way."""
+    for name in ("copy", "with_options"):
+        original = getattr(client, name, None)
+        if not callable(original):
+            continue
+
+        def copied(*args: Any, _original: Callable[..., Any] = original, **kwargs: Any) -> Any:
+            made = _original(*args, **kwargs)
+            if made not in _instrumented:
+                _patch(made, sdk, recorder, provider)
+            return made
+
+        setattr(client, name, copied)
