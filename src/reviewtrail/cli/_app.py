@@ -61,6 +61,7 @@ COMMANDS: dict[str, Callable[[], Any]] = {
     "verify": _attribute("_store", "verify"),
     "migrate": _attribute("_migrate", "migrate"),
     "run": _attribute("_run", "run"),
+    "kernel": _attribute("_kernel", "app"),
     "provenance": _attribute("_provenance", "provenance"),
     "cas": _attribute("_cas", "app"),
     "ledger": _attribute("_ledger", "app"),

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json
 
 if TYPE_CHECKING:
-    from reviewtrail.provenance import RunOutcome
+    from threading import Event
+
+    from reviewtrail.provenance import RunOutcome, RunRequest
+    from reviewtrail.store import Store
 
 __all__ = ["run"]
 
@@ -51,6 +54,19 @@ WeakLimitsOpt = Annotated[
     ),
 ]
 
+KernelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--kernel",
+        help="Run in the session's persistent kernel NAME (needs --session): state persists between runs; "
+        "started, with this run's options, when it has no live host.",
+    ),
+]
+IdleOpt = Annotated[
+    float | None,
+    typer.Option("--idle-minutes", help="With --kernel: a new kernel stops after this many idle minutes (default 30)."),
+]
+
 
 @handle_errors
 def run(
@@ -70,6 +86,8 @@ def run(
     max_output: MaxOutputOpt = None,
     cwd: CwdOpt = "/workspace",
     weak_limits: WeakLimitsOpt = False,
+    kernel: KernelOpt = None,
+    idle_minutes: IdleOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run code under bubblewrap in a session's workspace and record the ExecutionRun.
@@ -80,6 +98,12 @@ def run(
     The run's enforcedBy says which mechanism held each limit.
     Runs in one session wait for each other (a message on stderr says so).
 
+    With --kernel NAME the code runs in the session's persistent kernel NAME, kept by a host
+    process between commands: variables, imports, the working directory persist, and the record
+    has kernelMode persistent and the kernel's kernelId. The first such run starts the kernel with
+    its options; a later run with other ones is refused naming the option (exit 6). --kernel
+    without --session, or with --cwd, is exit 2. See 'reviewtrail kernel ls|stop'.
+
     Example: reviewtrail run --session 01a2... --lang python -c "open('out.txt','w').write('hi')" --json
     """
     import signal
@@ -87,7 +111,7 @@ def run(
     import threading
 
     from reviewtrail.app import open_store
-    from reviewtrail.errors import EXIT_RUN_FAILED
+    from reviewtrail.errors import EXIT_RUN_FAILED, InvalidInputError
     from reviewtrail.provenance import require_bwrap, run_request, start_run
 
     request = run_request(
@@ -95,33 +119,62 @@ def run(
         network=network, allow=allow or [], allow_resolve=allow_resolve or [], max_memory=max_memory,
         max_procs=max_procs, max_file_size=max_file_size, max_output=max_output, cwd=cwd, weak_limits=weak_limits,
     )  # fmt: skip
+    if kernel is None and idle_minutes is not None:
+        raise InvalidInputError("--idle-minutes is for a kernel: give --kernel NAME too", field="idle_minutes")
     require_bwrap()  # before a session is created for the run
     cancel = threading.Event()  # Ctrl-C cancels the run, which is still recorded (as cancelled)
     previous = signal.signal(signal.SIGINT, lambda *_: cancel.set())
     try:
         with open_store() as store:
-            outcome = start_run(
-                store, request, cancel=cancel, on_wait=lambda message: print(message, file=sys.stderr, flush=True)
-            )
+            if kernel is not None:
+                status = _run_in_kernel(store, request, kernel, idle_minutes, cancel, as_json)
+            else:
+                outcome = start_run(
+                    store, request, cancel=cancel, on_wait=lambda message: print(message, file=sys.stderr, flush=True)
+                )
+                status = _print_outcome(outcome, as_json)
     finally:
         signal.signal(signal.SIGINT, previous)
-    _print_outcome(outcome, as_json)
-    if outcome.run.status != "succeeded":
+    if status != "succeeded":
         raise typer.Exit(EXIT_RUN_FAILED)
 
 
-def _print_outcome(outcome: RunOutcome, as_json: bool) -> None:
+def _run_in_kernel(
+    store: Store, request: RunRequest, kernel: str, idle_minutes: float | None, cancel: Event, as_json: bool
+) -> str:
+    """Run in the kernel's host (started when none is alive), print as a one-shot run prints; the status."""
+    import sys
+
+    from reviewtrail.cli._kernel_host import host_command
+    from reviewtrail.provenance import run_in_kernel
+
+    answer = run_in_kernel(
+        store, request, kernel, host_command=host_command(), idle_minutes=idle_minutes, cancel=cancel,
+        on_start=lambda message: print(message, file=sys.stderr, flush=True),
+    )  # fmt: skip
+    _print_run(answer.record, answer.stdout, answer.stderr, as_json)
+    return answer.status
+
+
+def _print_outcome(outcome: RunOutcome, as_json: bool) -> str:
+    result = outcome.result
+    _print_run(outcome.to_json(), result.stdout if result else None, result.stderr if result else None, as_json)
+    return outcome.run.status
+
+
+def _print_run(record: dict[str, Any], stdout: bytes | None, stderr: bytes | None, as_json: bool) -> None:
+    """A recorded run (``record``: as ``RunOutcome.to_json`` gives it): JSON, or what the code wrote and a summary."""
     import sys
 
     if as_json:
-        print_json(outcome.to_json())
+        print_json(record)
         return
-    r = outcome.run
-    if outcome.result is not None:
-        sys.stdout.buffer.write(outcome.result.stdout)
-        sys.stderr.buffer.write(outcome.result.stderr)
+    if stdout is not None and stderr is not None:
+        sys.stdout.buffer.write(stdout)
+        sys.stderr.buffer.write(stderr)
+    limit = record.get("limitExceeded")
     print(
-        f"run {outcome.envelope.id} in session {r.session_id}: {r.status} (exit {r.exit_code}), "
-        f"created {len(r.created_files)}, modified {len(r.modified_files)} file(s)"
-        + (f"; limit exceeded: {r.limit_exceeded}" if r.limit_exceeded else "")
+        f"run {record['recordId']} in session {record['sessionId']}: {record['status']} (exit {record['exitCode']}), "
+        f"created {len(record['createdFiles'])}, modified {len(record['modifiedFiles'])} file(s)"
+        + (f"; limit exceeded: {limit}" if limit else "")
     )

@@ -4,6 +4,7 @@ Public API::
 
     from reviewtrail.provenance import create_session, run_code, declare_artifact, upload_artifact
     from reviewtrail.provenance import lineage, render_tree, versions_of, get_version
+    from reviewtrail.provenance import run_in_kernel, list_kernels, stop_kernels   # persistent kernels
 """
 
 from reviewtrail.provenance._catalog import (
@@ -19,6 +20,8 @@ from reviewtrail.provenance._catalog import (
 from reviewtrail.provenance._diff import VersionDiff
 from reviewtrail.provenance._export_signed import VerifiedStatement, verify_envelope
 from reviewtrail.provenance._graph import Edge, LineageGraph, Node
+from reviewtrail.provenance._kernel_client import KernelAnswer, KernelEntry, list_kernels, run_in_kernel, stop_kernels
+from reviewtrail.provenance._kernel_host import KernelHostConfig, serve_kernel_host
 from reviewtrail.provenance._limits import DEFAULT_LIMITS, ResourceLimits, parse_size
 from reviewtrail.provenance._lineage import lineage, render_tree
 from reviewtrail.provenance._pending import PendingRun, pending_run_problems, pending_runs
@@ -73,6 +76,9 @@ __all__ = [
     "ArtifactVersion",
     "Edge",
     "ExecutionRun",
+    "KernelAnswer",
+    "KernelEntry",
+    "KernelHostConfig",
     "LineageGraph",
     "Node",
     "PendingRun",
@@ -100,6 +106,7 @@ __all__ = [
     "get_version",
     "lineage",
     "list_artifacts",
+    "list_kernels",
     "list_sessions",
     "orphan_workspaces",
     "parse_size",
@@ -114,8 +121,11 @@ __all__ = [
     "repair_pending_runs",
     "require_bwrap",
     "run_code",
+    "run_in_kernel",
     "run_request",
+    "serve_kernel_host",
     "start_run",
+    "stop_kernels",
     "unfinished_session_removals",
     "upload_artifact",
     "verify_envelope",

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from reviewtrail.errors import BackendUnavailableError
 from reviewtrail.ledger import new_id
 from reviewtrail.provenance._limits import DEFAULT_LIMITS, ResourceLimits
 from reviewtrail.provenance._pending import begin_run, remove_marker, session_lock
@@ -58,19 +60,27 @@ class SessionKernel:
     def kernel_id(self) -> str:
         return self.kernel.kernel_id
 
-    def evaluate(self, code: str, timeout: float = 60.0) -> RunOutcome:
-        check_sandbox_input(timeout=timeout)
+    def evaluate(
+        self, code: str, timeout: float = 60.0, *, cancel: threading.Event | None = None, actor: str | None = None
+    ) -> RunOutcome:
+        """Run ``code`` in the kernel and record it (by ``actor``, default the kernel's). Bad input,
+        and a kernel that has ended, raise before anything is recorded. ``cancel`` cancels the
+        evaluation (recorded as cancelled), which ends the kernel, as a timeout does."""
+        check_sandbox_input(code=code, timeout=timeout)
+        actor = actor or self.actor
         run_id = new_id()
         with session_lock(self.store, self.session.session_id):
             require_live_session(self.store, self.session.session_id)  # removed since the kernel started?
+            if not self.kernel.alive:
+                raise BackendUnavailableError(f"kernel {self.kernel_id} has ended; start a new one", field="kernel")
             before = snapshot(self.session.workspace, max_file_size=self.limits.max_file_size)
             marker, code_ref = begin_run(
                 self.store, run_id, self.session.session_id, before, code=code, lang=self.lang, timeout=timeout,
                 network=self.network, allowlist=self.allowlist, resolve=self.resolve, tool_name=self._tool,
-                actor=self.actor, max_file_size=self.limits.max_file_size, kernel_id=self.kernel.kernel_id,
+                actor=actor, max_file_size=self.limits.max_file_size, kernel_id=self.kernel.kernel_id,
             )  # fmt: skip
-            result = self.kernel.evaluate(code, timeout)
-            outcome = self._record(run_id, code_ref, result, before, timeout)
+            result = self.kernel.evaluate(code, timeout, cancel=cancel)
+            outcome = self._record(run_id, code_ref, result, before, timeout, actor)
             remove_marker(marker)
             return outcome
 
@@ -79,7 +89,7 @@ class SessionKernel:
         return f"reviewtrail.kernel.{self.lang}"
 
     def _record(
-        self, run_id: str, code_ref: dict[str, Any], result: SandboxResult, before: Snapshot, timeout: float
+        self, run_id: str, code_ref: dict[str, Any], result: SandboxResult, before: Snapshot, timeout: float, actor: str
     ) -> RunOutcome:
         return record_run(
             self.store,
@@ -95,7 +105,7 @@ class SessionKernel:
             resolve=self.resolve,
             limits=self.limits,
             tool_name=self._tool,
-            actor=self.actor,
+            actor=actor,
             kernel_id=self.kernel.kernel_id,
             run_id=run_id,
             code_ref=code_ref,
