@@ -70,8 +70,9 @@ class StoreBackend:
         return self.bucket is not None
 
     def process_env(self, **extra: str) -> dict[str, str]:
-        """This process's environment with no store or AWS variable but this backend's (and ``extra``)."""
-        kept = {k: v for k, v in os.environ.items() if not _chooses_the_store(k)}
+        """This process's environment with no ``REVIEWTRAIL_`` or ``AWS_`` variable but this backend's
+        (and ``extra``): a command sees no setting from outside the test."""
+        kept = {k: v for k, v in os.environ.items() if not k.startswith(("REVIEWTRAIL_", "AWS_"))}
         return {**kept, **self.env, **extra}
 
     def apply(self, monkeypatch: pytest.MonkeyPatch) -> None:
