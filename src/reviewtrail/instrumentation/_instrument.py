@@ -130,7 +130,9 @@ def _patch(client: Any, sdk: str, recorder: Recorder, provider: str | None) -> N
         original = getattr(resource, name, None)
         if resource is None or not callable(original):
             continue  # an SDK version without this API
-        asynchronous = inspect.iscoroutinefunction(getattr(type(resource), "create", None))
+        # The SDKs decorate their async methods with plain functions that return coroutines, so the
+        # asynchronous resources are told by their classes' names (AsyncCompletions, AsyncMessages...).
+        asynchronous = type(resource).__name__.startswith("Async") or inspect.iscoroutinefunction(original)
         wrap = _wrapper(kind, asynchronous)
         setattr(resource, name, wrap(original, api, endpoint))
     _follow_copies(client, sdk, recorder, provider)
