@@ -17,6 +17,9 @@ from typing import Any
 
 import openai
 import pytest
+
+import reviewtrail
+from reviewtrail.models import price
 from support.llm_wire import (
     CHAT,
     RESPONSES,
@@ -33,9 +36,6 @@ from support.llm_wire import (
     responses_usage,
     stored_calls,
 )
-
-import reviewtrail
-from reviewtrail.models import price
 
 MESSAGES = [
     {"role": "system", "content": "You review claims."},
@@ -174,7 +174,9 @@ def test_a_stream_never_read_and_dropped_is_recorded_as_incomplete(wire: WireSer
     assert call.response == ""
 
 
-def test_a_429_then_success_inside_the_sdk_is_one_call_with_the_final_answer(wire: WireServer, project: Project) -> None:
+def test_a_429_then_success_inside_the_sdk_is_one_call_with_the_final_answer(
+    wire: WireServer, project: Project
+) -> None:
     limited = Reply(429, openai_error("Rate limit reached", "rate_limit_exceeded"), headers={"retry-after-ms": "1"})
     wire.queue(CHAT, limited, Reply(body=chat_completion("Second time lucky.", model="gpt-4o")))
     answer = traced(wire, project, max_retries=2).chat.completions.create(model="gpt-4o", messages=MESSAGES)
@@ -320,7 +322,10 @@ def test_a_saved_reviewer_call_passes_trace_verify_and_an_edit_does_not(wire: Wi
     with reviewtrail.reviewer_call(skill="research-review", purpose="round-1", executor_model="claude-opus-4-1") as r:
         client.chat.completions.create(model="gpt-4o", messages=MESSAGES)
         r.verdict, r.review_completed = "almost", True
-    with pytest.raises(openai.InternalServerError), reviewtrail.reviewer_call(skill="research-review", purpose="round-2"):
+    with (
+        pytest.raises(openai.InternalServerError),
+        reviewtrail.reviewer_call(skill="research-review", purpose="round-2"),
+    ):
         client.chat.completions.create(model="gpt-4o", messages=MESSAGES)
 
     def verify() -> subprocess.CompletedProcess[str]:

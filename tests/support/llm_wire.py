@@ -315,7 +315,13 @@ def response_events(
         {"type": "response.created", "response": begun},
         {"type": "response.in_progress", "response": begun},
         {"type": "response.output_item.added", "output_index": 0, "item": item},
-        {"type": "response.content_part.added", "item_id": "msg_out_1", "output_index": 0, "content_index": 0, "part": part},
+        {
+            "type": "response.content_part.added",
+            "item_id": "msg_out_1",
+            "output_index": 0,
+            "content_index": 0,
+            "part": part,
+        },
         *(
             {
                 "type": "response.output_text.delta",
@@ -404,7 +410,10 @@ def message_events(
     }
     events: list[tuple[str | None, Any]] = [
         ("message_start", {"type": "message_start", "message": start}),
-        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        ),
         ("ping", {"type": "ping"}),
     ]
     events += [

@@ -13,7 +13,7 @@ from typing import Any
 from reviewtrail.instrumentation._answers import answer_of
 from reviewtrail.instrumentation._calls import Call
 from reviewtrail.instrumentation._recorder import Endpoint
-from reviewtrail.instrumentation._request import Api, read_request
+from reviewtrail.instrumentation._request import Api, Request, read_request
 from reviewtrail.instrumentation._streams import watch_async_stream, watch_stream
 
 __all__ = ["async_method", "async_stream_method", "sync_method", "sync_stream_method"]
@@ -110,6 +110,14 @@ def async_method(original: Callable[..., Any], api: Api, endpoint: Endpoint) -> 
     return create
 
 
+def _stream_request(api: Api, kwargs: dict[str, Any]) -> Request:
+    """The request ``messages.stream`` makes: its arguments, and ``stream: true`` in its body."""
+    request = read_request(api, kwargs)
+    return dataclasses.replace(
+        request, stream=True, tool="anthropic.messages.stream", settings={**request.settings, "stream": True}
+    )
+
+
 # The stream managers keep the request they will make (at ``__enter__``) under a private name.
 _MANAGER_REQUEST = ("_MessageStreamManager__api_request", "_AsyncMessageStreamManager__api_request")
 
@@ -132,7 +140,7 @@ def sync_stream_method(original: Callable[..., Any], api: Api, endpoint: Endpoin
 
     @functools.wraps(original)
     def stream(*args: Any, **kwargs: Any) -> Any:
-        request = dataclasses.replace(read_request(api, kwargs), stream=True, tool="anthropic.messages.stream")
+        request = _stream_request(api, kwargs)
         manager = original(*args, **kwargs)
         slot = _request_slot(manager)
         if slot is None:
@@ -160,7 +168,7 @@ def async_stream_method(original: Callable[..., Any], api: Api, endpoint: Endpoi
 
     @functools.wraps(original)
     def stream(*args: Any, **kwargs: Any) -> Any:
-        request = dataclasses.replace(read_request(api, kwargs), stream=True, tool="anthropic.messages.stream")
+        request = _stream_request(api, kwargs)
         manager = original(*args, **kwargs)
         slot = _request_slot(manager)
         if slot is None:
