@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from reviewtrail.errors import (
+    BackendUnavailableError,
     ConfigError,
     ConflictError,
     IntegrityError,
@@ -274,11 +275,16 @@ class Ledger(abc.ABC):
         """An append without a signing key to a store that requires signatures is refused before
         anything is written (exit 5): ``verify`` would report every such record. One indexed read
         by type per unsigned append until the requirement is seen; from then on, none (it is never
-        lifted)."""
+        lifted). A courtesy, not a defence (anyone with database access can insert unsigned rows,
+        which ``verify`` reports), so a lost connection skips it: the append's own reconnect and
+        retry then decide, as before."""
         if self._required_from is None:
             from reviewtrail.ledger._writer_keys import SIGNATURES_REQUIRED
 
-            first = next(self.read(type=SIGNATURES_REQUIRED, limit=1), None)
+            try:
+                first = next(self.read(type=SIGNATURES_REQUIRED, limit=1), None)
+            except BackendUnavailableError:
+                return
             if first is None:
                 return
             self._required_from = first.seq
