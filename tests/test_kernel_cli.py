@@ -369,3 +369,57 @@ def test_bad_inputs_are_refused_and_record_nothing(project: Path) -> None:
     code, _, err = rt("run", "--session", removed, "--kernel", "main", "-c", "1")
     assert code == 6 and "was deleted" in err
     assert not (project / "store" / "kernels" / removed).exists(), "no host was started"
+
+
+# --- the rules, without a host -------------------------------------------------------------------
+def test_the_first_option_that_differs_is_named_and_env_values_never_are() -> None:
+    from reviewtrail.provenance import ResourceLimits
+    from reviewtrail.provenance._kernel_protocol import KernelSettings, settings_difference
+
+    started = KernelSettings("python", {"TOKEN": "hunter2"}, "none", (), {}, ResourceLimits())
+    assert settings_difference(started, started) is None
+    assert settings_difference(started, KernelSettings.from_json(started.to_json())) is None
+    option, detail = settings_difference(started, KernelSettings("python", {"TOKEN": "x"})) or ("", "")
+    assert option == "--env" and "hunter2" not in detail and "TOKEN" in detail
+    option, detail = settings_difference(started, KernelSettings("bash", {})) or ("", "")
+    assert option == "--lang" and "python" in detail and "bash" in detail
+    later = KernelSettings("python", {"TOKEN": "hunter2"}, limits=ResourceLimits(max_procs=8, max_memory=1 << 30))
+    assert settings_difference(started, later) == (
+        "--max-memory",
+        "it was started with --max-memory 2G, this run asks for 1G",
+    )
+    weak = KernelSettings("python", {"TOKEN": "hunter2"}, limits=ResourceLimits(weak=True))
+    assert (settings_difference(started, weak) or ("",))[0] == "--weak-limits"
+
+
+def test_a_hosts_error_is_raised_again_as_the_same_error() -> None:
+    from reviewtrail.errors import ConflictError, NotFoundError, ReviewtrailError
+    from reviewtrail.provenance._kernel_protocol import error_from_json, error_to_json
+
+    for exc in (ConflictError("it differs", field="max_memory"), NotFoundError("no session x", field="session")):
+        again = error_from_json(json.loads(json.dumps(error_to_json(exc))))
+        assert (type(again), str(again), again.field, again.exit_code) == (
+            type(exc),
+            str(exc),
+            exc.field,
+            exc.exit_code,
+        )
+    odd = error_from_json({"type": "SystemExit", "message": "m", "field": None, "exitCode": 9})
+    assert type(odd) is ReviewtrailError and odd.exit_code == 9
+
+
+@pytest.mark.parametrize("name", ["main", "a", "k-1_2.x", "A" * 64])
+def test_kernel_names_that_are_accepted(name: str) -> None:
+    from reviewtrail.provenance._kernel_protocol import check_kernel_name
+
+    assert check_kernel_name(name) == name
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "../x", "a/b", "-a", ".hidden", "a b", "A" * 65, "é", "a\n"])
+def test_kernel_names_that_are_refused(name: str) -> None:
+    from reviewtrail.errors import InvalidInputError
+    from reviewtrail.provenance._kernel_protocol import check_kernel_name
+
+    with pytest.raises(InvalidInputError) as caught:
+        check_kernel_name(name)
+    assert caught.value.field == "kernel"

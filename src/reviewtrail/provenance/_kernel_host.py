@@ -284,7 +284,7 @@ class _KernelHost:
         with self._state:
             self._connections += 1
         thread = threading.Thread(target=self._handle, args=(conn,), daemon=True)
-        self._threads.add(thread)
+        self._threads = {t for t in self._threads if t.is_alive()} | {thread}
         thread.start()
         return True
 
