@@ -11,9 +11,11 @@ import glob
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
+import time
 import uuid
 from pathlib import Path
 
@@ -24,6 +26,14 @@ def find_bindir() -> Path | None:
             return Path(candidate)
     found = shutil.which("initdb")
     return Path(found).resolve().parent if found else None
+
+
+def _ppid(stat: Path) -> int | None:
+    """The parent pid in ``/proc/<pid>/stat`` (None when the process is gone)."""
+    try:
+        return int(stat.read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _free_port() -> int:
@@ -68,6 +78,10 @@ class PgServer:
             "--locale=C",
             "--no-sync",
         )
+        self._pg_ctl_start()
+        return self
+
+    def _pg_ctl_start(self) -> None:
         opts = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.tmp} -c max_connections=100"
         self._run(
             str(self.bindir / "pg_ctl"),
@@ -82,7 +96,29 @@ class PgServer:
             "60",
             "start",
         )
-        return self
+
+    def crash(self, *, sigkill: bool = False) -> None:
+        """Stop the server as a crash would, keeping its data folder: ``pg_ctl stop -m immediate``
+        (no shutdown checkpoint), or with ``sigkill`` SIGKILL to the postmaster and every process
+        it started, as when the machine or container dies."""
+        if not sigkill:
+            self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")
+            return
+        postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        os.kill(postmaster, signal.SIGSTOP)  # no new backend from here on
+        children = [int(p.parent.name) for p in Path("/proc").glob("[0-9]*/stat") if _ppid(p) == postmaster]
+        for pid in (postmaster, *children):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        for pid in (postmaster, *children):  # reaped, so the port, the lock file and shared memory are free
+            while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
+
+    def restart(self) -> None:
+        """Start the server again on the same port and data folder (after :meth:`crash`: recovery
+        from the write-ahead log runs first)."""
+        self._pg_ctl_start()
 
     @property
     def url(self) -> str:

@@ -3,6 +3,8 @@
 It stands for a bucket that answers 500/503 for a while: the first ``failures`` requests get
 ``status`` with an S3 error body (``code``), every later one is forwarded to the server as it
 came (the Host header included, so the client's signature still holds) and its answer returned.
+:meth:`FaultyProxy.fail_next` starts another bad period: the next requests, whatever they are,
+get the given answers in turn.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class FaultyProxy:
         self.code = code
         self.requests = 0
         self.refused = 0
+        self._answers = [(status, code)]
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -35,13 +38,20 @@ class FaultyProxy:
     def endpoint(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def _refuse_now(self) -> bool:
+    def fail_next(self, count: int, answers: list[tuple[int, str]]) -> None:
+        """Answer the next ``count`` requests with errors: ``answers`` (status, S3 error code) in turn."""
+        with self._lock:
+            self.failures = self.refused + count
+            self._answers = list(answers)
+
+    def _refuse_now(self) -> tuple[int, str] | None:
+        """The error to answer this request with, or None to forward it."""
         with self._lock:
             self.requests += 1
             if self.refused < self.failures:
                 self.refused += 1
-                return True
-            return False
+                return self._answers[self.refused % len(self._answers)]
+            return None
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         proxy = self
@@ -58,12 +68,14 @@ class FaultyProxy:
 
             def _answer(self) -> None:
                 body = self._body()
-                if proxy._refuse_now():
+                refusal = proxy._refuse_now()
+                if refusal is not None:
+                    status, code = refusal
                     error = (
-                        f'<?xml version="1.0" encoding="UTF-8"?><Error><Code>{proxy.code}</Code>'
+                        f'<?xml version="1.0" encoding="UTF-8"?><Error><Code>{code}</Code>'
                         f"<Message>injected by the test proxy</Message></Error>"
                     ).encode()
-                    self.send_response(proxy.status)
+                    self.send_response(status)
                     self.send_header("Content-Type", "application/xml")
                     self.send_header("Content-Length", str(len(error)))
                     self.end_headers()

@@ -55,6 +55,7 @@ class SeaweedServer:
         self.secret_key = secrets.token_urlsafe(30)
         self.s3_port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
+        self._argv: list[str] = []
 
     @property
     def endpoint(self) -> str:
@@ -109,12 +110,26 @@ class SeaweedServer:
         ]
 
     def start(self) -> SeaweedServer:
-        with open(self.log, "wb") as log:
+        self._argv = self._args()
+        self._launch()
+        return self
+
+    def _launch(self) -> None:
+        with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
-                self._args(), cwd=self.tmp, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
+                self._argv, cwd=self.tmp, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
             )
         self._wait_ready()
-        return self
+
+    def kill(self) -> None:
+        """SIGKILL the server (a crash: whatever it was doing is cut off), keeping its data folder."""
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait()
+
+    def restart(self) -> None:
+        """Start the server again on the same ports, data folder and credentials (after :meth:`kill`)."""
+        self._launch()
 
     def _wait_ready(self) -> None:
         """Ready once the S3 endpoint answers a signed request (list the buckets)."""
