@@ -22,6 +22,7 @@ import bench_cas
 import bench_citations
 import bench_cli
 import bench_human_review
+import bench_instrument
 import bench_ledger
 import bench_mcp
 import bench_migrate
@@ -84,6 +85,18 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
     "quick_review": (bench_review.bench_quick_review, "Quick review of an artifact with 1,000 claims"),
     "trace_record": (bench_trace.bench_record, "record_call of one reviewer call vs plain writes + fsync"),
     "trace_save_cli": (bench_trace.bench_cli, "reviewtrail trace save as a process vs python -c pass"),
+    "instrument_chat": (
+        bench_instrument.bench_chat,
+        "an instrumented openai chat completion vs the bare SDK call, same loopback server (durable write apart)",
+    ),
+    "instrument_chat_stream": (
+        bench_instrument.bench_chat_stream,
+        "an instrumented 50-chunk openai chat stream vs the bare SDK stream (durable write apart)",
+    ),
+    "instrument_messages": (
+        bench_instrument.bench_messages,
+        "an instrumented anthropic message vs the bare SDK call, same loopback server (durable write apart)",
+    ),
     "mcp_save_trace": (
         bench_mcp.bench_save_trace,
         "MCP save_trace round trip over stdio to reviewtrail mcp vs the same library call in process",

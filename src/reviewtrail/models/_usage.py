@@ -7,6 +7,7 @@ decides the price, later and separately, so a model no price list knows still ha
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -48,10 +49,8 @@ def extract_tokens(body: Any, response_format: ResponseFormat) -> Tokens:
     """
     if response_format not in _EXTRACTORS:
         raise ValueError(f"{response_format!r} is not a known response format ({', '.join(RESPONSE_FORMATS)})")
-    from genai_prices import data_snapshot
-
     provider_id, flavor = _EXTRACTORS[response_format]
-    provider = data_snapshot.get_snapshot().find_provider(None, provider_id, None)
+    provider = _provider(provider_id)
     try:
         _, usage = provider.extract_usage(body, api_flavor=flavor)
     except (ValueError, TypeError, LookupError):
@@ -68,6 +67,14 @@ def extract_tokens(body: Any, response_format: ResponseFormat) -> Tokens:
         cache_write_5m_tokens=counts.get("cache_write_5m_tokens"),
         cache_write_1h_tokens=counts.get("cache_write_1h_tokens"),
     )
+
+
+@functools.cache
+def _provider(provider_id: str) -> Any:
+    """The bundled snapshot's provider (looked up once: the lookup matches every provider's patterns)."""
+    from genai_prices import data_snapshot
+
+    return data_snapshot.get_snapshot().find_provider(None, provider_id, None)
 
 
 def _whole(value: object) -> int | None:
