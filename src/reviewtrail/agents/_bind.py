@@ -8,11 +8,10 @@ literal in the loopback range (``127.0.0.0/8``, ``::1``) or the name ``localhost
 
 from __future__ import annotations
 
-import ipaddress
-import socket
 from dataclasses import dataclass
 
-from reviewtrail.errors import BackendUnavailableError, InvalidInputError
+from reviewtrail import _listen
+from reviewtrail._listen import bind_loopback, http_url
 
 __all__ = ["MCP_PATH", "Listening", "bind_loopback", "loopback_address"]
 
@@ -22,39 +21,7 @@ MCP_PATH = "/mcp"  # the streamable HTTP endpoint
 def loopback_address(host: str) -> str:
     """The loopback IP literal to bind for ``host``; :class:`InvalidInputError` (exit 2, field
     ``host``) for any other address, naming it."""
-    text = host.strip()
-    if text.lower() == "localhost":
-        return "127.0.0.1"
-    try:
-        address = ipaddress.ip_address(text.removeprefix("[").removesuffix("]"))
-    except ValueError:
-        address = None
-    if address is None or not address.is_loopback:
-        raise InvalidInputError(
-            f"the MCP server listens on loopback only; {host!r} is not a loopback address "
-            "(use 127.0.0.1, ::1 or localhost)",
-            field="host",
-        )
-    return str(address)
-
-
-def bind_loopback(address: str, port: int) -> socket.socket:
-    """A listening TCP socket on the loopback ``address`` and ``port`` (0: a free one). A port out
-    of range is exit 2, one in use exit 5, both field ``port``."""
-    if isinstance(port, bool) or not 0 <= port <= 65535:
-        raise InvalidInputError(f"must be from 0 to 65535, got {port}", field="port")
-    family = socket.AF_INET6 if ":" in address else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((address, port))
-        sock.listen(128)
-    except OSError as exc:
-        sock.close()
-        raise BackendUnavailableError(
-            f"cannot listen on {address} port {port}: {exc.strerror or exc}", field="port"
-        ) from exc
-    return sock
+    return _listen.loopback_host(host, server="the MCP server", instead="use 127.0.0.1, ::1 or localhost")
 
 
 @dataclass(frozen=True)
@@ -69,8 +36,7 @@ class Listening:
 
     @property
     def url(self) -> str:
-        shown = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{shown}:{self.port}{MCP_PATH}"
+        return http_url(self.host, self.port, MCP_PATH)
 
     def to_json(self) -> dict[str, object]:
         return {
