@@ -191,6 +191,18 @@ class SqlLedger(Ledger):
         if "rt_records" not in tables and (done or not self._create):
             what = "has no records table (rt_records): it was dropped, or this is not the store's database"
             raise LedgerMissingError(f"{self.describe()} {what}", field="ledger")
+        # Migrations are applied in order, all in one transaction: a sound history is 1..its last.
+        # A row deleted from it would make the open run that migration again over what it made.
+        lacking = [v for v in range(1, max(done, default=0)) if v not in done]
+        if "rt_signatures" in tables and SIGNATURES_MIGRATION not in done:
+            lacking.append(SIGNATURES_MIGRATION)
+        if lacking:
+            raise IntegrityError(
+                f"{self.describe()}: its migration history (rt_migrations) lacks version(s) "
+                f"{', '.join(map(str, sorted(set(lacking))))}, which were applied (a later version is recorded, "
+                "or the table it made exists); the database was altered outside reviewtrail",
+                field="ledger",
+            )
 
     def missing_tables(self) -> list[str]:
         with self._read() as cur:
