@@ -107,15 +107,19 @@ class _ChatChunks:
         self.usage: Any = None
 
     def add(self, event: Any) -> None:
-        self.model = _text_or_none(getattr(event, "model", None)) or self.model
-        self.id = _text_or_none(getattr(event, "id", None)) or self.id
+        if self.model is None:  # every chunk names the same model and id: read them until they come
+            self.model = _text_or_none(getattr(event, "model", None))
+        if self.id is None:
+            self.id = _text_or_none(getattr(event, "id", None))
         for choice in getattr(event, "choices", None) or ():
             if getattr(choice, "index", 0) != 0:
                 continue
             content = getattr(getattr(choice, "delta", None), "content", None)
-            if isinstance(content, str):
+            if content.__class__ is str:
                 self.parts.append(content)
-            self.finish = _text_or_none(getattr(choice, "finish_reason", None)) or self.finish
+            reason = getattr(choice, "finish_reason", None)
+            if reason:
+                self.finish = _text_or_none(reason) or self.finish
         usage = getattr(event, "usage", None)
         if usage is not None:
             self.usage = usage
