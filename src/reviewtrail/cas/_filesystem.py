@@ -10,6 +10,7 @@ and never repaired. A failure at any point leaves nothing under ``blobs/``.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -27,6 +28,7 @@ __all__ = ["OCI_INDEX", "OCI_LAYOUT", "FilesystemCas"]
 
 OCI_LAYOUT = {"imageLayoutVersion": "1.0.0"}
 OCI_INDEX = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": []}
+_FULL = (errno.ENOSPC, errno.EDQUOT)
 
 
 class FilesystemCas(CasStore):
@@ -198,7 +200,23 @@ class FilesystemCas(CasStore):
 
         return tempfile.mkstemp(dir=self._ingest(pool), prefix="put-")
 
+    @contextlib.contextmanager
+    def _room(self, pool: Pool) -> Iterator[None]:
+        """A full disk (or quota) while an object is stored says where: a write or an fsync names
+        no file, so the error is given the pool's folder (still an ``OSError``, which callers turn
+        into their own exit 5 message). The temporary files were removed on the way out."""
+        try:
+            yield
+        except OSError as exc:
+            if exc.errno not in _FULL or exc.filename is not None:
+                raise
+            raise OSError(exc.errno, exc.strerror, str(self._pool_dir(pool))) from exc
+
     def _stage_stream(self, pool: Pool, src: IO[bytes]) -> tuple[str, int, bytes | str]:
+        with self._room(pool):
+            return self._stage_temp(pool, src)
+
+    def _stage_temp(self, pool: Pool, src: IO[bytes]) -> tuple[str, int, bytes | str]:
         h = hashlib.sha256()
         size = 0
         fd, tmp = self._new_temp(pool)
@@ -248,6 +266,10 @@ class FilesystemCas(CasStore):
         return True
 
     def _publish(self, pool: Pool, blobs: list[tuple[str, bytes | str]]) -> None:
+        with self._room(pool):
+            self._link_all(pool, blobs)
+
+    def _link_all(self, pool: Pool, blobs: list[tuple[str, bytes | str]]) -> None:
         blob_dir = self._blobs(pool)
         # Every temp file this call owns, removed in the end whatever happens.
         temps: list[str] = [c for _, c in blobs if isinstance(c, str)]
