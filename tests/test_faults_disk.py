@@ -66,7 +66,8 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
     try:
         yield mountpoint
     finally:
-        subprocess.run(["umount", str(mountpoint)], capture_output=True, check=False)
+        if subprocess.run(["umount", str(mountpoint)], capture_output=True, check=False).returncode != 0:
+            subprocess.run(["umount", "-l", str(mountpoint)], capture_output=True, check=False)  # busy: detach it
 
 
 def _free(path: Path) -> int:
