@@ -15,6 +15,7 @@ import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reviewtrail.errors import ConflictError, IntegrityError, InvalidInputError, NotFoundError
 from reviewtrail.ledger import format_time, new_id, new_record
@@ -23,6 +24,9 @@ from reviewtrail.provenance._records import SESSION, SessionCreated, SessionDele
 from reviewtrail.provenance._storage_errors import disk_full_errors, refuse_read_only
 from reviewtrail.provenance._workspace_fs import removal_lock, remove_workspace
 from reviewtrail.store import Store
+
+if TYPE_CHECKING:
+    from reviewtrail.ledger import Envelope
 
 __all__ = [
     "DEFAULT_PROJECT",
@@ -121,15 +125,28 @@ def get_session(store: Store, session_id: str) -> SessionInfo:
 def list_sessions(store: Store, project_id: str | None = None) -> list[SessionInfo]:
     out = []
     for env in store.ledger.read(type=SESSION):
-        p = env.payload_value
-        if project_id is None or p["projectId"] == project_id:
-            deleted = bool(store.ledger.rows("prov_session_deletions", session_id=p["sessionId"]))
-            out.append(
-                SessionInfo(
-                    p["sessionId"], p["projectId"], workspace_of(store, p["sessionId"]), p["createdAt"], env.id, deleted
-                )
-            )
+        session_id, project, created = _session_fields(env)
+        if project_id is None or project == project_id:
+            deleted = bool(store.ledger.rows("prov_session_deletions", session_id=session_id))
+            out.append(SessionInfo(session_id, project, workspace_of(store, session_id), created, env.id, deleted))
     return out
+
+
+def _session_fields(env: Envelope) -> tuple[str, str, str]:
+    """(sessionId, projectId, createdAt) of a session record; ``IntegrityError`` (exit 4) naming the
+    record when its payload cannot say (validated on write, so it was altered since)."""
+    try:
+        p = env.payload_value
+        fields = (_check_session_id(p["sessionId"]), p["projectId"], p["createdAt"])
+        if not all(isinstance(value, str) for value in fields):
+            raise TypeError("a field is not a string")
+    except (ValueError, KeyError, TypeError) as exc:  # not JSON, or not a session's fields
+        raise IntegrityError(
+            f"the session record at seq {env.seq} ({env.id}) cannot be read ({type(exc).__name__}: {exc}): "
+            "it was altered; run 'reviewtrail verify'",
+            field="ledger",
+        ) from None
+    return fields
 
 
 @dataclass(frozen=True)
@@ -222,14 +239,20 @@ def workspace_problems(store: Store) -> list[str]:
     if store.root is None:
         return []
     problems: list[str] = []
-    for info in list_sessions(store):
-        if info.deleted:
+    for env in store.ledger.read(type=SESSION):
+        try:
+            session_id, _, _ = _session_fields(env)
+        except IntegrityError as exc:  # a damaged record: reported, and the other sessions checked
+            problems.append(str(exc))
             continue
-        why = _not_a_folder_in_the_store(info.workspace)
+        if store.ledger.rows("prov_session_deletions", session_id=session_id):
+            continue
+        workspace = workspace_of(store, session_id)
+        why = _not_a_folder_in_the_store(workspace)
         if why is not None:
-            problems.append(f"session {info.session_id}: workspace {why}")
-        elif not info.workspace.is_dir():
-            problems.append(f"session {info.session_id}: workspace {info.workspace} is missing")
+            problems.append(f"session {session_id}: workspace {why}")
+        elif not workspace.is_dir():
+            problems.append(f"session {session_id}: workspace {workspace} is missing")
     return problems
 
 
@@ -240,7 +263,12 @@ def _orphan_workspaces(store: Store) -> list[Path]:
     base = _workspaces(store)
     if base.is_symlink() or not base.is_dir():
         return []
-    known = {info.session_id for info in list_sessions(store)}
+    known: set[str] = set()
+    for env in store.ledger.read(type=SESSION):
+        try:
+            known.add(_session_fields(env)[0])
+        except IntegrityError:  # a damaged record (workspace_problems reports it) might name any folder
+            return []
     return [p for p in sorted(base.iterdir()) if not p.name.startswith(".") and p.name not in known]
 
 

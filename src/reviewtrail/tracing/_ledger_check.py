@@ -120,7 +120,15 @@ def recorded_calls(store: Store) -> tuple[list[RecordedCall], list[str]]:
     calls: list[RecordedCall] = []
     problems: list[str] = []
     for env in store.ledger.read(type=TRACE_RECORD_TYPE):
-        parsed = parse_record(env.id, env.seq, env.payload_value)
+        try:
+            payload = env.payload_value
+        except ValueError as exc:  # not JSON (not even UTF-8): altered since it was written
+            problems.append(
+                f"ledger record {env.id} (seq {env.seq}): cannot be compared with the trace files: its payload is "
+                f"not JSON ({exc})"
+            )
+            continue
+        parsed = parse_record(env.id, env.seq, payload)
         if isinstance(parsed, str):
             problems.append(parsed)
         else:
