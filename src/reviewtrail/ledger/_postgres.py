@@ -108,6 +108,7 @@ class PostgresLedger(SqlLedger):
         self._lock = threading.RLock()
         self._schema_ready = False
         self._snapshots = 0  # snapshots open on the connection (a lost one is never silently replaced)
+        self._attempt = threading.local()  # commit_sent: this thread's last append attempt sent its COMMIT
         self._text_collation: str | None = None
         super().__init__(projections, create=create, read_only=read_only)
 
@@ -148,22 +149,31 @@ class PostgresLedger(SqlLedger):
         return f"the PostgreSQL ledger {redact_url(self.url)}"
 
     def _append(self, records: list[NewRecord], payloads: list[bytes], now: datetime) -> list[Envelope]:
-        """Append in one transaction; when the connection is lost, reconnect and try once more.
+        """Append in one transaction; when the connection is lost (or fails once the COMMIT was
+        sent), reconnect and try once more.
 
         A lost connection may have lost the COMMIT's answer, not the COMMIT: if every id of the
         batch is already recorded, the first attempt committed and its records are returned.
         """
         import psycopg
 
-        # Lost after the COMMIT was sent, the batch is recorded: say so rather than "nothing was written".
-        unknown = (
-            f"the append is recorded whole or not at all (the connection may have gone after its COMMIT): "
-            f"'reviewtrail ledger show {records[0].id}' tells which"
-        )
+        def lost(commit_sent: bool) -> str:
+            """What a lost connection left: before the COMMIT was sent, nothing; after it, the server
+            may have committed the batch (its answer is what was lost)."""
+            if not commit_sent:
+                return "nothing was written"
+            return (
+                "the append is recorded whole or not at all (the connection went after its COMMIT was sent): "
+                f"'reviewtrail ledger show {records[0].id}' tells which"
+            )
+
         try:
             return self._append_once(records, payloads, now)
         except (psycopg.OperationalError, psycopg.InterfaceError) as first:
-            if not self._conn.closed and not isinstance(first, psycopg.InterfaceError):
+            first_sent = self._attempt.commit_sent
+            # A failure once the COMMIT was sent ("cannot exit pipeline mode while busy" as the
+            # connection goes) is handled as a lost connection: the retry finds the batch if it landed.
+            if not self._conn.closed and not isinstance(first, psycopg.InterfaceError) and not first_sent:
                 if "no space left" in str(first).lower() or getattr(first, "sqlstate", None) == "53100":
                     raise StorageFullError(f"PostgreSQL: {self._redacted(first)}; nothing was written") from None
                 raise BackendUnavailableError(f"PostgreSQL: {self._redacted(first)}", field="database") from None
@@ -172,7 +182,8 @@ class PostgresLedger(SqlLedger):
                     self._reconnect()
                 except BackendUnavailableError as exc:
                     raise BackendUnavailableError(
-                        f"PostgreSQL connection lost during an append and not re-established ({exc}); {unknown}",
+                        f"PostgreSQL connection lost during an append and not re-established ({exc}); "
+                        + lost(first_sent),
                         field="database",
                     ) from None
         try:
@@ -184,7 +195,8 @@ class PostgresLedger(SqlLedger):
             raise
         except (psycopg.OperationalError, psycopg.InterfaceError) as second:
             raise BackendUnavailableError(
-                f"PostgreSQL connection lost during an append, and again on retry: {self._redacted(second)}; {unknown}",
+                f"PostgreSQL connection lost during an append, and again on retry: {self._redacted(second)}; "
+                + lost(first_sent or self._attempt.commit_sent),
                 field="database",
             ) from None
 
@@ -198,6 +210,7 @@ class PostgresLedger(SqlLedger):
 
         conn = self._conn
         wanted = sorted({r.id for r in records} | {r.supersedes for r in records if r.supersedes is not None})
+        self._attempt.commit_sent = False
         try:
             with self._lock, conn.pipeline(), conn.transaction():
                 setup, head, known = conn.cursor(), conn.cursor(), conn.cursor()
@@ -244,6 +257,7 @@ class PostgresLedger(SqlLedger):
                 self._refuse_unless_stored(read_back, envs)
                 if signed is not None:
                     self._refuse_unless_signed(int(signed.fetchone()[0]), envs)
+                self._attempt.commit_sent = True  # leaving the block sends the COMMIT
                 return envs
         except psycopg.errors.UndefinedTable as exc:
             raise self._dropped(exc) from None
