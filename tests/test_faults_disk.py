@@ -18,7 +18,7 @@ full:
 and once the filler is deleted, ``reviewtrail verify`` passes and a put and an append succeed.
 
 Prints ``faults: disk-full trials=… faults=… verify-problems=… acked-lost=…``. ``RT_FAULT_TRIALS``
-sets the number of trials (default 6), ``RT_FAULT_SEED`` the seed. Without root or a ``mount``
+sets the number of trials (default 5), ``RT_FAULT_SEED`` the seed. Without root or a ``mount``
 that works here the test skips, and fails under ``REVIEWTRAIL_STRICT=1``, naming why.
 """
 
@@ -42,7 +42,7 @@ from support.faults import base_env, cli, print_figures
 
 pytestmark = pytest.mark.slow
 
-TRIALS = int(os.environ.get("RT_FAULT_TRIALS", "6"))
+TRIALS = int(os.environ.get("RT_FAULT_TRIALS", "5"))
 SEED = int(os.environ.get("RT_FAULT_SEED", "20261202"))
 KIB = 1024
 REFUSALS_PER_KIND = 2  # puts and appends the full disk refuses before a trial ends
