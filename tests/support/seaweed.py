@@ -102,6 +102,11 @@ class SeaweedServer:
             "-s3.port.lance=0",
             f"-s3.config={config}",
             "-s3.autoCreateBucket=false",
+            # Each bucket is a collection with volumes of its own: with the default volume count and
+            # size, writes to the ~56th bucket of a session fail ("No writable volumes"). As many
+            # volumes as the disk holds, of 64 MB, take hundreds of buckets.
+            "-volume.max=0",
+            "-master.volumeSizeLimitMB=64",
             "-webdav=false",
             "-admin.ui=false",
             f"-filer.localSocket={self.tmp / 'filer.sock'}",
