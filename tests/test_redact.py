@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from reviewtrail._redact import redact_text, redact_url
@@ -23,6 +23,8 @@ def test_urls_lose_passwords_and_queries(url: str, shown: str) -> None:
 
 @given(st.text(alphabet=st.characters(min_codepoint=48, max_codepoint=122), min_size=6, max_size=20))
 def test_a_password_never_survives(password: str) -> None:
+    # A password that is part of the text around it (say "postgr") is there whatever is redacted.
+    assume(password not in "could not connect to postgresql://user:***@host:5432/db: *** rejected")
     url = f"postgresql://user:{password}@host:5432/db"
     assert password not in redact_url(url)
     assert password not in redact_text(f"could not connect to {url}: {password} rejected", url)
