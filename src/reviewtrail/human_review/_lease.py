@@ -196,13 +196,32 @@ def _sqlite(path: Any) -> Any:
     try:
         conn = sqlite3.connect(path, isolation_level=None, timeout=10.0, check_same_thread=False)
         conn.execute("PRAGMA busy_timeout=10000")
-        conn.execute("PRAGMA journal_mode=WAL")
+        _wal(conn)
         conn.execute("PRAGMA synchronous=NORMAL")
     except sqlite3.Error as exc:
         if "readonly" in str(exc).lower() or "unable to open" in str(exc).lower():
             raise ReadOnlyStoreError(f"cannot open the review leases {path}: {exc}", field="leases") from None
         raise _unavailable(exc) from None
     return conn
+
+
+def _wal(conn: Any) -> None:
+    """Put the leases' file in WAL mode (it stays so). Switching takes the file's exclusive lock and
+    SQLite answers "database is locked" at once, without its busy handler, while another
+    connection opens it: sessions starting together retry for up to 10 s."""
+    import sqlite3
+    import time
+
+    deadline = time.monotonic() + 10.0
+    while True:
+        try:
+            if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc).lower() or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 def _postgres(url: str) -> Any:
