@@ -136,7 +136,8 @@ def test_multipart_upload_above_the_threshold(seaweed: SeaweedServer, make_cas: 
     data = os.urandom(17 * MIB + 3)
     seen: list[int] = []
     ref = cas.put_file(write(tmp_path / "big.bin", data), on_bytes=seen.append)
-    assert seen == [5 * MIB, 5 * MIB, 5 * MIB, 2 * MIB + 3], "progress is reported part by part"
+    # Part by part, as each is done (a short last part may be done first).
+    assert sorted(seen) == [2 * MIB + 3, 5 * MIB, 5 * MIB, 5 * MIB], "progress is reported part by part"
     head = seaweed.client().head_object(Bucket=cas.bucket, Key=cas.key("data", ref.hash))
     assert head["ContentLength"] == len(data)
     assert head["ETag"].strip('"').endswith("-4"), "stored as a multipart object of 4 parts"
@@ -175,7 +176,7 @@ def test_an_interrupted_multipart_upload_leaves_nothing(
 
     with pytest.raises(stop):
         cas.put_file(src, on_bytes=interrupt)
-    assert seen == [5 * MIB]
+    assert len(seen) == 1 and seen[0] in (5 * MIB, 1 * MIB)  # the first part done: any of the four
     assert cas.locate(sha(data)) is None and blob_keys(seaweed, cas) == [], "no object is visible"
     assert cas.unfinished_uploads() == [], "the upload was aborted"
     ref = cas.put_file(src)

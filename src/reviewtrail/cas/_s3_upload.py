@@ -14,8 +14,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import hashlib
 import os
-from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import IO
 
@@ -57,23 +56,26 @@ def send_parts(
     window: int,
     on_bytes: ByteCallback | None = None,
 ) -> SentParts:
-    """Read ``source`` to its end in parts of ``part_size`` bytes and send each with ``send``.
+    """Read ``source`` to its end in parts of ``part_size`` bytes and send each with ``send``,
+    ``window`` at once: a new part is read as soon as any part in flight is done (not only the
+    oldest, so one slow part does not hold the others' slots).
 
-    ``on_bytes`` is told each part's size once the server has it (in part order). The first
-    failure stops the reading, cancels the parts not yet started, waits for those being sent and
-    is raised; the caller aborts the upload.
+    ``on_bytes`` is told each part's size once the server has it. The first failure stops the
+    reading, cancels the parts not yet started, waits for those being sent and is raised; the
+    caller aborts the upload.
     """
     h = hashlib.sha256()
-    parts: list[dict[str, object]] = []
+    etags: dict[int, str] = {}
     size = 0
-    pending: deque[tuple[int, int, cf.Future[str]]] = deque()
+    inflight: dict[cf.Future[str], tuple[int, int]] = {}
     pool = cf.ThreadPoolExecutor(max_workers=max(1, window), thread_name_prefix="rt-s3-part")
 
-    def settle_oldest() -> None:
-        number, length, future = pending.popleft()
-        parts.append({"PartNumber": number, "ETag": future.result()})
-        if on_bytes is not None:
-            on_bytes(length)
+    def settle(done: Iterable[cf.Future[str]]) -> None:
+        for future in done:
+            number, length = inflight.pop(future)
+            etags[number] = future.result()
+            if on_bytes is not None:
+                on_bytes(length)
 
     try:
         number = 0
@@ -84,15 +86,16 @@ def send_parts(
             number += 1
             h.update(data)
             size += len(data)
-            pending.append((number, len(data), pool.submit(send, number, data)))
-            while len(pending) >= window or (pending and pending[0][2].done()):
-                settle_oldest()
+            inflight[pool.submit(send, number, data)] = (number, len(data))
+            if len(inflight) >= window:
+                settle(cf.wait(inflight, return_when=cf.FIRST_COMPLETED).done)
             if len(data) < part_size:
                 break
-        while pending:
-            settle_oldest()
+        while inflight:
+            settle(cf.wait(inflight, return_when=cf.FIRST_COMPLETED).done)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+    parts: list[dict[str, object]] = [{"PartNumber": n, "ETag": etags[n]} for n in sorted(etags)]
     return SentParts(parts, h.hexdigest(), size)
 
 
