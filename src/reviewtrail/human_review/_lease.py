@@ -62,6 +62,10 @@ _RENEW = "UPDATE {table} SET expires = {p} WHERE item_id = {p} AND holder = {p}"
 _RELEASE = "DELETE FROM {table} WHERE item_id = {p} AND holder = {p}"
 _PURGE = "DELETE FROM {table} WHERE expires <= {p}"
 _HELD = "SELECT item_id FROM {table} WHERE holder <> {p} AND expires > {p}"
+#: PostgreSQL: serializes the creation of the table among sessions starting together.
+_CREATE_LOCK = "SELECT pg_advisory_xact_lock(hashtext('{table}'))"
+#: What a concurrent creation of the same table fails with on PostgreSQL.
+_CREATE_RACES = frozenset({"UniqueViolation", "DuplicateTable", "DuplicateObject"})
 
 
 class Leases:
@@ -87,7 +91,7 @@ class Leases:
             return
         if isinstance(url, str) and url.startswith(("postgresql://", "postgres://")):
             self._conn = _postgres(url)
-            self._prepare(LEASE_TABLE, "%s")
+            self._prepare(LEASE_TABLE, "%s", create_lock=_CREATE_LOCK)
         elif store.root is not None:
             self._conn = _sqlite(store.root / LEASE_FILE)
             self._prepare("leases", "?")
@@ -154,22 +158,30 @@ class Leases:
         self._conn = None
 
     # --- statements ------------------------------------------------------------------------------
-    def _prepare(self, table: str, p: str) -> None:
+    def _prepare(self, table: str, p: str, *, create_lock: str = "") -> None:
         statements = {"create": _CREATE, "take": _TAKE, "renew": _RENEW, "release": _RELEASE}
+        statements |= {"create_lock": create_lock}
         statements |= {"purge": _PURGE, "held": _HELD}
         self._sql = {name: sql.format(table=table, p=p) for name, sql in statements.items()}
 
     def _create(self) -> None:
-        """Create the table unless it exists. Two sessions starting at once on PostgreSQL may both
-        find it missing: one creates it and the other's CREATE fails on the catalog's unique key
-        (``CREATE TABLE IF NOT EXISTS`` is not safe against a concurrent creation); it then finds
-        the table the next time."""
+        """Create the table unless it exists. ``CREATE TABLE IF NOT EXISTS`` is not safe against a
+        concurrent creation on PostgreSQL (the loser fails on a catalog key: UniqueViolation,
+        DuplicateTable or DuplicateObject), so there the creation runs under a transaction-scoped
+        advisory lock: sessions starting together create it one after the other. A failure on a
+        catalog key (a server or role that refuses advisory locks) is retried: the table is there
+        the next time."""
         for attempt in range(3):
             try:
-                self._conn.execute(self._sql["create"])
+                if self._sql["create_lock"]:
+                    with self._conn.transaction():
+                        self._conn.execute(self._sql["create_lock"])
+                        self._conn.execute(self._sql["create"])
+                else:
+                    self._conn.execute(self._sql["create"])
                 return
             except Exception as exc:
-                if attempt == 2 or type(exc).__name__ not in ("UniqueViolation", "DuplicateTable"):
+                if attempt == 2 or type(exc).__name__ not in _CREATE_RACES:
                     raise _unavailable(exc) from None
 
     def _run(self, name: str, *args: Any) -> int:
