@@ -4,12 +4,14 @@ instrument_chat, instrument_chat_stream, instrument_messages
     One call of the real SDK client (``openai.OpenAI`` chat completion; the same streamed in 50
     chunks with usage; ``anthropic.Anthropic`` message) to a loopback server speaking the provider's
     wire format (``tests/support/llm_wire.py``), instrumented and bare, interleaved, 300 calls each
-    (60 with --quick). The instrumented client records into a fresh store (SQLite ledger, filesystem
-    CAS, fsync on). The durable write (the two CAS batches and the ledger append of the manifest and
-    usage records, each durable when it returns, all before the call returns) is timed apart, call by
-    call. Figure: the median of (instrumented call - its durable write) minus the median bare call,
-    i.e. the wrapper's own work (reading the request, watching the answer, pricing it, building and
-    sealing the records). Target: <= 1 ms per call. The write's median is in the notes.
+    (60 with --quick). The server runs in a process of its own, as a provider's server does: in the
+    client's process its thread would take the GIL from the client at every chunk, and the figure would
+    measure thread hand-offs rather than the wrapper. The instrumented client records into a fresh
+    store (SQLite ledger, filesystem CAS, fsync on). The durable write (the two CAS batches and the
+    ledger append of the manifest and usage records, each durable when it returns, all before the call
+    returns) is timed apart, call by call. Figure: the median of (instrumented call - its durable
+    write) minus the median bare call, i.e. the wrapper's own work (reading the request, watching the
+    answer, pricing it, building and sealing the records). Target: <= 1 ms per call. The write's median is in the notes.
 """
 
 from __future__ import annotations
@@ -34,6 +36,34 @@ def _support() -> Any:
     from support import llm_wire
 
     return llm_wire
+
+
+def _serve(conn: Any, path: str, body: Any, events: Any, count: int) -> None:
+    """The child process: a wire server answering ``count`` requests on ``path`` with the same reply."""
+    w = _support()
+    wire = w.WireServer()
+    wire.queue(path, *(w.Reply(body=body, events=events) for _ in range(count)))
+    wire.start()
+    conn.send((wire.url, wire.openai_url))
+    conn.recv()  # until the parent is done
+    wire.stop()
+
+
+class _ServerProcess:
+    """A wire server in its own process, with every reply of the run queued at its start."""
+
+    def __init__(self, path: str, *, body: Any = None, events: Any = None, count: int) -> None:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("spawn")
+        self._conn, child = ctx.Pipe()
+        self._process = ctx.Process(target=_serve, args=(child, path, body, events, count), daemon=True)
+        self._process.start()
+        self.url, self.openai_url = self._conn.recv()
+
+    def stop(self) -> None:
+        self._conn.send("stop")
+        self._process.join(timeout=10)
 
 
 class _WriteClock:
@@ -66,7 +96,7 @@ class _WriteClock:
 def _run(
     name: str,
     cfg: Config,
-    queue: Callable[[Any], None],
+    reply: dict[str, Any],
     clients: Callable[[Any], tuple[Any, Any]],
     call: Callable[[Any], object],
     what: str,
@@ -75,7 +105,8 @@ def _run(
     from reviewtrail.config import load_settings
 
     n = cfg.rep_count(300, 60)
-    wire = _support().WireServer().start()
+    warm = 5
+    wire = _ServerProcess(**reply, count=2 * (warm + n))
     try:
         with work_dir("instrument-") as work:
             env = {"REVIEWTRAIL_STORE": str(work / ".reviewtrail")}
@@ -86,10 +117,8 @@ def _run(
                 import reviewtrail
 
                 reviewtrail.instrument(traced, store=store, project_dir=work, env=env)
-                for _ in range(5):  # warm both: connections, model classes, price tables
-                    queue(wire)
+                for _ in range(warm):  # warm both: connections, model classes, price tables
                     call(bare)
-                    queue(wire)
                     call(traced)
                 clock.take()
                 clock.writes = 0
@@ -101,7 +130,6 @@ def _run(
                     if i % 2:
                         order.reverse()
                     for client, out in order:
-                        queue(wire)
                         t0 = time.perf_counter()
                         call(client)
                         out.append(time.perf_counter() - t0)
@@ -137,8 +165,7 @@ def bench_chat(cfg: Config) -> Result:
 
     w = _support()
 
-    def queue(wire: Any) -> None:
-        wire.queue(w.CHAT, w.Reply(body=w.chat_completion("It holds. " * 30, model="gpt-4o-2024-08-06")))
+    reply = {"path": w.CHAT, "body": w.chat_completion("It holds. " * 30, model="gpt-4o-2024-08-06")}
 
     def clients(wire: Any) -> tuple[Any, Any]:
         return openai.OpenAI(base_url=wire.openai_url, api_key="k"), openai.OpenAI(
@@ -148,7 +175,7 @@ def bench_chat(cfg: Config) -> Result:
     def call(client: Any) -> object:
         return client.chat.completions.create(model="gpt-4o", messages=MESSAGES, temperature=0.2)
 
-    return _run("instrument_chat", cfg, queue, clients, call, "openai chat.completions.create, JSON answer")
+    return _run("instrument_chat", cfg, reply, clients, call, "openai chat.completions.create, JSON answer")
 
 
 def bench_chat_stream(cfg: Config) -> Result:
@@ -157,8 +184,7 @@ def bench_chat_stream(cfg: Config) -> Result:
     w = _support()
     events = w.chat_chunks(["It holds. "] * 50, model="gpt-4o-2024-08-06", usage=w.chat_usage(120, 150))
 
-    def queue(wire: Any) -> None:
-        wire.queue(w.CHAT, w.Reply(events=events))
+    reply = {"path": w.CHAT, "events": events}
 
     def clients(wire: Any) -> tuple[Any, Any]:
         return openai.OpenAI(base_url=wire.openai_url, api_key="k"), openai.OpenAI(
@@ -171,7 +197,7 @@ def bench_chat_stream(cfg: Config) -> Result:
         )
         return sum(1 for _ in stream)
 
-    return _run("instrument_chat_stream", cfg, queue, clients, call, "openai chat.completions.create, 50-chunk stream")
+    return _run("instrument_chat_stream", cfg, reply, clients, call, "openai chat.completions.create, 50-chunk stream")
 
 
 def bench_messages(cfg: Config) -> Result:
@@ -179,8 +205,7 @@ def bench_messages(cfg: Config) -> Result:
 
     w = _support()
 
-    def queue(wire: Any) -> None:
-        wire.queue(w.MESSAGES, w.Reply(body=w.message("It holds. " * 30, model="claude-sonnet-4-5-20250929")))
+    reply = {"path": w.MESSAGES, "body": w.message("It holds. " * 30, model="claude-sonnet-4-5-20250929")}
 
     def clients(wire: Any) -> tuple[Any, Any]:
         return anthropic.Anthropic(base_url=wire.url, api_key="k"), anthropic.Anthropic(base_url=wire.url, api_key="k")
@@ -188,7 +213,7 @@ def bench_messages(cfg: Config) -> Result:
     def call(client: Any) -> object:
         return client.messages.create(model="claude-sonnet-4-5", max_tokens=512, messages=MESSAGES, system="Be terse.")
 
-    return _run("instrument_messages", cfg, queue, clients, call, "anthropic messages.create, JSON answer")
+    return _run("instrument_messages", cfg, reply, clients, call, "anthropic messages.create, JSON answer")
 
 
 if __name__ == "__main__":
