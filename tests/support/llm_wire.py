@@ -461,6 +461,7 @@ class StoredCall:
     messages: Any
     system: bytes | None
     response: str
+    tool_calls: Any = None  # the JSON of the manifest's ``toolCalls`` object, None when it names none
 
 
 def stored_calls(store: Any) -> list[StoredCall]:
@@ -481,6 +482,7 @@ def stored_calls(store: Any) -> list[StoredCall]:
                 messages=json.loads(store.cas.read(_ref(manifest["inputMessages"]))),
                 system=None if system is None else store.cas.read(_ref(system)),
                 response=store.cas.read(_ref(manifest["response"])).decode("utf-8"),
+                tool_calls=json.loads(store.cas.read(_ref(manifest["toolCalls"]))) if "toolCalls" in manifest else None,
             )
         )
     return calls

@@ -1,15 +1,22 @@
-"""What an answer says, read from the SDK's own response objects and stream events: its text, the model
-that answered, its id, why it ended and its token counts. Pure; attributes are read by name, so no SDK
+"""What an answer says, read from the SDK's own response objects and stream events: its text, its tool
+calls, the model that answered, its id, why it ended and its token counts. Pure; attributes are read by name, so no SDK
 is imported, and a field the endpoint did not send reads as unknown.
 
 Token counts are read with ``genai-prices``' extractor of the response format (as every other call
 the project records), from the usage object as the endpoint sent it: for a stream, the usage its
 events carried (OpenAI chat: the last chunk, sent when ``stream_options.include_usage`` is set;
 Responses: the final response; Anthropic: ``message_start`` updated by ``message_delta``).
+
+Tool calls are kept in the endpoint's own JSON shape: OpenAI chat ``tool_calls`` (a stream's
+fragments joined by their ``index``), Responses output items whose type ends in ``_call`` (a
+stream's ``response.output_item.done`` items when no final response arrived), Anthropic content
+blocks whose type ends in ``tool_use`` (a stream's ``input_json_delta`` fragments parsed at the
+end; the text as it arrived when it does not parse, as in a stream that stopped midway).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -34,6 +41,7 @@ class Answer:
     response_id: str | None = None
     finish_reason: str | None = None
     tokens: Tokens = field(default_factory=Tokens)
+    tool_calls: tuple[Any, ...] = ()
 
 
 def _text_or_none(value: object) -> str | None:
@@ -50,6 +58,29 @@ def _chat_text(choice: Any) -> str:
     message = getattr(choice, "message", None)
     content = getattr(message, "content", None)
     return content if isinstance(content, str) else ""
+
+
+def _chat_tool_calls(choice: Any) -> tuple[Any, ...]:
+    calls = getattr(getattr(choice, "message", None), "tool_calls", None)
+    return tuple(plain(call) for call in calls) if calls else ()
+
+
+def _is_call_item(item: Any) -> bool:
+    kind = getattr(item, "type", None)
+    return isinstance(kind, str) and kind.endswith("_call")
+
+
+def _responses_tool_calls(response: Any) -> tuple[Any, ...]:
+    return tuple(plain(item) for item in getattr(response, "output", None) or () if _is_call_item(item))
+
+
+def _is_tool_block(block: Any) -> bool:
+    kind = getattr(block, "type", None)
+    return isinstance(kind, str) and kind.endswith("tool_use")
+
+
+def _anthropic_tool_calls(message: Any) -> tuple[Any, ...]:
+    return tuple(plain(block) for block in getattr(message, "content", None) or () if _is_tool_block(block))
 
 
 def _responses_text(response: Any) -> str:
@@ -78,16 +109,13 @@ def answer_of(api: Api, response: Any) -> Answer:
     if api == "openai-chat":
         choices = getattr(response, "choices", None) or ()
         first = next((c for c in choices if getattr(c, "index", 0) == 0), None)
-        return Answer(
-            _chat_text(first), model, response_id, _text_or_none(getattr(first, "finish_reason", None)), usage
-        )
+        finish = _text_or_none(getattr(first, "finish_reason", None))
+        return Answer(_chat_text(first), model, response_id, finish, usage, _chat_tool_calls(first))
     if api == "openai-responses":
-        return Answer(
-            _responses_text(response), model, response_id, _text_or_none(getattr(response, "status", None)), usage
-        )
-    return Answer(
-        _anthropic_text(response), model, response_id, _text_or_none(getattr(response, "stop_reason", None)), usage
-    )
+        status = _text_or_none(getattr(response, "status", None))
+        return Answer(_responses_text(response), model, response_id, status, usage, _responses_tool_calls(response))
+    stop = _text_or_none(getattr(response, "stop_reason", None))
+    return Answer(_anthropic_text(response), model, response_id, stop, usage, _anthropic_tool_calls(response))
 
 
 class Accumulator(Protocol):
@@ -105,6 +133,7 @@ class _ChatChunks:
         self.id: str | None = None
         self.finish: str | None = None
         self.usage: Any = None
+        self.calls: dict[int, dict[str, Any]] = {}  # tool calls by their index, fragments joined
 
     def add(self, event: Any) -> None:
         if self.model is None:  # every chunk names the same model and id: read them until they come
@@ -114,9 +143,13 @@ class _ChatChunks:
         for choice in getattr(event, "choices", None) or ():
             if getattr(choice, "index", 0) != 0:
                 continue
-            content = getattr(getattr(choice, "delta", None), "content", None)
+            delta = getattr(choice, "delta", None)
+            content = getattr(delta, "content", None)
             if content.__class__ is str:
                 self.parts.append(content)
+            calls = getattr(delta, "tool_calls", None)
+            if calls:
+                self._add_calls(calls)
             reason = getattr(choice, "finish_reason", None)
             if reason:
                 self.finish = _text_or_none(reason) or self.finish
@@ -124,19 +157,41 @@ class _ChatChunks:
         if usage is not None:
             self.usage = usage
 
+    def _add_calls(self, fragments: Any) -> None:
+        for fragment in fragments:
+            index = getattr(fragment, "index", None)
+            call = self.calls.setdefault(index if isinstance(index, int) else len(self.calls), {})
+            for name in ("id", "type"):
+                value = getattr(fragment, name, None)
+                if isinstance(value, str) and value:
+                    call[name] = value
+            function = getattr(fragment, "function", None)
+            if function is None:
+                continue
+            target = call.setdefault("function", {})
+            for name in ("name", "arguments"):
+                piece = getattr(function, name, None)
+                if isinstance(piece, str):
+                    target[name] = target.get(name, "") + piece
+
     def answer(self) -> Answer:
-        return Answer("".join(self.parts), self.model, self.id, self.finish, _tokens("openai-chat", self.usage))
+        tokens = _tokens("openai-chat", self.usage)
+        calls = tuple(self.calls[index] for index in sorted(self.calls))
+        return Answer("".join(self.parts), self.model, self.id, self.finish, tokens, calls)
 
 
 class _ResponseEvents:
     def __init__(self) -> None:
         self.parts: list[str] = []
         self.response: Any = None
+        self.calls: list[Any] = []  # the call items done, for a stream that ends without its response
 
     def add(self, event: Any) -> None:
         kind = getattr(event, "type", None)
         if kind == "response.output_text.delta" and isinstance(getattr(event, "delta", None), str):
             self.parts.append(event.delta)
+        elif kind == "response.output_item.done" and _is_call_item(getattr(event, "item", None)):
+            self.calls.append(plain(event.item))
         response = getattr(event, "response", None)
         if response is not None:  # response.created, .in_progress, .completed, .incomplete, .failed
             self.response = response
@@ -144,7 +199,8 @@ class _ResponseEvents:
     def answer(self) -> Answer:
         whole = answer_of("openai-responses", self.response) if self.response is not None else Answer()
         text = "".join(self.parts) if self.parts else whole.text
-        return Answer(text, whole.model, whole.response_id, whole.finish_reason, whole.tokens)
+        calls = whole.tool_calls or tuple(self.calls)
+        return Answer(text, whole.model, whole.response_id, whole.finish_reason, whole.tokens, calls)
 
 
 class _MessageEvents:
@@ -154,14 +210,24 @@ class _MessageEvents:
         self.id: str | None = None
         self.stop: str | None = None
         self.usage: dict[str, Any] | None = None
+        self.blocks: dict[int, tuple[dict[str, Any], list[str]]] = {}  # tool blocks: start, input fragments
 
     def add(self, event: Any) -> None:
         kind = getattr(event, "type", None)
         if kind == "content_block_delta":
             delta = getattr(event, "delta", None)
+            delta_kind = getattr(delta, "type", None)
             text = getattr(delta, "text", None)
-            if getattr(delta, "type", None) == "text_delta" and isinstance(text, str):
+            if delta_kind == "text_delta" and isinstance(text, str):
                 self.parts.append(text)
+            elif delta_kind == "input_json_delta" and getattr(event, "index", None) in self.blocks:
+                partial = getattr(delta, "partial_json", None)
+                if isinstance(partial, str):
+                    self.blocks[event.index][1].append(partial)
+        elif kind == "content_block_start":
+            block, index = getattr(event, "content_block", None), getattr(event, "index", None)
+            if _is_tool_block(block) and isinstance(index, int):
+                self.blocks[index] = (plain(block), [])
         elif kind == "message_start":
             message = getattr(event, "message", None)
             self.model = _text_or_none(getattr(message, "model", None))
@@ -176,7 +242,25 @@ class _MessageEvents:
                 self.usage = {**(self.usage or {}), **update}
 
     def answer(self) -> Answer:
-        return Answer("".join(self.parts), self.model, self.id, self.stop, _tokens("anthropic", self.usage))
+        calls = tuple(_tool_block(*self.blocks[index]) for index in sorted(self.blocks))
+        return Answer("".join(self.parts), self.model, self.id, self.stop, _tokens("anthropic", self.usage), calls)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} has no JSON form")
+
+
+def _tool_block(start: dict[str, Any], fragments: list[str]) -> dict[str, Any]:
+    """A streamed tool block as a whole one: its input is its fragments parsed (the text as it arrived
+    when they do not parse: a stream that stopped midway); the start's input when none came."""
+    if not fragments:
+        return start
+    text = "".join(fragments)
+    try:
+        value: Any = json.loads(text, parse_constant=_no_constant)
+    except ValueError:
+        value = text
+    return {**start, "input": value}
 
 
 def accumulator(api: Api) -> Accumulator:

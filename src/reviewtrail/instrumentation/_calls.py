@@ -90,6 +90,7 @@ class Call:
             finish_reason=answer.finish_reason,
             outcome=self.outcome,
             error=self.error,
+            tool_calls=answer.tool_calls,
         )
 
     def finish(

@@ -231,7 +231,10 @@ class PromptManifest(_Timed):
     per HTTP request, retries included). ``outcome`` and ``error`` say how a call that gave no
     whole answer ended (see :data:`CallOutcome`); absent, the call completed and ``response`` holds
     its whole answer. Otherwise ``response`` holds the part of the answer that arrived before the
-    end (often nothing, as empty text).
+    end (often nothing, as empty text). ``toolCalls``, absent when the answer called no tool, is the
+    RFC 8785 JSON array of the tool calls it made, each in the endpoint's own shape (OpenAI chat: the
+    message's ``tool_calls``; OpenAI Responses: its ``*_call`` output items; Anthropic: its
+    ``*tool_use`` content blocks): a call answered by tool calls alone has an empty ``response``.
     """
 
     _OMIT_IF_NONE = frozenset(
@@ -244,6 +247,7 @@ class PromptManifest(_Timed):
             "attempts",
             "outcome",
             "error",
+            "tool_calls",
         }
     )
 
@@ -267,6 +271,7 @@ class PromptManifest(_Timed):
     attempts: tuple[HttpAttempt, ...] | None = None
     outcome: CallOutcome | None = None
     error: CallError | None = None
+    tool_calls: CasRef | None = Field(default=None, alias="toolCalls")
 
     @model_validator(mode="after")
     def _error_of_failure(self) -> PromptManifest:

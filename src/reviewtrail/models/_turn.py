@@ -40,7 +40,8 @@ class ModelTurn:
     input); ``system`` the system prompt sent beside it (text, or a JSON value such as a list of
     content blocks), ``None`` when none was. ``response_text`` is the answer's text as it arrived
     (the part that arrived, for an incomplete or failed call). ``settings`` are the other request
-    fields sent. ``outcome`` is ``None`` for a call that completed.
+    fields sent. ``outcome`` is ``None`` for a call that completed. ``tool_calls`` is the list of the
+    tool calls the answer made, in the endpoint's own JSON shape (``None`` or empty: none).
     """
 
     endpoint_host: str
@@ -59,6 +60,7 @@ class ModelTurn:
     finish_reason: str | None = None
     outcome: CallOutcome | None = None
     error: CallError | None = None
+    tool_calls: Any = None
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,8 @@ def record_turn(
     redaction_status: RedactionStatus = "not-applied",
 ) -> RecordedTurn:
     """Record ``turn`` in ``store``: the input (its RFC 8785 JSON), the system prompt (UTF-8 text, or
-    the RFC 8785 JSON of a non-text value) and the answer text go to the ``agent-state`` pool, then a
+    the RFC 8785 JSON of a non-text value), the answer text and its tool calls (RFC 8785 JSON, when it
+    made any) go to the ``agent-state`` pool, then a
     ``provenance.prompt-manifest@1`` and a ``provenance.model-usage@1`` naming it are appended in one
     atomic batch, both with subject ``model-call:<manifest id>``. The call is priced at its start from
     the provider, the model that answered (else the requested one) and the tokens. Every write is
@@ -95,16 +98,19 @@ def record_turn(
     system_bytes, system_type = _system(turn.system)
     settings = dict(turn.settings)
     canonical_json(settings, field="settings")
+    tool_calls_bytes = canonical_json(list(turn.tool_calls), field="tool_calls") if turn.tool_calls else None
     texts = [turn.response_text.encode("utf-8")]
     if system_type == TEXT_MEDIA_TYPE and system_bytes is not None:
         texts.append(system_bytes)
     cas = store.cas
     text_refs = cas.put_many(texts, pool="agent-state", media_type=TEXT_MEDIA_TYPE)
     json_items = [messages_bytes] + ([system_bytes] if system_type == JSON_MEDIA_TYPE and system_bytes else [])
+    json_items += [tool_calls_bytes] if tool_calls_bytes is not None else []
     json_refs = cas.put_many(json_items, pool="agent-state", media_type=JSON_MEDIA_TYPE)
     system_ref: CasRef | None = None
     if system_bytes is not None:
         system_ref = text_refs[1] if system_type == TEXT_MEDIA_TYPE else json_refs[1]
+    tool_calls_ref = json_refs[-1] if tool_calls_bytes is not None else None
     manifest = PromptManifest(
         model=turn.reported_model or turn.requested_model or _UNKNOWN_MODEL,
         endpoint_host=turn.endpoint_host,
@@ -127,6 +133,7 @@ def record_turn(
         finish_reason=turn.finish_reason or None,
         outcome=turn.outcome,
         error=turn.error,
+        tool_calls=tool_calls_ref,
     )
     manifest_id = new_id()
     subject = f"model-call:{manifest_id}"
