@@ -1,10 +1,11 @@
 """``instrument(client)``: a client of the OpenAI or Anthropic SDK whose calls are recorded.
 
-The client is changed in place and returned: its ``chat.completions.create`` and
-``responses.create`` (OpenAI) or ``messages.create`` and ``messages.stream`` (Anthropic) are
-replaced, on this client object only, by wrappers that call the SDK's own method. Clients made from
-it by ``copy()`` or ``with_options()`` are instrumented the same way. No SDK is imported here: the
-client is recognised by the package its class comes from.
+The client is changed in place and returned: its ``chat.completions.create`` and ``parse``,
+``responses.create`` and ``parse`` (OpenAI; their ``stream`` helpers call ``create``) or
+``messages.create`` and ``messages.stream`` (Anthropic) are replaced, on this client object only,
+by wrappers that call the SDK's own method. Clients made from it by ``copy()`` or ``with_options()``
+are instrumented the same way. No SDK is imported here: the client is recognised by the package its
+class comes from.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from reviewtrail.errors import InvalidInputError
+from reviewtrail.instrumentation._parse import read_parse_request
 from reviewtrail.instrumentation._recorder import Endpoint, Recorder
-from reviewtrail.instrumentation._request import Api
+from reviewtrail.instrumentation._request import Api, read_request
 from reviewtrail.instrumentation._wrap import async_method, async_stream_method, sync_method, sync_stream_method
 
 if TYPE_CHECKING:
@@ -36,7 +38,9 @@ _KNOWN_HOSTS = {"api.openai.com": "openai", "api.anthropic.com": "anthropic"}
 _METHODS: dict[str, tuple[tuple[tuple[str, ...], str, Api, str], ...]] = {
     "openai": (
         (("chat", "completions"), "create", "openai-chat", "call"),
+        (("chat", "completions"), "parse", "openai-chat", "parse"),
         (("responses",), "create", "openai-responses", "call"),
+        (("responses",), "parse", "openai-responses", "parse"),
     ),
     "anthropic": (
         (("messages",), "create", "anthropic", "call"),
@@ -133,16 +137,18 @@ def _patch(client: Any, sdk: str, recorder: Recorder, provider: str | None) -> N
         # The SDKs decorate their async methods with plain functions that return coroutines, so the
         # asynchronous resources are told by their classes' names (AsyncCompletions, AsyncMessages...).
         asynchronous = type(resource).__name__.startswith("Async") or inspect.iscoroutinefunction(original)
-        wrap = _wrapper(kind, asynchronous)
-        setattr(resource, name, wrap(original, api, endpoint))
+        setattr(resource, name, _wrapped(kind, asynchronous, original, api, endpoint))
     _follow_copies(client, sdk, recorder, provider)
     _instrumented.add(client)
 
 
-def _wrapper(kind: str, asynchronous: bool) -> Callable[..., Callable[..., Any]]:
+def _wrapped(
+    kind: str, asynchronous: bool, original: Callable[..., Any], api: Api, endpoint: Endpoint
+) -> Callable[..., Any]:
     if kind == "stream":
-        return async_stream_method if asynchronous else sync_stream_method
-    return async_method if asynchronous else sync_method
+        return (async_stream_method if asynchronous else sync_stream_method)(original, api, endpoint)
+    method = async_method if asynchronous else sync_method
+    return method(original, api, endpoint, read_parse_request if kind == "parse" else read_request)
 
 
 def _follow_copies(client: Any, sdk: str, recorder: Recorder, provider: str | None) -> None:

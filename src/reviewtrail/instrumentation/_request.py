@@ -58,9 +58,11 @@ def is_unset(value: object) -> bool:
 def plain(value: Any) -> Any:
     """``value`` as plain JSON values, as the SDK would send it: its models by their API names
     (fields set only), mappings and sequences copied, markers of unset arguments left out. A value
-    with no JSON form (a non-finite number, an unknown object) is kept as its text."""
+    with no JSON form (a non-finite number, an unknown object, a class) is kept as its text."""
     if value is None or isinstance(value, (str, bool, int)):
         return value
+    if isinstance(value, type):
+        return f"{value.__module__}.{value.__qualname__}"
     if isinstance(value, float):
         return value if math.isfinite(value) else repr(value)
     if isinstance(value, Mapping):

@@ -16,7 +16,7 @@ from reviewtrail.instrumentation._recorder import Endpoint
 from reviewtrail.instrumentation._request import Api, Request, read_request
 from reviewtrail.instrumentation._streams import watch_async_stream, watch_stream
 
-__all__ = ["async_method", "async_stream_method", "sync_method", "sync_stream_method"]
+__all__ = ["RequestReader", "async_method", "async_stream_method", "sync_method", "sync_stream_method"]
 
 _RAW_HEADER = "x-stainless-raw-response"
 
@@ -70,12 +70,18 @@ async def _deliver_async(call: Call, result: Any) -> Any:
     return result
 
 
-def sync_method(original: Callable[..., Any], api: Api, endpoint: Endpoint) -> Callable[..., Any]:
-    """``create`` of a synchronous client, recorded."""
+# How a method's keyword arguments are read into the request it sends.
+RequestReader = Callable[[Api, dict[str, Any]], Request]
+
+
+def sync_method(
+    original: Callable[..., Any], api: Api, endpoint: Endpoint, read: RequestReader = read_request
+) -> Callable[..., Any]:
+    """``create`` (or ``parse``) of a synchronous client, recorded."""
 
     @functools.wraps(original)
     def create(*args: Any, **kwargs: Any) -> Any:
-        request = read_request(api, kwargs)
+        request = read(api, kwargs)
         if _raw_mode(kwargs) == "stream":
             _unwatched(request.tool)
             return original(*args, **kwargs)
@@ -90,12 +96,14 @@ def sync_method(original: Callable[..., Any], api: Api, endpoint: Endpoint) -> C
     return create
 
 
-def async_method(original: Callable[..., Any], api: Api, endpoint: Endpoint) -> Callable[..., Any]:
-    """``create`` of an asynchronous client, recorded."""
+def async_method(
+    original: Callable[..., Any], api: Api, endpoint: Endpoint, read: RequestReader = read_request
+) -> Callable[..., Any]:
+    """``create`` (or ``parse``) of an asynchronous client, recorded."""
 
     @functools.wraps(original)
     async def create(*args: Any, **kwargs: Any) -> Any:
-        request = read_request(api, kwargs)
+        request = read(api, kwargs)
         if _raw_mode(kwargs) == "stream":
             _unwatched(request.tool)
             return await original(*args, **kwargs)

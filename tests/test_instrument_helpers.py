@@ -1,0 +1,147 @@
+"""The OpenAI SDK's helpers on an instrumented client: ``parse`` (structured output: the SDK sends its
+request without ``create``) and ``stream`` (a manager over ``create``), for chat completions and
+Responses. Each call is recorded once, with the body that crossed the wire as its settings (the
+pydantic class given for the answer's format recorded as the schema the SDK sent for it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import openai
+import pydantic
+import pytest
+
+import reviewtrail
+from support.llm_wire import (
+    CHAT,
+    RESPONSES,
+    Project,
+    Reply,
+    WireServer,
+    chat_chunks,
+    chat_completion,
+    chat_usage,
+    open_project,
+    response_events,
+    response_object,
+    responses_usage,
+    stored_calls,
+)
+
+PROMPT = [{"role": "user", "content": "Weather in Paris?"}]
+
+
+class Weather(pydantic.BaseModel):
+    city: str
+    celsius: int
+
+
+ANSWER = '{"city":"Paris","celsius":21}'
+
+
+@pytest.fixture
+def wire() -> Iterator[WireServer]:
+    server = WireServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Iterator[Project]:
+    opened = open_project(tmp_path)
+    yield opened
+    opened.store.close()
+
+
+def traced(client: Any, project: Project) -> Any:
+    return reviewtrail.instrument(client, store=project.store, project_dir=project.root, env=project.env)
+
+
+def sent_settings(wire: WireServer, path: str, *prompt_fields: str) -> dict[str, Any]:
+    [exchange] = wire.exchanges_of(path)
+    return {k: v for k, v in exchange.json().items() if k not in ("model", *prompt_fields)}
+
+
+def test_chat_parse_is_recorded_with_the_schema_it_sent(wire: WireServer, project: Project) -> None:
+    wire.queue(CHAT, Reply(body=chat_completion(ANSWER, model="gpt-4o-2024-08-06", usage=chat_usage(50, 9))))
+    client = traced(openai.OpenAI(base_url=wire.openai_url, api_key="k", max_retries=0), project)
+    completion = client.chat.completions.parse(model="gpt-4o", messages=PROMPT, response_format=Weather)
+    assert completion.choices[0].message.parsed == Weather(city="Paris", celsius=21)
+
+    [call] = stored_calls(project.store)
+    settings = sent_settings(wire, CHAT, "messages")
+    assert settings["response_format"]["json_schema"]["name"] == "Weather"
+    assert call.manifest["runtimeSettings"] == settings
+    assert call.messages == PROMPT
+    assert call.response == ANSWER
+    assert call.manifest["usage"]["inputTokens"] == 50
+    assert call.manifest["reportedModel"] == "gpt-4o-2024-08-06"
+
+
+def test_async_chat_parse_is_recorded_the_same_way(wire: WireServer, project: Project) -> None:
+    wire.queue(CHAT, Reply(body=chat_completion(ANSWER, model="gpt-4o-2024-08-06")))
+
+    async def main() -> Any:
+        client = traced(openai.AsyncOpenAI(base_url=wire.openai_url, api_key="k", max_retries=0), project)
+        return await client.chat.completions.parse(model="gpt-4o", messages=PROMPT, response_format=Weather)
+
+    completion = asyncio.run(main())
+    assert completion.choices[0].message.parsed == Weather(city="Paris", celsius=21)
+    [call] = stored_calls(project.store)
+    assert call.manifest["runtimeSettings"] == sent_settings(wire, CHAT, "messages")
+    assert call.response == ANSWER
+
+
+def test_chat_stream_helper_is_recorded_once_through_create(wire: WireServer, project: Project) -> None:
+    events = chat_chunks(['{"city":"Paris",', '"celsius":21}'], model="gpt-4o-2024-08-06", usage=chat_usage(50, 9))
+    wire.queue(CHAT, Reply(events=events))
+    client = traced(openai.OpenAI(base_url=wire.openai_url, api_key="k", max_retries=0), project)
+    with client.chat.completions.stream(
+        model="gpt-4o", messages=PROMPT, response_format=Weather, stream_options={"include_usage": True}
+    ) as stream:
+        final = stream.get_final_completion()
+    assert final.choices[0].message.parsed == Weather(city="Paris", celsius=21)
+
+    [call] = stored_calls(project.store)
+    assert call.response == ANSWER
+    assert call.manifest["runtimeSettings"] == sent_settings(wire, CHAT, "messages")
+    assert call.manifest["usage"]["outputTokens"] == 9
+
+
+def test_responses_parse_is_recorded_with_the_text_format_it_sent(wire: WireServer, project: Project) -> None:
+    body = response_object(ANSWER, model="gpt-5-2025-08-07", usage=responses_usage(30, 9))
+    wire.queue(RESPONSES, Reply(body=body))
+    client = traced(openai.OpenAI(base_url=wire.openai_url, api_key="k", max_retries=0), project)
+    response = client.responses.parse(
+        model="gpt-5", input="Weather in Paris?", instructions="Answer in JSON.", text_format=Weather
+    )
+    assert response.output_parsed == Weather(city="Paris", celsius=21)
+
+    [call] = stored_calls(project.store)
+    settings = sent_settings(wire, RESPONSES, "input", "instructions")
+    assert settings["text"]["format"]["name"] == "Weather"
+    assert "text_format" not in json.dumps(call.manifest["runtimeSettings"])
+    assert call.manifest["runtimeSettings"] == settings
+    assert call.system == b"Answer in JSON."
+    assert call.response == ANSWER
+
+
+def test_responses_stream_helper_is_recorded_once(wire: WireServer, project: Project) -> None:
+    events = response_events(
+        ['{"city":"Paris",', '"celsius":21}'], model="gpt-5-2025-08-07", usage=responses_usage(30, 9)
+    )
+    wire.queue(RESPONSES, Reply(events=events))
+    client = traced(openai.OpenAI(base_url=wire.openai_url, api_key="k", max_retries=0), project)
+    with client.responses.stream(model="gpt-5", input="Weather in Paris?", text_format=Weather) as stream:
+        final = stream.get_final_response()
+    assert final.output_parsed == Weather(city="Paris", celsius=21)
+
+    [call] = stored_calls(project.store)
+    assert call.response == ANSWER
+    assert call.manifest["runtimeSettings"] == sent_settings(wire, RESPONSES, "input")
+    assert call.manifest["finishReason"] == "completed"
