@@ -1,7 +1,8 @@
-"""The OpenAI SDK's helpers on an instrumented client: ``parse`` (structured output: the SDK sends its
-request without ``create``) and ``stream`` (a manager over ``create``), for chat completions and
-Responses. Each call is recorded once, with the body that crossed the wire as its settings (the
-pydantic class given for the answer's format recorded as the schema the SDK sent for it).
+"""The SDKs' other ways to call on an instrumented client: OpenAI's ``parse`` (structured output: the
+SDK sends its request without ``create``) and ``stream`` (a manager over ``create``), for chat
+completions and Responses, and Anthropic's ``beta.messages``. Each call is recorded once, with the
+body that crossed the wire as its settings (the pydantic class given for the answer's format
+recorded as the schema the SDK sent for it), and a reviewer trace names the method called.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import openai
 import pydantic
 import pytest
@@ -19,6 +21,7 @@ import pytest
 import reviewtrail
 from support.llm_wire import (
     CHAT,
+    MESSAGES,
     RESPONSES,
     Project,
     Reply,
@@ -26,6 +29,8 @@ from support.llm_wire import (
     chat_chunks,
     chat_completion,
     chat_usage,
+    message,
+    message_events,
     open_project,
     response_events,
     response_object,
@@ -145,3 +150,52 @@ def test_responses_stream_helper_is_recorded_once(wire: WireServer, project: Pro
     assert call.response == ANSWER
     assert call.manifest["runtimeSettings"] == sent_settings(wire, RESPONSES, "input")
     assert call.manifest["finishReason"] == "completed"
+
+
+# --- Anthropic beta, and the method's name in reviewer traces -------------------------------------
+
+
+def test_anthropic_beta_messages_create_and_stream_are_recorded(wire: WireServer, project: Project) -> None:
+    body = message("Let me check.", model="claude-sonnet-4-5-20250929", stop="tool_use")
+    body["content"].append({"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Paris"}})
+    wire.queue(MESSAGES, Reply(body=body), Reply(events=message_events(["Sun", "ny."], model="claude-sonnet-4-5")))
+    client = traced(anthropic.Anthropic(base_url=wire.url, api_key="k", max_retries=0), project)
+    request: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 64, "messages": PROMPT}
+    client.beta.messages.create(**request, betas=["token-efficient-tools-2025-02-19"])
+    with client.beta.messages.stream(**request) as stream:
+        final = stream.get_final_message()
+
+    first, second = stored_calls(project.store)
+    assert first.response == "Let me check."
+    assert first.tool_calls == [body["content"][1]]
+    assert first.manifest["finishReason"] == "tool_use"
+    assert second.response == "".join(b.text for b in final.content if b.type == "text") == "Sunny."
+    assert wire.exchanges_of(MESSAGES)[1].json()["stream"] is True
+    assert second.manifest["runtimeSettings"] == sent_settings_of(wire.exchanges_of(MESSAGES)[1], "messages")
+
+
+def sent_settings_of(exchange: Any, *prompt_fields: str) -> dict[str, Any]:
+    return {k: v for k, v in exchange.json().items() if k not in ("model", *prompt_fields)}
+
+
+@pytest.mark.parametrize(
+    ("call", "tool"),
+    [
+        (lambda c: c.chat.completions.parse(model="gpt-4o", messages=PROMPT, response_format=Weather), "parse"),
+        (lambda c: c.chat.completions.create(model="gpt-4o", messages=PROMPT), "create"),
+    ],
+    ids=["parse", "create"],
+)
+def test_a_reviewer_trace_names_the_method_that_made_the_call(
+    wire: WireServer, project: Project, call: Any, tool: str
+) -> None:
+    wire.queue(CHAT, Reply(body=chat_completion(ANSWER, model="gpt-4o-2024-08-06")))
+    client = traced(openai.OpenAI(base_url=wire.openai_url, api_key="k", max_retries=0), project)
+    with reviewtrail.reviewer_call(skill="research-review", purpose="round-1") as handle:
+        call(client)
+        handle.verdict, handle.review_completed = "ready", True
+    [trace] = handle.traces
+    assert trace.request_path is not None
+    request = json.loads(trace.request_path.read_text(encoding="utf-8"))
+    assert request["tool"] == f"openai.chat.completions.{tool}"
+    assert request["reported_reviewer_model"] == "gpt-4o-2024-08-06"

@@ -2,10 +2,10 @@
 
 The client is changed in place and returned: its ``chat.completions.create`` and ``parse``,
 ``responses.create`` and ``parse`` (OpenAI; their ``stream`` helpers call ``create``) or
-``messages.create`` and ``messages.stream`` (Anthropic) are replaced, on this client object only,
-by wrappers that call the SDK's own method. Clients made from it by ``copy()`` or ``with_options()``
-are instrumented the same way. No SDK is imported here: the client is recognised by the package its
-class comes from.
+``messages.create`` and ``messages.stream``, and the same under ``beta`` (Anthropic) are replaced,
+on this client object only, by wrappers that call the SDK's own method. Clients made from it by
+``copy()`` or ``with_options()`` are instrumented the same way. No SDK is imported here: the client
+is recognised by the package its class comes from.
 """
 
 from __future__ import annotations
@@ -21,7 +21,15 @@ from reviewtrail.errors import InvalidInputError
 from reviewtrail.instrumentation._parse import read_parse_request
 from reviewtrail.instrumentation._recorder import Endpoint, Recorder
 from reviewtrail.instrumentation._request import Api, read_request
-from reviewtrail.instrumentation._wrap import async_method, async_stream_method, sync_method, sync_stream_method
+from reviewtrail.instrumentation._wrap import (
+    Method,
+    RequestReader,
+    async_method,
+    async_stream_method,
+    read_stream_request,
+    sync_method,
+    sync_stream_method,
+)
 
 if TYPE_CHECKING:
     from reviewtrail.ledger import Privacy
@@ -45,8 +53,12 @@ _METHODS: dict[str, tuple[tuple[tuple[str, ...], str, Api, str], ...]] = {
     "anthropic": (
         (("messages",), "create", "anthropic", "call"),
         (("messages",), "stream", "anthropic", "stream"),
+        (("beta", "messages"), "create", "anthropic", "call"),
+        (("beta", "messages"), "stream", "anthropic", "stream"),
     ),
 }
+# How each kind of method's arguments are read into its request.
+_READERS: dict[str, RequestReader] = {"call": read_request, "parse": read_parse_request, "stream": read_stream_request}
 _instrumented: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
@@ -137,18 +149,18 @@ def _patch(client: Any, sdk: str, recorder: Recorder, provider: str | None) -> N
         # The SDKs decorate their async methods with plain functions that return coroutines, so the
         # asynchronous resources are told by their classes' names (AsyncCompletions, AsyncMessages...).
         asynchronous = type(resource).__name__.startswith("Async") or inspect.iscoroutinefunction(original)
-        setattr(resource, name, _wrapped(kind, asynchronous, original, api, endpoint))
+        method = Method(api, ".".join((sdk, *path, name)), _READERS[kind])
+        setattr(resource, name, _wrapped(kind, asynchronous, original, method, endpoint))
     _follow_copies(client, sdk, recorder, provider)
     _instrumented.add(client)
 
 
 def _wrapped(
-    kind: str, asynchronous: bool, original: Callable[..., Any], api: Api, endpoint: Endpoint
+    kind: str, asynchronous: bool, original: Callable[..., Any], method: Method, endpoint: Endpoint
 ) -> Callable[..., Any]:
     if kind == "stream":
-        return (async_stream_method if asynchronous else sync_stream_method)(original, api, endpoint)
-    method = async_method if asynchronous else sync_method
-    return method(original, api, endpoint, read_parse_request if kind == "parse" else read_request)
+        return (async_stream_method if asynchronous else sync_stream_method)(original, method, endpoint)
+    return (async_method if asynchronous else sync_method)(original, method, endpoint)
 
 
 def _follow_copies(client: Any, sdk: str, recorder: Recorder, provider: str | None) -> None:

@@ -20,7 +20,6 @@ _SCHEMA_OF = {
     "openai-chat": ("openai.lib._parsing._completions", "type_to_response_format_param"),
     "openai-responses": ("openai.lib._parsing._responses", "type_to_text_format_param"),
 }
-_TOOL = {"openai-chat": "openai.chat.completions.parse", "openai-responses": "openai.responses.parse"}
 
 
 def _wire_schema(api: Api, cls: type) -> Any:
@@ -51,4 +50,4 @@ def read_parse_request(api: Api, kwargs: dict[str, Any]) -> Request:
             text = kwargs.get("text")
             given_text = plain(text) if isinstance(text, Mapping) else {}
             settings["text"] = {**given_text, "format": _wire_schema(api, given)}
-    return dataclasses.replace(request, tool=_TOOL[api], settings=settings)
+    return dataclasses.replace(request, settings=settings)

@@ -8,6 +8,7 @@ import functools
 import inspect
 import warnings
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from reviewtrail.instrumentation._answers import answer_of
@@ -16,7 +17,15 @@ from reviewtrail.instrumentation._recorder import Endpoint
 from reviewtrail.instrumentation._request import Api, Request, read_request
 from reviewtrail.instrumentation._streams import watch_async_stream, watch_stream
 
-__all__ = ["RequestReader", "async_method", "async_stream_method", "sync_method", "sync_stream_method"]
+__all__ = [
+    "Method",
+    "RequestReader",
+    "async_method",
+    "async_stream_method",
+    "read_stream_request",
+    "sync_method",
+    "sync_stream_method",
+]
 
 _RAW_HEADER = "x-stainless-raw-response"
 
@@ -74,14 +83,32 @@ async def _deliver_async(call: Call, result: Any) -> Any:
 RequestReader = Callable[[Api, dict[str, Any]], Request]
 
 
-def sync_method(
-    original: Callable[..., Any], api: Api, endpoint: Endpoint, read: RequestReader = read_request
-) -> Callable[..., Any]:
+@dataclass(frozen=True)
+class Method:
+    """An SDK method whose calls are recorded: the API it speaks, its name in the records
+    (``openai.chat.completions.parse``...), and how its arguments are read into its request."""
+
+    api: Api
+    tool: str
+    read: RequestReader = read_request
+
+    def request(self, kwargs: dict[str, Any]) -> Request:
+        return dataclasses.replace(self.read(self.api, kwargs), tool=self.tool)
+
+
+def read_stream_request(api: Api, kwargs: dict[str, Any]) -> Request:
+    """The request a stream helper (Anthropic's ``messages.stream``) makes: its arguments, and
+    ``stream: true`` in its body."""
+    request = read_request(api, kwargs)
+    return dataclasses.replace(request, stream=True, settings={**request.settings, "stream": True})
+
+
+def sync_method(original: Callable[..., Any], method: Method, endpoint: Endpoint) -> Callable[..., Any]:
     """``create`` (or ``parse``) of a synchronous client, recorded."""
 
     @functools.wraps(original)
     def create(*args: Any, **kwargs: Any) -> Any:
-        request = read(api, kwargs)
+        request = method.request(kwargs)
         if _raw_mode(kwargs) == "stream":
             _unwatched(request.tool)
             return original(*args, **kwargs)
@@ -96,14 +123,12 @@ def sync_method(
     return create
 
 
-def async_method(
-    original: Callable[..., Any], api: Api, endpoint: Endpoint, read: RequestReader = read_request
-) -> Callable[..., Any]:
+def async_method(original: Callable[..., Any], method: Method, endpoint: Endpoint) -> Callable[..., Any]:
     """``create`` (or ``parse``) of an asynchronous client, recorded."""
 
     @functools.wraps(original)
     async def create(*args: Any, **kwargs: Any) -> Any:
-        request = read(api, kwargs)
+        request = method.request(kwargs)
         if _raw_mode(kwargs) == "stream":
             _unwatched(request.tool)
             return await original(*args, **kwargs)
@@ -118,16 +143,13 @@ def async_method(
     return create
 
 
-def _stream_request(api: Api, kwargs: dict[str, Any]) -> Request:
-    """The request ``messages.stream`` makes: its arguments, and ``stream: true`` in its body."""
-    request = read_request(api, kwargs)
-    return dataclasses.replace(
-        request, stream=True, tool="anthropic.messages.stream", settings={**request.settings, "stream": True}
-    )
-
-
 # The stream managers keep the request they will make (at ``__enter__``) under a private name.
-_MANAGER_REQUEST = ("_MessageStreamManager__api_request", "_AsyncMessageStreamManager__api_request")
+_MANAGER_REQUEST = (
+    "_MessageStreamManager__api_request",
+    "_AsyncMessageStreamManager__api_request",
+    "_BetaMessageStreamManager__api_request",
+    "_BetaAsyncMessageStreamManager__api_request",
+)
 
 
 def _request_slot(manager: object) -> str | None:
@@ -143,12 +165,12 @@ def _request_slot(manager: object) -> str | None:
     return None
 
 
-def sync_stream_method(original: Callable[..., Any], api: Api, endpoint: Endpoint) -> Callable[..., Any]:
+def sync_stream_method(original: Callable[..., Any], method: Method, endpoint: Endpoint) -> Callable[..., Any]:
     """Anthropic's ``messages.stream`` of a synchronous client: the stream its manager opens is watched."""
 
     @functools.wraps(original)
     def stream(*args: Any, **kwargs: Any) -> Any:
-        request = _stream_request(api, kwargs)
+        request = method.request(kwargs)
         manager = original(*args, **kwargs)
         slot = _request_slot(manager)
         if slot is None:
@@ -171,12 +193,12 @@ def sync_stream_method(original: Callable[..., Any], api: Api, endpoint: Endpoin
     return stream
 
 
-def async_stream_method(original: Callable[..., Any], api: Api, endpoint: Endpoint) -> Callable[..., Any]:
+def async_stream_method(original: Callable[..., Any], method: Method, endpoint: Endpoint) -> Callable[..., Any]:
     """Anthropic's ``messages.stream`` of an asynchronous client (its manager awaits the request it keeps)."""
 
     @functools.wraps(original)
     def stream(*args: Any, **kwargs: Any) -> Any:
-        request = _stream_request(api, kwargs)
+        request = method.request(kwargs)
         manager = original(*args, **kwargs)
         slot = _request_slot(manager)
         if slot is None:
