@@ -363,3 +363,42 @@ def test_the_manifest_of_a_turn_with_tool_calls_is_pinned(project: Project) -> N
     assert recorded.manifest.tool_calls is not None
     assert project.store.cas.read(recorded.manifest.tool_calls) == jcs([CALLS[0]])
     assert envelope.payload_hash == "f63a31b8e78ad90a769eacfd44faba43f6ab3263aa6899a017bb2601b3cb25e7"
+
+
+def test_verify_reports_a_manifests_tool_calls_object_deleted_or_changed(wire: WireServer, project: Project) -> None:
+    """The tool calls are custody like the answer text: ``reviewtrail verify`` finds their object
+    deleted, or its bytes changed, and names it (exit 4)."""
+    import subprocess
+    import sys
+
+    body = chat_completion("", model="gpt-4o", finish="tool_calls")
+    body["choices"][0]["message"] |= {"content": None, "tool_calls": CALLS}
+    wire.queue(CHAT, Reply(body=body), Reply(body=body))
+    client = openai_client(wire, project)
+    for _ in range(2):
+        client.chat.completions.create(model="gpt-4o", messages=PROMPT, tools=TOOLS)
+    [call, _same] = stored_calls(project.store)
+    ref = call.manifest["toolCalls"]
+    path = project.store.cas.object_path(ref["pool"], ref["digest"].removeprefix("sha256:"))
+
+    def verify() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "reviewtrail", "verify"],
+            cwd=project.root,
+            env=project.cli_env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    assert verify().returncode == 0
+    original = path.read_bytes()
+    path.chmod(0o644)
+    path.write_bytes(original.replace(b"Paris", b"Pari5"))
+    changed = verify()
+    assert changed.returncode == 4, changed.stdout + changed.stderr
+    assert ref["digest"].removeprefix("sha256:") in changed.stdout + changed.stderr
+    path.unlink()
+    deleted = verify()
+    assert deleted.returncode == 4, deleted.stdout + deleted.stderr
+    assert ref["digest"].removeprefix("sha256:") in deleted.stdout + deleted.stderr
