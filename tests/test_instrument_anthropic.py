@@ -11,8 +11,6 @@ import asyncio
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -29,26 +27,17 @@ from support.llm_wire import (
     message,
     message_events,
     message_usage,
-    open_project,
+    project_with_store,
     stored_calls,
+    wire_server,
 )
 
 PROMPT = [{"role": "user", "content": "Does 2 + 2 = 4 hold? Answer in one line."}]
 SYSTEM = "You review claims."
 
 
-@pytest.fixture
-def wire() -> Iterator[WireServer]:
-    server = WireServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Iterator[Project]:
-    opened = open_project(tmp_path)
-    yield opened
-    opened.store.close()
+wire = pytest.fixture(wire_server)
+project = pytest.fixture(project_with_store)
 
 
 def bare(wire: WireServer, *, max_retries: int = 0) -> anthropic.Anthropic:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -31,11 +29,12 @@ from support.llm_wire import (
     chat_usage,
     message,
     message_events,
-    open_project,
+    project_with_store,
     response_events,
     response_object,
     responses_usage,
     stored_calls,
+    wire_server,
 )
 
 PROMPT = [{"role": "user", "content": "Weather in Paris?"}]
@@ -49,18 +48,8 @@ class Weather(pydantic.BaseModel):
 ANSWER = '{"city":"Paris","celsius":21}'
 
 
-@pytest.fixture
-def wire() -> Iterator[WireServer]:
-    server = WireServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Iterator[Project]:
-    opened = open_project(tmp_path)
-    yield opened
-    opened.store.close()
+wire = pytest.fixture(wire_server)
+project = pytest.fixture(project_with_store)
 
 
 def traced(client: Any, project: Project) -> Any:

@@ -11,8 +11,6 @@ import asyncio
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import openai
@@ -29,12 +27,13 @@ from support.llm_wire import (
     chat_chunks,
     chat_completion,
     chat_usage,
-    open_project,
     openai_error,
+    project_with_store,
     response_events,
     response_object,
     responses_usage,
     stored_calls,
+    wire_server,
 )
 
 MESSAGES = [
@@ -43,18 +42,8 @@ MESSAGES = [
 ]
 
 
-@pytest.fixture
-def wire() -> Iterator[WireServer]:
-    server = WireServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Iterator[Project]:
-    opened = open_project(tmp_path)
-    yield opened
-    opened.store.close()
+wire = pytest.fixture(wire_server)
+project = pytest.fixture(project_with_store)
 
 
 def bare(wire: WireServer, *, max_retries: int = 0) -> openai.OpenAI:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -33,10 +31,11 @@ from support.llm_wire import (
     chat_usage,
     message,
     message_events,
-    open_project,
+    project_with_store,
     response_object,
     responses_usage,
     stored_calls,
+    wire_server,
 )
 
 PROMPT = [{"role": "user", "content": "What is the weather in Paris and in Rome?"}]
@@ -52,18 +51,8 @@ CALLS = [
 ]
 
 
-@pytest.fixture
-def wire() -> Iterator[WireServer]:
-    server = WireServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Iterator[Project]:
-    opened = open_project(tmp_path)
-    yield opened
-    opened.store.close()
+wire = pytest.fixture(wire_server)
+project = pytest.fixture(project_with_store)
 
 
 def instrumented(client: Any, project: Project) -> Any:

@@ -17,6 +17,7 @@ import json
 import threading
 import time
 from collections import defaultdict, deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -515,3 +516,20 @@ def open_project(root: Any) -> Project:
 
     env = {"REVIEWTRAIL_STORE": str(root / ".reviewtrail")}
     return Project(root, env, app.init_store(load_settings(env, cwd=root)))
+
+
+# --- fixtures: ``wire = pytest.fixture(wire_server)``, ``project = pytest.fixture(project_with_store)`` --
+
+
+def wire_server() -> Iterator[WireServer]:
+    """A started wire server, stopped after the test."""
+    server = WireServer().start()
+    yield server
+    server.stop()
+
+
+def project_with_store(tmp_path: Any) -> Iterator[Project]:
+    """A project folder in ``tmp_path`` with its store, closed after the test."""
+    opened = open_project(tmp_path)
+    yield opened
+    opened.store.close()
