@@ -14,7 +14,7 @@ MAX_FUNCTION_LINES = 80
 
 
 def _modules() -> list[Path]:
-    return sorted(CLI.glob("*.py"))
+    return sorted(CLI.rglob("*.py"))
 
 
 def private_imports(source: str) -> list[str]:

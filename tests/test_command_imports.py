@@ -20,7 +20,7 @@ from reviewtrail.store import Store
 from support.human_review import campaign_with_items, new_store
 
 # Prints, at exit, every loaded reviewtrail module as its package (``reviewtrail.cas``), the
-# command modules (``reviewtrail.cli._cas``), and which optional heavy libraries were imported.
+# command modules (``reviewtrail.cli.store._cas``), and which optional heavy libraries were imported.
 PROBE = """
 import atexit, json, sys
 def report():
@@ -72,10 +72,11 @@ FAST_CLI = {
 CLI_BASE = {"reviewtrail.cli._fast", "reviewtrail.cli._app", "reviewtrail.cli._output"}
 REVIEW_CLI = CLI_BASE | {
     "reviewtrail.cli._everyday",
-    "reviewtrail.cli._review",
-    "reviewtrail.cli._review_decide",
-    "reviewtrail.cli._review_session",
-    "reviewtrail.cli._campaign_outputs",
+    "reviewtrail.cli.review",
+    "reviewtrail.cli.review._review",
+    "reviewtrail.cli.review._decide",
+    "reviewtrail.cli.review._session",
+    "reviewtrail.cli.review._campaign_outputs",
     "reviewtrail.cli._progress",
 }
 NEVER = {"reviewtrail.reviewer", "reviewtrail.evidence", "reviewtrail.provenance"}

@@ -306,7 +306,7 @@ def test_an_invalid_item_is_reported_as_invalid_whatever_its_decision(tmp_path: 
 
 
 def test_the_left_out_table_groups_an_items_superseded_decisions() -> None:
-    from reviewtrail.cli._campaign_outputs import left_out_rows
+    from reviewtrail.cli.review._campaign_outputs import left_out_rows
     from reviewtrail.human_review import ExportExclusion
 
     not_active = "the decision is not active: D9 is the item's active decision"

@@ -472,7 +472,7 @@ def test_a_ctrl_c_is_raised_at_the_next_read_wherever_it_landed() -> None:
     import signal
     import tty
 
-    from reviewtrail.cli._session_input import TerminalKeys, _interrupt_pipe
+    from reviewtrail.cli.review._session_input import TerminalKeys, _interrupt_pipe
 
     master, slave = pty.openpty()
     tty.setcbreak(slave)  # single keys, as the session reads them

@@ -24,7 +24,7 @@ from conftest import need, use_store
 from reviewtrail.provenance._sandbox import bwrap_available
 
 REVIEWTRAIL = str(Path(sys.executable).parent / "reviewtrail")
-HOST_MODULE = b"reviewtrail.cli._kernel_host"
+HOST_MODULE = b"reviewtrail.cli.runs._kernel_host"
 
 
 def rt(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:

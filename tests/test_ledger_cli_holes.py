@@ -181,7 +181,7 @@ def test_piping_into_head_is_quiet(busy_store: tuple[Path, list[str]], args: lis
 
 def test_other_broken_pipes_are_still_errors(store_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Only a closed stdout is quiet: a broken pipe elsewhere (a sandbox, a socket) is reported."""
-    from reviewtrail.cli import _ledger
+    from reviewtrail.cli.store import _ledger
 
     def broken(*_: object, **__: object) -> None:
         raise BrokenPipeError(32, "Broken pipe")

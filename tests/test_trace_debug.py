@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from reviewtrail.cli._trace_debug import register
+from reviewtrail.cli.trace._debug import register
 from reviewtrail.errors import InvalidInputError, NotFoundError
 from reviewtrail.tracing._debug import diff_calls, divergence, list_runs, parse_score, show_run
 from reviewtrail.tracing._reader import find_run

@@ -23,7 +23,7 @@ import typer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from typer.testing import CliRunner
 
-from reviewtrail.cli._trace_export import register
+from reviewtrail.cli.trace._export import register
 from reviewtrail.errors import EXIT_BACKEND, BackendUnavailableError, InvalidInputError
 from reviewtrail.tracing._otel import (
     KIND_CLIENT,

@@ -25,7 +25,7 @@ from reviewtrail.tracing._save_request import FIELDS
 
 # --- trace save --------------------------------------------------------------------------------
 def test_the_save_command_and_the_request_name_the_same_options() -> None:
-    from reviewtrail.cli._trace import save
+    from reviewtrail.cli.trace._trace import save
 
     assert set(inspect.signature(save).parameters) - {"as_json"} == FIELDS
 

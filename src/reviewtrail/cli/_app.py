@@ -1,7 +1,7 @@
 """The ``reviewtrail`` command: a thin shell over the library.
 
 Each command group's module is imported when the group is looked up (``reviewtrail cas put``
-loads ``_cas`` only), and command modules import the library inside their functions, so a
+loads ``store._cas`` only), and command modules import the library inside their functions, so a
 command pays for what it uses and ``--help`` stays fast. ``--help`` and shell completion of the
 root list every group and so load every command module (never the library). A plain use of
 an everyday command is parsed without this app, and the entry point that runs it is
@@ -36,17 +36,17 @@ def _attribute(module: str, name: str) -> Callable[[], Any]:
 
 @functools.cache
 def _review_app() -> typer.Typer:
-    from reviewtrail.cli import _campaign_outputs, _review, _review_decide, _review_session
+    from reviewtrail.cli.review import _campaign_outputs, _decide, _review, _session
 
-    _review_decide.register(_review.review_app)
-    _review_session.register(_review.review_app)
+    _decide.register(_review.review_app)
+    _session.register(_review.review_app)
     _campaign_outputs.register_review(_review.review_app)
     return _review.review_app
 
 
 @functools.cache
 def _campaign_app() -> typer.Typer:
-    from reviewtrail.cli import _campaign, _campaign_items, _campaign_outputs, _campaign_runs
+    from reviewtrail.cli.review import _campaign, _campaign_items, _campaign_outputs, _campaign_runs
 
     _campaign_runs.register(_campaign.app)
     _campaign_items.register(_campaign.app)
@@ -57,25 +57,25 @@ def _campaign_app() -> typer.Typer:
 # Every command of the root, in the order ``--help`` lists them, and what loads its function (a
 # command) or its Typer (a group).
 COMMANDS: dict[str, Callable[[], Any]] = {
-    "init": _attribute("_store", "init"),
-    "verify": _attribute("_store", "verify"),
-    "migrate": _attribute("_migrate", "migrate"),
-    "run": _attribute("_run", "run"),
-    "kernel": _attribute("_kernel", "app"),
-    "provenance": _attribute("_provenance", "provenance"),
-    "cas": _attribute("_cas", "app"),
-    "ledger": _attribute("_ledger", "app"),
-    "key": _attribute("_keys", "app"),
-    "trace": _attribute("_trace", "app"),
-    "session": _attribute("_provenance", "session_app"),
-    "artifact": _attribute("_provenance", "artifact_app"),
-    "claims": _attribute("_review", "claims_app"),
-    "evidence": _attribute("_review", "evidence_app"),
+    "init": _attribute("store._store", "init"),
+    "verify": _attribute("store._store", "verify"),
+    "migrate": _attribute("store._migrate", "migrate"),
+    "run": _attribute("runs._run", "run"),
+    "kernel": _attribute("runs._kernel", "app"),
+    "provenance": _attribute("runs._provenance", "provenance"),
+    "cas": _attribute("store._cas", "app"),
+    "ledger": _attribute("store._ledger", "app"),
+    "key": _attribute("store._keys", "app"),
+    "trace": _attribute("trace._trace", "app"),
+    "session": _attribute("runs._provenance", "session_app"),
+    "artifact": _attribute("runs._provenance", "artifact_app"),
+    "claims": _attribute("review._review", "claims_app"),
+    "evidence": _attribute("review._review", "evidence_app"),
     "review": _review_app,
     "campaign": _campaign_app,
-    "serve": _attribute("_serve", "serve"),
-    "proxy": _attribute("_proxy", "proxy"),
-    "mcp": _attribute("_mcp", "mcp"),
+    "serve": _attribute("serve._serve", "serve"),
+    "proxy": _attribute("serve._proxy", "proxy"),
+    "mcp": _attribute("serve._mcp", "mcp"),
 }
 
 

@@ -1,9 +1,9 @@
 """What the everyday commands do, apart from their parsing: ``ledger tail``, ``cas put``, ``cas cat``,
 ``trace save`` and ``review queue``.
 
-The typer commands (``_ledger``, ``_cas``, ``_trace``, ``_review_decide``) and the fast path
-(:mod:`reviewtrail.cli._fast`) both call these, so a command prints, fails and exits the same
-whichever parsed it. Nothing here imports typer or rich (a table to a terminal draws with rich).
+The typer commands (``store._ledger``, ``store._cas``, ``trace._trace``, ``review._decide``) and the
+fast path (:mod:`reviewtrail.cli._fast`) both call these, so a command prints, fails and exits the
+same whichever parsed it. Nothing here imports typer or rich (a table to a terminal draws with rich).
 """
 
 from __future__ import annotations

@@ -8,9 +8,10 @@ from typing import Annotated
 
 import typer
 
-from reviewtrail.cli import _everyday, _trace_debug, _trace_export
-from reviewtrail.cli import _trace_save_options as o
+from reviewtrail.cli import _everyday
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json
+from reviewtrail.cli.trace import _debug, _export
+from reviewtrail.cli.trace import _save_options as o
 
 __all__ = ["EXIT_NOT_POSITIVE", "app", "family", "gate", "install_helper", "resolve_helper", "save", "verify"]
 
@@ -211,5 +212,5 @@ def verify(
         raise typer.Exit(EXIT_INTEGRITY)
 
 
-_trace_debug.register(app)
-_trace_export.register(app)
+_debug.register(app)
+_export.register(app)

@@ -1,4 +1,4 @@
-"""The kernel host process: ``python -m reviewtrail.cli._kernel_host``, started (detached) by
+"""The kernel host process: ``python -m reviewtrail.cli.runs._kernel_host``, started (detached) by
 ``reviewtrail run --kernel`` when the kernel has no live host. It reads its configuration on
 standard input (never its command line: ``--env`` values may be secrets), opens the store as
 the command that started it would, and serves the kernel
@@ -14,7 +14,7 @@ def host_command() -> list[str]:
     current folder on its import path (``-P``)."""
     import sys
 
-    return [sys.executable, "-P", "-m", "reviewtrail.cli._kernel_host"]
+    return [sys.executable, "-P", "-m", "reviewtrail.cli.runs._kernel_host"]
 
 
 def main() -> None:

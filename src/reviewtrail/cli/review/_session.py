@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from reviewtrail.cli._output import handle_errors, print_json
-from reviewtrail.cli._review_decide import ReviewerOpt
+from reviewtrail.cli.review._decide import ReviewerOpt
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from reviewtrail.cli._session_input import KeyInput
+    from reviewtrail.cli.review._session_input import KeyInput
     from reviewtrail.human_review import (
         DecisionResult,
         DecisionUse,
@@ -72,9 +72,9 @@ def session(
     from rich.console import Console
 
     from reviewtrail.app import open_store
-    from reviewtrail.cli._review_decide import reviewer_id
-    from reviewtrail.cli._session_draw import reveals_at_end, summary, summary_json
-    from reviewtrail.cli._session_input import key_input
+    from reviewtrail.cli.review._decide import reviewer_id
+    from reviewtrail.cli.review._session_draw import reveals_at_end, summary, summary_json
+    from reviewtrail.cli.review._session_input import key_input
     from reviewtrail.errors import InvalidInputError
     from reviewtrail.human_review import REVEAL_MODES, Leases, ReviewSession, SessionQueue
 
@@ -142,7 +142,7 @@ class Driver:
 def drive(state: ReviewSession, keys: KeyInput, console: Console, driver: Driver) -> None:
     """Run ``state`` until it quits or runs out of cards: carry out each action it asks for,
     draw what changed, read the input it waits for (the end of input quits)."""
-    from reviewtrail.cli._session_draw import draw
+    from reviewtrail.cli.review._session_draw import draw
 
     action: SessionAction | None = state.start()
     while True:
@@ -161,7 +161,7 @@ def drive(state: ReviewSession, keys: KeyInput, console: Console, driver: Driver
 
 def _carry(state: ReviewSession, action: SessionAction, console: Console, driver: Driver) -> SessionAction | None:
     """Carry out ``action``; the action that follows from it at once, if any."""
-    from reviewtrail.cli._session_draw import draw
+    from reviewtrail.cli.review._session_draw import draw
     from reviewtrail.errors import ReviewtrailError
 
     if action.kind == "fetch":

@@ -145,7 +145,7 @@ def _run_in_kernel(
     """Run in the kernel's host (started when none is alive), print as a one-shot run prints; the status."""
     import sys
 
-    from reviewtrail.cli._kernel_host import host_command
+    from reviewtrail.cli.runs._kernel_host import host_command
     from reviewtrail.provenance import run_in_kernel
 
     answer = run_in_kernel(

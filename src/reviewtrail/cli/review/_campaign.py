@@ -45,7 +45,7 @@ def import_(
 
 def _print_import(result: ImportResult) -> None:
     """What the file held, in file order, by the prompts' labels: at most :data:`ROWS_SHOWN` rows."""
-    from reviewtrail.cli._campaign_labels import ROWS_SHOWN, more_line, short_id
+    from reviewtrail.cli.review._campaign_labels import ROWS_SHOWN, more_line, short_id
 
     entries = sorted(
         [(p, "imported") for p in result.imported] + [(p, "already present") for p in result.already_present],

@@ -8,8 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
-from reviewtrail.cli._campaign_labels import short_id
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, read_text_file, table
+from reviewtrail.cli.review._campaign_labels import short_id
 
 __all__ = ["register"]
 

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from reviewtrail.cli._campaign_labels import short_id
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, read_text_file, table
 from reviewtrail.cli._progress import PROGRESS_HELP
+from reviewtrail.cli.review._campaign_labels import short_id
 
 if TYPE_CHECKING:
     from reviewtrail.human_review import ImportRunsReport, RunEntry, RunProgress, RunReport
