@@ -23,9 +23,9 @@ JOBS="${MUTATION_JOBS:-2}"
 
 # module (under src/reviewtrail) -> the test files that pin it
 declare -A TESTS=(
-    [tracing/_assurance.py]="tests/test_tracing_rules.py tests/test_pins_tracing.py"
-    [tracing/_modes.py]="tests/test_tracing_rules.py tests/test_pins_tracing.py"
-    [tracing/_families.py]="tests/test_tracing_rules.py tests/test_pins_tracing.py"
+    [tracing/rules/_assurance.py]="tests/test_tracing_rules.py tests/test_pins_tracing.py"
+    [tracing/files/_modes.py]="tests/test_tracing_rules.py tests/test_pins_tracing.py"
+    [tracing/rules/_families.py]="tests/test_tracing_rules.py tests/test_pins_tracing.py"
     [cas/_refs.py]="tests/test_cas_contract.py tests/test_pins_refs.py"
     [reviewer/_cite_markers.py]="tests/test_citation_reference_rules.py tests/test_review_citations.py tests/test_pins_citations.py"
     [canonical.py]="tests/test_canonical.py tests/test_pins_canonical.py"
@@ -40,7 +40,7 @@ declare -A TESTS=(
     [human_review/_standings.py]="tests/test_human_review_standings.py tests/test_pins_human_review.py"
     [human_review/_position_bias.py]="tests/test_human_review_position_bias.py tests/test_pins_human_review.py"
 )
-ORDER=(tracing/_assurance.py tracing/_modes.py tracing/_families.py cas/_refs.py
+ORDER=(tracing/rules/_assurance.py tracing/files/_modes.py tracing/rules/_families.py cas/_refs.py
     reviewer/_cite_markers.py canonical.py ledger/_envelope.py
     human_review/_item_rules.py human_review/_self_identification.py human_review/_run_rules.py
     human_review/_decision_rules.py

@@ -155,7 +155,7 @@ def test_cas_put_and_cat_load_the_store_only(project: Project) -> None:
 def test_trace_save_loads_tracing_and_the_store(project: Project) -> None:
     """The save builds no pydantic model (the record to append, the CAS references and the trace
     documents are plain), and the ledger checks the two records' payloads with the trace package's
-    plain checks (``tracing/_payload_checks.py``), which its record catalog asks before the payload
+    plain checks (``tracing/custody/_payload_checks.py``), which its record catalog asks before the payload
     models: neither pydantic nor the strict value types are loaded."""
     packages, cli, libraries = project.loaded(*_trace_save(project.root))
     assert packages == STORE | {"reviewtrail.tracing", "reviewtrail.inputs"}

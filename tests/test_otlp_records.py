@@ -23,11 +23,11 @@ from reviewtrail.reviewer import review_artifact
 from reviewtrail.reviewer._records import REVIEW_RUN
 from reviewtrail.store import Store
 from reviewtrail.tracing import iter_runs
-from reviewtrail.tracing._otel import parse_ns, spans_for_run
-from reviewtrail.tracing._otel_records import (
+from reviewtrail.tracing.otel._otel import parse_ns, spans_for_run
+from reviewtrail.tracing.otel._otel_records import (
     MANIFEST_TYPE as RECORDS_MANIFEST_TYPE,
 )
-from reviewtrail.tracing._otel_records import (
+from reviewtrail.tracing.otel._otel_records import (
     REVIEW_RUN_TYPE,
     ledger_facts,
     manifest_facts,

@@ -10,7 +10,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.tracing._assurance import (
+from reviewtrail.tracing.files._modes import MODES, inline_mode, resolve_mode
+from reviewtrail.tracing.rules._assurance import (
     acceptance_status,
     assess,
     declared_mismatches,
@@ -20,8 +21,7 @@ from reviewtrail.tracing._assurance import (
     normalize_reported,
     review_independence,
 )
-from reviewtrail.tracing._families import FAMILIES, ROUTE_PREFIXES, UNKNOWN, family_of, model_family
-from reviewtrail.tracing._modes import MODES, inline_mode, resolve_mode
+from reviewtrail.tracing.rules._families import FAMILIES, ROUTE_PREFIXES, UNKNOWN, family_of, model_family
 
 TABLE = {
     "openai": ("openai", "gpt", "chatgpt", "codex", "oracle", "o1", "o3", "o4", "davinci", "text-embedding"),

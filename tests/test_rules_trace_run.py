@@ -1,4 +1,4 @@
-"""The trace run rule (tracing._run_choice): which runNN a call joins, from facts about existing runs."""
+"""The trace run rule (tracing.rules._run_choice): which runNN a call joins, from facts about existing runs."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.tracing._run_choice import LatestRun, RunChoiceFacts, decide_run
-from reviewtrail.tracing._writer import choose_run, run_choice_facts
+from reviewtrail.tracing.files._writer import choose_run, run_choice_facts
+from reviewtrail.tracing.rules._run_choice import LatestRun, RunChoiceFacts, decide_run
 
 TODAY = "2026-04-16"
 NOW = 1_000_000.0

@@ -31,7 +31,7 @@ from reviewtrail.models import _records as model_records
 from reviewtrail.provenance import _records as provenance_records
 from reviewtrail.reviewer import _records as reviewer_records
 from reviewtrail.store import Store
-from reviewtrail.tracing import _call_record
+from reviewtrail.tracing.custody import _call_record
 from support.human_review import add_prompt, new_store, prompt_entry
 
 MODULES = (

@@ -21,13 +21,13 @@ from reviewtrail.errors import StorageFullError
 from reviewtrail.store import Store
 from reviewtrail.tracing import (
     ReviewCall,
-    _writer,
     iter_runs,
     record_call,
     repair_trace_links,
     trace_ledger_problems,
     verify_traces,
 )
+from reviewtrail.tracing.files import _writer
 
 EXE = str(Path(sys.executable).parent / "reviewtrail")
 SKILL = "auto-review-loop"
@@ -231,7 +231,7 @@ def test_repair_without_problems_does_nothing(project: Path, store: Store) -> No
 
 
 def test_a_save_in_progress_is_not_reported_nor_repaired(project: Path, store: Store) -> None:
-    from reviewtrail.tracing._pending import PendingMarker
+    from reviewtrail.tracing.files._pending import PendingMarker
 
     first = record_call(call(), project_dir=project, store=store)
     assert first.run_id is not None
@@ -259,7 +259,7 @@ def test_repair_does_not_record_a_call_that_fails_the_checks(
     project: Path, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from reviewtrail.errors import BackendUnavailableError
-    from reviewtrail.tracing import _ledger_link
+    from reviewtrail.tracing.custody import _ledger_link
 
     def unreachable(*args: Any, **kwargs: Any) -> Any:
         raise BackendUnavailableError("database is down", field="database_url")

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from reviewtrail.cli.trace._debug import register
 from reviewtrail.errors import InvalidInputError, NotFoundError
-from reviewtrail.tracing._debug import diff_calls, divergence, list_runs, parse_score, show_run
-from reviewtrail.tracing._reader import find_run
+from reviewtrail.tracing.commands._debug import diff_calls, divergence, list_runs, parse_score, show_run
+from reviewtrail.tracing.files._reader import find_run
 
 RUN_ID = "2026-04-15_run01"
 LOOP = "auto-review-loop"

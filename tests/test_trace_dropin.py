@@ -90,7 +90,7 @@ def test_installed_helper_works_without_reviewtrail_on_path(project: Path, shell
 
 
 def test_helper_quotes_an_executable_path_with_spaces_and_quotes(tmp_path: Path) -> None:
-    from reviewtrail.tracing._helper import helper_script
+    from reviewtrail.tracing.files._helper import helper_script
 
     odd = tmp_path / "it's a dir" / "reviewtrail"
     odd.parent.mkdir()

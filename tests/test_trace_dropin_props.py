@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reviewtrail.tracing import ReviewCall, iter_runs
-from reviewtrail.tracing._helper import aris_repo, manifest_repo_root, shell_quote
-from reviewtrail.tracing._native_evidence import bound_verdict
+from reviewtrail.tracing.files._helper import aris_repo, manifest_repo_root, shell_quote
+from reviewtrail.tracing.native._native_evidence import bound_verdict
 
 MODELS = st.sampled_from(["gpt-5.4", "codex", "claude-opus-4", "gemini-2.5-pro", "grok-4", "mystery", None])
 CLAIMS = st.one_of(st.none(), st.text(max_size=12), st.sampled_from(["openai", "anthropic", "true", "unverified"]))

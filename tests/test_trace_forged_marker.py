@@ -89,7 +89,7 @@ def test_repair_records_nothing_for_a_marker_the_ledger_does_not_vouch_for(
 def test_an_interrupted_save_the_ledger_saw_begin_is_recorded_by_repair(
     project: Path, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from reviewtrail.tracing import _ledger_link
+    from reviewtrail.tracing.custody import _ledger_link
 
     def lost(*args: object, **kwargs: object) -> str:
         raise BackendUnavailableError("the store went away", field="database")
@@ -111,7 +111,7 @@ def test_a_marker_copied_from_an_interrupted_save_cannot_record_other_files(
     project: Path, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The begun record names the save's skill and purpose: another call's files do not match it."""
-    from reviewtrail.tracing import _ledger_link
+    from reviewtrail.tracing.custody import _ledger_link
 
     with monkeypatch.context() as patch:
         patch.setattr(_ledger_link, "append_trace_record", lambda *a, **k: (_ for _ in ()).throw(OSError("gone")))

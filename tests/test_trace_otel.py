@@ -25,7 +25,8 @@ from typer.testing import CliRunner
 
 from reviewtrail.cli.trace._export import register
 from reviewtrail.errors import EXIT_BACKEND, BackendUnavailableError, InvalidInputError
-from reviewtrail.tracing._otel import (
+from reviewtrail.tracing.files._reader import TraceRun, find_run, iter_runs
+from reviewtrail.tracing.otel._otel import (
     KIND_CLIENT,
     KIND_INTERNAL,
     STATUS_ERROR,
@@ -34,9 +35,8 @@ from reviewtrail.tracing._otel import (
     otlp_json,
     spans_for_run,
 )
-from reviewtrail.tracing._otel_export import export_to_endpoint, export_to_file, traces_url
-from reviewtrail.tracing._otlp_settings import OtlpSettings
-from reviewtrail.tracing._reader import TraceRun, find_run, iter_runs
+from reviewtrail.tracing.otel._otel_export import export_to_endpoint, export_to_file, traces_url
+from reviewtrail.tracing.otel._otlp_settings import OtlpSettings
 
 PROMPT = "SECRET-PROMPT: please review section 3 of the confidential paper"
 RESPONSE = "SECRET-RESPONSE: the method is sound, score 7, verdict ready\n"

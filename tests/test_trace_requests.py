@@ -20,7 +20,7 @@ from reviewtrail.tracing import (
     save_trace,
     trace_save_request,
 )
-from reviewtrail.tracing._save_request import FIELDS
+from reviewtrail.tracing.commands._save_request import FIELDS
 
 
 # --- trace save --------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The trace record payloads checked with plain Python (``tracing/_payload_checks.py``) never
+"""The trace record payloads checked with plain Python (``tracing/custody/_payload_checks.py``) never
 accept what their payload models refuse: on generated payloads (valid ones, and ones broken in
 one place), a payload the plain check accepts validates against its model as the ledger validates
 it (``validate_with``: the JSON form, strictly). The payloads a save writes are accepted."""
@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from reviewtrail.cas import MemoryCas
 from reviewtrail.ledger import NewRecord
 from reviewtrail.ledger._types import validate_with
-from reviewtrail.tracing._call_record import RECORD_TYPES
-from reviewtrail.tracing._ledger_link import SAVE_BEGUN_TYPE, TRACE_RECORD_TYPE, append_save_begun
-from reviewtrail.tracing._payload_checks import CHECKS, accepts
+from reviewtrail.tracing.custody._call_record import RECORD_TYPES
+from reviewtrail.tracing.custody._ledger_link import SAVE_BEGUN_TYPE, TRACE_RECORD_TYPE, append_save_begun
+from reviewtrail.tracing.custody._payload_checks import CHECKS, accepts
 
 MODELS = {m.record_type: m for m in RECORD_TYPES}
 HEX = "0123456789abcdef" * 4

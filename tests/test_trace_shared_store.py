@@ -19,8 +19,8 @@ from reviewtrail.config import Settings
 from reviewtrail.errors import IntegrityError
 from reviewtrail.store import Store
 from reviewtrail.tracing import ReviewCall, TraceResult, record_call, trace_ledger_check
-from reviewtrail.tracing._ledger_link import append_trace_record
-from reviewtrail.tracing._origin import ensure_project_id, project_id_path, read_project_id
+from reviewtrail.tracing.custody._ledger_link import append_trace_record
+from reviewtrail.tracing.files._origin import ensure_project_id, project_id_path, read_project_id
 
 runner = CliRunner()
 

@@ -23,7 +23,7 @@ from reviewtrail.tracing import (
     resolve_mode,
     review_independence,
 )
-from reviewtrail.tracing._layout import check_name
+from reviewtrail.tracing.files._layout import check_name
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,38 @@ import importlib
 import typing
 
 if typing.TYPE_CHECKING:
-    from reviewtrail.tracing._assurance import (
+    from reviewtrail.tracing.commands._debug import (
+        Divergence,
+        RunSummary,
+        RunView,
+        Step,
+        diff_calls,
+        divergence,
+        list_runs,
+        show_run,
+    )
+    from reviewtrail.tracing.commands._save_request import TraceSaveRequest, save_trace, trace_save_request
+    from reviewtrail.tracing.commands._trace_check import TraceCheck, check_traces
+    from reviewtrail.tracing.custody._call_record import PROJECTIONS, RECORD_TYPES, ReviewCallRecord
+    from reviewtrail.tracing.custody._ledger_check import trace_ledger_check, trace_ledger_problems
+    from reviewtrail.tracing.custody._ledger_repair import repair_trace_links
+    from reviewtrail.tracing.custody._payload_checks import PAYLOAD_CHECKS
+    from reviewtrail.tracing.custody._record import TraceResult, record_call, trace_review, traced_review
+    from reviewtrail.tracing.files._documents import ReviewCall, TraceMode
+    from reviewtrail.tracing.files._gitignore import with_traces_ignored
+    from reviewtrail.tracing.files._helper import InstalledHelper, install_helper, resolve_helper
+    from reviewtrail.tracing.files._layout import check_name, existing_project_root, project_root
+    from reviewtrail.tracing.files._modes import inline_mode, resolve_mode
+    from reviewtrail.tracing.files._reader import TraceCall, TraceRun, find_run, iter_runs, load_run
+    from reviewtrail.tracing.files._verify import load_schema, verify_traces
+    from reviewtrail.tracing.native._native_evidence import NativeEvidence, validate_native_evidence
+    from reviewtrail.tracing.otel._otel_request import (
+        OtelExportOutcome,
+        OtelExportRequest,
+        export_trace_runs,
+        otel_export_request,
+    )
+    from reviewtrail.tracing.rules._assurance import (
         SENTINELS,
         SUCCESS_STATUSES,
         Assurance,
@@ -25,115 +56,84 @@ if typing.TYPE_CHECKING:
         normalize_reported,
         review_independence,
     )
-    from reviewtrail.tracing._call_record import PROJECTIONS, RECORD_TYPES, ReviewCallRecord
-    from reviewtrail.tracing._debug import (
-        Divergence,
-        RunSummary,
-        RunView,
-        Step,
-        diff_calls,
-        divergence,
-        list_runs,
-        show_run,
-    )
-    from reviewtrail.tracing._documents import ReviewCall, TraceMode
-    from reviewtrail.tracing._families import FAMILIES, UNKNOWN, model_family
-    from reviewtrail.tracing._gate import (
+    from reviewtrail.tracing.rules._families import FAMILIES, UNKNOWN, model_family
+    from reviewtrail.tracing.rules._gate import (
         AUTO_REVIEW_LOOP_MIN_SCORE,
         AUTO_REVIEW_LOOP_VERDICTS,
         GateOutcome,
         positive_gate,
     )
-    from reviewtrail.tracing._gitignore import with_traces_ignored
-    from reviewtrail.tracing._helper import InstalledHelper, install_helper, resolve_helper
-    from reviewtrail.tracing._layout import check_name, existing_project_root, project_root
-    from reviewtrail.tracing._ledger_check import trace_ledger_check, trace_ledger_problems
-    from reviewtrail.tracing._ledger_repair import repair_trace_links
-    from reviewtrail.tracing._modes import inline_mode, resolve_mode
-    from reviewtrail.tracing._native_evidence import NativeEvidence, validate_native_evidence
-    from reviewtrail.tracing._otel_request import (
-        OtelExportOutcome,
-        OtelExportRequest,
-        export_trace_runs,
-        otel_export_request,
-    )
-    from reviewtrail.tracing._payload_checks import PAYLOAD_CHECKS
-    from reviewtrail.tracing._reader import TraceCall, TraceRun, find_run, iter_runs, load_run
-    from reviewtrail.tracing._record import TraceResult, record_call, trace_review, traced_review
-    from reviewtrail.tracing._save_request import TraceSaveRequest, save_trace, trace_save_request
-    from reviewtrail.tracing._trace_check import TraceCheck, check_traces
-    from reviewtrail.tracing._verify import load_schema, verify_traces
 
 # Every name is loaded on first use, from the module that defines it: saving a trace needs neither
 # the record model (pydantic), the OTLP export (protobuf), the debugging views (``trace list/show/diff``)
 # nor the checks against the ledger, and must start fast.
 _LAZY = {
-    "FAMILIES": "_families",
-    "PAYLOAD_CHECKS": "_payload_checks",
-    "PROJECTIONS": "_call_record",
-    "RECORD_TYPES": "_call_record",
-    "SENTINELS": "_assurance",
-    "SUCCESS_STATUSES": "_assurance",
-    "UNKNOWN": "_families",
-    "Assurance": "_assurance",
-    "Divergence": "_debug",
-    "Identity": "_assurance",
-    "NativeEvidence": "_native_evidence",
-    "OtelExportOutcome": "_otel_request",
-    "OtelExportRequest": "_otel_request",
-    "ReviewCall": "_documents",
-    "ReviewCallRecord": "_call_record",
-    "RunView": "_debug",
-    "Step": "_debug",
-    "TraceCall": "_reader",
-    "TraceCheck": "_trace_check",
-    "TraceMode": "_documents",
-    "TraceResult": "_record",
-    "TraceRun": "_reader",
-    "TraceSaveRequest": "_save_request",
-    "acceptance_status": "_assurance",
-    "assess": "_assurance",
-    "check_name": "_layout",
-    "check_traces": "_trace_check",
-    "declared_mismatches": "_assurance",
-    "diff_calls": "_debug",
-    "divergence": "_debug",
-    "effective_reviewer": "_assurance",
-    "existing_project_root": "_layout",
-    "export_trace_runs": "_otel_request",
-    "find_run": "_reader",
-    "independence_verified": "_assurance",
-    "inline_mode": "_modes",
-    "install_helper": "_helper",
-    "InstalledHelper": "_helper",
-    "with_traces_ignored": "_gitignore",
-    "positive_gate": "_gate",
-    "GateOutcome": "_gate",
-    "AUTO_REVIEW_LOOP_MIN_SCORE": "_gate",
-    "AUTO_REVIEW_LOOP_VERDICTS": "_gate",
-    "iter_runs": "_reader",
-    "list_runs": "_debug",
-    "RunSummary": "_debug",
-    "load_run": "_reader",
-    "load_schema": "_verify",
-    "model_family": "_families",
-    "normalize_reported": "_assurance",
-    "otel_export_request": "_otel_request",
-    "project_root": "_layout",
-    "record_call": "_record",
-    "repair_trace_links": "_ledger_repair",
-    "resolve_helper": "_helper",
-    "resolve_mode": "_modes",
-    "review_independence": "_assurance",
-    "save_trace": "_save_request",
-    "show_run": "_debug",
-    "trace_ledger_check": "_ledger_check",
-    "trace_ledger_problems": "_ledger_check",
-    "trace_review": "_record",
-    "trace_save_request": "_save_request",
-    "traced_review": "_record",
-    "validate_native_evidence": "_native_evidence",
-    "verify_traces": "_verify",
+    "FAMILIES": "rules._families",
+    "PAYLOAD_CHECKS": "custody._payload_checks",
+    "PROJECTIONS": "custody._call_record",
+    "RECORD_TYPES": "custody._call_record",
+    "SENTINELS": "rules._assurance",
+    "SUCCESS_STATUSES": "rules._assurance",
+    "UNKNOWN": "rules._families",
+    "Assurance": "rules._assurance",
+    "Divergence": "commands._debug",
+    "Identity": "rules._assurance",
+    "NativeEvidence": "native._native_evidence",
+    "OtelExportOutcome": "otel._otel_request",
+    "OtelExportRequest": "otel._otel_request",
+    "ReviewCall": "files._documents",
+    "ReviewCallRecord": "custody._call_record",
+    "RunView": "commands._debug",
+    "Step": "commands._debug",
+    "TraceCall": "files._reader",
+    "TraceCheck": "commands._trace_check",
+    "TraceMode": "files._documents",
+    "TraceResult": "custody._record",
+    "TraceRun": "files._reader",
+    "TraceSaveRequest": "commands._save_request",
+    "acceptance_status": "rules._assurance",
+    "assess": "rules._assurance",
+    "check_name": "files._layout",
+    "check_traces": "commands._trace_check",
+    "declared_mismatches": "rules._assurance",
+    "diff_calls": "commands._debug",
+    "divergence": "commands._debug",
+    "effective_reviewer": "rules._assurance",
+    "existing_project_root": "files._layout",
+    "export_trace_runs": "otel._otel_request",
+    "find_run": "files._reader",
+    "independence_verified": "rules._assurance",
+    "inline_mode": "files._modes",
+    "install_helper": "files._helper",
+    "InstalledHelper": "files._helper",
+    "with_traces_ignored": "files._gitignore",
+    "positive_gate": "rules._gate",
+    "GateOutcome": "rules._gate",
+    "AUTO_REVIEW_LOOP_MIN_SCORE": "rules._gate",
+    "AUTO_REVIEW_LOOP_VERDICTS": "rules._gate",
+    "iter_runs": "files._reader",
+    "list_runs": "commands._debug",
+    "RunSummary": "commands._debug",
+    "load_run": "files._reader",
+    "load_schema": "files._verify",
+    "model_family": "rules._families",
+    "normalize_reported": "rules._assurance",
+    "otel_export_request": "otel._otel_request",
+    "project_root": "files._layout",
+    "record_call": "custody._record",
+    "repair_trace_links": "custody._ledger_repair",
+    "resolve_helper": "files._helper",
+    "resolve_mode": "files._modes",
+    "review_independence": "rules._assurance",
+    "save_trace": "commands._save_request",
+    "show_run": "commands._debug",
+    "trace_ledger_check": "custody._ledger_check",
+    "trace_ledger_problems": "custody._ledger_check",
+    "trace_review": "custody._record",
+    "trace_save_request": "commands._save_request",
+    "traced_review": "custody._record",
+    "validate_native_evidence": "native._native_evidence",
+    "verify_traces": "files._verify",
 }
 
 

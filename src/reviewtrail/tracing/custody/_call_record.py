@@ -1,0 +1,71 @@
+"""The payload model of ``trace.review-call@1``: what :func:`append_trace_record` writes.
+
+Every record trace recording has written validates: ``skill``, ``run_id``, ``trace_path`` and
+``meta`` (the call's meta document, as written) always; ``prompt`` and ``response`` (CAS
+references in the ``agent-state`` pool) in full mode; ``files``, ``event`` and ``recovered`` only
+in records written since file digests were stored; ``save`` (the save's token, naming its
+``trace.save-begun@1`` record) in records written since saves record that they began; ``origin``
+(the id of the project folder that saved the call, :mod:`reviewtrail.tracing.files._origin`) in records
+written since records name their folder. Names and
+paths are not checked here: the trace reader (``trace_ledger_problems``) reports a record whose
+skill or run id it cannot use.
+
+:mod:`reviewtrail.tracing.custody._payload_checks` answers the same without pydantic for the payloads it
+is sure of; a change here is a change there (``tests/test_trace_save_fast_payloads.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from reviewtrail._strict import IS_INT, StrictBool
+from reviewtrail.cas import HEX_PATTERN, CasRef
+from reviewtrail.ledger import Projection, RecordPayload, record_type
+from reviewtrail.tracing.custody._ledger_link import SAVE_BEGUN_TYPE, SAVE_TOKEN_PATTERN, TRACE_RECORD_TYPE
+from reviewtrail.tracing.files._origin import ORIGIN_PATTERN
+
+__all__ = ["PROJECTIONS", "RECORD_TYPES", "FileDigest", "ReviewCallRecord", "SaveBegunRecord"]
+
+
+class FileDigest(BaseModel):
+    """``{"sha256": hex, "size": n}`` of the exact bytes of a file or event line."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sha256: Annotated[str, Field(pattern=rf"^{HEX_PATTERN}$")]
+    size: Annotated[int, Field(ge=0), IS_INT]
+
+
+@record_type(TRACE_RECORD_TYPE)
+class ReviewCallRecord(RecordPayload):
+    """One reviewer call saved in ``.aris/traces`` and recorded in the ledger."""
+
+    skill: str
+    run_id: str
+    trace_path: str
+    meta: dict[str, Any]
+    prompt: CasRef | None = None
+    response: CasRef | None = None
+    files: dict[str, FileDigest] | None = None
+    event: FileDigest | None = None
+    recovered: StrictBool | None = None
+    save: Annotated[str, Field(pattern=SAVE_TOKEN_PATTERN)] | None = None
+    origin: Annotated[str, Field(pattern=ORIGIN_PATTERN)] | None = None
+
+
+@record_type(SAVE_BEGUN_TYPE)
+class SaveBegunRecord(RecordPayload):
+    """A trace save began: appended before the call's first file is written, so that
+    ``verify --repair`` completes only saves the ledger saw begin (``save`` is the token of the
+    save's pending marker and of the call's record)."""
+
+    save: Annotated[str, Field(pattern=SAVE_TOKEN_PATTERN)]
+    skill: str
+    purpose: str
+
+
+# What this package adds to the application's record catalog (see reviewtrail.app).
+RECORD_TYPES: tuple[type[RecordPayload], ...] = (ReviewCallRecord, SaveBegunRecord)
+PROJECTIONS: tuple[Projection, ...] = ()
