@@ -58,8 +58,9 @@ def _private_imports(own: str, source: str) -> list[tuple[int, str]]:
         parts = module.split(".")
         if parts[0] != "reviewtrail" or len(parts) < 3 or parts[1] == own:
             continue
-        if parts[1] in PACKAGES and parts[2].startswith("_"):
-            found.append((line, ".".join(parts[:3])))
+        private = next((i for i in range(2, len(parts)) if parts[i].startswith("_")), None)
+        if parts[1] in PACKAGES and private is not None:  # a private module, or one in a subpackage
+            found.append((line, ".".join(parts[: private + 1])))
     return sorted(set(found))
 
 
@@ -142,7 +143,7 @@ def test_the_scan_sees_a_cross_package_private_import() -> None:
     """The scan itself: each form of a private import from another package is found; one from the
     same package, a public one and the top-level rule modules are not."""
     source = (
-        "from reviewtrail.ledger._envelope import new_id\n"
+        "from reviewtrail.ledger.records._envelope import new_id\n"
         "import reviewtrail.cas._refs\n"
         "def f():\n"
         "    from reviewtrail.tracing import _record\n"
@@ -151,7 +152,7 @@ def test_the_scan_sees_a_cross_package_private_import() -> None:
         "from reviewtrail._durable import fsync_dir\n"
     )
     assert _private_imports("provenance", source) == [
-        (1, "reviewtrail.ledger._envelope"),
+        (1, "reviewtrail.ledger.records._envelope"),
         (2, "reviewtrail.cas._refs"),
         (4, "reviewtrail.tracing._record"),
     ]
