@@ -30,7 +30,7 @@ from _util import Config, Result, verdict, work_dir
 from reviewtrail.app import init_store
 from reviewtrail.config import Settings
 from reviewtrail.ledger import new_record
-from reviewtrail.ledger._envelope import format_time, new_id
+from reviewtrail.ledger.records._envelope import format_time, new_id
 from reviewtrail.provenance import ExecutionRun, create_session, declare_artifact, lineage, run_code
 
 

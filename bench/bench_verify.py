@@ -42,7 +42,7 @@ from reviewtrail._verify_records import spare_core
 from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
 from reviewtrail.ledger import NewRecord, new_record
-from reviewtrail.ledger._envelope import format_time, new_id
+from reviewtrail.ledger.records._envelope import format_time, new_id
 from reviewtrail.provenance import ExecutionRun, create_session
 from reviewtrail.store import Store
 

@@ -29,7 +29,7 @@ declare -A TESTS=(
     [cas/_refs.py]="tests/test_cas_contract.py tests/test_pins_refs.py"
     [reviewer/_cite_markers.py]="tests/test_citation_reference_rules.py tests/test_review_citations.py tests/test_pins_citations.py"
     [canonical.py]="tests/test_canonical.py tests/test_pins_canonical.py"
-    [ledger/_envelope.py]="tests/test_ledger_contract.py tests/test_pins_envelope.py"
+    [ledger/records/_envelope.py]="tests/test_ledger_contract.py tests/test_pins_envelope.py"
     [human_review/_item_rules.py]="tests/test_human_review_items.py tests/test_pins_human_review.py tests/test_self_identification_items.py"
     [human_review/_self_identification.py]="tests/test_self_identification.py tests/test_self_identification_items.py"
     [human_review/_run_rules.py]="tests/test_human_review_run_rules.py tests/test_pins_human_review.py"
@@ -41,7 +41,7 @@ declare -A TESTS=(
     [human_review/_position_bias.py]="tests/test_human_review_position_bias.py tests/test_pins_human_review.py"
 )
 ORDER=(tracing/rules/_assurance.py tracing/files/_modes.py tracing/rules/_families.py cas/_refs.py
-    reviewer/_cite_markers.py canonical.py ledger/_envelope.py
+    reviewer/_cite_markers.py canonical.py ledger/records/_envelope.py
     human_review/_item_rules.py human_review/_self_identification.py human_review/_run_rules.py
     human_review/_decision_rules.py
     human_review/_eligibility.py human_review/_export_rows.py human_review/_bt_fit.py

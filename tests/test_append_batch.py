@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 from reviewtrail.errors import CanonicalJSONError, ConflictError, InvalidInputError
 from reviewtrail.ledger import Ledger, MemoryLedger, NewRecord, open_ledger
-from reviewtrail.ledger._envelope import GENESIS_HASH, encode_payload, encode_payloads, seal, seal_chain
-from reviewtrail.ledger._sqlite import SqliteLedger
+from reviewtrail.ledger.backends._sqlite import SqliteLedger
+from reviewtrail.ledger.records._envelope import GENESIS_HASH, encode_payload, encode_payloads, seal, seal_chain
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 HEX = "ab" * 32

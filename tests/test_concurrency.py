@@ -274,7 +274,7 @@ def records(prefix: str, n: int) -> list[NewRecord]:
 
 @pytest.mark.postgres
 def test_postgres_reader_never_sees_a_late_commit_out_of_order(pg_url: str) -> None:
-    from reviewtrail.ledger._postgres import PostgresLedger
+    from reviewtrail.ledger.backends._postgres import PostgresLedger
 
     hold = 0.3
     rounds = 6

@@ -143,7 +143,7 @@ def test_the_scan_sees_a_cross_package_private_import() -> None:
     """The scan itself: each form of a private import from another package is found; one from the
     same package, a public one and the top-level rule modules are not."""
     source = (
-        "from reviewtrail.ledger._envelope import new_id\n"
+        "from reviewtrail.ledger.records._envelope import new_id\n"
         "import reviewtrail.cas._refs\n"
         "def f():\n"
         "    from reviewtrail.tracing.custody import _record\n"
@@ -152,7 +152,7 @@ def test_the_scan_sees_a_cross_package_private_import() -> None:
         "from reviewtrail._durable import fsync_dir\n"
     )
     assert _private_imports("provenance", source) == [
-        (1, "reviewtrail.ledger._envelope"),
+        (1, "reviewtrail.ledger.records._envelope"),
         (2, "reviewtrail.cas._refs"),
         (4, "reviewtrail.tracing.custody._record"),
     ]

@@ -130,3 +130,12 @@ def test_a_rule_of_tracing_may_not_import_its_trace_files(tree: Path) -> None:
     assert result.returncode != 0
     assert "reviewtrail.tracing.rules._gate -> reviewtrail.tracing.files._layout" in result.stdout
     assert broken(result) == {"Layers of tracing", "No import cycle"}  # the files import the rules
+
+
+def test_a_record_of_the_ledger_may_not_import_its_contract(tree: Path) -> None:
+    add_import(tree, "ledger/records/_types.py", "reviewtrail.ledger.contract._protocol")
+    result = lint(tree)
+    assert result.returncode != 0
+    assert "reviewtrail.ledger.records._types -> reviewtrail.ledger.contract._protocol" in result.stdout
+    assert "Layers inside the ledger" in broken(result)
+    assert "Layers" not in broken(result)

@@ -14,7 +14,7 @@ import pytest
 
 from reviewtrail.errors import ConflictError, IntegrityError, ReadOnlyStoreError
 from reviewtrail.ledger import GENESIS_HASH, Envelope, Ledger, MemoryLedger, NewRecord, open_ledger
-from reviewtrail.ledger._envelope import seal
+from reviewtrail.ledger.records._envelope import seal
 
 BACKENDS = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from reviewtrail.canonical import _is_plain, canonical_json
 from reviewtrail.errors import CanonicalJSONError, IntegrityError, InvalidInputError
 from reviewtrail.ledger import NewRecord, open_ledger
-from reviewtrail.ledger._envelope import GENESIS_HASH, Envelope, _plain, encode_payload, seal, seal_chain
-from reviewtrail.ledger._sql_schema import env_row
-from reviewtrail.ledger._sqlite import SqliteLedger
+from reviewtrail.ledger.backends._sql_schema import env_row
+from reviewtrail.ledger.backends._sqlite import SqliteLedger
+from reviewtrail.ledger.records._envelope import GENESIS_HASH, Envelope, _plain, encode_payload, seal, seal_chain
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 

@@ -194,7 +194,7 @@ def test_other_broken_pipes_are_still_errors(store_env: Path, monkeypatch: pytes
 # --- a full disk ------------------------------------------------------------------------
 def test_disk_full_during_append_is_a_clear_error(store_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """SQLite's own "database or disk is full" (SQLITE_FULL), from a page limit at the current size."""
-    from reviewtrail.ledger import _sqlite
+    from reviewtrail.ledger.backends import _sqlite
 
     connect = _sqlite.SqliteLedger._connect
 

@@ -119,7 +119,7 @@ def test_typed_payloads_are_validated_on_append() -> None:
 
 
 def test_schema_migrations_are_versioned(tmp_path: Path) -> None:
-    from reviewtrail.ledger._sql import SCHEMA_VERSION
+    from reviewtrail.ledger.backends._sql import SCHEMA_VERSION
 
     url = f"sqlite:///{tmp_path / 'l.sqlite'}"
     led = open_ledger(url)
@@ -223,7 +223,7 @@ def test_postgres_serves_a_page_from_an_index_in_a_code_point_database(
 ) -> None:
     import psycopg
 
-    from reviewtrail.ledger._pages import page_order, page_sql
+    from reviewtrail.ledger.contract._pages import page_order, page_sql
 
     url = _pg_database(pg_server)  # the test server's databases collate with "C"
     with open_ledger(url, [ITEMS]) as led:

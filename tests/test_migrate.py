@@ -236,7 +236,7 @@ def test_signed_records_keep_their_signatures(tmp_path: Path, pg_url: str) -> No
 KILLER = """
 import os, signal, sys
 from reviewtrail.cas import FilesystemCas
-from reviewtrail.ledger._sql import SqlLedger
+from reviewtrail.ledger.backends._sql import SqlLedger
 
 where, after = sys.argv[1], int(sys.argv[2])
 calls = [0]

@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reviewtrail.errors import CanonicalJSONError, InvalidInputError
-from reviewtrail.ledger import _fields
-from reviewtrail.ledger._envelope import (
+from reviewtrail.ledger.records import _fields
+from reviewtrail.ledger.records._envelope import (
     GENESIS_HASH,
     PRIVACY_LEVELS,
     Envelope,
@@ -28,7 +28,7 @@ from reviewtrail.ledger._envelope import (
     record_problems,
     seal,
 )
-from reviewtrail.ledger._new_record import NewRecord
+from reviewtrail.ledger.records._new_record import NewRecord
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 HEX = "ab" * 32
@@ -383,7 +383,7 @@ def _refuse(*args: object, **kwargs: object) -> None:
 def test_flat_payloads_are_judged_without_the_general_walk(
     value: dict[object, object], plain: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from reviewtrail.ledger import _envelope
+    from reviewtrail.ledger.records import _envelope
 
     monkeypatch.setattr(_envelope, "_is_plain", _refuse)
     assert _envelope._plain(value) is plain
@@ -402,13 +402,13 @@ def test_flat_payloads_are_judged_without_the_general_walk(
     ],
 )
 def test_nested_payloads_are_left_to_the_general_walk(value: object, plain: bool) -> None:
-    from reviewtrail.ledger import _envelope
+    from reviewtrail.ledger.records import _envelope
 
     assert _envelope._plain(value) is plain
 
 
 def test_the_plain_encoder_refuses_what_is_not_plain() -> None:
-    from reviewtrail.ledger import _envelope
+    from reviewtrail.ledger.records import _envelope
 
     with pytest.raises(TypeError, match=r"^object is not a plain JSON value$"):
         "".join(_envelope._PLAIN_ENCODE({"a": object()}, 0))
@@ -425,7 +425,7 @@ def test_the_plain_encoder_refuses_what_is_not_plain() -> None:
 def test_plain_payloads_are_encoded_without_canonical_json(
     payload: dict[str, object], body: bytes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from reviewtrail.ledger import _envelope
+    from reviewtrail.ledger.records import _envelope
 
     monkeypatch.setattr(_envelope, "canonical_json", _refuse)
     record = _record(payload=payload)
@@ -435,7 +435,7 @@ def test_plain_payloads_are_encoded_without_canonical_json(
 
 
 def test_a_batch_of_payloads_checks_each_for_references() -> None:
-    from reviewtrail.ledger import _envelope
+    from reviewtrail.ledger.records import _envelope
 
     good = {"ref": {"hash": HEX, "size": 1}}
     assert _envelope.encode_payloads([_record(payload=good)]) == [f'{{"ref":{{"hash":"{HEX}","size":1}}}}'.encode()]
@@ -494,7 +494,7 @@ def _header(seq: str = "1", subject: str = "null", supersedes: str = "null", act
 def test_envelope_hash_of_sealed_types_is_written_directly(
     changes: dict[str, object], header: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from reviewtrail.ledger import _envelope
+    from reviewtrail.ledger.records import _envelope
 
     monkeypatch.setattr(_envelope, "compute_hash", _refuse)
     assert _envelope.envelope_hash(_env(**changes)) == _sha(header)
@@ -510,7 +510,7 @@ def test_envelope_hash_of_sealed_types_is_written_directly(
     ],
 )
 def test_envelope_hash_of_other_types_is_the_canonical_one(changes: dict[str, object], header: str) -> None:
-    from reviewtrail.ledger import _envelope
+    from reviewtrail.ledger.records import _envelope
 
     assert _envelope.envelope_hash(_env(**changes)) == _sha(header)
 
@@ -528,13 +528,13 @@ def test_envelope_hash_of_other_types_is_the_canonical_one(changes: dict[str, ob
     ],
 )
 def test_envelope_hash_is_none_for_a_header_no_record_has(changes: dict[str, object]) -> None:
-    from reviewtrail.ledger import _envelope
+    from reviewtrail.ledger.records import _envelope
 
     assert _envelope.envelope_hash(_env(**changes)) is None
 
 
 def test_stored_problem_names_each_fault() -> None:
-    from reviewtrail.ledger._envelope import stored_problem
+    from reviewtrail.ledger.records._envelope import stored_problem
 
     [env] = _chain(_record(id="r-1"))
     assert stored_problem(env) is None
@@ -605,7 +605,7 @@ def _sealed_one_by_one(records: list[object], payloads: list[bytes], seq: int, p
 
 
 def test_seal_chain_equals_sealing_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    from reviewtrail.ledger import _envelope
+    from reviewtrail.ledger.records import _envelope
 
     later = datetime(2025, 1, 1, tzinfo=UTC)
     records: list[object] = [
@@ -642,7 +642,7 @@ def test_seal_chain_equals_sealing_one_by_one(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_seal_chain_reads_records_without_a_dict_and_mixed_batches(monkeypatch: pytest.MonkeyPatch) -> None:
-    from reviewtrail.ledger import _envelope
+    from reviewtrail.ledger.records import _envelope
 
     for records in ([_Slotted("s1"), _Slotted("s2", subject="x")], [_record(id="m1"), _Slotted("m2", supersedes="m1")]):
         payloads = [b"{}", b"{}"]
@@ -653,7 +653,7 @@ def test_seal_chain_reads_records_without_a_dict_and_mixed_batches(monkeypatch: 
 
 
 def test_seal_chain_refusals() -> None:
-    from reviewtrail.ledger import _envelope
+    from reviewtrail.ledger.records import _envelope
 
     with pytest.raises(ValueError, match="zip"):
         _envelope.seal_chain([_record(), _record()], [b"{}"], seq=0, prev_hash=GENESIS_HASH, now=NOW)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reviewtrail.ledger._postgres import text_array
+from reviewtrail.ledger.backends._postgres import text_array
 
 # PostgreSQL text holds any character but NUL.
 _TEXT = st.text(alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=40)

@@ -44,7 +44,7 @@ def test_only_the_generic_wrapper_holds_a_payload_and_its_envelope() -> None:
         "human_review/_candidates.py:CandidateParts.output",
         "human_review/_candidates.py:CandidateParts.receipt",
         "human_review/_chains.py:Current.content",
-        "ledger/_recorded.py:Recorded.envelope",
+        "ledger/records/_recorded.py:Recorded.envelope",
     ]
 
 

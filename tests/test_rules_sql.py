@@ -1,4 +1,4 @@
-"""The SQL ledgers' pure SQL text (ledger._sql_schema): read filters, upserts, query-table DDL, row mapping."""
+"""The SQL ledgers' pure SQL text (ledger.backends._sql_schema): read filters, upserts, query-table DDL, row mapping."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.ledger._envelope import Envelope
-from reviewtrail.ledger._projections import ROW_SEQ, ProjectionTable
-from reviewtrail.ledger._sql_schema import (
+from reviewtrail.ledger.backends._sql_schema import (
     COLUMNS,
     MIGRATIONS,
     SCHEMA_VERSION,
@@ -21,6 +19,8 @@ from reviewtrail.ledger._sql_schema import (
     table_ddl,
     upsert_sql,
 )
+from reviewtrail.ledger.contract._projections import ROW_SEQ, ProjectionTable
+from reviewtrail.ledger.records._envelope import Envelope
 
 # Record type names: segments joined by '.', '_' or '-' ('_' is a LIKE wildcard, so it must be escaped).
 _SEGMENT = st.from_regex(r"[a-z0-9]{1,3}", fullmatch=True)

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from reviewtrail.canonical import canonical_json, is_canonical, loads_canonical, loads_json
 from reviewtrail.errors import CanonicalJSONError, InvalidInputError
 from reviewtrail.ledger import Envelope, compute_hash
-from reviewtrail.ledger._envelope import envelope_hash, header_of
+from reviewtrail.ledger.records._envelope import envelope_hash, header_of
 
 SCALARS = (
     st.none()

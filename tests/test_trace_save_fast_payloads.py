@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from reviewtrail.cas import MemoryCas
 from reviewtrail.ledger import NewRecord
-from reviewtrail.ledger._types import validate_with
+from reviewtrail.ledger.records._types import validate_with
 from reviewtrail.tracing.custody._call_record import RECORD_TYPES
 from reviewtrail.tracing.custody._ledger_link import SAVE_BEGUN_TYPE, TRACE_RECORD_TYPE, append_save_begun
 from reviewtrail.tracing.custody._payload_checks import CHECKS, accepts

@@ -1,5 +1,5 @@
 """The record to append is checked with plain Python (no pydantic when it is valid); the pydantic
-model it replaced (``ledger/_new_record_model.py``, unchanged) still words every refusal. On
+model it replaced (``ledger/records/_new_record_model.py``, unchanged) still words every refusal. On
 generated fields, ``NewRecord(...)`` and ``NewRecord.make(...)`` agree with the model: the same
 values, or the same refusal (``ValidationError`` text, or ``InvalidInputError`` message and
 field)."""
@@ -19,8 +19,8 @@ from pydantic import ValidationError
 
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.ledger import NewRecord
-from reviewtrail.ledger._new_record import FIELDS
-from reviewtrail.ledger._new_record_model import NewRecord as Model
+from reviewtrail.ledger.records._new_record import FIELDS
+from reviewtrail.ledger.records._new_record_model import NewRecord as Model
 
 
 class Text(str):

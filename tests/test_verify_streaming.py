@@ -90,8 +90,8 @@ def fill(store: Store, records: int) -> None:
 def streamed(ledger: Ledger) -> list[str]:
     """The streaming comparison, in batches of 7 rows, reading stored rows 5 at a time, with the
     reads that hold a whole table forbidden."""
-    import reviewtrail.ledger._postgres as pg
-    import reviewtrail.ledger._sql as sql
+    import reviewtrail.ledger.backends._postgres as pg
+    import reviewtrail.ledger.backends._sql as sql
 
     held: list[int] = []
     with pytest.MonkeyPatch.context() as mp:

@@ -36,7 +36,7 @@ from reviewtrail.ledger import (
     compute_hash,
     open_ledger,
 )
-from reviewtrail.ledger._envelope import header_of
+from reviewtrail.ledger.records._envelope import header_of
 
 pytest.register_assert_rewrite("contracts.ledger_pages")
 from contracts.ledger_pages import LedgerPagesContract, SqlLedgerPagesContract  # noqa: E402

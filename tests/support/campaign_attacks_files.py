@@ -240,7 +240,7 @@ def tail_cut(p: Project, f: Facts, o: Project) -> list[str]:
 
 def history_rewritten(p: Project, f: Facts, o: Project) -> list[str]:
     """One actor changed and every later hash recomputed: only a checkpoint kept outside can tell."""
-    from reviewtrail.ledger._envelope import compute_hash
+    from reviewtrail.ledger.records._envelope import compute_hash
 
     checkpoint = p.root / "checkpoint.json"
     _checkpoint(p, checkpoint)

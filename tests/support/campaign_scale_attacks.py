@@ -23,7 +23,7 @@ from typing import Any
 
 import psycopg
 
-from reviewtrail.ledger._sql_schema import SCHEMA_VERSION
+from reviewtrail.ledger.backends._sql_schema import SCHEMA_VERSION
 from support.campaign_scale import PLAIN_TAIL, POOLS, ScaleProject, Template
 
 __all__ = ["TamperCase", "tamper_cases"]
@@ -222,8 +222,8 @@ def _rewrite_chain(seq: int, style: str) -> Damage:
     link holds: only an anchor kept outside (and the signatures of the signed records) can tell."""
 
     def damage(p: ScaleProject, t: Template) -> None:
-        from reviewtrail.ledger._envelope import envelope_hash
-        from reviewtrail.ledger._sql_schema import COLUMNS, row_to_env
+        from reviewtrail.ledger.backends._sql_schema import COLUMNS, row_to_env
+        from reviewtrail.ledger.records._envelope import envelope_hash
 
         with _unguarded(p, style) as cur:
             rows = cur.execute(f"SELECT {COLUMNS} FROM rt_records WHERE seq >= %s ORDER BY seq", (seq,)).fetchall()  # type: ignore[arg-type]
@@ -248,7 +248,7 @@ def _plant_record(copy_of: int, at: int, style: str) -> Damage:
     """A copy of record ``copy_of`` (a fresh id) stored at seq ``at``, outside the chain's 1..head."""
 
     def damage(p: ScaleProject, t: Template) -> None:
-        from reviewtrail.ledger._sql_schema import COLUMNS
+        from reviewtrail.ledger.backends._sql_schema import COLUMNS
 
         with _unguarded(p, style) as cur:
             row = cur.execute(f"SELECT {COLUMNS} FROM rt_records WHERE seq = %s", (copy_of,)).fetchone()  # type: ignore[arg-type]
@@ -388,8 +388,8 @@ def _forge_tail(kind: str) -> Damage:
     def damage(p: ScaleProject, t: Template) -> None:
         from reviewtrail import app
         from reviewtrail.ledger import KEY_DECLARED, NewRecord, RecordSigner, projection_rows, public_key_id
-        from reviewtrail.ledger._envelope import seal
-        from reviewtrail.ledger._sql_schema import COLUMNS, upsert_sql
+        from reviewtrail.ledger.backends._sql_schema import COLUMNS, upsert_sql
+        from reviewtrail.ledger.records._envelope import seal
 
         signer = RecordSigner.from_pem(t.attacker_key.read_bytes())
         records = [

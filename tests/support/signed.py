@@ -30,8 +30,8 @@ from reviewtrail.ledger import (
     projection_rows,
     require_signatures,
 )
-from reviewtrail.ledger._envelope import seal
-from reviewtrail.ledger._sql_schema import COLUMNS, upsert_sql
+from reviewtrail.ledger.backends._sql_schema import COLUMNS, upsert_sql
+from reviewtrail.ledger.records._envelope import seal
 from reviewtrail.store import Store
 from support.human_review import campaign_with_items
 
@@ -174,7 +174,7 @@ def edit_signature(shop: SignedStore, seq: int, *, delete: bool = False, value: 
         else:
             cur.execute(f"UPDATE rt_signatures SET sig = {mark} WHERE seq = {mark}", (value, seq))
         if mark == "?":
-            from reviewtrail.ledger._sqlite import SqliteLedger
+            from reviewtrail.ledger.backends._sqlite import SqliteLedger
 
             for ddl in SqliteLedger.signatures_append_only_ddl:
                 cur.execute(ddl)

@@ -13,22 +13,12 @@ application's catalog is assembled in :mod:`reviewtrail.app`.
 import importlib
 import typing
 
-from reviewtrail.ledger._catalog import EMPTY_CATALOG, DeclaredProjection, DeferredPart, RecordCatalog
-from reviewtrail.ledger._envelope import (
-    GENESIS_HASH,
-    Envelope,
-    Privacy,
-    chain_problems,
-    compute_hash,
-    format_time,
-    new_id,
-)
-from reviewtrail.ledger._head import LedgerHead, ledger_head
-from reviewtrail.ledger._open import open_ledger
-from reviewtrail.ledger._projections import BUILTIN_PROJECTIONS, ROW_SEQ, Projection, ProjectionTable
-from reviewtrail.ledger._protocol import Ledger, projection_rows
-from reviewtrail.ledger._reserved import is_reserved_type
-from reviewtrail.ledger._writer_keys import (
+from reviewtrail.ledger.backends._open import open_ledger
+from reviewtrail.ledger.contract._catalog import EMPTY_CATALOG, DeclaredProjection, DeferredPart, RecordCatalog
+from reviewtrail.ledger.contract._head import LedgerHead, ledger_head
+from reviewtrail.ledger.contract._projections import BUILTIN_PROJECTIONS, ROW_SEQ, Projection, ProjectionTable
+from reviewtrail.ledger.contract._protocol import Ledger, projection_rows
+from reviewtrail.ledger.keys._writer_keys import (
     KEY_DECLARED,
     KEY_RECORD_TYPES,
     KEY_REVOKED,
@@ -37,18 +27,43 @@ from reviewtrail.ledger._writer_keys import (
     KeyBook,
     is_key_id,
 )
+from reviewtrail.ledger.records._envelope import (
+    GENESIS_HASH,
+    Envelope,
+    Privacy,
+    chain_problems,
+    compute_hash,
+    format_time,
+    new_id,
+)
+from reviewtrail.ledger.records._reserved import is_reserved_type
 
 if typing.TYPE_CHECKING:
-    from reviewtrail.ledger._checkpoint import (
+    from reviewtrail.ledger.backends._memory import MemoryLedger
+    from reviewtrail.ledger.contract._verify_reads import VerifyReads, key_order, verify_reads
+    from reviewtrail.ledger.keys._ed25519 import load_private_key, load_public_key, public_key_id
+    from reviewtrail.ledger.keys._record_signature import (
+        RECORD_SIGNATURE_DOMAIN,
+        RecordSignature,
+        RecordSigner,
+        signature_verifies,
+        signed_message,
+    )
+    from reviewtrail.ledger.keys._signing_keys import FileSigner, TrustedKeys, load_trusted_keys, new_signing_key
+    from reviewtrail.ledger.records._new_record import NewRecord
+    from reviewtrail.ledger.records._recorded import Recorded
+    from reviewtrail.ledger.records._types import RecordPayload, new_record, record_type
+    from reviewtrail.ledger.signing._check import SignatureReport, key_book, signature_problems
+    from reviewtrail.ledger.signing._checkpoint import (
         CHECKPOINT_TYPE,
         check_checkpoint,
         load_checkpoint,
         make_checkpoint,
         save_checkpoint,
     )
-    from reviewtrail.ledger._ed25519 import load_private_key, load_public_key, public_key_id
-    from reviewtrail.ledger._key_payloads import KEY_PAYLOADS
-    from reviewtrail.ledger._key_records import (
+    from reviewtrail.ledger.signing._gate import SignatureGate, signed_reads
+    from reviewtrail.ledger.signing._key_payloads import KEY_PAYLOADS
+    from reviewtrail.ledger.signing._key_records import (
         WriterKeys,
         declare_key,
         require_signatures,
@@ -56,63 +71,48 @@ if typing.TYPE_CHECKING:
         rotate_key,
         writer_keys,
     )
-    from reviewtrail.ledger._memory import MemoryLedger
-    from reviewtrail.ledger._new_record import NewRecord
-    from reviewtrail.ledger._record_signature import (
-        RECORD_SIGNATURE_DOMAIN,
-        RecordSignature,
-        RecordSigner,
-        signature_verifies,
-        signed_message,
-    )
-    from reviewtrail.ledger._recorded import Recorded
-    from reviewtrail.ledger._signature_check import SignatureReport, key_book, signature_problems
-    from reviewtrail.ledger._signature_gate import SignatureGate, signed_reads
-    from reviewtrail.ledger._signing_keys import FileSigner, TrustedKeys, load_trusted_keys, new_signing_key
-    from reviewtrail.ledger._types import RecordPayload, new_record, record_type
-    from reviewtrail.ledger._verify_reads import VerifyReads, key_order, verify_reads
 
 # Loaded on first use: reading needs none of these. The record to append and the payload models
 # are pydantic models, so reading, tailing and checking records never load pydantic.
 _LAZY = {
-    "NewRecord": "_new_record",
-    "RecordPayload": "_types",
-    "new_record": "_types",
-    "record_type": "_types",
-    "CHECKPOINT_TYPE": "_checkpoint",
-    "check_checkpoint": "_checkpoint",
-    "load_checkpoint": "_checkpoint",
-    "load_private_key": "_ed25519",
-    "load_public_key": "_ed25519",
-    "public_key_id": "_ed25519",
-    "make_checkpoint": "_checkpoint",
-    "save_checkpoint": "_checkpoint",
-    "MemoryLedger": "_memory",
-    "KEY_PAYLOADS": "_key_payloads",
-    "WriterKeys": "_key_records",
-    "declare_key": "_key_records",
-    "require_signatures": "_key_records",
-    "revoke_key": "_key_records",
-    "rotate_key": "_key_records",
-    "writer_keys": "_key_records",
-    "RECORD_SIGNATURE_DOMAIN": "_record_signature",
-    "RecordSignature": "_record_signature",
-    "RecordSigner": "_record_signature",
-    "signature_verifies": "_record_signature",
-    "signed_message": "_record_signature",
-    "SignatureReport": "_signature_check",
-    "key_book": "_signature_check",
-    "signature_problems": "_signature_check",
-    "SignatureGate": "_signature_gate",
-    "signed_reads": "_signature_gate",
-    "FileSigner": "_signing_keys",
-    "TrustedKeys": "_signing_keys",
-    "load_trusted_keys": "_signing_keys",
-    "new_signing_key": "_signing_keys",
-    "Recorded": "_recorded",
-    "VerifyReads": "_verify_reads",
-    "key_order": "_verify_reads",
-    "verify_reads": "_verify_reads",
+    "NewRecord": "records._new_record",
+    "RecordPayload": "records._types",
+    "new_record": "records._types",
+    "record_type": "records._types",
+    "CHECKPOINT_TYPE": "signing._checkpoint",
+    "check_checkpoint": "signing._checkpoint",
+    "load_checkpoint": "signing._checkpoint",
+    "load_private_key": "keys._ed25519",
+    "load_public_key": "keys._ed25519",
+    "public_key_id": "keys._ed25519",
+    "make_checkpoint": "signing._checkpoint",
+    "save_checkpoint": "signing._checkpoint",
+    "MemoryLedger": "backends._memory",
+    "KEY_PAYLOADS": "signing._key_payloads",
+    "WriterKeys": "signing._key_records",
+    "declare_key": "signing._key_records",
+    "require_signatures": "signing._key_records",
+    "revoke_key": "signing._key_records",
+    "rotate_key": "signing._key_records",
+    "writer_keys": "signing._key_records",
+    "RECORD_SIGNATURE_DOMAIN": "keys._record_signature",
+    "RecordSignature": "keys._record_signature",
+    "RecordSigner": "keys._record_signature",
+    "signature_verifies": "keys._record_signature",
+    "signed_message": "keys._record_signature",
+    "SignatureReport": "signing._check",
+    "key_book": "signing._check",
+    "signature_problems": "signing._check",
+    "SignatureGate": "signing._gate",
+    "signed_reads": "signing._gate",
+    "FileSigner": "keys._signing_keys",
+    "TrustedKeys": "keys._signing_keys",
+    "load_trusted_keys": "keys._signing_keys",
+    "new_signing_key": "keys._signing_keys",
+    "Recorded": "records._recorded",
+    "VerifyReads": "contract._verify_reads",
+    "key_order": "contract._verify_reads",
+    "verify_reads": "contract._verify_reads",
 }
 
 

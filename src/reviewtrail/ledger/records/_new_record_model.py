@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from reviewtrail.ledger._fields import TYPE_PATTERN, Privacy, new_id
+from reviewtrail.ledger.records._fields import TYPE_PATTERN, Privacy, new_id
 
 __all__ = ["MAX_TEXT", "NewRecord"]
 

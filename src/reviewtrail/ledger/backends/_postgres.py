@@ -25,10 +25,7 @@ from reviewtrail.errors import (
     LedgerMissingError,
     StorageFullError,
 )
-from reviewtrail.ledger._envelope import Envelope
-from reviewtrail.ledger._projections import Projection, Row
-from reviewtrail.ledger._protocol import seal_batch
-from reviewtrail.ledger._sql import (
+from reviewtrail.ledger.backends._sql import (
     _INSERT_SIGNATURE,
     _READ_BACK,
     SIGNATURES_READ_BACK,
@@ -36,10 +33,13 @@ from reviewtrail.ledger._sql import (
     SqlLedger,
     insert_chunks,
 )
-from reviewtrail.ledger._sql_schema import COLUMNS, upsert_sql
+from reviewtrail.ledger.backends._sql_schema import COLUMNS, upsert_sql
+from reviewtrail.ledger.contract._projections import Projection, Row
+from reviewtrail.ledger.contract._protocol import seal_batch
+from reviewtrail.ledger.records._envelope import Envelope
 
 if TYPE_CHECKING:
-    from reviewtrail.ledger._new_record import NewRecord
+    from reviewtrail.ledger.records._new_record import NewRecord
 
 __all__ = ["PostgresLedger"]
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from reviewtrail.errors import ConfigError, ConflictError, InvalidInputError, NotFoundError
-from reviewtrail.ledger._signing_keys import SIGNING_KEY_FIELD
-from reviewtrail.ledger._writer_keys import (
+from reviewtrail.ledger.keys._signing_keys import SIGNING_KEY_FIELD
+from reviewtrail.ledger.keys._writer_keys import (
     KEY_DECLARED,
     KEY_REVOKED,
     SIGNATURES_REQUIRED,
@@ -19,9 +19,9 @@ from reviewtrail.ledger._writer_keys import (
 )
 
 if TYPE_CHECKING:
-    from reviewtrail.ledger._envelope import Envelope
-    from reviewtrail.ledger._new_record import NewRecord
-    from reviewtrail.ledger._protocol import Ledger
+    from reviewtrail.ledger.contract._protocol import Ledger
+    from reviewtrail.ledger.records._envelope import Envelope
+    from reviewtrail.ledger.records._new_record import NewRecord
 
 __all__ = ["WriterKeys", "declare_key", "require_signatures", "revoke_key", "rotate_key", "writer_keys"]
 
@@ -42,7 +42,7 @@ class WriterKeys:
 
 def _book(ledger: Ledger) -> KeyBook:
     """The chain's key records, each read from the records themselves and checked."""
-    from reviewtrail.ledger._signature_check import key_book
+    from reviewtrail.ledger.signing._check import key_book
 
     return key_book(ledger, checked=True)
 
@@ -66,7 +66,7 @@ def _refuse_unsigned(ledger: Ledger, book: KeyBook, what: str) -> None:
 
 
 def _record(type_: str, payload: dict[str, Any], actor: str, subject: str | None) -> NewRecord:
-    from reviewtrail.ledger._new_record import NewRecord
+    from reviewtrail.ledger.records._new_record import NewRecord
 
     return NewRecord.make(type=type_, actor=actor, privacy="private", payload=payload, subject=subject)
 
@@ -75,7 +75,7 @@ def _declaration(book: KeyBook, public_key_pem: bytes, name: str, actor: str) ->
     """The ``store.key.declared@1`` record of a key the chain neither declares nor ever revoked."""
     from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-    from reviewtrail.ledger._ed25519 import load_public_key, public_key_id
+    from reviewtrail.ledger.keys._ed25519 import load_public_key, public_key_id
 
     key = load_public_key(public_key_pem)
     if not name.strip() or len(name) > 200:

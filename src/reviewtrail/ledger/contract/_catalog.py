@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from reviewtrail.ledger._projections import BUILTIN_PROJECTIONS, Projection, ProjectionTable, Row
+from reviewtrail.ledger.contract._projections import BUILTIN_PROJECTIONS, Projection, ProjectionTable, Row
 
 if TYPE_CHECKING:
-    from reviewtrail.ledger._envelope import Envelope
-    from reviewtrail.ledger._types import RecordPayload
+    from reviewtrail.ledger.records._envelope import Envelope
+    from reviewtrail.ledger.records._types import RecordPayload
 
 __all__ = ["EMPTY_CATALOG", "DeclaredProjection", "DeferredPart", "RecordCatalog"]
 
@@ -172,7 +172,7 @@ class RecordCatalog:
                 return
         model = self._model(type_)
         if model is not None:
-            from reviewtrail.ledger._types import validate_with
+            from reviewtrail.ledger.records._types import validate_with
 
             validate_with(model, type_, payload, field=field)
 

@@ -7,7 +7,7 @@ PostgreSQL's order for a key of whole numbers and text compared ``COLLATE "C"`` 
 never NULL there). :func:`value_order` is that order in Python.
 
 The SQL ledgers answer these reads in the database (:class:`VerifyReads` is implemented by
-:class:`~reviewtrail.ledger._sql.SqlLedger`); any other ledger (the in-memory one) is read through
+:class:`~reviewtrail.ledger.backends._sql.SqlLedger`); any other ledger (the in-memory one) is read through
 the public API, in memory (it is in memory already).
 """
 
@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from reviewtrail.ledger._projections import ROW_SEQ
-from reviewtrail.ledger._protocol import Ledger
+from reviewtrail.ledger.contract._projections import ROW_SEQ
+from reviewtrail.ledger.contract._protocol import Ledger
 
 __all__ = ["VerifyReads", "key_order", "repeated_from", "value_order", "verify_reads"]
 

@@ -14,19 +14,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from reviewtrail.errors import ConflictError, IntegrityError, LedgerMissingError, ReadOnlyStoreError
-from reviewtrail.ledger._envelope import Envelope
-from reviewtrail.ledger._pages import PageOrder, count_sql, page_sql
-from reviewtrail.ledger._projections import ROW_SEQ, Projection, Row
-from reviewtrail.ledger._protocol import (
-    Ledger,
-    check_range,
-    missing,
-    projection_rows,
-    refuse_known_ids,
-    refuse_unless_extends,
-    seal_batch,
-)
-from reviewtrail.ledger._sql_schema import (
+from reviewtrail.ledger.backends._sql_schema import (
     COLUMNS,
     MIGRATIONS,
     READ_ONLY_OPTIONAL,
@@ -41,11 +29,23 @@ from reviewtrail.ledger._sql_schema import (
     table_ddl,
     upsert_sql,
 )
-from reviewtrail.ledger._verify_reads import repeated_from
+from reviewtrail.ledger.contract._pages import PageOrder, count_sql, page_sql
+from reviewtrail.ledger.contract._projections import ROW_SEQ, Projection, Row
+from reviewtrail.ledger.contract._protocol import (
+    Ledger,
+    check_range,
+    missing,
+    projection_rows,
+    refuse_known_ids,
+    refuse_unless_extends,
+    seal_batch,
+)
+from reviewtrail.ledger.contract._verify_reads import repeated_from
+from reviewtrail.ledger.records._envelope import Envelope
 
 if TYPE_CHECKING:
-    from reviewtrail.ledger._new_record import NewRecord
-    from reviewtrail.ledger._record_signature import RecordSignature
+    from reviewtrail.ledger.keys._record_signature import RecordSignature
+    from reviewtrail.ledger.records._new_record import NewRecord
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Cursor", "SqlLedger"]
 
@@ -644,7 +644,7 @@ class SqlLedger(Ledger):
             )
             return [int(r[0]) for r in cur.fetchall()]
 
-    # --- what verify streams (ledger._verify_reads.VerifyReads) -----------------------------
+    # --- what verify streams (ledger.contract._verify_reads.VerifyReads) -----------------------------
     @abc.abstractmethod
     def reopen(self) -> SqlLedger:
         """Another connection to the same ledger, with the same projections (for a second process)."""

@@ -80,7 +80,7 @@ class RecordSigner:
     only; it never enters the store)."""
 
     def __init__(self, key: Ed25519PrivateKey) -> None:
-        from reviewtrail.ledger._ed25519 import public_key_id
+        from reviewtrail.ledger.keys._ed25519 import public_key_id
 
         self._key = key
         self.public_key: Ed25519PublicKey = key.public_key()
@@ -91,7 +91,7 @@ class RecordSigner:
     def from_pem(cls, pem: bytes) -> RecordSigner:
         """A signer of the Ed25519 private key in ``pem`` (PKCS#8, unencrypted); another key is
         :class:`~reviewtrail.errors.InvalidInputError` (field ``key``)."""
-        from reviewtrail.ledger._ed25519 import load_private_key
+        from reviewtrail.ledger.keys._ed25519 import load_private_key
 
         return cls(load_private_key(pem))
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from reviewtrail.ledger._envelope import Envelope
-from reviewtrail.ledger._types import RecordPayload
+from reviewtrail.ledger.records._envelope import Envelope
+from reviewtrail.ledger.records._types import RecordPayload
 
 __all__ = ["Recorded"]
 

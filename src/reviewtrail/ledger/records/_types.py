@@ -15,8 +15,8 @@ from typing import Any, ClassVar, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.ledger._fields import TYPE_PATTERN, Privacy
-from reviewtrail.ledger._new_record import NewRecord
+from reviewtrail.ledger.records._fields import TYPE_PATTERN, Privacy
+from reviewtrail.ledger.records._new_record import NewRecord
 
 __all__ = ["RecordPayload", "new_record", "record_type", "validate_with"]
 

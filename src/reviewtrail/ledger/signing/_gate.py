@@ -20,12 +20,12 @@ import contextlib
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from reviewtrail.ledger._gate_scope import ACTIVE_GATE
+from reviewtrail.ledger.contract._gate_scope import ACTIVE_GATE
 
 if TYPE_CHECKING:
-    from reviewtrail.ledger._envelope import Envelope
-    from reviewtrail.ledger._protocol import Ledger
-    from reviewtrail.ledger._signing_keys import TrustedKeys
+    from reviewtrail.ledger.contract._protocol import Ledger
+    from reviewtrail.ledger.keys._signing_keys import TrustedKeys
+    from reviewtrail.ledger.records._envelope import Envelope
 
 __all__ = ["SignatureGate", "signed_reads"]
 
@@ -43,7 +43,7 @@ class SignatureGate:
         """Refuse (exit 4, field ``trusted_keys``) the first of ``records`` not signed by a
         trusted, unrevoked key."""
         from reviewtrail.errors import IntegrityError
-        from reviewtrail.ledger._record_signature import signature_verifies
+        from reviewtrail.ledger.keys._record_signature import signature_verifies
 
         todo = [env for env in records if (env.seq, env.hash) not in self._signed]
         if not todo:
@@ -76,7 +76,7 @@ class SignatureGate:
 def signed_reads(ledger: Ledger, trusted: TrustedKeys) -> Iterator[SignatureGate]:
     """The scope (see the module); the revocations are read from the chain, each record checked."""
     from reviewtrail.errors import IntegrityError
-    from reviewtrail.ledger._writer_keys import KEY_REVOKED, is_key_id
+    from reviewtrail.ledger.keys._writer_keys import KEY_REVOKED, is_key_id
 
     revoked: dict[str, int] = {}
     for env in ledger.checked_records(ledger.read(type=KEY_REVOKED)):

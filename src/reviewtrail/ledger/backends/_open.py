@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 
 from reviewtrail.config import sqlite_path
 from reviewtrail.errors import ConfigError, LedgerMissingError
-from reviewtrail.ledger._catalog import RecordCatalog
-from reviewtrail.ledger._projections import Projection
-from reviewtrail.ledger._protocol import Ledger
+from reviewtrail.ledger.contract._catalog import RecordCatalog
+from reviewtrail.ledger.contract._projections import Projection
+from reviewtrail.ledger.contract._protocol import Ledger
 
 if TYPE_CHECKING:
-    from reviewtrail.ledger._record_signature import RecordSigner
-    from reviewtrail.ledger._signing_keys import FileSigner
+    from reviewtrail.ledger.keys._record_signature import RecordSigner
+    from reviewtrail.ledger.keys._signing_keys import FileSigner
 
 __all__ = ["open_ledger"]
 
@@ -45,12 +45,12 @@ def open_ledger(
 
 def _open(url: str, projections: Iterable[Projection] | None, *, create: bool, read_only: bool) -> Ledger:
     if url == "memory:":
-        from reviewtrail.ledger._memory import MemoryLedger
+        from reviewtrail.ledger.backends._memory import MemoryLedger
 
         return MemoryLedger(projections)
     path = sqlite_path(url)
     if path is not None:
-        from reviewtrail.ledger._sqlite import SqliteLedger
+        from reviewtrail.ledger.backends._sqlite import SqliteLedger
 
         if not path.parent.is_dir():
             if not create:
@@ -58,7 +58,7 @@ def _open(url: str, projections: Iterable[Projection] | None, *, create: bool, r
             raise ConfigError(f"folder {path.parent} does not exist", field="database_url")
         return SqliteLedger(path, projections, create=create, read_only=read_only)
     if url.startswith(("postgresql://", "postgres://")):
-        from reviewtrail.ledger._postgres import PostgresLedger
+        from reviewtrail.ledger.backends._postgres import PostgresLedger
 
         return PostgresLedger(url, projections, create=create, read_only=read_only)
     from reviewtrail._redact import redact_url

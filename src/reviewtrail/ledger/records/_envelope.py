@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 from reviewtrail.canonical import _is_plain, canonical_flat, canonical_json, canonical_value, loads_json
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.ledger._fields import PRIVACY_LEVELS, TYPE_PATTERN, Privacy, new_id
+from reviewtrail.ledger.records._fields import PRIVACY_LEVELS, TYPE_PATTERN, Privacy, new_id
 
 if TYPE_CHECKING:
     # The record to append is a pydantic model, loaded only where records are made
-    # (reviewtrail.ledger._new_record): reading and checking records never loads pydantic.
+    # (reviewtrail.ledger.records._new_record): reading and checking records never loads pydantic.
     from reviewtrail.cas import CasObjectRef, CasRef
-    from reviewtrail.ledger._new_record import NewRecord
+    from reviewtrail.ledger.records._new_record import NewRecord
 
 __all__ = [
     "GENESIS_HASH",

@@ -9,10 +9,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from reviewtrail.errors import ConflictError
-from reviewtrail.ledger._envelope import Envelope
-from reviewtrail.ledger._pages import PageOrder, page_in_memory
-from reviewtrail.ledger._projections import Projection
-from reviewtrail.ledger._protocol import (
+from reviewtrail.ledger.contract._pages import PageOrder, page_in_memory
+from reviewtrail.ledger.contract._projections import Projection
+from reviewtrail.ledger.contract._protocol import (
     Ledger,
     check_range,
     missing,
@@ -20,10 +19,11 @@ from reviewtrail.ledger._protocol import (
     refuse_unless_extends,
     seal_batch,
 )
+from reviewtrail.ledger.records._envelope import Envelope
 
 if TYPE_CHECKING:
-    from reviewtrail.ledger._new_record import NewRecord
-    from reviewtrail.ledger._record_signature import RecordSignature
+    from reviewtrail.ledger.keys._record_signature import RecordSignature
+    from reviewtrail.ledger.records._new_record import NewRecord
 
 __all__ = ["MemoryLedger"]
 

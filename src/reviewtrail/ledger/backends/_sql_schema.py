@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from reviewtrail.ledger._envelope import Envelope
-from reviewtrail.ledger._projections import ROW_SEQ, ProjectionTable
-from reviewtrail.ledger._protocol import parse_type_filter
+from reviewtrail.ledger.contract._projections import ROW_SEQ, ProjectionTable
+from reviewtrail.ledger.contract._protocol import parse_type_filter
+from reviewtrail.ledger.records._envelope import Envelope
 
 if TYPE_CHECKING:
-    from reviewtrail.ledger._record_signature import RecordSignature
+    from reviewtrail.ledger.keys._record_signature import RecordSignature
 
 __all__ = [
     "COLUMNS",
@@ -128,7 +128,7 @@ def row_to_env(row: Sequence[Any]) -> Envelope:
 def row_to_signature(key_id: Any, sig: Any) -> RecordSignature:
     """A record's signature from its ``rt_signatures`` columns, taken as stored (a tampered
     value keeps its odd type; the check refuses it)."""
-    from reviewtrail.ledger._record_signature import RecordSignature
+    from reviewtrail.ledger.keys._record_signature import RecordSignature
 
     value = bytes(sig) if isinstance(sig, (bytes, bytearray, memoryview)) else str(sig).encode()
     return RecordSignature(key_id if isinstance(key_id, str) else str(key_id), value)

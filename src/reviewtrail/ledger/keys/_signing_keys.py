@@ -21,7 +21,7 @@ from reviewtrail.errors import ConfigError, ConflictError, InvalidInputError
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-    from reviewtrail.ledger._record_signature import RecordSigner
+    from reviewtrail.ledger.keys._record_signature import RecordSigner
 
 __all__ = ["SIGNING_KEY_FIELD", "FileSigner", "TrustedKeys", "load_trusted_keys", "new_signing_key"]
 
@@ -51,7 +51,7 @@ class FileSigner:
 
 
 def _load(path: Path) -> RecordSigner:
-    from reviewtrail.ledger._record_signature import RecordSigner
+    from reviewtrail.ledger.keys._record_signature import RecordSigner
 
     where = SIGNING_KEY_FIELD
     try:
@@ -96,7 +96,7 @@ class TrustedKeys:
 
     @classmethod
     def of(cls, keys: list[Ed25519PublicKey], source: str = "") -> TrustedKeys:
-        from reviewtrail.ledger._ed25519 import public_key_id
+        from reviewtrail.ledger.keys._ed25519 import public_key_id
 
         return cls({public_key_id(k): k for k in keys}, source)
 
@@ -107,7 +107,7 @@ def load_trusted_keys(path: Path | str, *, field: str = "trusted_keys") -> Trust
     Ed25519 public key, or text outside the blocks is :class:`InvalidInputError` (exit 2) naming
     ``field`` and the file."""
     from reviewtrail.inputs import read_input
-    from reviewtrail.ledger._ed25519 import load_public_key
+    from reviewtrail.ledger.keys._ed25519 import load_public_key
 
     data = read_input(path, "key", field=field)
     keys: list[Ed25519PublicKey] = []
@@ -140,7 +140,7 @@ def new_signing_key(path: Path | str) -> tuple[str, Path]:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
 
-    from reviewtrail.ledger._ed25519 import public_key_id
+    from reviewtrail.ledger.keys._ed25519 import public_key_id
 
     target = Path(path)
     public = target.with_name(target.name + ".pub")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.ledger._projections import ROW_SEQ, ProjectionTable
+from reviewtrail.ledger.contract._projections import ROW_SEQ, ProjectionTable
 
 __all__ = ["MAX_PAGE", "PageOrder", "count_sql", "page_in_memory", "page_order", "page_sql"]
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from reviewtrail.ledger._envelope import Envelope, may_hold_refs
+from reviewtrail.ledger.records._envelope import Envelope, may_hold_refs
 
 __all__ = [
     "BUILTIN_PROJECTIONS",
@@ -141,5 +141,5 @@ SUPERSESSIONS = Projection(
 
 BUILTIN_PROJECTIONS: tuple[Projection, ...] = (CAS_REFS, SUPERSESSIONS)
 #: Row functions that give no row for a record whose ``supersedes`` is null and whose payload
-#: cannot hold a CAS reference (:func:`~reviewtrail.ledger._envelope.may_hold_refs`).
+#: cannot hold a CAS reference (:func:`~reviewtrail.ledger.records._envelope.may_hold_refs`).
 QUIET_ROWS: frozenset[Callable[[Envelope], Iterable[Row]]] = frozenset({_cas_ref_rows, _supersession_rows})

@@ -1,4 +1,4 @@
-"""The open signed-reads scope of this thread or task (see :mod:`._signature_gate`): kept apart so
+"""The open signed-reads scope of this thread or task (see :mod:`reviewtrail.ledger.signing._gate`): kept apart so
 that every checked read can ask for it without loading what checks signatures."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from reviewtrail.ledger._envelope import Envelope
+    from reviewtrail.ledger.records._envelope import Envelope
 
 __all__ = ["ACTIVE_GATE", "Gate"]
 

@@ -3,7 +3,7 @@
 Loaded only where records are made: reading, tailing and checking records (and opening a store)
 never import this module. Making a record loads no pydantic either: a record whose fields are
 each of their exact kind (``str``, a ``datetime``, ``None``) and keep the rules is made here.
-Any other is given to the pydantic model in :mod:`reviewtrail.ledger._new_record_model`, which
+Any other is given to the pydantic model in :mod:`reviewtrail.ledger.records._new_record_model`, which
 refuses it with the same ``ValidationError`` as ever (``make``: :class:`InvalidInputError`
 naming the field), or accepts it with pydantic's conversions (a ``str`` subclass, a time given
 as text). ``tests/test_trace_save_fast_records.py`` checks that both agree.
@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.ledger._fields import PRIVACY_LEVELS, TYPE_PATTERN, Privacy, new_id
+from reviewtrail.ledger.records._fields import PRIVACY_LEVELS, TYPE_PATTERN, Privacy, new_id
 
 __all__ = ["NewRecord"]
 
@@ -69,7 +69,7 @@ def _plain(fields: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def _by_model(fields: Mapping[str, Any]) -> dict[str, Any]:
     """The model's values for ``fields``; raises its ``ValidationError`` when it refuses them."""
-    from reviewtrail.ledger._new_record_model import NewRecord as Model
+    from reviewtrail.ledger.records._new_record_model import NewRecord as Model
 
     made = Model(**fields)
     return {name: getattr(made, name) for name in FIELDS}

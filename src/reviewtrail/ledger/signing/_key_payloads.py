@@ -1,5 +1,5 @@
 """The payload models of the key records (``store.key.declared@1``, ``store.key.revoked@1``,
-``store.signatures.required@1``; see :mod:`._writer_keys`). Pydantic models, loaded only where
+``store.signatures.required@1``; see :mod:`reviewtrail.ledger.keys._writer_keys`). Pydantic models, loaded only where
 key records are validated or their schemas made."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from reviewtrail.ledger._types import RecordPayload, record_type
-from reviewtrail.ledger._writer_keys import KEY_DECLARED, KEY_REVOKED, SIGNATURES_REQUIRED
+from reviewtrail.ledger.keys._writer_keys import KEY_DECLARED, KEY_REVOKED, SIGNATURES_REQUIRED
+from reviewtrail.ledger.records._types import RecordPayload, record_type
 
 __all__ = ["KEY_PAYLOADS", "KeyDeclared", "KeyRevoked", "SignaturesRequired"]
 

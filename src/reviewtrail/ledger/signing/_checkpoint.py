@@ -32,9 +32,9 @@ from reviewtrail.canonical import canonical_json, loads_json
 from reviewtrail.cas import is_hex
 from reviewtrail.errors import ConflictError, IntegrityError, InvalidInputError
 from reviewtrail.inputs import read_input
-from reviewtrail.ledger._ed25519 import load_private_key, load_public_key, public_key_id
-from reviewtrail.ledger._envelope import GENESIS_HASH, chain_problems, format_time
-from reviewtrail.ledger._protocol import Ledger
+from reviewtrail.ledger.contract._protocol import Ledger
+from reviewtrail.ledger.keys._ed25519 import load_private_key, load_public_key, public_key_id
+from reviewtrail.ledger.records._envelope import GENESIS_HASH, chain_problems, format_time
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey

@@ -14,8 +14,8 @@ from typing import Any
 
 from reviewtrail.cas import is_hex
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.ledger._envelope import GENESIS_HASH
-from reviewtrail.ledger._protocol import Ledger
+from reviewtrail.ledger.contract._protocol import Ledger
+from reviewtrail.ledger.records._envelope import GENESIS_HASH
 
 __all__ = ["LedgerHead", "ledger_head"]
 

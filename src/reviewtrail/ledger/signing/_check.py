@@ -1,9 +1,9 @@
 """``verify``'s check of record signatures: who wrote each record, held to the chain's writer keys
 and, when a reader gives them, to the keys it trusts.
 
-The key records are read first (by type: a handful) into a :class:`~._writer_keys.KeyBook`; then
+The key records are read first (by type: a handful) into a :class:`~reviewtrail.ledger.KeyBook`; then
 records are streamed in seq order (seq, type, hash and signature; no payloads) and held to the
-book's rule (:meth:`~._writer_keys.KeyBook.problem`): before the point from which every record must
+book's rule (:meth:`~reviewtrail.ledger.KeyBook.problem`): before the point from which every record must
 be signed (the require point, or with trusted keys the trusted one), only the signed records
 (an unsigned one is no problem there), from it on every record. Memory holds the key book and one
 page of the stream, never one entry per record; a store that signs nothing costs one empty read.
@@ -23,11 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from reviewtrail.ledger._writer_keys import KEY_RECORD_TYPES, KeyBook
+from reviewtrail.ledger.keys._writer_keys import KEY_RECORD_TYPES, KeyBook
 
 if TYPE_CHECKING:
-    from reviewtrail.ledger._protocol import Ledger
-    from reviewtrail.ledger._signing_keys import TrustedKeys
+    from reviewtrail.ledger.contract._protocol import Ledger
+    from reviewtrail.ledger.keys._signing_keys import TrustedKeys
 
 __all__ = ["SignatureReport", "key_book", "signature_problems"]
 

@@ -28,10 +28,10 @@ from reviewtrail.errors import (
     ReadOnlyStoreError,
     StorageFullError,
 )
-from reviewtrail.ledger._envelope import Envelope
-from reviewtrail.ledger._projections import Projection
-from reviewtrail.ledger._sql import Cursor, SqlLedger, insert_chunks
-from reviewtrail.ledger._sql_schema import COLUMNS
+from reviewtrail.ledger.backends._sql import Cursor, SqlLedger, insert_chunks
+from reviewtrail.ledger.backends._sql_schema import COLUMNS
+from reviewtrail.ledger.contract._projections import Projection
+from reviewtrail.ledger.records._envelope import Envelope
 
 __all__ = ["SqliteLedger"]
 

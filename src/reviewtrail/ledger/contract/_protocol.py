@@ -19,8 +19,11 @@ from reviewtrail.errors import (
     NotFoundError,
     ReadOnlyStoreError,
 )
-from reviewtrail.ledger._catalog import EMPTY_CATALOG, RecordCatalog
-from reviewtrail.ledger._envelope import (
+from reviewtrail.ledger.contract._catalog import EMPTY_CATALOG, RecordCatalog
+from reviewtrail.ledger.contract._gate_scope import ACTIVE_GATE
+from reviewtrail.ledger.contract._pages import PageOrder, page_order
+from reviewtrail.ledger.contract._projections import QUIET_ROWS, ROW_SEQ, Projection, Row
+from reviewtrail.ledger.records._envelope import (
     GENESIS_HASH,
     Envelope,
     chain_problems,
@@ -29,15 +32,12 @@ from reviewtrail.ledger._envelope import (
     seal_chain,
     stored_problem,
 )
-from reviewtrail.ledger._fields import TYPE_PATTERN
-from reviewtrail.ledger._gate_scope import ACTIVE_GATE
-from reviewtrail.ledger._pages import PageOrder, page_order
-from reviewtrail.ledger._projections import QUIET_ROWS, ROW_SEQ, Projection, Row
+from reviewtrail.ledger.records._fields import TYPE_PATTERN
 
 if TYPE_CHECKING:
-    from reviewtrail.ledger._new_record import NewRecord
-    from reviewtrail.ledger._record_signature import RecordSignature, RecordSigner
-    from reviewtrail.ledger._signing_keys import FileSigner
+    from reviewtrail.ledger.keys._record_signature import RecordSignature, RecordSigner
+    from reviewtrail.ledger.keys._signing_keys import FileSigner
+    from reviewtrail.ledger.records._new_record import NewRecord
 
 __all__ = [
     "Ledger",
@@ -250,7 +250,7 @@ class Ledger(abc.ABC):
         if not batch:
             return []
         self._refuse_if_read_only()
-        from reviewtrail.ledger._new_record import NewRecord
+        from reviewtrail.ledger.records._new_record import NewRecord
 
         # Checked once per kind of object in the batch (one, as a rule), not once per record.
         if not all(issubclass(kind, NewRecord) for kind in set(map(type, batch))):
@@ -279,7 +279,7 @@ class Ledger(abc.ABC):
         which ``verify`` reports), so a lost connection skips it: the append's own reconnect and
         retry then decide, as before."""
         if self._required_from is None:
-            from reviewtrail.ledger._writer_keys import SIGNATURES_REQUIRED
+            from reviewtrail.ledger.keys._writer_keys import SIGNATURES_REQUIRED
 
             try:
                 first = next(self.read(type=SIGNATURES_REQUIRED, limit=1), None)

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-    from reviewtrail.ledger._record_signature import RecordSignature
-    from reviewtrail.ledger._signing_keys import TrustedKeys
+    from reviewtrail.ledger.keys._record_signature import RecordSignature
+    from reviewtrail.ledger.keys._signing_keys import TrustedKeys
 
 __all__ = [
     "KEY_DECLARED",
@@ -122,7 +122,7 @@ class KeyBook:
         """The seq of the earliest ``store.signatures.required@1`` record validly signed by one of
         ``trusted``'s keys (not revoked before it), from ``signatures`` and ``hashes`` of those
         records by seq; seq 1 when there is none (every record is then held to the trusted keys)."""
-        from reviewtrail.ledger._record_signature import signature_verifies
+        from reviewtrail.ledger.keys._record_signature import signature_verifies
 
         for seq in self.requirements:
             signature = signatures.get(seq)
@@ -152,7 +152,7 @@ class KeyBook:
         - with ``trusted`` keys, from ``trusted_from`` on: no signature, or one by a key not among
           them."""
         if signature is not None:
-            from reviewtrail.ledger._record_signature import signature_verifies
+            from reviewtrail.ledger.keys._record_signature import signature_verifies
 
             key_id = signature.key_id
             if not is_key_id(key_id):
