@@ -31,8 +31,9 @@ def private_imports(source: str) -> list[str]:
         for module in modules:
             parts = module.split(".")
             into_package = len(parts) >= 3 and parts[0] == "reviewtrail" and parts[1] in PACKAGES
-            if into_package and parts[1] != "cli" and parts[2].startswith("_"):
-                found.append(f"{node.lineno}: {'.'.join(parts[:3])}")
+            private = next((i for i in range(2, len(parts)) if parts[i].startswith("_")), None)  # in a folder too
+            if into_package and parts[1] != "cli" and private is not None:
+                found.append(f"{node.lineno}: {'.'.join(parts[: private + 1])}")
             elif (
                 len(parts) >= 2
                 and parts[0] == "reviewtrail"
@@ -58,7 +59,7 @@ def test_the_checks_find_what_they_look_for() -> None:
     source = (
         "from reviewtrail.tracing._reader import find_run\n"
         "def f():\n"
-        "    import reviewtrail.provenance._sandbox\n"
+        "    import reviewtrail.provenance.sandbox._sandbox\n"
         "    from reviewtrail.cas import _refs\n"
         "    from reviewtrail.tracing import find_run\n"
         "    from reviewtrail.cli._output import print_json\n"
@@ -66,7 +67,7 @@ def test_the_checks_find_what_they_look_for() -> None:
     )
     assert private_imports(source) == [
         "1: reviewtrail.tracing._reader",
-        "3: reviewtrail.provenance._sandbox",
+        "3: reviewtrail.provenance.sandbox._sandbox",
         "4: reviewtrail.cas._refs",
         "7: reviewtrail._redact",
     ]

@@ -58,8 +58,9 @@ def _private_imports(own: str, source: str) -> list[tuple[int, str]]:
         parts = module.split(".")
         if parts[0] != "reviewtrail" or len(parts) < 3 or parts[1] == own:
             continue
-        if parts[1] in PACKAGES and parts[2].startswith("_"):
-            found.append((line, ".".join(parts[:3])))
+        private = next((i for i in range(2, len(parts)) if parts[i].startswith("_")), None)  # in a folder too
+        if parts[1] in PACKAGES and private is not None:
+            found.append((line, ".".join(parts[: private + 1])))
     return sorted(set(found))
 
 
@@ -147,11 +148,13 @@ def test_the_scan_sees_a_cross_package_private_import() -> None:
         "def f():\n"
         "    from reviewtrail.tracing import _record\n"
         "from reviewtrail.ledger import new_id\n"
-        "from reviewtrail.provenance._diff import artifact_version_diff\n"
+        "from reviewtrail.provenance.artifacts._diff import artifact_version_diff\n"
         "from reviewtrail._durable import fsync_dir\n"
+        "from reviewtrail.tracing.part import _rule\n"
     )
     assert _private_imports("provenance", source) == [
         (1, "reviewtrail.ledger._envelope"),
         (2, "reviewtrail.cas._refs"),
         (4, "reviewtrail.tracing._record"),
+        (8, "reviewtrail.tracing.part._rule"),
     ]

@@ -48,7 +48,7 @@ def add_import(tree: Path, module: str, imported: str) -> None:
 def test_the_package_keeps_its_import_contract(tree: Path) -> None:
     result = lint(tree)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "2 kept, 0 broken" in result.stdout
+    assert "3 kept, 0 broken" in result.stdout
 
 
 def test_an_upward_import_from_the_cas_breaks_the_layers(tree: Path) -> None:
@@ -56,7 +56,7 @@ def test_an_upward_import_from_the_cas_breaks_the_layers(tree: Path) -> None:
     result = lint(tree)
     assert result.returncode != 0
     assert "reviewtrail.cas._refs -> reviewtrail.app" in result.stdout
-    assert "0 kept, 2 broken" in result.stdout  # and it closes a cycle: app imports the store, which imports the CAS
+    assert "0 kept, 3 broken" in result.stdout  # and it closes a cycle: app imports the store, which imports the CAS
 
 
 def test_a_domain_package_may_not_import_the_composition_root(tree: Path) -> None:
@@ -74,11 +74,11 @@ def test_the_store_may_not_import_a_domain_package(tree: Path) -> None:
 
 
 def test_a_cycle_between_two_domain_packages_breaks_both_contracts(tree: Path) -> None:
-    add_import(tree, "provenance/_records.py", "reviewtrail.evidence")  # evidence already imports provenance
+    add_import(tree, "provenance/records/_records.py", "reviewtrail.evidence")  # evidence already imports provenance
     result = lint(tree)
     assert result.returncode != 0
-    assert "0 kept, 2 broken" in result.stdout
-    assert "reviewtrail.provenance._records -> reviewtrail.evidence" in result.stdout
+    assert "0 kept, 3 broken" in result.stdout
+    assert "reviewtrail.provenance.records._records -> reviewtrail.evidence" in result.stdout
 
 
 def test_independent_siblings_may_not_import_each_other(tree: Path) -> None:
@@ -86,12 +86,20 @@ def test_independent_siblings_may_not_import_each_other(tree: Path) -> None:
     result = lint(tree)
     assert result.returncode != 0
     assert "reviewtrail.models._invoke -> reviewtrail.tracing" in result.stdout
-    assert "1 kept, 1 broken" in result.stdout
+    assert "2 kept, 1 broken" in result.stdout
+
+
+def test_a_part_of_provenance_may_not_import_a_part_above_it(tree: Path) -> None:
+    add_import(tree, "provenance/artifacts/_diff.py", "reviewtrail.provenance.kernels._protocol")
+    result = lint(tree)
+    assert result.returncode != 0
+    assert "reviewtrail.provenance.artifacts is not allowed to import" in result.stdout
+    assert "2 kept, 1 broken" in result.stdout
 
 
 def test_a_cycle_inside_a_package_is_refused(tree: Path) -> None:
-    add_import(tree, "provenance/_snapshot.py", "reviewtrail.provenance._sessions")  # which reaches _snapshot
+    add_import(tree, "provenance/runs/_snapshot.py", "reviewtrail.provenance.runs._sessions")  # which reaches _snapshot
     result = lint(tree)
     assert result.returncode != 0
-    assert "1 kept, 1 broken" in result.stdout
-    assert "No cycles are allowed in reviewtrail.provenance" in result.stdout
+    assert "2 kept, 1 broken" in result.stdout
+    assert "No cycles are allowed in reviewtrail.provenance.runs" in result.stdout
