@@ -68,9 +68,9 @@ def bench_sandbox(cfg: Config) -> Result:
 
 
 def bench_cgroup_overhead(cfg: Config) -> Result:
-    from reviewtrail.provenance import _cgroup
-    from reviewtrail.provenance._limits import ResourceLimits
-    from reviewtrail.provenance._sandbox import SandboxRequest, require_bwrap, run_sandboxed, sandbox_options
+    from reviewtrail.provenance.sandbox import _cgroup
+    from reviewtrail.provenance.sandbox._limits import ResourceLimits
+    from reviewtrail.provenance.sandbox._sandbox import SandboxRequest, require_bwrap, run_sandboxed, sandbox_options
 
     if _cgroup.cgroup_support() is not None:
         return Result("sandbox_cgroup_overhead", "SKIP", notes=[f"no control group here: {_cgroup.cgroup_support()}"])

@@ -57,7 +57,7 @@ step "sandboxed runs in a session: write a file, declare it, change it, declare 
 # v1 hierarchy, not root), a run is refused (exit 5) unless --weak-limits accepts the in-sandbox
 # mechanisms: the demo says so and accepts them.
 weak=()
-if ! why=$(python3 -c 'import sys; from reviewtrail.provenance._cgroup import cgroup_support as s; w = s(); print(w or ""); sys.exit(1 if w else 0)'); then
+if ! why=$(python3 -c 'import sys; from reviewtrail.provenance.sandbox._cgroup import cgroup_support as s; w = s(); print(w or ""); sys.exit(1 if w else 0)'); then
   echo "note: no control group can be made here ($why); the demo runs with --weak-limits"
   weak=(--weak-limits)
 fi

@@ -19,8 +19,8 @@ from conftest import init_cli_store, need, open_cli_store
 from conftest import run_wide as run
 from reviewtrail.cas._filesystem import FilesystemCas
 from reviewtrail.provenance import declare_artifact, pending_runs, repair_pending_runs, run_code
-from reviewtrail.provenance._pending import session_locked
-from reviewtrail.provenance._records import ARTIFACT_VERSION, artifact_id_for
+from reviewtrail.provenance.records._records import ARTIFACT_VERSION, artifact_id_for
+from reviewtrail.provenance.runs._pending import session_locked
 
 RUN_ID = "01a22d6a-0000-7000-8000-00000000abcd"
 
@@ -230,7 +230,7 @@ def test_a_deleted_projection_row_never_lets_a_version_number_be_reused(project:
 
 
 def test_declare_refuses_while_a_run_is_in_progress(project: Path) -> None:
-    from reviewtrail.provenance._pending import session_lock
+    from reviewtrail.provenance.runs._pending import session_lock
 
     sid, workspace = _session(project)
     (workspace / "busy.txt").write_text("being written")

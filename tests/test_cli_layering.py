@@ -59,7 +59,7 @@ def test_the_checks_find_what_they_look_for() -> None:
     source = (
         "from reviewtrail.tracing.files._reader import find_run\n"
         "def f():\n"
-        "    import reviewtrail.provenance._sandbox\n"
+        "    import reviewtrail.provenance.sandbox._sandbox\n"
         "    from reviewtrail.cas import _refs\n"
         "    from reviewtrail.tracing import find_run\n"
         "    from reviewtrail.cli._output import print_json\n"
@@ -67,7 +67,7 @@ def test_the_checks_find_what_they_look_for() -> None:
     )
     assert private_imports(source) == [
         "1: reviewtrail.tracing.files._reader",
-        "3: reviewtrail.provenance._sandbox",
+        "3: reviewtrail.provenance.sandbox._sandbox",
         "4: reviewtrail.cas._refs",
         "7: reviewtrail._redact",
     ]

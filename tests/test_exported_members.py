@@ -148,11 +148,13 @@ def test_the_scan_sees_a_cross_package_private_import() -> None:
         "def f():\n"
         "    from reviewtrail.tracing.custody import _record\n"
         "from reviewtrail.ledger import new_id\n"
-        "from reviewtrail.provenance._diff import artifact_version_diff\n"
+        "from reviewtrail.provenance.artifacts._diff import artifact_version_diff\n"
         "from reviewtrail._durable import fsync_dir\n"
+        "from reviewtrail.tracing.part import _rule\n"
     )
     assert _private_imports("provenance", source) == [
         (1, "reviewtrail.ledger.records._envelope"),
         (2, "reviewtrail.cas._refs"),
         (4, "reviewtrail.tracing.custody._record"),
+        (8, "reviewtrail.tracing.part._rule"),
     ]

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from conftest import need, use_store
-from reviewtrail.provenance._sandbox import bwrap_available
+from reviewtrail.provenance.sandbox._sandbox import bwrap_available
 
 REVIEWTRAIL = str(Path(sys.executable).parent / "reviewtrail")
 HOST_MODULE = b"reviewtrail.cli.runs._kernel_host"
@@ -374,7 +374,7 @@ def test_bad_inputs_are_refused_and_record_nothing(project: Path) -> None:
 # --- the rules, without a host -------------------------------------------------------------------
 def test_the_first_option_that_differs_is_named_and_env_values_never_are() -> None:
     from reviewtrail.provenance import ResourceLimits
-    from reviewtrail.provenance._kernel_protocol import KernelSettings, settings_difference
+    from reviewtrail.provenance.kernels._protocol import KernelSettings, settings_difference
 
     started = KernelSettings("python", {"TOKEN": "hunter2"}, "none", (), {}, ResourceLimits())
     assert settings_difference(started, started) is None
@@ -394,7 +394,7 @@ def test_the_first_option_that_differs_is_named_and_env_values_never_are() -> No
 
 def test_a_hosts_error_is_raised_again_as_the_same_error() -> None:
     from reviewtrail.errors import ConflictError, NotFoundError, ReviewtrailError
-    from reviewtrail.provenance._kernel_protocol import error_from_json, error_to_json
+    from reviewtrail.provenance.kernels._protocol import error_from_json, error_to_json
 
     for exc in (ConflictError("it differs", field="max_memory"), NotFoundError("no session x", field="session")):
         again = error_from_json(json.loads(json.dumps(error_to_json(exc))))
@@ -410,7 +410,7 @@ def test_a_hosts_error_is_raised_again_as_the_same_error() -> None:
 
 @pytest.mark.parametrize("name", ["main", "a", "k-1_2.x", "A" * 64])
 def test_kernel_names_that_are_accepted(name: str) -> None:
-    from reviewtrail.provenance._kernel_protocol import check_kernel_name
+    from reviewtrail.provenance.kernels._protocol import check_kernel_name
 
     assert check_kernel_name(name) == name
 
@@ -418,7 +418,7 @@ def test_kernel_names_that_are_accepted(name: str) -> None:
 @pytest.mark.parametrize("name", ["", ".", "..", "../x", "a/b", "-a", ".hidden", "a b", "A" * 65, "é", "a\n"])
 def test_kernel_names_that_are_refused(name: str) -> None:
     from reviewtrail.errors import InvalidInputError
-    from reviewtrail.provenance._kernel_protocol import check_kernel_name
+    from reviewtrail.provenance.kernels._protocol import check_kernel_name
 
     with pytest.raises(InvalidInputError) as caught:
         check_kernel_name(name)

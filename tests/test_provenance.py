@@ -185,7 +185,7 @@ def test_a_model_turn_that_declares_an_artifact_is_in_its_lineage(store: Store) 
     assert [m.record_id for m in manifests] == [turn.manifest_envelope.id]
     assert manifests[0].attributes["endpointHost"] == "scripted.local"
     assert version.version.prompt_manifest_id == turn.manifest_envelope.id
-    from reviewtrail.provenance._export import to_in_toto, to_prov_json
+    from reviewtrail.provenance.export._export import to_in_toto, to_prov_json
 
     prov = to_prov_json(graph)
     assert prov["activity"] and prov["entity"]
@@ -198,8 +198,8 @@ def test_a_file_swapped_for_a_symlink_after_the_snapshot_is_never_read(
 ) -> None:
     """Code in the sandbox (e.g. a background process of a kernel) can swap a changed file for a
     symlink to a host file between the snapshot and the read: the host file must not be stored."""
-    from reviewtrail.provenance import _runs
-    from reviewtrail.provenance._snapshot import FileState
+    from reviewtrail.provenance.runs import _runs
+    from reviewtrail.provenance.runs._snapshot import FileState
 
     secret = tmp_path / "host-secret.txt"
     secret.write_bytes(b"HOST-ONLY-SECRET")

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from reviewtrail.errors import EXIT_INVALID, InvalidInputError
 from reviewtrail.media import is_text_media_type
-from reviewtrail.provenance._diff import artifact_version_diff
+from reviewtrail.provenance.artifacts._diff import artifact_version_diff
 
 
 def diff(old: str | bytes, new: str | bytes, **kw: Any) -> Any:

@@ -14,7 +14,8 @@ import pytest
 from reviewtrail.canonical import canonical_json
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.ledger import LedgerHead
-from reviewtrail.provenance._export import (
+from reviewtrail.provenance.artifacts._graph import Edge, LineageGraph, Node
+from reviewtrail.provenance.export._export import (
     BUILD_TYPE,
     CONTROL_PLANE_BUILDER,
     PROVENANCE_PREDICATE_TYPE,
@@ -22,7 +23,6 @@ from reviewtrail.provenance._export import (
     to_in_toto,
     to_prov_json,
 )
-from reviewtrail.provenance._graph import Edge, LineageGraph, Node
 
 
 def hexd(c: str) -> str:
@@ -635,7 +635,7 @@ def test_in_toto_internal_parameters_name_the_ledger_head() -> None:
 
 def test_in_toto_known_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fixture's statement with a ledger head, as RFC 8785 bytes (the builder version fixed)."""
-    import reviewtrail.provenance._export_intoto as exporter
+    import reviewtrail.provenance.export._intoto as exporter
 
     monkeypatch.setattr(exporter, "reviewtrail_version", lambda: "0.0.0+pin")
     data = canonical_json(to_in_toto(build(seed=1), HEAD))

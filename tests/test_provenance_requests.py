@@ -23,7 +23,7 @@ from reviewtrail.provenance import (
     run_request,
     upload_artifact,
 )
-from reviewtrail.provenance._run_request import parse_pairs
+from reviewtrail.provenance.runs._request import parse_pairs
 from reviewtrail.store import Store
 
 

@@ -72,7 +72,7 @@ def test_the_kinds_at_their_edges() -> None:
 
 
 def test_provenance_and_the_reviewer_use_this_one_module() -> None:
-    from reviewtrail.provenance import _runs
+    from reviewtrail.provenance.runs import _runs
     from reviewtrail.reviewer import _computation
     from reviewtrail.reviewer import _media as reviewer_media
 

@@ -1,4 +1,4 @@
-"""The run-record rule (provenance._run_record): what a run's records say, from gathered facts."""
+"""The run-record rule (provenance.records._run_record): what a run's records say, from gathered facts."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reviewtrail.provenance._limits import ResourceLimits
-from reviewtrail.provenance._run_record import (
+from reviewtrail.provenance.records._run_record import (
     RunFacts,
     StoredFile,
     decide_run,
@@ -18,7 +17,8 @@ from reviewtrail.provenance._run_record import (
     permission_epoch_id,
     run_status,
 )
-from reviewtrail.provenance._sandbox_plan import SandboxResult
+from reviewtrail.provenance.sandbox._limits import ResourceLimits
+from reviewtrail.provenance.sandbox._plan import SandboxResult
 
 _LIMITS = ResourceLimits(max_file_size=4096)
 _CODE = {"pool": "agent-state", "digest": "sha256:" + "a" * 64, "size": 1, "mediaType": "text/plain"}

@@ -1,4 +1,4 @@
-"""The sandbox's input rule (provenance._sandbox_input) and its status rule (provenance._sandbox_plan),
+"""The sandbox's input rule (provenance.sandbox._input) and its status rule (provenance.sandbox._plan),
 as pure functions, and that every way into a sandbox applies the same input rule."""
 
 from __future__ import annotations
@@ -14,17 +14,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.provenance._limits import ResourceLimits
-from reviewtrail.provenance._runs import run_code
-from reviewtrail.provenance._sandbox_input import (
+from reviewtrail.provenance.kernels._session_kernel import SessionKernel
+from reviewtrail.provenance.runs._runs import run_code
+from reviewtrail.provenance.sandbox._input import (
     SANDBOX_WORKSPACE,
     check_env,
     check_sandbox_input,
     check_timeout,
     sandbox_cwd,
 )
-from reviewtrail.provenance._sandbox_plan import SandboxRequest, parse_report, run_status
-from reviewtrail.provenance._session_kernel import SessionKernel
+from reviewtrail.provenance.sandbox._limits import ResourceLimits
+from reviewtrail.provenance.sandbox._plan import SandboxRequest, parse_report, run_status
 
 _NUMBERS = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),

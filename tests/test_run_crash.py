@@ -29,9 +29,9 @@ from reviewtrail.provenance import (
     repair_pending_runs,
     run_code,
 )
-from reviewtrail.provenance._pending import session_lock, write_marker
-from reviewtrail.provenance._sandbox import bwrap_available
-from reviewtrail.provenance._snapshot import snapshot
+from reviewtrail.provenance.runs._pending import session_lock, write_marker
+from reviewtrail.provenance.runs._snapshot import snapshot
+from reviewtrail.provenance.sandbox._sandbox import bwrap_available
 from reviewtrail.store import Store
 from support.sandbox import processes_with
 
@@ -161,7 +161,7 @@ def test_disk_full_while_recording_is_a_clear_error_and_repair_records_the_run(
 
 
 def test_disk_full_before_the_code_runs(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from reviewtrail.provenance import _pending
+    from reviewtrail.provenance.runs import _pending
 
     def full(fd: int) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -222,7 +222,7 @@ def test_a_session_removed_while_a_run_waits_for_the_lock_is_not_run_in(
 ) -> None:
     """`session rm` can win the session lock between run_code's first liveness check and its own
     lock: the run must then refuse, not run in (and record into) a deleted workspace."""
-    import reviewtrail.provenance._runs as runs
+    import reviewtrail.provenance.runs._runs as runs
     from reviewtrail.errors import ReviewtrailError
     from reviewtrail.provenance import delete_session, run_code
 

@@ -17,9 +17,10 @@ import pytest
 
 from conftest import need
 from reviewtrail.errors import BackendUnavailableError, InvalidInputError, NotFoundError
-from reviewtrail.provenance import _kernels, _sandbox_bwrap
-from reviewtrail.provenance._kernels import PythonKernel, ShellKernel
-from reviewtrail.provenance._sandbox import (
+from reviewtrail.provenance.kernels import _kernels
+from reviewtrail.provenance.kernels._kernels import PythonKernel, ShellKernel
+from reviewtrail.provenance.sandbox import _bwrap
+from reviewtrail.provenance.sandbox._sandbox import (
     BASE_ENV,
     SandboxRequest,
     SandboxResult,
@@ -281,7 +282,7 @@ def test_invalid_requests(ws: Path) -> None:
 
 
 def test_missing_bubblewrap(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_sandbox_bwrap, "bwrap_path", lambda: None)
+    monkeypatch.setattr(_bwrap, "bwrap_path", lambda: None)
     assert not bwrap_available()
     with pytest.raises(BackendUnavailableError, match=r"bubblewrap \(bwrap\) is not installed or not on PATH"):
         run(ws, "")

@@ -19,9 +19,10 @@ from reviewtrail.app import init_store
 from reviewtrail.cli._app import app
 from reviewtrail.config import Settings
 from reviewtrail.errors import EXIT_BACKEND, BackendUnavailableError
-from reviewtrail.provenance import ResourceLimits, _cgroup, create_session, run_code
-from reviewtrail.provenance._cgroup import CGROUP_V1, RunCgroup, cgroup_support, create_run_cgroup
-from reviewtrail.provenance._sandbox import bwrap_available
+from reviewtrail.provenance import ResourceLimits, create_session, run_code
+from reviewtrail.provenance.sandbox import _cgroup
+from reviewtrail.provenance.sandbox._cgroup import CGROUP_V1, RunCgroup, cgroup_support, create_run_cgroup
+from reviewtrail.provenance.sandbox._sandbox import bwrap_available
 from support.sandbox import processes_with, run
 
 MiB = 1 << 20
@@ -143,7 +144,7 @@ def test_the_groups_hold_the_limits_and_are_removed() -> None:
 
 
 def test_a_persistent_kernel_is_held_by_its_group(ws: Path, made: list[RunCgroup]) -> None:
-    from reviewtrail.provenance._kernels import ShellKernel
+    from reviewtrail.provenance.kernels._kernels import ShellKernel
 
     with ShellKernel(ws, limits=ResourceLimits(max_memory=256 * MiB)) as k:
         assert k.evaluate("echo up", 10).status == "succeeded"

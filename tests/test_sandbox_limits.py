@@ -15,8 +15,8 @@ from reviewtrail.cli._app import app
 from reviewtrail.config import Settings
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.provenance import ResourceLimits, create_session, parse_size, run_code
-from reviewtrail.provenance._limits import reported_limit
-from reviewtrail.provenance._sandbox import bwrap_available
+from reviewtrail.provenance.sandbox._limits import reported_limit
+from reviewtrail.provenance.sandbox._sandbox import bwrap_available
 from reviewtrail.store import Store
 from support.sandbox import processes_with, run
 
@@ -182,7 +182,7 @@ def test_cli_rejects_bad_sizes(cli: CliRunner) -> None:
 
 
 def test_kernels_are_limited_too(ws: Path) -> None:
-    from reviewtrail.provenance._kernels import PythonKernel, ShellKernel
+    from reviewtrail.provenance.kernels._kernels import PythonKernel, ShellKernel
 
     with ShellKernel(ws, limits=ResourceLimits(max_procs=10)) as k:
         ok = k.evaluate("echo up", 10)

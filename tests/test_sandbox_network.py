@@ -26,9 +26,9 @@ from reviewtrail.cli._app import app
 from reviewtrail.config import Settings
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.provenance import create_session, run_code
-from reviewtrail.provenance._netproxy import host_addresses
-from reviewtrail.provenance._netproxy_rules import NetPolicy, address_refusal, parse_allow_entry
-from reviewtrail.provenance._sandbox import SandboxRequest, SandboxResult, bwrap_available, run_sandboxed
+from reviewtrail.provenance.sandbox._netproxy import host_addresses
+from reviewtrail.provenance.sandbox._netproxy_rules import NetPolicy, address_refusal, parse_allow_entry
+from reviewtrail.provenance.sandbox._sandbox import SandboxRequest, SandboxResult, bwrap_available, run_sandboxed
 from reviewtrail.store import Store
 from support.pgserver import PgServer
 
@@ -310,7 +310,7 @@ def test_cli_allow_needs_allowlist_mode(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def test_kernels_in_allowlist_mode_use_the_proxy_too(ws: Path, web: int, host_services: dict[str, Any]) -> None:
-    from reviewtrail.provenance._kernels import PythonKernel
+    from reviewtrail.provenance.kernels._kernels import PythonKernel
 
     with PythonKernel(ws, network="allowlist", allowlist=[f"web.test.invalid:{web}"],
                       resolve={"web.test.invalid": "127.0.0.2"}) as k:  # fmt: skip

@@ -24,7 +24,7 @@ _NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _ENV_OBJECTS = {"env", "environ", "os.environ", "os.environb"}
 # Modules allowed to read the process environment: the loader, the command line (the edge),
 # and the launcher that runs inside the sandbox (it reports what the sandboxed code saw).
-_EDGE = ("config.py", "cli/", "provenance/_sandbox_launch.py")
+_EDGE = ("config.py", "cli/", "provenance/sandbox/_launch.py")
 
 
 def _dotted(node: ast.AST) -> str:
@@ -63,7 +63,7 @@ def variables_read() -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for path in sorted(SRC.rglob("*.py")):
         rel = path.relative_to(SRC).as_posix()
-        if rel == "provenance/_sandbox_launch.py":
+        if rel == "provenance/sandbox/_launch.py":
             continue  # runs inside the sandbox: what it reads is the sandboxed code's environment
         for name in _names_read(ast.parse(path.read_text(encoding="utf-8"))):
             out.setdefault(name, set()).add(rel)

@@ -38,8 +38,8 @@ from conftest import run_wide as run
 from reviewtrail.errors import IntegrityError, InvalidInputError
 from reviewtrail.ledger import LedgerHead, public_key_id
 from reviewtrail.provenance import upload_artifact
-from reviewtrail.provenance._dsse import IN_TOTO_PAYLOAD_TYPE, envelope_json, pae, parse_envelope
-from reviewtrail.provenance._export_signed import sign_statement, statement_bytes, verify_statement_envelope
+from reviewtrail.provenance.export._dsse import IN_TOTO_PAYLOAD_TYPE, envelope_json, pae, parse_envelope
+from reviewtrail.provenance.export._signed import sign_statement, statement_bytes, verify_statement_envelope
 from test_export_consumers import load_in_toto
 from test_provenance_export import build
 
@@ -131,7 +131,7 @@ def test_signing_the_minimal_statement_gives_the_vectors_signature() -> None:
 
 def test_the_envelope_of_the_fixture_statement_is_pinned(monkeypatch: pytest.MonkeyPatch) -> None:
     """One signed export pinned end to end: the fixture lineage, a ledger head, the test key A."""
-    import reviewtrail.provenance._export_intoto as exporter
+    import reviewtrail.provenance.export._intoto as exporter
 
     monkeypatch.setattr(exporter, "reviewtrail_version", lambda: "0.0.0+pin")
     envelope = sign_statement(exporter.to_in_toto(build(), LedgerHead("a1" * 32, 42)), key(SEED_A))
@@ -147,7 +147,7 @@ def test_the_envelope_of_the_fixture_statement_is_pinned(monkeypatch: pytest.Mon
 
 
 def test_envelope_json_and_parse_round_trip_in_either_base64_alphabet() -> None:
-    from reviewtrail.provenance._dsse import DsseSignature
+    from reviewtrail.provenance.export._dsse import DsseSignature
 
     doc = envelope_json("t", b"\xfb\xff\xbf>?", [DsseSignature("k", b"\xff" * 64)])
     assert doc["payload"] == "+/+/Pj8="
@@ -189,7 +189,7 @@ def envelope() -> dict[str, Any]:
 
 
 def build_statement() -> dict[str, Any]:
-    from reviewtrail.provenance._export import to_in_toto
+    from reviewtrail.provenance.export._export import to_in_toto
 
     return to_in_toto(build(), LedgerHead("a1" * 32, 42))
 

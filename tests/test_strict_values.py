@@ -28,7 +28,7 @@ from reviewtrail.evidence._evidence import parse_origin
 from reviewtrail.human_review import _agents_file, _records, import_runs, parse_agents_file, prompt_text_hash
 from reviewtrail.human_review._campaign_file import parse_campaign_file
 from reviewtrail.models import _records as model_records
-from reviewtrail.provenance import _records as provenance_records
+from reviewtrail.provenance.records import _records as provenance_records
 from reviewtrail.reviewer import _records as reviewer_records
 from reviewtrail.store import Store
 from reviewtrail.tracing.custody import _call_record

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewtrail.provenance import ResourceLimits
-from reviewtrail.provenance._sandbox import SandboxRequest, SandboxResult, run_sandboxed
+from reviewtrail.provenance.sandbox._sandbox import SandboxRequest, SandboxResult, run_sandboxed
 
 
 def run(ws: Path, code: str, lang: str = "python", limits: ResourceLimits | None = None, **kw: Any) -> SandboxResult:

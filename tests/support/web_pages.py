@@ -47,8 +47,8 @@ def artifact_with_two_runs(store: Store) -> Artifact:
     by a run recorded without a result (as ``verify --repair`` records an interrupted run), then
     reviewed at the quick tier; ``notes.md`` v1, never reviewed."""
     from reviewtrail.provenance import create_session, declare_artifact, run_code
-    from reviewtrail.provenance._runs import record_run
-    from reviewtrail.provenance._snapshot import snapshot
+    from reviewtrail.provenance.runs._runs import record_run
+    from reviewtrail.provenance.runs._snapshot import snapshot
     from reviewtrail.reviewer import review_artifact
 
     session = create_session(store)

@@ -9,7 +9,7 @@ and the records of a run are exactly what they were without claims.
 File claim
     An exclusive ``flock`` on ``<store>/campaign-claims/<key>.lock``, where ``<key>`` is the
     SHA-256 (hex) of ``reviewtrail.campaign-run-claim\\0<prompt event id>\\0<agent id>``; opened
-    close-on-exec, as the session run locks (``provenance._pending.session_lock``) are. Every
+    close-on-exec, as the session run locks (``provenance.runs._pending.session_lock``) are. Every
     process on this machine that opens the same store folder sees it, whatever the ledger. The
     kernel releases it when its process ends in any way (exit, crash, SIGKILL), so a claim never
     outlives its holder. The (empty) files stay; they hold nothing.

@@ -7,7 +7,7 @@ Public API::
     from reviewtrail.provenance import run_in_kernel, list_kernels, stop_kernels   # persistent kernels
 """
 
-from reviewtrail.provenance._catalog import (
+from reviewtrail.provenance.artifacts._catalog import (
     VersionInfo,
     declare_artifact,
     get_version,
@@ -17,16 +17,23 @@ from reviewtrail.provenance._catalog import (
     upload_artifact,
     versions_of,
 )
-from reviewtrail.provenance._diff import VersionDiff
-from reviewtrail.provenance._export_signed import VerifiedStatement, verify_envelope
-from reviewtrail.provenance._graph import Edge, LineageGraph, Node
-from reviewtrail.provenance._kernel_client import KernelAnswer, KernelEntry, list_kernels, run_in_kernel, stop_kernels
-from reviewtrail.provenance._kernel_host import KernelHostConfig, serve_kernel_host
-from reviewtrail.provenance._limits import DEFAULT_LIMITS, ResourceLimits, parse_size
-from reviewtrail.provenance._lineage import lineage, render_tree
-from reviewtrail.provenance._pending import PendingRun, pending_run_problems, pending_runs
-from reviewtrail.provenance._pending_repair import repair_pending_runs
-from reviewtrail.provenance._records import (
+from reviewtrail.provenance.artifacts._diff import VersionDiff
+from reviewtrail.provenance.artifacts._graph import Edge, LineageGraph, Node
+from reviewtrail.provenance.artifacts._lineage import lineage, render_tree
+from reviewtrail.provenance.export._signed import VerifiedStatement, verify_envelope
+from reviewtrail.provenance.export._views import (
+    PROVENANCE_FORMATS,
+    ProvenanceFormat,
+    ProvenanceQuery,
+    ProvenanceView,
+    diff_versions,
+    provenance_query,
+    provenance_view,
+)
+from reviewtrail.provenance.kernels._client import KernelAnswer, KernelEntry, list_kernels, run_in_kernel, stop_kernels
+from reviewtrail.provenance.kernels._host import KernelHostConfig, serve_kernel_host
+from reviewtrail.provenance.kernels._session_kernel import SessionKernel
+from reviewtrail.provenance.records._records import (
     ORIGINS,
     PROJECTIONS,
     RECORD_TYPES,
@@ -37,11 +44,11 @@ from reviewtrail.provenance._records import (
     SessionDeleted,
     artifact_id_for,
 )
-from reviewtrail.provenance._run_request import RunRequest, run_request, start_run
-from reviewtrail.provenance._runs import RunOutcome, run_code
-from reviewtrail.provenance._sandbox_bwrap import require_bwrap
-from reviewtrail.provenance._session_kernel import SessionKernel
-from reviewtrail.provenance._sessions import (
+from reviewtrail.provenance.runs._pending import PendingRun, pending_run_problems, pending_runs
+from reviewtrail.provenance.runs._pending_repair import repair_pending_runs
+from reviewtrail.provenance.runs._request import RunRequest, run_request, start_run
+from reviewtrail.provenance.runs._runs import RunOutcome, run_code
+from reviewtrail.provenance.runs._sessions import (
     DEFAULT_PROJECT,
     SessionInfo,
     SessionRemoval,
@@ -55,15 +62,8 @@ from reviewtrail.provenance._sessions import (
     unfinished_session_removals,
     workspace_problems,
 )
-from reviewtrail.provenance._views import (
-    PROVENANCE_FORMATS,
-    ProvenanceFormat,
-    ProvenanceQuery,
-    ProvenanceView,
-    diff_versions,
-    provenance_query,
-    provenance_view,
-)
+from reviewtrail.provenance.sandbox._bwrap import require_bwrap
+from reviewtrail.provenance.sandbox._limits import DEFAULT_LIMITS, ResourceLimits, parse_size
 
 __all__ = [
     "DEFAULT_LIMITS",
