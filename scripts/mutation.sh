@@ -30,22 +30,22 @@ declare -A TESTS=(
     [reviewer/_cite_markers.py]="tests/test_citation_reference_rules.py tests/test_review_citations.py tests/test_pins_citations.py"
     [canonical.py]="tests/test_canonical.py tests/test_pins_canonical.py"
     [ledger/records/_envelope.py]="tests/test_ledger_contract.py tests/test_pins_envelope.py"
-    [human_review/_item_rules.py]="tests/test_human_review_items.py tests/test_pins_human_review.py tests/test_self_identification_items.py"
-    [human_review/_self_identification.py]="tests/test_self_identification.py tests/test_self_identification_items.py"
-    [human_review/_run_rules.py]="tests/test_human_review_run_rules.py tests/test_pins_human_review.py"
-    [human_review/_decision_rules.py]="tests/test_human_review_decisions.py tests/test_pins_human_review.py"
-    [human_review/_eligibility.py]="tests/test_human_review_eligibility.py tests/test_pins_human_review.py"
-    [human_review/_export_rows.py]="tests/test_human_review_export_rows.py tests/test_pins_human_review.py"
-    [human_review/_bt_fit.py]="tests/test_human_review_standings.py tests/test_pins_human_review.py"
-    [human_review/_standings.py]="tests/test_human_review_standings.py tests/test_pins_human_review.py"
-    [human_review/_position_bias.py]="tests/test_human_review_position_bias.py tests/test_pins_human_review.py"
+    [human_review/rules/_item_rules.py]="tests/test_human_review_items.py tests/test_pins_human_review.py tests/test_self_identification_items.py"
+    [human_review/records/_self_identification.py]="tests/test_self_identification.py tests/test_self_identification_items.py"
+    [human_review/rules/_run_rules.py]="tests/test_human_review_run_rules.py tests/test_pins_human_review.py"
+    [human_review/rules/_decision_rules.py]="tests/test_human_review_decisions.py tests/test_pins_human_review.py"
+    [human_review/rules/_eligibility.py]="tests/test_human_review_eligibility.py tests/test_pins_human_review.py"
+    [human_review/rules/_export_rows.py]="tests/test_human_review_export_rows.py tests/test_pins_human_review.py"
+    [human_review/quality/_bt_fit.py]="tests/test_human_review_standings.py tests/test_pins_human_review.py"
+    [human_review/quality/_standings.py]="tests/test_human_review_standings.py tests/test_pins_human_review.py"
+    [human_review/quality/_position_bias.py]="tests/test_human_review_position_bias.py tests/test_pins_human_review.py"
 )
 ORDER=(tracing/rules/_assurance.py tracing/files/_modes.py tracing/rules/_families.py cas/_refs.py
     reviewer/_cite_markers.py canonical.py ledger/records/_envelope.py
-    human_review/_item_rules.py human_review/_self_identification.py human_review/_run_rules.py
-    human_review/_decision_rules.py
-    human_review/_eligibility.py human_review/_export_rows.py human_review/_bt_fit.py
-    human_review/_standings.py human_review/_position_bias.py)
+    human_review/rules/_item_rules.py human_review/records/_self_identification.py human_review/rules/_run_rules.py
+    human_review/rules/_decision_rules.py
+    human_review/rules/_eligibility.py human_review/rules/_export_rows.py human_review/quality/_bt_fit.py
+    human_review/quality/_standings.py human_review/quality/_position_bias.py)
 
 if [ "$#" -gt 0 ]; then
     ORDER=("$@")

@@ -17,7 +17,7 @@ from typing import Any
 from reviewtrail.app import open_store
 from reviewtrail.config import Settings
 from reviewtrail.human_review import AgentConfig, RunReport, parse_agents_file, run_campaign
-from reviewtrail.human_review._run_claims import CLAIMS_FOLDER, RunClaims, claim_key
+from reviewtrail.human_review.campaigns._run_claims import CLAIMS_FOLDER, RunClaims, claim_key
 from reviewtrail.ledger import Envelope
 from reviewtrail.models import ModelBackend, ScriptedBackend
 from reviewtrail.store import Store
@@ -110,7 +110,7 @@ import sys
 from pathlib import Path
 from reviewtrail.app import open_store
 from reviewtrail.config import Settings
-from reviewtrail.human_review._run_claims import RunClaims
+from reviewtrail.human_review.campaigns._run_claims import RunClaims
 
 store = open_store(Settings(store=Path(sys.argv[1]), database_url=sys.argv[2]))
 with RunClaims(store) as claims, claims.take(sys.argv[3], sys.argv[4], wait=False) as held:

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.human_review import add_item, add_prompt, add_run, as_recorded_before_decision_links, new_store
 
-import reviewtrail.human_review._export_job as export_job
+import reviewtrail.human_review.export._export_job as export_job
 from reviewtrail.errors import IntegrityError
 from reviewtrail.human_review import (
     ReviewDecision,
@@ -26,8 +26,8 @@ from reviewtrail.human_review import (
     new_decision_record,
     reclassify,
 )
-from reviewtrail.human_review._bulk_resolve import Preloaded
-from reviewtrail.human_review._campaign_read import (
+from reviewtrail.human_review.reads._bulk_resolve import Preloaded
+from reviewtrail.human_review.reads._campaign_read import (
     ItemState,
     campaign_item_pages,
     campaign_item_states,
@@ -168,7 +168,7 @@ def test_an_export_from_bulk_reads_is_byte_identical_to_one_made_item_by_item(
 
 
 def test_campaign_item_states_covers_several_pages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import reviewtrail.human_review._campaign_read as campaign_read
+    import reviewtrail.human_review.reads._campaign_read as campaign_read
 
     monkeypatch.setattr(campaign_read, "ITEM_PAGE", 2)
     store = new_store(tmp_path)

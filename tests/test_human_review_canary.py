@@ -25,7 +25,7 @@ from reviewtrail.human_review import (
     history,
     new_decision_record,
 )
-from reviewtrail.human_review._eligibility import TRAINING_OFF_WHEN_DECIDED
+from reviewtrail.human_review.rules._eligibility import TRAINING_OFF_WHEN_DECIDED
 from reviewtrail.ledger import Envelope
 from reviewtrail.store import Store
 

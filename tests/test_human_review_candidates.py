@@ -1,4 +1,4 @@
-"""One rule finds a candidate as it stands (human_review/_candidates.py): the plain read the review
+"""One rule finds a candidate as it stands (human_review/reads/_candidates.py): the plain read the review
 queue makes (``current_candidate``) and the model read ``resolve_item`` makes (``run_candidate``
 and its digest) must give the same facts, response and digest, or both none, whatever was
 amended, over the live ledger and over a page preloaded in bulk."""
@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reviewtrail.human_review import RECEIPT, RESPONSE, RUN, correct_output, correct_run, reclassify
-from reviewtrail.human_review._bulk_resolve import Preloaded
-from reviewtrail.human_review._candidates import current_candidate
-from reviewtrail.human_review._resolve import _candidate as model_candidate
+from reviewtrail.human_review.reads._bulk_resolve import Preloaded
+from reviewtrail.human_review.reads._candidates import current_candidate
+from reviewtrail.human_review.reads._resolve import _candidate as model_candidate
 from reviewtrail.ledger import Envelope
 from reviewtrail.store import Store
 from support.human_review import add_item, add_prompt, add_run, new_store

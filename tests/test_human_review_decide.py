@@ -469,7 +469,7 @@ def test_a_resubmission_that_loses_the_race_returns_the_first_record(
 ) -> None:
     """The submission id is recorded by another process between the check and the append: the
     append fails on hr_submissions, and the first record is returned."""
-    import reviewtrail.human_review._decide as module
+    import reviewtrail.human_review.session._decide as module
 
     first = decide(store, item.item_id, PREFER_A, submission_id="raced", reviewer="rev-1")
     real = module._recorded

@@ -25,7 +25,7 @@ from reviewtrail.human_review import (
     quality_eligible,
     training_enabled,
 )
-from reviewtrail.human_review._eligibility import TRAINING_OFF_WHEN_DECIDED
+from reviewtrail.human_review.rules._eligibility import TRAINING_OFF_WHEN_DECIDED
 
 levels = st.sampled_from(PRIVACY_ORDER)
 PUBLIC = ChainPrivacy(*(["public-source"] * 7))

@@ -13,7 +13,7 @@ import pytest
 from tests.support.human_review import campaign_with_items, new_store
 from tests.test_human_review_export_job import decide
 
-import reviewtrail.human_review._dataset_manifest as dataset_manifest
+import reviewtrail.human_review.export._dataset_manifest as dataset_manifest
 from reviewtrail.errors import ConflictError
 from reviewtrail.human_review import campaign_settings, export_campaign
 from reviewtrail.store import Store

@@ -23,8 +23,8 @@ from reviewtrail.human_review import (
     ReviewPrompt,
     candidate_digest,
 )
-from reviewtrail.human_review._eligibility import Eligibility
-from reviewtrail.human_review._export_rows import (
+from reviewtrail.human_review.rules._eligibility import Eligibility
+from reviewtrail.human_review.rules._export_rows import (
     ExampleCandidate,
     ExampleFacts,
     example_facts,

@@ -17,7 +17,7 @@ from tests.conftest import init_cli_store, open_cli_store, run_cli
 from tests.support.human_review import campaign_with_items, new_store
 from tests.test_human_review_export_job import decide
 
-import reviewtrail.human_review._dataset_manifest as dataset_manifest
+import reviewtrail.human_review.export._dataset_manifest as dataset_manifest
 from reviewtrail.errors import ConflictError, IntegrityError
 from reviewtrail.human_review import (
     JOURNAL_NAME,

@@ -27,7 +27,7 @@ from reviewtrail.human_review import (
     item_id,
     item_problems,
 )
-from reviewtrail.human_review._item_rules import candidate_digest_of
+from reviewtrail.human_review.rules._item_rules import candidate_digest_of
 
 ids = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=20)
 

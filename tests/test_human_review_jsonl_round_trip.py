@@ -19,7 +19,7 @@ from reviewtrail.human_review import (
     new_decision_record,
     review_queue,
 )
-from reviewtrail.human_review._campaign_file import jsonl_lines, parse_campaign_file
+from reviewtrail.human_review.campaigns._campaign_file import jsonl_lines, parse_campaign_file
 from support.human_review import add_item, add_run, new_store, prompt_entry
 
 ODD = "a\u2028b\u2029c\u0085d\x1ce\x1df\x1eg\x0bh\x0ci"  # every break splitlines knows but \n and \r

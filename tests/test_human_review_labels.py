@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from conftest import init_cli_store, open_cli_store, run_wide
 from reviewtrail.human_review import DecisionInput, correct_output, decide, prompt_label, resolve_item
-from reviewtrail.human_review._labels import BLANK_LABEL, ELLIPSIS, LABEL_LIMIT, collapsed_text
+from reviewtrail.human_review.rules._labels import BLANK_LABEL, ELLIPSIS, LABEL_LIMIT, collapsed_text
 from support.human_review import prompt_entry
 
 REMOVED = {"Cc", "Cf", "Cs", "Co", "Cn"}

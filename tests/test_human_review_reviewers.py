@@ -29,9 +29,9 @@ from reviewtrail.human_review import (
     new_decision_record,
     reviewer_label,
 )
-from reviewtrail.human_review._agreement import ReviewerDecision, agreement, reviewer_tallies, verdict
-from reviewtrail.human_review._record_names import ACTOR
-from reviewtrail.human_review._records import ReviewDecision
+from reviewtrail.human_review.quality._agreement import ReviewerDecision, agreement, reviewer_tallies, verdict
+from reviewtrail.human_review.records._record_names import ACTOR
+from reviewtrail.human_review.records._records import ReviewDecision
 from reviewtrail.store import Store
 from support.human_review import campaign_with_items, new_store
 

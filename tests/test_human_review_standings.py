@@ -15,8 +15,13 @@ from hypothesis import strategies as st
 
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review import AgentStanding, Comparison, Standings, fit_standings
-from reviewtrail.human_review._bt_fit import Pairs, _log_posterior, pairs
-from reviewtrail.human_review._standings import STANDINGS_MAX_ROUNDS, _percentile_interval, _quantile, _standings
+from reviewtrail.human_review.quality._bt_fit import Pairs, _log_posterior, pairs
+from reviewtrail.human_review.quality._standings import (
+    STANDINGS_MAX_ROUNDS,
+    _percentile_interval,
+    _quantile,
+    _standings,
+)
 
 TRUE_STRENGTHS = {"ada": 1.2, "bix": 0.6, "cor": 0.0, "dov": -0.5, "eli": -1.3}  # mean 0, as fitted
 

@@ -149,3 +149,12 @@ def test_a_part_of_provenance_may_not_import_a_part_above_it(tree: Path) -> None
     assert "reviewtrail.provenance.artifacts is not allowed to import" in result.stdout
     assert "Layers inside provenance" in broken(result)
     assert "Layers" not in broken(result)
+
+
+def test_a_rule_of_human_review_may_not_import_its_reads(tree: Path) -> None:
+    add_import(tree, "human_review/rules/_eligibility.py", "reviewtrail.human_review.reads._resolve")
+    result = lint(tree)
+    assert result.returncode != 0
+    assert "reviewtrail.human_review.rules._eligibility -> reviewtrail.human_review.reads._resolve" in result.stdout
+    assert "Layers of human review" in broken(result)
+    assert "Layers" not in broken(result)

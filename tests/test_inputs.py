@@ -249,7 +249,7 @@ def test_a_payload_model_never_turns_nan_into_null(case: tuple[Any, str]) -> Non
 
 
 def test_an_eval_file_holding_nan_is_refused(tmp_path: Path) -> None:
-    from reviewtrail.human_review._training_receipt import load_evaluation
+    from reviewtrail.human_review.export._training_receipt import load_evaluation
 
     for text in ('{"loss": NaN}', '{"a": [1, Infinity]}', '{"b": -Infinity}'):
         path = tmp_path / "eval.json"

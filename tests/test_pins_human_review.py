@@ -29,10 +29,10 @@ from reviewtrail.human_review import (
     item_id,
     item_problems,
 )
-from reviewtrail.human_review._item_rules import DIGEST_VERSION, ITEM_NAMESPACE, candidate_digest_of
-from reviewtrail.human_review._records import CandidateSelfIdentification
-from reviewtrail.human_review._run_batch import new_item_record_of
-from reviewtrail.human_review._run_rules import PromptRef
+from reviewtrail.human_review.campaigns._run_batch import new_item_record_of
+from reviewtrail.human_review.records._records import CandidateSelfIdentification
+from reviewtrail.human_review.rules._item_rules import DIGEST_VERSION, ITEM_NAMESPACE, candidate_digest_of
+from reviewtrail.human_review.rules._run_rules import PromptRef
 
 # --- item ids -----------------------------------------------------------------------------------
 

@@ -40,10 +40,10 @@ def test_only_the_generic_wrapper_holds_a_payload_and_its_envelope() -> None:
     # a payload with its envelope holds a ``Recorded``. ``CandidateParts`` is no payload wrapper
     # either: it holds the envelopes in force that a candidate rests on, no payload read from them.
     assert _dataclasses_holding_an_envelope() == [
-        "human_review/_candidates.py:CandidateParts.run",
-        "human_review/_candidates.py:CandidateParts.output",
-        "human_review/_candidates.py:CandidateParts.receipt",
-        "human_review/_chains.py:Current.content",
+        "human_review/reads/_candidates.py:CandidateParts.run",
+        "human_review/reads/_candidates.py:CandidateParts.output",
+        "human_review/reads/_candidates.py:CandidateParts.receipt",
+        "human_review/reads/_chains.py:Current.content",
         "ledger/records/_recorded.py:Recorded.envelope",
     ]
 

@@ -25,8 +25,8 @@ from reviewtrail.human_review import (
     resolve_item,
     review_queue,
 )
-from reviewtrail.human_review._bulk_resolve import Preloaded
-from reviewtrail.human_review._queue import card, queue_card
+from reviewtrail.human_review.reads._bulk_resolve import Preloaded
+from reviewtrail.human_review.session._queue import card, queue_card
 from reviewtrail.ledger import Envelope
 from reviewtrail.store import Store
 from support.human_review import add_item, add_prompt, add_run, campaign_with_items, new_store
@@ -162,7 +162,7 @@ def test_an_edited_prompt_row_is_refused_in_the_ledgers_words(store: Store, tmp_
 
 def test_many_chosen_items_are_checked_by_the_ledgers_read(store: Store, tmp_path: Path) -> None:
     """Beyond the rows read one by one, the item rows are one checked read of the ledger."""
-    from reviewtrail.human_review._table_reads import ROWS_ONE_BY_ONE
+    from reviewtrail.human_review.reads._table_reads import ROWS_ONE_BY_ONE
 
     items = campaign_with_items(store, ROWS_ONE_BY_ONE + 1)
     assert len(review_queue(store, limit=ROWS_ONE_BY_ONE + 1)) == ROWS_ONE_BY_ONE + 1

@@ -1,4 +1,4 @@
-"""The review queue reads stored payloads as plain JSON (``human_review._plain_records``): each plain
+"""The review queue reads stored payloads as plain JSON (``human_review.reads._plain_records``): each plain
 check must accept a payload only when its pydantic model accepts it, reading the same values, and
 a payload the plain check leaves must be read (or refused, with the same error) by the model.
 Held to each other here on payloads generated around valid ones: values of every kind, bounds,
@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from reviewtrail.human_review import CandidateFacts, CandidateRun, ReviewItem, ReviewPrompt, ReviewResponse
-from reviewtrail.human_review import _plain_records as plain
-from reviewtrail.human_review._resolve import candidate_facts
+from reviewtrail.human_review.reads import _plain_records as plain
+from reviewtrail.human_review.reads._resolve import candidate_facts
 
 DIGEST = "sha256:" + "ab" * 32
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reviewtrail.human_review._self_identification import (
+from reviewtrail.human_review.records._self_identification import (
     KINDS,
     NAMED,
     CandidateIdentity,

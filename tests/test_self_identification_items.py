@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from reviewtrail.human_review import ITEM, ReviewItem, campaign_coverage, campaign_standings, materialize
-from reviewtrail.human_review._reveal import CandidateProvenance, candidate_provenance
+from reviewtrail.human_review.session._reveal import CandidateProvenance, candidate_provenance
 from reviewtrail.ledger import Envelope
 from reviewtrail.store import Store
 from support.human_review import add_prompt, add_run, new_store

@@ -25,8 +25,10 @@ from reviewtrail.cas import _ref_models as cas_ref_models
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.evidence import _records as evidence_records
 from reviewtrail.evidence._evidence import parse_origin
-from reviewtrail.human_review import _agents_file, _records, import_runs, parse_agents_file, prompt_text_hash
-from reviewtrail.human_review._campaign_file import parse_campaign_file
+from reviewtrail.human_review import import_runs, parse_agents_file, prompt_text_hash
+from reviewtrail.human_review.campaigns import _agents_file
+from reviewtrail.human_review.campaigns._campaign_file import parse_campaign_file
+from reviewtrail.human_review.records import _records
 from reviewtrail.models import _records as model_records
 from reviewtrail.provenance.records import _records as provenance_records
 from reviewtrail.reviewer import _records as reviewer_records

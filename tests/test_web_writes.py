@@ -23,7 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import run_cli
-from reviewtrail.human_review._record_names import IDENT_PATTERN
+from reviewtrail.human_review.records._record_names import IDENT_PATTERN
 from reviewtrail.store import Store
 from reviewtrail.web import _decision as decision
 from reviewtrail.web._capability import (

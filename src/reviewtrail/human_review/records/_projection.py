@@ -1,0 +1,243 @@
+"""The query tables of human review (docs/human-review.md, "Query tables"). Every row is a pure
+function of one record, read as plain JSON: no payload model is loaded here, so a read that holds
+rows against their records (the review queue) loads none. The payload models this package adds to
+the application's record catalog are in :mod:`._record_types`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from reviewtrail.human_review.records._record_names import (
+    CAMPAIGN,
+    DECISION,
+    ITEM,
+    PROMPT,
+    RECEIPT,
+    RESPONSE,
+    RUN,
+    TRAINING_RECEIPT,
+    prompt_digest,
+)
+from reviewtrail.ledger import Envelope, Projection, ProjectionTable
+
+__all__ = ["HUMAN_REVIEW_PROJECTION", "PROJECTIONS"]
+
+
+def _prompt_row(env: Envelope, p: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "prompt_digest": prompt_digest(p, env.privacy),
+        "record_id": env.id,
+        "campaign_id": p["campaign"]["id"],
+        "campaign_version": p["campaign"]["version"],
+        "campaign_label": p["campaign"]["label"],
+        "scenario_family": p["scenarioFamily"],
+        "privacy": env.privacy,
+        "seq": env.seq,
+    }
+
+
+def _run_row(env: Envelope, p: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "record_id": env.id,
+        "run_id": p["runId"],
+        "campaign_id": p["campaign"]["id"],
+        "campaign_version": p["campaign"]["version"],
+        "trigger_event_id": p["triggerEventId"],
+        "agent_id": p["agent"]["id"],
+        "status": p["status"],
+        "seq": env.seq,
+    }
+
+
+def _rows(env: Envelope) -> Iterable[tuple[str, dict[str, Any]]]:
+    t = env.type
+    if t == PROMPT:
+        yield "hr_prompts", _prompt_row(env, env.payload_value)
+    elif t == CAMPAIGN:
+        p = env.payload_value
+        yield (
+            "hr_campaigns",
+            {
+                "campaign_id": p["campaignId"],
+                "version": p["version"],
+                "training_enabled": int(bool(p.get("trainingEnabled", False))),
+                "record_id": env.id,
+                "seq": env.seq,
+            },
+        )
+    elif t == RUN:
+        yield "hr_runs", _run_row(env, env.payload_value)
+    elif t in (RECEIPT, RESPONSE) and env.subject is not None:
+        kind = "receipt" if t == RECEIPT else "output"
+        yield "hr_run_parts", {"record_id": env.id, "run_id": env.subject, "kind": kind, "seq": env.seq}
+    elif t == ITEM:
+        p = env.payload_value
+        campaign = (p["campaign"]["id"], p["campaign"]["version"])
+        yield (
+            "hr_items",
+            {
+                "item_id": p["itemId"],
+                "record_id": env.id,
+                "campaign_id": campaign[0],
+                "campaign_version": campaign[1],
+                "prompt_event_id": p["promptEventId"],
+                "seq": env.seq,
+            },
+        )
+        yield "hr_open", {"item_id": p["itemId"], "campaign_id": campaign[0], "campaign_version": campaign[1],
+                          "item_seq": env.seq}  # fmt: skip
+    elif t == DECISION:
+        p = env.payload_value
+        yield (
+            "hr_decisions",
+            {
+                "record_id": env.id,
+                "item_id": p["itemId"],
+                "disposition": p["disposition"],
+                "supersedes": p.get("supersedes") or "",
+                "seq": env.seq,
+            },
+        )
+        yield "hr_submissions", {"submission_id": p["submissionId"], "record_id": env.id, "seq": env.seq}
+        follows = p.get("supersedes") or ""
+        yield "hr_decision_links", {"item_id": p["itemId"], "follows": follows, "record_id": env.id, "seq": env.seq}
+        yield "hr_decided", {"item_id": p["itemId"], "record_id": env.id, "seq": env.seq}
+        # The item is no longer open: its hr_open row is replaced by one with no campaign and no
+        # order, which no page of open items returns.
+        yield "hr_open", {"item_id": p["itemId"], "campaign_id": None, "campaign_version": None, "item_seq": None}
+    elif t == TRAINING_RECEIPT:
+        p = env.payload_value
+        yield (
+            "hr_training_receipts",
+            {
+                "record_id": env.id,
+                "campaign_id": p["campaign"]["id"],
+                "campaign_version": p["campaign"]["version"],
+                "seq": env.seq,
+            },
+        )
+
+
+_SEQ: tuple[str, Literal["int"]] = ("seq", "int")
+
+#: Query tables:
+#:
+#: - ``hr_prompts``: one row per imported prompt, keyed by its :func:`prompt_digest` (a second
+#:   record of the same prompt fails the whole append with a conflict);
+#: - ``hr_campaigns``: the latest settings record of each campaign version;
+#: - ``hr_runs``: one row per candidate-run record (a correction is another row, same run id);
+#: - ``hr_run_parts``: the context receipts and review-response outputs of each run id;
+#: - ``hr_items``: one row per review item, keyed by item id (a second record of the same item
+#:   fails the append with a conflict, so two materializations cannot both record it);
+#: - ``hr_decisions``: one row per decision record; ``hr_submissions`` keyed by submission id (a
+#:   second record of one submission fails with a conflict); ``hr_decision_links`` keyed by
+#:   (item, the decision superseded, ``""`` for none): an item has one first decision and each
+#:   decision at most one successor, so a decision that does not supersede the item's active one
+#:   fails the append with a conflict (a chain recorded before this rule, which may hold two,
+#:   rebuilds keeping the first); ``hr_decided``: the latest decision
+#:   record of each item (which items have any decision, for the queue); ``hr_open``: the items
+#:   with no decision, in the order recorded (an item's row is replaced by its first decision's
+#:   row, which has no campaign and no order), so the queue's first page never passes over
+#:   decided items.
+#: - ``hr_training_receipts``: checkpoint training receipts per campaign version.
+HUMAN_REVIEW_PROJECTION = Projection(
+    name="human_review",
+    version=5,
+    tables=(
+        ProjectionTable(
+            "hr_prompts",
+            (
+                ("prompt_digest", "text"),
+                ("record_id", "text"),
+                ("campaign_id", "text"),
+                ("campaign_version", "int"),
+                ("campaign_label", "text"),
+                ("scenario_family", "text"),
+                ("privacy", "text"),
+                _SEQ,
+            ),
+            key=("prompt_digest",),
+            indexes=(("campaign_id", "campaign_version"), ("record_id",)),
+            on_conflict="error",
+        ),
+        ProjectionTable(
+            "hr_campaigns",
+            (("campaign_id", "text"), ("version", "int"), ("training_enabled", "int"), ("record_id", "text"), _SEQ),
+            key=("campaign_id", "version"),
+        ),
+        ProjectionTable(
+            "hr_runs",
+            (
+                ("record_id", "text"),
+                ("run_id", "text"),
+                ("campaign_id", "text"),
+                ("campaign_version", "int"),
+                ("trigger_event_id", "text"),
+                ("agent_id", "text"),
+                ("status", "text"),
+                _SEQ,
+            ),
+            key=("record_id",),
+            indexes=(("run_id",), ("trigger_event_id",), ("campaign_id", "campaign_version")),
+        ),
+        ProjectionTable(
+            "hr_run_parts",
+            (("record_id", "text"), ("run_id", "text"), ("kind", "text"), _SEQ),
+            key=("record_id",),
+            indexes=(("run_id",),),
+        ),
+        ProjectionTable(
+            "hr_items",
+            (
+                ("item_id", "text"),
+                ("record_id", "text"),
+                ("campaign_id", "text"),
+                ("campaign_version", "int"),
+                ("prompt_event_id", "text"),
+                _SEQ,
+            ),
+            key=("item_id",),
+            indexes=(("campaign_id", "campaign_version", "seq"), ("prompt_event_id",), ("seq",)),
+            on_conflict="error",
+        ),
+        ProjectionTable(
+            "hr_decisions",
+            (("record_id", "text"), ("item_id", "text"), ("disposition", "text"), ("supersedes", "text"), _SEQ),
+            key=("record_id",),
+            indexes=(("item_id",),),
+        ),
+        ProjectionTable(
+            "hr_submissions",
+            (("submission_id", "text"), ("record_id", "text"), _SEQ),
+            key=("submission_id",),
+            on_conflict="error",
+        ),
+        ProjectionTable(
+            "hr_decision_links",
+            (("item_id", "text"), ("follows", "text"), ("record_id", "text"), _SEQ),
+            key=("item_id", "follows"),
+            on_conflict="first",
+        ),
+        ProjectionTable(
+            "hr_decided",
+            (("item_id", "text"), ("record_id", "text"), _SEQ),
+            key=("item_id",),
+        ),
+        ProjectionTable(
+            "hr_open",
+            (("item_id", "text"), ("campaign_id", "text"), ("campaign_version", "int"), ("item_seq", "int")),
+            key=("item_id",),
+            indexes=(("campaign_id", "campaign_version", "item_seq"), ("item_seq",)),
+        ),
+        ProjectionTable(
+            "hr_training_receipts",
+            (("record_id", "text"), ("campaign_id", "text"), ("campaign_version", "int"), _SEQ),
+            key=("record_id",),
+            indexes=(("campaign_id", "campaign_version"),),
+        ),
+    ),
+    rows=_rows,
+)
+
+PROJECTIONS: tuple[Projection, ...] = (HUMAN_REVIEW_PROJECTION,)

@@ -1,0 +1,34 @@
+"""The payload models this package adds to the application's record catalog (see
+:mod:`reviewtrail.app`): loaded when a record of one of its types is validated or made, never by
+a read of the query tables (:mod:`._projection`)."""
+
+from __future__ import annotations
+
+from reviewtrail.human_review.records._records import (
+    CampaignSettings,
+    ReviewDecision,
+    ReviewItem,
+    ReviewPrompt,
+    ReviewResponse,
+)
+from reviewtrail.human_review.records._run_records import (
+    CandidateRun,
+    ContextReceipt,
+    PrivacyReclassification,
+    TrainingReceipt,
+)
+from reviewtrail.ledger import RecordPayload
+
+__all__ = ["RECORD_TYPES"]
+
+RECORD_TYPES: tuple[type[RecordPayload], ...] = (
+    ReviewPrompt,
+    ReviewResponse,
+    ReviewItem,
+    ReviewDecision,
+    CampaignSettings,
+    CandidateRun,
+    ContextReceipt,
+    PrivacyReclassification,
+    TrainingReceipt,
+)

@@ -1,0 +1,139 @@
+"""Pure rules of review decisions: what a decision may carry, which decision of an item is
+active, and idempotent submissions (docs/human-review.md, "Decisions")."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from reviewtrail.errors import InvalidInputError
+from reviewtrail.human_review.records._records import (
+    MAX_REASON_CODES,
+    MAX_RESPONSE_TAGS,
+    Criterion,
+    ReviewDecision,
+    ReviewItem,
+)
+
+__all__ = [
+    "ActiveDecision",
+    "DecisionFact",
+    "Refusal",
+    "active_decisions",
+    "check_decision",
+    "first_submission",
+]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a decision is refused: the field (wire name) and the problem."""
+
+    field: str
+    problem: str
+
+    def error(self) -> InvalidInputError:
+        return InvalidInputError(self.problem, field=self.field)
+
+
+def check_decision(decision: ReviewDecision, item: ReviewItem, criterion: Criterion) -> Refusal | None:
+    """The first reason ``decision`` may not be recorded on ``item`` judged by ``criterion``, or
+    None. ``prefer`` names one of the item's two runs and a strength; ``correct`` carries a
+    replacement; every other disposition carries none of them. Reason codes and response tags
+    come from the criterion's allowlists, at most two of each, none twice."""
+    if decision.item_id != item.item_id:
+        return Refusal("itemId", f"the decision is for item {decision.item_id}, not {item.item_id}")
+    if criterion.identity() != item.criterion:
+        return Refusal("criterion", f"the item is judged by criterion {item.criterion.id}@{item.criterion.version}")
+    return _shape(decision, item) or _allowlisted(decision, criterion)
+
+
+def _shape(decision: ReviewDecision, item: ReviewItem) -> Refusal | None:
+    disposition = decision.disposition
+    if disposition == "prefer":
+        if decision.preferred is None:
+            return Refusal("preferred", "prefer must name the preferred candidate's run")
+        if decision.preferred not in item.run_ids():
+            return Refusal("preferred", f"{decision.preferred} is not one of the item's two candidates")
+        if decision.strength is None:
+            return Refusal("strength", "prefer must carry a strength (slight or strong)")
+    elif decision.preferred is not None:
+        return Refusal("preferred", f"{disposition} must not name a preferred candidate")
+    elif decision.strength is not None:
+        return Refusal("strength", f"{disposition} must not carry a strength")
+    if disposition == "correct":
+        if decision.replacement is None:
+            return Refusal("replacement", "correct must carry a replacement response")
+    elif decision.replacement is not None:
+        return Refusal("replacement", f"{disposition} must not carry a replacement response")
+    return None
+
+
+def _allowlisted(decision: ReviewDecision, criterion: Criterion) -> Refusal | None:
+    lists = (
+        ("reasonCodes", decision.reason_codes, criterion.allowed_reason_codes, MAX_REASON_CODES),
+        ("responseTags", decision.response_tags, criterion.allowed_response_tags, MAX_RESPONSE_TAGS),
+    )
+    for field, values, allowed, most in lists:
+        if len(values) > most:
+            return Refusal(field, f"at most {most} values")
+        if len(set(values)) != len(values):
+            return Refusal(field, "a value is listed twice")
+        for value in values:
+            if value not in allowed:
+                return Refusal(field, f"{value} is not allowed by criterion {criterion.id}@{criterion.version}")
+    return None
+
+
+@dataclass(frozen=True)
+class DecisionFact:
+    """A recorded decision: its record id and seq, its payload, and whether it passed
+    :func:`check_decision` against its item (a decision recorded by another writer may not)."""
+
+    decision_id: str
+    seq: int
+    decision: ReviewDecision
+    valid: bool = True
+
+    @property
+    def item_id(self) -> str:
+        return self.decision.item_id
+
+
+@dataclass(frozen=True)
+class ActiveDecision:
+    """The active decision of an item and the ids of the earlier decisions it leaves inactive
+    (superseded, or concurrent leaves), oldest first."""
+
+    decision: DecisionFact
+    inactive: tuple[str, ...]
+
+
+def active_decisions(decisions: Iterable[DecisionFact]) -> dict[str, ActiveDecision]:
+    """Item id → its one active decision: the latest (highest seq) counted decision of the item.
+
+    A decision counts when it is valid, is the first record of its submission id, and names
+    in ``supersedes`` (if anything) an earlier decision of the same item. Older decisions are
+    inactive whether or not they were superseded by name, so two racing writers can never leave
+    two active decisions. The order of ``decisions`` does not matter."""
+    seen_submissions: set[str] = set()
+    item_of: dict[str, tuple[str, int]] = {}
+    counted: dict[str, list[DecisionFact]] = {}
+    for fact in sorted(decisions, key=lambda f: f.seq):
+        duplicate = fact.decision.submission_id in seen_submissions
+        seen_submissions.add(fact.decision.submission_id)
+        item_of.setdefault(fact.decision_id, (fact.item_id, fact.seq))
+        target = fact.decision.supersedes
+        bad_link = target is not None and (target not in item_of or item_of[target][0] != fact.item_id)
+        if fact.valid and not duplicate and not bad_link and target != fact.decision_id:
+            counted.setdefault(fact.item_id, []).append(fact)
+    return {
+        item: ActiveDecision(facts[-1], tuple(f.decision_id for f in facts[:-1])) for item, facts in counted.items()
+    }
+
+
+def first_submission(decisions: Iterable[DecisionFact], submission_id: str) -> DecisionFact | None:
+    """The first recorded decision of ``submission_id``: what a resubmission returns (and then
+    appends nothing)."""
+    matching = [f for f in decisions if f.decision.submission_id == submission_id]
+    return min(matching, key=lambda f: f.seq) if matching else None

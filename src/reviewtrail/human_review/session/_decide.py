@@ -1,0 +1,349 @@
+"""Recording a reviewer's decision on a review item (docs/human-review.md, "Deciding"): made by a
+named reviewer, idempotent by submission id, refused on an item that no longer binds what it
+froze, checked against the item and its criterion, never more open than the item's privacy chain,
+and never a silent replacement of the item's active decision."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, fields
+from typing import Any
+
+from pydantic import ValidationError
+
+from reviewtrail.errors import ConflictError, IntegrityError, InvalidInputError, NotFoundError
+from reviewtrail.human_review.reads._bulk_resolve import Preloaded
+from reviewtrail.human_review.reads._resolve import ResolvedItem, item_decisions, resolve_item
+from reviewtrail.human_review.records._records import (
+    DECISION,
+    Disposition,
+    ReviewDecision,
+    Strength,
+    new_decision_record,
+)
+from reviewtrail.human_review.rules._decision_rules import DecisionFact, active_decisions, check_decision
+from reviewtrail.human_review.rules._eligibility import PRIVACY_ORDER, privacy_join
+from reviewtrail.human_review.rules._labels import prompt_label
+from reviewtrail.human_review.rules._reviewers import check_reviewer_id, reviewer_label
+from reviewtrail.human_review.session._reveal import (
+    CandidateProvenance,
+    blinded_problems,
+    candidate_provenance,
+    preferred_run,
+)
+from reviewtrail.ledger import Ledger, Privacy
+from reviewtrail.store import Store
+
+__all__ = ["DecisionInput", "DecisionResult", "decide"]
+
+_WIRE_NAMES = {
+    "reason_codes": "reasonCodes",
+    "response_tags": "responseTags",
+    "use_for_training": "useForTraining",
+}
+
+
+@dataclass(frozen=True)
+class DecisionInput:
+    """What a reviewer decides, as a caller gives it. ``preferred`` is the position shown ("A" or
+    "B") or a run id; it is recorded as the run id."""
+
+    disposition: Disposition
+    preferred: str | None = None
+    strength: Strength | None = None
+    replacement: str | None = None
+    confidence: float | None = None
+    reason_codes: tuple[str, ...] = ()
+    response_tags: tuple[str, ...] = ()
+    note: str | None = None
+    use_for_training: bool = False
+    supersedes: str | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        """The decision fields in wire names, unset optional fields left out."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None:
+                continue
+            out[_WIRE_NAMES.get(f.name, f.name)] = list(value) if isinstance(value, tuple) else value
+        return out
+
+
+@dataclass(frozen=True)
+class DecisionResult:
+    """A recorded decision: its id, whether it is the item's active decision now, how many
+    earlier decisions of the item it left inactive when it was recorded, whether this call was a
+    resubmission (nothing appended), and the provenance of candidates A and B (revealed now that
+    the decision is recorded)."""
+
+    decision_id: str
+    seq: int
+    item_id: str
+    prompt_label: str  # the item's prompt's first words (:func:`~._labels.prompt_label`)
+    submission_id: str
+    reviewer: str
+    disposition: Disposition
+    active: bool
+    superseded: int
+    resubmitted: bool
+    privacy: Privacy
+    provenance: tuple[CandidateProvenance, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "decisionId": self.decision_id,
+            "seq": self.seq,
+            "itemId": self.item_id,
+            "promptLabel": self.prompt_label,
+            "submissionId": self.submission_id,
+            "reviewer": self.reviewer,
+            "disposition": self.disposition,
+            "active": self.active,
+            "superseded": self.superseded,
+            "resubmitted": self.resubmitted,
+            "privacy": self.privacy,
+            "provenance": [p.to_json() for p in self.provenance],
+        }
+
+
+def decide(
+    store: Store,
+    item_id: str,
+    payload: dict[str, Any] | DecisionInput,
+    *,
+    submission_id: str | None = None,
+    privacy: Privacy | None = None,
+    reviewer: str | None,
+    campaign: tuple[str, int] | None = None,
+) -> DecisionResult:
+    """Record ``reviewer``'s decision on ``item_id`` (``payload``: a :class:`DecisionInput`, or its
+    fields in wire names), unless its submission id is already recorded: then return that first
+    result and append nothing (``resubmitted``). Without a submission id a random one is used. The
+    reviewer id is the record's actor (:func:`check_reviewer_id`; no default: a missing one is
+    exit 5).
+
+    Refusals append nothing and name the field: an unknown item (``item``, exit 3); an item that
+    no longer binds what it froze (``item``, :class:`ConflictError`, exit 6: a label is never
+    bound to bytes that changed); a submission id recorded for another item (``submissionId``,
+    exit 6); a payload that is not a decision or does not fit the item and its criterion (the
+    wire field, exit 2); ``supersedes`` naming no decision of this item (exit 2); an item that
+    has an active decision which ``supersedes`` does not name (``supersedes``, exit 6, naming that
+    decision and its reviewer: nothing is replaced silently; a decision recorded by another
+    reviewer meanwhile is refused the same way, at append); a ``privacy`` more open than the
+    item's privacy chain."""
+    actor = check_reviewer_id(reviewer)
+    wire = dict(payload.to_wire() if isinstance(payload, DecisionInput) else payload)
+    sid = _submission_id(wire, submission_id)
+    ledger = store.ledger
+    # What the item rests on, read from its records in a few bulk reads (each record checked).
+    records = Preloaded(ledger, [item_id], ledger.stored_rows("hr_items", item_id=item_id))
+    first = _recorded(ledger, records, sid, item_id)
+    if first is not None:
+        return first
+    resolved = resolve_item(records, item_id)
+    _check_campaign(resolved, campaign)
+    if not resolved.valid:
+        reasons = "; ".join(blinded_problems(resolved))
+        raise ConflictError(f"the item no longer binds what it froze, so it cannot be decided: {reasons}", field="item")
+    decision = _decision(wire, resolved, sid)
+    refusal = check_decision(decision, resolved.item, resolved.prompt.criterion)
+    if refusal is not None:
+        raise refusal.error()
+    _check_supersedes(records, decision.supersedes, item_id)
+    _check_not_replacing(records, item_decisions(records, resolved.item, resolved.prompt), decision)
+    record = new_decision_record(decision, _privacy(resolved, privacy), actor=actor)
+    try:
+        [appended] = store.append([record])
+    except ConflictError as exc:
+        if exc.field not in ("hr_submissions", "hr_decision_links"):
+            raise
+        # Recorded meanwhile: this submission (a concurrent resubmission: return that one), or
+        # another decision on the item (refused, naming it).
+        records.include(ledger.records_about([item_id], type=DECISION))
+        first = _recorded(ledger, records, sid, item_id)
+        if first is not None:
+            return first
+        if exc.field == "hr_submissions":
+            raise
+        _check_not_replacing(records, item_decisions(records, resolved.item, resolved.prompt), decision)
+        raise
+    if records.head and appended.seq == records.head + 1:
+        records.include([appended])  # nothing was recorded between the read and this decision
+    return _result(ledger, records, resolved, record.id, resubmitted=False)
+
+
+def _check_campaign(resolved: ResolvedItem, campaign: tuple[str, int] | None) -> None:
+    if campaign is None:
+        return
+    recorded = (resolved.item.campaign.id, resolved.item.campaign.version)
+    if recorded != campaign:
+        raise InvalidInputError(
+            f"item {resolved.item.item_id} belongs to campaign {recorded[0]} version {recorded[1]}, "
+            f"not {campaign[0]} version {campaign[1]}",
+            field="campaignId",
+        )
+
+
+def _submission_id(wire: dict[str, Any], given: str | None) -> str:
+    carried = wire.pop("submissionId", None)
+    if given is not None and carried is not None and carried != given:
+        raise InvalidInputError(f"the payload carries {carried!r}, the call gives {given!r}", field="submissionId")
+    chosen = given if given is not None else carried
+    if chosen is None:
+        return str(uuid.uuid4())
+    if not isinstance(chosen, str):
+        raise InvalidInputError("must be a string", field="submissionId")
+    return chosen
+
+
+def _recorded(ledger: Ledger, records: Preloaded, submission_id: str, item_id: str) -> DecisionResult | None:
+    """The first result of ``submission_id`` when it is recorded: found among the item's own
+    decision records (read from the chain), or, for another item, refused."""
+    found = _submitted(records, submission_id, item_id)
+    if found is not None:
+        return _result(ledger, records, resolve_item(records, item_id), found, resubmitted=True)
+    rows = ledger.rows("hr_submissions", submission_id=submission_id)
+    if not rows:
+        return None
+    env = ledger.get(rows[0]["record_id"])
+    recorded_item = env.payload_value.get("itemId")
+    if recorded_item != item_id:
+        raise ConflictError(
+            f"submission {submission_id} is already recorded for another item ({recorded_item})", field="submissionId"
+        )
+    # Recorded since the item's records were read (a racing resubmission): read its decisions again.
+    records.include(ledger.records_about([item_id], type=DECISION))
+    found = _submitted(records, submission_id, item_id)
+    if found is not None:
+        return _result(ledger, records, resolve_item(records, item_id), found, resubmitted=True)
+    raise IntegrityError(
+        f"query table hr_submissions names decision {env.id} on item {item_id}, which the item's records do not "
+        "hold; run 'reviewtrail verify'",
+        field="hr_submissions",
+    )
+
+
+def _submitted(records: Preloaded, submission_id: str, item_id: str) -> str | None:
+    """The id of the item's decision record holding ``submission_id``, if one is held."""
+    for row in records.rows("hr_decisions", item_id=item_id):
+        env = records.get(row["record_id"])
+        if env.payload_value.get("submissionId") == submission_id:
+            return env.id
+    return None
+
+
+def _decision(wire: dict[str, Any], resolved: ResolvedItem, submission_id: str) -> ReviewDecision:
+    given_item = wire.pop("itemId", resolved.item.item_id)
+    if given_item != resolved.item.item_id:
+        raise InvalidInputError(f"the payload is for item {given_item!r}, not {resolved.item.item_id}", field="itemId")
+    preferred = wire.get("preferred")
+    if isinstance(preferred, str):
+        wire["preferred"] = preferred_run(resolved.item, preferred)
+    try:
+        return ReviewDecision.model_validate({**wire, "itemId": resolved.item.item_id, "submissionId": submission_id})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(part) for part in err["loc"]) or "decision"
+        raise InvalidInputError(err["msg"], field=field) from None
+
+
+def _check_supersedes(records: Preloaded, supersedes: str | None, item_id: str) -> None:
+    """``supersedes`` must name a decision of this item (its decisions read from the chain)."""
+    if supersedes is None:
+        return
+    if any(r["record_id"] == supersedes for r in records.rows("hr_decisions", item_id=item_id)):
+        return
+    try:
+        env = records.get(supersedes)
+    except NotFoundError:
+        env = None
+    if env is None or env.type != DECISION:
+        raise InvalidInputError(f"{supersedes} is not a recorded decision", field="supersedes")
+    raise InvalidInputError(f"{supersedes} is a decision on another item, not on {item_id}", field="supersedes")
+
+
+def _check_not_replacing(records: Preloaded, facts: list[DecisionFact], decision: ReviewDecision) -> None:
+    """A decision on an item that has one must name it in ``supersedes``: the item's active
+    decision, or, when none of its decisions counts, its latest decision record (the one no other
+    supersedes). Otherwise :class:`ConflictError` naming that decision and its reviewer. (That
+    decision being this very submission, recorded meanwhile, is a resubmission, which the append
+    finds.)"""
+    if not facts:
+        return
+    active = active_decisions(facts).get(facts[0].item_id)
+    current = active.decision if active is not None else max(facts, key=lambda f: f.seq)
+    supersedes = decision.supersedes
+    if supersedes == current.decision_id or current.decision.submission_id == decision.submission_id:
+        return
+    who = reviewer_label(records.get(current.decision_id).actor)
+    said = "that supersedes nothing" if supersedes is None else f"superseding {supersedes}, which is not it,"
+    raise ConflictError(
+        f"item {current.item_id} already has an active decision {current.decision_id} "
+        f"({current.decision.disposition}, by reviewer {who}); a decision {said} would replace it silently: "
+        f"to change it, decide again superseding it (--supersedes {current.decision_id})",
+        field="supersedes",
+    )
+
+
+def chain_privacy(resolved: ResolvedItem) -> Privacy:
+    """The privacy of the item's chain as it stands: the join of its prompt, the item and both
+    candidates' runs and outputs. A decision on it is never more open."""
+    levels = [resolved.prompt_privacy, resolved.item_privacy]
+    for facts, _ in resolved.candidates.values():
+        levels += [facts.run_privacy, facts.output_privacy]
+    return privacy_join(levels)
+
+
+def _privacy(resolved: ResolvedItem, given: str | None) -> Privacy:
+    floor = chain_privacy(resolved)
+    if given is None:
+        return floor
+    chosen = privacy_join([given])
+    if PRIVACY_ORDER.index(chosen) < PRIVACY_ORDER.index(floor):
+        raise InvalidInputError(
+            f"{given} is more open than the item's privacy ({floor}); nothing declassifies", field="privacy"
+        )
+    return chosen
+
+
+def _result(
+    ledger: Ledger, records: Preloaded, resolved: ResolvedItem, decision_id: str, *, resubmitted: bool
+) -> DecisionResult:
+    """The result of a decision: the item's decisions as the chain holds them (read again when
+    the decision is not among the records read, as when others appended meanwhile), the
+    candidates' provenance from what the decision was checked against."""
+    if decision_id not in records:  # recorded since the item's records were read: read its decisions again
+        records.include(ledger.records_about([resolved.item.item_id], type=DECISION))
+    facts = item_decisions(records, resolved.item, resolved.prompt)
+    [ours] = [f for f in facts if f.decision_id == decision_id]
+    now = active_decisions(facts).get(resolved.item.item_id)
+    return DecisionResult(
+        decision_id=decision_id,
+        seq=ours.seq,
+        item_id=resolved.item.item_id,
+        prompt_label=prompt_label(resolved.prompt.prompt),
+        submission_id=ours.decision.submission_id,
+        reviewer=reviewer_label(records.get(decision_id).actor),
+        disposition=ours.decision.disposition,
+        active=now is not None and now.decision.decision_id == decision_id,
+        superseded=superseded_count(facts, ours),
+        resubmitted=resubmitted,
+        privacy=privacy_join([records.get(decision_id).privacy]),
+        provenance=candidate_provenance(records, resolved.item),
+    )
+
+
+def counted_when_recorded(facts: list[DecisionFact], ours: DecisionFact) -> bool:
+    """Whether ``ours`` was the item's active decision once it was recorded (it does not count:
+    a duplicate submission, an invalid decision, a bad ``supersedes``)."""
+    then = active_decisions(f for f in facts if f.seq <= ours.seq).get(ours.item_id)
+    return then is not None and then.decision.decision_id == ours.decision_id
+
+
+def superseded_count(facts: list[DecisionFact], ours: DecisionFact) -> int:
+    """How many earlier decisions of the item ``ours`` left inactive when it was recorded (0 when
+    it does not count, :func:`counted_when_recorded`)."""
+    if not counted_when_recorded(facts, ours):
+        return 0
+    return len(active_decisions(f for f in facts if f.seq <= ours.seq)[ours.item_id].inactive)

@@ -1,0 +1,286 @@
+"""The review queue: blinded cards, unresolved items first (docs/human-review.md, "The queue and
+history").
+
+The queue reads the records its cards rest on as plain payloads and builds no payload model: the
+rules are those every other read path resolves an item by (:func:`~._resolve.resolve_item`):
+amendments followed by :mod:`._chains`, candidates recomputed and the frozen pair re-checked by
+:mod:`._frozen`, each payload checked as its model would check it (:mod:`._plain_records`, which
+leaves a payload its model would refuse to the model, so it is refused in the model's words), and
+query-table rows held against their records by this package's projection (:mod:`._table_reads`).
+So ``review queue`` loads neither pydantic nor the models, and a card is the one
+``resolve_item`` gives (tests/test_review_queue_fast.py holds the two to each other).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from reviewtrail.errors import IntegrityError, InvalidInputError, NotFoundError
+from reviewtrail.human_review.reads._bulk_resolve import Preloaded
+from reviewtrail.human_review.reads._candidates import Candidate, current_candidate
+from reviewtrail.human_review.reads._chains import Records, amended_problems, current
+from reviewtrail.human_review.reads._listed import check_listed
+from reviewtrail.human_review.reads._plain_records import review_item, review_prompt
+from reviewtrail.human_review.reads._table_reads import checked_page, checked_rows_in
+from reviewtrail.human_review.records._record_names import DECISION, ITEM
+from reviewtrail.human_review.rules._frozen import POSITIONS, blind, frozen_problems
+from reviewtrail.ledger import Ledger
+from reviewtrail.store import Store
+
+if TYPE_CHECKING:
+    from reviewtrail.human_review.reads._resolve import ResolvedItem
+
+__all__ = ["QUEUE_MAX", "QueueCandidate", "QueueCard", "card", "queue_card", "review_queue"]
+
+#: The most cards one queue call returns.
+QUEUE_MAX = 1_000
+_PAGE = 1_001
+
+
+@dataclass(frozen=True)
+class QueueCandidate:
+    """A candidate as a reviewer sees it: its position and exact response (None when the item is
+    invalid: its responses are withheld)."""
+
+    position: str
+    response: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"position": self.position, "response": self.response}
+
+
+@dataclass(frozen=True)
+class QueueCard:
+    """One blinded review card. It never holds a run id, agent id, model, provider, adapter,
+    catalog generation, output event id, digest or any other provenance."""
+
+    item_id: str
+    campaign_id: str
+    campaign_version: int
+    scenario_family: str
+    prompt: str
+    evidence: str | None
+    criterion: dict[str, Any]
+    candidates: tuple[QueueCandidate, QueueCandidate]
+    valid: bool
+    problems: tuple[str, ...]
+    decided: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "itemId": self.item_id,
+            "campaign": {"id": self.campaign_id, "version": self.campaign_version},
+            "scenarioFamily": self.scenario_family,
+            "prompt": self.prompt,
+            "evidence": self.evidence,
+            "criterion": dict(self.criterion),
+            "candidates": [c.to_json() for c in self.candidates],
+            "valid": self.valid,
+            "problems": list(self.problems),
+            "decided": self.decided,
+        }
+
+
+def card(resolved: ResolvedItem, *, decided: bool) -> QueueCard:
+    """The blinded card of an item resolved through its payload models: candidates in its display
+    order; an invalid item shows why (in positions, never run or event ids) and withholds its
+    responses. :func:`queue_card` gives the same card from the records as plain payloads."""
+    from reviewtrail.human_review.session._reveal import blinded_problems
+
+    item, prompt = resolved.item, resolved.prompt
+    candidates = []
+    for position, run_id in zip(POSITIONS, item.display_order, strict=True):
+        found = resolved.candidates.get(run_id)
+        response = found[1] if found is not None and resolved.valid else None
+        candidates.append(QueueCandidate(position, response))
+    criterion = prompt.criterion
+    return QueueCard(
+        item_id=item.item_id,
+        campaign_id=item.campaign.id,
+        campaign_version=item.campaign.version,
+        scenario_family=prompt.scenario_family,
+        prompt=prompt.prompt,
+        evidence=prompt.evidence,
+        criterion={
+            "id": criterion.id,
+            "version": criterion.version,
+            "label": criterion.label,
+            "instructions": criterion.instructions,
+            "allowedReasonCodes": list(criterion.allowed_reason_codes),
+            "allowedResponseTags": list(criterion.allowed_response_tags),
+        },
+        candidates=(candidates[0], candidates[1]),
+        valid=resolved.valid,
+        problems=blinded_problems(resolved),
+        decided=decided,
+    )
+
+
+def queue_card(ledger: Records, item_id: str, *, decided: bool) -> QueueCard:
+    """The blinded card of ``item_id``, read from the records as plain payloads: the card
+    ``card(resolve_item(ledger, item_id), decided=decided)`` gives, with the same errors."""
+    rows = ledger.rows("hr_items", item_id=item_id)
+    if not rows:
+        raise NotFoundError(f"no review item {item_id}", field="item")
+    env = ledger.get(rows[0]["record_id"])
+    item = review_item(env.payload_value)
+    prompt_env = ledger.get(item["promptEventId"])
+    prompt = review_prompt(prompt_env.payload_value)
+    prompt_now = current(ledger, prompt_env)
+    item_now = current(ledger, env)
+    frozen = [(c["runId"], c["outputEventId"], c["digest"]) for c in item["candidates"]]
+    found: dict[str, Candidate] = {}
+    for run_id, _, _ in frozen:
+        candidate = current_candidate(ledger, run_id)
+        if candidate is not None:
+            found[run_id] = candidate
+    now = {run: (c.facts["runId"], c.facts["outputEventId"]) for run, c in found.items()}
+    problems = frozen_problems(frozen, now, lambda run: found[run].digest)
+    problems = amended_problems(ledger, prompt_env.id, prompt_now.amended, env, item_now.amended) + problems
+    valid = not problems
+    candidates = []
+    for position, run_id in zip(POSITIONS, item["displayOrder"], strict=True):
+        shown = found.get(run_id)
+        candidates.append(QueueCandidate(position, shown.response if shown is not None and valid else None))
+    withheld = [value for _, output_event_id, digest in frozen for value in (output_event_id, digest)]
+    withheld += [c.facts["outputEventId"] for c in found.values()]
+    criterion = prompt["criterion"]
+    return QueueCard(
+        item_id=item["itemId"],
+        campaign_id=item["campaign"]["id"],
+        campaign_version=item["campaign"]["version"],
+        scenario_family=prompt["scenarioFamily"],
+        prompt=prompt["prompt"],
+        evidence=prompt.get("evidence"),
+        criterion={
+            "id": criterion["id"],
+            "version": criterion["version"],
+            "label": criterion["label"],
+            "instructions": criterion["instructions"],
+            "allowedReasonCodes": list(criterion.get("allowedReasonCodes", ())),
+            "allowedResponseTags": list(criterion.get("allowedResponseTags", ())),
+        },
+        candidates=(candidates[0], candidates[1]),
+        valid=valid,
+        problems=blind(problems, item["displayOrder"], withheld),
+        decided=decided,
+    )
+
+
+def review_queue(
+    store: Store,
+    campaign_id: str | None = None,
+    version: int | None = None,
+    *,
+    limit: int = 20,
+    include_decided: bool = True,
+) -> list[QueueCard]:
+    """At most ``limit`` blinded cards: the items with no decision first, then (with
+    ``include_decided``) decided ones, each in the order the items were recorded. Only the items
+    shown are resolved (their digests re-checked), and items are read page by page, so the first
+    page costs the same however many items the store holds."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= QUEUE_MAX:
+        raise InvalidInputError(f"must be a whole number from 1 to {QUEUE_MAX}, got {limit!r}", field="limit")
+    if version is not None and campaign_id is None:
+        raise InvalidInputError("a version needs a campaign", field="version")
+    ledger = store.ledger
+    size = min(_PAGE, limit + 1)
+    with ledger.snapshot():  # every card from one state of the ledger
+        wheres = _filters(ledger, campaign_id, version)
+        chosen = [(item, False) for item in _take(_items(ledger, wheres, size, open_only=True), limit)]
+        if include_decided and len(chosen) < limit:
+            done = _decided(ledger, _items(ledger, wheres, size, open_only=False), size)
+            chosen += [(item, True) for item in _take(done, limit - len(chosen))]
+        if not chosen:
+            return []
+        # The cards shown are resolved from one bulk read of what they rest on.
+        ids = [item_id for item_id, _ in chosen]
+        records = Preloaded(ledger, ids, checked_rows_in(ledger, "hr_items", "item_id", ids))
+        for item_id, decided in chosen:
+            _check_decided(records, item_id, decided)
+        return [queue_card(records, item_id, decided=decided) for item_id, decided in chosen]
+
+
+def _check_decided(records: Preloaded, item_id: str, decided: bool) -> None:
+    """The query tables put ``item_id`` among the open (or decided) items; the records about it
+    must agree, or the read is refused (exit 4): a restored ``hr_open`` row never shows a decided
+    item as open."""
+    decisions = records.rows("hr_decisions", item_id=item_id)
+    if decisions and not decided:
+        raise IntegrityError(
+            f"query table hr_open lists item {item_id} as open, but decision record {decisions[0]['record_id']} "
+            "decided it; run 'reviewtrail verify'",
+            field="hr_open",
+        )
+    if decided and not decisions:
+        raise IntegrityError(
+            f"query table hr_decided lists item {item_id} as decided, but no decision record is about it; "
+            "run 'reviewtrail verify'",
+            field="hr_decided",
+        )
+
+
+def _filters(ledger: Ledger, campaign_id: str | None, version: int | None) -> list[dict[str, Any]]:
+    """The filters whose pages, merged by seq, give the queue's items: one per campaign version,
+    so each page is served by the (campaign, version, seq) index without a sort."""
+    if campaign_id is None:
+        return [{}]
+    if version is not None:
+        return [{"campaign_id": campaign_id, "campaign_version": version}]
+    versions: list[int] = []
+    while True:  # the campaign's versions, one index seek each
+        after = versions[-1] if versions else None
+        rows = checked_page(
+            ledger, "hr_prompts", {"campaign_id": campaign_id}, order_by="campaign_version", after=after, limit=1
+        )
+        if not rows:
+            return [{"campaign_id": campaign_id, "campaign_version": v} for v in versions]
+        versions.append(rows[0]["campaign_version"])
+
+
+def _take(items: Iterator[str], n: int) -> list[str]:
+    out: list[str] = []
+    if n <= 0:
+        return out
+    for item_id in items:
+        out.append(item_id)
+        if len(out) >= n:
+            break
+    return out
+
+
+def _pages(ledger: Ledger, where: dict[str, Any], size: int, open_only: bool) -> Iterator[tuple[int, str]]:
+    """(seq, item id) of the items matching ``where`` in the order recorded: the open ones from
+    ``hr_open`` (decided items have left it, so none is passed over), or every item (each page of
+    ``hr_items`` held against the chain's item records in its range)."""
+    table, order = ("hr_open", "item_seq") if open_only else ("hr_items", "seq")
+    after = None
+    while True:
+        rows = checked_page(ledger, table, where, order_by=order, after=after, limit=size)
+        if not open_only:
+            upto = rows[-1][order] if len(rows) == size else None
+            campaign = (where["campaign_id"], where["campaign_version"]) if where else None
+            check_listed(ledger, ITEM, table, {int(r[order]) for r in rows}, campaign, after=after or 0, upto=upto)
+        yield from ((int(r[order]), str(r["item_id"])) for r in rows)
+        if len(rows) < size:
+            return
+        after = rows[-1][order]
+
+
+def _items(ledger: Ledger, wheres: list[dict[str, Any]], size: int, *, open_only: bool) -> Iterator[str]:
+    """Item ids in seq order (only those with no decision when ``open_only``)."""
+    pages = [_pages(ledger, where, size, open_only) for where in wheres]
+    for _, item_id in heapq.merge(*pages):
+        yield item_id
+
+
+def _decided(ledger: Ledger, items: Iterator[str], batch: int) -> Iterator[str]:
+    """The items with a decision record about them, in order, asked of the records ``batch``
+    items at a time (read only when fewer than ``limit`` items are open, so it passes over fewer
+    than ``limit`` open items)."""
+    while chunk := _take(items, batch):
+        decided = {env.subject for env in ledger.records_about(chunk, type=DECISION)}
+        yield from (item_id for item_id in chunk if item_id in decided)
