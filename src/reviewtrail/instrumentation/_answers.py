@@ -1,6 +1,6 @@
 """What an answer says, read from the SDK's own response objects and stream events: its text, its tool
-calls, the model that answered, its id, why it ended and its token counts. Pure; attributes are read by name, so no SDK
-is imported, and a field the endpoint did not send reads as unknown.
+calls, the model that answered, its id, why it ended and its token counts. Pure; attributes are read
+by name, so no SDK is imported, and a field the endpoint did not send reads as unknown.
 
 Token counts are read with ``genai-prices``' extractor of the response format (as every other call
 the project records), from the usage object as the endpoint sent it: for a stream, the usage its
