@@ -57,7 +57,12 @@ def traced(client: Any, project: Project) -> Any:
 
 
 def sent_settings(wire: WireServer, path: str, *prompt_fields: str) -> dict[str, Any]:
+    """The body of the one request on ``path`` without its model and prompt fields."""
     [exchange] = wire.exchanges_of(path)
+    return sent_settings_of(exchange, *prompt_fields)
+
+
+def sent_settings_of(exchange: Any, *prompt_fields: str) -> dict[str, Any]:
     return {k: v for k, v in exchange.json().items() if k not in ("model", *prompt_fields)}
 
 
@@ -161,10 +166,6 @@ def test_anthropic_beta_messages_create_and_stream_are_recorded(wire: WireServer
     assert second.response == "".join(b.text for b in final.content if b.type == "text") == "Sunny."
     assert wire.exchanges_of(MESSAGES)[1].json()["stream"] is True
     assert second.manifest["runtimeSettings"] == sent_settings_of(wire.exchanges_of(MESSAGES)[1], "messages")
-
-
-def sent_settings_of(exchange: Any, *prompt_fields: str) -> dict[str, Any]:
-    return {k: v for k, v in exchange.json().items() if k not in ("model", *prompt_fields)}
 
 
 @pytest.mark.parametrize(
