@@ -67,7 +67,7 @@ def test_the_http_server_serves_the_tools_and_records_what_they_write(project: P
     doc = ok(saved)
     assert doc["acceptance_status"] == "provisional" and doc["call_number"] == 1
     assert (error_of(bad)["field"], error_of(bad)["exitCode"]) == ("duration_ms", 2)
-    assert json.loads(queue.contents[0].text) == []
+    assert json.loads(queue.contents[0].text) == {"cards": [], "withheld": {"count": 0, "reason": None}}
     assert ok(verified)["ok"] is True
     with open_store(settings_for(project)) as store:
         record = store.ledger.get(doc["ledger_record_id"])

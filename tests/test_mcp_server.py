@@ -618,7 +618,7 @@ def test_the_command_refuses_writes_over_stdio_unless_allowed(tmp_path: Path) ->
 
     refused, queue = run(session)
     assert (error_of(refused)["field"], error_of(refused)["exitCode"]) == ("allow-writes", 5)
-    assert ok(queue) == {"cards": []}
+    assert ok(queue) == {"cards": [], "withheld": {"count": 0, "reason": None}}
     with open_store(settings_for(tmp_path)) as store:
         assert store.ledger.head() == head
     assert not (tmp_path / ".aris").exists()

@@ -89,10 +89,17 @@ class InProcess:
     settings: Settings
     default_reviewer: str | None = "rev-test"
     calls: list[str] = field(default_factory=list)
+    more: dict[str, Any] = field(default_factory=dict)  # more server options (allowed_paths, serve_private...)
 
     def options(self, writes: bool, runs: bool) -> ServerOptions:
         who = self.default_reviewer
-        return ServerOptions(allow_writes=writes, allow_run=runs, default_reviewer=lambda: who)
+        return ServerOptions(
+            allow_writes=writes,
+            allow_run=runs,
+            default_reviewer=lambda: who,
+            project_dir=self.settings.store.parent,  # the test's folder: the store lies inside it, as by default
+            **self.more,
+        )
 
     def session(self, fn: Callable[[Client], Awaitable[T]], *, writes: bool = True, runs: bool = True) -> T:
         built = build_server(self.store, self.settings, self.options(writes, runs))

@@ -4,6 +4,7 @@ against its chain), exactly as ``reviewtrail provenance --json`` and ``reviewtra
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
@@ -38,20 +39,18 @@ def register_read_tools(server: MCPServer[Any], box: Toolbox) -> None:
         sign_key: Annotated[
             str | None,
             Field(
-                description="With format in-toto: an Ed25519 private key file (PEM, PKCS#8) on the server's machine "
-                "to sign the statement with; a DSSE envelope is returned. Read, never stored."
+                description="With format in-toto: an Ed25519 private key file (PEM, PKCS#8) in the project folder "
+                "or a folder given with --allow-path (never the store's signing key) to sign the statement with; a "
+                "DSSE envelope is returned. Read, never stored."
             ),
         ] = None,
     ) -> Json:
         """provenance: trace an artifact version back to its derivations, runs, sessions and model
         turns, as 'reviewtrail provenance SPEC --json' (tree is given as its JSON graph). A key
         that is missing or not Ed25519 is refused (exit 2, field sign-key) before anything is read."""
-        from pathlib import Path
-
-        from reviewtrail.inputs import read_input
         from reviewtrail.provenance import provenance_query, provenance_view
 
-        pem = read_input(Path(sign_key), "key", field="sign-key") if sign_key is not None else None
+        pem = box.paths.read(sign_key, "key", field="sign-key") if sign_key is not None else None
         query = provenance_query(spec, project or box.project, format, as_json=True, sign_key_pem=pem)
         view = provenance_view(box.store, query)
         return view.document if view.document is not None else {"text": view.text}
@@ -62,22 +61,34 @@ def register_read_tools(server: MCPServer[Any], box: Toolbox) -> None:
         layout, its append-only guards, every query table recomputed, every .aris/traces file of
         project_dir (default: the git top level where the server runs) against its record, the
         given checkpoints (signed with public_keys) and trusted_keys; since: only what follows a
-        checkpoint. A store with problems is a tool error (exit code 4) listing each. repair (which
-        writes: it needs --allow-writes) then completes what the chain supports."""
+        checkpoint; read_data false: objects listed, not re-hashed. Every path is in the project
+        folder or a folder given with --allow-path. A store with problems is a tool error (exit code
+        4) listing each. repair (which writes: it needs --allow-writes) then completes what the chain
+        supports. A server started with --allow-writes keeps the outcome in the store's status file,
+        as the command does; a read-only server writes nothing."""
         from reviewtrail.app import catalog
         from reviewtrail.audit import AuditOptions, audit
         from reviewtrail.errors import EXIT_INTEGRITY
         from reviewtrail.tracing import existing_project_root
 
-        given = arguments.pop("project_dir")
+        paths = box.paths
+
+        def one(name: str) -> Path | None:
+            given = arguments.pop(name)
+            return paths.resolve(given, field=name) if given is not None else None
+
+        def each(name: str) -> tuple[Path, ...]:
+            return tuple(paths.resolve(given, field=name) for given in arguments.pop(name))
+
+        project_dir = one("project_dir")
         options = AuditOptions(
-            project_dir=existing_project_root(given if given is not None else box.options.project_dir),
-            checkpoints=tuple(arguments["checkpoints"]),
-            public_keys=tuple(arguments["public_keys"]),
-            trusted_keys=arguments["trusted_keys"],
-            repair=arguments["repair"],
-            since=arguments["since"],
-            keep_status=True,
+            project_dir=existing_project_root(project_dir if project_dir is not None else paths.roots[0]),
+            checkpoints=each("checkpoints"),
+            public_keys=each("public_keys"),
+            trusted_keys=one("trusted_keys"),
+            since=one("since"),
+            keep_status=box.options.allow_writes,  # a read-only server writes nothing, the status file included
+            **arguments,  # repair, read_data
         )
         catalog().load_all()  # every package, checked against its declaration, before any table is checked
         report = audit(box.store, options)

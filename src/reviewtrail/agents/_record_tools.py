@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
-from reviewtrail.agents._outcome import failed_outcome
+from reviewtrail.agents._outcome import failed_outcome, outcome_once
 from reviewtrail.agents._signature import fields_of, parameters_of, with_parameters
 from reviewtrail.agents._toolbox import Toolbox
+from reviewtrail.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -105,8 +106,11 @@ def _run_code(server: MCPServer[Any], box: Toolbox) -> None:
         """run_code: run code under bubblewrap in a session's workspace and record the ExecutionRun,
         as 'reviewtrail run --json' (code, session, project, lang, env K=V, timeout, network
         none|allowlist with allow HOST[:PORT] and allow_resolve HOST=IP, max_memory, max_procs,
-        max_file_size, max_output, cwd, weak_limits; file: a code file on the server's machine).
-        The result is the recorded run, with the code's stdout and stderr under "output". A run whose
+        max_file_size, max_output, cwd, weak_limits; file: a code file in the project folder, or a
+        folder given with --allow-path, copied in as the code).
+        The result is the recorded run, with the code's stdout and stderr under "output" (at most 64 KiB
+        of each: its first and last 32 KiB when longer, "outputBytes" giving the whole size; the run's
+        record holds them whole), carried once, in the structured content. A run whose
         code failed, hit a limit or was cancelled is recorded and returned as a tool error (exit
         code 7). kernel: true runs the code in the session's persistent kernel for its language
         (python or bash; started on the first such call, kept by the server, so variables persist),
@@ -116,6 +120,11 @@ def _run_code(server: MCPServer[Any], box: Toolbox) -> None:
 
         kernel = bool(arguments.pop("kernel"))
         project = arguments.pop("project") or box.project
+        file = arguments.pop("file")
+        if file is not None:  # copied from the project, as code: never read from anywhere else
+            if arguments.get("code") is not None:
+                raise InvalidInputError("give exactly one of file or code", field="code")
+            arguments["code"] = box.paths.read_text(file, "code", field="file")
         request = run_request(project=project, **arguments)
         require_bwrap()  # before a session is created for the run
         if kernel:
@@ -150,20 +159,44 @@ def _in_kernel(box: Toolbox, request: RunRequest) -> RunOutcome:
     return box.kernels.evaluate(session, request)
 
 
+#: The most bytes of each of a run's streams a run_code result shows; the run's record holds them
+#: whole (its stdout and stderr references), as the run's own max_output allowed.
+SHOWN_OUTPUT_MAX = 64 << 10
+
+
+def _shown(data: bytes) -> tuple[str, bool]:
+    """A stream as the result shows it: its text (its first and last halves of
+    :data:`SHOWN_OUTPUT_MAX` bytes when longer, the bytes left out counted between them), and
+    whether anything was left out."""
+    half = SHOWN_OUTPUT_MAX // 2
+    if len(data) <= SHOWN_OUTPUT_MAX:
+        return data.decode("utf-8", "replace"), False
+    left = len(data) - 2 * half
+    text = (
+        data[:half].decode("utf-8", "replace")
+        + f"\n[... {left:,} bytes not shown: the run's record holds the whole stream ...]\n"
+        + data[-half:].decode("utf-8", "replace")
+    )
+    return text, True
+
+
 def _run_result(outcome: RunOutcome) -> Json | CallToolResult:
     from reviewtrail.errors import EXIT_RUN_FAILED
 
     doc = outcome.to_json()
     result = outcome.result
-    doc["output"] = {
-        "stdout": result.stdout.decode("utf-8", "replace") if result is not None else None,
-        "stderr": result.stderr.decode("utf-8", "replace") if result is not None else None,
-    }
+    streams = {"stdout": result.stdout, "stderr": result.stderr} if result is not None else {}
+    doc["output"] = {name: _shown(streams[name])[0] if name in streams else None for name in ("stdout", "stderr")}
+    doc["outputBytes"] = {name: len(data) for name, data in streams.items()}
+    doc["outputTruncated"] = any(len(data) > SHOWN_OUTPUT_MAX for data in streams.values())
     run = outcome.run
+    sizes = ", ".join(f"{name} {len(data):,} bytes" for name, data in streams.items())
+    shown = f"; {sizes} under output" if sizes else ""
     if run.status == "succeeded":
-        return doc
+        return outcome_once(doc, f"run {outcome.id}: succeeded (exit {run.exit_code}){shown}")
     limit = f"; limit exceeded: {run.limit_exceeded}" if run.limit_exceeded else ""
-    return failed_outcome(doc, EXIT_RUN_FAILED, f"run {outcome.id}: {run.status} (exit {run.exit_code}){limit}")
+    summary = f"run {outcome.id}: {run.status} (exit {run.exit_code}){limit}{shown}"
+    return failed_outcome(doc, EXIT_RUN_FAILED, summary, once=True)
 
 
 def _trace(server: MCPServer[Any], box: Toolbox) -> None:
@@ -177,19 +210,41 @@ def _trace(server: MCPServer[Any], box: Toolbox) -> None:
         in the store, as 'reviewtrail trace save --json' and the reference save_trace.sh: every
         field of the protocol (skill, purpose, backend, tool, executor, executor_model,
         requested_reviewer_model, reported_reviewer_model (never copy the requested name into it),
-        model, effort, thread_id, prompt, response (or prompt_file, response_file on the server's
-        machine), status, verdict, review_completed, review_scope_complete, review_positive (or gate
-        with score), trace_mode full|meta|off, files_referenced, duration_ms, ...). The rules derive
+        model, effort, thread_id, prompt, response (or prompt_file, response_file: UTF-8 files in
+        the project folder or a folder given with --allow-path), status, verdict, review_completed,
+        review_scope_complete, review_positive (or gate with score), trace_mode full|meta|off,
+        files_referenced, duration_ms, ...). The rules derive
         reviewer_model, review_independence and acceptance_status; declared families are recorded as
         claims only. An empty string is taken as not given, except for skill and purpose."""
         from reviewtrail.tracing import save_trace as save
         from reviewtrail.tracing import trace_save_request
 
         options = {k: (None if v == "" and k not in required else v) for k, v in arguments.items()}
+        options = _trace_paths(box, options)
         result = save(trace_save_request(options), env=box.settings.trace.environ(), store=box.store)
         return result.to_json()
 
     box.tool(server, writes=True)(with_parameters(save_trace, fields_of(TraceSaveRequest), returns=Json))
+
+
+def _trace_paths(box: Toolbox, options: dict[str, Any]) -> dict[str, Any]:
+    """The save's paths through the server's path rule: the prompt and response files read (as
+    UTF-8 text) from where the rule allows, native evidence and the project folder resolved there;
+    the project folder defaults to the server's."""
+    out = dict(options)
+    for name, kind, text in (("prompt_file", "prompt", "prompt"), ("response_file", "trace-response", "response")):
+        given = out.pop(name, None)
+        if given is None:
+            continue
+        if out.get(text) is not None:
+            raise InvalidInputError(f"give {text} or {name}, not both", field=text)
+        out[text] = box.paths.read_text(given, kind, field=name)  # type: ignore[arg-type]  # an InputKind
+    for name in ("native_evidence", "project_dir"):
+        if out.get(name) is not None:
+            out[name] = box.paths.resolve(out[name], field=name)
+    if out.get("project_dir") is None:
+        out["project_dir"] = box.paths.roots[0]
+    return out
 
 
 def _claims(server: MCPServer[Any], box: Toolbox) -> None:

@@ -5,7 +5,8 @@ Each is the JSON its command prints with ``--json``, read under the same lock as
 - ``reviewtrail://artifacts`` (``artifact ls``), ``reviewtrail://artifacts/{name}`` (``artifact
   show``: every version), ``reviewtrail://artifacts/{name}/{version}`` (one version);
 - ``reviewtrail://traces`` (``trace ls``), ``reviewtrail://traces/{skill}/{run}`` (``trace show``);
-- ``reviewtrail://review-queue`` (``review queue``: blinded cards), and
+- ``reviewtrail://review-queue`` (``review queue``: blinded cards, those not public-source withheld
+  as the ``review_queue`` tool withholds them, :mod:`._privacy`), and
   ``reviewtrail://review-queue/{campaign}`` and ``.../{campaign}/{version}``.
 
 Artifacts are those of the server's project. A name, version or run that does not exist is a
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reviewtrail.agents._privacy import served_cards
 from reviewtrail.agents._toolbox import Toolbox
 from reviewtrail.errors import InvalidInputError, NotFoundError, ReviewtrailError
 
@@ -34,6 +36,7 @@ def register_resources(server: MCPServer[Any], box: Toolbox) -> None:
     """Add the resources to ``server``."""
     read = _reader(box)
     project_dir = box.options.project_dir
+    private = box.options.serve_private
 
     @server.resource("reviewtrail://artifacts", name="artifacts", mime_type=JSON)
     def artifacts() -> str:
@@ -82,7 +85,7 @@ def register_resources(server: MCPServer[Any], box: Toolbox) -> None:
     def cards(campaign: str | None, version: int | None) -> str:
         from reviewtrail.human_review import review_queue
 
-        return read(lambda: [c.to_json() for c in review_queue(box.store, campaign, version)])
+        return read(lambda: served_cards(review_queue(box.store, campaign, version), serve_private=private))
 
     @server.resource("reviewtrail://review-queue", name="review-queue", mime_type=JSON)
     def queue() -> str:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
+from reviewtrail.agents._privacy import served_cards
 from reviewtrail.agents._signature import fields_of, with_parameters
 from reviewtrail.agents._toolbox import Toolbox
 
@@ -50,10 +51,12 @@ def register_review_tools(server: MCPServer[Any], box: Toolbox) -> None:
         """review_queue: human review cards, items with no decision first, blinded: the prompt, the
         evidence, the criterion and candidates A and B, never who produced them. An item whose runs,
         outputs or prompt changed after it was frozen is shown invalid, its responses withheld. As
-        'reviewtrail review queue --json' (the cards under "cards")."""
+        'reviewtrail review queue --json' (the cards under "cards"). A card whose privacy join is not
+        public-source has its prompt, evidence and responses withheld (null, with the reason under
+        "withheld"), unless the server was started with --serve-private; "withheld" counts them."""
         from reviewtrail.human_review import review_queue as queue
 
-        return {"cards": [card.to_json() for card in queue(box.store, campaign, version, limit=limit)]}
+        return served_cards(queue(box.store, campaign, version, limit=limit), serve_private=box.options.serve_private)
 
     def review_decide(**arguments: Any) -> Json:
         """review_decide: record one human-review decision on an item, as the reviewer given (else the

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import CallToolResult, InputRequiredResult
+from mcp.shared.exceptions import MCPError
+from mcp.types import CallToolResult, InputRequiredResult, RequestParams
 from pydantic import ValidationError
 
 from reviewtrail.agents._options import ServerOptions
@@ -21,6 +22,7 @@ from reviewtrail.agents._read_tools import register_read_tools
 from reviewtrail.agents._record_tools import register_record_tools
 from reviewtrail.agents._resources import register_resources
 from reviewtrail.agents._review_tools import register_review_tools
+from reviewtrail.agents._stdio import REFUSED_METHOD, BoundedLines, claimed_stdin
 from reviewtrail.agents._toolbox import Toolbox
 from reviewtrail.config import Settings
 
@@ -62,7 +64,20 @@ WRITE_TOOLS = frozenset(
 
 class ReviewtrailServer(MCPServer[Any]):
     """``MCPServer`` whose refused arguments are reported as every other input error: a tool error
-    naming the argument, exit code 2 (:func:`~._outcome.invalid_arguments`)."""
+    naming the argument, exit code 2 (:func:`~._outcome.invalid_arguments`); whose stdio input is
+    bounded, with a message it cannot parse answered by an error (:mod:`._stdio`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._lowlevel_server.add_request_handler(REFUSED_METHOD, RefusedParams, _refused)
+
+    async def run_stdio_async(self) -> None:
+        from mcp.server.stdio import stdio_server
+
+        with claimed_stdin() as wire:
+            async with stdio_server(stdin=BoundedLines(wire)) as (read_stream, write_stream):  # type: ignore[arg-type]
+                lowlevel = self._lowlevel_server
+                await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -73,6 +88,17 @@ class ReviewtrailServer(MCPServer[Any]):
             if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
                 raise
             return invalid_arguments(exc.__cause__)
+
+
+class RefusedParams(RequestParams):
+    """What a refused stdin line is replaced by (:func:`~._stdio.checked_line`)."""
+
+    code: int
+    reason: str
+
+
+async def _refused(ctx: Any, params: RefusedParams) -> None:
+    raise MCPError(code=params.code, message=params.reason)
 
 
 @dataclass(frozen=True)

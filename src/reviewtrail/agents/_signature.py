@@ -8,13 +8,24 @@ with the field's type and default, so a field added to the request is a tool arg
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import inspect
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["fields_of", "parameters_of", "with_parameters"]
+__all__ = [
+    "ITEMS_MAX",
+    "STRING_MAX",
+    "TEXT_ARGUMENTS",
+    "TEXT_MAX",
+    "capped",
+    "fields_of",
+    "parameters_of",
+    "strict_parameters",
+    "with_parameters",
+]
 
 _EMPTY = inspect.Parameter.empty
 
@@ -63,3 +74,72 @@ def with_parameters(
     signature the SDK reads to build the tool's input schema."""
     fn.__signature__ = inspect.Signature(list(parameters), return_annotation=returns)  # type: ignore[attr-defined]
     return fn
+
+
+#: The most characters of a text argument (a prompt, a response, a reply, code, a correction).
+TEXT_MAX = 8 << 20
+#: The most characters of any other string argument (ids, names, paths, notes, options).
+STRING_MAX = 64 << 10
+#: The most items of a list or object argument.
+ITEMS_MAX = 1_000
+#: The arguments that carry text, each at most :data:`TEXT_MAX` characters.
+TEXT_ARGUMENTS = frozenset({"text", "prompt", "response", "code", "replacement"})
+
+
+def _capped_str(name: str) -> Any:
+    most = TEXT_MAX if name in TEXT_ARGUMENTS else STRING_MAX
+    return typing.Annotated[str, _field(max_length=most)]
+
+
+def _field(**kwargs: Any) -> Any:
+    from pydantic import Field
+
+    return Field(**kwargs)
+
+
+def capped(annotation: Any, name: str) -> Any:
+    """``annotation`` with every string capped (:data:`TEXT_MAX` for the text arguments,
+    :data:`STRING_MAX` for the others), every list, tuple or object at most :data:`ITEMS_MAX`
+    items, and a path taken as a string (the server's path rule reads it, not the SDK)."""
+    import types
+    from pathlib import Path
+
+    if annotation is str or annotation is Path:
+        return _capped_str(name)
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return typing.Annotated[(capped(args[0], name), *annotation.__metadata__)]
+    if origin is typing.Union or origin is types.UnionType:
+        return typing.Union[tuple(capped(arg, name) for arg in args)]  # noqa: UP007  # built from parts
+    if origin in (list, tuple, collections.abc.Sequence):
+        item = capped(args[0], name) if args else Any
+        return typing.Annotated[list[item], _field(max_length=ITEMS_MAX)]  # type: ignore[valid-type]
+    if origin is dict:
+        key = _capped_str(name)
+        return typing.Annotated[dict[key, args[1]], _field(max_length=ITEMS_MAX)]  # type: ignore[valid-type]
+    return annotation
+
+
+def admits_none(annotation: Any) -> bool:
+    import types
+
+    if annotation is None or annotation is type(None) or annotation is Any:
+        return True
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return admits_none(args[0])
+    if origin is typing.Union or origin is types.UnionType:
+        return any(admits_none(arg) for arg in args)
+    return False
+
+
+def strict_parameters(parameters: Iterable[inspect.Parameter]) -> list[inspect.Parameter]:
+    """The tool's parameters as its input schema states them: every string and list capped
+    (:func:`capped`), and a parameter whose default is None admitting null."""
+    out = []
+    for p in parameters:
+        annotation = capped(p.annotation, p.name)
+        if p.default is None and not admits_none(annotation):
+            annotation = annotation | None
+        out.append(p.replace(annotation=annotation))
+    return out

@@ -4,6 +4,7 @@ agents package are imported only when the command runs."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -11,7 +12,7 @@ import typer
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json
 
 if TYPE_CHECKING:
-    from reviewtrail.agents import Listening
+    from reviewtrail.agents import Listening, ServerOptions
 
 __all__ = ["mcp"]
 
@@ -52,6 +53,21 @@ def mcp(
         bool,
         typer.Option("--allow-run", help="Let run_code run code in the sandbox (needs --allow-writes too)."),
     ] = False,
+    allow_path: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--allow-path",
+            help="A folder besides the project folder that tools may read files from or write traces into "
+            "(repeatable). Paths never resolve onto the store, a key or the server's configuration.",
+        ),
+    ] = None,
+    serve_private: Annotated[
+        bool,
+        typer.Option(
+            "--serve-private",
+            help="Serve prompts and responses whose privacy join is private or sensitive (off: withheld, counted).",
+        ),
+    ] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help=JSON_HELP + " (with http: the address, once listening)")
     ] = False,
@@ -64,7 +80,10 @@ def mcp(
     opened once. Writes are refused unless --allow-writes; run_code also needs --allow-run.
     Needs the mcp package: pip install 'reviewtrail[mcp]' (else exit 5). Over http it listens on
     loopback only: any other address is refused (exit 2, field host). Runs until the client
-    closes stdin (stdio) or Ctrl-C (http). See docs/agents/.
+    closes stdin (stdio) or Ctrl-C (http). A path a tool is given must resolve inside the project
+    folder (the git top level here) or an --allow-path folder, never onto the store or a key.
+    Prompts and responses that are not public-source are withheld unless --serve-private. See
+    docs/agents/.
 
     Example: claude mcp add reviewtrail -- reviewtrail mcp --allow-writes
     """
@@ -79,20 +98,42 @@ def mcp(
     if transport == "http":
         loopback_address(host)  # refused before anything is loaded or opened
     require_mcp()
-    _serve(transport, host, port, allow_writes, allow_run, as_json)
+    for folder in allow_path or ():
+        if not folder.is_dir():
+            raise InvalidInputError(f"{folder} is not a folder", field="allow-path")
+    options = _options(allow_writes, allow_run, tuple(allow_path or ()), serve_private)
+    _serve(transport, host, port, options, as_json)
 
 
-def _serve(transport: str, host: str, port: int, allow_writes: bool, allow_run: bool, as_json: bool) -> None:
-    from reviewtrail.agents import ServerOptions, serve_http, serve_stdio
-    from reviewtrail.config import load_settings, reviewer_id_setting
+def _options(allow_writes: bool, allow_run: bool, allowed: tuple[Path, ...], serve_private: bool) -> ServerOptions:
+    """The server's options; its secret files besides the store's: the review capability file and
+    nonce book that ``reviewtrail serve`` is configured with."""
+    import os
 
-    settings = load_settings()
-    options = ServerOptions(
+    from reviewtrail.agents import ServerOptions
+    from reviewtrail.config import reviewer_id_setting
+    from reviewtrail.web import CAPABILITY_FILE_ENV, NONCE_FILE_ENV
+
+    secrets = tuple(Path(v) for v in (os.environ.get(CAPABILITY_FILE_ENV), os.environ.get(NONCE_FILE_ENV)) if v)
+    return ServerOptions(
         allow_writes=allow_writes,
         allow_run=allow_run,
-        project=settings.project or "default",
         default_reviewer=lambda: reviewer_id_setting()[0],  # read when a decision names no reviewer, as decide does
+        allowed_paths=allowed,
+        secret_paths=secrets,
+        serve_private=serve_private,
     )
+
+
+def _serve(transport: str, host: str, port: int, options: ServerOptions, as_json: bool) -> None:
+    import dataclasses
+
+    from reviewtrail.agents import serve_http, serve_stdio
+    from reviewtrail.config import load_settings
+
+    settings = load_settings()
+    options = dataclasses.replace(options, project=settings.project or "default")
+    allow_writes, allow_run = options.allow_writes, options.allow_run
     mode = "writes and runs allowed" if allow_run else "writes allowed" if allow_writes else "read-only"
     if transport == "stdio":
 

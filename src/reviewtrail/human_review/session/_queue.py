@@ -21,17 +21,18 @@ from typing import TYPE_CHECKING, Any
 from reviewtrail.errors import IntegrityError, InvalidInputError, NotFoundError
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
 from reviewtrail.human_review.reads._candidates import Candidate, current_candidate
-from reviewtrail.human_review.reads._chains import Records, amended_problems, current
+from reviewtrail.human_review.reads._chains import Records, amended_problems, current, stricter
 from reviewtrail.human_review.reads._listed import check_listed
 from reviewtrail.human_review.reads._plain_records import review_item, review_prompt
 from reviewtrail.human_review.reads._table_reads import checked_page, checked_rows_in
 from reviewtrail.human_review.records._record_names import DECISION, ITEM
 from reviewtrail.human_review.rules._frozen import POSITIONS, blind, frozen_problems
-from reviewtrail.ledger import Ledger
+from reviewtrail.ledger import Ledger, Privacy
 from reviewtrail.store import Store
 
 if TYPE_CHECKING:
     from reviewtrail.human_review.reads._resolve import ResolvedItem
+    from reviewtrail.human_review.rules._item_rules import CandidateFacts
 
 __all__ = ["QUEUE_MAX", "QueueCandidate", "QueueCard", "card", "queue_card", "review_queue"]
 
@@ -68,6 +69,11 @@ class QueueCard:
     valid: bool
     problems: tuple[str, ...]
     decided: bool
+    # The privacy join of what the card shows: the strictest of the prompt's, the item's and each
+    # candidate's run and output privacy in force ("sensitive" for a candidate not found). Not in
+    # the card's JSON: a surface that serves cards to agents withholds any card that is not
+    # public-source (docs/agents/).
+    privacy: Privacy = "sensitive"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -116,6 +122,11 @@ def card(resolved: ResolvedItem, *, decided: bool) -> QueueCard:
         valid=resolved.valid,
         problems=blinded_problems(resolved),
         decided=decided,
+        privacy=_joined(
+            resolved.prompt_privacy,
+            resolved.item_privacy,
+            *(level for run_id in item.display_order for level in _model_levels(resolved.candidates.get(run_id))),
+        ),
     )
 
 
@@ -167,7 +178,34 @@ def queue_card(ledger: Records, item_id: str, *, decided: bool) -> QueueCard:
         valid=valid,
         problems=blind(problems, item["displayOrder"], withheld),
         decided=decided,
+        privacy=_joined(
+            prompt_now.privacy,
+            item_now.privacy,
+            *(level for run_id, _, _ in frozen for level in _plain_levels(found.get(run_id))),
+        ),
     )
+
+
+def _plain_levels(found: Candidate | None) -> tuple[Privacy, Privacy]:
+    """A candidate's run and output privacy in force; both sensitive when the candidate is not
+    found: what cannot be read is never taken as public."""
+    if found is None:
+        return ("sensitive", "sensitive")
+    return (found.facts["runPrivacy"], found.facts["outputPrivacy"])
+
+
+def _model_levels(found: tuple[CandidateFacts, str] | None) -> tuple[Privacy, Privacy]:
+    """:func:`_plain_levels` of a candidate resolved through its model."""
+    if found is None:
+        return ("sensitive", "sensitive")
+    return (found[0].run_privacy, found[0].output_privacy)
+
+
+def _joined(*levels: Privacy) -> Privacy:
+    out: Privacy = "public-source"
+    for level in levels:
+        out = stricter(out, level)
+    return out
 
 
 def review_queue(
