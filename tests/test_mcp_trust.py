@@ -325,3 +325,29 @@ def test_a_run_result_is_bounded_and_carries_its_output_once(mcp: InProcess) -> 
     texts = [c.text for c in result.content if c.type == "text"]
     assert texts and all("aaaa" not in t for t in texts)  # the output is in the structured content only
     assert len(json.dumps(result.model_dump(mode="json"))) < 200_000
+
+
+def test_over_http_a_message_that_is_not_unicode_gets_a_parse_error(tmp_path: Path) -> None:
+    import httpx2
+
+    from support.mcp_agents import start_http, stop
+
+    new_store(tmp_path)[0].close()
+    proc, info = start_http(tmp_path)
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    try:
+        with httpx2.Client(timeout=60) as http:
+            opened = http.post(
+                info["url"], headers=headers, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}
+            )
+            headers["mcp-session-id"] = opened.headers["mcp-session-id"]
+            call = b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"review_queue","arguments":{"a":"'
+            answers = [
+                http.post(info["url"], headers=headers, content=call + bad + b'"}}}') for bad in (b"\\ud800", b"\xff")
+            ]
+    finally:
+        stop(proc)
+    for answer in answers:
+        assert answer.status_code == 400
+        assert answer.json()["error"]["code"] == -32700
