@@ -164,20 +164,19 @@ def _in_kernel(box: Toolbox, request: RunRequest) -> RunOutcome:
 SHOWN_OUTPUT_MAX = 64 << 10
 
 
-def _shown(data: bytes) -> tuple[str, bool]:
-    """A stream as the result shows it: its text (its first and last halves of
-    :data:`SHOWN_OUTPUT_MAX` bytes when longer, the bytes left out counted between them), and
-    whether anything was left out."""
+def _shown(data: bytes) -> str:
+    """A stream as the result shows it: its text, its first and last halves of
+    :data:`SHOWN_OUTPUT_MAX` bytes when longer, the bytes left out counted between them."""
     half = SHOWN_OUTPUT_MAX // 2
     if len(data) <= SHOWN_OUTPUT_MAX:
-        return data.decode("utf-8", "replace"), False
+        return data.decode("utf-8", "replace")
     left = len(data) - 2 * half
     text = (
         data[:half].decode("utf-8", "replace")
         + f"\n[... {left:,} bytes not shown: the run's record holds the whole stream ...]\n"
         + data[-half:].decode("utf-8", "replace")
     )
-    return text, True
+    return text
 
 
 def _run_result(outcome: RunOutcome) -> Json | CallToolResult:
@@ -186,7 +185,7 @@ def _run_result(outcome: RunOutcome) -> Json | CallToolResult:
     doc = outcome.to_json()
     result = outcome.result
     streams = {"stdout": result.stdout, "stderr": result.stderr} if result is not None else {}
-    doc["output"] = {name: _shown(streams[name])[0] if name in streams else None for name in ("stdout", "stderr")}
+    doc["output"] = {name: _shown(streams[name]) if name in streams else None for name in ("stdout", "stderr")}
     doc["outputBytes"] = {name: len(data) for name, data in streams.items()}
     doc["outputTruncated"] = any(len(data) > SHOWN_OUTPUT_MAX for data in streams.values())
     run = outcome.run
