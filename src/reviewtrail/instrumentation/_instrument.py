@@ -2,7 +2,7 @@
 
 The client is changed in place and returned: its ``chat.completions.create`` and ``parse``,
 ``responses.create`` and ``parse`` (OpenAI; their ``stream`` helpers call ``create``) or
-``messages.create`` and ``messages.stream``, and the same under ``beta`` (Anthropic) are replaced,
+``messages.create``, ``parse`` and ``stream``, and the same under ``beta`` (Anthropic) are replaced,
 on this client object only, by wrappers that call the SDK's own method. Clients made from it by
 ``copy()`` or ``with_options()`` are instrumented the same way. No SDK is imported here: the client
 is recognised by the package its class comes from.
@@ -52,8 +52,10 @@ _METHODS: dict[str, tuple[tuple[tuple[str, ...], str, Api, str], ...]] = {
     ),
     "anthropic": (
         (("messages",), "create", "anthropic", "call"),
+        (("messages",), "parse", "anthropic", "parse"),
         (("messages",), "stream", "anthropic", "stream"),
         (("beta", "messages"), "create", "anthropic", "call"),
+        (("beta", "messages"), "parse", "anthropic", "parse"),
         (("beta", "messages"), "stream", "anthropic", "stream"),
     ),
 }
