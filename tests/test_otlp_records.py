@@ -13,17 +13,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import need
 from reviewtrail.app import init_store
 from reviewtrail.config import ReviewerSettings, Settings
 from reviewtrail.models import MANIFEST_TYPE, ScriptedBackend
+from reviewtrail.models._http import endpoint_parts
 from reviewtrail.provenance import create_session, declare_artifact, run_code
 from reviewtrail.reviewer import review_artifact
 from reviewtrail.reviewer._records import REVIEW_RUN
 from reviewtrail.store import Store
 from reviewtrail.tracing import iter_runs
+from reviewtrail.tracing.files._reader import find_run
 from reviewtrail.tracing.otel._otel import parse_ns, spans_for_run
+from reviewtrail.tracing.otel._otel_attrs import server_endpoint
 from reviewtrail.tracing.otel._otel_records import (
     MANIFEST_TYPE as RECORDS_MANIFEST_TYPE,
 )
@@ -32,7 +37,7 @@ from reviewtrail.tracing.otel._otel_records import (
     ledger_facts,
     manifest_facts,
 )
-from test_trace_otel import attrs, cli
+from test_trace_otel import CallSpec, RunSpec, attrs, cli, meta_doc, request_doc, write_run
 
 OFF = ReviewerSettings(tier="off")
 
@@ -154,3 +159,57 @@ def test_manifest_facts_read_what_the_manifest_has() -> None:
     )
     empty = manifest_facts({"usage": None, "startedAt": 5})
     assert empty.start_ns is None and empty.cache_read_tokens is None and empty.finish_reasons == ()
+
+
+# --- server.address and server.port --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("endpoint_host", "address", "port"),
+    [
+        ("127.0.0.1:18431", "127.0.0.1", 18431),  # http://127.0.0.1:18431/v1, as the backends record it
+        ("localhost:80", "localhost", 80),
+        ("[::1]:8080", "::1", 8080),
+        ("api.anthropic.com", "api.anthropic.com", 443),  # recorded without a port: HTTPS's
+    ],
+)
+def test_a_manifest_endpoint_gives_server_address_and_port(
+    tmp_path: Path, endpoint_host: str, address: str, port: int
+) -> None:
+    facts = manifest_facts({"endpointHost": endpoint_host})
+    assert (facts.server_address, facts.server_port) == (address, port)
+    write_run(tmp_path, RunSpec(calls=[CallSpec(1, "r", request_doc(1, "r"), meta_doc(1, "r"))]))
+    run = find_run(tmp_path, "2026-04-15_run01")
+    _, span = spans_for_run(run, facts={(run.key, 1): facts})
+    a = attrs(span)
+    assert (a["server.address"], a["server.port"]) == (address, port)
+    assert [x["value"] for x in span["attributes"] if x["key"] == "server.port"] == [{"intValue": str(port)}]
+
+
+def test_a_trace_backend_with_a_port_gives_server_address_and_port(tmp_path: Path) -> None:
+    request = request_doc(1, "r", backend="127.0.0.1:18431")
+    write_run(tmp_path, RunSpec(calls=[CallSpec(1, "r", request, meta_doc(1, "r", backend="127.0.0.1:18431"))]))
+    _, span = spans_for_run(find_run(tmp_path, "2026-04-15_run01"))
+    assert (attrs(span)["server.address"], attrs(span)["server.port"]) == ("127.0.0.1", 18431)
+
+
+@pytest.mark.parametrize("value", ["codex", "localhost", "bedrock", "127.0.0.1:0", "127.0.0.1:99999", "[::1", "a.b:x"])
+def test_what_names_no_server_gives_no_server_attributes(value: str) -> None:
+    assert server_endpoint(value) is None
+
+
+_LABEL = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?", fullmatch=True)
+
+
+@given(
+    scheme=st.sampled_from(["http", "https"]),
+    labels=st.lists(_LABEL, min_size=1, max_size=4),
+    port=st.one_of(st.none(), st.integers(1, 65535)),
+)
+def test_every_endpoint_a_backend_records_reads_back_as_its_host_and_port(
+    scheme: str, labels: list[str], port: int | None
+) -> None:
+    host = ".".join(labels)
+    _, recorded = endpoint_parts(f"{scheme}://{host}{'' if port is None else f':{port}'}/v1")
+    expected = port if port is not None else (443 if scheme == "https" else 80)
+    assert server_endpoint(recorded, one_label=True) == (host, expected)

@@ -127,20 +127,34 @@ def _sdk(client: object) -> str:
     return package
 
 
-def _host(client: object) -> str:
+def _host(client: object) -> tuple[str, str]:
+    """(host, the endpoint as recorded: ``host[:port]``, as reviewtrail.models' backends write it, the
+    port left out only when it is HTTPS's 443)."""
     base_url = getattr(client, "base_url", None)
     host = getattr(base_url, "host", None)
+    parts = urlsplit(str(base_url))
     if not isinstance(host, str) or not host:
-        host = urlsplit(str(base_url)).hostname or ""
-    return host or "unknown"
+        host = parts.hostname or ""
+    if not host:
+        return "unknown", "unknown"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if port is None:
+        port = 443 if parts.scheme == "https" else 80 if parts.scheme == "http" else None
+    named = f"[{host}]" if ":" in host else host
+    if port is None or (parts.scheme, port) == ("https", 443):
+        return host, named
+    return host, f"{named}:{port}"
 
 
 def _patch(client: Any, sdk: str, recorder: Recorder, provider: str | None) -> None:
-    host = _host(client)
+    host, endpoint_host = _host(client)
     chosen = provider if provider is not None else _KNOWN_HOSTS.get(host)
     if sdk == "anthropic" and provider is None:
         chosen = "anthropic"  # as reviewtrail.models' Anthropic backend: the Messages API is Anthropic's
-    endpoint = Endpoint(recorder, host, chosen, sdk)
+    endpoint = Endpoint(recorder, endpoint_host, chosen, sdk)
     for path, name, api, kind in _METHODS[sdk]:
         resource = client
         for part in path:

@@ -8,8 +8,8 @@ call's ``thread_id`` is the review's ``reviewRunId``.
 
 So for a trace call of skill ``reviewer-specialist``, the manifest is the one at the index of
 its meta file in ``tracePaths`` (or, if that path is not listed, at its round number
-``...-round-<n>``), and the span takes from it: start and end, ``server.address`` (the
-endpoint host), the reported model, token counts, and where the manifest has them the
+``...-round-<n>``), and the span takes from it: start and end, ``server.address`` and
+``server.port`` (the endpoint host), the reported model, token counts, and where the manifest has them the
 response id, finish reasons and cache token counts.
 """
 
@@ -24,7 +24,7 @@ from reviewtrail.errors import ReviewtrailError
 from reviewtrail.ledger import Ledger
 from reviewtrail.tracing.files._reader import TraceCall, TraceRun
 from reviewtrail.tracing.otel._otel import FactsKey, parse_ns
-from reviewtrail.tracing.otel._otel_attrs import CallFacts, count, server_address, text
+from reviewtrail.tracing.otel._otel_attrs import CallFacts, count, server_endpoint, text
 
 __all__ = ["MANIFEST_TYPE", "REVIEW_RUN_TYPE", "SPECIALIST_SKILL", "ledger_facts", "manifest_facts"]
 
@@ -46,10 +46,12 @@ def manifest_facts(payload: Mapping[str, Any]) -> CallFacts:
     if isinstance(reasons, str):
         reasons = [reasons]
     finish = tuple(r for r in (text(v) for v in reasons) if r) if isinstance(reasons, list) else ()
+    server = server_endpoint(payload.get("endpointHost"), one_label=True)
     return CallFacts(
         start_ns=parse_ns(payload.get("startedAt")),
         end_ns=parse_ns(payload.get("endedAt")),
-        server_address=server_address(payload.get("endpointHost")),
+        server_address=server[0] if server is not None else None,
+        server_port=server[1] if server is not None else None,
         response_model=_first(payload, text, "reportedModel", "modelReported"),
         response_id=text(payload.get("responseId")),
         finish_reasons=finish,
