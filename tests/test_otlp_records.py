@@ -37,9 +37,23 @@ from reviewtrail.tracing.otel._otel_records import (
     ledger_facts,
     manifest_facts,
 )
+from support.llm_wire import (
+    MESSAGES,
+    Project,
+    Reply,
+    WireServer,
+    message,
+    message_usage,
+    project_with_store,
+    stored_calls,
+    wire_server,
+)
 from test_trace_otel import CallSpec, RunSpec, attrs, cli, meta_doc, request_doc, write_run
 
 OFF = ReviewerSettings(tier="off")
+
+wire = pytest.fixture(wire_server)
+project = pytest.fixture(project_with_store)
 
 
 @pytest.fixture
@@ -213,3 +227,48 @@ def test_every_endpoint_a_backend_records_reads_back_as_its_host_and_port(
     _, recorded = endpoint_parts(f"{scheme}://{host}{'' if port is None else f':{port}'}/v1")
     expected = port if port is not None else (443 if scheme == "https" else 80)
     assert server_endpoint(recorded, one_label=True) == (host, expected)
+
+
+# --- calls recorded by an instrumented SDK client --------------------------------------------------
+
+
+def test_spans_of_instrumented_calls_carry_what_their_manifest_holds(
+    wire: WireServer, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import anthropic
+
+    import reviewtrail
+
+    usage = message_usage(100, 12, cache_read=60, cache_write=20)
+    wire.queue(MESSAGES, Reply(body=message("It holds.", model="claude-sonnet-4-5-20250929", usage=usage)))
+    client = reviewtrail.instrument(
+        anthropic.Anthropic(base_url=wire.url, api_key="k", max_retries=0),
+        store=project.store,
+        project_dir=project.root,
+        env=project.env,
+    )
+    with reviewtrail.reviewer_call(skill="research-review", purpose="round-1") as handle:
+        client.messages.create(model="claude-sonnet-4-5", max_tokens=64, messages=[{"role": "user", "content": "?"}])
+        handle.verdict, handle.review_completed = "ready", True
+    [call] = stored_calls(project.store)
+    [trace] = handle.traces
+    assert trace.meta_path is not None
+    assert json.loads(trace.meta_path.read_text(encoding="utf-8"))["prompt_manifest_id"] == call.manifest_id
+
+    for name, value in project.env.items():
+        monkeypatch.setenv(name, value)
+    out = project.root / "spans.json"
+    code, _, err = cli("export-otel", "-o", str(out), "--project-dir", str(project.root))
+    assert code == 0, err
+    [resource_spans] = json.loads(out.read_text(encoding="utf-8"))["resourceSpans"]
+    [_, span] = resource_spans["scopeSpans"][0]["spans"]
+    a = attrs(span)
+    assert a["gen_ai.response.id"] == call.manifest["responseId"] == "msg_1"
+    assert a["gen_ai.response.finish_reasons"] == [call.manifest["finishReason"]] == ["end_turn"]
+    assert a["gen_ai.usage.cache_read.input_tokens"] == call.manifest["usage"]["cacheReadTokens"] == 60
+    assert a["gen_ai.usage.cache_creation.input_tokens"] == call.manifest["usage"]["cacheWriteTokens"] == 20
+    assert a["gen_ai.usage.input_tokens"] == call.manifest["usage"]["inputTokens"] == 180
+    host, port = wire.url.removeprefix("http://").rsplit(":", 1)
+    assert (a["server.address"], a["server.port"]) == (host, int(port))
+    assert span["startTimeUnixNano"] == str(parse_ns(call.manifest["startedAt"]))
+    assert span["endTimeUnixNano"] == str(parse_ns(call.manifest["endedAt"]))
