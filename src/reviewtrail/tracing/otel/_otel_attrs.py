@@ -12,8 +12,11 @@ What goes on a call span:
   since the recorders write every other port) and ``error.type``;
 - the reviewer identity and assurance under ``reviewtrail.*``;
 - the prompt's and response's SHA-256 and size, never their text, unless the caller opts in
-  to message content: then ``gen_ai.input.messages`` / ``gen_ai.output.messages`` carry the
-  conventions' JSON message form (``[{"role": ..., "parts": [{"type": "text", "content": ...}]}]``).
+  to message content: then ``gen_ai.input.messages`` / ``gen_ai.output.messages`` (and
+  ``gen_ai.system_instructions``) carry the conventions' JSON message form
+  (``[{"role": ..., "parts": [{"type": "text", "content": ...}]}]``): a recorded SDK request by its
+  roles and parts (:mod:`reviewtrail.tracing.otel._otel_messages`), any other prompt as one
+  ``user`` text part.
 
 Facts read from the ledger (a reviewer-specialist call's prompt manifest) arrive as a
 :class:`CallFacts` and win over what the trace files say.
@@ -31,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewtrail.tracing.files._reader import TraceCall
+from reviewtrail.tracing.otel._otel_messages import input_messages
 from reviewtrail.tracing.otel._otel_provider import PLATFORMS, genai_provider_name
 from reviewtrail.tracing.rules._assurance import SUCCESS_STATUSES, is_sentinel, normalize_reported
 
@@ -268,19 +272,27 @@ def _digests(call: TraceCall, fields: Mapping[str, Any]) -> list[tuple[str, obje
 def _content(call: TraceCall, finish_reasons: tuple[str, ...]) -> list[tuple[str, object]]:
     """``gen_ai.input.messages`` / ``gen_ai.output.messages`` in the conventions' JSON form (opt-in)."""
     out: list[tuple[str, object]] = []
-    prompt = (call.request or {}).get("prompt")
+    request = call.request or {}
+    prompt = request.get("prompt")
     if isinstance(prompt, str):
-        message = [{"role": "user", "parts": [{"type": "text", "content": prompt}]}]
-        out.append(("gen_ai.input.messages", json.dumps(message, ensure_ascii=False)))
+        read = input_messages(prompt, request.get("tool"))
+        messages, system = read if read is not None else ([{"role": "user", "parts": [_text_part(prompt)]}], None)
+        out.append(("gen_ai.input.messages", json.dumps(messages, ensure_ascii=False)))
+        if system:
+            out.append(("gen_ai.system_instructions", json.dumps(system, ensure_ascii=False)))
     response = call.response_text()
     if response is not None:
         answer = {
             "role": "assistant",
-            "parts": [{"type": "text", "content": response}],
+            "parts": [_text_part(response)],
             "finish_reason": finish_reasons[0] if finish_reasons else "stop",
         }
         out.append(("gen_ai.output.messages", json.dumps([answer], ensure_ascii=False)))
     return out
+
+
+def _text_part(content: str) -> dict[str, str]:
+    return {"type": "text", "content": content}
 
 
 def call_status(fields: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
