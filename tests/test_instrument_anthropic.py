@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 import anthropic
+import pydantic
 import pytest
 
 import reviewtrail
@@ -304,3 +305,72 @@ def test_a_stream_still_open_when_the_block_ends_is_traced_as_incomplete(wire: W
     assert trace.response_path.read_text(encoding="utf-8") == "half "
     [call] = stored_calls(project.store)
     assert call.manifest["outcome"] == "incomplete" and call.response == "half "
+
+
+class Weather(pydantic.BaseModel):
+    city: str
+    celsius: int
+
+
+WEATHER = '{"city":"Paris","celsius":21}'
+
+
+def test_messages_parse_is_recorded_with_the_schema_it_sent(wire: WireServer, project: Project) -> None:
+    wire.queue(MESSAGES, Reply(body=message(WEATHER, model="claude-sonnet-4-5-20250929")))
+    client = traced(wire, project)
+    parsed = client.messages.parse(**request(output_config={"effort": "low"}), output_format=Weather)
+    assert parsed.parsed_output == Weather(city="Paris", celsius=21)
+
+    [call] = stored_calls(project.store)
+    received = wire.exchanges_of(MESSAGES)[0].json()
+    assert received["output_config"]["format"]["schema"]["title"] == "Weather"
+    assert received["output_config"]["effort"] == "low"
+    assert call.manifest["runtimeSettings"] == settings_of(received)
+    assert "output_format" not in call.manifest["runtimeSettings"]
+    assert call.messages == PROMPT and call.system == SYSTEM.encode()
+    assert call.response == WEATHER
+    assert call.manifest["responseId"] == "msg_1"
+
+
+def test_beta_and_async_parse_are_recorded_and_traced_under_their_names(wire: WireServer, project: Project) -> None:
+    wire.queue(MESSAGES, *(Reply(body=message(WEATHER, model="claude-sonnet-4-5-20250929")) for _ in range(3)))
+    client = traced(wire, project)
+    with reviewtrail.reviewer_call(skill="research-review", purpose="round-1") as handle:
+        beta = client.beta.messages.parse(**request(), output_format=Weather)
+    assert beta.parsed_output == Weather(city="Paris", celsius=21)
+
+    async def main() -> Any:
+        async_client = reviewtrail.instrument(
+            anthropic.AsyncAnthropic(base_url=wire.url, api_key="test-key", max_retries=0),
+            store=project.store,
+            project_dir=project.root,
+            env=project.env,
+        )
+        first = await async_client.messages.parse(**request(), output_format=Weather)
+        second = await async_client.beta.messages.parse(**request())
+        return first.parsed_output, second
+
+    first, second = asyncio.run(main())
+    assert first == Weather(city="Paris", celsius=21) and second.content[0].text == WEATHER
+    calls = stored_calls(project.store)
+    exchanges = wire.exchanges_of(MESSAGES)
+    assert len(calls) == len(exchanges) == 3
+    for call, exchange in zip(calls, exchanges, strict=True):
+        assert call.manifest["runtimeSettings"] == settings_of(exchange.json())
+        assert call.response == WEATHER
+    assert "output_config" not in calls[2].manifest["runtimeSettings"]  # no class given: no format sent
+    [trace] = handle.traces
+    assert trace.request_path is not None
+    assert json.loads(trace.request_path.read_text(encoding="utf-8"))["tool"] == "anthropic.beta.messages.parse"
+
+
+def test_messages_stream_with_an_output_format_records_the_schema_it_sent(wire: WireServer, project: Project) -> None:
+    wire.queue(MESSAGES, Reply(events=message_events(['{"city":"Paris",', '"celsius":21}'], model="claude-sonnet-4-5")))
+    client = traced(wire, project)
+    with client.messages.stream(**request(), output_format=Weather) as stream:
+        final = stream.get_final_message()
+    assert final.parsed_output == Weather(city="Paris", celsius=21)
+    [call] = stored_calls(project.store)
+    received = wire.exchanges_of(MESSAGES)[0].json()
+    assert received["output_config"]["format"]["type"] == "json_schema"
+    assert call.manifest["runtimeSettings"] == settings_of(received)

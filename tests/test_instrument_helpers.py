@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -189,3 +191,36 @@ def test_a_reviewer_trace_names_the_method_that_made_the_call(
     request = json.loads(trace.request_path.read_text(encoding="utf-8"))
     assert request["tool"] == f"openai.chat.completions.{tool}"
     assert request["reported_reviewer_model"] == "gpt-4o-2024-08-06"
+
+
+def test_a_tool_runner_is_recorded_as_the_beta_create_calls_it_makes(wire: WireServer, project: Project) -> None:
+    first = message("Let me check.", model="claude-sonnet-4-5", stop="tool_use")
+    first["content"].append({"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Paris"}})
+    wire.queue(MESSAGES, Reply(body=first), Reply(body=message("Rainy.", model="claude-sonnet-4-5", id="msg_2")))
+    client = traced(anthropic.Anthropic(base_url=wire.url, api_key="k", max_retries=0), project)
+
+    @anthropic.beta_tool
+    def weather(city: str) -> str:
+        """The weather of a city."""
+        return "rainy"
+
+    runner = client.beta.messages.tool_runner(
+        model="claude-sonnet-4-5", max_tokens=64, messages=PROMPT, tools=[weather]
+    )
+    final = runner.until_done()
+    assert final.content[0].type == "text" and final.content[0].text == "Rainy."
+    calls = stored_calls(project.store)
+    assert [c.manifest["responseId"] for c in calls] == ["msg_1", "msg_2"]
+    assert len(wire.exchanges_of(MESSAGES)) == 2
+    assert calls[1].messages == wire.exchanges_of(MESSAGES)[1].json()["messages"]  # the tool's result included
+
+
+def test_python_md_lists_every_recorded_method_and_says_the_others_are_not() -> None:
+    from reviewtrail.instrumentation._instrument import _METHODS
+
+    doc = (Path(__file__).parents[1] / "docs" / "agents" / "python.md").read_text(encoding="utf-8")
+    section = doc.split("### Which SDK methods are recorded", 1)[1].split("\n#", 1)[0]
+    listed = set(re.findall(r"^- `((?:openai|anthropic)\.[a-z_.]+)`$", section, flags=re.MULTILINE))
+    recorded = {".".join((sdk, *path, name)) for sdk, methods in _METHODS.items() for path, name, _, _ in methods}
+    assert listed == recorded
+    assert "Every other method is not recorded" in section

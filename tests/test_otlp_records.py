@@ -13,17 +13,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import need
 from reviewtrail.app import init_store
 from reviewtrail.config import ReviewerSettings, Settings
 from reviewtrail.models import MANIFEST_TYPE, ScriptedBackend
+from reviewtrail.models._http import endpoint_parts
 from reviewtrail.provenance import create_session, declare_artifact, run_code
 from reviewtrail.reviewer import review_artifact
 from reviewtrail.reviewer._records import REVIEW_RUN
 from reviewtrail.store import Store
 from reviewtrail.tracing import iter_runs
+from reviewtrail.tracing.files._reader import find_run
 from reviewtrail.tracing.otel._otel import parse_ns, spans_for_run
+from reviewtrail.tracing.otel._otel_attrs import server_endpoint
 from reviewtrail.tracing.otel._otel_records import (
     MANIFEST_TYPE as RECORDS_MANIFEST_TYPE,
 )
@@ -32,9 +37,23 @@ from reviewtrail.tracing.otel._otel_records import (
     ledger_facts,
     manifest_facts,
 )
-from test_trace_otel import attrs, cli
+from support.llm_wire import (
+    MESSAGES,
+    Project,
+    Reply,
+    WireServer,
+    message,
+    message_usage,
+    project_with_store,
+    stored_calls,
+    wire_server,
+)
+from test_trace_otel import CallSpec, RunSpec, attrs, cli, meta_doc, request_doc, write_run
 
 OFF = ReviewerSettings(tier="off")
+
+wire = pytest.fixture(wire_server)
+project = pytest.fixture(project_with_store)
 
 
 @pytest.fixture
@@ -154,3 +173,102 @@ def test_manifest_facts_read_what_the_manifest_has() -> None:
     )
     empty = manifest_facts({"usage": None, "startedAt": 5})
     assert empty.start_ns is None and empty.cache_read_tokens is None and empty.finish_reasons == ()
+
+
+# --- server.address and server.port --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("endpoint_host", "address", "port"),
+    [
+        ("127.0.0.1:18431", "127.0.0.1", 18431),  # http://127.0.0.1:18431/v1, as the backends record it
+        ("localhost:80", "localhost", 80),
+        ("[::1]:8080", "::1", 8080),
+        ("api.anthropic.com", "api.anthropic.com", 443),  # recorded without a port: HTTPS's
+    ],
+)
+def test_a_manifest_endpoint_gives_server_address_and_port(
+    tmp_path: Path, endpoint_host: str, address: str, port: int
+) -> None:
+    facts = manifest_facts({"endpointHost": endpoint_host})
+    assert (facts.server_address, facts.server_port) == (address, port)
+    write_run(tmp_path, RunSpec(calls=[CallSpec(1, "r", request_doc(1, "r"), meta_doc(1, "r"))]))
+    run = find_run(tmp_path, "2026-04-15_run01")
+    _, span = spans_for_run(run, facts={(run.key, 1): facts})
+    a = attrs(span)
+    assert (a["server.address"], a["server.port"]) == (address, port)
+    assert [x["value"] for x in span["attributes"] if x["key"] == "server.port"] == [{"intValue": str(port)}]
+
+
+def test_a_trace_backend_with_a_port_gives_server_address_and_port(tmp_path: Path) -> None:
+    request = request_doc(1, "r", backend="127.0.0.1:18431")
+    write_run(tmp_path, RunSpec(calls=[CallSpec(1, "r", request, meta_doc(1, "r", backend="127.0.0.1:18431"))]))
+    _, span = spans_for_run(find_run(tmp_path, "2026-04-15_run01"))
+    assert (attrs(span)["server.address"], attrs(span)["server.port"]) == ("127.0.0.1", 18431)
+
+
+@pytest.mark.parametrize("value", ["codex", "localhost", "bedrock", "127.0.0.1:0", "127.0.0.1:99999", "[::1", "a.b:x"])
+def test_what_names_no_server_gives_no_server_attributes(value: str) -> None:
+    assert server_endpoint(value) is None
+
+
+_LABEL = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?", fullmatch=True)
+
+
+@given(
+    scheme=st.sampled_from(["http", "https"]),
+    labels=st.lists(_LABEL, min_size=1, max_size=4),
+    port=st.one_of(st.none(), st.integers(1, 65535)),
+)
+def test_every_endpoint_a_backend_records_reads_back_as_its_host_and_port(
+    scheme: str, labels: list[str], port: int | None
+) -> None:
+    host = ".".join(labels)
+    _, recorded = endpoint_parts(f"{scheme}://{host}{'' if port is None else f':{port}'}/v1")
+    expected = port if port is not None else (443 if scheme == "https" else 80)
+    assert server_endpoint(recorded, one_label=True) == (host, expected)
+
+
+# --- calls recorded by an instrumented SDK client --------------------------------------------------
+
+
+def test_spans_of_instrumented_calls_carry_what_their_manifest_holds(
+    wire: WireServer, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import anthropic
+
+    import reviewtrail
+
+    usage = message_usage(100, 12, cache_read=60, cache_write=20)
+    wire.queue(MESSAGES, Reply(body=message("It holds.", model="claude-sonnet-4-5-20250929", usage=usage)))
+    client = reviewtrail.instrument(
+        anthropic.Anthropic(base_url=wire.url, api_key="k", max_retries=0),
+        store=project.store,
+        project_dir=project.root,
+        env=project.env,
+    )
+    with reviewtrail.reviewer_call(skill="research-review", purpose="round-1") as handle:
+        client.messages.create(model="claude-sonnet-4-5", max_tokens=64, messages=[{"role": "user", "content": "?"}])
+        handle.verdict, handle.review_completed = "ready", True
+    [call] = stored_calls(project.store)
+    [trace] = handle.traces
+    assert trace.meta_path is not None
+    assert json.loads(trace.meta_path.read_text(encoding="utf-8"))["prompt_manifest_id"] == call.manifest_id
+
+    for name, value in project.env.items():
+        monkeypatch.setenv(name, value)
+    out = project.root / "spans.json"
+    code, _, err = cli("export-otel", "-o", str(out), "--project-dir", str(project.root))
+    assert code == 0, err
+    [resource_spans] = json.loads(out.read_text(encoding="utf-8"))["resourceSpans"]
+    [_, span] = resource_spans["scopeSpans"][0]["spans"]
+    a = attrs(span)
+    assert a["gen_ai.response.id"] == call.manifest["responseId"] == "msg_1"
+    assert a["gen_ai.response.finish_reasons"] == [call.manifest["finishReason"]] == ["end_turn"]
+    assert a["gen_ai.usage.cache_read.input_tokens"] == call.manifest["usage"]["cacheReadTokens"] == 60
+    assert a["gen_ai.usage.cache_creation.input_tokens"] == call.manifest["usage"]["cacheWriteTokens"] == 20
+    assert a["gen_ai.usage.input_tokens"] == call.manifest["usage"]["inputTokens"] == 180
+    host, port = wire.url.removeprefix("http://").rsplit(":", 1)
+    assert (a["server.address"], a["server.port"]) == (host, int(port))
+    assert span["startTimeUnixNano"] == str(parse_ns(call.manifest["startedAt"]))
+    assert span["endTimeUnixNano"] == str(parse_ns(call.manifest["endedAt"]))

@@ -2,7 +2,7 @@
 
 The client is changed in place and returned: its ``chat.completions.create`` and ``parse``,
 ``responses.create`` and ``parse`` (OpenAI; their ``stream`` helpers call ``create``) or
-``messages.create`` and ``messages.stream``, and the same under ``beta`` (Anthropic) are replaced,
+``messages.create``, ``parse`` and ``stream``, and the same under ``beta`` (Anthropic) are replaced,
 on this client object only, by wrappers that call the SDK's own method. Clients made from it by
 ``copy()`` or ``with_options()`` are instrumented the same way. No SDK is imported here: the client
 is recognised by the package its class comes from.
@@ -52,8 +52,10 @@ _METHODS: dict[str, tuple[tuple[tuple[str, ...], str, Api, str], ...]] = {
     ),
     "anthropic": (
         (("messages",), "create", "anthropic", "call"),
+        (("messages",), "parse", "anthropic", "parse"),
         (("messages",), "stream", "anthropic", "stream"),
         (("beta", "messages"), "create", "anthropic", "call"),
+        (("beta", "messages"), "parse", "anthropic", "parse"),
         (("beta", "messages"), "stream", "anthropic", "stream"),
     ),
 }
@@ -125,20 +127,34 @@ def _sdk(client: object) -> str:
     return package
 
 
-def _host(client: object) -> str:
+def _host(client: object) -> tuple[str, str]:
+    """(host, the endpoint as recorded: ``host[:port]``, as reviewtrail.models' backends write it, the
+    port left out only when it is HTTPS's 443)."""
     base_url = getattr(client, "base_url", None)
     host = getattr(base_url, "host", None)
+    parts = urlsplit(str(base_url))
     if not isinstance(host, str) or not host:
-        host = urlsplit(str(base_url)).hostname or ""
-    return host or "unknown"
+        host = parts.hostname or ""
+    if not host:
+        return "unknown", "unknown"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if port is None:
+        port = 443 if parts.scheme == "https" else 80 if parts.scheme == "http" else None
+    named = f"[{host}]" if ":" in host else host
+    if port is None or (parts.scheme, port) == ("https", 443):
+        return host, named
+    return host, f"{named}:{port}"
 
 
 def _patch(client: Any, sdk: str, recorder: Recorder, provider: str | None) -> None:
-    host = _host(client)
+    host, endpoint_host = _host(client)
     chosen = provider if provider is not None else _KNOWN_HOSTS.get(host)
     if sdk == "anthropic" and provider is None:
         chosen = "anthropic"  # as reviewtrail.models' Anthropic backend: the Messages API is Anthropic's
-    endpoint = Endpoint(recorder, host, chosen, sdk)
+    endpoint = Endpoint(recorder, endpoint_host, chosen, sdk)
     for path, name, api, kind in _METHODS[sdk]:
         resource = client
         for part in path:

@@ -1,8 +1,9 @@
-"""The structured-output helpers of the OpenAI SDK, ``chat.completions.parse`` and ``responses.parse``:
-they send their request without going through ``create``, after turning a pydantic class
-(``response_format``, ``text_format``) into the JSON schema that goes on the wire. Their request is
-read as it is sent: the class is turned into that schema by the SDK's own function, and the
-arguments the SDK keeps to itself (``text_format``, ``parse_as``) are not part of the body."""
+"""The structured-output helpers: OpenAI's ``chat.completions.parse`` and ``responses.parse``, and
+Anthropic's ``messages.parse`` and ``messages.stream`` (and under ``beta``). They send their request
+without going through ``create``, after turning a pydantic class (``response_format``, ``text_format``,
+``output_format``) into the JSON schema that goes on the wire. Their request is read as it is sent:
+the class is turned into that schema by the SDK's own function, and the arguments the SDK keeps to
+itself (``text_format``, ``parse_as``, ``output_format``) are not part of the body."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ __all__ = ["read_parse_request"]
 _SCHEMA_OF = {
     "openai-chat": ("openai.lib._parsing._completions", "type_to_response_format_param"),
     "openai-responses": ("openai.lib._parsing._responses", "type_to_text_format_param"),
+    "anthropic": ("anthropic.lib._parse._transform", "to_json_output_format"),
 }
 
 
@@ -32,6 +34,14 @@ def _wire_schema(api: Api, cls: type) -> Any:
     return plain(function(cls))
 
 
+def _with_format(settings: dict[str, Any], kwargs: Mapping[str, Any], name: str, api: Api, cls: type) -> None:
+    """``settings[name]`` as the SDK sends it: the object given under ``name`` (if any) with the schema
+    of ``cls`` as its ``format``."""
+    given = kwargs.get(name)
+    base = plain(given) if isinstance(given, Mapping) else {}
+    settings[name] = {**base, "format": _wire_schema(api, cls)}
+
+
 def read_parse_request(api: Api, kwargs: dict[str, Any]) -> Request:
     """The request of one ``parse`` call: :func:`read_request`, with the class given for the answer's
     format replaced by the schema that is sent for it."""
@@ -42,12 +52,15 @@ def read_parse_request(api: Api, kwargs: dict[str, Any]) -> Request:
         given = kwargs.get("response_format")
         if isinstance(given, type):
             settings["response_format"] = _wire_schema(api, given)
-    else:
+    elif api == "openai-responses":
         given = kwargs.get("text_format")
         for name in ("text_format", "parse_as"):  # read by the SDK, never sent
             settings.pop(name, None)
         if isinstance(given, type):
-            text = kwargs.get("text")
-            given_text = plain(text) if isinstance(text, Mapping) else {}
-            settings["text"] = {**given_text, "format": _wire_schema(api, given)}
+            _with_format(settings, kwargs, "text", api, given)
+    else:
+        given = kwargs.get("output_format")
+        settings.pop("output_format", None)  # read by the SDK, sent as output_config.format
+        if isinstance(given, type):
+            _with_format(settings, kwargs, "output_config", api, given)
     return dataclasses.replace(request, settings=settings)

@@ -94,7 +94,7 @@ def _warn_on_failure(write: Callable[[], object]) -> None:
 
 @dataclass(frozen=True)
 class Endpoint:
-    """The endpoint a client calls (its host, recorded in the manifest; the ``genai-prices`` provider
+    """The endpoint a client calls (its ``host[:port]``, recorded in the manifest; the ``genai-prices`` provider
     its calls are priced with, ``None`` when unknown) and the recorder of its calls."""
 
     recorder: Recorder

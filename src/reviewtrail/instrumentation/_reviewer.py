@@ -141,6 +141,7 @@ class ReviewerCall:
             ended_at=call.ended_at.astimezone() if call.ended_at is not None else None,
             duration_ms=call.duration_ms,
             files_referenced=list(self._facts.files_referenced),
+            prompt_manifest_id=call.recorded.prompt_manifest.envelope.id if call.recorded is not None else None,
         )
         if last and exc is not None:
             review.status, review.error = "error", {"type": type(exc).__name__, "message": str(exc)}

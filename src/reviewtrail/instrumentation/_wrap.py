@@ -13,6 +13,7 @@ from typing import Any
 
 from reviewtrail.instrumentation._answers import answer_of
 from reviewtrail.instrumentation._calls import Call
+from reviewtrail.instrumentation._parse import read_parse_request
 from reviewtrail.instrumentation._recorder import Endpoint
 from reviewtrail.instrumentation._request import Api, Request, read_request
 from reviewtrail.instrumentation._streams import watch_async_stream, watch_stream
@@ -97,9 +98,9 @@ class Method:
 
 
 def read_stream_request(api: Api, kwargs: dict[str, Any]) -> Request:
-    """The request a stream helper (Anthropic's ``messages.stream``) makes: its arguments, and
-    ``stream: true`` in its body."""
-    request = read_request(api, kwargs)
+    """The request a stream helper (Anthropic's ``messages.stream``) makes: its arguments (a class
+    given as ``output_format`` sent as its schema, as ``parse`` sends it), and ``stream: true`` in its body."""
+    request = read_parse_request(api, kwargs) if api == "anthropic" else read_request(api, kwargs)
     return dataclasses.replace(request, stream=True, settings={**request.settings, "stream": True})
 
 

@@ -30,7 +30,8 @@ def _utc_now() -> datetime:
 
 
 def endpoint_parts(base_url: str) -> tuple[str, str]:
-    """``(base URL without trailing slash, host[:port])`` of an http(s) URL without credentials."""
+    """``(base URL without trailing slash, host[:port])`` of an http(s) URL without credentials. The
+    port is left out only when it is HTTPS's 443 (so ``http://host`` is ``host:80``)."""
     import httpx  # lazy: keeps ``import reviewtrail.models`` cheap for the CLI
 
     try:
@@ -44,8 +45,9 @@ def endpoint_parts(base_url: str) -> tuple[str, str]:
     if url.query or url.fragment:
         raise ConfigError("must not have a query or fragment", field="base_url")
     host = f"[{url.host}]" if ":" in url.host else url.host  # IPv6 literal
-    if url.port is not None:
-        host = f"{host}:{url.port}"
+    port = url.port if url.port is not None else (443 if url.scheme == "https" else 80)
+    if (url.scheme, port) != ("https", 443):
+        host = f"{host}:{port}"
     return str(url).rstrip("/"), host
 
 

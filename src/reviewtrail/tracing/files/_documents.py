@@ -42,7 +42,7 @@ def iso(moment: datetime) -> str:
 _TEXT_FIELDS = (
     "verdict", "thread_id", "agent_id", "model", "backend", "tool", "executor", "effort", "fallback_reason",
     "reviewer_profile", "memory_hash", "declared_executor_family", "declared_reviewer_family",
-    "declared_independence_verified",
+    "declared_independence_verified", "prompt_manifest_id",
 )  # fmt: skip
 
 
@@ -91,6 +91,7 @@ class ReviewCall:
     declared_reviewer_family: str | None = None
     declared_independence_verified: str | None = None
     native_evidence: NativeEvidence | None = None
+    prompt_manifest_id: str | None = None  # the ledger's prompt manifest of the model call, when recorded
 
     def validate(self) -> None:
         """Check every fact before anything is written; a str response is kept as its UTF-8 bytes.
@@ -272,6 +273,8 @@ def build_meta(
         "response_bytes": size,
         "trace_mode": mode,
         "review_positive": call.review_positive,
+        # only when known, so that the meta of every other call keeps its bytes
+        **({"prompt_manifest_id": call.prompt_manifest_id} if call.prompt_manifest_id is not None else {}),
     }
 
 

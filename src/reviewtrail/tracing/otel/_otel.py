@@ -23,7 +23,7 @@ Privacy: prompt and response text are not exported, only their SHA-256 and byte 
 unless the caller opts in to message content (``content=True``).
 
 Resource: ``service.name``, ``service.version`` and, when the export read the ledger (call
-facts of reviewer-specialist runs), the head it read at: ``reviewtrail.ledger.head`` (the last
+facts from prompt manifests), the head it read at: ``reviewtrail.ledger.head`` (the last
 record's hash, 64 hex digits) and ``reviewtrail.ledger.head_seq`` (its seq, an int).
 The only free text that leaves is the call's ``error.message`` (the span status message,
 cut at 1024 characters) and the raw ``verdict`` label; object-valued fields are dropped and
@@ -33,9 +33,9 @@ Field precedence for a call: the meta file (written last) wins; the request file
 in what the meta file lacks, and ``run.meta.json`` fills in the executor and backend.
 Times: start is the request's ``timestamp``, end the meta's ``timestamp``; a missing one is
 derived from the other and ``duration_ms``. A timestamp without an offset is taken as UTC.
-Facts from the ledger (:class:`CallFacts`, for reviewer-specialist calls: the prompt
-manifest's ``startedAt``/``endedAt``) replace the trace's times: they bracket the model call
-itself, where the trace files are written after it.
+Facts from the ledger (:class:`CallFacts`, for reviewer-specialist calls and calls whose meta
+names their prompt manifest: the manifest's ``startedAt``/``endedAt``) replace the trace's
+times: they bracket the model call itself, where the trace files are written after it.
 """
 
 from __future__ import annotations

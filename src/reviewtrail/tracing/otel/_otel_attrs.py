@@ -7,11 +7,16 @@ What goes on a call span:
   ``gen_ai.response.id``, ``gen_ai.response.finish_reasons``, ``gen_ai.usage.input_tokens``,
   ``gen_ai.usage.output_tokens``, ``gen_ai.usage.cache_read.input_tokens``,
   ``gen_ai.usage.cache_creation.input_tokens``, ``gen_ai.conversation.id``,
-  ``server.address`` and ``error.type``;
+  ``server.address`` with ``server.port`` (always together, as the conventions require; an
+  endpoint recorded as ``host:port`` gives both, one recorded without a port is HTTPS's 443,
+  since the recorders write every other port) and ``error.type``;
 - the reviewer identity and assurance under ``reviewtrail.*``;
 - the prompt's and response's SHA-256 and size, never their text, unless the caller opts in
-  to message content: then ``gen_ai.input.messages`` / ``gen_ai.output.messages`` carry the
-  conventions' JSON message form (``[{"role": ..., "parts": [{"type": "text", "content": ...}]}]``).
+  to message content: then ``gen_ai.input.messages`` / ``gen_ai.output.messages`` (and
+  ``gen_ai.system_instructions``) carry the conventions' JSON message form
+  (``[{"role": ..., "parts": [{"type": "text", "content": ...}]}]``): a recorded SDK request by its
+  roles and parts (:mod:`reviewtrail.tracing.otel._otel_messages`), any other prompt as one
+  ``user`` text part.
 
 Facts read from the ledger (a reviewer-specialist call's prompt manifest) arrive as a
 :class:`CallFacts` and win over what the trace files say.
@@ -20,6 +25,7 @@ Facts read from the ledger (a reviewer-specialist call's prompt manifest) arrive
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 import math
 import re
@@ -28,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewtrail.tracing.files._reader import TraceCall
+from reviewtrail.tracing.otel._otel_messages import input_messages
 from reviewtrail.tracing.otel._otel_provider import PLATFORMS, genai_provider_name
 from reviewtrail.tracing.rules._assurance import SUCCESS_STATUSES, is_sentinel, normalize_reported
 
@@ -46,6 +53,7 @@ __all__ = [
     "model_name",
     "run_attributes",
     "server_address",
+    "server_endpoint",
     "text",
 ]
 
@@ -60,6 +68,9 @@ _MAX_MESSAGE = 1024
 _HOST = re.compile(
     r"(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+"
 )
+_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")  # a one-label host: localhost
+_PORT = re.compile(r"[0-9]{1,5}")
+HTTPS_PORT = 443
 
 # reviewtrail.* attributes copied from a call's fields, in this order.
 _CALL_FIELDS = (
@@ -107,6 +118,7 @@ class CallFacts:
     start_ns: int | None = None
     end_ns: int | None = None
     server_address: str | None = None
+    server_port: int | None = None
     response_model: str | None = None
     response_id: str | None = None
     finish_reasons: tuple[str, ...] = ()
@@ -169,13 +181,40 @@ def count(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-def server_address(value: object) -> str | None:
-    """``value`` if it is a host name (``api.openai.com``), else ``None``: a tool name such as
-    ``codex`` is a backend, not a server address."""
+def server_endpoint(value: object, *, one_label: bool = False) -> tuple[str, int] | None:
+    """``(server.address, server.port)`` of an endpoint written ``host``, ``host:port`` or
+    ``[ipv6]:port`` (a port left out is HTTPS's 443), else ``None``: a tool name such as ``codex``
+    is a backend, not a server. ``one_label``: a name without a dot (``localhost``) is a host too,
+    for values known to name one (a prompt manifest's ``endpointHost``)."""
     name = text(value)
-    if name is None or _HOST.fullmatch(name) is None or name.lower() in PLATFORMS:
+    if name is None:
         return None
-    return name.lower()
+    if name.startswith("["):
+        host, closing, rest = name[1:].partition("]")
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            return None
+        if not closing:
+            return None
+    else:
+        host, colon, port_text = name.rpartition(":")
+        host, rest = (host, colon + port_text) if colon else (port_text, "")
+        known = _HOST.fullmatch(host) is not None or (one_label and _LABEL.fullmatch(host) is not None)
+        if not known or host.lower() in PLATFORMS:
+            return None
+    port = HTTPS_PORT
+    if rest:
+        if not rest.startswith(":") or _PORT.fullmatch(rest[1:]) is None or not 0 < int(rest[1:]) < 65536:
+            return None
+        port = int(rest[1:])
+    return host.lower(), port
+
+
+def server_address(value: object) -> str | None:
+    """The ``server.address`` of :func:`server_endpoint`, without its port."""
+    found = server_endpoint(value)
+    return found[0] if found is not None else None
 
 
 def _finish_reasons(value: object) -> tuple[str, ...]:
@@ -233,19 +272,27 @@ def _digests(call: TraceCall, fields: Mapping[str, Any]) -> list[tuple[str, obje
 def _content(call: TraceCall, finish_reasons: tuple[str, ...]) -> list[tuple[str, object]]:
     """``gen_ai.input.messages`` / ``gen_ai.output.messages`` in the conventions' JSON form (opt-in)."""
     out: list[tuple[str, object]] = []
-    prompt = (call.request or {}).get("prompt")
+    request = call.request or {}
+    prompt = request.get("prompt")
     if isinstance(prompt, str):
-        message = [{"role": "user", "parts": [{"type": "text", "content": prompt}]}]
-        out.append(("gen_ai.input.messages", json.dumps(message, ensure_ascii=False)))
+        read = input_messages(prompt, request.get("tool"))
+        messages, system = read if read is not None else ([{"role": "user", "parts": [_text_part(prompt)]}], None)
+        out.append(("gen_ai.input.messages", json.dumps(messages, ensure_ascii=False)))
+        if system:
+            out.append(("gen_ai.system_instructions", json.dumps(system, ensure_ascii=False)))
     response = call.response_text()
     if response is not None:
         answer = {
             "role": "assistant",
-            "parts": [{"type": "text", "content": response}],
+            "parts": [_text_part(response)],
             "finish_reason": finish_reasons[0] if finish_reasons else "stop",
         }
         out.append(("gen_ai.output.messages", json.dumps([answer], ensure_ascii=False)))
     return out
+
+
+def _text_part(content: str) -> dict[str, str]:
+    return {"type": "text", "content": content}
 
 
 def call_status(fields: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
@@ -287,12 +334,7 @@ def call_attributes(
         models=[text(fields.get("reviewer_model")), request_model, text(fields.get("model"))],
     )
     finish = facts.finish_reasons or _finish_reasons(fields.get("finish_reasons") or fields.get("finish_reason"))
-    server = (
-        facts.server_address
-        or server_address(fields.get("server_address"))
-        or server_address(fields.get("endpoint_host"))
-        or server_address(backend)
-    )
+    server = _server(facts, fields, backend)
     cache_read = _first_count(facts.cache_read_tokens, fields, "cache_read_input_tokens", "cache_read_tokens")
     cache_write = _first_count(facts.cache_creation_tokens, fields, "cache_creation_input_tokens", "cache_write_tokens")
     number = fields.get("call_number")
@@ -308,7 +350,8 @@ def call_attributes(
         ("gen_ai.usage.cache_read.input_tokens", cache_read),
         ("gen_ai.usage.cache_creation.input_tokens", cache_write),
         ("gen_ai.conversation.id", text(fields.get("thread_id"))),
-        ("server.address", server),
+        ("server.address", server[0] if server is not None else None),
+        ("server.port", server[1] if server is not None else None),
         ("error.type", error_type),
         ("reviewtrail.skill", skill),
         ("reviewtrail.run_id", run_id),
@@ -320,6 +363,18 @@ def call_attributes(
     if content:
         pairs += _content(call, finish)
     return attributes(pairs), request_model
+
+
+def _server(facts: CallFacts, fields: Mapping[str, Any], backend: str | None) -> tuple[str, int] | None:
+    """The call's server: the ledger's, else the trace's ``server_address``, ``endpoint_host`` or a
+    backend that names a host (the reviewer specialist's ``127.0.0.1:8080``)."""
+    if facts.server_address is not None:
+        return facts.server_address, facts.server_port if facts.server_port is not None else HTTPS_PORT
+    for value in (fields.get("server_address"), fields.get("endpoint_host"), backend):
+        found = server_endpoint(value)
+        if found is not None:
+            return found
+    return None
 
 
 def _first_count(known: int | None, fields: Mapping[str, Any], *names: str) -> int | None:

@@ -1,4 +1,8 @@
-"""Ledger facts for the export: what the prompt manifests say of reviewer-specialist calls.
+"""Ledger facts for the export: what the prompt manifests say of the calls that have one.
+
+A call an instrumented SDK client made (``reviewtrail.instrument``) inside a ``reviewer_call``
+block names its manifest in its meta file (``prompt_manifest_id``); the span takes the same facts
+from it as below.
 
 The Reviewer Specialist makes each model call through ``reviewtrail.models.invoke`` (a
 ``provenance.prompt-manifest@1`` record, timed around the call itself) and then writes the
@@ -8,8 +12,8 @@ call's ``thread_id`` is the review's ``reviewRunId``.
 
 So for a trace call of skill ``reviewer-specialist``, the manifest is the one at the index of
 its meta file in ``tracePaths`` (or, if that path is not listed, at its round number
-``...-round-<n>``), and the span takes from it: start and end, ``server.address`` (the
-endpoint host), the reported model, token counts, and where the manifest has them the
+``...-round-<n>``), and the span takes from it: start and end, ``server.address`` and
+``server.port`` (the endpoint host), the reported model, token counts, and where the manifest has them the
 response id, finish reasons and cache token counts.
 """
 
@@ -24,9 +28,17 @@ from reviewtrail.errors import ReviewtrailError
 from reviewtrail.ledger import Ledger
 from reviewtrail.tracing.files._reader import TraceCall, TraceRun
 from reviewtrail.tracing.otel._otel import FactsKey, parse_ns
-from reviewtrail.tracing.otel._otel_attrs import CallFacts, count, server_address, text
+from reviewtrail.tracing.otel._otel_attrs import CallFacts, count, server_endpoint, text
 
-__all__ = ["MANIFEST_TYPE", "REVIEW_RUN_TYPE", "SPECIALIST_SKILL", "ledger_facts", "manifest_facts"]
+__all__ = [
+    "MANIFEST_TYPE",
+    "REVIEW_RUN_TYPE",
+    "SPECIALIST_SKILL",
+    "ledger_facts",
+    "manifest_facts",
+    "named_manifest",
+    "wants_ledger",
+]
 
 SPECIALIST_SKILL = "reviewer-specialist"
 # The record types, by name (the reviewer and models packages build on this one, not the reverse).
@@ -46,10 +58,12 @@ def manifest_facts(payload: Mapping[str, Any]) -> CallFacts:
     if isinstance(reasons, str):
         reasons = [reasons]
     finish = tuple(r for r in (text(v) for v in reasons) if r) if isinstance(reasons, list) else ()
+    server = server_endpoint(payload.get("endpointHost"), one_label=True)
     return CallFacts(
         start_ns=parse_ns(payload.get("startedAt")),
         end_ns=parse_ns(payload.get("endedAt")),
-        server_address=server_address(payload.get("endpointHost")),
+        server_address=server[0] if server is not None else None,
+        server_port=server[1] if server is not None else None,
         response_model=_first(payload, text, "reportedModel", "modelReported"),
         response_id=text(payload.get("responseId")),
         finish_reasons=finish,
@@ -89,14 +103,49 @@ def _review_runs(ledger: Ledger, wanted: set[str]) -> dict[str, Mapping[str, Any
     return found
 
 
+def named_manifest(call: TraceCall) -> str | None:
+    """The prompt manifest a call's meta file names (a call an instrumented SDK client made)."""
+    return text((call.meta or {}).get("prompt_manifest_id")) if call.complete else None
+
+
+def wants_ledger(runs: Iterable[TraceRun]) -> bool:
+    """Whether any call of ``runs`` has facts in the ledger: a reviewer-specialist run, or a call
+    that names its prompt manifest."""
+    return any(run.skill == SPECIALIST_SKILL or any(named_manifest(c) for c in run.calls) for run in runs)
+
+
+def _manifest(ledger: Ledger, manifest_id: str) -> CallFacts | None:
+    try:
+        env = ledger.get(manifest_id)
+    except ReviewtrailError:
+        return None
+    if env.type == MANIFEST_TYPE and isinstance(env.payload_value, dict):
+        return manifest_facts(env.payload_value)
+    return None
+
+
 def ledger_facts(ledger: Ledger, runs: Iterable[TraceRun]) -> dict[FactsKey, CallFacts]:
-    """Facts for every complete reviewer-specialist call of ``runs`` whose manifest the ledger holds."""
-    calls = [(run, call) for run in runs if run.skill == SPECIALIST_SKILL for call in run.calls if call.complete]
+    """Facts for every complete call of ``runs`` whose manifest the ledger holds: the one its meta
+    file names (``prompt_manifest_id``), else for a reviewer-specialist call the one its review lists."""
+    runs = list(runs)
+    facts: dict[FactsKey, CallFacts] = {}
+    for run in runs:
+        for call in run.calls:
+            named = named_manifest(call)
+            found = _manifest(ledger, named) if named is not None else None
+            if found is not None:
+                facts[(run.key, call.number)] = found
+    calls = [
+        (run, call)
+        for run in runs
+        if run.skill == SPECIALIST_SKILL
+        for call in run.calls
+        if call.complete and (run.key, call.number) not in facts
+    ]
     wanted = {t for _, call in calls if (t := _thread(call)) is not None}
     if not wanted:
-        return {}
+        return facts
     reviews = _review_runs(ledger, wanted)
-    facts: dict[FactsKey, CallFacts] = {}
     for run, call in calls:
         review = reviews.get(_thread(call) or "")
         if review is None:
@@ -106,10 +155,7 @@ def ledger_facts(ledger: Ledger, runs: Iterable[TraceRun]) -> dict[FactsKey, Cal
         index = _manifest_index(call, paths)
         if index is None or not 0 <= index < len(ids):
             continue
-        try:
-            env = ledger.get(ids[index])
-        except ReviewtrailError:
-            continue
-        if env.type == MANIFEST_TYPE and isinstance(env.payload_value, dict):
-            facts[(run.key, call.number)] = manifest_facts(env.payload_value)
+        found = _manifest(ledger, ids[index])
+        if found is not None:
+            facts[(run.key, call.number)] = found
     return facts

@@ -3,7 +3,8 @@
 :func:`otel_export_request` checks the options (exactly one of a file and an endpoint; HTTP
 options only with an endpoint; the ``OTEL_EXPORTER_OTLP_*`` variables of ``env`` under the
 options) before anything is read. :func:`select_runs` picks the runs named, and
-:func:`export_trace_runs` exports them, with reviewer-specialist call facts from the store the
+:func:`export_trace_runs` exports them, with the facts of the calls that have a prompt manifest
+(reviewer-specialist calls, calls recorded by an instrumented SDK client) from the store the
 caller's ``open_store`` opens (a store that cannot be read is a warning, not an error), read in
 one snapshot of its ledger together with the head, which the export then names.
 """
@@ -21,7 +22,7 @@ from reviewtrail.tracing.files._layout import existing_project_root, traces_root
 from reviewtrail.tracing.files._reader import TraceRun, find_run, iter_runs
 from reviewtrail.tracing.otel._otel import CallFacts, FactsKey
 from reviewtrail.tracing.otel._otel_export import OtlpExport, export_to_endpoint, export_to_file
-from reviewtrail.tracing.otel._otel_records import SPECIALIST_SKILL, ledger_facts
+from reviewtrail.tracing.otel._otel_records import ledger_facts, wants_ledger
 from reviewtrail.tracing.otel._otlp_settings import OtlpSettings, load_settings
 
 __all__ = ["OtelExportOutcome", "OtelExportRequest", "export_trace_runs", "otel_export_request", "select_runs"]
@@ -111,16 +112,19 @@ class _LedgerRead:
 
 
 def _ledger_facts(runs: list[TraceRun], open_store: Callable[[], Store]) -> _LedgerRead:
-    """Facts for the reviewer-specialist runs among ``runs``, and the ledger head, read in one
-    snapshot (the head first); no such run: nothing is opened."""
-    if not any(run.skill == SPECIALIST_SKILL for run in runs):
+    """Facts for the calls of ``runs`` that have a prompt manifest (reviewer-specialist calls, and
+    calls that name theirs), and the ledger head, read in one snapshot (the head first); no such
+    call: nothing is opened."""
+    if not wants_ledger(runs):
         return _LedgerRead()
     try:
         with open_store() as store, store.ledger.snapshot():
             head = ledger_head(store.ledger)
             return _LedgerRead(ledger_facts(store.ledger, runs), head)
     except ReviewtrailError as exc:
-        return _LedgerRead(note=f"reviewer-specialist calls keep their trace times: the store cannot be read ({exc})")
+        return _LedgerRead(
+            note=f"reviewer-specialist and recorded SDK calls keep their trace times: the store cannot be read ({exc})"
+        )
 
 
 def export_trace_runs(request: OtelExportRequest, *, open_store: Callable[[], Store]) -> OtelExportOutcome:
