@@ -129,9 +129,14 @@ class InProcess:
         return self.session(read, writes=False, runs=False)
 
 
-def stdio_server(root: Path, *args: str, **env: str) -> StdioServerParameters:
-    """A real ``reviewtrail mcp ARGS`` over the store under ``root``, started by the client."""
-    return StdioServerParameters(command=CLI[0], args=[*CLI[1:], "mcp", *args], env=env_for(root, **env), cwd=root)
+def stdio_server(root: Path, *args: str, **env: str) -> Any:
+    """A real ``reviewtrail mcp ARGS`` over the store under ``root``, started by the client (its
+    stderr to the null device: the SDK's default, the ``sys.stderr`` of when it was imported,
+    may be closed by then under a test runner that swaps the streams)."""
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command=CLI[0], args=[*CLI[1:], "mcp", *args], env=env_for(root, **env), cwd=root)
+    return stdio_client(params, errlog=open(os.devnull, "w"))  # the transport owns it until exit
 
 
 def start_http(root: Path, *args: str) -> tuple[subprocess.Popen[str], dict[str, Any]]:
