@@ -181,3 +181,55 @@ def test_whatever_is_named_resolves_inside_a_root_and_outside_every_secret(
     assert (real is not None) == allowed
     if real is not None:
         assert real == expected
+
+
+def test_a_refusal_names_the_path_as_given_the_field_and_the_roots(tree: dict[str, Path]) -> None:
+    rule = rule_of(tree)
+    error = refused(rule, "../outside/c.txt", field="prompt_file")
+    roots = f"{tree['project'].resolve()}, {tree['extra'].resolve()}"
+    assert str(error) == (
+        "prompt_file: ../outside/c.txt is not a path this server may use: a path must resolve inside the project "
+        f"folder or a folder given with --allow-path ({roots}), and never onto the store, a key or a configuration "
+        "file of the server"
+    )
+    no_roots = str(refused(PathRule.build([], []), "/x", field="f"))
+    assert no_roots.endswith(
+        "--allow-path (none), and never onto the store, a key or a configuration file of the server"
+    )
+    assert str(refused(rule, " ", field="f")) == "f: must be a path"
+    with pytest.raises(InvalidInputError) as caught:
+        rule.read(tree["store"] / "ledger.sqlite", "code", field="file")
+    assert str(caught.value).startswith(f"file: {tree['store'] / 'ledger.sqlite'} is not a path this server may use")
+
+
+def test_a_read_names_the_field_of_every_refusal(tree: dict[str, Path]) -> None:
+    rule = rule_of(tree)
+    (tree["project"] / "loop-a").symlink_to(tree["project"] / "loop-b")
+    (tree["project"] / "loop-b").symlink_to(tree["project"] / "loop-a")
+    os.mkfifo(tree["project"] / "fifo")  # opened without blocking, then refused
+    (tree["project"] / "bin").write_bytes(b"\xff")
+    cases = [
+        ("loop-a", "code", "f1", "f1: cannot read loop-a: Too many levels of symbolic links"),
+        ("fifo", "code", "f2", "f2: fifo is not a regular file"),
+        ("src", "code", "f3", "f3: src is not a regular file"),
+    ]
+    for name, kind, field, message in cases:
+        with pytest.raises(InvalidInputError) as caught:
+            rule.read(name, kind, field=field)  # type: ignore[arg-type]
+        assert (caught.value.field, str(caught.value)) == (field, message)
+    with pytest.raises(InvalidInputError) as caught:
+        rule.read_text("bin", "prompt", field="f4")
+    assert caught.value.field == "f4"
+
+
+def test_a_read_of_several_chunks_gives_the_bytes_exactly(tree: dict[str, Path]) -> None:
+    data = bytes(range(256)) * 6000  # about 1.5 MiB: more than one read
+    (tree["project"] / "big.py").write_bytes(data)
+    assert rule_of(tree).read("big.py", "code", field="file") == data
+
+
+def test_every_secret_file_is_known_by_its_inode_whatever_its_place_in_the_list(tree: dict[str, Path]) -> None:
+    rule = PathRule.build([tree["project"]], [tree["project"] / "not-yet", tree["key"]])
+    os.link(tree["key"], tree["project"] / "copy.pem")
+    with pytest.raises(InvalidInputError, match="not a path this server may use"):
+        rule.read("copy.pem", "key", field="f")

@@ -21,8 +21,8 @@ from mcp import Client
 
 from conftest import need
 from reviewtrail.agents import TOOL_NAMES, ServerOptions, build_server
-from reviewtrail.agents._serve import _serving
 from reviewtrail.agents._signature import ITEMS_MAX, STRING_MAX, TEXT_ARGUMENTS, TEXT_MAX
+from reviewtrail.agents._start import serving
 from reviewtrail.agents._stdio import MESSAGE_MAX, checked_line
 from reviewtrail.app import open_store
 from reviewtrail.audit import VERIFY_STATUS_FILE
@@ -240,6 +240,10 @@ def test_a_call_waits_at_most_its_limit_for_another(mcp: InProcess) -> None:
         built.close()
     error = error_of(result)
     assert (error["field"], error["exitCode"]) == ("store", 5)
+    assert error["message"] == (
+        "store: another call has held the store for 0.2 s; review_queue was not started (nothing was read or "
+        "written): call it again"
+    )
 
 
 def test_verify_reads_read_data_and_a_read_only_server_writes_no_status_file(mcp: InProcess) -> None:
@@ -262,7 +266,7 @@ def test_verify_reads_read_data_and_a_read_only_server_writes_no_status_file(mcp
 
 def test_a_read_only_server_opens_the_store_read_only(mcp: InProcess) -> None:
     read_only = ServerOptions(project_dir=project(mcp))
-    with _serving(mcp.settings, read_only) as built, pytest.raises(ReviewtrailError):
+    with serving(mcp.settings, read_only) as built, pytest.raises(ReviewtrailError):
         add_prompt(built.toolbox.store, text="written through a read-only server")
     with open_store(mcp.settings) as store:
         assert store.ledger.head() == mcp.store.ledger.head()
@@ -351,3 +355,67 @@ def test_over_http_a_message_that_is_not_unicode_gets_a_parse_error(tmp_path: Pa
     for answer in answers:
         assert answer.status_code == 400
         assert answer.json()["error"]["code"] == -32700
+
+
+def test_the_secrets_of_a_server_are_its_store_ledger_cas_key_and_user_configuration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reviewtrail.agents._toolbox import server_paths
+    from reviewtrail.config import Settings
+
+    root = tmp_path / "project"
+    for folder in ("store", "objects", "conf/reviewtrail", "db", "keys"):
+        (root / folder).mkdir(parents=True)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(root / "conf"))
+    settings = Settings(
+        store=root / "store",
+        database_url=f"sqlite:///{root / 'db' / 'ledger.sqlite'}",
+        cas_url=f"file://{root / 'objects'}",
+        signing_key=root / "keys" / "host.pem",
+    )
+    rule = server_paths(settings, ServerOptions(project_dir=root, secret_paths=(root / "cap.key",)))
+    for secret in (
+        "store/x",
+        "objects/blobs",
+        "conf/reviewtrail/config.toml",
+        "db/ledger.sqlite",
+        "keys/host.pem",
+        "cap.key",
+    ):
+        with pytest.raises(ReviewtrailError, match="not a path this server may use"):
+            rule.resolve(secret, field="f")
+    assert rule.resolve("db/other.txt", field="f") == (root / "db" / "other.txt").resolve()
+    assert rule.resolve("keys/other.pem", field="f") == (root / "keys" / "other.pem").resolve()
+    s3 = Settings(store=root / "store", database_url="memory:", cas_url="s3://bucket/prefix")
+    assert server_paths(s3, ServerOptions(project_dir=root)).resolve("s3:", field="f") == (root / "s3:").resolve()
+
+
+def test_the_gate_names_the_tool_and_the_option_that_allows_it(mcp: InProcess) -> None:
+    write = error_of(mcp.call("save_trace", {**CALL, "prompt": "p"}, writes=False))
+    assert write["message"] == (
+        "allow-writes: this call of save_trace writes to the store, and this server was started read-only; start it "
+        "with 'reviewtrail mcp --allow-writes' to allow writes (nothing was written)"
+    )
+    run_refused = error_of(mcp.call("run_code", {"code": "print(1)"}, writes=True, runs=False))
+    assert run_refused["message"] == (
+        "allow-run: run_code runs code in the sandbox, and this server was started without --allow-run; start it "
+        "with 'reviewtrail mcp --allow-writes --allow-run' to allow runs (nothing was run or written)"
+    )
+
+
+def test_each_tool_is_described_by_its_docstring_and_annotated_by_what_it_does(mcp: InProcess) -> None:
+    from reviewtrail.agents import WRITE_TOOLS
+
+    async def listed(client: Client) -> Any:
+        return (await client.list_tools()).tools
+
+    idempotent = {"review_summary", "review_queue", "provenance", "verify", "link_evidence"}
+    for tool in mcp.session(listed):
+        assert tool.description and tool.description == tool.description.strip()
+        assert tool.description.startswith(tool.name + ":")
+        hints = tool.annotations
+        assert hints is not None
+        assert hints.read_only_hint is (tool.name not in WRITE_TOOLS and tool.name != "verify"), tool.name
+        assert hints.destructive_hint is False
+        assert hints.idempotent_hint is (tool.name in idempotent), tool.name
+        assert hints.open_world_hint is (tool.name == "run_code"), tool.name

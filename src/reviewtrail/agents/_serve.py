@@ -10,13 +10,13 @@ protection accepts only the loopback names as ``Host`` and ``Origin``.
 
 from __future__ import annotations
 
-import contextlib
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from reviewtrail.agents._bind import MCP_PATH, Listening, bind_loopback, loopback_address
 from reviewtrail.agents._options import ServerOptions
+from reviewtrail.agents._start import serving
 from reviewtrail.config import Settings
 
 if TYPE_CHECKING:
@@ -25,23 +25,10 @@ if TYPE_CHECKING:
 __all__ = ["serve_http", "serve_stdio"]
 
 
-@contextlib.contextmanager
-def _serving(settings: Settings, options: ServerOptions) -> Iterator[Built]:
-    from reviewtrail.agents._server import build_server
-    from reviewtrail.app import open_store
-
-    with open_store(settings, read_only=True if not options.allow_writes else None) as store:
-        built = build_server(store, settings, options)
-        try:
-            yield built
-        finally:
-            built.close()
-
-
 def serve_stdio(settings: Settings, options: ServerOptions, *, announce: Callable[[str], None]) -> None:
     """Serve over stdin and stdout until the client closes them. ``announce`` is told where (the
     store) once the store is open; it must not write to stdout, which carries the protocol."""
-    with _serving(settings, options) as built:
+    with serving(settings, options) as built:
         announce(str(settings.store))
         built.server.run("stdio")
 
@@ -57,7 +44,7 @@ def serve_http(
     """Serve streamable HTTP at ``http://HOST:PORT/mcp`` until SIGINT or SIGTERM; ``host`` must be
     a loopback address (exit 2, field ``host``), checked before the store is opened."""
     address = loopback_address(host)
-    with _serving(settings, options) as built:
+    with serving(settings, options) as built:
         sock = bind_loopback(address, port)
         try:
             announce(
