@@ -176,6 +176,63 @@ def test_a_replayed_request_is_refused_also_after_a_restart(writable: Any) -> No
     assert ledger_head(store) == head
 
 
+def signed_with_nonce(capability: Capability, url: str, raw: bytes, nonce: str | None) -> dict[str, str]:
+    """Headers of a signature by ``capability`` as :func:`sign_decision` makes, with ``nonce`` as
+    given (None: no nonce parameter at all)."""
+
+    class Message:
+        def __init__(self) -> None:
+            self.method, self.url, self.headers = "POST", url, {"Content-Type": "application/json"}
+
+    class Keys:
+        def resolve_private_key(self, key_id: str) -> bytes:
+            return capability.key
+
+    message = Message()
+    HTTPMessageSigner(signature_algorithm=algorithms.HMAC_SHA256, key_resolver=Keys()).sign(  # type: ignore[arg-type]
+        message,
+        key_id=capability.key_id,
+        nonce=nonce,
+        created=datetime.datetime.now(datetime.UTC),
+        covered_component_ids=("@method", "@path", "content-type", "content-digest"),
+        label="review",
+        body=raw,
+    )
+    return message.headers
+
+
+MALFORMED_NONCES = {
+    "missing": None,
+    "empty": "",
+    "too short": "a" * 15,
+    "too long": "a" * 129,
+    "not URL-safe": "abc+def/ghi=jklmnop",
+    "a blank inside": "abcdefgh ijklmnop",
+    "a quote inside": "abcdefgh'ijklmnop",
+}
+
+
+def test_a_missing_or_malformed_nonce_is_refused_as_malformed_not_as_a_replay(writable: Any) -> None:
+    """The nonce's format is checked before the nonce book is asked: a missing nonce is not "a
+    replayed request" (the book's NOT NULL), and a malformed one is never recorded."""
+    inspector, store, items, capability, _ = writable
+    head = ledger_head(store)
+    url = inspector.url.rstrip("/") + DECISION_ROUTE
+    for name, nonce in MALFORMED_NONCES.items():
+        raw = json.dumps(body_of(items[0])).encode()
+        answer = httpx.post(url, content=raw, headers=signed_with_nonce(capability, url, raw, nonce))
+        assert answer.status_code == 401, (name, answer.status_code, answer.text)
+        error = answer.json()["error"]
+        assert error["field"] == "nonce", (name, error)
+        assert error["message"] == "nonce: must be 16 to 128 URL-safe base64 characters", (name, error)
+        assert "replay" not in answer.text, name
+    assert ledger_head(store) == head
+    # The same request with a well-formed nonce is recorded: what was refused above is the nonce.
+    raw = json.dumps(body_of(items[0])).encode()
+    accepted = httpx.post(url, content=raw, headers=signed_with_nonce(capability, url, raw, "a" * 16))
+    assert accepted.status_code == 201, accepted.text
+
+
 @pytest.mark.parametrize("offset", [-61, -3600, 120, 3600])  # the future: past the window even if the request is slow
 def test_a_stale_or_future_signature_is_refused(writable: Any, offset: int) -> None:
     inspector, store, items, capability, _ = writable
