@@ -139,6 +139,13 @@ def test_an_unreadable_discovery_document_refuses_the_login(provider: FakeProvid
         run(oidc(provider).begin("/"))
 
 
+def test_a_redirected_discovery_request_is_not_followed(provider: FakeProvider) -> None:
+    provider.redirects = {"/.well-known/openid-configuration": ISSUER + "/elsewhere/.well-known/openid-configuration"}
+    with pytest.raises(LoginFailed, match=r"^cannot read the provider's configuration .*302"):
+        run(oidc(provider).begin("/"))
+    assert provider.paths() == ["/.well-known/openid-configuration"]
+
+
 def test_a_discovery_document_that_is_not_json_refuses_the_login() -> None:
     login = OidcLogin(SETTINGS, CALLBACK, transport=httpx.MockTransport(lambda _: httpx.Response(200, text="<html>")))
     with pytest.raises(LoginFailed, match=r"^cannot read the provider's configuration"):
@@ -468,6 +475,7 @@ def test_a_basic_user_with_the_right_password_reads_and_nothing_else_does(users:
         "wrong password": basic("bob", "right:passwore"),
         "unknown user": basic("carol", "right:password"),
         "not base64": "Basic bob:right:password",
+        "base64 with a stray character": "Basic !" + basic("bob", "right:password")[6:],
         "not UTF-8": "Basic " + base64.b64encode(b"bob:\xff").decode(),
     }
     for name, header in refused.items():
@@ -492,7 +500,8 @@ def test_a_verified_header_is_remembered_for_the_last_256(users: BasicAuth, monk
     headers = [basic("bob", "right:password") + " " * n for n in range(257)]
     for header in headers:
         assert users.check(header) is not None
-    assert users.check(headers[-1]) is not None and users.check(headers[1]) is not None
+    bob = Session("", "basic", "basic-bob", False)
+    assert users.check(headers[-1]) == bob and users.check(headers[1]) == bob
     assert len(verified) == 257
     assert users.check(headers[0]) is not None  # the oldest was forgotten: verified again
     assert len(verified) == 258

@@ -34,7 +34,8 @@ _KEY = ECKey.generate_key("P-256", parameters={"kid": "provider-key"})
 class FakeProvider:
     """The provider; ``document`` replaces its discovery document (any JSON value), ``claims``
     is merged into each ID token (a None value removes that claim), ``signing_key`` signs them,
-    ``status`` maps a path to the status it answers with instead."""
+    ``status`` maps a path to the status it answers with instead, ``redirects`` a path to where it
+    sends the client instead."""
 
     client_id: str = "reviewtrail-proxy"
     subject: str = "alice"
@@ -43,6 +44,7 @@ class FakeProvider:
     signing_key: ECKey = field(default_factory=lambda: _KEY)
     id_token: bool = True
     status: dict[str, int] = field(default_factory=dict)
+    redirects: dict[str, str] = field(default_factory=dict)
     requests: list[Any] = field(default_factory=list)
     _nonces: dict[str, str] = field(default_factory=dict)
 
@@ -84,9 +86,11 @@ class FakeProvider:
     def _handle(self, request: Any, http: Any) -> Any:
         self.requests.append(request)
         path = request.url.path
+        if path in self.redirects:
+            return http.Response(302, headers={"location": self.redirects[path]})
         if path in self.status:
             return http.Response(self.status[path], json={"error": "server_error"})
-        if path == "/.well-known/openid-configuration":
+        if path in ("/.well-known/openid-configuration", "/elsewhere/.well-known/openid-configuration"):
             return http.Response(200, json=self.discovery() if self.document is None else self.document)
         if path == "/jwks":
             return http.Response(200, json=KeySet([_KEY]).as_dict(private=False))
