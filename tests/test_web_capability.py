@@ -7,12 +7,15 @@ refusals through a running inspector."""
 from __future__ import annotations
 
 import base64
+import datetime
 import hashlib
 import sqlite3
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from http_message_signatures import HTTPMessageSigner, algorithms
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -100,8 +103,9 @@ GOOD = base64.urlsafe_b64encode(b"q" * 32).decode()
         (GOOD[:-4] + "A", "must hold one line of URL-safe base64"),  # a length base64 cannot have
         (base64.urlsafe_b64encode(b"q" * 31).decode(), "the key has 31 bytes; at least 32 are needed"),
         (b"\xff" * 44, "cannot read the capability file"),
+        ("é" * 44, "cannot read the capability file"),
     ],
-    ids=["empty", "two-lines", "not-url-safe", "too-much-padding", "truncated", "short", "not-ascii"],
+    ids=["empty", "two-lines", "not-url-safe", "too-much-padding", "truncated", "short", "not-utf-8", "not-ascii"],
 )
 def test_a_malformed_capability_file_is_refused_naming_it(tmp_path: Path, content: str | bytes, problem: str) -> None:
     path = key_file(tmp_path, content)
@@ -215,6 +219,36 @@ def test_a_missing_altered_or_foreign_signature_is_refused() -> None:
     assert caught.value.field == "signature"
 
 
+def test_a_signature_covering_less_than_the_four_components_is_refused() -> None:
+    class Message:
+        def __init__(self) -> None:
+            self.method, self.url, self.headers = "POST", URL, {"Content-Type": "application/json"}
+
+    class Keys:
+        def resolve_private_key(self, key_id: str) -> bytes:
+            return KEY.key
+
+    # The library adds content-digest itself when it is given the body.
+    for covered, body in (
+        (("@method", "@path"), None),
+        (("@method", "@path", "content-type"), None),
+        (("@path", "content-type"), BODY),
+        (("@method", "content-type"), BODY),
+    ):
+        message = Message()
+        HTTPMessageSigner(signature_algorithm=algorithms.HMAC_SHA256, key_resolver=Keys()).sign(  # type: ignore[arg-type]
+            message,
+            key_id=KEY.key_id,
+            nonce="n" * 16,
+            created=datetime.datetime.fromtimestamp(NOW, datetime.UTC),
+            covered_component_ids=covered,
+            label="review",
+            body=body,
+        )
+        error = refused(message.headers | {"Content-Digest": signed()["Content-Digest"]})
+        assert error.field == "signature" and "not covered" in str(error).lower(), (covered, str(error))
+
+
 @pytest.mark.parametrize(
     "nonce",
     ["a" * 15, "a" * 129, "abc+def/ghi=jklmnop", "abcdefgh ijklmnop", "abcdefghijklmnop.", "abcdefghijklmnop~"],
@@ -305,6 +339,24 @@ def test_a_nonce_is_claimed_once_also_after_a_restart(tmp_path: Path) -> None:
     reopened.claim(request("c" * 16))  # the clock is the system's unless given
     assert len(reopened) == 4
     reopened.close()
+
+
+def refusal(book: NonceBook, signed: SignedRequest) -> str | None:
+    try:
+        book.claim(signed)
+    except SignatureRefusedError as exc:
+        return exc.field
+    return None
+
+
+def test_claims_may_come_from_any_thread(tmp_path: Path) -> None:
+    """The inspector claims from its thread pool, on a book opened elsewhere."""
+    book = NonceBook(tmp_path / "nonces.sqlite")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(lambda n: book.claim(request(n * 16), now=NOW), "abcdefgh"))
+        replays = list(pool.map(lambda n: refusal(book, request(n * 16)), "ab"))
+    assert len(book) == 8 and replays == ["nonce", "nonce"]
+    book.close()
 
 
 def test_the_book_is_durable_on_every_claim(tmp_path: Path) -> None:
