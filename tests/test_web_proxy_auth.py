@@ -477,6 +477,8 @@ def test_a_basic_user_with_the_right_password_reads_and_nothing_else_does(users:
         "not base64": "Basic bob:right:password",
         "base64 with a stray character": "Basic !" + basic("bob", "right:password")[6:],
         "not UTF-8": "Basic " + base64.b64encode(b"bob:\xff").decode(),
+        "not ASCII": "Basic \xe9t\xe9",
+        "a lone surrogate": "Basic \udc80",
     }
     for name, header in refused.items():
         assert users.check(header) is None, name
