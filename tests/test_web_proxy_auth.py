@@ -292,7 +292,7 @@ def test_a_state_or_code_other_than_the_logins_is_refused(provider: FakeProvider
 def test_a_code_the_provider_refuses_fails_the_login(provider: FakeProvider) -> None:
     login = oidc(provider)
     _, kept = run(login.begin("/"))
-    with pytest.raises(LoginFailed, match=r"^the provider refused the code: "):
+    with pytest.raises(LoginFailed, match=r"^the provider refused the code: OAuthError$"):
         run(login.finish("not-a-code-it-issued", kept["state"], kept))
 
 
@@ -379,6 +379,10 @@ def test_a_session_reads_back_as_made_and_writes_as_the_pseudonymous_actor() -> 
     assert URLSafeTimedSerializer(SECRET, salt="reviewtrail-proxy-session").loads(value)["sid"] == made.session_id
     reader, _ = sessions().new(Identity(ISSUER, "erin", "alice@example.org", False))
     assert reader.write is False
+    # An allowlisted address counts when the provider says it is verified.
+    carol = sessions(allow=("carol@example.org",))
+    assert carol.new(Identity(ISSUER, "c-123", "Carol@Example.org", True))[0].write is True
+    assert carol.new(Identity(ISSUER, "c-123", "Carol@Example.org", False))[0].write is False
 
 
 @pytest.mark.parametrize(("secure", "prefix"), [(True, "__Host-"), (False, "")])
