@@ -513,3 +513,24 @@ def test_a_verified_header_is_remembered_for_the_last_256(users: BasicAuth, monk
     assert len(verified) == 258
     assert users.check(basic("bob", "wrong")) is None and users.check(basic("bob", "wrong")) is None
     assert len(verified) == 260  # a refused header is never remembered
+
+
+def test_the_proxy_refuses_a_login_when_the_provider_names_another_issuer(provider: FakeProvider) -> None:
+    """What a browser sees: the login stops at the proxy with the reason, and no login cookie."""
+    from reviewtrail.web._proxy import create_proxy_app
+    from reviewtrail.web._proxy_settings import ProxySettings
+
+    provider.document = provider.discovery() | {"issuer": "https://impostor.example"}
+    settings = ProxySettings(inspector="http://127.0.0.1:9", session_secret=SECRET, oidc=SETTINGS)
+    app = create_proxy_app(settings, public_url="https://proxy.example", sign=None, transport=provider.transport())
+
+    async def start() -> httpx.Response:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="https://proxy.example") as browser:
+            return await browser.get("/auth/login", params={"next": "/"})
+
+    answer = run(start())
+    assert answer.status_code == 502
+    assert answer.text == (
+        f"login failed: the provider at {ISSUER}/.well-known/openid-configuration names another issuer than {ISSUER}\n"
+    )
+    assert "set-cookie" not in answer.headers and "/authorize" not in provider.paths()
