@@ -176,31 +176,6 @@ def test_a_replayed_request_is_refused_also_after_a_restart(writable: Any) -> No
     assert ledger_head(store) == head
 
 
-def signed_with_nonce(capability: Capability, url: str, raw: bytes, nonce: str | None) -> dict[str, str]:
-    """Headers of a signature by ``capability`` as :func:`sign_decision` makes, with ``nonce`` as
-    given (None: no nonce parameter at all)."""
-
-    class Message:
-        def __init__(self) -> None:
-            self.method, self.url, self.headers = "POST", url, {"Content-Type": "application/json"}
-
-    class Keys:
-        def resolve_private_key(self, key_id: str) -> bytes:
-            return capability.key
-
-    message = Message()
-    HTTPMessageSigner(signature_algorithm=algorithms.HMAC_SHA256, key_resolver=Keys()).sign(  # type: ignore[arg-type]
-        message,
-        key_id=capability.key_id,
-        nonce=nonce,
-        created=datetime.datetime.now(datetime.UTC),
-        covered_component_ids=("@method", "@path", "content-type", "content-digest"),
-        label="review",
-        body=raw,
-    )
-    return message.headers
-
-
 MALFORMED_NONCES = {
     "missing": None,
     "empty": "",
@@ -220,7 +195,9 @@ def test_a_missing_or_malformed_nonce_is_refused_as_malformed_not_as_a_replay(wr
     url = inspector.url.rstrip("/") + DECISION_ROUTE
     for name, nonce in MALFORMED_NONCES.items():
         raw = json.dumps(body_of(items[0])).encode()
-        answer = httpx.post(url, content=raw, headers=signed_with_nonce(capability, url, raw, nonce))
+        answer = httpx.post(
+            url, content=raw, headers=other_signer_headers(capability, "POST", url, raw, nonce=nonce, label="review")
+        )
         assert answer.status_code == 401, (name, answer.status_code, answer.text)
         error = answer.json()["error"]
         assert error["field"] == "nonce", (name, error)
@@ -229,7 +206,9 @@ def test_a_missing_or_malformed_nonce_is_refused_as_malformed_not_as_a_replay(wr
     assert ledger_head(store) == head
     # The same request with a well-formed nonce is recorded: what was refused above is the nonce.
     raw = json.dumps(body_of(items[0])).encode()
-    accepted = httpx.post(url, content=raw, headers=signed_with_nonce(capability, url, raw, "a" * 16))
+    accepted = httpx.post(
+        url, content=raw, headers=other_signer_headers(capability, "POST", url, raw, nonce="a" * 16, label="review")
+    )
     assert accepted.status_code == 201, accepted.text
 
 
@@ -265,9 +244,12 @@ def test_every_id_the_schema_takes_is_one_the_records_take(text: str) -> None:
     assert re.fullmatch(IDENT_PATTERN, text)
 
 
-def other_signer_headers(capability: Capability, method: str, url: str, raw: bytes) -> dict[str, str]:
+def other_signer_headers(
+    capability: Capability, method: str, url: str, raw: bytes, *, nonce: str | None, label: str | None = None
+) -> dict[str, str]:
     """Headers of a valid signature by ``capability`` over ``method`` and ``url``: a request
-    signed for something other than what it is sent as."""
+    signed for something other than what it is sent as, or with ``nonce`` as given (None: no
+    nonce parameter at all)."""
 
     class Message:
         def __init__(self) -> None:
@@ -281,9 +263,10 @@ def other_signer_headers(capability: Capability, method: str, url: str, raw: byt
     HTTPMessageSigner(signature_algorithm=algorithms.HMAC_SHA256, key_resolver=Keys()).sign(  # type: ignore[arg-type]
         message,
         key_id=capability.key_id,
-        nonce=secrets.token_urlsafe(18),
+        nonce=nonce,
         created=datetime.datetime.now(datetime.UTC),
         covered_component_ids=("@method", "@path", "content-type", "content-digest"),
+        label=label,
         body=raw,
     )
     return message.headers
@@ -303,12 +286,16 @@ def test_tampered_misdirected_or_foreign_requests_are_refused(writable: Any, tmp
         "signed for another path": httpx.post(
             base + DECISION_ROUTE,
             content=raw,
-            headers=other_signer_headers(capability, "POST", base + "/api/review/other", raw),
+            headers=other_signer_headers(
+                capability, "POST", base + "/api/review/other", raw, nonce=secrets.token_urlsafe(18)
+            ),
         ),
         "signed for another method": httpx.post(
             base + DECISION_ROUTE,
             content=raw,
-            headers=other_signer_headers(capability, "PUT", base + DECISION_ROUTE, raw),
+            headers=other_signer_headers(
+                capability, "PUT", base + DECISION_ROUTE, raw, nonce=secrets.token_urlsafe(18)
+            ),
         ),
         "another key": post(inspector, load_capability(capability_file(tmp_path, "foreign.key")), good),
         "unsigned": httpx.post(base + DECISION_ROUTE, json=good),
