@@ -42,6 +42,9 @@ declare -A TESTS=(
     [agents/_paths.py]="tests/test_mcp_trust.py tests/test_mcp_paths.py"
     [agents/_toolbox.py]="tests/test_mcp_trust.py tests/test_mcp_server.py"
     [agents/_start.py]="tests/test_mcp_trust.py"
+    [web/_capability.py]="tests/test_web_capability.py"
+    [web/_nonces.py]="tests/test_web_capability.py"
+    [web/_proxy_auth.py]="tests/test_web_proxy_auth.py"
 )
 ORDER=(tracing/rules/_assurance.py tracing/files/_modes.py tracing/rules/_families.py cas/_refs.py
     reviewer/_cite_markers.py canonical.py ledger/records/_envelope.py
@@ -49,7 +52,7 @@ ORDER=(tracing/rules/_assurance.py tracing/files/_modes.py tracing/rules/_famili
     human_review/rules/_decision_rules.py
     human_review/rules/_eligibility.py human_review/rules/_export_rows.py human_review/quality/_bt_fit.py
     human_review/quality/_standings.py human_review/quality/_position_bias.py
-    agents/_paths.py agents/_toolbox.py agents/_start.py)
+    agents/_paths.py agents/_toolbox.py agents/_start.py web/_capability.py web/_nonces.py web/_proxy_auth.py)
 
 if [ "$#" -gt 0 ]; then
     ORDER=("$@")

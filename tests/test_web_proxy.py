@@ -277,6 +277,8 @@ def test_basic_users_read_only_and_never_get_a_csrf_token(proxy: str, stand_in: 
         assert (
             client.get(f"{proxy}/api/campaigns", headers={"authorization": basic_header("eve", "x")}).status_code == 401
         )
+        # A header that is not ASCII is no credential either (once a 500).
+        assert client.get(f"{proxy}/api/campaigns", headers={"authorization": b"Basic \xe9t\xe9"}).status_code == 401
         assert stand_in.received() == []
         response = client.get(f"{proxy}/api/campaigns", headers={"authorization": good})
         assert response.status_code == 200

@@ -176,6 +176,42 @@ def test_a_replayed_request_is_refused_also_after_a_restart(writable: Any) -> No
     assert ledger_head(store) == head
 
 
+MALFORMED_NONCES = {
+    "missing": None,
+    "empty": "",
+    "too short": "a" * 15,
+    "too long": "a" * 129,
+    "not URL-safe": "abc+def/ghi=jklmnop",
+    "a blank inside": "abcdefgh ijklmnop",
+    "a quote inside": "abcdefgh'ijklmnop",
+}
+
+
+def test_a_missing_or_malformed_nonce_is_refused_as_malformed_not_as_a_replay(writable: Any) -> None:
+    """The nonce's format is checked before the nonce book is asked: a missing nonce is not "a
+    replayed request" (the book's NOT NULL), and a malformed one is never recorded."""
+    inspector, store, items, capability, _ = writable
+    head = ledger_head(store)
+    url = inspector.url.rstrip("/") + DECISION_ROUTE
+    for name, nonce in MALFORMED_NONCES.items():
+        raw = json.dumps(body_of(items[0])).encode()
+        answer = httpx.post(
+            url, content=raw, headers=other_signer_headers(capability, "POST", url, raw, nonce=nonce, label="review")
+        )
+        assert answer.status_code == 401, (name, answer.status_code, answer.text)
+        error = answer.json()["error"]
+        assert error["field"] == "nonce", (name, error)
+        assert error["message"] == "nonce: must be 16 to 128 URL-safe base64 characters", (name, error)
+        assert "replay" not in answer.text, name
+    assert ledger_head(store) == head
+    # The same request with a well-formed nonce is recorded: what was refused above is the nonce.
+    raw = json.dumps(body_of(items[0])).encode()
+    accepted = httpx.post(
+        url, content=raw, headers=other_signer_headers(capability, "POST", url, raw, nonce="a" * 16, label="review")
+    )
+    assert accepted.status_code == 201, accepted.text
+
+
 @pytest.mark.parametrize("offset", [-61, -3600, 120, 3600])  # the future: past the window even if the request is slow
 def test_a_stale_or_future_signature_is_refused(writable: Any, offset: int) -> None:
     inspector, store, items, capability, _ = writable
@@ -208,9 +244,12 @@ def test_every_id_the_schema_takes_is_one_the_records_take(text: str) -> None:
     assert re.fullmatch(IDENT_PATTERN, text)
 
 
-def other_signer_headers(capability: Capability, method: str, url: str, raw: bytes) -> dict[str, str]:
+def other_signer_headers(
+    capability: Capability, method: str, url: str, raw: bytes, *, nonce: str | None, label: str | None = None
+) -> dict[str, str]:
     """Headers of a valid signature by ``capability`` over ``method`` and ``url``: a request
-    signed for something other than what it is sent as."""
+    signed for something other than what it is sent as, or with ``nonce`` as given (None: no
+    nonce parameter at all)."""
 
     class Message:
         def __init__(self) -> None:
@@ -224,9 +263,10 @@ def other_signer_headers(capability: Capability, method: str, url: str, raw: byt
     HTTPMessageSigner(signature_algorithm=algorithms.HMAC_SHA256, key_resolver=Keys()).sign(  # type: ignore[arg-type]
         message,
         key_id=capability.key_id,
-        nonce=secrets.token_urlsafe(18),
+        nonce=nonce,
         created=datetime.datetime.now(datetime.UTC),
         covered_component_ids=("@method", "@path", "content-type", "content-digest"),
+        label=label,
         body=raw,
     )
     return message.headers
@@ -246,12 +286,16 @@ def test_tampered_misdirected_or_foreign_requests_are_refused(writable: Any, tmp
         "signed for another path": httpx.post(
             base + DECISION_ROUTE,
             content=raw,
-            headers=other_signer_headers(capability, "POST", base + "/api/review/other", raw),
+            headers=other_signer_headers(
+                capability, "POST", base + "/api/review/other", raw, nonce=secrets.token_urlsafe(18)
+            ),
         ),
         "signed for another method": httpx.post(
             base + DECISION_ROUTE,
             content=raw,
-            headers=other_signer_headers(capability, "PUT", base + DECISION_ROUTE, raw),
+            headers=other_signer_headers(
+                capability, "PUT", base + DECISION_ROUTE, raw, nonce=secrets.token_urlsafe(18)
+            ),
         ),
         "another key": post(inspector, load_capability(capability_file(tmp_path, "foreign.key")), good),
         "unsigned": httpx.post(base + DECISION_ROUTE, json=good),

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import hmac
 import secrets
@@ -156,7 +155,7 @@ class BasicAuth:
         if name is None:
             try:
                 name, _, password = base64.b64decode(header[6:].strip(), validate=True).decode().partition(":")
-            except (binascii.Error, UnicodeDecodeError):
+            except ValueError:  # not base64 (binascii.Error), not ASCII, not UTF-8 (UnicodeDecodeError)
                 return None
             hashed = self.users.get(name)
             try:
