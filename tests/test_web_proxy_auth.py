@@ -125,6 +125,20 @@ def test_a_discovery_document_naming_another_issuer_refuses_the_login(
     assert log_in(provider, login).subject == "alice"
 
 
+def test_an_issuer_that_ends_in_a_slash_is_kept_and_logs_in(provider: FakeProvider) -> None:
+    """Providers such as Auth0 name themselves with a trailing slash; the issuer is compared exactly,
+    so the setting keeps it, and the discovery document is read from beside it."""
+    from reviewtrail.web._proxy_settings import _oidc
+
+    env = {"REVIEWTRAIL_PROXY_OIDC_ISSUER": ISSUER + "/", "REVIEWTRAIL_PROXY_OIDC_CLIENT_ID": "reviewtrail-proxy"}
+    settings = _oidc(env)
+    assert settings is not None and settings.issuer == ISSUER + "/"
+    provider.issuer = ISSUER + "/"
+    login = oidc(provider, settings=OidcSettings(ISSUER + "/", "reviewtrail-proxy", "client-secret-value"))
+    assert log_in(provider, login).subject == "alice"
+    assert provider.paths()[0] == "/.well-known/openid-configuration"
+
+
 @pytest.mark.parametrize("document", [[ISSUER], ISSUER, 1])
 def test_a_discovery_document_that_is_no_object_refuses_the_login(provider: FakeProvider, document: Any) -> None:
     provider.document = document

@@ -38,6 +38,7 @@ class FakeProvider:
     sends the client instead."""
 
     client_id: str = "reviewtrail-proxy"
+    issuer: str = ISSUER  # what it names itself in its discovery document and ID tokens
     subject: str = "alice"
     document: Any = None
     claims: dict[str, Any] = field(default_factory=dict)
@@ -62,7 +63,7 @@ class FakeProvider:
 
     def discovery(self) -> dict[str, Any]:
         return {
-            "issuer": ISSUER,
+            "issuer": self.issuer,
             "authorization_endpoint": ISSUER + "/authorize",
             "token_endpoint": ISSUER + "/token",
             "jwks_uri": ISSUER + "/jwks",
@@ -100,7 +101,7 @@ class FakeProvider:
                 return http.Response(400, json={"error": "invalid_grant"})
             now = int(time.time())
             claims = {
-                "iss": ISSUER,
+                "iss": self.issuer,
                 "aud": self.client_id,
                 "sub": self.subject,
                 "nonce": self._nonces.pop(code),

@@ -185,7 +185,7 @@ class OidcLogin:
     async def metadata(self) -> dict[str, Any]:
         """The provider's discovery document (fetched once); its issuer must be the one configured."""
         if self._metadata is None:
-            url = self.settings.issuer + "/.well-known/openid-configuration"
+            url = self.settings.issuer.rstrip("/") + "/.well-known/openid-configuration"
             try:
                 async with self._http() as http:
                     response = await http.get(url)

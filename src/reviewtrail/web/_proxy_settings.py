@@ -79,14 +79,15 @@ def _given(env: Mapping[str, str], name: str) -> str | None:
     return value.strip() or None
 
 
-def _http_url(value: str, name: str, *, https_unless_loopback: bool = False) -> str:
-    """``value`` as an http(s) URL with a host and no query or fragment, without a trailing slash."""
+def _http_url(value: str, name: str, *, https_unless_loopback: bool = False, keep_slash: bool = False) -> str:
+    """``value`` as an http(s) URL with a host and no query or fragment, without a trailing slash
+    (``keep_slash``: exactly as given, as an OIDC issuer is compared)."""
     parts = urlsplit(value)
     if parts.scheme not in {"http", "https"} or not parts.hostname or parts.query or parts.fragment:
         raise InvalidInputError(f"{value!r} is not an http(s) URL with a host (and no query)", field=name)
     if https_unless_loopback and parts.scheme != "https" and not _loopback(parts.hostname):
         raise InvalidInputError(f"{value!r} must be https (plain http is accepted on loopback only)", field=name)
-    return value.rstrip("/")
+    return value if keep_slash else value.rstrip("/")
 
 
 def _loopback(host: str) -> bool:
@@ -175,7 +176,8 @@ def _oidc(env: Mapping[str, str]) -> OidcSettings | None:
         raise ConfigError(f"set {CLIENT_SECRET} or {CLIENT_SECRET_FILE}, not both", field=CLIENT_SECRET)
     if secret_path is not None:
         secret = secret_file(secret_path, CLIENT_SECRET_FILE).decode("utf-8", "replace") or None
-    return OidcSettings(_http_url(issuer, ISSUER, https_unless_loopback=True), client_id, secret)
+    # The issuer is kept exactly as given: OpenID Connect compares it exactly (Auth0's ends in "/").
+    return OidcSettings(_http_url(issuer, ISSUER, https_unless_loopback=True, keep_slash=True), client_id, secret)
 
 
 def proxy_settings(inspector: str, env: Mapping[str, str]) -> ProxySettings:
