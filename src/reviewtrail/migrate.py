@@ -14,9 +14,12 @@ target already holds intact are skipped.
 
 An interrupted migrate resumes: the records the target already holds must be the source's first
 records exactly (otherwise nothing is written and the first differing seq is named, exit 4), and
-the copy continues after them. At the end the target's head must be the source's (seq and hash)
-and every object a record references must be in the target and hash right (read back through the
-target's verified read); anything else is a problem in the report (exit 4).
+the copy continues after them. At the end the target's head must be the source's (seq and hash),
+every object a record references must be in the target and hash right (read back through the
+target's verified read), and every record, every signature beside it and every query-table row the
+target holds must be the source's (both read in order, a page at a time, and merged); anything else
+is a problem in the report (exit 4), naming the first seq, or the table and key, that differs. A
+migrate run again over a finished copy checks all of it again.
 
 The source is the configured store, opened read-only; the store folder's marker names the
 identity record, which the target then holds too, so pointing ``REVIEWTRAIL_DATABASE_URL`` and
@@ -51,7 +54,7 @@ _BATCH_BYTES = 16 * 1024 * 1024  # payload bytes per transaction, whatever the b
 _MAX_PROBLEMS = 100  # problems listed in a report (the rest are counted)
 
 # (phase, advance, total): "records" (counted), "bytes" (the objects' bytes), "checking" (records
-# whose references were checked).
+# whose references were checked), "comparing" (records compared with the source's).
 Progress = Callable[[str, int, int], None]
 
 
@@ -162,6 +165,8 @@ def migrate(
                 _copy_objects(source.cas, cas, report, tick)
             ledger = target_ledger if target_ledger is not None else source.ledger
             _check_target(ledger, cas, source.cas, (end, end_hash), report, tick)
+            if target_ledger is not None:
+                _compare_ledgers(source.ledger, target_ledger, end, report, tick)
         finally:
             if target_ledger is not None:
                 target_ledger.close()
@@ -424,3 +429,48 @@ def _check_target(
                     f"which is not intact in the target's CAS ({where})"
                 )
         tick("checking", 1, end)
+
+
+def _compare_ledgers(source: Ledger, target: Ledger, end: int, report: MigrateReport, tick: Progress) -> None:
+    """Every record the target holds up to ``end`` (every field, payload bytes and hashes), the
+    signature stored beside it and every row of every query table must be the source's: a problem
+    names the first seq that differs, and each table's first differing rows. Both sides are
+    streamed in order (records by seq, rows by key) and merged, so memory holds a page of each."""
+    from reviewtrail._row_diff import diff_table
+    from reviewtrail.ledger import verify_reads
+
+    for mine, held in _pairs(source.read(end=end), target.read(end=end)) if end else ():
+        if mine is None or held is None or mine != held:
+            at = (mine or held).seq  # type: ignore[union-attr]
+            report.problem(
+                f"the target's record at seq {at} differs from the source's: it holds {_describe(held)} where the "
+                f"source has {_describe(mine)}"
+            )
+            break
+        tick("comparing", 1, end)
+    signatures = _pairs(source.signature_scan(end=end), target.signature_scan(end=end)) if end else iter(())
+    for mine_row, held_row in signatures:
+        if mine_row is None or held_row is None or mine_row != held_row:
+            at = (mine_row or held_row)[0]  # type: ignore[index]
+            report.problem(
+                f"the target's signature of seq {at} differs from the source's: it holds "
+                f"{_signature_label(held_row)} where the source has {_signature_label(mine_row)}"
+            )
+            break
+    stray = target.stray_signatures(limit=1)
+    if stray:
+        report.problem(f"the target holds a signature at seq {stray[0]}, where it holds no record")
+    mine_reads, held_reads = verify_reads(source), verify_reads(target)
+    for table, spec in sorted(source.tables.items()):
+        found = diff_table(spec, held_reads.stored_rows_by_key(table), mine_reads.stored_rows_by_key(table))
+        for problem in found.problems:
+            report.problem(f"the target's {problem} (compared with the source's rows)")
+
+
+def _signature_label(row: tuple[Any, ...] | None) -> str:
+    if row is None:
+        return "no record"
+    signature = row[3]
+    if signature is None:
+        return "no signature"
+    return f"a signature by key {signature.key_id!r} ({bytes(signature.value)[:8].hex()}…)"
