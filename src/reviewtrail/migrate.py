@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from reviewtrail.errors import (
     CorruptObjectError,
@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from reviewtrail.ledger import Envelope, Ledger, RecordCatalog
 
 __all__ = ["DEFAULT_BATCH", "MigrateOptions", "MigrateReport", "migrate"]
+
+_T = TypeVar("_T")
 
 DEFAULT_BATCH = 1000  # records per transaction of the target
 _BATCH_BYTES = 16 * 1024 * 1024  # payload bytes per transaction, whatever the batch size
@@ -326,8 +328,8 @@ def _common_start(source: Ledger, target: Ledger, end: int) -> int:
     return have
 
 
-def _pairs(a: Iterator[Envelope], b: Iterator[Envelope]) -> Iterator[tuple[Envelope | None, Envelope | None]]:
-    """The records of two runs side by side, ``None`` where one ended first."""
+def _pairs(a: Iterator[_T], b: Iterator[_T]) -> Iterator[tuple[_T | None, _T | None]]:
+    """The items of two runs (records, signature rows) side by side, ``None`` where one ended first."""
     while True:
         x, y = next(a, None), next(b, None)
         if x is None and y is None:
@@ -441,7 +443,7 @@ def _compare_ledgers(source: Ledger, target: Ledger, end: int, report: MigrateRe
 
     for mine, held in _pairs(source.read(end=end), target.read(end=end)) if end else ():
         if mine is None or held is None or mine != held:
-            at = (mine or held).seq  # type: ignore[union-attr]
+            at = mine.seq if mine is not None else held.seq if held is not None else 0
             report.problem(
                 f"the target's record at seq {at} differs from the source's: it holds {_describe(held)} where the "
                 f"source has {_describe(mine)}"
@@ -451,7 +453,7 @@ def _compare_ledgers(source: Ledger, target: Ledger, end: int, report: MigrateRe
     signatures = _pairs(source.signature_scan(end=end), target.signature_scan(end=end)) if end else iter(())
     for mine_row, held_row in signatures:
         if mine_row is None or held_row is None or mine_row != held_row:
-            at = (mine_row or held_row)[0]  # type: ignore[index]
+            at = mine_row[0] if mine_row is not None else held_row[0] if held_row is not None else 0
             report.problem(
                 f"the target's signature of seq {at} differs from the source's: it holds "
                 f"{_signature_label(held_row)} where the source has {_signature_label(mine_row)}"
