@@ -207,3 +207,331 @@ def test_a_corrupt_object_already_in_the_target_is_refused_and_not_copied_over(
     with pytest.raises(CorruptObjectError, match=f"the target already holds {location}/sha256:{name}, corrupt"):
         run(shop, cas=cas)
     assert path.read_bytes() != good  # nothing was copied over it
+
+
+# --- the rest of what migrate checks, in this process (scripts/mutation.sh runs these) ------------
+def source_store(shop: SignedStore) -> Path:
+    return shop.root / "store"
+
+
+@pytest.mark.parametrize(
+    ("database_url", "cas_url", "field", "message"),
+    [
+        ("mysql://rt@db/x", None, "to", "is not a database URL (sqlite:///PATH"),
+        ("postgresql://", None, "to", "is not a database URL"),
+        ("sqlite:///{tmp}/missing/ledger.sqlite", None, "to", "the folder {tmp}/missing does not exist"),
+        ("sqlite:////", None, "to", "'sqlite:////' names no file"),
+        ("sqlite:///", None, "to", "'sqlite:///' names no file"),
+        (None, "http://objects.example/x", "cas_to", "is not a CAS URL; use file:///ABSOLUTE/FOLDER or s3://"),
+        (None, "file://relative/folder", "cas_to", "names the host 'relative', does not name an absolute folder"),
+        (None, "file:///", "cas_to", "'file:///' does not name an absolute folder; use file:///ABSOLUTE/FOLDER"),
+        (None, "file:///{tmp}/o?x=1", "cas_to", "is not a CAS URL"),
+        (None, "file:///{tmp}/o#part", "cas_to", "is not a CAS URL"),
+        (None, "s3://", "cas_to", "is not a CAS URL"),
+        (None, "s3://key:secret@bucket/p", "cas_to", "is not a CAS URL"),
+        (None, "s3://bucket:9000/p", "cas_to", "is not a CAS URL"),
+        (None, "ftp://bucket/p", "cas_to", "is not a CAS URL"),
+        (None, None, "to", "nothing to migrate: give --to and/or --cas-to"),
+        ("sqlite:///{db}", None, "to", "nothing to migrate"),
+        ("sqlite:///{store}/../store/ledger.sqlite", "file://{store}/", "to", "nothing to migrate"),
+        (None, "file://localhost{store}", "to", "nothing to migrate"),
+    ],
+)
+def test_bad_targets_are_refused_naming_the_field(
+    shop: SignedStore, tmp_path: Path, database_url: str | None, cas_url: str | None, field: str, message: str
+) -> None:
+    from reviewtrail.errors import InvalidInputError
+
+    store = source_store(shop)
+    names = {"tmp": tmp_path, "db": store / "ledger.sqlite", "store": store}
+    options = MigrateOptions(
+        database_url=database_url.format(**names) if database_url else None,
+        cas_url=cas_url.format(**names) if cas_url else None,
+    )
+    with pytest.raises(InvalidInputError) as refused:
+        migrate(shop.settings(), catalog(), options)
+    assert refused.value.field == field and message.format(**names) in str(refused.value), str(refused.value)
+    assert "secret" not in str(refused.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["source"]  # nothing written anywhere
+
+
+@pytest.mark.parametrize("size", [0, -1, True])
+def test_a_batch_size_below_one_is_refused(shop: SignedStore, tmp_path: Path, size: int) -> None:
+    from reviewtrail.errors import InvalidInputError
+
+    options = MigrateOptions(database_url=f"sqlite:///{tmp_path / 't.sqlite'}", batch_size=size)
+    with pytest.raises(InvalidInputError, match=f"must be at least 1, got {size!r}") as refused:
+        migrate(shop.settings(), catalog(), options)
+    assert refused.value.field == "batch_size" and not (tmp_path / "t.sqlite").exists()
+
+
+def test_an_unreachable_target_database_is_exit_5(shop: SignedStore) -> None:
+    from reviewtrail.errors import BackendUnavailableError
+
+    with pytest.raises(BackendUnavailableError) as refused:
+        run(shop, "postgres://rt:s3cret-pw@127.0.0.1:1/rt")
+    assert refused.value.exit_code == 5 and "s3cret-pw" not in str(refused.value)
+
+
+def test_where_a_store_lives_is_compared_by_place() -> None:
+    same, place = migrate_module._same_database, migrate_module._cas_place
+    assert same("postgresql://h/db/", "postgresql://h/db") and not same("postgresql://h/a", "postgresql://h/b")
+    assert not same("sqlite:////tmp/x.sqlite", "postgresql://h/db") and not same("postgresql://h/db", "sqlite:///x")
+    assert same("sqlite:////tmp/x.sqlite", "sqlite:////tmp/../tmp/x.sqlite")
+    assert place("s3://bucket/team/rt/", None) == ("s3", "bucket/team/rt")
+    assert place("S3://bucket", None) == ("s3", "bucket/")
+    assert place("file:///tmp/../tmp/o/", None) == ("file", str(Path("/tmp/o").resolve()))
+    assert place("file://localhost/tmp/o", None) == ("file", str(Path("/tmp/o").resolve()))
+
+
+def test_a_copy_reports_what_it_did(shop: SignedStore, tmp_path: Path) -> None:
+    cas, url = tmp_path / "objects", f"sqlite:///{tmp_path / 'target.sqlite'}"
+    seen: list[tuple[str, int, int]] = []
+    options = MigrateOptions(database_url=url, cas_url=f"file://{cas}", batch_size=5)
+    report = migrate(shop.settings(), catalog(), options, progress=lambda *tick: seen.append(tick))
+    with open_ledger(shop.url, create=False, read_only=True) as src:
+        head = src.head()
+        assert head is not None
+    source_objects = FilesystemCas(source_store(shop), require_layout=False)
+    total = sum(source_objects.stored_size(loc, name) or 0 for loc, name in source_objects.iter_objects())
+    count = len(list(source_objects.iter_objects()))
+    doc = report.to_json()
+    assert doc == {
+        "ok": True,
+        "source": {"databaseUrl": shop.url, "casUrl": f"file://{source_store(shop)}"},
+        "target": {"databaseUrl": url, "casUrl": f"file://{cas}"},
+        "head": {"seq": head.seq, "hash": head.hash},
+        "records": {"copied": head.seq, "alreadyPresent": 0},
+        "objects": {"copied": count, "skipped": 0, "bytes": total},
+        "refsChecked": report.refs_checked,
+        "elapsedSeconds": round(report.elapsed, 3),
+        "problems": [],
+        "moreProblems": 0,
+        "notes": [],
+    }
+    assert report.refs_checked >= 3 and report.elapsed > 0
+    phases = {phase: [tick for tick in seen if tick[0] == phase] for phase in ("records", "bytes", "checking")}
+    assert [advance for _, advance, _ in phases["records"]] == [5] * (head.seq // 5) + (
+        [head.seq % 5] if head.seq % 5 else []
+    )
+    assert {t for _, _, t in phases["records"]} == {head.seq} and {t for _, _, t in phases["checking"]} == {head.seq}
+    assert sum(advance for _, advance, _ in phases["bytes"]) == total and {t for _, _, t in phases["bytes"]} == {total}
+    assert (
+        len(phases["checking"]) == head.seq
+        and [t for t in seen if t[0] == "comparing"] == [("comparing", 1, head.seq)] * head.seq
+    )
+
+    again: list[tuple[str, int, int]] = []
+    report = migrate(shop.settings(), catalog(), options, progress=lambda *tick: again.append(tick))
+    assert report.ok and report.to_json()["records"] == {"copied": 0, "alreadyPresent": head.seq}
+    assert report.to_json()["objects"] == {"copied": 0, "skipped": count, "bytes": 0}
+    assert [t for t in again if t[0] == "records"] == [("records", head.seq, head.seq)]
+    assert sum(advance for phase, advance, _ in again if phase == "bytes") == total
+
+
+def test_only_the_objects_move_when_no_database_is_given(shop: SignedStore, tmp_path: Path) -> None:
+    cas = tmp_path / "objects"
+    report = run(shop, cas=cas)
+    assert report.ok and report.records_copied == 0 and report.records_present == 0
+    assert report.target_database == report.source_database and report.objects_copied >= 3
+    held = FilesystemCas(cas, require_layout=False)
+    assert all(held.check_object(loc, name).problem is None for loc, name in held.iter_objects())
+
+
+def test_a_target_holding_another_chain_or_ahead_is_refused_unwritten(shop: SignedStore, tmp_path: Path) -> None:
+    from reviewtrail.errors import IntegrityError
+
+    url = f"sqlite:///{tmp_path / 'target.sqlite'}"
+    with open_ledger(shop.url, create=False, read_only=True) as src:
+        chain = list(src.read(end=6))
+    with open_ledger(url, catalog=catalog()) as target:
+        target.append_sealed(chain[:4])
+        target.signer = shop.key.signer()
+        target.append([NewRecord(type="eval.other@1", actor="mallory", privacy="private", payload={"n": 1})])
+        head = target.head()
+    with pytest.raises(
+        IntegrityError, match=r"differs from the source at seq 5: it holds record .* where the source has record"
+    ) as refused:
+        run(shop, url)
+    assert refused.value.field == "to" and "it was not written to" in str(refused.value)
+    with open_ledger(url, create=False, read_only=True) as target:
+        assert target.head() == head
+
+    ahead = f"sqlite:///{tmp_path / 'ahead.sqlite'}"
+    assert run(shop, ahead).ok
+    with open_ledger(ahead, catalog=catalog(), create=False) as target:
+        target.signer = shop.key.signer()
+        end = target.head_seq()
+        target.append([NewRecord(type="eval.other@1", actor="mallory", privacy="private", payload={"n": 2})])
+    with pytest.raises(
+        IntegrityError, match=f"differs from the source at seq {end + 1}: it holds {end + 1} records, the source {end}"
+    ):
+        run(shop, ahead)
+
+
+def test_a_target_shorter_than_the_source_is_continued(shop: SignedStore, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'target.sqlite'}"
+    with open_ledger(shop.url, create=False, read_only=True) as src:
+        chain = list(src.read(end=6))
+        signatures = src.signatures_at(e.seq for e in chain)
+    with open_ledger(url, catalog=catalog()) as target:
+        target.append_sealed(chain, signatures=signatures)
+    report = run(shop, url)
+    assert report.ok and report.records_present == 6 and report.records_copied == report.head_seq - 6
+
+
+def test_large_payloads_are_written_in_smaller_batches(
+    shop: SignedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reviewtrail.ledger.backends._sql import SqlLedger
+
+    sizes: list[int] = []
+    original = SqlLedger.append_sealed
+
+    def counted(self: Any, envelopes: Any, **kwargs: Any) -> Any:
+        sizes.append(len(envelopes))
+        return original(self, envelopes, **kwargs)
+
+    monkeypatch.setattr(SqlLedger, "append_sealed", counted)
+    with open_ledger(shop.url, create=False, read_only=True) as src:
+        payloads = [len(env.payload) for env in src.read()]
+    monkeypatch.setattr(migrate_module, "_BATCH_BYTES", payloads[0] + payloads[1])
+    report = migrate(shop.settings(), catalog(), MigrateOptions(database_url=f"sqlite:///{tmp_path / 't.sqlite'}"))
+    assert report.ok and sum(sizes) == len(payloads)
+    assert sizes[0] == 2  # the first two records reach the bytes of a batch, whatever its size in records
+
+
+LEGACY = b"an object in the legacy layout, referenced by a bare {hash, size}\n"
+
+
+def legacy_object(shop: SignedStore) -> str:
+    """An object in the source's legacy layout (cas/sha256/xx/HEX), named by a bare reference in a
+    new record: its hex digest."""
+    import hashlib
+
+    digest = hashlib.sha256(LEGACY).hexdigest()
+    path = source_store(shop) / "cas" / "sha256" / digest[:2] / digest
+    path.parent.mkdir(parents=True)
+    path.write_bytes(LEGACY)
+    with shop.open(shop.key) as store:
+        payload = {"old": {"hash": digest, "size": len(LEGACY)}}
+        store.append([NewRecord(type="eval.legacy@1", actor="ci", privacy="private", payload=payload)])
+    return digest
+
+
+def test_a_legacy_object_goes_to_the_data_pool_and_strays_are_noted(shop: SignedStore, tmp_path: Path) -> None:
+    digest = legacy_object(shop)
+    stray = source_store(shop) / "versioning" / "data" / "blobs" / "sha256" / "not-an-address"
+    stray.write_bytes(b"x")
+    cas = tmp_path / "objects"
+    report = run(shop, cas=cas)
+    assert report.ok, report.problems
+    assert report.notes == ["data: 'not-an-address' is not a SHA-256 address (not an object); not copied"]
+    held = FilesystemCas(cas, require_layout=False)
+    assert held.check_object("data", digest).problem is None and held.stored_size("data", digest) == len(LEGACY)
+    assert not (cas / "cas").exists() and not list(cas.rglob("not-an-address"))
+    again = run(shop, cas=cas)  # the legacy object is found where a bare reference finds it: skipped
+    assert again.ok and again.objects_copied == 0 and again.objects_skipped == report.objects_copied
+
+
+def test_a_corrupt_source_object_stops_the_copy_and_nothing_of_it_is_published(
+    shop: SignedStore, tmp_path: Path
+) -> None:
+    blobs = sorted((source_store(shop) / "versioning" / "data" / "blobs" / "sha256").iterdir())
+    victim = blobs[0]
+    good = victim.read_bytes()
+    victim.chmod(0o644)
+    victim.write_bytes(bytes([good[0] ^ 1]) + good[1:])
+    cas = tmp_path / "objects"
+    with pytest.raises(CorruptObjectError) as stopped:
+        run(shop, cas=cas)
+    text = str(stopped.value)
+    assert text.startswith(f"source object data/sha256:{victim.name}: ") and "does not hash" in text
+    assert text.endswith("migrate stopped and copied nothing of it (run 'reviewtrail verify' on the source)")
+    assert not any(victim.name in p.name for p in cas.rglob("*"))
+
+
+def test_a_legacy_object_that_does_not_hash_stops_the_copy(shop: SignedStore, tmp_path: Path) -> None:
+    digest = legacy_object(shop)
+    path = source_store(shop) / "cas" / "sha256" / digest[:2] / digest
+    path.write_bytes(LEGACY[:-1] + b"?")
+    with pytest.raises(CorruptObjectError, match=f"source object legacy/sha256:{digest}: "):
+        run(shop, cas=tmp_path / "objects")
+
+
+def test_an_object_missing_from_both_sides_fails_the_final_check(shop: SignedStore, tmp_path: Path) -> None:
+    digest = legacy_object(shop)
+    (source_store(shop) / "cas" / "sha256" / digest[:2] / digest).unlink()
+    url = f"sqlite:///{tmp_path / 'target.sqlite'}"
+    report = run(shop, url)  # the ledger moves, the objects stay: the source's CAS is checked
+    with open_ledger(shop.url, create=False, read_only=True) as src:
+        head = src.head()
+        assert head is not None
+    assert report.problems == [
+        f"ledger seq {head.seq} ({head.id}) references sha256:{digest} ({len(LEGACY)} bytes), which is not intact "
+        "in the target's CAS (nor intact in the source's)"
+    ]
+    assert report.refs_checked >= 4
+
+
+def test_an_object_lost_from_the_target_during_the_copy_fails_the_final_check(
+    shop: SignedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cas = tmp_path / "objects"
+    lost: list[str] = []
+
+    def remove(ledger: Any) -> None:
+        path = sorted(p for p in (cas / "versioning" / "data" / "blobs" / "sha256").iterdir())[0]
+        lost.append(path.name)
+        path.chmod(0o644)
+        path.unlink()
+
+    during_the_final_check(monkeypatch, remove)
+    report = run(shop, cas=cas)
+    assert len(report.problems) == 1 and f"references data:{lost[0]} (" in report.problems[0], report.problems
+    assert report.problems[0].endswith("which is not intact in the target's CAS (though the source's holds it)")
+
+
+def test_a_record_with_a_malformed_reference_is_a_problem(
+    shop: SignedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reviewtrail.errors import InvalidInputError
+    from reviewtrail.ledger import Envelope
+
+    def malformed(self: Envelope) -> Any:
+        if self.seq == 2:
+            raise InvalidInputError("not a reference", field="ref")
+        return original.func(self)
+
+    original = Envelope.cas_refs
+    monkeypatch.setattr(Envelope, "cas_refs", property(malformed))
+    report = run(shop, cas=tmp_path / "objects")
+    assert len(report.problems) == 1 and report.problems[0].startswith("ledger seq 2 (")
+    assert report.problems[0].endswith("): a malformed CAS reference (ref: not a reference)")
+    assert report.refs_checked >= 3  # the records after it were checked all the same
+
+
+def test_records_appended_to_the_source_meanwhile_are_noted(
+    shop: SignedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def append_to_source(ledger: Any) -> None:
+        with shop.open(shop.key) as store:
+            store.append(
+                [NewRecord(type="eval.result@1", actor="ci", privacy="private", payload={"n": n}) for n in (1, 2)]
+            )
+
+    during_the_final_check(monkeypatch, append_to_source)
+    report = run(shop, f"sqlite:///{tmp_path / 'target.sqlite'}")
+    end = report.head_seq
+    assert report.ok, report.problems
+    assert report.notes == [
+        f"the source gained 2 record(s) while migrating (seq {end + 1}..{end + 2}); run migrate again to copy them"
+    ]
+
+
+def test_a_report_keeps_the_first_problems_and_counts_the_rest() -> None:
+    report = MigrateReport("a", "b", "c", "d")
+    for n in range(migrate_module._MAX_PROBLEMS + 3):
+        report.problem(f"p{n}")
+    assert report.problems == [f"p{n}" for n in range(100)] and report.more_problems == 3 and not report.ok
+    assert report.to_json()["moreProblems"] == 3 and report.to_json()["ok"] is False
