@@ -535,3 +535,14 @@ def test_a_report_keeps_the_first_problems_and_counts_the_rest() -> None:
         report.problem(f"p{n}")
     assert report.problems == [f"p{n}" for n in range(100)] and report.more_problems == 3 and not report.ok
     assert report.to_json()["moreProblems"] == 3 and report.to_json()["ok"] is False
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+def test_a_signature_added_in_the_target_where_no_record_is_fails_the_next_migrate(
+    shop: SignedStore, request: pytest.FixtureRequest, tmp_path: Path, kind: str
+) -> None:
+    url = target_url(request, kind, tmp_path)
+    assert run(shop, url).ok
+    execute(url, "INSERT INTO rt_signatures (seq, key_id, sig) VALUES (?, ?, ?)", 999, shop.key.key_id, bytes(64))
+    report = run(shop, url)
+    assert report.problems == ["the target holds a signature at seq 999, where it holds no record"]
