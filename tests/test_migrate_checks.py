@@ -30,7 +30,8 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> SignedStore:
     shop = signed_store(tmp_path_factory.mktemp("migrate-checks") / "source", items=3)
     with shop.open(shop.key) as store:
         refs = {f"f{n}": store.cas.put(f"object {n}\n".encode()).to_json() for n in range(3)}
-        store.append([NewRecord(type="eval.result@1", actor="ci", privacy="private", payload=refs)])
+        again = {"a": refs["f0"], "b": store.cas.put(b"agent state\n", pool="agent-state").to_json()}
+        store.append([NewRecord(type="eval.result@1", actor="ci", privacy="private", payload=p) for p in (refs, again)])
     return shop
 
 
@@ -88,10 +89,14 @@ def test_a_signature_changed_in_the_target_fails_the_next_migrate(
     edit_signature(dataclasses.replace(shop, url=url), seq, delete=tamper == "deleted signature row", value=bytes(64))
     report = run(shop, url)
     assert not report.ok and report.records_present > seq
-    assert len(report.problems) == 1, report.problems
-    assert report.problems[0].startswith(f"the target's signature of seq {seq} differs from the source's")
-    held = "no signature" if tamper == "deleted signature row" else "(0000000000000000…)"
-    assert held in report.problems[0] and shop.key.key_id in report.problems[0]
+    with open_ledger(shop.url, create=False, read_only=True) as src:
+        value = src.signatures_at([seq])[seq].value
+    key = shop.key.key_id
+    held = "no signature" if tamper == "deleted signature row" else f"a signature by key {key!r} (0000000000000000…)"
+    assert report.problems == [
+        f"the target's signature of seq {seq} differs from the source's: it holds {held} where the source has a "
+        f"signature by key {key!r} ({value[:8].hex()}…)"
+    ]
     code, out, _ = cli("migrate", "--to", url, "--json", env=shop.env())
     assert code == 4 and out["problems"] == report.problems
 
@@ -158,13 +163,16 @@ def test_a_record_appended_to_the_target_during_the_copy_fails_the_head_check(
 
     def append(ledger: Any) -> None:
         ledger.signer = shop.key.signer()
-        ledger.append([NewRecord(type="eval.other@1", actor="mallory", privacy="private", payload={"n": 1})])
+        missing = {"hash": "00" * 32, "size": 1}  # not read: the check reads the records up to the source's head
+        ledger.append([NewRecord(type="eval.other@1", actor="mallory", privacy="private", payload={"f": missing})])
 
     during_the_final_check(monkeypatch, append)
     report = run(shop, url)
     end = report.head_seq
     assert report.problems == [
-        f"the target ledger's head is seq {end + 1} ({open_head(url)}), the source's is seq {end} ({report.head_hash})"
+        f"the target ledger's head is seq {end + 1} ({open_head(url)}), the source's is seq {end} ({report.head_hash})",
+        f"the target's query table cas_refs: row {{seq={end + 1}, hash='{'0' * 64}', pool=''}} was added (no record "
+        "gives it) (compared with the source's rows)",
     ]
 
 
@@ -186,10 +194,73 @@ def test_a_record_changed_in_the_target_during_the_copy_is_named_by_its_seq(
         with sqlite3.connect(path) as conn:
             conn.execute("DROP TRIGGER rt_records_no_update")
             conn.execute("UPDATE rt_records SET actor = 'mallory' WHERE seq = 5")
+            conn.execute("DELETE FROM rt_p_cas_refs")  # and, later in the comparison, the query rows
 
     during_the_final_check(monkeypatch, edit)
     report = run(shop, url)
     assert report.problems[0].startswith("the target's record at seq 5 differs from the source's"), report.problems
+    assert any(p.startswith("the target's query table cas_refs: row {") for p in report.problems[1:])
+
+
+def test_the_end_of_the_target_cut_during_the_copy_is_named(
+    shop: SignedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path / 'target.sqlite'}"
+    path = sqlite_path(url)
+    assert path is not None
+    with open_ledger(shop.url, create=False, read_only=True) as src:
+        last = src.head()
+        assert last is not None
+        signature = src.signatures_at([last.seq])[last.seq]
+        before = src.records_at([last.seq - 1])[last.seq - 1]
+
+    def cut(ledger: Any) -> None:
+        with sqlite3.connect(path) as conn:
+            conn.execute("DROP TRIGGER rt_records_no_delete")
+            conn.execute("DELETE FROM rt_records WHERE seq = ?", (last.seq,))
+
+    during_the_final_check(monkeypatch, cut)
+    report = run(shop, url)
+    end, hashed = last.seq, last.hash[:12]
+    assert report.problems == [
+        f"the target ledger's head is seq {end - 1} ({before.hash}), the source's is seq {end} ({last.hash})",
+        f"the target's record at seq {end} differs from the source's: it holds no record where the source has "
+        f"record {last.id} (hash {hashed}…)",
+        f"the target's signature of seq {end} differs from the source's: it holds no record where the source has a "
+        f"signature by key {signature.key_id!r} ({signature.value[:8].hex()}…)",
+        f"the target holds a signature at seq {end}, where it holds no record",
+    ]
+
+
+def test_a_target_emptied_during_the_copy_has_no_head(
+    shop: SignedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path / 'target.sqlite'}"
+    path = sqlite_path(url)
+    assert path is not None
+
+    def empty(ledger: Any) -> None:
+        with sqlite3.connect(path) as conn:
+            conn.execute("DROP TRIGGER rt_records_no_delete")
+            conn.execute("DELETE FROM rt_records")
+
+    during_the_final_check(monkeypatch, empty)
+    report = run(shop, url)
+    assert report.problems[0] == (
+        f"the target ledger's head is seq 0 (None), the source's is seq {report.head_seq} ({report.head_hash})"
+    )
+    assert report.problems[1].startswith("the target's record at seq 1 differs from the source's: it holds no record")
+
+
+def test_a_signature_and_a_query_row_changed_are_both_named(shop: SignedStore, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'target.sqlite'}"
+    assert run(shop, url).ok
+    seq = shop.required_at + 1
+    edit_signature(dataclasses.replace(shop, url=url), seq, value=bytes(64))
+    execute(url, "DELETE FROM rt_p_cas_refs")
+    problems = run(shop, url).problems
+    assert problems[0].startswith(f"the target's signature of seq {seq} differs from the source's")
+    assert len(problems) > 1 and all(p.startswith("the target's query table cas_refs: row {") for p in problems[1:])
 
 
 # --- objects ---------------------------------------------------------------------------------------
@@ -204,8 +275,9 @@ def test_a_corrupt_object_already_in_the_target_is_refused_and_not_copied_over(
     good = path.read_bytes()
     path.chmod(0o644)
     path.write_bytes(bytes([good[0] ^ 1]) + good[1:])
-    with pytest.raises(CorruptObjectError, match=f"the target already holds {location}/sha256:{name}, corrupt"):
+    with pytest.raises(CorruptObjectError, match=f"the target already holds {location}/sha256:{name}, corrupt") as no:
         run(shop, cas=cas)
+    assert str(no.value).endswith("; nothing was copied over it")
     assert path.read_bytes() != good  # nothing was copied over it
 
 
@@ -231,7 +303,13 @@ def source_store(shop: SignedStore) -> Path:
         (None, "s3://key:secret@bucket/p", "cas_to", "is not a CAS URL"),
         (None, "s3://bucket:9000/p", "cas_to", "is not a CAS URL"),
         (None, "ftp://bucket/p", "cas_to", "is not a CAS URL"),
-        (None, None, "to", "nothing to migrate: give --to and/or --cas-to"),
+        (None, "s3://[bucket/p", "cas_to", "'s3://[bucket/p' is not a CAS URL; use file:///ABSOLUTE/FOLDER"),
+        (None, "file:///{tmp}/o?", "cas_to", "is not a CAS URL"),
+        (None, "file:///{tmp}/o#", "cas_to", "is not a CAS URL"),
+        (None, "file://localhost/", "cas_to", "'file://localhost/' does not name an absolute folder; use file:///"),
+        (None, "s3://key@bucket/p", "cas_to", "is not a CAS URL"),
+        (None, "s3://Bad_Bucket/p", "cas_to", "'Bad_Bucket' is not an S3 bucket name"),
+        (None, None, "to", "nothing to migrate: give --to and/or --cas-to naming somewhere the store is not already"),
         ("sqlite:///{db}", None, "to", "nothing to migrate"),
         ("sqlite:///{store}/../store/ledger.sqlite", "file://{store}/", "to", "nothing to migrate"),
         (None, "file://localhost{store}", "to", "nothing to migrate"),
@@ -251,8 +329,16 @@ def test_bad_targets_are_refused_naming_the_field(
     with pytest.raises(InvalidInputError) as refused:
         migrate(shop.settings(), catalog(), options)
     assert refused.value.field == field and message.format(**names) in str(refused.value), str(refused.value)
+    if message.startswith(("nothing", "'")):  # the whole message, from its start
+        assert str(refused.value).startswith(f"{field}: {message.format(**names)}")
     assert "secret" not in str(refused.value)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["source"]  # nothing written anywhere
+
+
+def test_a_batch_of_one_record_is_a_batch(shop: SignedStore, tmp_path: Path) -> None:
+    options = MigrateOptions(database_url=f"sqlite:///{tmp_path / 't.sqlite'}", batch_size=1)
+    report = migrate(shop.settings(), catalog(), options)
+    assert report.ok and report.records_copied == report.head_seq
 
 
 @pytest.mark.parametrize("size", [0, -1, True])
@@ -265,11 +351,14 @@ def test_a_batch_size_below_one_is_refused(shop: SignedStore, tmp_path: Path, si
     assert refused.value.field == "batch_size" and not (tmp_path / "t.sqlite").exists()
 
 
-def test_an_unreachable_target_database_is_exit_5(shop: SignedStore) -> None:
+@pytest.mark.parametrize(
+    "url", ["postgres://rt:s3cret-pw@127.0.0.1:1/rt", "postgresql://rt:s3cret-pw@127.0.0.1:1/rt", "postgres:///"]
+)
+def test_an_unreachable_target_database_is_exit_5(shop: SignedStore, url: str) -> None:
     from reviewtrail.errors import BackendUnavailableError
 
     with pytest.raises(BackendUnavailableError) as refused:
-        run(shop, "postgres://rt:s3cret-pw@127.0.0.1:1/rt")
+        run(shop, url)
     assert refused.value.exit_code == 5 and "s3cret-pw" not in str(refused.value)
 
 
@@ -278,6 +367,8 @@ def test_where_a_store_lives_is_compared_by_place() -> None:
     assert same("postgresql://h/db/", "postgresql://h/db") and not same("postgresql://h/a", "postgresql://h/b")
     assert not same("sqlite:////tmp/x.sqlite", "postgresql://h/db") and not same("postgresql://h/db", "sqlite:///x")
     assert same("sqlite:////tmp/x.sqlite", "sqlite:////tmp/../tmp/x.sqlite")
+    assert same("postgresql://h/dbX/", "postgresql://h/dbX") and same("postgresql://h/dbX", "postgresql://h/dbX/")
+    assert place("s3://bucket/teamX/", None) == ("s3", "bucket/teamX") and place("file:///X", None) == ("file", "/X")
     assert place("s3://bucket/team/rt/", None) == ("s3", "bucket/team/rt")
     assert place("S3://bucket", None) == ("s3", "bucket/")
     assert place("file:///tmp/../tmp/o/", None) == ("file", str(Path("/tmp/o").resolve()))
@@ -309,7 +400,12 @@ def test_a_copy_reports_what_it_did(shop: SignedStore, tmp_path: Path) -> None:
         "moreProblems": 0,
         "notes": [],
     }
-    assert report.refs_checked >= 3 and report.elapsed > 0
+    with open_ledger(shop.url, create=False, read_only=True) as src:  # each distinct reference once
+        distinct = {(getattr(r, "pool", ""), r.hash, r.size) for env in src.read() for r in env.cas_refs}
+    assert report.refs_checked == len(distinct) == 4 and report.elapsed > 0
+    held = FilesystemCas(cas, require_layout=False)
+    assert sorted(held.iter_objects()) == sorted(source_objects.iter_objects())  # each in its own pool
+    assert {loc for loc, _ in held.iter_objects()} == {"data", "agent-state"}
     phases = {phase: [tick for tick in seen if tick[0] == phase] for phase in ("records", "bytes", "checking")}
     assert [advance for _, advance, _ in phases["records"]] == [5] * (head.seq // 5) + (
         [head.seq % 5] if head.seq % 5 else []
@@ -327,6 +423,8 @@ def test_a_copy_reports_what_it_did(shop: SignedStore, tmp_path: Path) -> None:
     assert report.to_json()["objects"] == {"copied": 0, "skipped": count, "bytes": 0}
     assert [t for t in again if t[0] == "records"] == [("records", head.seq, head.seq)]
     assert sum(advance for phase, advance, _ in again if phase == "bytes") == total
+    assert {t for phase, _, t in again if phase == "bytes"} == {total}
+    assert {advance for phase, advance, _ in seen + again if phase in ("checking", "comparing")} == {1}
 
 
 def test_only_the_objects_move_when_no_database_is_given(shop: SignedStore, tmp_path: Path) -> None:
@@ -365,19 +463,21 @@ def test_a_target_holding_another_chain_or_ahead_is_refused_unwritten(shop: Sign
         target.append([NewRecord(type="eval.other@1", actor="mallory", privacy="private", payload={"n": 2})])
     with pytest.raises(
         IntegrityError, match=f"differs from the source at seq {end + 1}: it holds {end + 1} records, the source {end}"
-    ):
+    ) as ahead_refused:
         run(shop, ahead)
+    assert ahead_refused.value.field == "to"
 
 
-def test_a_target_shorter_than_the_source_is_continued(shop: SignedStore, tmp_path: Path) -> None:
+@pytest.mark.parametrize("held", [1, 6])
+def test_a_target_shorter_than_the_source_is_continued(shop: SignedStore, tmp_path: Path, held: int) -> None:
     url = f"sqlite:///{tmp_path / 'target.sqlite'}"
     with open_ledger(shop.url, create=False, read_only=True) as src:
-        chain = list(src.read(end=6))
+        chain = list(src.read(end=held))
         signatures = src.signatures_at(e.seq for e in chain)
     with open_ledger(url, catalog=catalog()) as target:
         target.append_sealed(chain, signatures=signatures)
     report = run(shop, url)
-    assert report.ok and report.records_present == 6 and report.records_copied == report.head_seq - 6
+    assert report.ok and report.records_present == held and report.records_copied == report.head_seq - held
 
 
 def test_large_payloads_are_written_in_smaller_batches(
@@ -520,9 +620,16 @@ def test_records_appended_to_the_source_meanwhile_are_noted(
                 [NewRecord(type="eval.result@1", actor="ci", privacy="private", payload={"n": n}) for n in (1, 2)]
             )
 
-    during_the_final_check(monkeypatch, append_to_source)
+    original = migrate_module._common_start
+
+    def common_start(*args: Any) -> int:  # the source's head is read: a writer appends before the copy begins
+        append_to_source(None)
+        return original(*args)
+
+    monkeypatch.setattr(migrate_module, "_common_start", common_start)
     report = run(shop, f"sqlite:///{tmp_path / 'target.sqlite'}")
     end = report.head_seq
+    assert report.records_copied == end  # only the records up to the head read when migrate began
     assert report.ok, report.problems
     assert report.notes == [
         f"the source gained 2 record(s) while migrating (seq {end + 1}..{end + 2}); run migrate again to copy them"
@@ -546,3 +653,102 @@ def test_a_signature_added_in_the_target_where_no_record_is_fails_the_next_migra
     execute(url, "INSERT INTO rt_signatures (seq, key_id, sig) VALUES (?, ?, ?)", 999, shop.key.key_id, bytes(64))
     report = run(shop, url)
     assert report.problems == ["the target holds a signature at seq 999, where it holds no record"]
+
+
+def test_a_target_that_is_the_source_spelled_otherwise_is_left_alone(shop: SignedStore, tmp_path: Path) -> None:
+    store = source_store(shop)
+    same_db = f"sqlite:///{store}/../store/ledger.sqlite"
+    report = run(shop, same_db, cas=tmp_path / "objects")  # only the objects move
+    assert report.ok and report.target_database == report.source_database
+    assert (report.records_present, report.records_copied) == (0, 0) and report.objects_copied >= 4
+    options = MigrateOptions(database_url=f"sqlite:///{tmp_path / 't.sqlite'}", cas_url=f"file://localhost{store}")
+    report = migrate(shop.settings(), catalog(), options)  # only the records move
+    assert report.ok and report.target_cas == report.source_cas == f"file://{store}"
+    assert report.to_json()["objects"] == {"copied": 0, "skipped": 0, "bytes": 0} and report.records_copied > 10
+
+
+def test_a_source_whose_objects_were_moved_already_is_compared_by_its_cas_url(
+    shop: SignedStore, tmp_path: Path
+) -> None:
+    from reviewtrail.errors import InvalidInputError
+
+    cas = tmp_path / "objects"
+    assert run(shop, cas=cas).ok
+    moved = dataclasses.replace(shop.settings(), cas_url=f"file://{cas}")
+    with pytest.raises(InvalidInputError, match="nothing to migrate"):
+        migrate(moved, catalog(), MigrateOptions(cas_url=f"file://{cas}/"))
+
+
+def test_the_source_is_opened_read_only_and_the_time_is_measured(
+    shop: SignedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from reviewtrail.store import Store
+
+    opened: list[Any] = []
+    original = Store.open.__func__  # type: ignore[attr-defined]
+
+    def spy(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        opened.append(original(cls, *args, **kwargs))
+        return opened[-1]
+
+    monkeypatch.setattr(Store, "open", classmethod(spy))
+    began = time.monotonic()
+    report = run(shop, f"sqlite:///{tmp_path / 't.sqlite'}")
+    took = time.monotonic() - began
+    assert report.ok and [store.ledger.read_only for store in opened] == [True]
+    assert 0 < report.elapsed <= took  # from its start to its end, no longer than the call itself
+
+
+def test_an_object_that_vanishes_from_the_source_while_copying_is_named(
+    shop: SignedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reviewtrail.errors import ObjectNotFoundError
+
+    gone = "ab" * 32
+    listed = FilesystemCas.iter_objects
+
+    def with_a_vanished_one(self: FilesystemCas) -> Any:
+        yield from listed(self)
+        if self.root == source_store(shop):
+            yield "data", gone
+
+    monkeypatch.setattr(FilesystemCas, "iter_objects", with_a_vanished_one)
+    with pytest.raises(ObjectNotFoundError) as vanished:
+        run(shop, cas=tmp_path / "objects")
+    assert str(vanished.value) == f"ref: source object data/sha256:{gone} vanished while migrating"
+
+
+def _batch_sizes(payloads: list[int], limit: int, start: int) -> list[int]:
+    """The batches of the rule (a batch ends when its payloads reach ``limit`` bytes), counting
+    from ``start`` bytes in each batch."""
+    sizes, count, size = [], 0, start
+    for n in payloads:
+        count, size = count + 1, size + n
+        if size >= limit:
+            sizes.append(count)
+            count, size = 0, start
+    return sizes + ([count] if count else [])
+
+
+def test_each_batch_counts_its_bytes_from_zero(
+    shop: SignedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reviewtrail.ledger.backends._sql import SqlLedger
+
+    with open_ledger(shop.url, create=False, read_only=True) as src:
+        payloads = [len(env.payload) for env in src.read()]
+    # a limit at which counting a batch's bytes from one rather than zero would cut the batches elsewhere
+    limit = next(n for n in range(1, sum(payloads)) if _batch_sizes(payloads, n, 0) != _batch_sizes(payloads, n, 1))
+    sizes: list[int] = []
+    original = SqlLedger.append_sealed
+
+    def counted(self: Any, envelopes: Any, **kwargs: Any) -> Any:
+        sizes.append(len(envelopes))
+        return original(self, envelopes, **kwargs)
+
+    monkeypatch.setattr(SqlLedger, "append_sealed", counted)
+    monkeypatch.setattr(migrate_module, "_BATCH_BYTES", limit)
+    report = migrate(shop.settings(), catalog(), MigrateOptions(database_url=f"sqlite:///{tmp_path / 't.sqlite'}"))
+    assert report.ok and sizes == _batch_sizes(payloads, limit, 0)

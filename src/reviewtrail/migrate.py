@@ -264,10 +264,7 @@ def _open_target_cas(url: str, settings: Settings) -> CasStore:
     """The target CAS (``open_cas``), its layout created when new."""
     from reviewtrail.cas import open_cas
 
-    try:
-        return open_cas(url, store=settings.store, s3=settings.s3, create=True)
-    except InvalidInputError as exc:
-        raise InvalidInputError(str(exc), field="cas_to") from None
+    return open_cas(url, store=settings.store, s3=settings.s3, create=True, field="cas_to")
 
 
 # --- the records ------------------------------------------------------------------------------
@@ -309,16 +306,14 @@ def _common_start(source: Ledger, target: Ledger, end: int) -> int:
     if have == 0:
         return 0
     upto = min(have, end)
-    expected = 1
     if upto:
-        for mine, held in _pairs(source.read(end=upto), target.read(end=upto)):
-            if mine is None or held is None or mine.seq != expected or mine != held:
+        for at, (mine, held) in enumerate(_pairs(source.read(end=upto), target.read(end=upto)), start=1):
+            if mine != held:
                 raise IntegrityError(
-                    f"the target ledger {target.describe()} differs from the source at seq {expected}: it holds "
+                    f"the target ledger {target.describe()} differs from the source at seq {at}: it holds "
                     f"{_describe(held)} where the source has {_describe(mine)}; it was not written to",
                     field="to",
                 )
-            expected += 1
     if have > end:
         raise IntegrityError(
             f"the target ledger {target.describe()} differs from the source at seq {end + 1}: it holds {have} records, "
@@ -441,9 +436,9 @@ def _compare_ledgers(source: Ledger, target: Ledger, end: int, report: MigrateRe
     from reviewtrail._row_diff import diff_table
     from reviewtrail.ledger import verify_reads
 
-    for mine, held in _pairs(source.read(end=end), target.read(end=end)) if end else ():
-        if mine is None or held is None or mine != held:
-            at = mine.seq if mine is not None else held.seq if held is not None else 0
+    records = _pairs(source.read(end=end), target.read(end=end)) if end else iter(())
+    for at, (mine, held) in enumerate(records, start=1):
+        if mine != held:
             report.problem(
                 f"the target's record at seq {at} differs from the source's: it holds {_describe(held)} where the "
                 f"source has {_describe(mine)}"
@@ -451,9 +446,8 @@ def _compare_ledgers(source: Ledger, target: Ledger, end: int, report: MigrateRe
             break
         tick("comparing", 1, end)
     signatures = _pairs(source.signature_scan(end=end), target.signature_scan(end=end)) if end else iter(())
-    for mine_row, held_row in signatures:
-        if mine_row is None or held_row is None or mine_row != held_row:
-            at = mine_row[0] if mine_row is not None else held_row[0] if held_row is not None else 0
+    for at, (mine_row, held_row) in enumerate(signatures, start=1):
+        if mine_row != held_row:
             report.problem(
                 f"the target's signature of seq {at} differs from the source's: it holds "
                 f"{_signature_label(held_row)} where the source has {_signature_label(mine_row)}"
