@@ -752,3 +752,18 @@ def test_each_batch_counts_its_bytes_from_zero(
     monkeypatch.setattr(migrate_module, "_BATCH_BYTES", limit)
     report = migrate(shop.settings(), catalog(), MigrateOptions(database_url=f"sqlite:///{tmp_path / 't.sqlite'}"))
     assert report.ok and sizes == _batch_sizes(payloads, limit, 0)
+
+
+def test_a_row_deleted_from_any_query_table_is_named_by_its_table(shop: SignedStore, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'target.sqlite'}"
+    assert run(shop, url).ok
+    with open_ledger(url, catalog=catalog(), create=False, read_only=True) as ledger:
+        held = {table: (spec, ledger.stored_rows(table)) for table, spec in ledger.tables.items()}
+    deleted = sorted(table for table, (_, rows) in held.items() if rows)
+    assert len(deleted) >= 5  # the application's tables, not only the ledger's own
+    for table in deleted:
+        spec, rows = held[table]
+        where = " AND ".join(f'"{k}" = ?' for k in spec.key)
+        execute(url, f"DELETE FROM rt_p_{table} WHERE {where}", *(rows[0][k] for k in spec.key))
+    problems = run(shop, url).problems
+    assert sorted({p.split(":")[0].removeprefix("the target's query table ") for p in problems}) == deleted
