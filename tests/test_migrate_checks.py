@@ -6,6 +6,7 @@ campaign written by a writer whose key is required) with objects in its CAS."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -30,8 +31,15 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> SignedStore:
     shop = signed_store(tmp_path_factory.mktemp("migrate-checks") / "source", items=3)
     with shop.open(shop.key) as store:
         refs = {f"f{n}": store.cas.put(f"object {n}\n".encode()).to_json() for n in range(3)}
-        again = {"a": refs["f0"], "b": store.cas.put(b"agent state\n", pool="agent-state").to_json()}
-        store.append([NewRecord(type="eval.result@1", actor="ci", privacy="private", payload=p) for p in (refs, again)])
+        again = {"a": store.cas.put(b"object 3\n").to_json(), "b": refs["f0"]}  # read: one seen before, then a new one
+        pools = {  # the bytes of f0 in the other pool too: each pool's copy is its own object
+            "s": store.cas.put(b"agent state\n", pool="agent-state").to_json(),
+            "t": store.cas.put(b"object 0\n", pool="agent-state").to_json(),
+        }
+        appended = [
+            NewRecord(type="eval.result@1", actor="ci", privacy="private", payload=p) for p in (refs, again, pools)
+        ]
+        store.append(appended)
     return shop
 
 
@@ -198,7 +206,12 @@ def test_a_record_changed_in_the_target_during_the_copy_is_named_by_its_seq(
 
     during_the_final_check(monkeypatch, edit)
     report = run(shop, url)
-    assert report.problems[0].startswith("the target's record at seq 5 differs from the source's"), report.problems
+    with open_ledger(shop.url, create=False, read_only=True) as src:
+        fifth = src.records_at([5])[5]
+    described = f"record {fifth.id} (hash {fifth.hash[:12]}…)"  # the same id and hash: another field was edited
+    assert report.problems[0] == (
+        f"the target's record at seq 5 differs from the source's: it holds {described} where the source has {described}"
+    )
     assert any(p.startswith("the target's query table cas_refs: row {") for p in report.problems[1:])
 
 
@@ -402,7 +415,7 @@ def test_a_copy_reports_what_it_did(shop: SignedStore, tmp_path: Path) -> None:
     }
     with open_ledger(shop.url, create=False, read_only=True) as src:  # each distinct reference once
         distinct = {(getattr(r, "pool", ""), r.hash, r.size) for env in src.read() for r in env.cas_refs}
-    assert report.refs_checked == len(distinct) == 4 and report.elapsed > 0
+    assert report.refs_checked == len(distinct) == 6 and report.elapsed > 0
     held = FilesystemCas(cas, require_layout=False)
     assert sorted(held.iter_objects()) == sorted(source_objects.iter_objects())  # each in its own pool
     assert {loc for loc, _ in held.iter_objects()} == {"data", "agent-state"}
@@ -715,20 +728,25 @@ def test_an_object_that_vanishes_from_the_source_while_copying_is_named(
             yield "data", gone
 
     monkeypatch.setattr(FilesystemCas, "iter_objects", with_a_vanished_one)
+    seen: list[tuple[str, int, int]] = []
+    options = MigrateOptions(cas_url=f"file://{tmp_path / 'objects'}")
     with pytest.raises(ObjectNotFoundError) as vanished:
-        run(shop, cas=tmp_path / "objects")
+        migrate(shop.settings(), catalog(), options, progress=lambda *tick: seen.append(tick))
+    source = FilesystemCas(source_store(shop), require_layout=False)
+    sizes = [source.stored_size(loc, name) for loc, name in listed(source)]
+    assert {total for phase, _, total in seen if phase == "bytes"} == {sum(sizes)}  # the vanished one adds nothing
     assert str(vanished.value) == f"ref: source object data/sha256:{gone} vanished while migrating"
 
 
-def _batch_sizes(payloads: list[int], limit: int, start: int) -> list[int]:
+def _batch_sizes(payloads: list[int], limit: int, first: int, rest: int) -> list[int]:
     """The batches of the rule (a batch ends when its payloads reach ``limit`` bytes), counting
-    from ``start`` bytes in each batch."""
-    sizes, count, size = [], 0, start
+    from ``first`` bytes in the first batch and ``rest`` in the others."""
+    sizes, count, size = [], 0, first
     for n in payloads:
         count, size = count + 1, size + n
         if size >= limit:
             sizes.append(count)
-            count, size = 0, start
+            count, size = 0, rest
     return sizes + ([count] if count else [])
 
 
@@ -739,8 +757,12 @@ def test_each_batch_counts_its_bytes_from_zero(
 
     with open_ledger(shop.url, create=False, read_only=True) as src:
         payloads = [len(env.payload) for env in src.read()]
-    # a limit at which counting a batch's bytes from one rather than zero would cut the batches elsewhere
-    limit = next(n for n in range(1, sum(payloads)) if _batch_sizes(payloads, n, 0) != _batch_sizes(payloads, n, 1))
+    # limits at which counting the first batch's bytes, or a later one's, from one rather than zero would cut the
+    # batches elsewhere
+    rule = functools.partial(_batch_sizes, payloads)
+    limits = [
+        next(n for n in range(1, sum(payloads)) if rule(n, 0, 0) != rule(n, *other)) for other in ((1, 0), (0, 1))
+    ]
     sizes: list[int] = []
     original = SqlLedger.append_sealed
 
@@ -749,9 +771,12 @@ def test_each_batch_counts_its_bytes_from_zero(
         return original(self, envelopes, **kwargs)
 
     monkeypatch.setattr(SqlLedger, "append_sealed", counted)
-    monkeypatch.setattr(migrate_module, "_BATCH_BYTES", limit)
-    report = migrate(shop.settings(), catalog(), MigrateOptions(database_url=f"sqlite:///{tmp_path / 't.sqlite'}"))
-    assert report.ok and sizes == _batch_sizes(payloads, limit, 0)
+    for limit in limits:
+        sizes.clear()
+        monkeypatch.setattr(migrate_module, "_BATCH_BYTES", limit)
+        options = MigrateOptions(database_url=f"sqlite:///{tmp_path / f't{limit}.sqlite'}")
+        report = migrate(shop.settings(), catalog(), options)
+        assert report.ok and sizes == rule(limit, 0, 0)
 
 
 def test_a_row_deleted_from_any_query_table_is_named_by_its_table(shop: SignedStore, tmp_path: Path) -> None:
