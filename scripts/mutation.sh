@@ -23,6 +23,7 @@ JOBS="${MUTATION_JOBS:-2}"
 
 # module (under src/reviewtrail) -> the test files that pin it
 declare -A TESTS=(
+    [migrate.py]="tests/test_migrate_checks.py"
     [tracing/rules/_assurance.py]="tests/test_tracing_rules.py tests/test_pins_tracing.py"
     [tracing/files/_modes.py]="tests/test_tracing_rules.py tests/test_pins_tracing.py"
     [tracing/rules/_families.py]="tests/test_tracing_rules.py tests/test_pins_tracing.py"
@@ -39,14 +40,13 @@ declare -A TESTS=(
     [human_review/quality/_bt_fit.py]="tests/test_human_review_standings.py tests/test_pins_human_review.py"
     [human_review/quality/_standings.py]="tests/test_human_review_standings.py tests/test_pins_human_review.py"
     [human_review/quality/_position_bias.py]="tests/test_human_review_position_bias.py tests/test_pins_human_review.py"
-    [migrate.py]="tests/test_migrate_checks.py"
 )
-ORDER=(tracing/rules/_assurance.py tracing/files/_modes.py tracing/rules/_families.py cas/_refs.py
+ORDER=(migrate.py tracing/rules/_assurance.py tracing/files/_modes.py tracing/rules/_families.py cas/_refs.py
     reviewer/_cite_markers.py canonical.py ledger/records/_envelope.py
     human_review/rules/_item_rules.py human_review/records/_self_identification.py human_review/rules/_run_rules.py
     human_review/rules/_decision_rules.py
     human_review/rules/_eligibility.py human_review/rules/_export_rows.py human_review/quality/_bt_fit.py
-    human_review/quality/_standings.py human_review/quality/_position_bias.py migrate.py)
+    human_review/quality/_standings.py human_review/quality/_position_bias.py)
 
 if [ "$#" -gt 0 ]; then
     ORDER=("$@")
