@@ -23,6 +23,7 @@ JOBS="${MUTATION_JOBS:-2}"
 
 # module (under src/reviewtrail) -> the test files that pin it
 declare -A TESTS=(
+    [migrate.py]="tests/test_migrate_checks.py"
     [tracing/rules/_assurance.py]="tests/test_tracing_rules.py tests/test_pins_tracing.py"
     [tracing/files/_modes.py]="tests/test_tracing_rules.py tests/test_pins_tracing.py"
     [tracing/rules/_families.py]="tests/test_tracing_rules.py tests/test_pins_tracing.py"
@@ -46,7 +47,7 @@ declare -A TESTS=(
     [web/_nonces.py]="tests/test_web_capability.py"
     [web/_proxy_auth.py]="tests/test_web_proxy_auth.py"
 )
-ORDER=(tracing/rules/_assurance.py tracing/files/_modes.py tracing/rules/_families.py cas/_refs.py
+ORDER=(migrate.py tracing/rules/_assurance.py tracing/files/_modes.py tracing/rules/_families.py cas/_refs.py
     reviewer/_cite_markers.py canonical.py ledger/records/_envelope.py
     human_review/rules/_item_rules.py human_review/records/_self_identification.py human_review/rules/_run_rules.py
     human_review/rules/_decision_rules.py

@@ -12,7 +12,7 @@ import pytest
 
 from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
-from reviewtrail.errors import BackendUnavailableError, IntegrityError, LedgerMissingError
+from reviewtrail.errors import BackendUnavailableError, ConfigError, IntegrityError, LedgerMissingError
 from reviewtrail.ledger import NewRecord
 
 
@@ -263,3 +263,62 @@ def test_a_dropped_query_table_on_postgres_is_an_integrity_failure(tmp_path: Pat
         assert err.value.exit_code == 4
         store.ledger.rebuild_projections()
         assert store.verify().ok
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("table", ["rt_records", "rt_signatures"])
+def test_a_row_level_security_policy_hiding_a_record_from_verify_is_refused(
+    tmp_path: Path, pg_server: object, table: str
+) -> None:
+    """A policy that hides the last record from the role verify runs as: that role sees a chain
+    that is whole, only shorter; verify refuses (exit 5) naming the table and the policy, for the
+    owner (who sees every row) as well."""
+    from support.signed import cli
+
+    url = pg_server.new_database()  # type: ignore[attr-defined]
+    settings = _init(tmp_path / "s", url)
+    _append(settings, 1)
+    with open_store(settings) as store:
+        head = store.ledger.head_seq()
+    name = url.rsplit("/", 1)[1]
+    role = f"rt_verify_{name}"
+    _sql(pg_server.url, f"CREATE ROLE {role} LOGIN")  # type: ignore[attr-defined]
+    _sql(
+        url,
+        f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}",
+        f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
+        f"CREATE POLICY rt_hide_last ON {table} FOR SELECT TO {role} USING (seq < {head})",
+    )
+    verifier = Settings(store=settings.store, database_url=url.replace("postgres@", f"{role}@"))
+    with psycopg.connect(verifier.database_url) as conn:  # the role is shown one record fewer
+        assert conn.execute(f"SELECT count(*) FROM {table}").fetchone() == (head - 1 if table == "rt_records" else 0,)
+    for who in (verifier, settings):
+        with open_store(who, check_identity=False) as store, pytest.raises(ConfigError) as refused:
+            store.verify()
+        assert refused.value.exit_code == 5
+        assert (
+            f"row-level security is enabled on {table} with policy rt_hide_last (SELECT to {role} using (seq < {head}))"
+            in str(refused.value)
+        ), str(refused.value)
+    code, _, err = cli("verify", "--json", env={"REVIEWTRAIL_STORE": str(settings.store),
+                                                "REVIEWTRAIL_DATABASE_URL": verifier.database_url})  # fmt: skip
+    assert code == 5 and "rt_hide_last" in err and "verify refuses" in err, err
+    _sql(url, f"ALTER TABLE {table} DISABLE ROW LEVEL SECURITY")  # the policy stays, inert: every row is seen
+    with open_store(verifier, check_identity=False) as store:
+        report = store.verify()
+    assert report.ok and report.head_seq == head, report.problems
+
+
+@pytest.mark.postgres
+def test_row_level_security_with_no_policy_is_refused(tmp_path: Path, pg_url: str) -> None:
+    settings = _init(tmp_path / "s", pg_url)
+    _sql(
+        pg_url,
+        "ALTER TABLE rt_p_cas_refs ENABLE ROW LEVEL SECURITY",
+        "ALTER TABLE rt_p_cas_refs FORCE ROW LEVEL SECURITY",
+    )
+    with (
+        open_store(settings) as store,
+        pytest.raises(ConfigError, match="rt_p_cas_refs \\(forced on its owner too\\) with no policy"),
+    ):
+        store.verify()

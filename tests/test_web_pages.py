@@ -364,9 +364,19 @@ def test_store_health_shows_the_last_verify_run_and_what_was_appended_since(tmp_
         html = client.get("health").text
         (tmp_path / "store" / VERIFY_STATUS_FILE).write_text('{"ok": "yes"}')  # not a status: shown as none
         broken = client.get("api/health").json()
+        failure = {"checkedAt": "2026-12-01T09:00:00Z", "problems": 2, "headSeq": 3}
+        listed = status.to_json() | {"ok": False, "partial": True, "objectsRead": False, "lastFailure": failure}
+        (tmp_path / "store" / VERIFY_STATUS_FILE).write_text(json.dumps(listed))  # a --no-read-data pass
+        partial, partial_html = client.get("api/health").json(), client.get("health").text
     assert doc["lastVerify"]["ok"] is True and doc["lastVerify"]["headSeq"] == status.head_seq
     assert doc["lastVerify"]["recordsSince"] == 1 and doc["lastVerify"]["checkedAt"] == status.checked_at
     assert '<dd id="verify-result">passed</dd>' in html and status.checked_at in html
     assert "1 record(s) appended" in html and "not a ledger record" in html
     assert broken["lastVerify"] is None and broken["lastVerifyNote"].startswith("no verify result recorded")
+    assert partial["lastVerify"]["ok"] is False and partial["lastVerify"]["lastFailure"] == failure
+    assert '<dd id="verify-result">PARTIAL: what it checked passed' in partial_html
+    assert (
+        "2026-12-01T09:00:00Z: 2 problem(s) at head seq 3" in partial_html
+        and "objects listed, not read" in partial_html
+    )
     store.close()

@@ -41,13 +41,21 @@ class AuditOptions:
     repair: bool = False
     since: Path | None = None  # a checkpoint: check it, then only what follows its seq
     read_data: bool = True  # re-hash every object; False lists them (presence and size) without reading
-    keep_status: bool = False  # write VERIFY_STATUS_FILE in the store's folder (reviewtrail verify does)
+    # write VERIFY_STATUS_FILE in the store's folder (reviewtrail verify does); False (the default)
+    # writes nothing there: a read-only caller (the MCP server without --allow-writes) leaves it so
+    keep_status: bool = False
 
 
 @dataclass(frozen=True)
 class VerifyStatus:
-    """The outcome of the last ``reviewtrail verify`` run on a store: when, whether it passed, the
-    head it checked and how much it checked (``since_seq``: from a checkpoint's seq on)."""
+    """The outcome of the last ``reviewtrail verify`` run on a store: when, what it found, the head
+    it checked and how much it checked (``since_seq``: from a checkpoint's seq on; ``objects_read``:
+    every object re-hashed, not only listed).
+
+    ``ok`` is true only for a whole check that passed: a check from a checkpoint, or one that
+    listed the objects without reading them (``--no-read-data``), is ``partial``, and its pass
+    (``passed``) is never ``ok``. A partial pass after a failure keeps that failure in
+    ``last_failure`` (when, how many problems, the head), until a whole check passes."""
 
     checked_at: str
     ok: bool
@@ -57,38 +65,65 @@ class VerifyStatus:
     records_checked: int
     objects_checked: int
     since_seq: int | None = None
+    objects_read: bool = True
+    partial: bool = False
+    passed: bool | None = None  # what was checked passed (None: as ``ok``, a status file before this field)
+    last_failure: dict[str, Any] | None = None  # {"checkedAt", "problems", "headSeq"}
 
     def to_json(self) -> dict[str, Any]:
         return {
             "checkedAt": self.checked_at,
             "ok": self.ok,
+            "passed": self.ok if self.passed is None else self.passed,
+            "partial": self.partial,
+            "objectsRead": self.objects_read,
             "problems": self.problems,
             "headSeq": self.head_seq,
             "headHash": self.head_hash,
             "recordsChecked": self.records_checked,
             "objectsChecked": self.objects_checked,
             "sinceSeq": self.since_seq,
+            "lastFailure": self.last_failure,
         }
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> VerifyStatus:
         since = doc.get("sinceSeq")
+        ok, partial = doc["ok"], doc.get("partial", since is not None)
+        if "partial" not in doc and partial and ok is True:
+            ok = False  # a file from before "partial": its pass from a checkpoint was partial all the same
         status = cls(
             checked_at=str(doc["checkedAt"]),
-            ok=doc["ok"],
+            ok=ok,
             problems=doc["problems"],
             head_seq=doc["headSeq"],
             head_hash=doc.get("headHash"),
             records_checked=doc["recordsChecked"],
             objects_checked=doc["objectsChecked"],
             since_seq=since,
+            objects_read=doc.get("objectsRead", True),
+            partial=partial,
+            passed=doc.get("passed", doc["ok"]),
+            last_failure=doc.get("lastFailure"),
         )
         numbers = (status.problems, status.head_seq, status.records_checked, status.objects_checked)
-        if not isinstance(status.ok, bool) or not all(type(n) is int and n >= 0 for n in numbers):
+        flags = (status.ok, status.objects_read, status.partial, status.passed)
+        if not all(isinstance(flag, bool) for flag in flags) or not all(type(n) is int and n >= 0 for n in numbers):
             raise ValueError("not a verify status")
         if since is not None and type(since) is not int:
             raise ValueError("not a verify status")
+        if status.ok and status.partial:  # a partial check is never ok, whoever wrote the file
+            raise ValueError("not a verify status")
+        if status.last_failure is not None and not isinstance(status.last_failure, dict):
+            raise ValueError("not a verify status")
         return status
+
+    def failure(self) -> dict[str, Any] | None:
+        """The failure this status stands for or carries: its own when it failed, else the one a
+        partial pass kept."""
+        if not (self.ok if self.passed is None else self.passed):
+            return {"checkedAt": self.checked_at, "problems": self.problems, "headSeq": self.head_seq}
+        return self.last_failure
 
 
 def last_verify_status(store: Store) -> VerifyStatus | None:
@@ -103,21 +138,28 @@ def last_verify_status(store: Store) -> VerifyStatus | None:
         return None
 
 
-def _keep_status(store: Store, report: VerifyReport) -> None:
+def _keep_status(store: Store, report: VerifyReport, options: AuditOptions) -> None:
     from reviewtrail._durable import replace_file
 
     if store.root is None:
         return
     since = report.since.get("seq") if report.since else None
+    partial = options.since is not None or not options.read_data
+    earlier = last_verify_status(store)
+    kept = earlier.failure() if earlier is not None and report.ok and partial else None
     status = VerifyStatus(
         checked_at=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
-        ok=report.ok,
+        ok=report.ok and not partial,
         problems=len(report.problems),
         head_seq=report.head_seq,
         head_hash=report.head_hash,
         records_checked=report.records_checked,
         objects_checked=report.objects_checked,
         since_seq=since if isinstance(since, int) else None,
+        objects_read=options.read_data,
+        partial=partial,
+        passed=report.ok,
+        last_failure=kept,
     )
     try:
         replace_file(store.root / VERIFY_STATUS_FILE, json.dumps(status.to_json(), indent=2).encode() + b"\n")
@@ -161,7 +203,7 @@ def audit(store: Store, options: AuditOptions, progress: Progress | None = None)
     if options.repair:
         _repair(store, options, report, rebuild=bool(projection_problems))
     if options.keep_status:
-        _keep_status(store, report)
+        _keep_status(store, report, options)
     return report
 
 

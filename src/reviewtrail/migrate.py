@@ -14,9 +14,12 @@ target already holds intact are skipped.
 
 An interrupted migrate resumes: the records the target already holds must be the source's first
 records exactly (otherwise nothing is written and the first differing seq is named, exit 4), and
-the copy continues after them. At the end the target's head must be the source's (seq and hash)
-and every object a record references must be in the target and hash right (read back through the
-target's verified read); anything else is a problem in the report (exit 4).
+the copy continues after them. At the end the target's head must be the source's (seq and hash),
+every object a record references must be in the target and hash right (read back through the
+target's verified read), and every record, every signature beside it and every query-table row the
+target holds must be the source's (both read in order, a page at a time, and merged); anything else
+is a problem in the report (exit 4), naming the first seq, or the table and key, that differs. A
+migrate run again over a finished copy checks all of it again.
 
 The source is the configured store, opened read-only; the store folder's marker names the
 identity record, which the target then holds too, so pointing ``REVIEWTRAIL_DATABASE_URL`` and
@@ -30,7 +33,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from reviewtrail.errors import (
     CorruptObjectError,
@@ -46,12 +49,14 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_BATCH", "MigrateOptions", "MigrateReport", "migrate"]
 
+_T = TypeVar("_T")
+
 DEFAULT_BATCH = 1000  # records per transaction of the target
 _BATCH_BYTES = 16 * 1024 * 1024  # payload bytes per transaction, whatever the batch size
 _MAX_PROBLEMS = 100  # problems listed in a report (the rest are counted)
 
 # (phase, advance, total): "records" (counted), "bytes" (the objects' bytes), "checking" (records
-# whose references were checked).
+# whose references were checked), "comparing" (records compared with the source's).
 Progress = Callable[[str, int, int], None]
 
 
@@ -162,6 +167,8 @@ def migrate(
                 _copy_objects(source.cas, cas, report, tick)
             ledger = target_ledger if target_ledger is not None else source.ledger
             _check_target(ledger, cas, source.cas, (end, end_hash), report, tick)
+            if target_ledger is not None:
+                _compare_ledgers(source.ledger, target_ledger, end, report, tick)
         finally:
             if target_ledger is not None:
                 target_ledger.close()
@@ -257,10 +264,7 @@ def _open_target_cas(url: str, settings: Settings) -> CasStore:
     """The target CAS (``open_cas``), its layout created when new."""
     from reviewtrail.cas import open_cas
 
-    try:
-        return open_cas(url, store=settings.store, s3=settings.s3, create=True)
-    except InvalidInputError as exc:
-        raise InvalidInputError(str(exc), field="cas_to") from None
+    return open_cas(url, store=settings.store, s3=settings.s3, create=True, field="cas_to")
 
 
 # --- the records ------------------------------------------------------------------------------
@@ -302,16 +306,14 @@ def _common_start(source: Ledger, target: Ledger, end: int) -> int:
     if have == 0:
         return 0
     upto = min(have, end)
-    expected = 1
     if upto:
-        for mine, held in _pairs(source.read(end=upto), target.read(end=upto)):
-            if mine is None or held is None or mine.seq != expected or mine != held:
+        for at, (mine, held) in enumerate(_pairs(source.read(end=upto), target.read(end=upto)), start=1):
+            if mine != held:
                 raise IntegrityError(
-                    f"the target ledger {target.describe()} differs from the source at seq {expected}: it holds "
+                    f"the target ledger {target.describe()} differs from the source at seq {at}: it holds "
                     f"{_describe(held)} where the source has {_describe(mine)}; it was not written to",
                     field="to",
                 )
-            expected += 1
     if have > end:
         raise IntegrityError(
             f"the target ledger {target.describe()} differs from the source at seq {end + 1}: it holds {have} records, "
@@ -321,8 +323,8 @@ def _common_start(source: Ledger, target: Ledger, end: int) -> int:
     return have
 
 
-def _pairs(a: Iterator[Envelope], b: Iterator[Envelope]) -> Iterator[tuple[Envelope | None, Envelope | None]]:
-    """The records of two runs side by side, ``None`` where one ended first."""
+def _pairs(a: Iterator[_T], b: Iterator[_T]) -> Iterator[tuple[_T | None, _T | None]]:
+    """The items of two runs (records, signature rows) side by side, ``None`` where one ended first."""
     while True:
         x, y = next(a, None), next(b, None)
         if x is None and y is None:
@@ -424,3 +426,47 @@ def _check_target(
                     f"which is not intact in the target's CAS ({where})"
                 )
         tick("checking", 1, end)
+
+
+def _compare_ledgers(source: Ledger, target: Ledger, end: int, report: MigrateReport, tick: Progress) -> None:
+    """Every record the target holds up to ``end`` (every field, payload bytes and hashes), the
+    signature stored beside it and every row of every query table must be the source's: a problem
+    names the first seq that differs, and each table's first differing rows. Both sides are
+    streamed in order (records by seq, rows by key) and merged, so memory holds a page of each."""
+    from reviewtrail._row_diff import diff_table
+    from reviewtrail.ledger import verify_reads
+
+    records = _pairs(source.read(end=end), target.read(end=end)) if end else iter(())
+    for at, (mine, held) in enumerate(records, start=1):
+        if mine != held:
+            report.problem(
+                f"the target's record at seq {at} differs from the source's: it holds {_describe(held)} where the "
+                f"source has {_describe(mine)}"
+            )
+            break
+        tick("comparing", 1, end)
+    signatures = _pairs(source.signature_scan(end=end), target.signature_scan(end=end)) if end else iter(())
+    for at, (mine_row, held_row) in enumerate(signatures, start=1):
+        if mine_row != held_row:
+            report.problem(
+                f"the target's signature of seq {at} differs from the source's: it holds "
+                f"{_signature_label(held_row)} where the source has {_signature_label(mine_row)}"
+            )
+            break
+    stray = target.stray_signatures(limit=1)
+    if stray:
+        report.problem(f"the target holds a signature at seq {stray[0]}, where it holds no record")
+    mine_reads, held_reads = verify_reads(source), verify_reads(target)
+    for table, spec in sorted(source.tables.items()):
+        found = diff_table(spec, held_reads.stored_rows_by_key(table), mine_reads.stored_rows_by_key(table))
+        for problem in found.problems:
+            report.problem(f"the target's {problem} (compared with the source's rows)")
+
+
+def _signature_label(row: tuple[Any, ...] | None) -> str:
+    if row is None:
+        return "no record"
+    signature = row[3]
+    if signature is None:
+        return "no signature"
+    return f"a signature by key {signature.key_id!r} ({bytes(signature.value)[:8].hex()}…)"

@@ -29,7 +29,13 @@ from reviewtrail._identity import (
 from reviewtrail.cas import CasStore, FilesystemCas, open_cas, parse_cas_url
 from reviewtrail.config import STORE_MARKER as _MARKER
 from reviewtrail.config import Settings, sqlite_path
-from reviewtrail.errors import IntegrityError, InvalidInputError, LedgerMissingError, StoreNotInitializedError
+from reviewtrail.errors import (
+    ConfigError,
+    IntegrityError,
+    InvalidInputError,
+    LedgerMissingError,
+    StoreNotInitializedError,
+)
 from reviewtrail.ledger import GENESIS_HASH, Envelope, Ledger, RecordCatalog, open_ledger
 
 if TYPE_CHECKING:
@@ -272,6 +278,13 @@ class Store:
                 "checked": f"only what follows seq {since[0]} of a verified checkpoint (records up to it were not)",
             }
         tick = progress or (lambda phase, advance, total: None)
+        hidden = self.ledger.hidden_row_problems()
+        if hidden:
+            raise ConfigError(
+                f"{self.ledger.describe()}: verify refuses, as it may not see every row: {'; '.join(hidden)}. "
+                "Disable it (ALTER TABLE ... DISABLE ROW LEVEL SECURITY) or drop the policies, then verify again",
+                field="database",
+            )
         with self.ledger.snapshot():
             head = self.ledger.head()
             if head is not None:

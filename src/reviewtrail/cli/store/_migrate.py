@@ -48,8 +48,10 @@ def migrate(
     another chain is refused (exit 4, naming the first seq that differs) and not written to; a
     source object that does not hash stops the copy (exit 4), and nothing of it is copied.
 
-    At the end the target's head must be the source's (seq and hash) and every object a record
-    references must be in the target's CAS and hash right; otherwise exit 4, listing what differs.
+    At the end the target's head must be the source's (seq and hash), every object a record
+    references must be in the target's CAS and hash right, and every record, signature and
+    query-table row of the target must be the source's (also when run again over a finished copy);
+    otherwise exit 4, listing what differs (the first seq, or the table and key).
 
     Then point the store at the target and check it: set REVIEWTRAIL_DATABASE_URL and
     REVIEWTRAIL_CAS_URL (or database_url and cas_url in reviewtrail.toml) to the --to and --cas-to

@@ -567,6 +567,37 @@ class PostgresLedger(SqlLedger):
                 problems.append(f"ledger: the function rt_append_only behind trigger {name} was replaced: {replaced!r}")
         return problems + self._rule_problems() + self._replication_problems()
 
+    def hidden_row_problems(self) -> list[str]:
+        """Row-level security on the ledger's tables (``ALTER TABLE ... ENABLE ROW LEVEL
+        SECURITY``): the rows a policy does not allow are left out of every read of a role the
+        policy binds, without an error, so the chain a reader sees can end early (nothing shows
+        that a record after the last one shown exists). reviewtrail never enables it."""
+        with self._read() as cur:
+            cur.execute(
+                "SELECT relname, relforcerowsecurity FROM pg_class WHERE relnamespace = current_schema()::regnamespace "
+                "AND relname LIKE 'rt!_%' ESCAPE '!' AND (relrowsecurity OR relforcerowsecurity) ORDER BY relname"
+            )
+            tables = [(str(name), bool(forced)) for name, forced in cur.fetchall()]
+            cur.execute(
+                "SELECT tablename, policyname, cmd, roles, qual FROM pg_policies WHERE schemaname = current_schema() "
+                "AND tablename LIKE 'rt!_%' ESCAPE '!' ORDER BY tablename, policyname"
+            )
+            policies: dict[str, list[str]] = {}
+            for table, name, cmd, roles, qual in cur.fetchall():
+                shown = f"{name} ({cmd} to {', '.join(map(str, roles or []))}{f' using {qual}' if qual else ''})"
+                policies.setdefault(str(table), []).append(_squeezed(shown)[:200])
+            cur.execute("SELECT current_user")
+            role = str(cur.fetchone()[0])
+        problems = []
+        for table, forced in tables:
+            named = policies.get(table)
+            shown = f"policy {'; '.join(named)}" if named else "no policy (every row hidden from the roles it binds)"
+            problems.append(
+                f"row-level security is enabled on {table}{' (forced on its owner too)' if forced else ''} with "
+                f"{shown}: a role it binds (this one is {role!r}) is shown only the rows its policies allow"
+            )
+        return problems
+
     def _rule_problems(self) -> list[str]:
         """Rewrite rules on the ledger's tables (``DO INSTEAD NOTHING`` swallows appends)."""
         with self._read() as cur:

@@ -648,6 +648,12 @@ class Ledger(abc.ABC):
         """Where this ledger lives, for messages (no passwords)."""
         return "the in-memory ledger"
 
+    def hidden_row_problems(self) -> list[str]:
+        """Why a read of the ledger's tables may be shown fewer rows than they hold (row-level
+        security on PostgreSQL), each naming the table and its policies; empty when every read
+        sees every row. ``verify`` refuses to vouch for a ledger it may not see whole."""
+        return []
+
     def guard_problems(self) -> list[str]:
         """What is wrong with the backend's append-only guards (dropped or disabled triggers)."""
         return []
