@@ -336,11 +336,12 @@ def test_key_rotation_keeps_the_store_passing(shop: SignedStore, tmp_path: Path)
         (shop.key.key_id, rotated["revoked"]["seq"]),
         (new.key_id, None),
     ]
-    # The old key, used after the rotation, no longer counts.
-    with shop.open(shop.key) as store:
-        [late] = store.append([NewRecord.make(type="t.note@1", actor="a", privacy="private", payload={})])
-    code, report, _ = cli("verify", "--json", env=shop.env())
-    assert code == 4 and report["problems"][0].startswith(f"ledger seq {late.seq} (t.note@1): it is signed by key")
+    # The old key, used after the rotation, no longer signs: refused before anything is written.
+    before = _head(shop)
+    with shop.open(shop.key) as store, pytest.raises(IntegrityError, match="after the key's revocation") as late:
+        store.append([NewRecord.make(type="t.note@1", actor="a", privacy="private", payload={})])
+    assert shop.key.key_id in str(late.value) and _head(shop) == before
+    assert cli("verify", "--json", env=shop.env())[0] == 0
 
 
 def test_records_before_a_trusted_requirement_are_not_held_to_the_trusted_keys(tmp_path: Path) -> None:

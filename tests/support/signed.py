@@ -42,6 +42,7 @@ __all__ = [
     "decision",
     "forge_tail",
     "make_keys",
+    "row_counts",
     "signed_store",
     "trusted_file",
 ]
@@ -210,3 +211,13 @@ def cli(*args: str, env: dict[str, str]) -> tuple[int, Any, str]:
     with contextlib.suppress(ValueError):
         out = json.loads(result.stdout)
     return result.exit_code, out, result.stderr
+
+
+def row_counts(url: str) -> tuple[int, int]:
+    """How many rows ``rt_records`` and ``rt_signatures`` hold, read with plain SQL."""
+    with _connect(url) as (conn, _):
+        cur = conn.cursor()
+        cur.execute("SELECT COUNT(*) FROM rt_records")
+        records = int(cur.fetchone()[0])
+        cur.execute("SELECT COUNT(*) FROM rt_signatures")
+        return records, int(cur.fetchone()[0])

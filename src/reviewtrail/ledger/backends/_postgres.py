@@ -34,8 +34,10 @@ from reviewtrail.ledger.backends._sql import (
     insert_chunks,
 )
 from reviewtrail.ledger.backends._sql_schema import COLUMNS, upsert_sql
+from reviewtrail.ledger.contract._key_state import KEY_ROWS_SQL
 from reviewtrail.ledger.contract._projections import Projection, Row
 from reviewtrail.ledger.contract._protocol import seal_batch
+from reviewtrail.ledger.keys._writer_keys import KEY_RECORD_TYPES
 from reviewtrail.ledger.records._envelope import Envelope
 
 if TYPE_CHECKING:
@@ -221,9 +223,13 @@ class PostgresLedger(SqlLedger):
                     conn.cursor().execute("LOCK TABLE rt_records IN EXCLUSIVE MODE")
                 head.execute("SELECT seq, hash FROM rt_records ORDER BY seq DESC LIMIT 1")
                 known.execute("SELECT id FROM rt_records WHERE id = ANY(%s::text[])", (text_array(wanted),))
+                after = self._append_keys.seen
+                keys = conn.cursor()
+                keys.execute(self._q(KEY_ROWS_SQL), (*KEY_RECORD_TYPES, after))
                 self._check_role(str(setup.fetchone()[1]))
                 last = head.fetchone()
                 found = {str(r[0]) for r in known.fetchall()}
+                key_rows = self._fetched_key_rows(keys)
                 columns: list[Any] = []
                 envs = seal_batch(
                     records,
@@ -233,9 +239,15 @@ class PostgresLedger(SqlLedger):
                     known_ids=lambda ids: found,
                     columns=columns,
                 )
+                signatures = self._signatures(envs)
+                self._hold_to_keys(
+                    int(last[0]) if last else 0,
+                    lambda start: key_rows if start == after else self._key_rows(conn.cursor(), start),
+                    envs,
+                    signatures,
+                )
                 for rows, params in insert_chunks(columns, _ROWS_PER_INSERT):
                     psycopg.RawCursor(conn).execute(_insert_sql(rows), params)
-                signatures = self._signatures(envs)
                 signed = None
                 if signatures is not None:
                     signed_rows = [(env.seq, sig.key_id, sig.value) for env, sig in zip(envs, signatures, strict=True)]

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from reviewtrail.errors import (
     BackendUnavailableError,
-    ConfigError,
     ConflictError,
     IntegrityError,
     InvalidInputError,
@@ -21,6 +20,7 @@ from reviewtrail.errors import (
 )
 from reviewtrail.ledger.contract._catalog import EMPTY_CATALOG, RecordCatalog
 from reviewtrail.ledger.contract._gate_scope import ACTIVE_GATE
+from reviewtrail.ledger.contract._key_state import KeyRow, KeyState, refuse_unallowed, unsigned_refused
 from reviewtrail.ledger.contract._pages import PageOrder, page_order
 from reviewtrail.ledger.contract._projections import QUIET_ROWS, ROW_SEQ, Projection, Row
 from reviewtrail.ledger.records._envelope import (
@@ -234,6 +234,7 @@ class Ledger(abc.ABC):
         projections, nothing validated)."""
         self._given: dict[tuple[int, str], list[Row]] = {}
         self._required_from: int | None = None  # the seq signatures are required from, once seen
+        self._append_keys = KeyState()  # the key records appends are held to, read under the write lock
         if isinstance(projections, RecordCatalog):
             self.catalog = projections
         elif projections is not None:
@@ -288,17 +289,30 @@ class Ledger(abc.ABC):
             if first is None:
                 return
             self._required_from = first.seq
-        raise ConfigError(
-            f"this store requires every record to be signed from seq {self._required_from} on, and this process "
-            "has no signing key: set REVIEWTRAIL_SIGNING_KEY (or signing_key in your user configuration) to a "
-            "writer key declared in the store ('reviewtrail key list'); nothing was written",
-            field="signing_key",
-        )
+        raise unsigned_refused(self._required_from)
 
     @abc.abstractmethod
     def _append(self, records: list[NewRecord], payloads: list[bytes], now: datetime) -> list[Envelope]:
         """Seal and store the batch and its projection rows in one transaction, and with a
         :attr:`signer`, each record's signature (:meth:`_signatures`) in the same transaction."""
+
+    def _hold_to_keys(
+        self,
+        head: int,
+        key_rows: Callable[[int], Iterable[KeyRow]],
+        envelopes: Sequence[Envelope],
+        signatures: Sequence[RecordSignature] | None,
+    ) -> None:
+        """Refuse a sealed batch ``verify`` would reject under the store's key records
+        (:func:`~reviewtrail.ledger.contract._key_state.refuse_unallowed`). Called by each
+        backend's :meth:`_append` inside its write transaction, with the head it read there and
+        ``key_rows(after)``: the key records past seq ``after`` (seq order) read in the same
+        transaction; only those past the last seq this ledger object read them at are read."""
+        state = self._append_keys
+        state.start_over_below(head)
+        if head > state.seen:
+            state.advance(head, key_rows(state.seen))
+        refuse_unallowed(state.book, envelopes, signatures)
 
     def _signatures(self, envelopes: Sequence[Envelope]) -> list[RecordSignature] | None:
         """The signature of each sealed record by :attr:`signer` (one Ed25519 signature each), or
