@@ -139,8 +139,14 @@ def test_any_flipped_byte_of_a_signature_or_its_key_id_is_detected(
                 assert found == [], found
             else:
                 assert len(found) == 1 and found[0].startswith(f"ledger seq {seq} ("), (trusted, found)
-        with signed_reads(LEDGER, TRUSTED), pytest.raises(IntegrityError, match=f"ledger seq {seq} "):
-            LEDGER.checked_records(LEDGER.records_at([seq]).values())  # a gate refuses it wherever it is
+            # A gate refuses exactly what verify reports, wherever it is, naming it as verify does.
+            with signed_reads(LEDGER, trusted):
+                if found:
+                    with pytest.raises(IntegrityError) as refused:
+                        LEDGER.checked_records(LEDGER.records_at([seq]).values())
+                    assert str(refused.value).startswith(f"{refused.value.field}: {found[0]}; "), refused.value
+                else:
+                    assert LEDGER.checked_records(LEDGER.records_at([seq]).values())
     finally:
         LEDGER.tamper_signature(seq, stored)
     assert signature_problems(LEDGER, end=LEDGER.head_seq(), trusted=TRUSTED).problems == []
@@ -234,9 +240,14 @@ def test_a_forged_tail_decision_is_reported_and_refused(shop: SignedStore, tmp_p
     """The must-show case: an unsigned decision at the tail, correct hash and query rows."""
     trusted = trusted_file(tmp_path / "writers.pem", shop.key)
     forged = forge_tail(shop, decision(shop.items[1]))
-    # Without trusted keys the forged decision is exported: it is the attack.
-    code, exported, err = _export(shop, tmp_path / "unguarded")
-    assert code == 0 and exported["exported"] == 2, err
+    # Without trusted keys the store's own rule keeps it out: signatures are required here.
+    code, refused, err = _export(shop, tmp_path / "unguarded")
+    assert code == 4 and refused["error"]["field"] == "signatures", err
+    assert (
+        f"ledger seq {forged.seq} (stream.thought.review.decision@1): it is not signed, but signatures are required"
+        in refused["error"]["message"]
+    )
+    assert not (tmp_path / "unguarded").exists()
     # Plain verify: unsigned after the require point.
     code, report, _ = cli("verify", "--json", env=shop.env())
     assert code == 4
@@ -252,7 +263,7 @@ def test_a_forged_tail_decision_is_reported_and_refused(shop: SignedStore, tmp_p
     out = tmp_path / "guarded"
     code, refused, err = _export(shop, out, "--trusted-keys", str(trusted))
     assert code == 4
-    assert f"ledger seq {forged.seq} (stream.thought.review.decision@1) is not signed" in refused["error"]["message"]
+    assert f"ledger seq {forged.seq} (stream.thought.review.decision@1): it is not signed" in refused["error"]["message"]
     assert refused["error"]["field"] == "trusted_keys"
     assert not out.exists()
     existing = tmp_path / "existing"
@@ -282,8 +293,8 @@ def test_a_record_signed_by_a_revoked_key_after_its_revocation_is_reported_and_r
     out = tmp_path / "out"
     code, refused, _ = _export(shop, out, "--trusted-keys", str(trusted))
     assert code == 4 and not out.exists()
-    assert f"ledger seq {forged.seq} (stream.thought.review.decision@1) is signed by key {stolen.key_id} after its " \
-        f"revocation at seq {revoked.seq}" in refused["error"]["message"]  # fmt: skip
+    assert f"ledger seq {forged.seq} (stream.thought.review.decision@1): it is signed by key {stolen.key_id} after " \
+        f"the key's revocation at seq {revoked.seq}" in refused["error"]["message"]  # fmt: skip
 
 
 def test_a_record_signed_by_a_key_not_in_the_trusted_file_is_reported(shop: SignedStore, tmp_path: Path) -> None:

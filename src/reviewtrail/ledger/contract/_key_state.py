@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from reviewtrail.ledger.keys._record_signature import RecordSignature
     from reviewtrail.ledger.records._envelope import Envelope
 
-__all__ = ["KEY_ROWS_SQL", "KeyRow", "KeyState", "key_row", "refuse_unallowed", "unsigned_refused"]
+__all__ = ["KEY_ROWS_SQL", "KeyRow", "KeyState", "key_row", "payload_of", "refuse_unallowed", "unsigned_refused"]
 
 #: The key records past a seq with their signatures, in seq order (SQL backends; ``?`` marks).
 KEY_ROWS_SQL = (
@@ -84,7 +84,8 @@ def key_row(seq: int, type_: str, record_hash: str, payload: bytes, signature: R
     return seq, type_, record_hash, value, signature
 
 
-def _payload(env: Envelope) -> Any:
+def payload_of(env: Envelope) -> Any:
+    """A record's payload parsed (``None`` when it is not JSON)."""
     try:
         return env.payload_value
     except ValueError:
@@ -107,7 +108,7 @@ def refuse_unallowed(book: KeyBook, envs: Sequence[Envelope], signatures: Sequen
         if env.type in KEY_RECORD_TYPES:
             if held is book:
                 held = book.copy()
-            held.add(env.seq, env.type, _payload(env), record_hash=env.hash, signature=signature)
+            held.add(env.seq, env.type, payload_of(env), record_hash=env.hash, signature=signature)
         problem = held.problem(env.seq, env.hash, signature)
         if problem is None:
             continue

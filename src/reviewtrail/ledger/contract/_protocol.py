@@ -22,6 +22,7 @@ from reviewtrail.ledger.contract._catalog import EMPTY_CATALOG, RecordCatalog
 from reviewtrail.ledger.contract._gate_scope import ACTIVE_GATE
 from reviewtrail.ledger.contract._key_state import KeyRow, KeyState, refuse_unallowed, unsigned_refused
 from reviewtrail.ledger.contract._pages import PageOrder, page_order
+from reviewtrail.ledger.contract._signature_gate import SignatureGate
 from reviewtrail.ledger.contract._projections import QUIET_ROWS, ROW_SEQ, Projection, Row
 from reviewtrail.ledger.records._envelope import (
     GENESIS_HASH,
@@ -235,6 +236,7 @@ class Ledger(abc.ABC):
         self._given: dict[tuple[int, str], list[Row]] = {}
         self._required_from: int | None = None  # the seq signatures are required from, once seen
         self._append_keys = KeyState()  # the key records appends are held to, read under the write lock
+        self._store_gate = SignatureGate(self)  # what checked reads hold records to outside signed_reads
         if isinstance(projections, RecordCatalog):
             self.catalog = projections
         elif projections is not None:
@@ -544,17 +546,21 @@ class Ledger(abc.ABC):
         self._raise_unsound(records, field)
         return records
 
-    def _raise_unsound(self, records: Mapping[int, Envelope], field: str, *, links: bool = True) -> None:
+    def _raise_unsound(
+        self, records: Mapping[int, Envelope], field: str, *, links: bool = True, signed: bool = True
+    ) -> None:
         """Refuse (exit 4) records whose stored bytes do not hash to what they claim, or (with
-        ``links``) that the next record does not link to; inside a signed-reads scope
-        (:func:`~reviewtrail.ledger.signed_reads`), records not signed by a trusted key too."""
+        ``links``) that the next record does not link to; with ``signed``, records whose
+        signature ``verify`` would reject under the store's key records
+        (:class:`~reviewtrail.ledger.contract._signature_gate.SignatureGate`), or inside a
+        signed-reads scope (:func:`~reviewtrail.ledger.signed_reads`) under the trusted keys too."""
         for env in records.values():
             problem = stored_problem(env)
             if problem is not None:
                 raise IntegrityError(f"{problem}; run 'reviewtrail verify'", field=field)
-        gate = ACTIVE_GATE.get()
-        if gate is not None and gate.ledger is self and records:
-            gate.check(records.values())
+        if signed and records:
+            gate = ACTIVE_GATE.get()
+            (gate if gate is not None and gate.ledger is self else self._store_gate).check(records.values())
         if links:
             self.check_links(records.values(), field=field)
 
@@ -576,12 +582,15 @@ class Ledger(abc.ABC):
         """The head's seq and the ``prevHash`` stored at each of ``seqs`` (those that exist)."""
         return self.head_seq(), self._prev_hashes(seqs) if seqs else {}
 
-    def checked_records(self, envs: Iterable[Envelope], *, field: str = "ledger", links: bool = True) -> list[Envelope]:
+    def checked_records(
+        self, envs: Iterable[Envelope], *, field: str = "ledger", links: bool = True, signed: bool = True
+    ) -> list[Envelope]:
         """``envs`` (records just read) in seq order, once each, refused (exit 4) when one is not
-        sound: its stored bytes do not hash to its hashes, or (with ``links``) the next record
-        does not link to it (or is missing)."""
+        sound: its stored bytes do not hash to its hashes, (with ``links``) the next record
+        does not link to it (or is missing), or (with ``signed``) its signature breaks the rule
+        ``verify`` holds it to (``signed=False``: for the key records, which make that rule)."""
         records = {env.seq: env for env in envs}
-        self._raise_unsound(records, field, links=links)
+        self._raise_unsound(records, field, links=links, signed=signed)
         return [records[s] for s in sorted(records)]
 
     def records_about(self, subjects: Iterable[str], *, type: str | None = None, links: bool = True) -> list[Envelope]:
