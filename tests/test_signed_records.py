@@ -263,7 +263,9 @@ def test_a_forged_tail_decision_is_reported_and_refused(shop: SignedStore, tmp_p
     out = tmp_path / "guarded"
     code, refused, err = _export(shop, out, "--trusted-keys", str(trusted))
     assert code == 4
-    assert f"ledger seq {forged.seq} (stream.thought.review.decision@1): it is not signed" in refused["error"]["message"]
+    assert (
+        f"ledger seq {forged.seq} (stream.thought.review.decision@1): it is not signed" in refused["error"]["message"]
+    )
     assert refused["error"]["field"] == "trusted_keys"
     assert not out.exists()
     existing = tmp_path / "existing"

@@ -22,8 +22,8 @@ from reviewtrail.ledger.contract._catalog import EMPTY_CATALOG, RecordCatalog
 from reviewtrail.ledger.contract._gate_scope import ACTIVE_GATE
 from reviewtrail.ledger.contract._key_state import KeyRow, KeyState, refuse_unallowed, unsigned_refused
 from reviewtrail.ledger.contract._pages import PageOrder, page_order
-from reviewtrail.ledger.contract._signature_gate import SignatureGate
 from reviewtrail.ledger.contract._projections import QUIET_ROWS, ROW_SEQ, Projection, Row
+from reviewtrail.ledger.contract._signature_gate import SignatureGate
 from reviewtrail.ledger.records._envelope import (
     GENESIS_HASH,
     Envelope,

@@ -11,16 +11,17 @@ for a scope: the records from the trusted require point on (every record when no
 signed by a trusted key) must also be signed by one of those keys, as ``verify --trusted-keys``
 holds them. A revocation that names no key stops every gated read (fail closed).
 
-The key records are read (hashed and linked, never through the gate) up to the highest seq
-checked so far, then only those past it: a store that never declared a key costs its gate one
-read by type per new head, and no signature read.
+The key records are read (hashed and linked, never through the gate) to the head on the first
+check, then only those past the highest seq checked so far: a store that never declared a key
+costs its gate a read by type per key record type when the records read pass that seq, and no
+signature read.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Protocol
 
 from reviewtrail.errors import IntegrityError
 from reviewtrail.ledger.contract._key_state import KeyState, payload_of
@@ -28,11 +29,23 @@ from reviewtrail.ledger.keys._writer_keys import KEY_RECORD_TYPES, KEY_REVOKED, 
 from reviewtrail.ledger.records._envelope import stored_problem
 
 if TYPE_CHECKING:
-    from reviewtrail.ledger.contract._protocol import Ledger
+    from reviewtrail.ledger.keys._record_signature import RecordSignature
     from reviewtrail.ledger.keys._signing_keys import TrustedKeys
     from reviewtrail.ledger.records._envelope import Envelope
 
 __all__ = ["SignatureGate"]
+
+
+class _Reads(Protocol):
+    """The reads of a ledger a gate makes (``Ledger``'s, which this module sits below)."""
+
+    def read(self, *, start: int = ..., end: int | None = ..., type: str | None = ...) -> Iterator[Envelope]: ...
+
+    def check_links(self, envs: Iterable[Envelope], *, field: str = ...) -> int: ...
+
+    def signatures_at(self, seqs: Iterable[int]) -> dict[int, RecordSignature]: ...
+
+    def head_seq(self) -> int: ...
 
 
 class SignatureGate:
@@ -41,7 +54,7 @@ class SignatureGate:
     ledger's own gate, which lives as long as the ledger object, reads the signatures each time,
     so a signature row changed since an earlier read is never taken on that read's word."""
 
-    def __init__(self, ledger: Ledger, trusted: TrustedKeys | None = None) -> None:
+    def __init__(self, ledger: _Reads, trusted: TrustedKeys | None = None) -> None:
         self.ledger = ledger
         self.trusted = trusted
         self._remember = trusted is not None
@@ -94,7 +107,9 @@ class SignatureGate:
             return
         trusted = self.trusted
         with self._lock:
-            book = self._book(max(env.seq for env in todo))
+            upto = max(env.seq for env in todo)
+            # The first check reads to the head: a revocation past the records read still counts.
+            book = self._book(max(upto, self.ledger.head_seq()) if not self._keys.seen else upto)
             if trusted is None and book.empty:
                 return  # no key record: no signature can break the rule
             trusted_from = 1
@@ -102,7 +117,9 @@ class SignatureGate:
                 trusted_from = book.trusted_from(trusted, self._keys.signatures, self._keys.hashes)
         signatures = self.ledger.signatures_at(env.seq for env in todo)
         for env in sorted(todo, key=lambda e: e.seq):
-            problem = book.problem(env.seq, env.hash, signatures.get(env.seq), trusted=trusted, trusted_from=trusted_from)
+            problem = book.problem(
+                env.seq, env.hash, signatures.get(env.seq), trusted=trusted, trusted_from=trusted_from
+            )
             if problem is None:
                 if self._remember:
                     self._signed.add((env.seq, env.hash))

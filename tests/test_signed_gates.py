@@ -1,0 +1,156 @@
+"""Every command that gates holds the records it reads to the rule ``verify`` holds them to: a
+record ``verify`` rejects is never served, with or without ``--trusted-keys`` (docs/architecture.md,
+"Signed records"). The commands call the library functions the web pages and the MCP tools call,
+and the gate is in the ledger's checked reads, so those are held the same way."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+
+from reviewtrail.errors import IntegrityError
+from reviewtrail.human_review import review_queue
+from reviewtrail.ledger import KEY_REVOKED, NewRecord, TrustedKeys, declare_key, load_trusted_keys, signed_reads
+from support.signed import (
+    SignedStore,
+    cli,
+    decision,
+    edit_signature,
+    forge_tail,
+    make_keys,
+    signed_store,
+    trusted_file,
+)
+
+DECISION = "stream.thought.review.decision@1"
+GATES = ("export", "coverage", "standings", "queue", "history", "decide")
+
+
+def _args(shop: SignedStore, gate: str, item: str, out: Path) -> tuple[str, ...]:
+    return {
+        "export": ("review", "export", "camp", "--version", "1", "--out", str(out)),
+        "coverage": ("campaign", "coverage", "camp", "--version", "1"),
+        "standings": ("campaign", "standings", "camp", "--version", "1"),
+        "queue": ("review", "queue", "camp", "--version", "1"),
+        "history": ("review", "history", item),
+        "decide": ("review", "decide", item, "--reviewer", "rev-9", "--tie"),
+    }[gate]
+
+
+def _head(shop: SignedStore) -> int:
+    with shop.open() as store:
+        return store.ledger.head_seq()
+
+
+def _refused_everywhere(shop: SignedStore, tmp_path: Path, item: str, says: str, *extra: str) -> None:
+    """Every gate refuses (exit 4, naming ``says``), writes no file and appends nothing."""
+    head = _head(shop)
+    for gate in GATES:
+        out = tmp_path / f"out-{gate}"
+        code, refused, err = cli(*_args(shop, gate, item, out), "--json", *extra, env=shop.env(shop.key))
+        assert code == 4, (gate, refused, err)
+        assert says in refused["error"]["message"], (gate, refused)
+        assert refused["error"]["field"] == ("trusted_keys" if extra else "signatures"), (gate, refused)
+        assert not out.exists()
+    assert _head(shop) == head
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def shop(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SignedStore:
+    monkeypatch.chdir(tmp_path)
+    return signed_store(tmp_path, request.getfixturevalue("pg_url") if request.param == "postgres" else None)
+
+
+@pytest.mark.parametrize("attack", ["unsigned", "attacker-signed", "re-signed"])
+def test_no_command_that_gates_serves_a_decision_verify_rejects(shop: SignedStore, tmp_path: Path, attack: str) -> None:
+    attacker = make_keys(tmp_path / "keys", "attacker")  # a key no record declares
+    if attack == "re-signed":  # the writer's decision, its signature row replaced by the attacker's
+        with shop.open() as store:
+            seq = store.ledger.head_seq()
+            record = store.ledger.records_at([seq])[seq]
+        edit_signature(shop, seq, value=attacker.signer().sign(record.hash).value, key_id=attacker.key_id)
+        item = shop.items[0].item_id
+    else:
+        seq = forge_tail(shop, decision(shop.items[1]), key=attacker if attack == "attacker-signed" else None).seq
+        item = shop.items[1].item_id
+    code, report, _ = cli("verify", "--json", env=shop.env())
+    assert code == 4 and len(report["problems"]) == 1, report
+    problem = report["problems"][0]
+    assert problem.startswith(f"ledger seq {seq} ({DECISION}): ")
+    _refused_everywhere(shop, tmp_path, item, problem)  # named exactly as verify names it
+
+
+def test_export_with_trusted_keys_refuses_what_verify_with_them_rejects(shop: SignedStore, tmp_path: Path) -> None:
+    """A key in the trusted file that the store never declared signs a decision after the require
+    point: verify --trusted-keys rejects it (no record before it declares the key), so the
+    export with the same file must not serve it."""
+    outsider = make_keys(tmp_path / "keys", "outsider")
+    trusted = trusted_file(tmp_path / "writers.pem", shop.key, outsider)
+    assert cli("verify", "--json", "--trusted-keys", str(trusted), env=shop.env())[0] == 0
+    forged = forge_tail(shop, decision(shop.items[1]), key=outsider)
+    code, report, _ = cli("verify", "--json", "--trusted-keys", str(trusted), env=shop.env())
+    assert code == 4 and report["problems"] == [
+        f"ledger seq {forged.seq} ({DECISION}): it is signed by key {outsider.key_id}, which no record before it "
+        f"declares (signatures are required from seq {shop.required_at})"
+    ]
+    _refused_everywhere(shop, tmp_path, shop.items[1].item_id, report["problems"][0], "--trusted-keys", str(trusted))
+
+
+def test_every_command_that_gates_takes_trusted_keys_the_same_way(shop: SignedStore, tmp_path: Path) -> None:
+    """A writer the store declares but the reader does not trust: the store's rule passes it,
+    the trusted keys do not; with both keys trusted every command serves it."""
+    other = make_keys(tmp_path / "keys", "other")
+    with shop.open(shop.key) as store:
+        declare_key(store.ledger, other.public.read_bytes(), name="other")
+    with shop.open(other) as store:
+        [env] = store.append([decision(shop.items[1])])
+    item = shop.items[1].item_id
+    only_writer = trusted_file(tmp_path / "writer.pem", shop.key)
+    says = f"ledger seq {env.seq} ({DECISION}): it is signed by key {other.key_id}, which is not a trusted key"
+    _refused_everywhere(shop, tmp_path, item, says, "--trusted-keys", str(only_writer))
+    both = trusted_file(tmp_path / "both.pem", shop.key, other)
+    for gate in GATES:
+        args = _args(shop, gate, item, tmp_path / "served")
+        if gate == "decide":
+            args = (*args, "--supersedes", env.id)
+        code, _, err = cli(*args, "--json", "--trusted-keys", str(both), env=shop.env(shop.key))
+        assert code == 0, (gate, err)
+        bad = tmp_path / "bad.pem"
+        bad.write_text("not a key\n")
+        code, refused, _ = cli(*args, "--json", "--trusted-keys", str(bad), env=shop.env(shop.key))
+        assert code == 2 and refused["error"]["field"] == "trusted_keys", (gate, refused)
+
+
+def test_the_trusted_keys_option_reads_the_same_on_every_command_that_gates() -> None:
+    from reviewtrail.cli._app import app as cli_app
+
+    root: Any = typer.main.get_command(cli_app)
+    helps = {}
+    for path in (("review", "export"), ("campaign", "coverage"), ("campaign", "standings"), ("review", "queue"),
+                 ("review", "decide"), ("review", "history")):  # fmt: skip
+        group = root.commands[path[0]]
+        [option] = [p for p in group.commands[path[1]].params if p.name == "trusted_keys"]
+        helps[path] = option.help
+    assert len(set(helps.values())) == 1 and "verify --trusted-keys" in str(next(iter(helps.values())))
+
+
+def test_a_revocation_that_names_no_key_stops_every_gate(shop: SignedStore, tmp_path: Path) -> None:
+    """Fail closed: whose key a revocation without a key id revokes cannot be told, so no gate
+    serves anything until it is looked into, with or without trusted keys."""
+    revocation: dict[str, Any] = {"keyId": "not a key id", "reason": "written by hand"}
+    forged = forge_tail(shop, NewRecord.make(type=KEY_REVOKED, actor="x", privacy="private", payload=revocation))
+    says = f"ledger seq {forged.seq} ({KEY_REVOKED}) names no key id"
+    _refused_everywhere(shop, tmp_path, shop.items[0].item_id, says)
+    trusted = trusted_file(tmp_path / "writers.pem", shop.key)
+    _refused_everywhere(shop, tmp_path, shop.items[0].item_id, says, "--trusted-keys", str(trusted))
+    with shop.open() as store:
+        with pytest.raises(IntegrityError, match=re.escape(says)):  # the library reads the MCP tools and web pages make
+            review_queue(store, "camp", 1, limit=5)
+        keys = load_trusted_keys(trusted)
+        assert isinstance(keys, TrustedKeys)
+        with pytest.raises(IntegrityError, match=re.escape(says)), signed_reads(store.ledger, keys):
+            pass  # refused as the scope opens
