@@ -6,6 +6,7 @@ and the gate is in the ledger's checked reads, so those are held the same way.""
 from __future__ import annotations
 
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -42,19 +43,31 @@ def _args(shop: SignedStore, gate: str, item: str, out: Path) -> tuple[str, ...]
 
 
 def _head(shop: SignedStore) -> int:
-    with shop.open() as store:
-        return store.ledger.head_seq()
+    """The head's seq, read with plain SQL (the store may refuse to open)."""
+    if shop.url.startswith("sqlite"):
+        with sqlite3.connect(shop.url.removeprefix("sqlite:///")) as conn:
+            return int(conn.execute("SELECT MAX(seq) FROM rt_records").fetchone()[0])
+    import psycopg
+
+    with psycopg.connect(shop.url) as conn:
+        row = conn.execute("SELECT MAX(seq) FROM rt_records").fetchone()
+        assert row is not None
+        return int(row[0])
 
 
-def _refused_everywhere(shop: SignedStore, tmp_path: Path, item: str, says: str, *extra: str) -> None:
-    """Every gate refuses (exit 4, naming ``says``), writes no file and appends nothing."""
+def _refused_everywhere(
+    shop: SignedStore, tmp_path: Path, item: str, says: str, *extra: str, field: str | None = None
+) -> None:
+    """Every gate refuses (exit 4, naming ``says``, under ``field``: by default ``trusted_keys``
+    with trusted keys, else ``signatures``), writes no file and appends nothing."""
+    field = field or ("trusted_keys" if extra else "signatures")
     head = _head(shop)
     for gate in GATES:
         out = tmp_path / f"out-{gate}"
         code, refused, err = cli(*_args(shop, gate, item, out), "--json", *extra, env=shop.env(shop.key))
         assert code == 4, (gate, refused, err)
         assert says in refused["error"]["message"], (gate, refused)
-        assert refused["error"]["field"] == ("trusted_keys" if extra else "signatures"), (gate, refused)
+        assert refused["error"]["field"] == field, (gate, refused)
         assert not out.exists()
     assert _head(shop) == head
 
@@ -154,3 +167,27 @@ def test_a_revocation_that_names_no_key_stops_every_gate(shop: SignedStore, tmp_
         assert isinstance(keys, TrustedKeys)
         with pytest.raises(IntegrityError, match=re.escape(says)), signed_reads(store.ledger, keys):
             pass  # refused as the scope opens
+
+
+def _drop_signatures(shop: SignedStore) -> None:
+    if shop.url.startswith("sqlite"):
+        with sqlite3.connect(shop.url.removeprefix("sqlite:///")) as conn:
+            conn.execute("DROP TABLE rt_signatures")
+        return
+    import psycopg
+
+    with psycopg.connect(shop.url, autocommit=True) as conn:
+        conn.execute("DROP TABLE rt_signatures")
+
+
+def test_a_dropped_signatures_table_is_exit_4_naming_it_for_verify_and_every_gate(
+    shop: SignedStore, tmp_path: Path
+) -> None:
+    with shop.open() as running:  # a process that opened the store before the table went
+        _drop_signatures(shop)
+        with pytest.raises(IntegrityError, match="rt_signatures is missing"):
+            review_queue(running, "camp", 1, limit=5)
+    code, report, err = cli("verify", "--json", env=shop.env())
+    assert code == 4 and "rt_signatures" in report["error"]["message"], (report, err)
+    says = "the signatures table rt_signatures is missing"
+    _refused_everywhere(shop, tmp_path, shop.items[0].item_id, says, field="ledger")

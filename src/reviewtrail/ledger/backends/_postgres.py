@@ -28,6 +28,7 @@ from reviewtrail.errors import (
 from reviewtrail.ledger.backends._sql import (
     _INSERT_SIGNATURE,
     _READ_BACK,
+    SIGNATURES_DROPPED,
     SIGNATURES_READ_BACK,
     Cursor,
     SqlLedger,
@@ -110,6 +111,9 @@ class PostgresLedger(SqlLedger):
         self._lock = threading.RLock()
         self._schema_ready = False
         self._snapshots = 0  # snapshots open on the connection (a lost one is never silently replaced)
+        # The refusal of the statement that aborted the open transaction (a dropped table): the
+        # statements after it in that transaction are refused as it was, not as "aborted".
+        self._aborted_by: IntegrityError | None = None
         self._attempt = threading.local()  # commit_sent: this thread's last append attempt sent its COMMIT
         self._text_collation: str | None = None
         super().__init__(projections, create=create, read_only=read_only)
@@ -425,6 +429,10 @@ class PostgresLedger(SqlLedger):
                     yield cur
                 except psycopg.errors.UndefinedTable as exc:
                     raise self._dropped(exc) from None
+                except psycopg.errors.InFailedSqlTransaction as exc:
+                    if self._aborted_by is not None:
+                        raise self._aborted_by from None
+                    raise BackendUnavailableError(f"PostgreSQL: {self._redacted(exc)}", field="database") from None
                 except psycopg.errors.InsufficientPrivilege as exc:
                     raise self._denied(exc) from None
                 except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
@@ -467,6 +475,9 @@ class PostgresLedger(SqlLedger):
         text = self._redacted(exc).splitlines()[0]
         if "rt_records" in text:
             return LedgerMissingError(f"{self.describe()}: the records table was dropped ({text})", field="ledger")
+        if "rt_signatures" in text:
+            self._aborted_by = IntegrityError(f"{self.describe()}: {SIGNATURES_DROPPED} ({text})", field="ledger")
+            return self._aborted_by
         return IntegrityError(
             f"{self.describe()}: a query table was dropped ({text}); 'reviewtrail verify --repair' rebuilds it "
             "from the chain",

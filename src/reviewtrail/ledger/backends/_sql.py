@@ -49,9 +49,13 @@ if TYPE_CHECKING:
     from reviewtrail.ledger.keys._record_signature import RecordSignature
     from reviewtrail.ledger.records._new_record import NewRecord
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Cursor", "SqlLedger"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SIGNATURES_DROPPED", "Cursor", "SqlLedger"]
 
 _PAGE = 1000
+#: What a missing signatures table is called in every refusal (exit 4).
+SIGNATURES_DROPPED = (
+    "the signatures table rt_signatures is missing (migration 4 made it): every record's signature is lost with it"
+)
 _SCAN_BATCH = 2000  # rows per fetch of a streamed read
 _ID_CHUNK = 500
 _INSERT = f"INSERT INTO rt_records ({COLUMNS}) VALUES ({', '.join('?' * 12)})"
@@ -198,6 +202,11 @@ class SqlLedger(Ledger):
         lacking = [v for v in range(1, max(done, default=0)) if v not in done]
         if "rt_signatures" in tables and SIGNATURES_MIGRATION not in done:
             lacking.append(SIGNATURES_MIGRATION)
+        if SIGNATURES_MIGRATION in done and "rt_records" in tables and "rt_signatures" not in tables:
+            raise IntegrityError(
+                f"{self.describe()}: {SIGNATURES_DROPPED}; the database was altered outside reviewtrail",
+                field="ledger",
+            )
         if lacking:
             raise IntegrityError(
                 f"{self.describe()}: its migration history (rt_migrations) lacks version(s) "
