@@ -39,13 +39,18 @@ declare -A TESTS=(
     [human_review/quality/_bt_fit.py]="tests/test_human_review_standings.py tests/test_pins_human_review.py"
     [human_review/quality/_standings.py]="tests/test_human_review_standings.py tests/test_pins_human_review.py"
     [human_review/quality/_position_bias.py]="tests/test_human_review_position_bias.py tests/test_pins_human_review.py"
+    [ledger/signing/_gate.py]="tests/test_signed_gates.py tests/test_signed_records.py"
+    [ledger/signing/_check.py]="tests/test_signed_records.py tests/test_signed_gates.py tests/test_signed_writers.py"
+    [ledger/contract/_key_state.py]="tests/test_signed_writers.py tests/test_signed_records.py"
+    [ledger/contract/_signature_gate.py]="tests/test_signed_gates.py tests/test_signed_records.py"
 )
 ORDER=(tracing/rules/_assurance.py tracing/files/_modes.py tracing/rules/_families.py cas/_refs.py
     reviewer/_cite_markers.py canonical.py ledger/records/_envelope.py
     human_review/rules/_item_rules.py human_review/records/_self_identification.py human_review/rules/_run_rules.py
     human_review/rules/_decision_rules.py
     human_review/rules/_eligibility.py human_review/rules/_export_rows.py human_review/quality/_bt_fit.py
-    human_review/quality/_standings.py human_review/quality/_position_bias.py)
+    human_review/quality/_standings.py human_review/quality/_position_bias.py
+    ledger/signing/_gate.py ledger/signing/_check.py ledger/contract/_key_state.py ledger/contract/_signature_gate.py)
 
 if [ "$#" -gt 0 ]; then
     ORDER=("$@")
