@@ -95,6 +95,8 @@ def test_no_command_that_gates_serves_a_decision_verify_rejects(shop: SignedStor
     problem = report["problems"][0]
     assert problem.startswith(f"ledger seq {seq} ({DECISION}): ")
     _refused_everywhere(shop, tmp_path, item, problem)  # named exactly as verify names it
+    with shop.open() as store, pytest.raises(IntegrityError, match=re.escape(problem)):
+        review_queue(store, "camp", 1, limit=5)  # the library call of the MCP tool and the web pages
 
 
 def test_export_with_trusted_keys_refuses_what_verify_with_them_rejects(shop: SignedStore, tmp_path: Path) -> None:
@@ -191,3 +193,21 @@ def test_a_dropped_signatures_table_is_exit_4_naming_it_for_verify_and_every_gat
     assert code == 4 and "rt_signatures" in report["error"]["message"], (report, err)
     says = "the signatures table rt_signatures is missing"
     _refused_everywhere(shop, tmp_path, shop.items[0].item_id, says, field="ledger")
+
+
+def test_the_web_pages_serve_no_decision_verify_rejects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The inspector's coverage page reads through the same library call as the command: held
+    to the store's key records, it answers the refusal (exit 4) instead of the forged figures."""
+    import httpx
+
+    from support.web import running_inspector
+
+    monkeypatch.chdir(tmp_path)
+    shop = signed_store(tmp_path)
+    with running_inspector(tmp_path, env=shop.env()) as inspector, httpx.Client(base_url=inspector.url) as client:
+        assert client.get("api/coverage/camp/1").status_code == 200
+        forged = forge_tail(shop, decision(shop.items[1]))
+        response = client.get("api/coverage/camp/1")
+        error = response.json()["error"]
+        assert error["exitCode"] == 4 and f"ledger seq {forged.seq} ({DECISION}): it is not signed" in error["message"]
+        assert f"ledger seq {forged.seq}" in client.get("coverage/camp/1").text
