@@ -5,6 +5,7 @@ and the gate is in the ledger's checked reads, so those are held the same way.""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 from pathlib import Path
@@ -13,10 +14,21 @@ from typing import Any
 import pytest
 import typer
 
+from reviewtrail import app
 from reviewtrail.errors import IntegrityError
 from reviewtrail.human_review import review_queue
-from reviewtrail.ledger import KEY_REVOKED, NewRecord, TrustedKeys, declare_key, load_trusted_keys, signed_reads
+from reviewtrail.ledger import (
+    KEY_REVOKED,
+    MemoryLedger,
+    NewRecord,
+    TrustedKeys,
+    declare_key,
+    load_trusted_keys,
+    require_signatures,
+    signed_reads,
+)
 from support.signed import (
+    Keys,
     SignedStore,
     cli,
     decision,
@@ -211,3 +223,100 @@ def test_the_web_pages_serve_no_decision_verify_rejects(tmp_path: Path, monkeypa
         error = response.json()["error"]
         assert error["exitCode"] == 4 and f"ledger seq {forged.seq} ({DECISION}): it is not signed" in error["message"]
         assert f"ledger seq {forged.seq}" in client.get("coverage/camp/1").text
+
+
+# --- the read gate, pinned (memory) ------------------------------------------------------------------
+def _memory_store(tmp_path: Path) -> tuple[MemoryLedger, Keys]:
+    """Seq 1 declares the writer's key, 2 requires signatures, 3..5 are its notes."""
+    key = make_keys(tmp_path / "keys", "writer")
+    ledger = MemoryLedger(app.catalog())
+    ledger.signer = key.signer()
+    declare_key(ledger, key.public.read_bytes(), name="writer")
+    require_signatures(ledger)
+    ledger.append([NewRecord.make(type="t.note@1", actor="a", privacy="private", payload={"n": n}) for n in range(3)])
+    return ledger, key
+
+
+def _read(ledger: MemoryLedger, *seqs: int) -> list[Any]:
+    return ledger.checked_records(ledger.records_at(seqs).values())
+
+
+def test_a_changed_key_record_stops_the_gate_before_it_is_believed(tmp_path: Path) -> None:
+    ledger, _ = _memory_store(tmp_path)
+    ledger.tamper(1, payload=ledger.records_at([1])[1].payload.replace(b'"writer"', b'"mallory"'))
+    with pytest.raises(IntegrityError, match=r"^signatures: ledger seq 1 .*run 'reviewtrail verify'$"):
+        _read(ledger, 5)
+    unlinked, _ = _memory_store(tmp_path / "2")
+    unlinked.tamper(3, prev_hash="0" * 64)  # the record after the requirement no longer links to it
+    with pytest.raises(IntegrityError, match=r"^signatures: .*seq 2"):
+        _read(unlinked, 5)
+
+
+def test_the_store_gate_reads_the_signatures_anew_each_time(tmp_path: Path) -> None:
+    ledger, _ = _memory_store(tmp_path)
+    assert [e.seq for e in _read(ledger, 4)] == [4]
+    attacker = make_keys(tmp_path / "keys", "attacker").signer()
+    ledger.tamper_signature(4, attacker.sign(ledger.records_at([4])[4].hash))
+    with pytest.raises(IntegrityError) as refused:
+        _read(ledger, 4)
+    assert str(refused.value) == (
+        f"signatures: ledger seq 4 (t.note@1): it is signed by key {attacker.key_id}, which no record before it "
+        "declares (signatures are required from seq 2); a record verify rejects is never read; run 'reviewtrail verify'"
+    )
+
+
+def test_a_store_without_key_records_costs_the_gate_no_signature_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ledger = MemoryLedger(app.catalog())
+    ledger.append([NewRecord.make(type="t.note@1", actor="a", privacy="private", payload={"n": n}) for n in range(3)])
+    asked: list[list[int]] = []
+    real = ledger.signatures_at
+
+    def spied(seqs: Any) -> Any:
+        wanted = sorted(seqs)
+        asked.append(wanted)
+        return real(wanted)
+
+    monkeypatch.setattr(ledger, "signatures_at", spied)
+    assert len(_read(ledger, 1, 2, 3)) == 3
+    assert asked == [[]]  # the key records read (none), never the records' signatures
+
+
+def test_a_trusted_scope_holds_records_before_the_trusted_requirement_to_the_store_rule_only(tmp_path: Path) -> None:
+    """As verify --trusted-keys: the unsigned identity record before the requirement a trusted key
+    signed is served; with keys that signed no requirement, every record is held to them."""
+    shop = signed_store(tmp_path, items=1)
+    with shop.open() as store:
+        ledger = store.ledger
+        with signed_reads(ledger, load_trusted_keys(trusted_file(tmp_path / "w.pem", shop.key))):
+            assert [e.seq for e in ledger.checked_records(ledger.records_at([1]).values())] == [1]
+        other = make_keys(tmp_path / "keys", "other")
+        source = trusted_file(tmp_path / "o.pem", other)
+        with signed_reads(ledger, load_trusted_keys(source)), pytest.raises(IntegrityError) as refused:
+            ledger.checked_records(ledger.records_at([1]).values())
+    assert str(refused.value) == (
+        "trusted_keys: ledger seq 1 (store.identity@1): it is not signed, and the trusted keys must sign it; only "
+        f"records signed by the trusted keys ({source}) are read here; run 'reviewtrail verify --trusted-keys'"
+    )
+
+
+def test_the_refusal_of_a_revocation_naming_no_key_says_why(tmp_path: Path) -> None:
+    ledger, key = _memory_store(tmp_path)
+    head = ledger.head()
+    assert head is not None
+    record = NewRecord.make(type=KEY_REVOKED, actor="x", privacy="private", payload={"keyId": 7, "reason": "?"})
+    from datetime import UTC, datetime
+
+    from reviewtrail.ledger.records._envelope import seal
+
+    ledger.append_sealed([seal(record, seq=head.seq + 1, prev_hash=head.hash, now=datetime.now(UTC))])
+    for trusted in (None, TrustedKeys.of([key.signer().public_key])):
+        scope = signed_reads(ledger, trusted) if trusted is not None else contextlib.nullcontext()
+        with pytest.raises(IntegrityError) as refused, scope:
+            _read(ledger, 3)
+        field = "trusted_keys" if trusted is not None else "signatures"
+        assert str(refused.value) == (
+            f"{field}: ledger seq {head.seq + 1} ({KEY_REVOKED}) names no key id, so whose key it revokes cannot be "
+            "told: no record is served until it is looked into; run 'reviewtrail verify'"
+        )

@@ -17,15 +17,19 @@ from reviewtrail import app
 from reviewtrail.errors import ConfigError, IntegrityError
 from reviewtrail.ledger import (
     KEY_REVOKED,
+    SIGNATURES_REQUIRED,
     Envelope,
     Ledger,
     MemoryLedger,
     NewRecord,
+    RecordSignature,
     declare_key,
     require_signatures,
     revoke_key,
     signature_problems,
+    writer_keys,
 )
+from reviewtrail.ledger.contract._key_state import KeyState
 from reviewtrail.ledger.records._envelope import seal
 from support.signed import Keys, cli, forge_tail, make_keys, row_counts, signed_store
 
@@ -185,3 +189,74 @@ def test_the_command_line_refuses_an_undeclared_key_with_exit_4_naming_it(
     assert out["error"]["field"] == "signing_key" and stranger.key_id in out["error"]["message"]
     assert writers.counts() == before
     assert cli("verify", "--json", env=writers.shop.env())[0] == 0
+
+
+# --- the append's key state and rule, pinned -------------------------------------------------------
+def test_the_key_state_reads_on_from_its_seq_and_starts_over_below_it() -> None:
+    state = KeyState()
+    sig = RecordSignature("ab" * 32, b"\0" * 64)
+    state.advance(
+        4, [(2, SIGNATURES_REQUIRED, "cd" * 32, {}, sig), (3, KEY_REVOKED, "ef" * 32, {"keyId": "ab" * 32}, None)]
+    )
+    assert state.seen == 4 and state.book.required_from == 2 and state.book.revoked == {"ab" * 32: 3}
+    assert state.hashes == {2: "cd" * 32} and state.signatures == {2: sig}  # of the requirements only
+    state.advance(3, [])
+    assert state.seen == 4  # never back
+    state.start_over_below(4)
+    assert state.seen == 4 and state.book.required_from == 2
+    state.start_over_below(3)  # the chain now ends before what was read: read it all again
+    assert state.seen == 0 and state.book.required_from is None and state.hashes == {} and state.signatures == {}
+    state.advance(5, [(5, SIGNATURES_REQUIRED, "01" * 32, {}, None)])
+    assert state.hashes == {5: "01" * 32} and state.signatures == {}
+
+
+def test_a_refused_batch_leaves_nothing_in_the_key_state(writers: Writers) -> None:
+    """A batch that revokes its own signer, then goes on signing with it, is refused whole; the
+    revocation it held was never written, so the signer still signs the next append."""
+    key_id = writers.key.key_id
+    revocation = NewRecord.make(
+        type=KEY_REVOKED,
+        actor="a",
+        privacy="private",
+        payload={"keyId": key_id, "reason": "r"},
+        subject=f"key:{key_id}",
+    )
+    before = writers.counts()
+    with writers.open(writers.key) as ledger:
+        with pytest.raises(IntegrityError) as refused:
+            ledger.append([revocation, _note(1)])
+        assert writers.counts() == before
+        head = before[0]
+        assert str(refused.value) == (
+            f"signing_key: the signing key {key_id} may not sign here: ledger seq {head + 2} (t.note@1) would fail "
+            f"verify, it is signed by key {key_id} after the key's revocation at seq {head + 1}; nothing was "
+            "written (see 'reviewtrail key list')"
+        )
+        [env] = ledger.append([_note(2)])
+    assert env.seq == head + 1 and writers.problems() == []
+
+
+def test_an_unsigned_requirement_is_refused_as_unsigned(tmp_path: Path) -> None:
+    """The requirement counts from its own seq, so an unsigned one is refused (exit 5), and the
+    message says where signatures are required from."""
+    ledger = MemoryLedger(app.catalog())
+    with pytest.raises(ConfigError) as refused:
+        ledger.append([_note(1), NewRecord.make(type=SIGNATURES_REQUIRED, actor="a", privacy="private", payload={})])
+    assert str(refused.value) == (
+        "signing_key: this store requires every record to be signed from seq 2 on, and this process has no signing "
+        "key: set REVIEWTRAIL_SIGNING_KEY (or signing_key in your user configuration) to a writer key declared in "
+        "the store ('reviewtrail key list'); nothing was written"
+    )
+    assert ledger.head_seq() == 0
+    ledger.append([_note(1)])  # unsigned, no requirement: nothing asked for
+
+
+def test_key_list_reads_a_revocation_no_writer_signed(writers: Writers) -> None:
+    """The key records make the rule, so reading them is not held to it: a forged revocation is
+    listed (and takes effect), not refused."""
+    revocation = NewRecord.make(
+        type=KEY_REVOKED, actor="x", privacy="private", payload={"keyId": writers.key.key_id, "reason": "forged"}
+    )
+    forged = writers.forge(revocation)
+    with writers.open(None) as ledger:
+        assert [k["revokedAt"] for k in writer_keys(ledger).keys] == [forged.seq]

@@ -98,10 +98,6 @@ def refuse_unallowed(book: KeyBook, envs: Sequence[Envelope], signatures: Sequen
     records before the batch) and the batch's own key records: :class:`ConfigError` (exit 5,
     field ``signing_key``) for an unsigned record where signatures are required,
     :class:`IntegrityError` (exit 4, field ``signing_key``) naming the key otherwise."""
-    if signatures is None and book.required_from is None and not any(e.type == SIGNATURES_REQUIRED for e in envs):
-        return
-    if book.empty and not any(e.type in KEY_RECORD_TYPES for e in envs):
-        return
     held = book
     for i, env in enumerate(envs):
         signature = signatures[i] if signatures is not None else None

@@ -11,7 +11,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from reviewtrail.errors import (
-    BackendUnavailableError,
     ConflictError,
     IntegrityError,
     InvalidInputError,
@@ -20,7 +19,7 @@ from reviewtrail.errors import (
 )
 from reviewtrail.ledger.contract._catalog import EMPTY_CATALOG, RecordCatalog
 from reviewtrail.ledger.contract._gate_scope import ACTIVE_GATE
-from reviewtrail.ledger.contract._key_state import KeyRow, KeyState, refuse_unallowed, unsigned_refused
+from reviewtrail.ledger.contract._key_state import KeyRow, KeyState, refuse_unallowed
 from reviewtrail.ledger.contract._pages import PageOrder, page_order
 from reviewtrail.ledger.contract._projections import QUIET_ROWS, ROW_SEQ, Projection, Row
 from reviewtrail.ledger.contract._signature_gate import SignatureGate
@@ -234,7 +233,6 @@ class Ledger(abc.ABC):
         validate), the exact projections to keep (nothing validated), or ``None`` (the built-in
         projections, nothing validated)."""
         self._given: dict[tuple[int, str], list[Row]] = {}
-        self._required_from: int | None = None  # the seq signatures are required from, once seen
         self._append_keys = KeyState()  # the key records appends are held to, read under the write lock
         self._store_gate = SignatureGate(self)  # what checked reads hold records to outside signed_reads
         if isinstance(projections, RecordCatalog):
@@ -270,28 +268,7 @@ class Ledger(abc.ABC):
                     self.catalog.validate(r.type, r.payload, field=f"records[{i}].payload")
         if self.signer is not None:
             self.signer.load()  # a key that cannot sign is refused before anything is written
-        else:
-            self._refuse_unsigned()
         return self._append(batch, encode_payloads(batch), datetime.now(UTC))
-
-    def _refuse_unsigned(self) -> None:
-        """An append without a signing key to a store that requires signatures is refused before
-        anything is written (exit 5): ``verify`` would report every such record. One indexed read
-        by type per unsigned append until the requirement is seen; from then on, none (it is never
-        lifted). A courtesy, not a defence (anyone with database access can insert unsigned rows,
-        which ``verify`` reports), so a lost connection skips it: the append's own reconnect and
-        retry then decide, as before."""
-        if self._required_from is None:
-            from reviewtrail.ledger.keys._writer_keys import SIGNATURES_REQUIRED
-
-            try:
-                first = next(self.read(type=SIGNATURES_REQUIRED, limit=1), None)
-            except BackendUnavailableError:
-                return
-            if first is None:
-                return
-            self._required_from = first.seq
-        raise unsigned_refused(self._required_from)
 
     @abc.abstractmethod
     def _append(self, records: list[NewRecord], payloads: list[bytes], now: datetime) -> list[Envelope]:

@@ -49,17 +49,14 @@ class _Reads(Protocol):
 
 
 class SignatureGate:
-    """The key records of ``ledger`` read so far, the ``trusted`` keys (``None``: the store's
-    own rule), and with trusted keys (a scope's gate) the records already found sound in it; the
-    ledger's own gate, which lives as long as the ledger object, reads the signatures each time,
-    so a signature row changed since an earlier read is never taken on that read's word."""
+    """The key records of ``ledger`` read so far and the ``trusted`` keys (``None``: the store's
+    own rule). The signatures are read with each check, so a signature row changed since an
+    earlier read is never taken on that read's word."""
 
     def __init__(self, ledger: _Reads, trusted: TrustedKeys | None = None) -> None:
         self.ledger = ledger
         self.trusted = trusted
-        self._remember = trusted is not None
         self._keys = KeyState()
-        self._signed: set[tuple[int, str]] = set()
         self._lock = threading.Lock()
 
     def _advance(self, upto: int) -> None:
@@ -72,9 +69,8 @@ class SignatureGate:
                 raise IntegrityError(f"{problem}; run 'reviewtrail verify'", field=self._field)
         ledger.check_links(found, field=self._field)
         found.sort(key=lambda e: e.seq)
-        signatures = ledger.signatures_at(env.seq for env in found) if found else {}
+        signatures = ledger.signatures_at(env.seq for env in found)
         state.advance(upto, ((e.seq, e.type, e.hash, payload_of(e), signatures.get(e.seq)) for e in found))
-        self._signed.clear()
 
     @property
     def _field(self) -> str:
@@ -102,7 +98,7 @@ class SignatureGate:
     def check(self, records: Iterable[Envelope]) -> None:
         """Refuse (exit 4; field ``trusted_keys`` with trusted keys, else ``signatures``) the
         first of ``records`` that ``verify`` would reject, naming it as ``verify`` does."""
-        todo = [env for env in records if (env.seq, env.hash) not in self._signed]
+        todo = list(records)
         if not todo:
             return
         trusted = self.trusted
@@ -121,8 +117,6 @@ class SignatureGate:
                 env.seq, env.hash, signatures.get(env.seq), trusted=trusted, trusted_from=trusted_from
             )
             if problem is None:
-                if self._remember:
-                    self._signed.add((env.seq, env.hash))
                 continue
             held = (
                 f"only records signed by the trusted keys ({trusted.source or 'given'}) are read here; run "
