@@ -207,24 +207,6 @@ def test_a_dropped_signatures_table_is_exit_4_naming_it_for_verify_and_every_gat
     _refused_everywhere(shop, tmp_path, shop.items[0].item_id, says, field="ledger")
 
 
-def test_the_web_pages_serve_no_decision_verify_rejects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The inspector's coverage page reads through the same library call as the command: held
-    to the store's key records, it answers the refusal (exit 4) instead of the forged figures."""
-    import httpx
-
-    from support.web import running_inspector
-
-    monkeypatch.chdir(tmp_path)
-    shop = signed_store(tmp_path)
-    with running_inspector(tmp_path, env=shop.env()) as inspector, httpx.Client(base_url=inspector.url) as client:
-        assert client.get("api/coverage/camp/1").status_code == 200
-        forged = forge_tail(shop, decision(shop.items[1]))
-        response = client.get("api/coverage/camp/1")
-        error = response.json()["error"]
-        assert error["exitCode"] == 4 and f"ledger seq {forged.seq} ({DECISION}): it is not signed" in error["message"]
-        assert f"ledger seq {forged.seq}" in client.get("coverage/camp/1").text
-
-
 # --- the read gate, pinned (memory) ------------------------------------------------------------------
 def _memory_store(tmp_path: Path) -> tuple[MemoryLedger, Keys]:
     """Seq 1 declares the writer's key, 2 requires signatures, 3..5 are its notes."""
