@@ -302,3 +302,50 @@ def test_the_refusal_of_a_revocation_naming_no_key_says_why(tmp_path: Path) -> N
             f"{field}: ledger seq {head.seq + 1} ({KEY_REVOKED}) names no key id, so whose key it revokes cannot be "
             "told: no record is served until it is looked into; run 'reviewtrail verify'"
         )
+
+
+def test_a_key_declared_by_no_declared_writer_after_the_requirement_declares_nothing_to_the_gate(
+    tmp_path: Path,
+) -> None:
+    """The key records are taken in seq order: an unsigned declaration after the require point
+    declares nothing, so the records its key signs are refused."""
+    from datetime import UTC, datetime
+
+    from reviewtrail.ledger.records._envelope import seal
+
+    ledger, _ = _memory_store(tmp_path)
+    attacker = make_keys(tmp_path / "keys", "attacker")
+    declaration = NewRecord.make(
+        type="store.key.declared@1",
+        actor="x",
+        privacy="private",
+        payload={**_declared_payload(attacker), "name": "attacker"},
+    )
+    head = ledger.head()
+    assert head is not None
+    forged = seal(declaration, seq=head.seq + 1, prev_hash=head.hash, now=datetime.now(UTC))
+    note = NewRecord.make(type="t.note@1", actor="x", privacy="private", payload={})
+    signed = seal(note, seq=forged.seq + 1, prev_hash=forged.hash, now=datetime.now(UTC))
+    ledger.append_sealed([forged, signed], signatures={signed.seq: attacker.signer().sign(signed.hash)})
+    with pytest.raises(IntegrityError, match=f"ledger seq {signed.seq} .*which no record before it declares"):
+        _read(ledger, signed.seq)
+
+
+def test_a_trusted_scope_without_a_source_names_the_keys_as_given(tmp_path: Path) -> None:
+    ledger, _ = _memory_store(tmp_path)
+    other = TrustedKeys.of([make_keys(tmp_path / "keys", "other").signer().public_key])
+    with signed_reads(ledger, other), pytest.raises(IntegrityError) as refused:
+        _read(ledger, 4)
+    assert str(refused.value).endswith(
+        "which is not a trusted key; only records signed by the trusted keys (given) are read here; run "
+        "'reviewtrail verify --trusted-keys'"
+    )
+
+
+def _declared_payload(keys: Keys) -> dict[str, Any]:
+    import base64
+
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+    raw = keys.signer().public_key.public_bytes(Encoding.Raw, PublicFormat.Raw)
+    return {"alg": "ed25519", "keyId": keys.key_id, "publicKey": base64.b64encode(raw).decode()}

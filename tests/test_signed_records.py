@@ -679,3 +679,44 @@ def test_key_add_of_a_file_that_is_not_an_ed25519_public_key_is_exit_2_and_appen
         code, out, _ = cli("key", "add", str(path), "--name", "x", "--json", env=shop.env(shop.key))
         assert code == 2 and out["error"]["field"] == "public_key", out
     assert _head(shop) == before
+
+
+# --- verify's signature check at its edges ---------------------------------------------------------
+def test_the_signature_note_says_what_was_checked() -> None:
+    from reviewtrail.ledger import SignatureReport
+
+    assert SignatureReport(signed=0).note() == "signed records: 0 signed record(s) checked"
+    both = SignatureReport(signed=3, required_from=2, trusted_from=4)
+    assert both.note() == (
+        "signed records: 3 signed record(s) checked; signatures are required from seq 2; held to the trusted keys "
+        "from seq 4"
+    )
+
+
+def test_the_signature_check_holds_only_the_records_of_its_range() -> None:
+    """``(after, end]``: an empty range checks nothing and reports no requirement; key records
+    and records past ``end`` or up to ``after`` are not looked at."""
+    from reviewtrail.ledger import SignatureReport
+
+    head = LEDGER.head_seq()
+    assert signature_problems(LEDGER, end=head, after=head) == SignatureReport()
+    assert signature_problems(LEDGER, end=REQUIRED_AT - 1).required_from is None
+    stored = LEDGER.signatures_at([3])[3]
+    LEDGER.tamper_signature(3, RecordSignature(stored.key_id, bytes(64)))  # seq 3 no longer verifies
+    try:
+        assert signature_problems(LEDGER, end=head, after=3).problems == []
+        assert len(signature_problems(LEDGER, end=head, after=2).problems) == 1
+    finally:
+        LEDGER.tamper_signature(3, stored)
+
+
+def test_without_a_requirement_only_the_signed_records_up_to_the_end_are_checked() -> None:
+    signer = RecordSigner.from_pem(KAT_PEM)
+    ledger = MemoryLedger(app.catalog())
+    ledger.signer = signer
+    declare_key(ledger, _public_pem(signer), name="w")
+    ledger.append([NewRecord.make(type="t.note@1", actor="a", privacy="private", payload={"n": n}) for n in range(3)])
+    head = ledger.head_seq()
+    ledger.tamper_signature(head, RecordSignature(signer.key_id, bytes(64)))
+    assert signature_problems(ledger, end=head - 1).problems == []
+    assert [p.split(":")[0] for p in signature_problems(ledger, end=head).problems] == [f"ledger seq {head} (t.note@1)"]

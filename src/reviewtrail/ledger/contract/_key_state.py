@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from reviewtrail.ledger.keys._record_signature import RecordSignature
     from reviewtrail.ledger.records._envelope import Envelope
 
-__all__ = ["KEY_ROWS_SQL", "KeyRow", "KeyState", "key_row", "payload_of", "refuse_unallowed", "unsigned_refused"]
+__all__ = ["KEY_ROWS_SQL", "KeyRow", "KeyState", "key_row", "parsed", "payload_of", "refuse_unallowed", "unsigned_refused"]
 
 #: The key records past a seq with their signatures, in seq order (SQL backends; ``?`` marks).
 KEY_ROWS_SQL = (
@@ -73,21 +73,22 @@ def unsigned_refused(required_from: int | None) -> ConfigError:
 
 
 def key_row(seq: int, type_: str, record_hash: str, payload: bytes, signature: RecordSignature | None) -> KeyRow:
-    """A key record as :meth:`KeyState.advance` takes it (a payload that is not JSON: ``None``,
-    which declares and revokes nothing)."""
-    from reviewtrail.canonical import loads_json
-
-    try:
-        value = loads_json(bytes(payload))
-    except ValueError:
-        value = None
-    return seq, type_, record_hash, value, signature
+    """A key record as :meth:`KeyState.advance` takes it, its payload parsed (:func:`parsed`)."""
+    return seq, type_, record_hash, parsed(bytes(payload)), signature
 
 
 def payload_of(env: Envelope) -> Any:
-    """A record's payload parsed (``None`` when it is not JSON)."""
+    """A record's payload parsed (:func:`parsed`)."""
+    return parsed(env.payload)
+
+
+def parsed(payload: bytes) -> Any:
+    """``payload`` parsed as JSON; ``None`` when it is not JSON (a key record whose payload is not
+    JSON declares and revokes nothing, and ``verify`` reports it)."""
+    from reviewtrail.canonical import loads_json
+
     try:
-        return env.payload_value
+        return loads_json(payload)
     except ValueError:
         return None
 

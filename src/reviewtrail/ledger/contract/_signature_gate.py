@@ -97,10 +97,9 @@ class SignatureGate:
 
     def check(self, records: Iterable[Envelope]) -> None:
         """Refuse (exit 4; field ``trusted_keys`` with trusted keys, else ``signatures``) the
-        first of ``records`` that ``verify`` would reject, naming it as ``verify`` does."""
+        first of ``records`` (one at least) that ``verify`` would reject, naming it as ``verify``
+        does."""
         todo = list(records)
-        if not todo:
-            return
         trusted = self.trusted
         with self._lock:
             upto = max(env.seq for env in todo)
