@@ -22,7 +22,16 @@ if TYPE_CHECKING:
     from reviewtrail.ledger.keys._record_signature import RecordSignature
     from reviewtrail.ledger.records._envelope import Envelope
 
-__all__ = ["KEY_ROWS_SQL", "KeyRow", "KeyState", "key_row", "parsed", "payload_of", "refuse_unallowed", "unsigned_refused"]
+__all__ = [
+    "KEY_ROWS_SQL",
+    "KeyRow",
+    "KeyState",
+    "key_row",
+    "parsed",
+    "payload_of",
+    "refuse_unallowed",
+    "unsigned_refused",
+]
 
 #: The key records past a seq with their signatures, in seq order (SQL backends; ``?`` marks).
 KEY_ROWS_SQL = (
