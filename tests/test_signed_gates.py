@@ -349,3 +349,22 @@ def _declared_payload(keys: Keys) -> dict[str, Any]:
 
     raw = keys.signer().public_key.public_bytes(Encoding.Raw, PublicFormat.Raw)
     return {"alg": "ed25519", "keyId": keys.key_id, "publicKey": base64.b64encode(raw).decode()}
+
+
+def test_the_gate_reads_only_the_key_records_past_what_it_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """To the head on its first check, then from the seq after it up to the records checked."""
+    ledger, _ = _memory_store(tmp_path)
+    reads: list[tuple[int, int | None]] = []
+    real = ledger.read
+
+    def spied(**kwargs: Any) -> Any:
+        if kwargs.get("type") == KEY_REVOKED:  # one of the three reads of each advance
+            reads.append((kwargs.get("start", 1), kwargs.get("end")))
+        return real(**kwargs)
+
+    monkeypatch.setattr(ledger, "read", spied)
+    _read(ledger, 3)
+    _read(ledger, 4)  # already read past
+    ledger.append([NewRecord.make(type="t.note@1", actor="a", privacy="private", payload={"n": n}) for n in range(3)])
+    _read(ledger, 7)
+    assert reads == [(1, 5), (6, 7)]

@@ -701,13 +701,30 @@ def test_the_signature_check_holds_only_the_records_of_its_range() -> None:
     head = LEDGER.head_seq()
     assert signature_problems(LEDGER, end=head, after=head) == SignatureReport()
     assert signature_problems(LEDGER, end=REQUIRED_AT - 1).required_from is None
-    stored = LEDGER.signatures_at([3])[3]
-    LEDGER.tamper_signature(3, RecordSignature(stored.key_id, bytes(64)))  # seq 3 no longer verifies
+    stored = {seq: LEDGER.signatures_at([seq])[seq] for seq in (3, head)}
+    for seq, signature in stored.items():  # seq 3 and the head no longer verify
+        LEDGER.tamper_signature(seq, RecordSignature(signature.key_id, bytes(64)))
     try:
-        assert signature_problems(LEDGER, end=head, after=3).problems == []
-        assert len(signature_problems(LEDGER, end=head, after=2).problems) == 1
+        assert signature_problems(LEDGER, end=head - 1, after=3).problems == []
+        assert len(signature_problems(LEDGER, end=head - 1, after=2).problems) == 1
+        assert [p.split(":")[0] for p in signature_problems(LEDGER, end=head, after=head - 1).problems] == [
+            f"ledger seq {head} (t.note@1)"
+        ]
     finally:
-        LEDGER.tamper_signature(3, stored)
+        for seq, signature in stored.items():
+            LEDGER.tamper_signature(seq, signature)
+
+
+def test_a_signature_stored_for_no_record_is_reported() -> None:
+    head = LEDGER.head_seq()
+    LEDGER.tamper_signature(head + 3, LEDGER.signatures_at([head])[head])
+    try:
+        assert signature_problems(LEDGER, end=head).problems == [
+            f"ledger: a signature is stored for seq {head + 3}, which holds no record (rt_signatures was written "
+            "outside reviewtrail)"
+        ]
+    finally:
+        LEDGER.tamper_signature(head + 3, None)
 
 
 def test_without_a_requirement_only_the_signed_records_up_to_the_end_are_checked() -> None:
@@ -717,6 +734,9 @@ def test_without_a_requirement_only_the_signed_records_up_to_the_end_are_checked
     declare_key(ledger, _public_pem(signer), name="w")
     ledger.append([NewRecord.make(type="t.note@1", actor="a", privacy="private", payload={"n": n}) for n in range(3)])
     head = ledger.head_seq()
-    ledger.tamper_signature(head, RecordSignature(signer.key_id, bytes(64)))
-    assert signature_problems(ledger, end=head - 1).problems == []
-    assert [p.split(":")[0] for p in signature_problems(ledger, end=head).problems] == [f"ledger seq {head} (t.note@1)"]
+    for seq in (2, head):
+        ledger.tamper_signature(seq, RecordSignature(signer.key_id, bytes(64)))
+    assert signature_problems(ledger, end=head - 1, after=2).problems == []
+    assert [p.split(":")[0] for p in signature_problems(ledger, end=head, after=2).problems] == [
+        f"ledger seq {head} (t.note@1)"
+    ]

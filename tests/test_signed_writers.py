@@ -232,8 +232,8 @@ def test_a_refused_batch_leaves_nothing_in_the_key_state(writers: Writers) -> No
             f"verify, it is signed by key {key_id} after the key's revocation at seq {head + 1}; nothing was "
             "written (see 'reviewtrail key list')"
         )
-        [env] = ledger.append([_note(2)])
-    assert env.seq == head + 1 and writers.problems() == []
+        envs = ledger.append([_note(2), _note(3)])
+    assert [env.seq for env in envs] == [head + 1, head + 2] and writers.problems() == []
 
 
 def test_an_unsigned_requirement_is_refused_as_unsigned(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reviewtrail.errors import ConfigError, IntegrityError
-from reviewtrail.ledger.keys._writer_keys import KEY_RECORD_TYPES, SIGNATURES_REQUIRED, KeyBook
+from reviewtrail.ledger.keys._writer_keys import KEY_REVOKED, SIGNATURES_REQUIRED, KeyBook
 
 if TYPE_CHECKING:
     from reviewtrail.ledger.keys._record_signature import RecordSignature
@@ -32,6 +32,9 @@ __all__ = [
     "refuse_unallowed",
     "unsigned_refused",
 ]
+
+#: The key records of a batch that change what its later records may be signed by.
+_BATCH_KEY_TYPES = (KEY_REVOKED, SIGNATURES_REQUIRED)
 
 #: The key records past a seq with their signatures, in seq order (SQL backends; ``?`` marks).
 KEY_ROWS_SQL = (
@@ -107,14 +110,17 @@ def refuse_unallowed(book: KeyBook, envs: Sequence[Envelope], signatures: Sequen
     when unsigned) when ``verify`` would reject one of its records under ``book`` (the key
     records before the batch) and the batch's own key records: :class:`ConfigError` (exit 5,
     field ``signing_key``) for an unsigned record where signatures are required,
-    :class:`IntegrityError` (exit 4, field ``signing_key``) naming the key otherwise."""
+    :class:`IntegrityError` (exit 4, field ``signing_key``) naming the key otherwise.
+
+    The batch's revocations and requirement count for its later records. Its declarations do
+    not: one key signs a whole batch, so no record in it is signed by a key it declares."""
     held = book
     for i, env in enumerate(envs):
         signature = signatures[i] if signatures is not None else None
-        if env.type in KEY_RECORD_TYPES:
+        if env.type in _BATCH_KEY_TYPES:
             if held is book:
                 held = book.copy()
-            held.add(env.seq, env.type, payload_of(env), record_hash=env.hash, signature=signature)
+            held.add(env.seq, env.type, payload_of(env))
         problem = held.problem(env.seq, env.hash, signature)
         if problem is None:
             continue
