@@ -740,3 +740,27 @@ def test_without_a_requirement_only_the_signed_records_up_to_the_end_are_checked
     assert [p.split(":")[0] for p in signature_problems(ledger, end=head, after=2).problems] == [
         f"ledger seq {head} (t.note@1)"
     ]
+
+
+def test_the_key_book_reads_only_the_key_records_and_checks_them_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """verify's book is read by type without the records' hashes checked (its walk checks
+    them, and reports a changed record); the key commands' book is checked as it is read."""
+    from reviewtrail.ledger import key_book, writer_keys
+
+    ledger, _, _ = _signed_memory_ledger()
+    types: list[str | None] = []
+    real = ledger.read
+
+    def spied(**kwargs: Any) -> Any:
+        types.append(kwargs.get("type"))
+        return real(**kwargs)
+
+    monkeypatch.setattr(ledger, "read", spied)
+    assert key_book(ledger).required_from == REQUIRED_AT
+    assert sorted(types, key=str) == sorted([KEY_DECLARED, KEY_REVOKED, SIGNATURES_REQUIRED])
+    monkeypatch.undo()
+    declaration = ledger.records_at([1])[1]
+    ledger.tamper(1, payload=declaration.payload.replace(b'"writer"', b'"mallory"'))
+    assert signature_problems(ledger, end=ledger.head_seq()).required_from == REQUIRED_AT  # reported, not raised
+    with pytest.raises(IntegrityError, match="ledger seq 1"):
+        writer_keys(ledger)
