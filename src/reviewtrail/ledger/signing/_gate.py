@@ -33,7 +33,15 @@ if TYPE_CHECKING:
     from reviewtrail.ledger.contract._protocol import Ledger
     from reviewtrail.ledger.keys._signing_keys import TrustedKeys
 
-__all__ = ["SignatureGate", "signed_reads"]
+__all__ = ["SignatureGate", "open_gate", "signed_reads"]
+
+
+def open_gate(ledger: Ledger, trusted: TrustedKeys) -> SignatureGate:
+    """The gate of a scope over ``ledger`` with the ``trusted`` keys, its key records read to the
+    head (a revocation naming no key refuses it here: fail closed)."""
+    gate = SignatureGate(ledger, trusted)
+    gate.read_to(ledger.head_seq())
+    return gate
 
 
 @contextlib.contextmanager
@@ -43,8 +51,7 @@ def signed_reads(ledger: Ledger, trusted: TrustedKeys | None) -> Iterator[Signat
     if trusted is None:
         yield None
         return
-    gate = SignatureGate(ledger, trusted)
-    gate.read_to(ledger.head_seq())
+    gate = open_gate(ledger, trusted)
     token = ACTIVE_GATE.set(gate)
     try:
         yield gate
