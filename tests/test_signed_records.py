@@ -139,8 +139,14 @@ def test_any_flipped_byte_of_a_signature_or_its_key_id_is_detected(
                 assert found == [], found
             else:
                 assert len(found) == 1 and found[0].startswith(f"ledger seq {seq} ("), (trusted, found)
-        with signed_reads(LEDGER, TRUSTED), pytest.raises(IntegrityError, match=f"ledger seq {seq} "):
-            LEDGER.checked_records(LEDGER.records_at([seq]).values())  # a gate refuses it wherever it is
+            # A gate refuses exactly what verify reports, wherever it is, naming it as verify does.
+            with signed_reads(LEDGER, trusted):
+                if found:
+                    with pytest.raises(IntegrityError) as refused:
+                        LEDGER.checked_records(LEDGER.records_at([seq]).values())
+                    assert str(refused.value).startswith(f"{refused.value.field}: {found[0]}; "), refused.value
+                else:
+                    assert LEDGER.checked_records(LEDGER.records_at([seq]).values())
     finally:
         LEDGER.tamper_signature(seq, stored)
     assert signature_problems(LEDGER, end=LEDGER.head_seq(), trusted=TRUSTED).problems == []
@@ -234,9 +240,14 @@ def test_a_forged_tail_decision_is_reported_and_refused(shop: SignedStore, tmp_p
     """The must-show case: an unsigned decision at the tail, correct hash and query rows."""
     trusted = trusted_file(tmp_path / "writers.pem", shop.key)
     forged = forge_tail(shop, decision(shop.items[1]))
-    # Without trusted keys the forged decision is exported: it is the attack.
-    code, exported, err = _export(shop, tmp_path / "unguarded")
-    assert code == 0 and exported["exported"] == 2, err
+    # Without trusted keys the store's own rule keeps it out: signatures are required here.
+    code, refused, err = _export(shop, tmp_path / "unguarded")
+    assert code == 4 and refused["error"]["field"] == "signatures", err
+    assert (
+        f"ledger seq {forged.seq} (stream.thought.review.decision@1): it is not signed, but signatures are required"
+        in refused["error"]["message"]
+    )
+    assert not (tmp_path / "unguarded").exists()
     # Plain verify: unsigned after the require point.
     code, report, _ = cli("verify", "--json", env=shop.env())
     assert code == 4
@@ -252,7 +263,9 @@ def test_a_forged_tail_decision_is_reported_and_refused(shop: SignedStore, tmp_p
     out = tmp_path / "guarded"
     code, refused, err = _export(shop, out, "--trusted-keys", str(trusted))
     assert code == 4
-    assert f"ledger seq {forged.seq} (stream.thought.review.decision@1) is not signed" in refused["error"]["message"]
+    assert (
+        f"ledger seq {forged.seq} (stream.thought.review.decision@1): it is not signed" in refused["error"]["message"]
+    )
     assert refused["error"]["field"] == "trusted_keys"
     assert not out.exists()
     existing = tmp_path / "existing"
@@ -282,8 +295,8 @@ def test_a_record_signed_by_a_revoked_key_after_its_revocation_is_reported_and_r
     out = tmp_path / "out"
     code, refused, _ = _export(shop, out, "--trusted-keys", str(trusted))
     assert code == 4 and not out.exists()
-    assert f"ledger seq {forged.seq} (stream.thought.review.decision@1) is signed by key {stolen.key_id} after its " \
-        f"revocation at seq {revoked.seq}" in refused["error"]["message"]  # fmt: skip
+    assert f"ledger seq {forged.seq} (stream.thought.review.decision@1): it is signed by key {stolen.key_id} after " \
+        f"the key's revocation at seq {revoked.seq}" in refused["error"]["message"]  # fmt: skip
 
 
 def test_a_record_signed_by_a_key_not_in_the_trusted_file_is_reported(shop: SignedStore, tmp_path: Path) -> None:
@@ -336,11 +349,12 @@ def test_key_rotation_keeps_the_store_passing(shop: SignedStore, tmp_path: Path)
         (shop.key.key_id, rotated["revoked"]["seq"]),
         (new.key_id, None),
     ]
-    # The old key, used after the rotation, no longer counts.
-    with shop.open(shop.key) as store:
-        [late] = store.append([NewRecord.make(type="t.note@1", actor="a", privacy="private", payload={})])
-    code, report, _ = cli("verify", "--json", env=shop.env())
-    assert code == 4 and report["problems"][0].startswith(f"ledger seq {late.seq} (t.note@1): it is signed by key")
+    # The old key, used after the rotation, no longer signs: refused before anything is written.
+    before = _head(shop)
+    with shop.open(shop.key) as store, pytest.raises(IntegrityError, match="after the key's revocation") as late:
+        store.append([NewRecord.make(type="t.note@1", actor="a", privacy="private", payload={})])
+    assert shop.key.key_id in str(late.value) and _head(shop) == before
+    assert cli("verify", "--json", env=shop.env())[0] == 0
 
 
 def test_records_before_a_trusted_requirement_are_not_held_to_the_trusted_keys(tmp_path: Path) -> None:
@@ -665,3 +679,88 @@ def test_key_add_of_a_file_that_is_not_an_ed25519_public_key_is_exit_2_and_appen
         code, out, _ = cli("key", "add", str(path), "--name", "x", "--json", env=shop.env(shop.key))
         assert code == 2 and out["error"]["field"] == "public_key", out
     assert _head(shop) == before
+
+
+# --- verify's signature check at its edges ---------------------------------------------------------
+def test_the_signature_note_says_what_was_checked() -> None:
+    from reviewtrail.ledger import SignatureReport
+
+    assert SignatureReport(signed=0).note() == "signed records: 0 signed record(s) checked"
+    both = SignatureReport(signed=3, required_from=2, trusted_from=4)
+    assert both.note() == (
+        "signed records: 3 signed record(s) checked; signatures are required from seq 2; held to the trusted keys "
+        "from seq 4"
+    )
+
+
+def test_the_signature_check_holds_only_the_records_of_its_range() -> None:
+    """``(after, end]``: an empty range checks nothing and reports no requirement; key records
+    and records past ``end`` or up to ``after`` are not looked at."""
+    from reviewtrail.ledger import SignatureReport
+
+    head = LEDGER.head_seq()
+    assert signature_problems(LEDGER, end=head, after=head) == SignatureReport()
+    assert signature_problems(LEDGER, end=REQUIRED_AT - 1).required_from is None
+    stored = {seq: LEDGER.signatures_at([seq])[seq] for seq in (3, head)}
+    for seq, signature in stored.items():  # seq 3 and the head no longer verify
+        LEDGER.tamper_signature(seq, RecordSignature(signature.key_id, bytes(64)))
+    try:
+        assert signature_problems(LEDGER, end=head - 1, after=3).problems == []
+        assert len(signature_problems(LEDGER, end=head - 1, after=2).problems) == 1
+        assert [p.split(":")[0] for p in signature_problems(LEDGER, end=head, after=head - 1).problems] == [
+            f"ledger seq {head} (t.note@1)"
+        ]
+    finally:
+        for seq, signature in stored.items():
+            LEDGER.tamper_signature(seq, signature)
+
+
+def test_a_signature_stored_for_no_record_is_reported() -> None:
+    head = LEDGER.head_seq()
+    LEDGER.tamper_signature(head + 3, LEDGER.signatures_at([head])[head])
+    try:
+        assert signature_problems(LEDGER, end=head).problems == [
+            f"ledger: a signature is stored for seq {head + 3}, which holds no record (rt_signatures was written "
+            "outside reviewtrail)"
+        ]
+    finally:
+        LEDGER.tamper_signature(head + 3, None)
+
+
+def test_without_a_requirement_only_the_signed_records_up_to_the_end_are_checked() -> None:
+    signer = RecordSigner.from_pem(KAT_PEM)
+    ledger = MemoryLedger(app.catalog())
+    ledger.signer = signer
+    declare_key(ledger, _public_pem(signer), name="w")
+    ledger.append([NewRecord.make(type="t.note@1", actor="a", privacy="private", payload={"n": n}) for n in range(3)])
+    head = ledger.head_seq()
+    for seq in (2, head):
+        ledger.tamper_signature(seq, RecordSignature(signer.key_id, bytes(64)))
+    assert signature_problems(ledger, end=head - 1, after=2).problems == []
+    assert [p.split(":")[0] for p in signature_problems(ledger, end=head, after=2).problems] == [
+        f"ledger seq {head} (t.note@1)"
+    ]
+
+
+def test_the_key_book_reads_only_the_key_records_and_checks_them_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """verify's book is read by type without the records' hashes checked (its walk checks
+    them, and reports a changed record); the key commands' book is checked as it is read."""
+    from reviewtrail.ledger import key_book, writer_keys
+
+    ledger, _, _ = _signed_memory_ledger()
+    types: list[str | None] = []
+    real = ledger.read
+
+    def spied(**kwargs: Any) -> Any:
+        types.append(kwargs.get("type"))
+        return real(**kwargs)
+
+    monkeypatch.setattr(ledger, "read", spied)
+    assert key_book(ledger).required_from == REQUIRED_AT
+    assert sorted(types, key=str) == sorted([KEY_DECLARED, KEY_REVOKED, SIGNATURES_REQUIRED])
+    monkeypatch.undo()
+    declaration = ledger.records_at([1])[1]
+    ledger.tamper(1, payload=declaration.payload.replace(b'"writer"', b'"mallory"'))
+    assert signature_problems(ledger, end=ledger.head_seq()).required_from == REQUIRED_AT  # reported, not raised
+    with pytest.raises(IntegrityError, match="ledger seq 1"):
+        writer_keys(ledger)

@@ -57,9 +57,9 @@ def test_a_signed_store_passes_and_a_forged_tail_decision_is_reported_and_refuse
     out = tmp_path / "after"
     code, refused, _ = _export(shop, out, "--trusted-keys", str(trusted))
     assert code == 4 and not out.exists()
-    assert f"ledger seq {forged.seq} ({DECISION}) is not signed" in refused["error"]["message"]
-    code, exported, _ = _export(shop, tmp_path / "unguarded")
-    assert code == 0 and exported["exported"] == 2  # what the gate keeps out
+    assert f"ledger seq {forged.seq} ({DECISION}): it is not signed" in refused["error"]["message"]
+    code, refused, _ = _export(shop, tmp_path / "unguarded")  # the store's own rule keeps it out too
+    assert code == 4 and refused["error"]["field"] == "signatures" and not (tmp_path / "unguarded").exists()
 
 
 def test_a_record_signed_by_a_revoked_key_after_its_revocation_is_reported(shop: SignedStore, tmp_path: Path) -> None:
@@ -76,7 +76,7 @@ def test_a_record_signed_by_a_revoked_key_after_its_revocation_is_reported(shop:
         f"at seq {revoked.seq}"
     ]
     code, refused, _ = _export(shop, tmp_path / "out", "--trusted-keys", str(trusted))
-    assert code == 4 and "after its revocation" in refused["error"]["message"]
+    assert code == 4 and "after the key's revocation" in refused["error"]["message"]
 
 
 def test_rotation_keeps_passing_and_an_untrusted_writer_is_reported(shop: SignedStore, tmp_path: Path) -> None:

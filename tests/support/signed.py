@@ -42,6 +42,7 @@ __all__ = [
     "decision",
     "forge_tail",
     "make_keys",
+    "row_counts",
     "signed_store",
     "trusted_file",
 ]
@@ -159,9 +160,12 @@ def forge_tail(shop: SignedStore, record: NewRecord, *, key: Keys | None = None)
     return env
 
 
-def edit_signature(shop: SignedStore, seq: int, *, delete: bool = False, value: bytes | None = None) -> None:
-    """Delete or overwrite the signature row of ``seq``, its append-only triggers bypassed as a
-    database owner can (put back afterwards on SQLite; session_replication_role on PostgreSQL)."""
+def edit_signature(
+    shop: SignedStore, seq: int, *, delete: bool = False, value: bytes | None = None, key_id: str | None = None
+) -> None:
+    """Delete or overwrite the signature row of ``seq`` (its value, and with ``key_id`` the key it
+    names), its append-only triggers bypassed as a database owner can (put back afterwards on
+    SQLite; session_replication_role on PostgreSQL)."""
     with _connect(shop.url) as (conn, mark):
         cur = conn.cursor()
         if mark == "?":
@@ -171,6 +175,10 @@ def edit_signature(shop: SignedStore, seq: int, *, delete: bool = False, value: 
             cur.execute("SET session_replication_role = replica")
         if delete:
             cur.execute(f"DELETE FROM rt_signatures WHERE seq = {mark}", (seq,))
+        elif key_id is not None:
+            cur.execute(
+                f"UPDATE rt_signatures SET sig = {mark}, key_id = {mark} WHERE seq = {mark}", (value, key_id, seq)
+            )
         else:
             cur.execute(f"UPDATE rt_signatures SET sig = {mark} WHERE seq = {mark}", (value, seq))
         if mark == "?":
@@ -210,3 +218,13 @@ def cli(*args: str, env: dict[str, str]) -> tuple[int, Any, str]:
     with contextlib.suppress(ValueError):
         out = json.loads(result.stdout)
     return result.exit_code, out, result.stderr
+
+
+def row_counts(url: str) -> tuple[int, int]:
+    """How many rows ``rt_records`` and ``rt_signatures`` hold, read with plain SQL."""
+    with _connect(url) as (conn, _):
+        cur = conn.cursor()
+        cur.execute("SELECT COUNT(*) FROM rt_records")
+        records = int(cur.fetchone()[0])
+        cur.execute("SELECT COUNT(*) FROM rt_signatures")
+        return records, int(cur.fetchone()[0])

@@ -8,7 +8,9 @@ same whichever parsed it. Nothing here imports typer or rich (a table to a termi
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,8 +19,38 @@ from reviewtrail.cli._progress import byte_progress
 
 if TYPE_CHECKING:
     from reviewtrail.human_review import QueueCard
+    from reviewtrail.store import Store
 
-__all__ = ["cas_cat", "cas_put", "ledger_tail", "review_queue", "trace_env", "trace_save"]
+__all__ = [
+    "TRUSTED_KEYS_HELP",
+    "cas_cat",
+    "cas_put",
+    "ledger_tail",
+    "review_queue",
+    "trace_env",
+    "trace_save",
+    "trusted_store",
+]
+
+#: The help of ``--trusted-keys`` on every command that gates (export, coverage, standings, queue,
+#: decide, history).
+TRUSTED_KEYS_HELP = (
+    "PEM public keys of the trusted writers (concatenated): every record read must be signed by one, as "
+    "'verify --trusted-keys' holds records (else exit 4, naming the record; a malformed file is exit 2)."
+)
+
+
+@contextlib.contextmanager
+def trusted_store(trusted_keys: Path | None) -> Iterator[Store]:
+    """The configured store, its reads held to ``trusted_keys`` (a trusted-keys file, read first:
+    malformed, exit 2 before the store is opened) when given; without it, to the store's own
+    key records, as every checked read is."""
+    from reviewtrail.app import open_store
+    from reviewtrail.ledger import load_trusted_keys, signed_reads
+
+    trusted = load_trusted_keys(trusted_keys) if trusted_keys is not None else None
+    with open_store() as store, signed_reads(store.ledger, trusted):
+        yield store
 
 
 @handle_errors
@@ -96,11 +128,12 @@ def trace_env() -> dict[str, str]:
 
 
 @handle_errors
-def review_queue(*, campaign: str | None, version: int | None, limit: int, as_json: bool) -> None:
-    from reviewtrail.app import open_store
+def review_queue(
+    *, campaign: str | None, version: int | None, limit: int, as_json: bool, trusted_keys: Path | None = None
+) -> None:
     from reviewtrail.human_review import review_queue
 
-    with open_store() as store:
+    with trusted_store(trusted_keys) as store:
         cards = review_queue(store, campaign, version, limit=limit)
     if as_json:
         print_json([c.to_json() for c in cards])

@@ -166,7 +166,13 @@ FAST: dict[tuple[str, str], Command] = {
     ("cas", "cat"): Command((Param("hash", STR, required=True), _PROGRESS), "cas_cat"),
     ("trace", "save"): Command(_TRACE_SAVE, "trace_save", bundled=True, empty_is_absent=True),
     ("review", "queue"): Command(
-        (Param("campaign", STR), _opt("version", "--version", INT), _opt("limit", "--limit", INT, 20), _JSON),
+        (
+            Param("campaign", STR),
+            _opt("version", "--version", INT),
+            _opt("limit", "--limit", INT, 20),
+            _JSON,
+            _opt("trusted_keys", "--trusted-keys", PATH),
+        ),
         "review_queue",
     ),
 }

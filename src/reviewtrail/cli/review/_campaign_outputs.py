@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from reviewtrail.cli import _everyday
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, table
 from reviewtrail.cli._progress import PROGRESS_HELP
 
@@ -21,6 +22,7 @@ __all__ = ["register", "register_review"]
 JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
 CampaignArg = Annotated[str, typer.Argument(help="The campaign id.")]
 VersionOpt = Annotated[int, typer.Option("--version", help="The campaign version.")]
+TrustedKeysOpt = Annotated[Path | None, typer.Option("--trusted-keys", help=_everyday.TRUSTED_KEYS_HELP)]
 
 
 @handle_errors
@@ -31,13 +33,7 @@ def export(
     progress: Annotated[
         bool | None, typer.Option("--progress/--no-progress", help=PROGRESS_HELP, show_default=False)
     ] = None,
-    trusted_keys: Annotated[
-        Path | None,
-        typer.Option(
-            "--trusted-keys",
-            help="PEM public keys of the trusted writers: every record read must be signed by one (else exit 4).",
-        ),
-    ] = None,
+    trusted_keys: TrustedKeysOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Export a campaign version's training examples: v4 rows, TRL and OpenAI preference files.
@@ -215,6 +211,7 @@ def coverage(
         ),
     ] = None,
     as_json: JsonOpt = False,
+    trusted_keys: TrustedKeysOpt = None,
 ) -> None:
     """Show a campaign version's coverage per scenario family, and its owner-only quality section.
 
@@ -225,10 +222,9 @@ def coverage(
 
     Example: reviewtrail campaign coverage support-triage --version 1 --json
     """
-    from reviewtrail.app import open_store
     from reviewtrail.human_review import campaign_coverage
 
-    with open_store() as store:
+    with _everyday.trusted_store(trusted_keys) as store:
         result = campaign_coverage(store, campaign, version, export_manifest=export_manifest)
     if as_json:
         print_json(result.to_json())
@@ -243,6 +239,7 @@ def standings(
     rounds: Annotated[int, typer.Option("--rounds", help="Bootstrap resamplings for the intervals.")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap (same seed, same intervals).")] = 0,
     as_json: JsonOpt = False,
+    trusted_keys: TrustedKeysOpt = None,
 ) -> None:
     """Fit Bradley–Terry standings of a campaign version's candidate agents (owner only).
 
@@ -251,10 +248,9 @@ def standings(
 
     Example: reviewtrail campaign standings support-triage --version 1 --rounds 500 --json
     """
-    from reviewtrail.app import open_store
     from reviewtrail.human_review import campaign_standings
 
-    with open_store() as store:
+    with _everyday.trusted_store(trusted_keys) as store:
         result = campaign_standings(store, campaign, version, rounds=rounds, seed=seed)
     if as_json:
         print_json(result.to_json())

@@ -24,6 +24,7 @@ ReviewerOpt = Annotated[
         "~/.config/reviewtrail/config.toml). Required: there is no shared default.",
     ),
 ]
+TrustedKeysOpt = Annotated[Path | None, typer.Option("--trusted-keys", help=_everyday.TRUSTED_KEYS_HELP)]
 _DISPOSITION_FLAGS = ("--prefer", "--tie", "--correct", "--underdetermined", "--malformed", "--skip")
 
 
@@ -39,6 +40,7 @@ def queue(
     version: Annotated[int | None, typer.Option("--version", help="Only items of this campaign version.")] = None,
     limit: Annotated[int, typer.Option("--limit", help="At most this many cards (1 to 1,000).")] = 20,
     as_json: JsonOpt = False,
+    trusted_keys: TrustedKeysOpt = None,
 ) -> None:
     """Show review cards, items with no decision first, blinded: the prompt, the evidence, the
     criterion and candidates A and B, never who produced them. An item whose recorded runs,
@@ -46,7 +48,7 @@ def queue(
 
     Example: reviewtrail review queue support-triage --version 1 --limit 5 --json
     """
-    _everyday.review_queue(campaign=campaign, version=version, limit=limit, as_json=as_json)
+    _everyday.review_queue(campaign=campaign, version=version, limit=limit, as_json=as_json, trusted_keys=trusted_keys)
 
 
 @handle_errors
@@ -78,6 +80,7 @@ def decide(
     ] = None,
     reviewer: ReviewerOpt = None,
     as_json: JsonOpt = False,
+    trusted_keys: TrustedKeysOpt = None,
 ) -> None:
     """Record one decision on an item, as the reviewer you are: exactly one of --prefer A|B (with
     --strength), --tie, --correct FILE, --underdetermined, --malformed or --skip. The candidates'
@@ -86,7 +89,6 @@ def decide(
 
     Example: reviewtrail review decide 3f1c0b9e-... --reviewer rev-07 --prefer A --strength slight --reason wrong-policy
     """
-    from reviewtrail.app import open_store
     from reviewtrail.errors import InvalidInputError
     from reviewtrail.human_review import decide as record_decision
 
@@ -118,7 +120,7 @@ def decide(
         optional["replacement"] = read_text_file(correct, "correct", "correction")
     payload.update({k: v for k, v in optional.items() if v is not None})
     who = reviewer_id(reviewer)
-    with open_store() as store:
+    with _everyday.trusted_store(trusted_keys) as store:
         result = record_decision(store, item, payload, submission_id=submission_id, reviewer=who)
     if as_json:
         print_json(result.to_json())
@@ -153,6 +155,7 @@ def _print_provenance(provenance: tuple[CandidateProvenance, ...]) -> None:
 def history(
     item: Annotated[str, typer.Argument(help="The review item id.")],
     as_json: JsonOpt = False,
+    trusted_keys: TrustedKeysOpt = None,
 ) -> None:
     """Show an item's decisions: the active one, whether it is evaluation-only or export-eligible
     and why, how many earlier decisions it leaves inactive, and, once the item has a decision,
@@ -160,10 +163,9 @@ def history(
 
     Example: reviewtrail review history 3f1c0b9e-... --json
     """
-    from reviewtrail.app import open_store
     from reviewtrail.human_review import history as item_history
 
-    with open_store() as store:
+    with _everyday.trusted_store(trusted_keys) as store:
         found = item_history(store, item)
     if as_json:
         print_json(found.to_json())

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from reviewtrail.errors import ConflictError
+from reviewtrail.ledger.contract._key_state import KeyRow, key_row
 from reviewtrail.ledger.contract._pages import PageOrder, page_in_memory
 from reviewtrail.ledger.contract._projections import Projection
 from reviewtrail.ledger.contract._protocol import (
@@ -19,6 +20,7 @@ from reviewtrail.ledger.contract._protocol import (
     refuse_unless_extends,
     seal_batch,
 )
+from reviewtrail.ledger.keys._writer_keys import KEY_RECORD_TYPES
 from reviewtrail.ledger.records._envelope import Envelope
 
 if TYPE_CHECKING:
@@ -47,8 +49,9 @@ class MemoryLedger(Ledger):
                 now=now,
                 known_ids=lambda ids: {i for i in ids if i in self._by_id},
             )
-            rows = self._projection_rows(envs)  # computed before any state changes
             signatures = self._signatures(envs)
+            self._hold_to_keys(last.seq if last else 0, self._key_rows, envs, signatures)
+            rows = self._projection_rows(envs)  # computed before any state changes
             staged: set[tuple[str, tuple[Any, ...]]] = set()
             for table, row in rows:
                 spec = self._tables[table]
@@ -64,6 +67,11 @@ class MemoryLedger(Ledger):
                 key = tuple(row[k] for k in self._tables[table].key)
                 self._tables_data[table][key] = dict(row)
             return envs
+
+    def _key_rows(self, after: int) -> Iterator[KeyRow]:
+        for env in self._records[after:]:
+            if env.type in KEY_RECORD_TYPES:
+                yield key_row(env.seq, env.type, env.hash, env.payload, self._signed.get(env.seq))
 
     def _append_sealed(self, envelopes: list[Envelope], signatures: dict[int, RecordSignature]) -> list[Envelope]:
         with self._lock:

@@ -28,14 +28,17 @@ from reviewtrail.errors import (
 from reviewtrail.ledger.backends._sql import (
     _INSERT_SIGNATURE,
     _READ_BACK,
+    SIGNATURES_DROPPED,
     SIGNATURES_READ_BACK,
     Cursor,
     SqlLedger,
     insert_chunks,
 )
 from reviewtrail.ledger.backends._sql_schema import COLUMNS, upsert_sql
+from reviewtrail.ledger.contract._key_state import KEY_ROWS_SQL
 from reviewtrail.ledger.contract._projections import Projection, Row
 from reviewtrail.ledger.contract._protocol import seal_batch
+from reviewtrail.ledger.keys._writer_keys import KEY_RECORD_TYPES
 from reviewtrail.ledger.records._envelope import Envelope
 
 if TYPE_CHECKING:
@@ -108,6 +111,9 @@ class PostgresLedger(SqlLedger):
         self._lock = threading.RLock()
         self._schema_ready = False
         self._snapshots = 0  # snapshots open on the connection (a lost one is never silently replaced)
+        # The refusal of the statement that aborted the open transaction (a dropped table): the
+        # statements after it in that transaction are refused as it was, not as "aborted".
+        self._aborted_by: IntegrityError | None = None
         self._attempt = threading.local()  # commit_sent: this thread's last append attempt sent its COMMIT
         self._text_collation: str | None = None
         super().__init__(projections, create=create, read_only=read_only)
@@ -221,9 +227,13 @@ class PostgresLedger(SqlLedger):
                     conn.cursor().execute("LOCK TABLE rt_records IN EXCLUSIVE MODE")
                 head.execute("SELECT seq, hash FROM rt_records ORDER BY seq DESC LIMIT 1")
                 known.execute("SELECT id FROM rt_records WHERE id = ANY(%s::text[])", (text_array(wanted),))
+                after = self._append_keys.seen
+                keys = conn.cursor()
+                keys.execute(self._q(KEY_ROWS_SQL), (*KEY_RECORD_TYPES, after))
                 self._check_role(str(setup.fetchone()[1]))
                 last = head.fetchone()
                 found = {str(r[0]) for r in known.fetchall()}
+                key_rows = self._fetched_key_rows(keys)
                 columns: list[Any] = []
                 envs = seal_batch(
                     records,
@@ -233,9 +243,15 @@ class PostgresLedger(SqlLedger):
                     known_ids=lambda ids: found,
                     columns=columns,
                 )
+                signatures = self._signatures(envs)
+                self._hold_to_keys(
+                    int(last[0]) if last else 0,
+                    lambda start: key_rows if start == after else self._key_rows(conn.cursor(), start),
+                    envs,
+                    signatures,
+                )
                 for rows, params in insert_chunks(columns, _ROWS_PER_INSERT):
                     psycopg.RawCursor(conn).execute(_insert_sql(rows), params)
-                signatures = self._signatures(envs)
                 signed = None
                 if signatures is not None:
                     signed_rows = [(env.seq, sig.key_id, sig.value) for env, sig in zip(envs, signatures, strict=True)]
@@ -413,6 +429,10 @@ class PostgresLedger(SqlLedger):
                     yield cur
                 except psycopg.errors.UndefinedTable as exc:
                     raise self._dropped(exc) from None
+                except psycopg.errors.InFailedSqlTransaction as exc:
+                    if self._aborted_by is not None:
+                        raise self._aborted_by from None
+                    raise BackendUnavailableError(f"PostgreSQL: {self._redacted(exc)}", field="database") from None
                 except psycopg.errors.InsufficientPrivilege as exc:
                     raise self._denied(exc) from None
                 except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
@@ -455,6 +475,9 @@ class PostgresLedger(SqlLedger):
         text = self._redacted(exc).splitlines()[0]
         if "rt_records" in text:
             return LedgerMissingError(f"{self.describe()}: the records table was dropped ({text})", field="ledger")
+        if "rt_signatures" in text:
+            self._aborted_by = IntegrityError(f"{self.describe()}: {SIGNATURES_DROPPED} ({text})", field="ledger")
+            return self._aborted_by
         return IntegrityError(
             f"{self.describe()}: a query table was dropped ({text}); 'reviewtrail verify --repair' rebuilds it "
             "from the chain",

@@ -29,6 +29,7 @@ from reviewtrail.ledger.backends._sql_schema import (
     table_ddl,
     upsert_sql,
 )
+from reviewtrail.ledger.contract._key_state import KEY_ROWS_SQL, KeyRow, key_row
 from reviewtrail.ledger.contract._pages import PageOrder, count_sql, page_sql
 from reviewtrail.ledger.contract._projections import ROW_SEQ, Projection, Row
 from reviewtrail.ledger.contract._protocol import (
@@ -41,15 +42,20 @@ from reviewtrail.ledger.contract._protocol import (
     seal_batch,
 )
 from reviewtrail.ledger.contract._verify_reads import repeated_from
+from reviewtrail.ledger.keys._writer_keys import KEY_RECORD_TYPES
 from reviewtrail.ledger.records._envelope import Envelope
 
 if TYPE_CHECKING:
     from reviewtrail.ledger.keys._record_signature import RecordSignature
     from reviewtrail.ledger.records._new_record import NewRecord
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Cursor", "SqlLedger"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SIGNATURES_DROPPED", "Cursor", "SqlLedger"]
 
 _PAGE = 1000
+#: What a missing signatures table is called in every refusal (exit 4).
+SIGNATURES_DROPPED = (
+    "the signatures table rt_signatures is missing (migration 4 made it): every record's signature is lost with it"
+)
 _SCAN_BATCH = 2000  # rows per fetch of a streamed read
 _ID_CHUNK = 500
 _INSERT = f"INSERT INTO rt_records ({COLUMNS}) VALUES ({', '.join('?' * 12)})"
@@ -196,6 +202,11 @@ class SqlLedger(Ledger):
         lacking = [v for v in range(1, max(done, default=0)) if v not in done]
         if "rt_signatures" in tables and SIGNATURES_MIGRATION not in done:
             lacking.append(SIGNATURES_MIGRATION)
+        if SIGNATURES_MIGRATION in done and "rt_records" in tables and "rt_signatures" not in tables:
+            raise IntegrityError(
+                f"{self.describe()}: {SIGNATURES_DROPPED}; the database was altered outside reviewtrail",
+                field="ledger",
+            )
         if lacking:
             raise IntegrityError(
                 f"{self.describe()}: its migration history (rt_migrations) lacks version(s) "
@@ -316,6 +327,8 @@ class SqlLedger(Ledger):
                 columns=columns,
                 ids_refused_on_insert=by_key,
             )
+            signatures = self._signatures(envs)
+            self._hold_to_keys(int(last[0]) if last else 0, lambda after: self._key_rows(cur, after), envs, signatures)
             try:
                 self._insert_records(cur, columns)
             except Exception as exc:
@@ -323,7 +336,6 @@ class SqlLedger(Ledger):
                     # The unique key on id refused a recorded id: name it (nothing is committed).
                     refuse_known_ids(records, self._known_ids(cur, sorted({r.id for r in records})))
                 raise
-            signatures = self._signatures(envs)
             if signatures is not None:
                 self._insert_signatures(cur, envs, signatures)
             # Read back what is acknowledged: a rule or trigger that swallows or alters the insert
@@ -347,6 +359,18 @@ class SqlLedger(Ledger):
                 )
             self._write_rows(cur, self._projection_rows(envs))
             return envs
+
+    def _key_rows(self, cur: Cursor, after: int) -> list[KeyRow]:
+        """The key records past seq ``after``, read in the append's transaction."""
+        cur.execute(self._q(KEY_ROWS_SQL), (*KEY_RECORD_TYPES, after))
+        return self._fetched_key_rows(cur)
+
+    def _fetched_key_rows(self, cur: Cursor) -> list[KeyRow]:
+        """The answer of :data:`KEY_ROWS_SQL` as key rows."""
+        return [
+            key_row(int(seq), t, h, p, None if k is None and sig is None else row_to_signature(k, sig))
+            for seq, t, h, p, k, sig in cur.fetchall()
+        ]
 
     def _insert_signatures(self, cur: Cursor, envs: list[Envelope], signatures: list[RecordSignature]) -> None:
         """Insert the batch's signatures beside its records (in the append's transaction)."""

@@ -28,7 +28,7 @@ from reviewtrail.errors import (
     ReadOnlyStoreError,
     StorageFullError,
 )
-from reviewtrail.ledger.backends._sql import Cursor, SqlLedger, insert_chunks
+from reviewtrail.ledger.backends._sql import SIGNATURES_DROPPED, Cursor, SqlLedger, insert_chunks
 from reviewtrail.ledger.backends._sql_schema import COLUMNS
 from reviewtrail.ledger.contract._projections import Projection
 from reviewtrail.ledger.records._envelope import Envelope
@@ -171,6 +171,8 @@ class SqliteLedger(SqlLedger):
             raise ReadOnlyStoreError(f"cannot write {where}", field="store") from exc
         if "no such table: rt_records" in low:
             raise LedgerMissingError(f"{where}: the records table was dropped", field="ledger") from exc
+        if "no such table: rt_signatures" in low:
+            raise IntegrityError(f"{where}: {SIGNATURES_DROPPED}", field="ledger") from exc
         if "no such table: rt_p_" in low:
             raise IntegrityError(
                 f"{where}: query table {text.rsplit(':', 1)[-1].strip()} was dropped; "

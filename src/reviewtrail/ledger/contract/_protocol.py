@@ -11,8 +11,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from reviewtrail.errors import (
-    BackendUnavailableError,
-    ConfigError,
     ConflictError,
     IntegrityError,
     InvalidInputError,
@@ -21,8 +19,10 @@ from reviewtrail.errors import (
 )
 from reviewtrail.ledger.contract._catalog import EMPTY_CATALOG, RecordCatalog
 from reviewtrail.ledger.contract._gate_scope import ACTIVE_GATE
+from reviewtrail.ledger.contract._key_state import KeyRow, KeyState, refuse_unallowed
 from reviewtrail.ledger.contract._pages import PageOrder, page_order
 from reviewtrail.ledger.contract._projections import QUIET_ROWS, ROW_SEQ, Projection, Row
+from reviewtrail.ledger.contract._signature_gate import SignatureGate
 from reviewtrail.ledger.records._envelope import (
     GENESIS_HASH,
     Envelope,
@@ -233,7 +233,8 @@ class Ledger(abc.ABC):
         validate), the exact projections to keep (nothing validated), or ``None`` (the built-in
         projections, nothing validated)."""
         self._given: dict[tuple[int, str], list[Row]] = {}
-        self._required_from: int | None = None  # the seq signatures are required from, once seen
+        self._append_keys = KeyState()  # the key records appends are held to, read under the write lock
+        self._store_gate = SignatureGate(self)  # what checked reads hold records to outside signed_reads
         if isinstance(projections, RecordCatalog):
             self.catalog = projections
         elif projections is not None:
@@ -267,38 +268,30 @@ class Ledger(abc.ABC):
                     self.catalog.validate(r.type, r.payload, field=f"records[{i}].payload")
         if self.signer is not None:
             self.signer.load()  # a key that cannot sign is refused before anything is written
-        else:
-            self._refuse_unsigned()
         return self._append(batch, encode_payloads(batch), datetime.now(UTC))
-
-    def _refuse_unsigned(self) -> None:
-        """An append without a signing key to a store that requires signatures is refused before
-        anything is written (exit 5): ``verify`` would report every such record. One indexed read
-        by type per unsigned append until the requirement is seen; from then on, none (it is never
-        lifted). A courtesy, not a defence (anyone with database access can insert unsigned rows,
-        which ``verify`` reports), so a lost connection skips it: the append's own reconnect and
-        retry then decide, as before."""
-        if self._required_from is None:
-            from reviewtrail.ledger.keys._writer_keys import SIGNATURES_REQUIRED
-
-            try:
-                first = next(self.read(type=SIGNATURES_REQUIRED, limit=1), None)
-            except BackendUnavailableError:
-                return
-            if first is None:
-                return
-            self._required_from = first.seq
-        raise ConfigError(
-            f"this store requires every record to be signed from seq {self._required_from} on, and this process "
-            "has no signing key: set REVIEWTRAIL_SIGNING_KEY (or signing_key in your user configuration) to a "
-            "writer key declared in the store ('reviewtrail key list'); nothing was written",
-            field="signing_key",
-        )
 
     @abc.abstractmethod
     def _append(self, records: list[NewRecord], payloads: list[bytes], now: datetime) -> list[Envelope]:
         """Seal and store the batch and its projection rows in one transaction, and with a
         :attr:`signer`, each record's signature (:meth:`_signatures`) in the same transaction."""
+
+    def _hold_to_keys(
+        self,
+        head: int,
+        key_rows: Callable[[int], Iterable[KeyRow]],
+        envelopes: Sequence[Envelope],
+        signatures: Sequence[RecordSignature] | None,
+    ) -> None:
+        """Refuse a sealed batch ``verify`` would reject under the store's key records
+        (:func:`~reviewtrail.ledger.contract._key_state.refuse_unallowed`). Called by each
+        backend's :meth:`_append` inside its write transaction, with the head it read there and
+        ``key_rows(after)``: the key records past seq ``after`` (seq order) read in the same
+        transaction; only those past the last seq this ledger object read them at are read."""
+        state = self._append_keys
+        state.start_over_below(head)
+        if head > state.seen:
+            state.advance(head, key_rows(state.seen))
+        refuse_unallowed(state.book, envelopes, signatures)
 
     def _signatures(self, envelopes: Sequence[Envelope]) -> list[RecordSignature] | None:
         """The signature of each sealed record by :attr:`signer` (one Ed25519 signature each), or
@@ -530,17 +523,21 @@ class Ledger(abc.ABC):
         self._raise_unsound(records, field)
         return records
 
-    def _raise_unsound(self, records: Mapping[int, Envelope], field: str, *, links: bool = True) -> None:
+    def _raise_unsound(
+        self, records: Mapping[int, Envelope], field: str, *, links: bool = True, signed: bool = True
+    ) -> None:
         """Refuse (exit 4) records whose stored bytes do not hash to what they claim, or (with
-        ``links``) that the next record does not link to; inside a signed-reads scope
-        (:func:`~reviewtrail.ledger.signed_reads`), records not signed by a trusted key too."""
+        ``links``) that the next record does not link to; with ``signed``, records whose
+        signature ``verify`` would reject under the store's key records
+        (:class:`~reviewtrail.ledger.contract._signature_gate.SignatureGate`), or inside a
+        signed-reads scope (:func:`~reviewtrail.ledger.signed_reads`) under the trusted keys too."""
         for env in records.values():
             problem = stored_problem(env)
             if problem is not None:
                 raise IntegrityError(f"{problem}; run 'reviewtrail verify'", field=field)
-        gate = ACTIVE_GATE.get()
-        if gate is not None and gate.ledger is self and records:
-            gate.check(records.values())
+        if signed and records:
+            gate = ACTIVE_GATE.get()
+            (gate if gate is not None and gate.ledger is self else self._store_gate).check(records.values())
         if links:
             self.check_links(records.values(), field=field)
 
@@ -562,12 +559,15 @@ class Ledger(abc.ABC):
         """The head's seq and the ``prevHash`` stored at each of ``seqs`` (those that exist)."""
         return self.head_seq(), self._prev_hashes(seqs) if seqs else {}
 
-    def checked_records(self, envs: Iterable[Envelope], *, field: str = "ledger", links: bool = True) -> list[Envelope]:
+    def checked_records(
+        self, envs: Iterable[Envelope], *, field: str = "ledger", links: bool = True, signed: bool = True
+    ) -> list[Envelope]:
         """``envs`` (records just read) in seq order, once each, refused (exit 4) when one is not
-        sound: its stored bytes do not hash to its hashes, or (with ``links``) the next record
-        does not link to it (or is missing)."""
+        sound: its stored bytes do not hash to its hashes, (with ``links``) the next record
+        does not link to it (or is missing), or (with ``signed``) its signature breaks the rule
+        ``verify`` holds it to (``signed=False``: for the key records, which make that rule)."""
         records = {env.seq: env for env in envs}
-        self._raise_unsound(records, field, links=links)
+        self._raise_unsound(records, field, links=links, signed=signed)
         return [records[s] for s in sorted(records)]
 
     def records_about(self, subjects: Iterable[str], *, type: str | None = None, links: bool = True) -> list[Envelope]:

@@ -76,6 +76,26 @@ class KeyBook:
     #: Key records that say nothing usable (a declaration whose key is not its id, a revocation
     #: naming no key): reported by verify.
     problems: list[str] = field(default_factory=list)
+    #: The seqs of revocations that name no key id: a gate fails closed on them (whose key they
+    #: revoke cannot be told), and verify reports them.
+    unnamed_revocations: list[int] = field(default_factory=list)
+
+    def copy(self) -> KeyBook:
+        """A book that :meth:`add` can extend without changing this one."""
+        return KeyBook(
+            dict(self.declared),
+            dict(self.revoked),
+            self.required_from,
+            list(self.requirements),
+            list(self.problems),
+            list(self.unnamed_revocations),
+        )
+
+    @property
+    def empty(self) -> bool:
+        """Whether the chain holds no key record at all: then no signature can break the rule
+        but one naming no key id."""
+        return not (self.declared or self.revoked or self.requirements or self.problems)
 
     def add(
         self, seq: int, type_: str, payload: Any, *, record_hash: str = "", signature: RecordSignature | None = None
@@ -94,6 +114,7 @@ class KeyBook:
             key_id = doc.get("keyId")
             if not is_key_id(key_id):
                 self.problems.append(f"{where}: the revocation names no key id (64 lowercase hex digits)")
+                self.unnamed_revocations.append(seq)
                 return
             self.revoked.setdefault(str(key_id), seq)
         elif type_ == KEY_DECLARED:

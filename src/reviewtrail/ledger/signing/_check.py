@@ -61,7 +61,7 @@ def key_book(ledger: Ledger, *, end: int | None = None, checked: bool = False) -
     the chain itself."""
     book = KeyBook()
     records = [env for type_ in KEY_RECORD_TYPES for env in ledger.read(type=type_, end=end)]
-    ordered = ledger.checked_records(records) if checked else sorted(records, key=lambda e: e.seq)
+    ordered = ledger.checked_records(records, signed=False) if checked else sorted(records, key=lambda e: e.seq)
     signatures = ledger.signatures_at(env.seq for env in ordered)
     for env in ordered:
         try:
