@@ -28,6 +28,7 @@ Pure: no I/O, no ledger. Recording lives in :mod:`reviewtrail.evidence._evidence
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +42,7 @@ from reviewtrail.evidence._sentences import (
     Layout,
     Sentence,
     analyze,
+    iter_sentences,
     split,
 )
 
@@ -54,9 +56,11 @@ __all__ = [
     "NumericClaim",
     "Sentence",
     "chip_aliases",
+    "citation_at",
     "citation_tokens",
     "extract_claims",
     "is_numeric",
+    "iter_claims",
     "numeric_claims",
     "split_sentences",
 ]
@@ -130,24 +134,30 @@ def chip_aliases(text: str) -> list[str]:
 
 def extract_claims(reply: str, *, review_run_id: str | None = None, turn_id: str | None = None) -> list[ExtractedClaim]:
     """One claim per sentence of ``reply`` that carries a structured citation or a chip, in order."""
+    return list(iter_claims(reply, review_run_id=review_run_id, turn_id=turn_id))
+
+
+def iter_claims(
+    reply: str, *, review_run_id: str | None = None, turn_id: str | None = None
+) -> Iterator[ExtractedClaim]:
+    """:func:`extract_claims` one claim at a time: the arguments are checked before the first is given."""
     _check_id(review_run_id, "reviewRunId")
     _check_id(turn_id, "turnId")
-    layout = analyze(_check_text(reply, "reply"))
-    claims: list[ExtractedClaim] = []
+    return _claims_of(analyze(_check_text(reply, "reply")), review_run_id, turn_id)
+
+
+def _claims_of(layout: Layout, review_run_id: str | None, turn_id: str | None) -> Iterator[ExtractedClaim]:
     for s, cites in _with_tokens(layout):
         if cites:
-            claims.append(
-                ExtractedClaim(
-                    text=s.text,
-                    citations=[_citation(m) for m in cites],
-                    sentence_start=s.start,
-                    sentence_end=s.end,
-                    review_run_id=review_run_id,
-                    turn_id=turn_id,
-                    numeric=is_numeric_span(layout, s.start, s.end, s.role),
-                )
+            yield ExtractedClaim(
+                text=s.text,
+                citations=[_citation(m) for m in cites],
+                sentence_start=s.start,
+                sentence_end=s.end,
+                review_run_id=review_run_id,
+                turn_id=turn_id,
+                numeric=is_numeric_span(layout, s.start, s.end, s.role),
             )
-    return claims
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,26 +195,33 @@ def numeric_claims(text: str) -> list[NumericClaim]:
 def is_numeric(sentence: str) -> bool:
     """Whether ``sentence`` states a number (the rule in :mod:`reviewtrail.evidence._numeric`)."""
     layout = analyze(_check_text(sentence, "sentence"))
-    return any(is_numeric_span(layout, s.start, s.end, s.role) for s in split(layout))
+    return any(is_numeric_span(layout, s.start, s.end, s.role) for s in iter_sentences(layout))
 
 
 def _tokens(layout: Layout) -> list[re.Match[str]]:
     return sorted(layout.citations + layout.chips, key=lambda m: m.start())
 
 
-def _with_tokens(layout: Layout) -> list[tuple[Sentence, list[re.Match[str]]]]:
+def _with_tokens(layout: Layout) -> Iterator[tuple[Sentence, list[re.Match[str]]]]:
     """Each sentence with the citations and chips inside it (every token outside code lies in one)."""
     tokens = _tokens(layout)
-    out, i = [], 0
-    for s in split(layout):
+    i = 0
+    for s in iter_sentences(layout):
         while i < len(tokens) and tokens[i].start() < s.start:
             i += 1  # none by construction
         j = i
         while j < len(tokens) and tokens[j].end() <= s.end:
             j += 1
-        out.append((s, tokens[i:j]))
+        yield s, tokens[i:j]
         i = j
-    return out
+
+
+def citation_at(text: str, start: int, end: int) -> Citation:
+    """The citation or chip that :func:`citation_tokens` found at ``text[start:end]``, read again."""
+    m = CHIP.fullmatch(text, start, end) or CITATION.fullmatch(text, start, end)
+    if m is None:
+        raise ValueError(f"no citation at {start}:{end}")
+    return _citation(m)
 
 
 def _citation(m: re.Match[str]) -> Citation:

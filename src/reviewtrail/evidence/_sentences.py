@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from reviewtrail.evidence._blocks import Block, Role, scan_blocks
@@ -82,6 +83,7 @@ __all__ = [
     "Role",
     "Sentence",
     "analyze",
+    "iter_sentences",
     "split",
 ]
 
@@ -175,13 +177,17 @@ def analyze(text: str) -> Layout:
 
 
 def split(layout: Layout) -> list[Sentence]:
+    return list(iter_sentences(layout))
+
+
+def iter_sentences(layout: Layout) -> Iterator[Sentence]:
+    """The sentences of ``layout.text`` in order, one at a time (no list of every sentence is held)."""
     text, kinds = layout.text, layout.kinds
-    out: list[Sentence] = []
     for start, end, atomic, role in layout.blocks:
         if role in ("row", "header-row"):
             cell_role: Role = "header" if role == "header-row" else "cell"
             for s, e in _cells(text, kinds, start, end):
-                _emit(text, s, e, out, cell_role)
+                yield from _emit(text, s, e, cell_role)
             continue
         seg = start
         for m in () if atomic else _TERM.finditer(text, start, end):
@@ -189,23 +195,23 @@ def split(layout: Layout) -> list[Sentence]:
                 continue
             cut = _boundary(text, m, end)
             if cut is not None:
-                _emit(text, seg, cut, out, role)  # type: ignore[arg-type]  # a block role is a Role here
+                yield from _emit(text, seg, cut, role)  # type: ignore[arg-type]  # a block role is a Role here
                 seg = cut
-        _emit(text, seg, end, out, role)  # type: ignore[arg-type]
-    return out
+        yield from _emit(text, seg, end, role)  # type: ignore[arg-type]
 
 
-def _cells(text: str, kinds: bytearray, start: int, end: int) -> list[tuple[int, int]]:
+def _cells(text: str, kinds: bytearray, start: int, end: int) -> Iterator[tuple[int, int]]:
     """The cells of a table row: ranges between ``|`` that are not escaped, in code or in a citation."""
-    out, seg = [], start
-    for i in range(start, end):
-        if text[i] == "|" and not kinds[i] and (i == start or text[i - 1] != "\\"):
+    seg = start
+    i = text.find("|", start, end)
+    while i >= 0:
+        if not kinds[i] and (i == start or text[i - 1] != "\\"):
             if i > seg:
-                out.append((seg, i))
+                yield seg, i
             seg = i + 1
+        i = text.find("|", i + 1, end)
     if seg < end:
-        out.append((seg, end))
-    return out
+        yield seg, end
 
 
 def _mark_inline_code(text: str, kinds: bytearray, start: int, end: int) -> None:
@@ -287,7 +293,7 @@ def _is_cjk(c: str) -> bool:
     return 0x3040 <= o <= 0x9FFF or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF or 0x20000 <= o <= 0x2FA1F
 
 
-def _emit(text: str, s: int, e: int, out: list[Sentence], role: Role = "prose") -> None:
+def _emit(text: str, s: int, e: int, role: Role = "prose") -> Iterator[Sentence]:
     first = _NONSPACE.search(text, s, e)
     if first is None:
         return
@@ -295,4 +301,4 @@ def _emit(text: str, s: int, e: int, out: list[Sentence], role: Role = "prose") 
     while text[e - 1].isspace():
         e -= 1
     if _WORD.search(text, s, e) is not None:
-        out.append(Sentence(text[s:e], s, e, role))
+        yield Sentence(text[s:e], s, e, role)
