@@ -11,10 +11,10 @@ built at once. Its memory is a small multiple of the reply's.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, overload
 
-from reviewtrail.evidence._claims import Citation, ExtractedClaim, citation_at
+from reviewtrail.evidence._claims import Citation, ClaimSpan, citation_at
 from reviewtrail.evidence._records import Claim, ClaimCitation
 
 __all__ = ["ClaimList", "Outcome"]
@@ -24,34 +24,39 @@ Outcome = tuple[bool, str | None, str | None]
 
 
 class ClaimList(Sequence[Claim]):
-    """The claims of ``reply`` in order; :meth:`add` appends one, indexing builds its :class:`Claim`."""
+    """The claims of ``reply`` in order; :meth:`add` appends one, indexing builds its :class:`Claim`.
 
-    def __init__(self, reply: str, *, review_run_id: str | None, turn_id: str | None, source: Any) -> None:
+    ``tokens`` are the reply's citations and chips as (start, end) pairs (``Layout.tokens``).
+    """
+
+    def __init__(
+        self, reply: str, tokens: array[int], *, review_run_id: str | None, turn_id: str | None, source: Any
+    ) -> None:
         self._reply = reply
+        self._tokens = tokens
         self._review_run_id = review_run_id
         self._turn_id = turn_id
         self._source = source
         self._ids: list[str] = []
-        self._spans = array("q")  # sentence start, end per claim
+        self._claims = array("q")  # per claim: sentence start, end, first token, stop token, first outcome
         self._numeric = bytearray()
-        self._first = array("q", [0])  # claim i's citations are _first[i]:_first[i + 1]
-        self._cites = array("q")  # start, end per citation
-        self._outcome_of = array("q")  # index into _outcomes per citation
+        self._outcome_of = array("i")  # per citation of a claim, in order: index into _outcomes
         self._outcomes: list[Outcome] = []
         self._outcome_index: dict[Outcome, int] = {}
 
-    def add(self, claim_id: str, claim: ExtractedClaim, outcomes: list[Outcome]) -> None:
-        """Append ``claim`` under ``claim_id``, its citations resolved to ``outcomes`` (one each)."""
-        self._ids.append(claim_id)
-        self._spans.extend((claim.sentence_start, claim.sentence_end))
-        self._numeric.append(claim.numeric)
-        for citation, outcome in zip(claim.citations, outcomes, strict=True):
-            self._cites.extend((citation.start, citation.end))
+    def add(self, claim_id: str, span: ClaimSpan, outcomes: Iterable[Outcome]) -> None:
+        """Append the claim ``span`` under ``claim_id``, its citations resolved to ``outcomes`` (one each)."""
+        base = len(self._outcome_of)
+        for outcome in outcomes:
             index = self._outcome_index.setdefault(outcome, len(self._outcomes))
             if index == len(self._outcomes):
                 self._outcomes.append(outcome)
             self._outcome_of.append(index)
-        self._first.append(len(self._outcome_of))
+        if len(self._outcome_of) - base != span.stop - span.first:
+            raise ValueError(f"{span.stop - span.first} citations, {len(self._outcome_of) - base} outcomes")
+        self._ids.append(claim_id)
+        self._claims.extend((span.start, span.end, span.first, span.stop, base))
+        self._numeric.append(span.numeric)
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -74,20 +79,42 @@ class ClaimList(Sequence[Claim]):
     def __iter__(self) -> Iterator[Claim]:
         return (self._claim(i) for i in range(len(self)))
 
+    def summaries(self) -> Iterator[tuple[str, str, Iterator[tuple[str, bool]]]]:
+        """Per claim: its id, its text and its citations as (raw, resolved), without building claims."""
+        for i in range(len(self)):
+            start, end = self._claims[5 * i : 5 * i + 2]
+            yield self._ids[i], self._reply[start:end], self._marks(i)
+
+    def _marks(self, i: int) -> Iterator[tuple[str, bool]]:
+        _, _, first, stop, base = self._claims[5 * i : 5 * i + 5]
+        for k in range(first, stop):
+            resolved = self._outcomes[self._outcome_of[base + k - first]][0]
+            yield self._reply[self._tokens[2 * k] : self._tokens[2 * k + 1]], resolved
+
     def unresolved(self) -> list[tuple[str, str]]:
         """(claim id, raw citation) for every citation that resolves to nothing, without building claims."""
-        out = []
-        for i, claim_id in enumerate(self._ids):
-            for k in range(self._first[i], self._first[i + 1]):
-                if not self._outcomes[self._outcome_of[k]][0]:
-                    out.append((claim_id, self._reply[self._cites[2 * k] : self._cites[2 * k + 1]]))
-        return out
+        return [(self._ids[i], self._reply[s:e]) for i, s, e in self._unresolved()]
+
+    def unresolved_count(self) -> int:
+        return sum(1 for _ in self._unresolved())
+
+    def _unresolved(self) -> Iterator[tuple[int, int, int]]:
+        tokens = self._tokens
+        for i in range(len(self)):
+            _, _, first, stop, base = self._claims[5 * i : 5 * i + 5]
+            for k in range(first, stop):
+                if not self._outcomes[self._outcome_of[base + k - first]][0]:
+                    yield i, tokens[2 * k], tokens[2 * k + 1]
 
     def _claim(self, i: int) -> Claim:
-        start, end = self._spans[2 * i], self._spans[2 * i + 1]
+        start, end, first, stop, base = self._claims[5 * i : 5 * i + 5]
+        tokens = self._tokens
         citations = [
-            _claim_citation(citation_at(self._reply, self._cites[2 * k], self._cites[2 * k + 1]), self._outcome(k))
-            for k in range(self._first[i], self._first[i + 1])
+            _claim_citation(
+                citation_at(self._reply, tokens[2 * k], tokens[2 * k + 1]),
+                self._outcomes[self._outcome_of[base + k - first]],
+            )
+            for k in range(first, stop)
         ]
         return Claim(
             claim_id=self._ids[i],
@@ -100,9 +127,6 @@ class ClaimList(Sequence[Claim]):
             sentence_start=start,
             sentence_end=end,
         )
-
-    def _outcome(self, k: int) -> Outcome:
-        return self._outcomes[self._outcome_of[k]]
 
 
 def _claim_citation(c: Citation, outcome: Outcome) -> ClaimCitation:

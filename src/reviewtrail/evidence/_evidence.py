@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,7 +12,7 @@ from reviewtrail.canonical import canonical_sha256
 from reviewtrail.errors import InvalidInputError, NotFoundError
 from reviewtrail.evidence._aliases import alias_map_record, chip_citation
 from reviewtrail.evidence._claim_list import ClaimList, Outcome
-from reviewtrail.evidence._claims import Citation, iter_claims
+from reviewtrail.evidence._claims import Citation, citation_at, claim_spans
 from reviewtrail.evidence._records import (
     AliasMap,
     Claim,
@@ -173,6 +173,20 @@ class RecordedClaims:
             return self.claims.unresolved()
         return [(c.claim_id, cit.raw) for c in self.claims for cit in c.citations if not cit.resolved]
 
+    def summaries(self) -> Iterator[tuple[str, str, Iterator[tuple[str, bool]]]]:
+        """Per claim: its id, its text and its citations as (raw, resolved); from a ClaimList without
+        building each Claim (a claim with a hundred thousand citations would hold as many models)."""
+        if isinstance(self.claims, ClaimList):
+            return self.claims.summaries()
+        return ((c.claim_id, c.text, ((x.raw, x.resolved) for x in c.citations)) for c in self.claims)
+
+    @property
+    def unresolved_count(self) -> int:
+        """How many citations resolve to nothing recorded (``len(unresolved)``, without the list)."""
+        if isinstance(self.claims, ClaimList):
+            return self.claims.unresolved_count()
+        return len(self.unresolved)
+
     def to_json(self) -> dict[str, Any]:
         ids: list[str | None] = [e.id for e in self.envelopes[: len(self.claims)]] or [None] * len(self.claims)
         return {
@@ -202,8 +216,8 @@ def record_claims(
     is recorded in the same batch, for this reply's content and for ``artifact`` (a
     :class:`~reviewtrail.provenance.VersionInfo`) when given.
     """
-    extracted = iter_claims(reply, review_run_id=review_run_id, turn_id=turn_id)
-    first = next(extracted, None)
+    layout, spans = claim_spans(reply, review_run_id=review_run_id, turn_id=turn_id)
+    first = next(spans, None)
     with_map = aliases is not None or artifact is not None
     alias_map = None
     if with_map:  # checked before anything is stored
@@ -216,7 +230,8 @@ def record_claims(
                 aliases or {}, turn_id=turn_id, review_run_id=review_run_id, source=source, artifact=artifact
             )
     mapping = alias_map.aliases if alias_map is not None else {}
-    claims = ClaimList(reply, review_run_id=review_run_id, turn_id=turn_id, source=source)
+    tokens = layout.tokens
+    claims = ClaimList(reply, tokens, review_run_id=review_run_id, turn_id=turn_id, source=source)
     known: dict[tuple[str | None, str, str], Outcome] = {}  # what each citation resolved to, bounded
 
     def outcome(c: Citation) -> Outcome:
@@ -233,8 +248,9 @@ def record_claims(
         return known[key]
 
     while first is not None:
-        claims.add(new_id(), first, [outcome(c) for c in first.citations])
-        first = next(extracted, None)
+        cited = range(first.first, first.stop)
+        claims.add(new_id(), first, (outcome(citation_at(reply, tokens[2 * k], tokens[2 * k + 1])) for k in cited))
+        first = next(spans, None)
     if dry_run or (not claims and alias_map is None):
         return RecordedClaims(claims, [], alias_map)
     records = [new_record(c, actor=actor, privacy="private", subject=f"claim:{c.claim_id}") for c in claims]

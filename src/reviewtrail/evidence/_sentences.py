@@ -65,9 +65,10 @@ one; fullwidth ``．`` and ``【】`` brackets are ordinary characters.
 from __future__ import annotations
 
 import re
+from array import array
 from bisect import bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from reviewtrail.evidence._blocks import Block, Role, scan_blocks
 
@@ -152,8 +153,7 @@ class Layout:
     text: str
     kinds: bytearray  # 0 prose, CODE, CITE or URL, per character
     blocks: list[Block]  # each prose block's content, in order
-    citations: list[re.Match[str]]  # CITATION matches outside code, in order
-    chips: list[re.Match[str]] = field(default_factory=list)  # CHIP matches outside code, in order
+    tokens: array[int]  # start, end of each CITATION and CHIP match outside code, in order: flat pairs
 
 
 def analyze(text: str) -> Layout:
@@ -163,17 +163,41 @@ def analyze(text: str) -> Layout:
         kinds[s:e] = bytes((CODE,)) * (e - s)
     for s, e, _, _ in blocks:
         _mark_inline_code(text, kinds, s, e)
-    citations = [m for m in CITATION.finditer(text) if not kinds[m.start()]]
-    chips = [m for m in CHIP.finditer(text) if not kinds[m.start()]]
-    for m in citations + chips:
-        kinds[m.start() : m.end()] = bytes((CITE,)) * (m.end() - m.start())
+    tokens = _merge(_outside_code(CITATION, text, kinds), _outside_code(CHIP, text, kinds))
+    for k in range(0, len(tokens), 2):
+        s, e = tokens[k], tokens[k + 1]
+        kinds[s:e] = bytes((CITE,)) * (e - s)
     for m in _URL.finditer(text):
         s, e = m.start(), m.end()
         while e > s and text[e - 1] in _URL_TAIL:
             e -= 1
         if not kinds[s]:
             kinds[s:e] = bytes((URL,)) * (e - s)
-    return Layout(text, kinds, blocks, citations, chips)
+    return Layout(text, kinds, blocks, tokens)
+
+
+def _outside_code(pattern: re.Pattern[str], text: str, kinds: bytearray) -> array[int]:
+    out = array("q")
+    for m in pattern.finditer(text):
+        if not kinds[m.start()]:
+            out.extend(m.span())
+    return out
+
+
+def _merge(a: array[int], b: array[int]) -> array[int]:
+    """Two ordered arrays of (start, end) pairs as one (citations and chips never overlap)."""
+    out = array("q")
+    i = j = 0
+    while i < len(a) and j < len(b):
+        if a[i] < b[j]:
+            out.extend(a[i : i + 2])
+            i += 2
+        else:
+            out.extend(b[j : j + 2])
+            j += 2
+    out.extend(a[i:])
+    out.extend(b[j:])
+    return out
 
 
 def split(layout: Layout) -> list[Sentence]:

@@ -89,10 +89,10 @@ def claims_extract(
     if as_json:
         print_json(result.to_json())
         return
-    for claim in result.claims:
-        marks = " ".join(f"{c.raw}{'' if c.resolved else ' (UNRESOLVED)'}" for c in claim.citations)
-        print(f"{claim.claim_id}  {claim.text[:100]}  {marks}")
-    print(f"{len(result.claims)} claim(s); {len(result.unresolved)} unresolved citation(s)")
+    for claim_id, text, citations in result.summaries():
+        marks = " ".join(f"{raw}{'' if resolved else ' (UNRESOLVED)'}" for raw, resolved in citations)
+        print(f"{claim_id}  {text[:100]}  {marks}")
+    print(f"{len(result.claims)} claim(s); {result.unresolved_count} unresolved citation(s)")
 
 
 @claims_app.command("ls")
