@@ -11,13 +11,13 @@ built at once. Its memory is a small multiple of the reply's.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, overload
 
 from reviewtrail.evidence._claims import Citation, ClaimSpan, citation_at
 from reviewtrail.evidence._records import Claim, ClaimCitation
 
-__all__ = ["ClaimList", "Outcome"]
+__all__ = ["ClaimList", "LazyList", "Outcome"]
 
 #: What a citation resolved to: (resolved, target, evidence id); evidence id only for a chip.
 Outcome = tuple[bool, str | None, str | None]
@@ -91,6 +91,28 @@ class ClaimList(Sequence[Claim]):
             resolved = self._outcomes[self._outcome_of[base + k - first]][0]
             yield self._reply[self._tokens[2 * k] : self._tokens[2 * k + 1]], resolved
 
+    def json_claims(self, record_ids: Sequence[str | None]) -> LazyList:
+        """The claims as JSON documents with their ``recordId``, each made (its citations one by one)
+        while :class:`json.JSONEncoder` with an indent writes it."""
+        return LazyList(len(self), lambda i: self._json_claim(i, record_ids[i]))
+
+    def json_unresolved(self) -> LazyList:
+        """``{"claimId", "citation"}`` for every citation that resolves to nothing, made while written."""
+        rows = self._unresolved()
+        return LazyList(self.unresolved_count(), lambda _: self._unresolved_doc(next(rows)))
+
+    def _unresolved_doc(self, row: tuple[int, int, int]) -> dict[str, str]:
+        i, start, end = row
+        return {"claimId": self._ids[i], "citation": self._reply[start:end]}
+
+    def _json_claim(self, i: int, record_id: str | None) -> dict[str, Any]:
+        _, _, first, stop, base = self._claims[5 * i : 5 * i + 5]
+        doc = self._shell(i).model_dump(mode="json", by_alias=True)
+        doc["citations"] = LazyList(
+            stop - first, lambda n: self._citation(first + n, base + n).model_dump(mode="json", by_alias=True)
+        )
+        return {**doc, "recordId": record_id}
+
     def unresolved(self) -> list[tuple[str, str]]:
         """(claim id, raw citation) for every citation that resolves to nothing, without building claims."""
         return [(self._ids[i], self._reply[s:e]) for i, s, e in self._unresolved()]
@@ -107,19 +129,21 @@ class ClaimList(Sequence[Claim]):
                     yield i, tokens[2 * k], tokens[2 * k + 1]
 
     def _claim(self, i: int) -> Claim:
-        start, end, first, stop, base = self._claims[5 * i : 5 * i + 5]
-        tokens = self._tokens
-        citations = [
-            _claim_citation(
-                citation_at(self._reply, tokens[2 * k], tokens[2 * k + 1]),
-                self._outcomes[self._outcome_of[base + k - first]],
-            )
-            for k in range(first, stop)
-        ]
+        _, _, first, stop, base = self._claims[5 * i : 5 * i + 5]
+        citations = [self._citation(k, base + k - first) for k in range(first, stop)]
+        return self._shell(i, citations)
+
+    def _citation(self, k: int, outcome: int) -> ClaimCitation:
+        """Token ``k`` with the outcome at ``outcome`` as a recorded citation."""
+        c = citation_at(self._reply, self._tokens[2 * k], self._tokens[2 * k + 1])
+        return _claim_citation(c, self._outcomes[self._outcome_of[outcome]])
+
+    def _shell(self, i: int, citations: list[ClaimCitation] | None = None) -> Claim:
+        start, end = self._claims[5 * i : 5 * i + 2]
         return Claim(
             claim_id=self._ids[i],
             text=self._reply[start:end],
-            citations=citations,
+            citations=citations or [],
             review_run_id=self._review_run_id,
             turn_id=self._turn_id,
             numeric=bool(self._numeric[i]),
@@ -136,3 +160,18 @@ def _claim_citation(c: Citation, outcome: Outcome) -> ClaimCitation:
             type=c.type, id=c.id, raw=c.raw, resolved=resolved, target=target, alias=c.alias, evidence_id=evidence_id
         )
     return ClaimCitation(type=c.type, id=c.id, raw=c.raw, resolved=resolved, target=target)
+
+
+class LazyList(list):  # type: ignore[type-arg]  # a list to the JSON encoder, its items made on demand
+    """``length`` items, item ``n`` being ``make(n)``, made each time the list is iterated (in order)."""
+
+    def __init__(self, length: int, make: Callable[[int], Any]) -> None:
+        super().__init__()
+        self._length = length
+        self._make = make
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self._make(n) for n in range(self._length))

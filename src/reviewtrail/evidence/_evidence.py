@@ -187,8 +187,16 @@ class RecordedClaims:
             return self.claims.unresolved_count()
         return len(self.unresolved)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, stream: bool = False) -> dict[str, Any]:
+        """The result as JSON; with ``stream``, its lists make their items while ``json.JSONEncoder``
+        with an indent writes them (the same text, a claim at a time; for ``claims extract --json``)."""
         ids: list[str | None] = [e.id for e in self.envelopes[: len(self.claims)]] or [None] * len(self.claims)
+        if stream and isinstance(self.claims, ClaimList):
+            return {
+                "claims": self.claims.json_claims(ids),
+                "unresolved": self.claims.json_unresolved(),
+                "aliasMap": None if self.alias_map is None else self.alias_map.model_dump(mode="json", by_alias=True),
+            }
         return {
             "claims": [
                 {**c.model_dump(mode="json", by_alias=True), "recordId": record_id}
