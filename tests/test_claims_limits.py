@@ -29,6 +29,8 @@ PATHOLOGICAL = {
     "hyphenated-capitals": "A claim [ev1] by " + "A-" * 1_000_000 + ".\n",
     # The separator after an identifier keyword (\s*:?\s*) backtracked over the blanked citations.
     "identifier-before-citations": "See doi" + " [ev1]" * 333_333 + ".\n",
+    # A heading's section number was tried from every letter of a run of Roman numerals, each read to its end.
+    "roman-numerals-heading": "## A claim [ev1] " + "I" * 2_000_000 + "\n",
     # One claim of 600,000 chips: a Match, a Citation and a ClaimCitation model each.
     "dense-chips": "[ev1]" * 600_000 + "\n",
 }

@@ -71,6 +71,7 @@ PIECES = [
     *("Smith", "Jones", "et al", "et al.", "Smith-Jones", "O'Neil", "x", "a", "b", "I", "IV", "S", "st", "'s"),
     *("doi", "DOI", "pmc", "pmcid", "PMID", "arXiv", "March", "Sept.", "CI", "confidence interval", "study"),
     *("Fig", "Fig.", "Table", "p", "pp", "in", "the", "in the", "and", "年", "月", "日", "第", "数据", "#"),
+    *("II", "X.", "1.2", "2.", "C", "L"),
 ]
 texts = st.lists(st.sampled_from(PIECES), max_size=16).map("".join)
 

@@ -114,8 +114,12 @@ _NUMBER = re.compile(
     r"(?:\d(?:[\d,]*\d)?(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?"
     r"(?!\.?\d)(?!(?:st|nd|rd|th)\b)"  # not a version (2.1.0), not an ordinal (2nd)
 )
-# Not after a space: a match there would start at the first space of the run, tried first.
-_SECTION_NUMBER = re.compile(r"(?<!\s)\s*(?:\d+(?:\.\d+)*\.?|[IVXLC]+\.|[A-Z]\.(?:\d+(?:\.\d+)*)?)(?=\s|$)")
+# Never tried where an earlier start reads the same number to the same end (which it does whenever
+# this one would match): after a space, a digit, a digit and a dot, or a Roman numeral's letter. The
+# first match is the one without these lookbehinds; only the runs are not read again from each start.
+_SECTION_NUMBER = re.compile(
+    r"(?<!\s)\s*(?:(?<!\d)(?<!\d\.)\d+(?:\.\d+)*\.?|(?<![IVXLC])[IVXLC]+\.|[A-Z]\.(?:\d+(?:\.\d+)*)?)(?=\s|$)"
+)
 _MASKED = re.compile(rb"[^\x00]+")
 _NAME = r"[A-Z][A-Za-z'’-]+"
 _LITERATURE = re.compile(
