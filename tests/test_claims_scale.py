@@ -20,15 +20,17 @@ from reviewtrail.evidence import add_evidence, chip_citation, extract_claims, re
 from reviewtrail.evidence._claims import CHIP, CITATION, citation_tokens
 from reviewtrail.evidence._numeric import (
     _EVENT,
+    _LITERATURE,
     _MONTH,
     _PART,
     _REF_NUMBERS,
     _SECTION_NUMBER,
     _YEAR,
     _blank_not_measurements,
+    literature_markers,
 )
 from reviewtrail.evidence._records import ClaimCitation
-from reviewtrail.evidence._sentences import CODE, analyze, iter_sentences, split
+from reviewtrail.evidence._sentences import CODE, URL, analyze, iter_sentences, split
 from reviewtrail.store import Store
 
 # --- the non-measurements: the merged search equals one regular expression -------------------------
@@ -98,6 +100,7 @@ REPLY_PIECES = [
     *("No citation here. ", "结果 92% [ev:e1]。", "e.g. ", "Dr. ", "Fig. 2 ", "[1] ", "`[ev3]` ", "[ev4](http://x) "),
     *("\n", "\n\n", "- ", "1. ", "## Head [ev5]\n", "| a [ev6] | b |\n", "|---|---|\n", "```\n[run:x]\n```\n"),
     *("> quoted [artifact:a@1].\n", "See doi [mcp:s/t/1] ", "https://x.org/[ev1] ", "[evidence7]", "!", "?"),
+    *("[a link](https://a.org/x) ", "www.b.org ", "(Smith et al., 2020) ", "PMID: 123 ", "[2-4] ", "5 "),
 ]
 replies = st.lists(st.sampled_from(REPLY_PIECES), max_size=14).map("".join)
 
@@ -114,6 +117,32 @@ def test_tokens_and_sentences_equal_a_sorted_list_of_matches(reply: str) -> None
         inside = [s for s in spans if claim.sentence_start <= s[0] and s[1] <= claim.sentence_end]
         assert [(c.start, c.end) for c in claim.citations] == inside
         assert claim.text == reply[claim.sentence_start : claim.sentence_end]
+
+
+def _reference_literature(layout: Any, start: int, end: int) -> list[str]:
+    """literature_markers as a scan of every character, each URL checked against every marker."""
+    text, kinds = layout.text, layout.kinds
+    found = [(m.start(), m.group()) for m in _LITERATURE.finditer(text, start, end) if not kinds[m.start()]]
+    i = start
+    while i < end:
+        if kinds[i] == URL:
+            j = i
+            while j < end and kinds[j] == URL:
+                j += 1
+            if not any(s <= i < s + len(g) for s, g in found):
+                found.append((i, text[i:j]))
+            i = j
+        else:
+            i += 1
+    return [g for _, g in sorted(found)]
+
+
+@given(replies)
+@settings(max_examples=400)
+def test_literature_markers_equal_a_scan_of_every_character(reply: str) -> None:
+    layout = analyze(reply)
+    for s in iter_sentences(layout):
+        assert literature_markers(layout, s.start, s.end) == _reference_literature(layout, s.start, s.end)
 
 
 @pytest.fixture(scope="module")

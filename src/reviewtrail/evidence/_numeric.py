@@ -121,6 +121,7 @@ _SECTION_NUMBER = re.compile(
     r"(?<!\s)\s*(?:(?<!\d)(?<!\d\.)\d+(?:\.\d+)*\.?|(?<![IVXLC])[IVXLC]+\.|[A-Z]\.(?:\d+(?:\.\d+)*)?)(?=\s|$)"
 )
 _MASKED = re.compile(rb"[^\x00]+")
+_URL_RUN = re.compile(b"%c+" % URL)
 _NAME = r"[A-Z][A-Za-z'’-]+"
 _LITERATURE = re.compile(
     "|".join(
@@ -244,15 +245,12 @@ def literature_markers(layout: Layout, start: int, end: int) -> list[str]:
     """The literature markers in ``layout.text[start:end]`` outside code and citations, in order."""
     text, kinds = layout.text, layout.kinds
     found = [(m.start(), m.group()) for m in _LITERATURE.finditer(text, start, end) if not kinds[m.start()]]
-    i = start
-    while i < end:
-        if kinds[i] == URL:
-            j = i
-            while j < end and kinds[j] == URL:
-                j += 1
-            if not any(s <= i < s + len(g) for s, g in found):  # not already inside a Markdown link
-                found.append((i, text[i:j]))
-            i = j
-        else:
-            i += 1
+    urls, k = [], 0  # the markers are in order and apart: one pointer finds the one a URL may lie in
+    for run in _URL_RUN.finditer(kinds, start, end):
+        i = run.start()
+        while k < len(found) and found[k][0] + len(found[k][1]) <= i:
+            k += 1
+        if not (k < len(found) and found[k][0] <= i):  # not already inside a Markdown link
+            urls.append((i, text[i : run.end()]))
+    found += urls
     return [g for _, g in sorted(found)]
