@@ -43,6 +43,7 @@ class ClaimList(Sequence[Claim]):
         self._outcome_of = array("i")  # per citation of a claim, in order: index into _outcomes
         self._outcomes: list[Outcome] = []
         self._outcome_index: dict[Outcome, int] = {}
+        self._dumps: dict[tuple[str, int], dict[str, Any]] = {}  # recent citations as JSON, for to_json
 
     def add(self, claim_id: str, span: ClaimSpan, outcomes: Iterable[Outcome]) -> None:
         """Append the claim ``span`` under ``claim_id``, its citations resolved to ``outcomes`` (one each)."""
@@ -108,10 +109,17 @@ class ClaimList(Sequence[Claim]):
     def _json_claim(self, i: int, record_id: str | None) -> dict[str, Any]:
         _, _, first, stop, base = self._claims[5 * i : 5 * i + 5]
         doc = self._shell(i).model_dump(mode="json", by_alias=True)
-        doc["citations"] = LazyList(
-            stop - first, lambda n: self._citation(first + n, base + n).model_dump(mode="json", by_alias=True)
-        )
+        doc["citations"] = LazyList(stop - first, lambda n: self._json_citation(first + n, base + n))
         return {**doc, "recordId": record_id}
+
+    def _json_citation(self, k: int, outcome: int) -> dict[str, Any]:
+        """Token ``k`` as JSON; the same text with the same outcome gives the same (shared) document."""
+        key = (self._reply[self._tokens[2 * k] : self._tokens[2 * k + 1]], self._outcome_of[outcome])
+        if key not in self._dumps:
+            if len(self._dumps) >= 4096:
+                self._dumps.clear()
+            self._dumps[key] = self._citation(k, outcome).model_dump(mode="json", by_alias=True)
+        return self._dumps[key]
 
     def unresolved(self) -> list[tuple[str, str]]:
         """(claim id, raw citation) for every citation that resolves to nothing, without building claims."""

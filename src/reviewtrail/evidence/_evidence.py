@@ -12,7 +12,7 @@ from reviewtrail.canonical import canonical_sha256
 from reviewtrail.errors import InvalidInputError, NotFoundError
 from reviewtrail.evidence._aliases import alias_map_record, chip_citation
 from reviewtrail.evidence._claim_list import ClaimList, Outcome
-from reviewtrail.evidence._claims import Citation, citation_at, claim_spans
+from reviewtrail.evidence._claims import citation_at, claim_spans
 from reviewtrail.evidence._records import (
     AliasMap,
     Claim,
@@ -240,24 +240,25 @@ def record_claims(
     mapping = alias_map.aliases if alias_map is not None else {}
     tokens = layout.tokens
     claims = ClaimList(reply, tokens, review_run_id=review_run_id, turn_id=turn_id, source=source)
-    known: dict[tuple[str | None, str, str], Outcome] = {}  # what each citation resolved to, bounded
+    known: dict[str, Outcome] = {}  # what each citation (as written) resolved to, bounded
 
-    def outcome(c: Citation) -> Outcome:
-        key = (c.alias, c.type, c.id)
-        if key not in known:
+    def outcome(k: int) -> Outcome:
+        start, end = tokens[2 * k], tokens[2 * k + 1]
+        raw = reply[start:end]  # what a citation resolves to depends on its text alone
+        if raw not in known:
             if len(known) >= _KNOWN_CITATIONS:
                 known.clear()
+            c = citation_at(reply, start, end)
             if c.alias is not None:
                 chip = chip_citation(store, c, [mapping[c.alias]] if c.alias in mapping else [])
-                known[key] = (chip.resolved, chip.target, chip.evidence_id)
+                known[raw] = (chip.resolved, chip.target, chip.evidence_id)
             else:
                 target = resolve_citation(store, c.type, c.id)
-                known[key] = (target is not None, target, None)
-        return known[key]
+                known[raw] = (target is not None, target, None)
+        return known[raw]
 
     while first is not None:
-        cited = range(first.first, first.stop)
-        claims.add(new_id(), first, (outcome(citation_at(reply, tokens[2 * k], tokens[2 * k + 1])) for k in cited))
+        claims.add(new_id(), first, (outcome(k) for k in range(first.first, first.stop)))
         first = next(spans, None)
     if dry_run or (not claims and alias_map is None):
         return RecordedClaims(claims, [], alias_map)
