@@ -171,7 +171,7 @@ def bench_extract(cfg: Config) -> Result:
         notes=[
             f"time {mb:g} MB / {small / 1e6:g} MB: {time_ratio:.2f}x (target <= 12x; CPU time "
             f"{seconds(ours[large], 2):.2f} s / {seconds(ours[small], 2):.2f} s = "
-            f"{seconds(ours[large], 2) / seconds(ours[small], 2):.2f}x, the same on an idle machine); "
+            f"{seconds(ours[large], 2) / seconds(ours[small], 2):.2f}x); "
             f"at {small / 1e6:g} MB {seconds(ours[small]):.2f} s, peak RSS {peak_mib(ours[small]):.1f} MiB",
             f"peak RSS at {mb:g} MB: {peak_mib(ours[large]):.1f} MiB, limit 64 MiB + 10 x {mb:g} MB = "
             f"{rss_limit:.1f} MiB",
