@@ -1,11 +1,5 @@
 """Claims and the Reviewer Specialist.
 
-claims_extract
-    ``extract_claims`` on a 1 MB assistant reply (256 KB with --quick) mixing English and
-    Chinese sentences, citations, numbers, abbreviations and code blocks: claims per second,
-    median of 3. Baseline: splitting the same text with ``str.split(". ")`` (the cheapest
-    possible sentence cut). Reported, no fixed target.
-
 quick_review
     ``review_artifact`` (Quick tier) of an artifact holding 1,000 numeric claims (200 with
     --quick), each citing the run that wrote the artifact: citation check, lineage walk and
@@ -21,46 +15,8 @@ import time
 from _util import Config, Result, work_dir
 from reviewtrail.app import init_store
 from reviewtrail.config import ReviewerSettings, Settings
-from reviewtrail.evidence import extract_claims
 from reviewtrail.provenance import create_session, declare_artifact, lineage, run_code
 from reviewtrail.reviewer import review_artifact
-
-_BLOCK = (
-    "The model reached 91.5% accuracy [run:r-{i}] after 3 epochs, e.g. on the held-out set. "
-    "Dr. Smith et al. reported 0.87 in Fig. 2 [doi:10.1000/x{i}]. 结果显示准确率为 92.1% [ev:e{i}]。"
-    "No citation in this sentence at all. Version v2.1.0 was used.\n\n"
-    "```python\nprint('not [run:x] a claim.')\n```\n\n"
-)
-
-
-def bench_extract(cfg: Config) -> Result:
-    size = cfg.size(1 << 20, 1 << 18)
-    parts = []
-    i = 0
-    while sum(len(p) for p in parts) < size:
-        parts.append(_BLOCK.format(i=i))
-        i += 1
-    text = "".join(parts)
-    ours: list[float] = []
-    base: list[float] = []
-    count = 0
-    for _ in range(cfg.rep_count(3, 2)):
-        t0 = time.perf_counter()
-        count = len(extract_claims(text))
-        ours.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        text.split(". ")
-        base.append(time.perf_counter() - t0)
-    o, b = statistics.median(ours), statistics.median(base)
-    return Result(
-        "claims_extract",
-        "REPORT",
-        ours=f"{count / o:,.0f} claims/s ({len(text) / o / 1e6:.2f} MB/s)",
-        baseline=f"{len(text) / b / 1e6:,.0f} MB/s (str.split)",
-        ratio=b / o,
-        target="report",
-        notes=[f"{len(text):,} characters, {count:,} claims, median of {len(ours)}"],
-    )
 
 
 def bench_quick_review(cfg: Config) -> Result:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import bench_cas
 import bench_citations
+import bench_claims
 import bench_cli
 import bench_human_review
 import bench_instrument
@@ -80,7 +81,10 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
         "sandboxed true with the run's control groups vs without, and bwrap alone",
     ),
     "lineage_query": (bench_provenance.bench_lineage, "lineage of an artifact in a store with 10,000 runs"),
-    "claims_extract": (bench_review.bench_extract, "claims extracted per second on a 1 MB reply"),
+    "claims_extract": (
+        bench_claims.bench_extract,
+        "claims extract --dry-run of a 1 MB and a 10 MB reply: time ratio and peak RSS, vs read + splitlines",
+    ),
     "check_citations": (bench_citations.bench_check_citations, "check_citations of a 1 MB document vs one regex pass"),
     "quick_review": (bench_review.bench_quick_review, "Quick review of an artifact with 1,000 claims"),
     "trace_record": (bench_trace.bench_record, "record_call of one reviewer call vs plain writes + fsync"),

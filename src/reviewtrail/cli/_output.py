@@ -28,6 +28,7 @@ __all__ = [
     "os_error_outcome",
     "plain_table",
     "print_json",
+    "print_json_stream",
     "read_text_file",
     "silence_stdout",
     "stdout_is_closed",
@@ -42,6 +43,18 @@ EXIT_PIPE_CLOSED = 141
 
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def print_json_stream(data: Any) -> None:
+    """:func:`print_json`, byte for byte, written as it is encoded: lists in ``data`` may make their
+    items while they are written (the encoder with an indent is the pure-Python one, which iterates)."""
+    chunks: list[str] = []
+    for chunk in json.JSONEncoder(ensure_ascii=False, indent=2).iterencode(data):
+        chunks.append(chunk)
+        if len(chunks) >= 4096:
+            sys.stdout.write("".join(chunks))
+            chunks.clear()
+    sys.stdout.write("".join(chunks) + "\n")
 
 
 def fail(message: str, code: int, *, as_json: bool = False, field: str | None = None, kind: str = "Error") -> None:

@@ -28,6 +28,7 @@ Pure: no I/O, no ledger. Recording lives in :mod:`reviewtrail.evidence._evidence
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +42,7 @@ from reviewtrail.evidence._sentences import (
     Layout,
     Sentence,
     analyze,
+    iter_sentences,
     split,
 )
 
@@ -50,13 +52,17 @@ __all__ = [
     "CITATION",
     "NEVER_END",
     "Citation",
+    "ClaimSpan",
     "ExtractedClaim",
     "NumericClaim",
     "Sentence",
     "chip_aliases",
+    "citation_at",
     "citation_tokens",
+    "claim_spans",
     "extract_claims",
     "is_numeric",
+    "iter_claims",
     "numeric_claims",
     "split_sentences",
 ]
@@ -119,35 +125,66 @@ def split_sentences(text: str) -> list[Sentence]:
 
 def citation_tokens(text: str) -> list[Citation]:
     """Every structured citation and chip in ``text`` outside fenced and inline code, in order."""
-    return [_citation(m) for m in _tokens(analyze(_check_text(text, "text")))]
+    layout = analyze(_check_text(text, "text"))
+    return _citations(layout, 0, len(layout.tokens) // 2)
 
 
 def chip_aliases(text: str) -> list[str]:
     """The distinct chips of ``text`` outside code, lower-cased, in order of first use."""
     layout = analyze(_check_text(text, "text"))
-    return list(dict.fromkeys(_citation(m).alias or "" for m in layout.chips))
+    citations = (citation_at(text, layout.tokens[k], layout.tokens[k + 1]) for k in range(0, len(layout.tokens), 2))
+    return list(dict.fromkeys(c.alias for c in citations if c.alias is not None))
 
 
 def extract_claims(reply: str, *, review_run_id: str | None = None, turn_id: str | None = None) -> list[ExtractedClaim]:
     """One claim per sentence of ``reply`` that carries a structured citation or a chip, in order."""
+    return list(iter_claims(reply, review_run_id=review_run_id, turn_id=turn_id))
+
+
+def iter_claims(
+    reply: str, *, review_run_id: str | None = None, turn_id: str | None = None
+) -> Iterator[ExtractedClaim]:
+    """:func:`extract_claims` one claim at a time: the arguments are checked before the first is given."""
+    layout, spans = claim_spans(reply, review_run_id=review_run_id, turn_id=turn_id)
+    return (
+        ExtractedClaim(
+            text=layout.text[span.start : span.end],
+            citations=_citations(layout, span.first, span.stop),
+            sentence_start=span.start,
+            sentence_end=span.end,
+            review_run_id=review_run_id,
+            turn_id=turn_id,
+            numeric=span.numeric,
+        )
+        for span in spans
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimSpan:
+    """A claim as offsets: its sentence is ``text[start:end]``, its citations the tokens ``first`` to
+    ``stop`` (exclusive) of :attr:`Layout.tokens <reviewtrail.evidence._sentences.Layout.tokens>`."""
+
+    start: int
+    end: int
+    first: int
+    stop: int
+    numeric: bool
+
+
+def claim_spans(
+    reply: str, *, review_run_id: str | None = None, turn_id: str | None = None
+) -> tuple[Layout, Iterator[ClaimSpan]]:
+    """The layout of ``reply`` and its claims as offsets, one at a time (arguments checked first)."""
     _check_id(review_run_id, "reviewRunId")
     _check_id(turn_id, "turnId")
     layout = analyze(_check_text(reply, "reply"))
-    claims: list[ExtractedClaim] = []
-    for s, cites in _with_tokens(layout):
-        if cites:
-            claims.append(
-                ExtractedClaim(
-                    text=s.text,
-                    citations=[_citation(m) for m in cites],
-                    sentence_start=s.start,
-                    sentence_end=s.end,
-                    review_run_id=review_run_id,
-                    turn_id=turn_id,
-                    numeric=is_numeric_span(layout, s.start, s.end, s.role),
-                )
-            )
-    return claims
+    spans = (
+        ClaimSpan(s.start, s.end, i, j, is_numeric_span(layout, s.start, s.end, s.role))
+        for s, i, j in _with_tokens(layout)
+        if j > i
+    )
+    return layout, spans
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,10 +211,10 @@ def numeric_claims(text: str) -> list[NumericClaim]:
             text=s.text,
             sentence_start=s.start,
             sentence_end=s.end,
-            citations=[_citation(m) for m in cites],
+            citations=_citations(layout, i, j),
             literature=literature_markers(layout, s.start, s.end),
         )
-        for s, cites in _with_tokens(layout)
+        for s, i, j in _with_tokens(layout)
         if is_numeric_span(layout, s.start, s.end, s.role)
     ]
 
@@ -185,26 +222,35 @@ def numeric_claims(text: str) -> list[NumericClaim]:
 def is_numeric(sentence: str) -> bool:
     """Whether ``sentence`` states a number (the rule in :mod:`reviewtrail.evidence._numeric`)."""
     layout = analyze(_check_text(sentence, "sentence"))
-    return any(is_numeric_span(layout, s.start, s.end, s.role) for s in split(layout))
+    return any(is_numeric_span(layout, s.start, s.end, s.role) for s in iter_sentences(layout))
 
 
-def _tokens(layout: Layout) -> list[re.Match[str]]:
-    return sorted(layout.citations + layout.chips, key=lambda m: m.start())
+def _citations(layout: Layout, first: int, stop: int) -> list[Citation]:
+    """Tokens ``first`` to ``stop`` (exclusive) of ``layout`` as citations."""
+    tokens = layout.tokens
+    return [citation_at(layout.text, tokens[2 * k], tokens[2 * k + 1]) for k in range(first, stop)]
 
 
-def _with_tokens(layout: Layout) -> list[tuple[Sentence, list[re.Match[str]]]]:
-    """Each sentence with the citations and chips inside it (every token outside code lies in one)."""
-    tokens = _tokens(layout)
-    out, i = [], 0
-    for s in split(layout):
-        while i < len(tokens) and tokens[i].start() < s.start:
+def _with_tokens(layout: Layout) -> Iterator[tuple[Sentence, int, int]]:
+    """Each sentence with the range of citations and chips inside it (every token outside code lies in one)."""
+    tokens, n = layout.tokens, len(layout.tokens) // 2
+    i = 0
+    for s in iter_sentences(layout):
+        while i < n and tokens[2 * i] < s.start:
             i += 1  # none by construction
         j = i
-        while j < len(tokens) and tokens[j].end() <= s.end:
+        while j < n and tokens[2 * j + 1] <= s.end:
             j += 1
-        out.append((s, tokens[i:j]))
+        yield s, i, j
         i = j
-    return out
+
+
+def citation_at(text: str, start: int, end: int) -> Citation:
+    """The citation or chip that :func:`citation_tokens` found at ``text[start:end]``, read again."""
+    m = CHIP.fullmatch(text, start, end) or CITATION.fullmatch(text, start, end)
+    if m is None:
+        raise ValueError(f"no citation at {start}:{end}")
+    return _citation(m)
 
 
 def _citation(m: re.Match[str]) -> Citation:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,11 +11,11 @@ from pydantic import TypeAdapter, ValidationError
 from reviewtrail.canonical import canonical_sha256
 from reviewtrail.errors import InvalidInputError, NotFoundError
 from reviewtrail.evidence._aliases import alias_map_record, chip_citation
-from reviewtrail.evidence._claims import extract_claims
+from reviewtrail.evidence._claim_list import ClaimList, Outcome
+from reviewtrail.evidence._claims import citation_at, claim_spans
 from reviewtrail.evidence._records import (
     AliasMap,
     Claim,
-    ClaimCitation,
     EvidenceItem,
     EvidenceLink,
     EvidenceOrigin,
@@ -44,6 +44,7 @@ __all__ = [
 
 _ORIGIN = TypeAdapter(EvidenceOrigin)
 _PAPER_TYPES = ("doi", "arxiv", "pmid", "pmc", "paper", "isbn")
+_KNOWN_CITATIONS = 4096  # citations whose resolution one record_claims call remembers (one query each)
 
 
 def parse_origin(doc: dict[str, Any]) -> Any:
@@ -161,17 +162,41 @@ def resolve_citation(store: Store, type_: str, id_: str) -> str | None:
 
 @dataclass(frozen=True)
 class RecordedClaims:
-    claims: list[Claim]
+    claims: Sequence[Claim]  # a ClaimList from record_claims: each Claim built when read
     envelopes: list[Envelope]  # one per claim, then the alias map's when one was given
     alias_map: AliasMap | None = None
 
     @property
     def unresolved(self) -> list[tuple[str, str]]:
         """(claim id, raw citation) for every citation that resolves to nothing recorded."""
+        if isinstance(self.claims, ClaimList):
+            return self.claims.unresolved()
         return [(c.claim_id, cit.raw) for c in self.claims for cit in c.citations if not cit.resolved]
 
-    def to_json(self) -> dict[str, Any]:
+    def summaries(self) -> Iterator[tuple[str, str, Iterator[tuple[str, bool]]]]:
+        """Per claim: its id, its text and its citations as (raw, resolved); from a ClaimList without
+        building each Claim (a claim with a hundred thousand citations would hold as many models)."""
+        if isinstance(self.claims, ClaimList):
+            return self.claims.summaries()
+        return ((c.claim_id, c.text, ((x.raw, x.resolved) for x in c.citations)) for c in self.claims)
+
+    @property
+    def unresolved_count(self) -> int:
+        """How many citations resolve to nothing recorded (``len(unresolved)``, without the list)."""
+        if isinstance(self.claims, ClaimList):
+            return self.claims.unresolved_count()
+        return len(self.unresolved)
+
+    def to_json(self, *, stream: bool = False) -> dict[str, Any]:
+        """The result as JSON; with ``stream``, its lists make their items while ``json.JSONEncoder``
+        with an indent writes them (the same text, a claim at a time; for ``claims extract --json``)."""
         ids: list[str | None] = [e.id for e in self.envelopes[: len(self.claims)]] or [None] * len(self.claims)
+        if stream and isinstance(self.claims, ClaimList):
+            return {
+                "claims": self.claims.json_claims(ids),
+                "unresolved": self.claims.json_unresolved(),
+                "aliasMap": None if self.alias_map is None else self.alias_map.model_dump(mode="json", by_alias=True),
+            }
         return {
             "claims": [
                 {**c.model_dump(mode="json", by_alias=True), "recordId": record_id}
@@ -199,41 +224,42 @@ def record_claims(
     is recorded in the same batch, for this reply's content and for ``artifact`` (a
     :class:`~reviewtrail.provenance.VersionInfo`) when given.
     """
-    extracted = extract_claims(reply, review_run_id=review_run_id, turn_id=turn_id)
+    layout, spans = claim_spans(reply, review_run_id=review_run_id, turn_id=turn_id)
+    first = next(spans, None)
     with_map = aliases is not None or artifact is not None
     alias_map = None
     if with_map:  # checked before anything is stored
         alias_map = alias_map_record(aliases or {}, turn_id=turn_id, review_run_id=review_run_id, artifact=artifact)
     source = None
-    if not dry_run and (extracted or with_map):
+    if not dry_run and (first is not None or with_map):
         source = store.cas.put(reply.encode("utf-8"), pool="agent-state", media_type="text/markdown").to_json()
         if with_map:
             alias_map = alias_map_record(
                 aliases or {}, turn_id=turn_id, review_run_id=review_run_id, source=source, artifact=artifact
             )
     mapping = alias_map.aliases if alias_map is not None else {}
-    claims = []
-    for x in extracted:
-        citations = []
-        for c in x.citations:
+    tokens = layout.tokens
+    claims = ClaimList(reply, tokens, review_run_id=review_run_id, turn_id=turn_id, source=source)
+    known: dict[str, Outcome] = {}  # what each citation (as written) resolved to, bounded
+
+    def outcome(k: int) -> Outcome:
+        start, end = tokens[2 * k], tokens[2 * k + 1]
+        raw = reply[start:end]  # what a citation resolves to depends on its text alone
+        if raw not in known:
+            if len(known) >= _KNOWN_CITATIONS:
+                known.clear()
+            c = citation_at(reply, start, end)
             if c.alias is not None:
-                citations.append(chip_citation(store, c, [mapping[c.alias]] if c.alias in mapping else []))
-                continue
-            target = resolve_citation(store, c.type, c.id)
-            citations.append(ClaimCitation(type=c.type, id=c.id, raw=c.raw, resolved=target is not None, target=target))
-        claims.append(
-            Claim(
-                claim_id=new_id(),
-                text=x.text,
-                citations=citations,
-                review_run_id=review_run_id,
-                turn_id=turn_id,
-                numeric=x.numeric,
-                source=source,
-                sentence_start=x.sentence_start,
-                sentence_end=x.sentence_end,
-            )
-        )
+                chip = chip_citation(store, c, [mapping[c.alias]] if c.alias in mapping else [])
+                known[raw] = (chip.resolved, chip.target, chip.evidence_id)
+            else:
+                target = resolve_citation(store, c.type, c.id)
+                known[raw] = (target is not None, target, None)
+        return known[raw]
+
+    while first is not None:
+        claims.add(new_id(), first, (outcome(k) for k in range(first.first, first.stop)))
+        first = next(spans, None)
     if dry_run or (not claims and alias_map is None):
         return RecordedClaims(claims, [], alias_map)
     records = [new_record(c, actor=actor, privacy="private", subject=f"claim:{c.claim_id}") for c in claims]

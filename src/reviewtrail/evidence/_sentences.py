@@ -65,8 +65,10 @@ one; fullwidth ``．`` and ``【】`` brackets are ordinary characters.
 from __future__ import annotations
 
 import re
+from array import array
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 from reviewtrail.evidence._blocks import Block, Role, scan_blocks
 
@@ -82,6 +84,7 @@ __all__ = [
     "Role",
     "Sentence",
     "analyze",
+    "iter_sentences",
     "split",
 ]
 
@@ -150,8 +153,7 @@ class Layout:
     text: str
     kinds: bytearray  # 0 prose, CODE, CITE or URL, per character
     blocks: list[Block]  # each prose block's content, in order
-    citations: list[re.Match[str]]  # CITATION matches outside code, in order
-    chips: list[re.Match[str]] = field(default_factory=list)  # CHIP matches outside code, in order
+    tokens: array[int]  # start, end of each CITATION and CHIP match outside code, in order: flat pairs
 
 
 def analyze(text: str) -> Layout:
@@ -161,27 +163,55 @@ def analyze(text: str) -> Layout:
         kinds[s:e] = bytes((CODE,)) * (e - s)
     for s, e, _, _ in blocks:
         _mark_inline_code(text, kinds, s, e)
-    citations = [m for m in CITATION.finditer(text) if not kinds[m.start()]]
-    chips = [m for m in CHIP.finditer(text) if not kinds[m.start()]]
-    for m in citations + chips:
-        kinds[m.start() : m.end()] = bytes((CITE,)) * (m.end() - m.start())
+    tokens = _merge(_outside_code(CITATION, text, kinds), _outside_code(CHIP, text, kinds))
+    for k in range(0, len(tokens), 2):
+        s, e = tokens[k], tokens[k + 1]
+        kinds[s:e] = bytes((CITE,)) * (e - s)
     for m in _URL.finditer(text):
         s, e = m.start(), m.end()
         while e > s and text[e - 1] in _URL_TAIL:
             e -= 1
         if not kinds[s]:
             kinds[s:e] = bytes((URL,)) * (e - s)
-    return Layout(text, kinds, blocks, citations, chips)
+    return Layout(text, kinds, blocks, tokens)
+
+
+def _outside_code(pattern: re.Pattern[str], text: str, kinds: bytearray) -> array[int]:
+    out = array("q")
+    for m in pattern.finditer(text):
+        if not kinds[m.start()]:
+            out.extend(m.span())
+    return out
+
+
+def _merge(a: array[int], b: array[int]) -> array[int]:
+    """Two ordered arrays of (start, end) pairs as one (citations and chips never overlap)."""
+    out = array("q")
+    i = j = 0
+    while i < len(a) and j < len(b):
+        if a[i] < b[j]:
+            out.extend(a[i : i + 2])
+            i += 2
+        else:
+            out.extend(b[j : j + 2])
+            j += 2
+    out.extend(a[i:])
+    out.extend(b[j:])
+    return out
 
 
 def split(layout: Layout) -> list[Sentence]:
+    return list(iter_sentences(layout))
+
+
+def iter_sentences(layout: Layout) -> Iterator[Sentence]:
+    """The sentences of ``layout.text`` in order, one at a time (no list of every sentence is held)."""
     text, kinds = layout.text, layout.kinds
-    out: list[Sentence] = []
     for start, end, atomic, role in layout.blocks:
         if role in ("row", "header-row"):
             cell_role: Role = "header" if role == "header-row" else "cell"
             for s, e in _cells(text, kinds, start, end):
-                _emit(text, s, e, out, cell_role)
+                yield from _emit(text, s, e, cell_role)
             continue
         seg = start
         for m in () if atomic else _TERM.finditer(text, start, end):
@@ -189,23 +219,23 @@ def split(layout: Layout) -> list[Sentence]:
                 continue
             cut = _boundary(text, m, end)
             if cut is not None:
-                _emit(text, seg, cut, out, role)  # type: ignore[arg-type]  # a block role is a Role here
+                yield from _emit(text, seg, cut, role)  # type: ignore[arg-type]  # a block role is a Role here
                 seg = cut
-        _emit(text, seg, end, out, role)  # type: ignore[arg-type]
-    return out
+        yield from _emit(text, seg, end, role)  # type: ignore[arg-type]
 
 
-def _cells(text: str, kinds: bytearray, start: int, end: int) -> list[tuple[int, int]]:
+def _cells(text: str, kinds: bytearray, start: int, end: int) -> Iterator[tuple[int, int]]:
     """The cells of a table row: ranges between ``|`` that are not escaped, in code or in a citation."""
-    out, seg = [], start
-    for i in range(start, end):
-        if text[i] == "|" and not kinds[i] and (i == start or text[i - 1] != "\\"):
+    seg = start
+    i = text.find("|", start, end)
+    while i >= 0:
+        if not kinds[i] and (i == start or text[i - 1] != "\\"):
             if i > seg:
-                out.append((seg, i))
+                yield seg, i
             seg = i + 1
+        i = text.find("|", i + 1, end)
     if seg < end:
-        out.append((seg, end))
-    return out
+        yield seg, end
 
 
 def _mark_inline_code(text: str, kinds: bytearray, start: int, end: int) -> None:
@@ -287,7 +317,7 @@ def _is_cjk(c: str) -> bool:
     return 0x3040 <= o <= 0x9FFF or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF or 0x20000 <= o <= 0x2FA1F
 
 
-def _emit(text: str, s: int, e: int, out: list[Sentence], role: Role = "prose") -> None:
+def _emit(text: str, s: int, e: int, role: Role = "prose") -> Iterator[Sentence]:
     first = _NONSPACE.search(text, s, e)
     if first is None:
         return
@@ -295,4 +325,4 @@ def _emit(text: str, s: int, e: int, out: list[Sentence], role: Role = "prose") 
     while text[e - 1].isspace():
         e -= 1
     if _WORD.search(text, s, e) is not None:
-        out.append(Sentence(text[s:e], s, e, role))
+        yield Sentence(text[s:e], s, e, role)

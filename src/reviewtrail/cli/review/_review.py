@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, read_text_file, table
+from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, print_json_stream, read_text_file, table
 
 __all__ = ["claims_app", "evidence_app", "review_app"]
 
@@ -87,12 +88,15 @@ def claims_extract(
             dry_run=dry_run,
         )
     if as_json:
-        print_json(result.to_json())
+        print_json_stream(result.to_json(stream=True))
         return
-    for claim in result.claims:
-        marks = " ".join(f"{c.raw}{'' if c.resolved else ' (UNRESOLVED)'}" for c in claim.citations)
-        print(f"{claim.claim_id}  {claim.text[:100]}  {marks}")
-    print(f"{len(result.claims)} claim(s); {len(result.unresolved)} unresolved citation(s)")
+    out = sys.stdout
+    for claim_id, text, citations in result.summaries():  # a line per claim, written mark by mark
+        out.write(f"{claim_id}  {text[:100]}  ")
+        for n, (raw, resolved) in enumerate(citations):
+            out.write(f"{' ' if n else ''}{raw}{'' if resolved else ' (UNRESOLVED)'}")
+        out.write("\n")
+    print(f"{len(result.claims)} claim(s); {result.unresolved_count} unresolved citation(s)")
 
 
 @claims_app.command("ls")
