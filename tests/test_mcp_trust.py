@@ -270,6 +270,11 @@ def test_a_read_only_server_opens_the_store_read_only(mcp: InProcess) -> None:
         add_prompt(built.toolbox.store, text="written through a read-only server")
     with open_store(mcp.settings) as store:
         assert store.ledger.head() == mcp.store.ledger.head()
+    before = head_seq(mcp.store)
+    with serving(mcp.settings, ServerOptions(project_dir=project(mcp), allow_writes=True)) as built:
+        add_prompt(built.toolbox.store, text="written through a server that allows writes")
+    with open_store(mcp.settings) as store:
+        assert head_seq(store) > before
 
 
 # --- messages ----------------------------------------------------------------------------------
@@ -388,6 +393,9 @@ def test_the_secrets_of_a_server_are_its_store_ledger_cas_key_and_user_configura
     assert rule.resolve("keys/other.pem", field="f") == (root / "keys" / "other.pem").resolve()
     s3 = Settings(store=root / "store", database_url="memory:", cas_url="s3://bucket/prefix")
     assert server_paths(s3, ServerOptions(project_dir=root)).resolve("s3:", field="f") == (root / "s3:").resolve()
+    monkeypatch.delenv("XDG_CONFIG_HOME")
+    monkeypatch.delenv("HOME", raising=False)  # no user configuration at all
+    assert server_paths(s3, ServerOptions(project_dir=root)).resolve("conf/x", field="f") == (root / "conf/x").resolve()
 
 
 def test_the_gate_names_the_tool_and_the_option_that_allows_it(mcp: InProcess) -> None:
