@@ -427,3 +427,29 @@ def test_each_tool_is_described_by_its_docstring_and_annotated_by_what_it_does(m
         assert hints.destructive_hint is False
         assert hints.idempotent_hint is (tool.name in idempotent), tool.name
         assert hints.open_world_hint is (tool.name == "run_code"), tool.name
+
+
+# --- writer trust ------------------------------------------------------------------------------
+def test_over_mcp_no_tool_serves_or_appends_what_verify_rejects(tmp_path: Path) -> None:
+    """A store whose writers must sign: a decision forged at the tail (no signature) is refused by
+    the queue and by a decision on its item, by name as verify names it; an agent whose server
+    signs with a key the store never declared appends nothing."""
+    from support.signed import decision, forge_tail, make_keys, signed_store
+
+    shop = signed_store(tmp_path)
+    forged = forge_tail(shop, decision(shop.items[1]))
+    with shop.open(shop.key) as store:
+        served = InProcess(store, shop.settings(shop.key))
+        before = head_seq(store)
+        queue = error_of(served.call("review_queue", {}, writes=False))
+        decided = error_of(served.call("review_decide", {"item": shop.items[1].item_id, "disposition": "tie"}))
+        assert head_seq(store) == before
+    for refused in (queue, decided):
+        assert refused["exitCode"] == 4 and f"ledger seq {forged.seq}" in refused["message"], refused
+    stranger = make_keys(tmp_path / "keys", "stranger")
+    with shop.open(stranger) as store:
+        served = InProcess(store, shop.settings(stranger))
+        before = head_seq(store)
+        appended = error_of(served.call("save_trace", {**CALL, "prompt": "p"}))
+        assert head_seq(store) == before
+    assert appended["exitCode"] == 4 and stranger.key_id in appended["message"], appended
