@@ -234,3 +234,18 @@ def test_every_secret_file_is_known_by_its_inode_whatever_its_place_in_the_list(
     os.link(tree["key"], tree["project"] / "copy.pem")
     with pytest.raises(InvalidInputError, match="not a path this server may use"):
         rule.read("copy.pem", "key", field="f")
+
+
+def test_a_file_with_another_hard_link_is_refused(tree: dict[str, Path]) -> None:
+    """A link into a secret folder (the user's configuration, the store) is found by no list of
+    inodes, so no file with more than one link is read."""
+    rule = rule_of(tree)
+    os.link(tree["project"] / "src" / "a.py", tree["project"] / "b.py")
+    with pytest.raises(InvalidInputError) as caught:
+        rule.read("b.py", "code", field="file")
+    assert str(caught.value) == "file: b.py has 2 hard links; a file this server reads must have one"
+    with pytest.raises(InvalidInputError, match="2 hard links"), rule.opened("src/a.py", field="f"):
+        pass
+    (tree["project"] / "b.py").unlink()
+    with rule.opened("src/a.py", field="f") as opened:
+        assert opened.read_bytes() == b"print('a')\n" and str(opened).startswith("/proc/self/fd/")

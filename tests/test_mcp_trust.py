@@ -146,6 +146,8 @@ def test_the_queue_withholds_a_private_prompt_with_a_count_and_the_reason(mcp: I
     assert "private" in card["withheld"]
     [public_card] = [c for c in served["cards"] if c["itemId"] != private_item]
     assert public_card["prompt"] == "Public question." and "withheld" not in public_card
+    decided = ok(mcp.call("review_decide", {"item": private_item, "disposition": "tie"}))
+    assert SECRET not in json.dumps(decided) and decided["promptLabel"] is None and "private" in decided["withheld"]
     mcp.more = {"serve_private": True}
     opened = ok(mcp.call("review_queue", {}, writes=False))
     assert SECRET in json.dumps(opened) and opened["withheld"]["count"] == 0
@@ -233,7 +235,16 @@ def test_a_call_waits_at_most_its_limit_for_another(mcp: InProcess) -> None:
             async with Client(built.server) as client:
                 return await client.call_tool("review_queue", {})
 
+        async def read() -> str:
+            async with Client(built.server) as client:
+                try:
+                    await client.read_resource("reviewtrail://review-queue")
+                except Exception as exc:  # the SDK raises the resource error it was answered with
+                    return str(exc)
+                return "served"
+
         result = run(call)
+        resource = run(read)
     finally:
         release.set()
         thread.join()
@@ -244,6 +255,7 @@ def test_a_call_waits_at_most_its_limit_for_another(mcp: InProcess) -> None:
         "store: another call has held the store for 0.2 s; review_queue was not started (nothing was read or "
         "written): call it again"
     )
+    assert "another call has held the store for 0.2 s" in resource and "exit code 5" in resource
 
 
 def test_verify_reads_read_data_and_a_read_only_server_writes_no_status_file(mcp: InProcess) -> None:
@@ -311,15 +323,22 @@ def test_over_stdio_every_malformed_request_gets_an_error_and_the_server_goes_on
         send(call.replace("ID", "2").replace("ARGS", '{"campaign":"\\ud800"}').encode())
         send(call.replace("ID", "3").replace("ARGS", '{"campaign":"').encode() + b'\xff"}}}')
         send(b"x" * (MESSAGE_MAX + 10))  # no id to answer: refused on stderr
+        send(b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"a":' + b"x" * (MESSAGE_MAX + 10))
+        send(b'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"a":' + b"[" * 5000 + b"]" * 5000 + b"}}")
+        send(b'{"jsonrpc":"2.0","id":7,"method":')  # cut short
+        send(b'\xef\xbb\xbf{"jsonrpc":"2.0","id":8,"method":"ping"}')  # a byte order mark first
         send(call.replace("ID", "4").replace("ARGS", "{}").encode())
-        answers = [json.loads(proc.stdout.readline()) for _ in range(3)]
+        answers = [json.loads(proc.stdout.readline()) for _ in range(7)]
     finally:
         proc.stdin.close()
         proc.wait(30)
-    assert [a["id"] for a in answers] == [2, 3, 4]
+    assert [a["id"] for a in answers] == [2, 3, 5, 6, 7, 8, 4]
     assert answers[0]["error"]["code"] == -32602 and "surrogate" in answers[0]["error"]["message"]
     assert answers[1]["error"]["code"] == -32700 and "UTF-8" in answers[1]["error"]["message"]
-    assert answers[2]["result"]["structuredContent"]["cards"] == []
+    assert answers[2]["error"]["code"] == -32700 and "larger than 16,777,216 bytes" in answers[2]["error"]["message"]
+    assert answers[3]["error"]["code"] == -32700 and answers[4]["error"]["code"] == -32700
+    assert answers[5]["result"] == {}
+    assert answers[6]["result"]["structuredContent"]["cards"] == []
 
 
 # --- bounded results ---------------------------------------------------------------------------
@@ -453,3 +472,35 @@ def test_over_mcp_no_tool_serves_or_appends_what_verify_rejects(tmp_path: Path) 
         appended = error_of(served.call("save_trace", {**CALL, "prompt": "p"}))
         assert head_seq(store) == before
     assert appended["exitCode"] == 4 and stranger.key_id in appended["message"], appended
+
+
+def test_verify_reads_a_checkpoint_of_the_project_through_the_descriptor_it_checked(mcp: InProcess) -> None:
+    root = project(mcp)
+    ok(mcp.call("save_trace", {**CALL, "prompt": "Review it."}))
+    made = subprocess.run(
+        [*CLI, "ledger", "checkpoint", "--out", "cp.json"],
+        cwd=root,
+        env=env_for(root),
+        capture_output=True,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    whole = ok(mcp.call("verify", {"checkpoints": ["cp.json"]}, writes=False))
+    since = ok(mcp.call("verify", {"since": "cp.json"}, writes=False))
+    assert whole["ok"] and since["ok"] and since["since"] is not None
+    (root / "cp-link.json").hardlink_to(root / "cp.json")
+    refused = error_of(mcp.call("verify", {"since": "cp.json"}, writes=False))
+    assert (refused["field"], refused["exitCode"]) == ("since", 2) and "hard links" in refused["message"]
+
+
+def test_save_trace_never_writes_through_a_link_out_of_the_project(mcp: InProcess, outside: Path) -> None:
+    root = project(mcp)
+    (root / ".aris").symlink_to(mcp.settings.store, target_is_directory=True)  # into the store
+    before = sorted(p.name for p in mcp.settings.store.iterdir())
+    refused_path(mcp.call("save_trace", {**CALL, "prompt": "p"}), "project_dir")
+    assert sorted(p.name for p in mcp.settings.store.iterdir()) == before
+    (root / ".aris").unlink()
+    (root / ".aris").mkdir()
+    (root / ".aris" / "traces").symlink_to(outside.parent, target_is_directory=True)
+    refused_path(mcp.call("save_trace", {**CALL, "prompt": "p"}), "project_dir")
+    assert sorted(p.name for p in outside.parent.iterdir()) == ["shadow"]

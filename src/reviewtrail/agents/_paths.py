@@ -11,9 +11,11 @@ Every tool argument that names a file or folder on the server's machine goes thr
   are, the writer's signing key, the user's configuration folder, and the files the command line
   adds (the review capability file and nonce book). A secret is matched by its real path and, for
   files, by device and inode too, so a hard link to it is refused as well.
-- A file the tool reads whole is opened first and then checked by what the open descriptor is
+- A file a tool reads is opened first and then checked by what the open descriptor is
   (``/proc/self/fd``), so a folder swapped for a symlink between the check and the read cannot
-  redirect it; it is read from that descriptor, at most its kind's size (:mod:`reviewtrail.inputs`).
+  redirect it; it is read from that descriptor (at most its kind's size, :mod:`reviewtrail.inputs`),
+  or handed to the reader as that descriptor's path. A file with more than one hard link is
+  refused: it could be a link to a file inside a secret folder, which no list of inodes covers.
 
 A refusal is invalid input naming the argument (exit 2). Its message names the path as the agent
 gave it and never says whether anything exists outside the roots, and no refusal carries a byte of
@@ -22,9 +24,10 @@ any file.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,14 +103,18 @@ class PathRule:
             if not self.roots:
                 raise self._refusal(given, field)
             path = self.roots[0] / path
-        real = _real(path)
+        try:
+            real = _real(path)
+        except (OSError, ValueError):  # a link changed as it was followed, a name too long...
+            raise self._refusal(given, field) from None
         if not self._allowed(real):
             raise self._refusal(given, field)
         return real
 
-    def read(self, given: str | Path, kind: InputKind, *, field: str) -> bytes:
-        """The bytes of the regular file ``given``, at most its kind's size (README, "Input
-        files"), if the rule allows the file that was actually opened."""
+    def _open(self, given: str | Path, field: str) -> int:
+        """A descriptor of the regular file ``given``, checked by what was opened: its real path
+        allowed, not a secret's inode, and not a file with another hard link (which could be a
+        link to a secret inside a secret folder, where no inode list reaches)."""
         real = self.resolve(given, field=field)
         try:
             fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
@@ -116,17 +123,43 @@ class PathRule:
         except OSError as exc:
             raise InvalidInputError(f"cannot read {given}: {exc.strerror or exc}", field=field) from None
         try:
+            found = os.fstat(fd)
+            opened = _real(Path(os.readlink(f"/proc/self/fd/{fd}")))
+            if (found.st_dev, found.st_ino) in self.secret_ids or not self._allowed(opened):
+                raise self._refusal(given, field)
+            if not stat.S_ISREG(found.st_mode):
+                raise InvalidInputError(f"{given} is not a regular file", field=field)
+            if found.st_nlink > 1:
+                raise InvalidInputError(
+                    f"{given} has {found.st_nlink} hard links; a file this server reads must have one", field=field
+                )
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def read(self, given: str | Path, kind: InputKind, *, field: str) -> bytes:
+        """The bytes of the regular file ``given``, at most its kind's size (README, "Input
+        files"), if the rule allows the file that was actually opened (:meth:`_open`)."""
+        fd = self._open(given, field)
+        try:
             return self._read_open(fd, given, kind, field)
+        finally:
+            os.close(fd)
+
+    @contextlib.contextmanager
+    def opened(self, given: str | Path, *, field: str) -> Iterator[Path]:
+        """The file ``given``, checked once opened (:meth:`_open`), as a path to that open
+        descriptor (``/proc/self/fd/N``): a reader given it reads the file that was checked, even
+        if a folder on the way is swapped meanwhile."""
+        fd = self._open(given, field)
+        try:
+            yield Path(f"/proc/self/fd/{fd}")
         finally:
             os.close(fd)
 
     def _read_open(self, fd: int, given: str | Path, kind: InputKind, field: str) -> bytes:
         found = os.fstat(fd)
-        opened = _real(Path(os.readlink(f"/proc/self/fd/{fd}")))
-        if (found.st_dev, found.st_ino) in self.secret_ids or not self._allowed(opened):
-            raise self._refusal(given, field)
-        if not stat.S_ISREG(found.st_mode):
-            raise InvalidInputError(f"{given} is not a regular file", field=field)
         most = INPUT_LIMITS[kind]
         message = f"{given} is larger than {most:,} bytes, the most a {kind} file may hold"
         too_large = InvalidInputError(message, field=field)

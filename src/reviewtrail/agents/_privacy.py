@@ -4,7 +4,8 @@ By default a server serves only what the privacy join says is ``public-source``.
 join (prompt, item, and each candidate's run and output, reclassifications applied) is private or
 sensitive keeps its item id, campaign, scenario family, criterion and validity, so the agent can
 see that it exists and why it is not shown, but its prompt, evidence and responses are withheld
-(null), with the reason on the card and a count beside the cards. A server started with
+(null), with the reason on the card and a count beside the cards; a recorded decision's prompt
+label is withheld the same way. A server started with
 ``--serve-private`` serves them (docs/agents/claude-code.md, "Privacy").
 """
 
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from reviewtrail.human_review import QueueCard
 
-__all__ = ["served_cards"]
+__all__ = ["served_cards", "served_decision"]
 
 _HOW = "start the server with --serve-private to serve them"
 
@@ -46,3 +47,16 @@ def served_cards(cards: Iterable[QueueCard], *, serve_private: bool) -> dict[str
         else None
     )
     return {"cards": out, "withheld": {"count": count, "reason": reason}}
+
+
+def served_decision(doc: dict[str, Any], *, serve_private: bool) -> dict[str, Any]:
+    """A recorded decision as an agent gets it: its prompt's label (the prompt's first words)
+    withheld, with the reason, when the decision's privacy (never more open than its item's
+    chain) is not ``public-source``."""
+    if serve_private or doc.get("privacy") == "public-source":
+        return doc
+    return {
+        **doc,
+        "promptLabel": None,
+        "withheld": f"the decision's privacy is {doc.get('privacy')}, not public-source: its prompt label is withheld",
+    }

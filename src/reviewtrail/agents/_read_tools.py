@@ -4,6 +4,7 @@ against its chain), exactly as ``reviewtrail provenance --json`` and ``reviewtra
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -72,26 +73,28 @@ def register_read_tools(server: MCPServer[Any], box: Toolbox) -> None:
         from reviewtrail.tracing import existing_project_root
 
         paths = box.paths
+        with contextlib.ExitStack() as held:
 
-        def one(name: str) -> Path | None:
-            given = arguments.pop(name)
-            return paths.resolve(given, field=name) if given is not None else None
+            def one(name: str) -> Path | None:
+                given = arguments.pop(name)
+                return held.enter_context(paths.opened(given, field=name)) if given is not None else None
 
-        def each(name: str) -> tuple[Path, ...]:
-            return tuple(paths.resolve(given, field=name) for given in arguments.pop(name))
+            def each(name: str) -> tuple[Path, ...]:
+                return tuple(held.enter_context(paths.opened(given, field=name)) for given in arguments.pop(name))
 
-        project_dir = one("project_dir")
-        options = AuditOptions(
-            project_dir=existing_project_root(project_dir if project_dir is not None else paths.roots[0]),
-            checkpoints=each("checkpoints"),
-            public_keys=each("public_keys"),
-            trusted_keys=one("trusted_keys"),
-            since=one("since"),
-            keep_status=box.options.allow_writes,  # a read-only server writes nothing, the status file included
-            **arguments,  # repair, read_data
-        )
-        catalog().load_all()  # every package, checked against its declaration, before any table is checked
-        report = audit(box.store, options)
+            given_dir = arguments.pop("project_dir")
+            project_dir = paths.resolve(given_dir, field="project_dir") if given_dir is not None else paths.roots[0]
+            options = AuditOptions(
+                project_dir=existing_project_root(project_dir),
+                checkpoints=each("checkpoints"),
+                public_keys=each("public_keys"),
+                trusted_keys=one("trusted_keys"),
+                since=one("since"),
+                keep_status=box.options.allow_writes,  # a read-only server writes nothing, the status file included
+                **arguments,  # repair, read_data
+            )
+            catalog().load_all()  # every package, checked against its declaration, before any table is checked
+            report = audit(box.store, options)  # the files are read through the descriptors checked
         doc = report.to_json()
         if report.ok:
             return doc

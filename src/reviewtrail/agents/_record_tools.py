@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
@@ -243,6 +244,8 @@ def _trace_paths(box: Toolbox, options: dict[str, Any]) -> dict[str, Any]:
             out[name] = box.paths.resolve(out[name], field=name)
     if out.get("project_dir") is None:
         out["project_dir"] = box.paths.roots[0]
+    for written in (".aris/traces", ".aris/meta"):  # where the save writes: a link there must not lead out
+        box.paths.resolve(Path(out["project_dir"]) / written, field="project_dir")
     return out
 
 

@@ -116,7 +116,7 @@ def _reader(box: Toolbox) -> Callable[[Callable[[], Any]], str]:
 
     def read(fn: Callable[[], Any]) -> str:
         try:
-            with box.lock:
+            with box.held("the resource"):
                 value = fn()
         except ReviewtrailError as exc:
             raise _resource_error(exc) from exc

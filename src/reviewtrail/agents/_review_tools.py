@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
-from reviewtrail.agents._privacy import served_cards
+from reviewtrail.agents._privacy import served_cards, served_decision
 from reviewtrail.agents._signature import fields_of, with_parameters
 from reviewtrail.agents._toolbox import Toolbox
 
@@ -74,7 +74,8 @@ def register_review_tools(server: MCPServer[Any], box: Toolbox) -> None:
             arguments["preferred"] = arguments["preferred"].upper()
         who = check_reviewer_id(given if given is not None and given.strip() else box.options.default_reviewer())
         decision = DecisionInput(**arguments)
-        return decide(box.store, item, decision, submission_id=submission, reviewer=who).to_json()
+        doc = decide(box.store, item, decision, submission_id=submission, reviewer=who).to_json()
+        return served_decision(doc, serve_private=box.options.serve_private)
 
     from reviewtrail.human_review import DecisionInput
 

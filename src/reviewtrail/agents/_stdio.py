@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator
 from typing import IO, Any
@@ -61,18 +62,42 @@ def _request_id(doc: object) -> object:
     return found if isinstance(found, str) or (isinstance(found, int) and not isinstance(found, bool)) else None
 
 
+# The id of a message that cannot be parsed, where it stands before the params (a JSON-RPC
+# request's own members): enough to answer it. A number or a short string, as JSON-RPC allows.
+_ID = re.compile(
+    rb'^\s*\{(?:(?!"params"\s*:).){0,4096}?"id"\s*:\s*(-?\d{1,18}(?![\d.eE])|"(?:[^"\\]|\\.){0,256}")', re.S
+)
+
+
+def _scanned_id(raw: bytes) -> object:
+    found = _ID.match(raw)
+    if found is None:
+        return None
+    try:
+        value = json.loads(found.group(1).decode("utf-8", "replace"))
+    except ValueError:
+        return None
+    return value if isinstance(value, str | int) else None
+
+
+def _parsed(raw: bytes) -> object:
+    try:
+        return json.loads(raw.decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
+        return None
+
+
 def checked_line(raw: bytes) -> str:
     """The line to hand the SDK for the stdin line ``raw``: itself when it parses as a JSON-RPC
-    message, else a request to :data:`REFUSED_METHOD` with its id (or ``""`` when it has none)."""
+    message, else a request to :data:`REFUSED_METHOD` with its id (read from the JSON, or found
+    before its params when it does not parse), or ``""`` when it has none."""
     import mcp_types
 
+    raw = raw.removeprefix(b"\xef\xbb\xbf")  # a byte order mark is not part of the message
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        try:  # its id, if the rest of it is JSON
-            request_id = _request_id(json.loads(raw.decode("utf-8", "replace")))
-        except ValueError:
-            request_id = None
+        request_id = _request_id(_parsed(raw)) or _scanned_id(raw)
         return _refusal(request_id, PARSE_ERROR, f"the message is not UTF-8 text (byte {exc.start})")
     if not text.strip():
         return ""
@@ -81,12 +106,15 @@ def checked_line(raw: bytes) -> str:
         return text
     except ValueError:
         pass
+    doc = _parsed(raw)
+    if doc is None:
+        return _refusal(_scanned_id(raw), PARSE_ERROR, "the message is not JSON (or is nested too deep)")
+    request_id = _request_id(doc) or _scanned_id(raw)
     try:
-        doc = json.loads(text)
-    except ValueError:
-        return _refusal(None, PARSE_ERROR, "a message is not JSON")
-    request_id = _request_id(doc)
-    if _has_lone_surrogate(doc):
+        surrogate = _has_lone_surrogate(doc)
+    except RecursionError:
+        surrogate = False
+    if surrogate:
         return _refusal(
             request_id, INVALID_PARAMS, "the message holds a lone surrogate (\\ud800-\\udfff): text that is not Unicode"
         )
@@ -121,8 +149,11 @@ class BoundedLines:
         if len(raw) > self.most and not raw.endswith(b"\n"):
             while (rest := self.stream.readline(_CHUNK)) and not rest.endswith(b"\n"):
                 pass  # the rest of the line is skipped unread
-            return _refusal(None, PARSE_ERROR, f"a message is larger than {self.most:,} bytes")
-        return checked_line(raw)
+            return _refusal(_scanned_id(raw), PARSE_ERROR, f"the message is larger than {self.most:,} bytes")
+        try:
+            return checked_line(raw)
+        except Exception as exc:  # a message never stops the server: it is refused, with its id if found
+            return _refusal(_scanned_id(raw), PARSE_ERROR, f"the message could not be read ({type(exc).__name__})")
 
 
 @contextlib.contextmanager

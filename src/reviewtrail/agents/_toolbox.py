@@ -12,10 +12,11 @@ holds the others beyond that.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -84,18 +85,25 @@ class Toolbox:
         """``fn(**arguments)``, if allowed, alone on the store; a reviewtrail error as a tool error."""
         try:
             self.check_allowed(name, writes=writes(arguments) if callable(writes) else writes, runs=runs)
-            if not self.lock.acquire(timeout=self.options.call_wait):
-                raise ServerBusyError(
-                    f"another call has held the store for {self.options.call_wait:g} s; {name} was not started "
-                    "(nothing was read or written): call it again",
-                    field="store",
-                )
-            try:
+            with self.held(name):
                 return fn(**arguments)
-            finally:
-                self.lock.release()
         except ReviewtrailError as exc:
             return error_result(exc)
+
+    @contextlib.contextmanager
+    def held(self, name: str) -> Iterator[None]:
+        """The store, alone, for ``name`` (a tool or a resource): waited for at most
+        ``call_wait`` seconds, then refused (exit 5, field ``store``) with nothing done."""
+        if not self.lock.acquire(timeout=self.options.call_wait):
+            raise ServerBusyError(
+                f"another call has held the store for {self.options.call_wait:g} s; {name} was not started "
+                "(nothing was read or written): call it again",
+                field="store",
+            )
+        try:
+            yield
+        finally:
+            self.lock.release()
 
     def tool(
         self, server: MCPServer[Any], *, writes: Writes = False, runs: bool = False, idempotent: bool = False
