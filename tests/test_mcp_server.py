@@ -664,6 +664,7 @@ def test_bad_options_are_refused_before_anything_starts(tmp_path: Path) -> None:
         (["--transport", "sse"], "transport"),
         (["--allow-run"], "allow-run"),
         (["--transport", "http", "--host", "0.0.0.0"], "host"),
+        (["--allow-path", str(tmp_path / "missing")], "allow-path"),
     ]:
         code, out, _ = run_cli("mcp", *args, "--json")
         assert code == 2, args

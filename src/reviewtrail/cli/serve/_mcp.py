@@ -98,9 +98,6 @@ def mcp(
     if transport == "http":
         loopback_address(host)  # refused before anything is loaded or opened
     require_mcp()
-    for folder in allow_path or ():
-        if not folder.is_dir():
-            raise InvalidInputError(f"{folder} is not a folder", field="allow-path")
     options = _options(allow_writes, allow_run, tuple(allow_path or ()), serve_private)
     _serve(transport, host, port, options, as_json)
 
@@ -112,7 +109,12 @@ def _options(allow_writes: bool, allow_run: bool, allowed: tuple[Path, ...], ser
 
     from reviewtrail.agents import ServerOptions
     from reviewtrail.config import reviewer_id_setting
+    from reviewtrail.errors import InvalidInputError
     from reviewtrail.web import CAPABILITY_FILE_ENV, NONCE_FILE_ENV
+
+    for folder in allowed:
+        if not folder.is_dir():
+            raise InvalidInputError(f"{folder} is not a folder", field="allow-path")
 
     secrets = tuple(Path(v) for v in (os.environ.get(CAPABILITY_FILE_ENV), os.environ.get(NONCE_FILE_ENV)) if v)
     return ServerOptions(
