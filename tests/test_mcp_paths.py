@@ -63,9 +63,8 @@ def test_paths_outside_every_root_are_refused(tree: dict[str, Path]) -> None:
     refused(rule, "../outside/c.txt")
     refused(rule, tree["project"].parent)
     refused(rule, str(tree["project"]) + "-sibling/x")  # a name that only starts like a root
-    refused(rule, "")
-    refused(rule, "   ")
-    refused(rule, "a\0b")
+    for blank in ("", "   ", "a\0b"):
+        assert str(refused(rule, blank)) == "f: must be a path"
 
 
 def test_secrets_and_what_lies_inside_them_are_refused(tree: dict[str, Path]) -> None:
@@ -121,13 +120,14 @@ def test_a_read_refuses_what_is_not_a_regular_file_or_is_too_large(tree: dict[st
     rule = rule_of(tree)
     with pytest.raises(InvalidInputError, match="not a regular file"):
         rule.read("src", "code", field="file")
-    with pytest.raises(InvalidInputError, match="does not exist"):
+    with pytest.raises(InvalidInputError) as missing:
         rule.read("src/missing.py", "code", field="file")
+    assert (missing.value.field, str(missing.value)) == ("file", "file: src/missing.py does not exist")
     big = tree["project"] / "big.pem"
     big.write_bytes(b"k" * (INPUT_LIMITS["key"] + 1))
-    with pytest.raises(InvalidInputError, match="larger than 65,536 bytes") as caught:
+    with pytest.raises(InvalidInputError) as caught:
         rule.read(big, "key", field="sign-key")
-    assert caught.value.field == "sign-key"
+    assert str(caught.value) == f"sign-key: {big} is larger than 65,536 bytes, the most a key file may hold"
     exact = tree["project"] / "exact.pem"
     exact.write_bytes(b"k" * INPUT_LIMITS["key"])
     assert len(rule.read(exact, "key", field="sign-key")) == INPUT_LIMITS["key"]
@@ -249,3 +249,17 @@ def test_a_file_with_another_hard_link_is_refused(tree: dict[str, Path]) -> None
     (tree["project"] / "b.py").unlink()
     with rule.opened("src/a.py", field="f") as opened:
         assert opened.read_bytes() == b"print('a')\n" and str(opened).startswith("/proc/self/fd/")
+
+
+def test_a_path_that_cannot_be_followed_is_refused_by_name(
+    tree: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A link removed while it is followed makes realpath fail: a refusal, never a crash."""
+    rule = rule_of(tree)
+
+    def vanished(path: str | Path) -> str:
+        raise FileNotFoundError(2, "No such file or directory", str(path))
+
+    monkeypatch.setattr(os.path, "realpath", vanished)
+    error = refused(rule, "src/a.py", field="since")
+    assert str(error).startswith("since: src/a.py is not a path this server may use")
