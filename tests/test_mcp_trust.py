@@ -7,6 +7,7 @@ malformed messages are answered; a read-only server writes nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -385,36 +386,34 @@ def test_the_secrets_of_a_server_are_its_store_ledger_cas_key_and_user_configura
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from reviewtrail.agents._toolbox import server_paths
+    from reviewtrail.cli.serve._mcp import _options
     from reviewtrail.config import Settings
 
     root = tmp_path / "project"
     for folder in ("store", "objects", "conf/reviewtrail", "db", "keys"):
         (root / folder).mkdir(parents=True)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(root / "conf"))
+    monkeypatch.setenv("REVIEWTRAIL_REVIEW_CAPABILITY_FILE", str(root / "cap.key"))
+    monkeypatch.setenv("REVIEWTRAIL_REVIEW_NONCE_FILE", str(root / "nonces.sqlite"))
     settings = Settings(
         store=root / "store",
         database_url=f"sqlite:///{root / 'db' / 'ledger.sqlite'}",
         cas_url=f"file://{root / 'objects'}",
         signing_key=root / "keys" / "host.pem",
     )
-    rule = server_paths(settings, ServerOptions(project_dir=root, secret_paths=(root / "cap.key",)))
-    for secret in (
-        "store/x",
-        "objects/blobs",
-        "conf/reviewtrail/config.toml",
-        "db/ledger.sqlite",
-        "keys/host.pem",
-        "cap.key",
-    ):
+    options = _options(False, False, (), False)  # as the command line starts it: the edge reads the environment
+    rule = server_paths(settings, dataclasses.replace(options, project_dir=root))
+    secrets = ("store/x", "objects/blobs", "conf/reviewtrail/config.toml", "db/ledger.sqlite", "keys/host.pem")
+    for secret in (*secrets, "cap.key", "nonces.sqlite"):
         with pytest.raises(ReviewtrailError, match="not a path this server may use"):
             rule.resolve(secret, field="f")
     assert rule.resolve("db/other.txt", field="f") == (root / "db" / "other.txt").resolve()
     assert rule.resolve("keys/other.pem", field="f") == (root / "keys" / "other.pem").resolve()
     s3 = Settings(store=root / "store", database_url="memory:", cas_url="s3://bucket/prefix")
     assert server_paths(s3, ServerOptions(project_dir=root)).resolve("s3:", field="f") == (root / "s3:").resolve()
-    monkeypatch.delenv("XDG_CONFIG_HOME")
-    monkeypatch.delenv("HOME", raising=False)  # no user configuration at all
-    assert server_paths(s3, ServerOptions(project_dir=root)).resolve("conf/x", field="f") == (root / "conf/x").resolve()
+    for name in ("XDG_CONFIG_HOME", "HOME", "REVIEWTRAIL_REVIEW_CAPABILITY_FILE", "REVIEWTRAIL_REVIEW_NONCE_FILE"):
+        monkeypatch.delenv(name, raising=False)  # no user configuration at all
+    assert _options(False, False, (), False).secret_paths == ()
 
 
 def test_the_gate_names_the_tool_and_the_option_that_allows_it(mcp: InProcess) -> None:

@@ -332,23 +332,24 @@ def request(nonce: str, created: int = NOW, key_id: str = KEY.key_id) -> SignedR
 
 
 def test_a_nonce_is_claimed_once_also_after_a_restart(tmp_path: Path) -> None:
+    now = int(time.time())  # this test's own clock: NOW was read when the suite was collected, maybe long ago
     path = tmp_path / "nonces.sqlite"
     book = NonceBook(path)
-    book.claim(request("a" * 16), now=NOW)
+    book.claim(request("a" * 16, created=now), now=now)
     with pytest.raises(SignatureRefusedError) as replay:
-        book.claim(request("a" * 16), now=NOW + 1)
+        book.claim(request("a" * 16, created=now), now=now + 1)
     assert (
         replay.value.field == "nonce" and str(replay.value) == "nonce: this nonce was used already: a replayed request"
     )
-    book.claim(request("a" * 16, key_id="review-another"), now=NOW)  # another key's nonces are its own
-    book.claim(request("b" * 16), now=NOW)
+    book.claim(request("a" * 16, created=now, key_id="review-another"), now=now)  # another key's nonces are its own
+    book.claim(request("b" * 16, created=now), now=now)
     assert len(book) == 3
     book.close()
     reopened = NonceBook(path)
     with pytest.raises(SignatureRefusedError, match="replayed"):
-        reopened.claim(request("a" * 16), now=NOW + 2)
+        reopened.claim(request("a" * 16, created=now), now=now + 2)
     assert len(reopened) == 3
-    reopened.claim(request("c" * 16))  # the clock is the system's unless given
+    reopened.claim(request("c" * 16, created=now))  # the clock is the system's unless given
     assert len(reopened) == 4
     reopened.close()
 
@@ -363,10 +364,11 @@ def refusal(book: NonceBook, signed: SignedRequest) -> str | None:
 
 def test_claims_may_come_from_any_thread(tmp_path: Path) -> None:
     """The inspector claims from its thread pool, on a book opened elsewhere."""
+    now = int(time.time())  # this test's own clock: NOW was read when the suite was collected, maybe long ago
     book = NonceBook(tmp_path / "nonces.sqlite")
     with ThreadPoolExecutor(max_workers=2) as pool:
-        list(pool.map(lambda n: book.claim(request(n * 16), now=NOW), "abcdefgh"))
-        replays = list(pool.map(lambda n: refusal(book, request(n * 16)), "ab"))
+        list(pool.map(lambda n: book.claim(request(n * 16, created=now), now=now), "abcdefgh"))
+        replays = list(pool.map(lambda n: refusal(book, request(n * 16, created=now)), "ab"))
     assert len(book) == 8 and replays == ["nonce", "nonce"]
     book.close()
 

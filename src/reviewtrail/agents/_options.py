@@ -23,8 +23,9 @@ class ServerOptions:
     ``default_reviewer``: the reviewer id a decision records when the call gives none (the
     command line passes the settings' lookup, read when a decision needs it). ``allowed_paths``:
     folders besides the project folder that a path argument may name (``--allow-path``; see
-    :mod:`._paths`). ``secret_paths``: files no path argument may name, besides the store's own
-    (the command line adds the review capability file and nonce book). ``serve_private``: serve
+    :mod:`._paths`). ``secret_paths``: files and folders no path argument may name, besides the store's own
+    (the command line adds the user's configuration folder, the review capability file and the
+    nonce book). ``serve_private``: serve
     prompts and responses whose privacy join is not ``public-source`` (``--serve-private``; off:
     they are withheld, with a count and the reason). ``call_wait``: the most seconds a call waits
     for the call before it to release the store; then it is refused (exit 5), nothing done."""

@@ -159,23 +159,21 @@ def refuse_unknown_arguments(server: MCPServer[Any], name: str) -> None:
 
 def server_paths(settings: Settings, options: ServerOptions) -> PathRule:
     """The path rule of a server (:mod:`._paths`): its project folder and ``--allow-path`` folders
-    as roots; the store's folder, ledger file, CAS folder, signing key, the user's configuration
-    folder and the command line's secret files as secrets."""
-    import os
+    as roots; the store's folder, ledger file, CAS folder and signing key, and the secret files and
+    folders the command line adds (the user's configuration folder, the capability file and the
+    nonce book, read from the environment at the edge), as secrets."""
     from pathlib import Path
 
-    from reviewtrail.config import sqlite_path, user_config_file
+    from reviewtrail.config import sqlite_path
     from reviewtrail.tracing import project_root
 
     project = project_root(options.project_dir)
-    user_config = user_config_file(os.environ)
     cas = settings.cas_url
     secrets = [
         settings.store,
         sqlite_path(settings.database_url),
         Path(cas[len("file://") :]) if cas is not None and cas.startswith("file://") else None,
         settings.signing_key,
-        user_config.parent if user_config is not None else None,
         *options.secret_paths,
     ]
     return PathRule.build([project, *options.allowed_paths], secrets)

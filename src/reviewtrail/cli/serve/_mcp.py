@@ -103,12 +103,12 @@ def mcp(
 
 
 def _options(allow_writes: bool, allow_run: bool, allowed: tuple[Path, ...], serve_private: bool) -> ServerOptions:
-    """The server's options; its secret files besides the store's: the review capability file and
-    nonce book that ``reviewtrail serve`` is configured with."""
+    """The server's options; its secrets besides the store's: the user's configuration folder, and
+    the review capability file and nonce book that ``reviewtrail serve`` is configured with."""
     import os
 
     from reviewtrail.agents import ServerOptions
-    from reviewtrail.config import reviewer_id_setting
+    from reviewtrail.config import reviewer_id_setting, user_config_file
     from reviewtrail.errors import InvalidInputError
     from reviewtrail.web import CAPABILITY_FILE_ENV, NONCE_FILE_ENV
 
@@ -116,7 +116,9 @@ def _options(allow_writes: bool, allow_run: bool, allowed: tuple[Path, ...], ser
         if not folder.is_dir():
             raise InvalidInputError(f"{folder} is not a folder", field="allow-path")
 
-    secrets = tuple(Path(v) for v in (os.environ.get(CAPABILITY_FILE_ENV), os.environ.get(NONCE_FILE_ENV)) if v)
+    config = user_config_file(os.environ)
+    files = (os.environ.get(CAPABILITY_FILE_ENV), os.environ.get(NONCE_FILE_ENV))
+    secrets = (*(Path(v) for v in files if v), *((config.parent,) if config is not None else ()))
     return ServerOptions(
         allow_writes=allow_writes,
         allow_run=allow_run,
