@@ -474,6 +474,8 @@ def test_a_ctrl_c_is_raised_at_the_next_read_wherever_it_landed() -> None:
 
     from reviewtrail.cli.review._session_input import TerminalKeys, _interrupt_pipe
 
+    # Ctrl-C as on a terminal: a suite started as a background job inherits SIGINT ignored.
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
     master, slave = pty.openpty()
     tty.setcbreak(slave)  # single keys, as the session reads them
     try:
@@ -487,6 +489,7 @@ def test_a_ctrl_c_is_raised_at_the_next_read_wherever_it_landed() -> None:
                 keys.key()
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the earlier handler is back
     finally:
+        signal.signal(signal.SIGINT, inherited)
         os.close(master)
         os.close(slave)
 

@@ -53,13 +53,23 @@ def running_inspector(root: Path, *args: str, env: dict[str, str] | None = None)
         yield Inspector(announced["url"], process)
 
 
+def _ctrl_c_default() -> None:
+    """In the child, before it runs: Ctrl-C (SIGINT) acts as on a terminal, whatever this process
+    inherited (a suite started as a background job of a non-interactive shell ignores SIGINT, and a
+    child inherits that, so Ctrl-C would never reach the server). Nothing is imported here: the
+    child runs it between fork and exec, where another thread's import lock could be held."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @contextmanager
 def announcing(
     command: list[str], env: dict[str, str], cwd: Path, name: str
 ) -> Iterator[tuple[subprocess.Popen[str], dict[str, Any]]]:
     """``command`` started as a process that prints one JSON object once it listens (``--json``):
     the process and that object; stopped (SIGTERM, then SIGKILL after 30 s) on exit."""
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, preexec_fn=_ctrl_c_default
+    )
     try:
         # The JSON announcement is printed once the socket listens: read it whole, line by line.
         text = ""
