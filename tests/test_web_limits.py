@@ -46,7 +46,8 @@ from reviewtrail.web._limits import (
 )
 from support.hostile import Crowd
 from support.human_review import new_store
-from support.proxy import basic_header, recording, running_proxy, write_secret
+from support.oidc import running_oidc_mock
+from support.proxy import basic_header, login, recording, running_proxy, write_secret
 from support.web import ServerOutput, announcing, planted_campaign, running_inspector, store_env
 
 FAST = {HEADER_TIMEOUT: "1", IDLE_TIMEOUT: "2", BODY_TIMEOUT: "1", MAX_PER_CLIENT: "100"}
@@ -247,6 +248,39 @@ def test_aborted_bodies_log_no_traceback_and_a_bounded_number_of_lines(tmp_path:
     assert any("went away" in line for line in lines)
     assert len(lines) <= 25, lines[:40]  # the client's burst of lines, then a rate of lines; 200 aborts
     assert len(text) < 200 * 100
+
+
+def test_aborted_bodies_at_the_proxy_log_no_traceback(tmp_path: Path) -> None:
+    """A write session's decision bodies cut off mid-way at the proxy: no traceback, a bounded
+    number of lines, and the proxy still answers the session's next one."""
+    key = tmp_path / "capability.key"
+    new_capability(key)
+    env = {
+        "REVIEWTRAIL_PROXY_OIDC_CLIENT_ID": "reviewtrail-proxy",
+        "REVIEWTRAIL_PROXY_OIDC_CLIENT_SECRET": "client-secret-value",
+        "REVIEWTRAIL_PROXY_ALLOW": "alice",
+        "REVIEWTRAIL_PROXY_SESSION_SECRET_FILE": str(write_secret(tmp_path / "secret", b"s" * 48)),
+        CAPABILITY_FILE_ENV: str(key),
+    }
+    with (
+        running_oidc_mock() as mock,
+        recording(target=mock) as provider,
+        recording() as stand_in,
+        running_proxy(stand_in.url, env | {"REVIEWTRAIL_PROXY_OIDC_ISSUER": provider.url}, tmp_path) as proxy,
+        login(proxy.url, "alice") as browser,
+    ):
+        token = browser.get(f"{proxy.url}/auth/session").json()["csrfToken"]
+        cookie = "; ".join(f"{name}={value}" for name, value in browser.cookies.items())
+        headers = {"cookie": cookie, "x-csrf-token": token, "content-type": "application/json"}
+        body = json.dumps({"itemId": "item-1", "campaignId": "camp", "campaignVersion": 1}).encode()
+        for _ in range(200):
+            aborted_post(proxy.url, headers, body)
+        stand_in.clear()
+        answer = browser.post(f"{proxy.url}{DECISION_ROUTE}", content=body, headers=headers)
+        assert answer.status_code == 422 and not stand_in.requests  # checked at the proxy, nothing forwarded
+        text = proxy.output.text()
+    assert "Traceback" not in text and "Exception in ASGI application" not in text
+    assert any("went away" in line for line in text.splitlines()) and len(text.splitlines()) <= 25
 
 
 def test_the_harness_keeps_a_server_that_writes_megabytes_to_stderr_running(tmp_path: Path) -> None:
