@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -83,6 +84,22 @@ def test_a_malformed_limit_is_refused_naming_its_variable(name: str, value: str)
     with pytest.raises(InvalidInputError) as refused:
         limits_from_env({name: value}, 1024)
     assert refused.value.field == name and refused.value.exit_code == 2 and repr(value) in str(refused.value)
+
+
+@pytest.mark.parametrize("command", ["serve", "proxy"])
+def test_both_commands_refuse_a_malformed_limit_before_listening(command: str, tmp_path: Path) -> None:
+    new_store(tmp_path).close()
+    args = [sys.executable, "-m", "reviewtrail", command, "--port", "0"]
+    if command == "proxy":
+        args += ["--inspector", "http://127.0.0.1:9"]
+        secret = write_secret(tmp_path / "secret", b"s" * 48)
+        env = {"REVIEWTRAIL_PROXY_SESSION_SECRET_FILE": str(secret), "REVIEWTRAIL_PROXY_BASIC_USERS_FILE": "/dev/null"}
+    else:
+        env = {}
+    env = store_env(tmp_path) | env | {BODY_TIMEOUT: "soon"}
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and BODY_TIMEOUT in done.stderr and "'soon'" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_a_client_is_its_address_or_its_ipv6_64() -> None:
@@ -204,6 +221,50 @@ def test_the_global_cap_follows_the_descriptor_limit_and_answers_503(tmp_path: P
         with httpx.Client(transport=transport, timeout=30) as client:
             assert client.get(announced["url"]).status_code == 200
         assert "Traceback" not in output.text() and "out of system resource" not in output.text()
+
+
+def trickle(port: int, head: bytes, drip: bytes, limit: float = 60) -> bytes:
+    """Send ``head``, then ``drip`` every 0.2 s until the server closes the connection (or
+    ``limit`` seconds pass): everything the server answered."""
+    received = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(head)
+        sock.settimeout(0.2)
+        for _ in range(int(limit / 0.2)):
+            try:
+                data = sock.recv(65536)
+            except TimeoutError:
+                with contextlib.suppress(OSError):
+                    sock.sendall(drip)
+                continue
+            except OSError:
+                return received
+            if not data:
+                return received
+            received += data
+    raise AssertionError(f"the server kept the connection open, after answering {received[:200]!r}")
+
+
+def test_a_trickled_body_and_an_endless_head_are_cut_off(tmp_path: Path) -> None:
+    store = new_store(tmp_path)
+    items, _ = planted_campaign(store, n=1)
+    store.close()
+    key = tmp_path / "capability.key"
+    new_capability(key)
+    capability = load_capability(key)
+    with running_inspector(tmp_path, env=FAST | {CAPABILITY_FILE_ENV: str(key)}) as inspector:
+        url = inspector.url.rstrip("/") + DECISION_ROUTE
+        port = int(inspector.url.rsplit(":", 1)[1].strip("/"))
+        body = json.dumps({"itemId": items[0].item_id, "campaignId": "camp", "padding": "x" * 500}).encode()
+        signed = "".join(f"{name}: {value}\r\n" for name, value in sign_decision(capability, url, body).items())
+        head = f"POST {DECISION_ROUTE} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {len(body)}\r\n"
+        answered = trickle(port, (head + signed + "\r\n").encode() + body[:1], b" ")
+        assert answered.startswith(b"HTTP/1.1 408 "), answered[:200]
+        endless = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n" + b"X-Padding: " + b"x" * 70_000
+        answered = trickle(port, endless, b"x" * 1000)
+        assert answered.startswith(b"HTTP/1.1 431 "), answered[:200]
+        assert httpx.get(inspector.url, timeout=30).status_code == 200
+        assert "Traceback" not in inspector.output.text()
 
 
 # --- clean logs ---------------------------------------------------------------------------------
