@@ -344,6 +344,19 @@ def test_aborted_bodies_at_the_proxy_log_no_traceback(tmp_path: Path) -> None:
     assert any("went away" in line for line in text.splitlines()) and len(text.splitlines()) <= 25
 
 
+def test_a_flood_of_malformed_requests_logs_a_bounded_number_of_lines(tmp_path: Path) -> None:
+    new_store(tmp_path).close()
+    with running_inspector(tmp_path) as inspector:
+        port = int(inspector.url.rsplit(":", 1)[1].strip("/"))
+        for _ in range(300):
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+                sock.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+                assert sock.recv(100).startswith(b"HTTP/1.1 400 ")
+        assert httpx.get(inspector.url, timeout=30).status_code == 200
+        lines = inspector.output.text().splitlines()
+    assert 1 <= len(lines) <= 25, lines[:40]
+
+
 def test_the_harness_keeps_a_server_that_writes_megabytes_to_stderr_running(tmp_path: Path) -> None:
     """A server that writes 4 MiB to stderr after it listens is not blocked by the harness, and
     what it wrote is there to read."""
