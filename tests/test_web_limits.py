@@ -3,7 +3,7 @@ thousands of idle and slowloris connections from one address are closed by the s
 the per-client cap answered 503 with ``Retry-After``) while a reviewer from another address keeps
 working; a process's descriptor limit caps what it holds in all; a client that goes away mid-body
 is one log line, never a traceback, and no client can log without bound. The timeouts are set to
-one or two seconds here, so a test takes seconds; no test measures time (bench
+two seconds here, so a test takes seconds; no test measures time (bench
 web_hostile_connections does)."""
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from support.oidc import running_oidc_mock
 from support.proxy import basic_header, login, recording, running_proxy, write_secret
 from support.web import ServerOutput, announcing, planted_campaign, running_inspector, store_env
 
-FAST = {HEADER_TIMEOUT: "1", IDLE_TIMEOUT: "2", BODY_TIMEOUT: "1", MAX_PER_CLIENT: "100"}
+FAST = {HEADER_TIMEOUT: "2", IDLE_TIMEOUT: "2", BODY_TIMEOUT: "2", MAX_PER_CLIENT: "100"}
 REVIEWER = "127.0.0.2"
 PASSWORD = "correct horse battery staple"
 

@@ -146,6 +146,9 @@ def limited_protocol(limits: Limits) -> type[asyncio.Protocol]:
             self._timer = None
             if self.transport.is_closing():
                 return
+            if self.cycle is not None and not self.cycle.response_complete:  # a pipelined head waits
+                self._arm(limits.header_timeout, self._head_timed_out)  # while the server answers
+                return
             if self._head_bytes:  # a request begun and not finished: say why it ends
                 self.transport.write(_TIMED_OUT)
             self.transport.close()
