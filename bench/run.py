@@ -37,6 +37,7 @@ import bench_startup
 import bench_trace
 import bench_verify
 import bench_web
+import bench_web_hostile
 from _util import WORK_ROOT, Config, Result
 
 BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
@@ -139,6 +140,10 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
     "web_queue_api": (
         bench_web.bench_queue_api,
         "inspector queue API (one card) p95, 32 concurrent clients, 100,000 items (SQLite), vs a static file",
+    ),
+    "web_hostile_connections": (
+        bench_web_hostile.bench_hostile_connections,
+        "inspector Review page p95 of one reviewer while 2,000 idle and 2,000 slowloris connections are held, vs alone",
     ),
 }
 

@@ -240,7 +240,7 @@ def inspector(cli: Cli) -> Iterator[str]:
     cli.run("run", "--session", session, "--lang", "bash", "-c", "printf 'line 3\\n' >> report.md")
     cli.run("artifact", "declare", "report.md", "--session", session, "--path", "report.md")
     command = [str(REVIEWTRAIL), "serve", "--port", "0", "--json"]
-    with announcing(command, cli.env, cli.cwd, "the inspector") as (_, announced):
+    with announcing(command, cli.env, cli.cwd, "the inspector") as (_, announced, _output):
         assert announced["readOnly"] is True
         yield str(announced["url"])
 

@@ -265,4 +265,4 @@ def test_ctrl_c_stops_the_inspector(tmp_path: Path) -> None:
         assert httpx.get(inspector.url).status_code == 200
         inspector.process.send_signal(signal.SIGINT)
         assert inspector.process.wait(timeout=30) == 130
-        assert "Traceback" not in (inspector.process.stderr.read() if inspector.process.stderr else "")
+        assert "Traceback" not in inspector.output.text()

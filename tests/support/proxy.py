@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from support.web import announcing
+from support.web import ServerOutput, announcing
 
 __all__ = [
     "INSPECTOR_HEADERS",
@@ -178,6 +178,7 @@ class Proxy:
     url: str  # no trailing slash
     announced: dict[str, Any]
     process: subprocess.Popen[str]
+    output: ServerOutput  # its standard error
 
 
 def proxy_command(inspector: str, *args: str) -> list[str]:
@@ -192,8 +193,8 @@ def running_proxy(inspector: str, env: dict[str, str], cwd: Path) -> Iterator[Pr
     full = {k: v for k, v in os.environ.items() if not k.startswith("REVIEWTRAIL_PROXY_")}
     full.pop("REVIEWTRAIL_REVIEW_CAPABILITY_FILE", None)
     full.update(env)
-    with announcing(proxy_command(inspector), full, cwd, "the proxy") as (process, announced):
-        yield Proxy(announced["url"].rstrip("/"), announced, process)
+    with announcing(proxy_command(inspector), full, cwd, "the proxy") as (process, announced, output):
+        yield Proxy(announced["url"].rstrip("/"), announced, process, output)
 
 
 @contextmanager

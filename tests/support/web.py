@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ __all__ = [
     "CHROMIUM",
     "PLANTED",
     "Inspector",
+    "ServerOutput",
     "announcing",
     "chromium",
     "ledger_head",
@@ -30,10 +32,28 @@ __all__ = [
 ]
 
 
+class ServerOutput:
+    """A server's standard error, kept in an unnamed file as it is written: the server never
+    blocks on it (a pipe nobody reads fills at 64 KiB and stops the server at its next line)."""
+
+    def __init__(self) -> None:
+        # O_APPEND: the server always writes at the end, whatever this process reads
+        self.file = tempfile.TemporaryFile(mode="a+b")  # noqa: SIM115 (closed by close())
+
+    def text(self) -> str:
+        """Everything written so far."""
+        size = os.fstat(self.file.fileno()).st_size
+        return os.pread(self.file.fileno(), size, 0).decode(errors="replace")
+
+    def close(self) -> None:
+        self.file.close()
+
+
 @dataclass(frozen=True)
 class Inspector:
     url: str  # ends with "/"
     process: subprocess.Popen[str]
+    output: ServerOutput  # its standard error
 
 
 def store_env(root: Path) -> dict[str, str]:
@@ -49,8 +69,8 @@ def running_inspector(root: Path, *args: str, env: dict[str, str] | None = None)
     """``reviewtrail serve --port 0 --json ARGS`` over the store ``new_store(root)`` made (with
     ``env`` added to its environment), stopped (SIGTERM) on exit."""
     command = [sys.executable, "-m", "reviewtrail", "serve", "--port", "0", "--json", *args]
-    with announcing(command, store_env(root) | (env or {}), root, "the inspector") as (process, announced):
-        yield Inspector(announced["url"], process)
+    with announcing(command, store_env(root) | (env or {}), root, "the inspector") as (process, announced, output):
+        yield Inspector(announced["url"], process, output)
 
 
 def _ctrl_c_default() -> None:
@@ -64,11 +84,14 @@ def _ctrl_c_default() -> None:
 @contextmanager
 def announcing(
     command: list[str], env: dict[str, str], cwd: Path, name: str
-) -> Iterator[tuple[subprocess.Popen[str], dict[str, Any]]]:
+) -> Iterator[tuple[subprocess.Popen[str], dict[str, Any], ServerOutput]]:
     """``command`` started as a process that prints one JSON object once it listens (``--json``):
-    the process and that object; stopped (SIGTERM, then SIGKILL after 30 s) on exit."""
+    the process, that object and its standard error (:class:`ServerOutput`); stopped (SIGTERM,
+    then SIGKILL after 30 s) on exit. Nothing else is read from its standard output, so it must
+    print nothing more than a pipe holds."""
+    output = ServerOutput()
     process = subprocess.Popen(
-        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, preexec_fn=_ctrl_c_default
+        command, env=env, stdout=subprocess.PIPE, stderr=output.file, text=True, cwd=cwd, preexec_fn=_ctrl_c_default
     )
     try:
         # The JSON announcement is printed once the socket listens: read it whole, line by line.
@@ -76,13 +99,11 @@ def announcing(
         while True:
             line = process.stdout.readline() if process.stdout else ""
             if not line:
-                raise AssertionError(
-                    f"{name} exited ({process.wait()}): {process.stderr.read() if process.stderr else ''}"
-                )
+                raise AssertionError(f"{name} exited ({process.wait()}): {output.text()}")
             text += line
             if line.startswith("}"):
                 break
-        yield process, json.loads(text)
+        yield process, json.loads(text), output
     finally:
         process.send_signal(signal.SIGTERM)
         try:
@@ -90,6 +111,9 @@ def announcing(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+        output.close()
 
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from reviewtrail.web._bind import bind_any, http_url
 from reviewtrail.web._proxy_settings import ProxySettings
+
+if TYPE_CHECKING:
+    from reviewtrail.web._limits import Limits
 
 __all__ = ["ProxyListening", "serve_proxy"]
 
@@ -48,13 +53,24 @@ class ProxyListening:
         }
 
 
-def serve_proxy(settings: ProxySettings, host: str, port: int, *, announce: Callable[[ProxyListening], None]) -> None:
+def serve_proxy(
+    settings: ProxySettings,
+    host: str,
+    port: int,
+    *,
+    announce: Callable[[ProxyListening], None],
+    limits: Limits | None = None,
+) -> None:
     """Serve the proxy for ``settings`` on ``host``:``port`` until interrupted (SIGINT or
-    SIGTERM). ``announce`` is called once the socket listens."""
+    SIGTERM). ``announce`` is called once the socket listens. ``limits`` (default: the
+    environment's, :mod:`~._limits`) bound the connections it holds and how long."""
     import uvicorn
 
     from reviewtrail.web._capability import load_capability, sign_decision
+    from reviewtrail.web._limits_server import QuietDisconnects, budget_logs, server_limits, uvicorn_options
     from reviewtrail.web._proxy import create_proxy_app
+
+    held = limits or server_limits(os.environ)
 
     capability = load_capability(settings.capability_file) if settings.capability_file is not None else None
     sign = functools.partial(sign_decision, capability) if capability is not None else None
@@ -74,8 +90,15 @@ def serve_proxy(settings: ProxySettings, host: str, port: int, *, announce: Call
         listening = dataclasses.replace(listening, public_url=public_url)
         app = create_proxy_app(settings, public_url=public_url, sign=sign)
         config = uvicorn.Config(
-            app, log_level="warning", access_log=False, server_header=False, lifespan="off", workers=1
+            QuietDisconnects(app),
+            log_level="warning",
+            access_log=False,
+            server_header=False,
+            lifespan="off",
+            workers=1,
+            **uvicorn_options(held),
         )
+        budget_logs()
         announce(listening)
         uvicorn.Server(config).run(sockets=[sock])
     finally:

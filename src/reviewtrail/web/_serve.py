@@ -25,6 +25,7 @@ from reviewtrail.web._bind import bind_loopback, http_url, loopback_host
 
 if TYPE_CHECKING:
     from reviewtrail.web._capability import Capability
+    from reviewtrail.web._limits import Limits
 
 __all__ = ["Listening", "serve"]
 
@@ -62,19 +63,23 @@ def serve(
     workers: int = 1,
     capability_file: Path | None = None,
     nonce_file: Path | None = None,
+    limits: Limits | None = None,
 ) -> None:
     """Serve the inspector over the store of ``settings`` on ``host``:``port`` until interrupted
     (SIGINT or SIGTERM). ``announce`` is called once the socket listens. With ``workers`` > 1
     that many processes share the socket, each with its own connection to the store (and to the
     nonce book, which they share through its file). With ``capability_file`` (the review
     capability, :func:`~._capability.load_capability`) the one write route is on, its nonces kept
-    in ``nonce_file`` (default ``review-nonces.sqlite`` in the store's folder)."""
+    in ``nonce_file`` (default ``review-nonces.sqlite`` in the store's folder). ``limits`` (default:
+    the environment's, :mod:`~._limits`) bound the connections each process holds and how long."""
     from reviewtrail.app import open_store
     from reviewtrail.web._capability import load_capability
+    from reviewtrail.web._limits_server import server_limits
 
     if isinstance(workers, bool) or not 1 <= workers <= 64:
         raise InvalidInputError(f"must be from 1 to 64, got {workers}", field="workers")
     address = loopback_host(host)
+    held = limits or server_limits(os.environ)
     capability = load_capability(capability_file) if capability_file is not None else None
     nonces_at = nonce_file or settings.store / "review-nonces.sqlite"
     with open_store(settings, read_only=capability is None):
@@ -84,20 +89,28 @@ def serve(
         key_id = capability.key_id if capability is not None else None
         announce(Listening(address, sock.getsockname()[1], str(settings.store), key_id))
         if workers == 1:
-            _run(settings, address, sock, capability, nonces_at)
+            _run(settings, address, sock, capability, nonces_at, held)
         else:
-            _run_workers(workers, lambda: _run(settings, address, sock, capability, nonces_at))
+            _run_workers(workers, lambda: _run(settings, address, sock, capability, nonces_at, held))
     finally:
         sock.close()
 
 
-def _run(settings: Settings, address: str, sock: socket.socket, capability: Capability | None, nonces_at: Path) -> None:
+def _run(
+    settings: Settings,
+    address: str,
+    sock: socket.socket,
+    capability: Capability | None,
+    nonces_at: Path,
+    limits: Limits,
+) -> None:
     """One server process: the store opened (read-only without a capability), the app, uvicorn
-    on ``sock`` until SIGINT or SIGTERM."""
+    on ``sock`` under ``limits`` until SIGINT or SIGTERM."""
     import uvicorn
 
     from reviewtrail.app import open_store
     from reviewtrail.web._app import create_app
+    from reviewtrail.web._limits_server import QuietDisconnects, budget_logs, uvicorn_options
     from reviewtrail.web._nonces import NonceBook
     from reviewtrail.web._reads import Reads
     from reviewtrail.web._write import DecisionWrites
@@ -115,8 +128,15 @@ def _run(settings: Settings, address: str, sock: socket.socket, capability: Capa
         try:
             app = create_app(store, host=address, writes=writes)
             config = uvicorn.Config(
-                app, log_level="warning", access_log=False, server_header=False, lifespan="off", workers=1
+                QuietDisconnects(app),
+                log_level="warning",
+                access_log=False,
+                server_header=False,
+                lifespan="off",
+                workers=1,
+                **uvicorn_options(limits),
             )
+            budget_logs()
             uvicorn.Server(config).run(sockets=[sock])
         finally:
             if nonces is not None:
