@@ -15,12 +15,12 @@ import pytest
 
 from reviewtrail.store import Store
 from reviewtrail.web import create_app
+from reviewtrail.web._app import RENDER_THREADS
 from reviewtrail.web._reads import Reads
 from support.human_review import new_store
 from support.web import planted_campaign
 
 STATIC = Path(__file__).parents[1] / "src" / "reviewtrail" / "web" / "static"
-PAGE_THREADS = 40  # every thread a page can hold: anyio's default pool on e601ad1, the app's render pool since
 BASE = "http://127.0.0.1"
 
 
@@ -35,6 +35,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
 def test_a_static_file_is_answered_while_every_page_thread_is_held(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Twice as many page requests as there are render threads, every one held in its read."""
     release = threading.Event()
     entered: list[int] = []
     card = Reads.card
@@ -49,9 +50,9 @@ def test_a_static_file_is_answered_while_every_page_thread_is_held(
 
     async def scenario() -> tuple[httpx.Response, int, list[httpx.Response]]:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url=BASE) as client:
-            pages = [asyncio.create_task(client.get("/review/camp/1")) for _ in range(2 * PAGE_THREADS)]
+            pages = [asyncio.create_task(client.get("/review/camp/1")) for _ in range(2 * RENDER_THREADS)]
             try:
-                while len(entered) < PAGE_THREADS:  # every page thread is in a page's read, held
+                while len(entered) < RENDER_THREADS:  # every page thread is in a page's read, held
                     await asyncio.sleep(0.01)
                 static = await asyncio.wait_for(client.get("/static/inspector.css"), timeout=30)
                 busy = len(entered)
@@ -61,7 +62,7 @@ def test_a_static_file_is_answered_while_every_page_thread_is_held(
             return static, busy, await asyncio.gather(*pages)
 
     static, busy, pages = asyncio.run(scenario())
-    assert busy == PAGE_THREADS  # the pages held every thread they could when the style sheet was answered
+    assert busy == RENDER_THREADS  # the pages held every thread they could when the style sheet was answered
     assert static.status_code == 200 and static.content == (STATIC / "inspector.css").read_bytes()
     assert [page.status_code for page in pages] == [200] * len(pages)
     assert len(entered) == len(pages)

@@ -42,7 +42,11 @@ __all__ = ["create_app"]
 Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
 _STATUS = {2: 400, 3: 404, 4: 500, 5: 503, 6: 409}
 _STATIC = Path(__file__).parent / "static"
-RENDER_THREADS = 40  # as many as anyio lends by default: the pages' concurrency unchanged, in a pool of their own
+# Pages render on a few threads of their own, per server process: reads take turns on the store
+# and every render wants the interpreter, so more threads only contend (bench web_review_page:
+# page p95 64-67 ms with 2, 75-81 ms with 4, 102-109 ms with anyio's default of 40); a few keep
+# one slow page from holding every other back. Static files take none (StaticFiles).
+RENDER_THREADS = 4
 
 
 def _on_threads(endpoint: Endpoint, limiter: CapacityLimiter) -> Endpoint:
