@@ -11,18 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import mimetypes
-from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from reviewtrail.web._guard import ASGIApp, Receive, Scope, Send
 
 __all__ = ["StaticFiles"]
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
 
