@@ -13,7 +13,8 @@ web_review_page / web_queue_api
       first open item, past the 50,000 decided ones), drawn from the library's queue;
     - web_queue_api: the same card as JSON, ``/api/review/bench-campaign/1/cards/1``.
     Baseline, in the same run against the same server: the static style sheet
-    ``/static/inspector.css`` under the same load (the floor of this server answering anything).
+    ``/static/inspector.css`` under the same load (the floor of this server answering anything:
+    the file is answered from memory on the event loop, with no thread and no read).
     Targets: web_review_page, the page's p95 at most 1.25 times the static file's, both with 32
     clients, in one run (the figure is page p95 / static p95); web_queue_api, p95 <= 50 ms (the
     page's p95 against 50 ms is a note). The three kinds take turns in rounds (rotating which goes
@@ -25,8 +26,8 @@ web_review_page / web_queue_api
 
 The clients are a plain HTTP/1.1 client on asyncio streams in this process (one event loop), so
 the client's own cost per request is small next to the server's; the server runs with
-``--workers 2``, one process per core of these machines (with one worker: page p95 129 ms, static
-76 ms in one run). The clients share the two cores with the server.
+``--workers 2``, one process per core of these machines. The clients share the two cores with the
+server.
 """
 
 from __future__ import annotations
