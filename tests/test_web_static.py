@@ -48,12 +48,15 @@ def test_a_static_file_is_answered_while_every_page_thread_is_held(
     monkeypatch.setattr(Reads, "card", held_card)
     app = create_app(store)
 
+    async def every_thread_held() -> None:
+        while len(entered) < RENDER_THREADS:
+            await asyncio.sleep(0.01)
+
     async def scenario() -> tuple[httpx.Response, int, list[httpx.Response]]:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url=BASE) as client:
             pages = [asyncio.create_task(client.get("/review/camp/1")) for _ in range(2 * RENDER_THREADS)]
             try:
-                while len(entered) < RENDER_THREADS:  # every page thread is in a page's read, held
-                    await asyncio.sleep(0.01)
+                await asyncio.wait_for(every_thread_held(), timeout=30)
                 static = await asyncio.wait_for(client.get("/static/inspector.css"), timeout=30)
                 busy = len(entered)
                 assert not any(page.done() for page in pages)
