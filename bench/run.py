@@ -135,7 +135,7 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
     ),
     "web_review_page": (
         bench_web.bench_review_page,
-        "inspector Review page p95, 32 concurrent clients, 100,000 items (SQLite), vs a static file",
+        "inspector Review page p95 / static file p95, 32 concurrent clients each, 100,000 items (SQLite)",
     ),
     "web_queue_api": (
         bench_web.bench_queue_api,

@@ -9,13 +9,16 @@ The OpenAPI description is served at ``/openapi.json``.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import anyio.to_thread
+from anyio import CapacityLimiter
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from reviewtrail import __version__
@@ -27,6 +30,7 @@ from reviewtrail.web._guard import Guard
 from reviewtrail.web._keys import DECISION_KEYS, NAVIGATION_KEYS
 from reviewtrail.web._pages import add_pages
 from reviewtrail.web._reads import Reads
+from reviewtrail.web._static import StaticFiles
 from reviewtrail.web._write import refusal_status
 
 if TYPE_CHECKING:
@@ -38,6 +42,22 @@ __all__ = ["create_app"]
 Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
 _STATUS = {2: 400, 3: 404, 4: 500, 5: 503, 6: 409}
 _STATIC = Path(__file__).parent / "static"
+# Pages render on a few threads of their own, per server process: reads take turns on the store
+# and every render wants the interpreter, so more threads only contend (bench web_review_page:
+# page p95 64-67 ms with 2, 75-81 ms with 4, 102-109 ms with anyio's default of 40); a few keep
+# one slow page from holding every other back. Static files take none (StaticFiles).
+RENDER_THREADS = 4
+
+
+def _on_threads(endpoint: Endpoint, limiter: CapacityLimiter) -> Endpoint:
+    """``endpoint`` (a plain function) run on a thread that ``limiter`` lends, awaited by the
+    event loop; its signature is kept for FastAPI's parameters and OpenAPI."""
+
+    @functools.wraps(endpoint)
+    async def on_thread(*args: Any, **kwargs: Any) -> Any:
+        return await anyio.to_thread.run_sync(functools.partial(endpoint, *args, **kwargs), limiter=limiter)
+
+    return on_thread  # type: ignore[return-value]
 
 
 def _templates() -> Environment:
@@ -47,6 +67,7 @@ def _templates() -> Environment:
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        auto_reload=False,  # the package's templates do not change under a running server: compiled once
     )
     env.globals["version"] = __version__
     return env
@@ -71,13 +92,19 @@ def create_app(
         openapi_url="/openapi.json",
     )
 
+    renders = CapacityLimiter(RENDER_THREADS)
+
     def read(path: str, summary: str, **options: Any) -> Callable[[Endpoint], Endpoint]:
-        """Register ``endpoint`` for GET and HEAD at ``path``, each with its own operation id."""
+        """Register ``endpoint`` for GET and HEAD at ``path``, each with its own operation id. A
+        page (a plain function answering HTML) runs on the app's own render threads, so pages
+        never hold the threads the JSON routes and the write route borrow, nor they the pages'."""
 
         def register(endpoint: Endpoint) -> Endpoint:
             name = endpoint.__name__
-            app.get(path, summary=summary, operation_id=name, **options)(endpoint)
-            app.head(path, summary=summary, operation_id=f"{name}_head", **options)(endpoint)
+            html = options.get("response_class") is HTMLResponse and not inspect.iscoroutinefunction(endpoint)
+            route = _on_threads(endpoint, renders) if html else endpoint
+            app.get(path, summary=summary, operation_id=name, **options)(route)
+            app.head(path, summary=summary, operation_id=f"{name}_head", **options)(route)
             return endpoint
 
         return register
@@ -136,9 +163,8 @@ def create_app(
         write_routes = frozenset({DECISION_ROUTE})
 
     add_pages(reads, page, read)
-    app.mount("/static", StaticFiles(directory=_STATIC), name="static")
     hosts = frozenset({host_literal(host), "localhost", "127.0.0.1", "[::1]"})
-    return Guard(app, hosts=hosts, write_routes=write_routes)
+    return Guard(StaticFiles(app, _STATIC), hosts=hosts, write_routes=write_routes)
 
 
 def add_write_route(app: FastAPI, writes: DecisionWrites) -> None:
