@@ -27,6 +27,7 @@ from reviewtrail.web._guard import Guard
 from reviewtrail.web._keys import DECISION_KEYS, NAVIGATION_KEYS
 from reviewtrail.web._pages import add_pages
 from reviewtrail.web._reads import Reads
+from reviewtrail.web._store_pool import StorePool
 from reviewtrail.web._write import refusal_status
 
 if TYPE_CHECKING:
@@ -53,13 +54,18 @@ def _templates() -> Environment:
 
 
 def create_app(
-    store: Store, *, host: str = "127.0.0.1", writes: Callable[[Reads], DecisionWrites] | None = None
+    store: Store,
+    *,
+    host: str = "127.0.0.1",
+    writes: Callable[[Reads], DecisionWrites] | None = None,
+    readers: StorePool | None = None,
 ) -> Any:
     """The inspector over ``store``, answering requests addressed to ``host`` (the loopback
-    address it listens on) or ``localhost``; an ASGI application. Read-only unless ``writes``
-    (given the reads, whose lock it shares) makes the one write route
+    address it listens on) or ``localhost``; an ASGI application. Its reads use the read-only
+    stores of ``readers``, side by side (default: ``store`` alone, one read at a time).
+    Read-only unless ``writes`` (given the reads) makes the one write route
     (:mod:`~reviewtrail.web._write`)."""
-    reads = Reads(store)
+    reads = Reads(readers if readers is not None else StorePool(lambda: store, size=1))
     templates = _templates()
     templates.globals["writes_on"] = writes is not None
     app = FastAPI(

@@ -100,25 +100,28 @@ def _run(settings: Settings, address: str, sock: socket.socket, capability: Capa
     from reviewtrail.web._app import create_app
     from reviewtrail.web._nonces import NonceBook
     from reviewtrail.web._reads import Reads
+    from reviewtrail.web._store_pool import StorePool
     from reviewtrail.web._write import DecisionWrites
 
     with open_store(settings, read_only=capability is None) as store:
         writes = None
         nonces = None
+        readers = StorePool(lambda: open_store(settings, read_only=True))  # reads never write
         if capability is not None:
             nonces = NonceBook(nonces_at)
             held = (capability, nonces)
 
             def writes(reads: Reads) -> DecisionWrites:
-                return DecisionWrites(store, held[0], held[1], reads.lock)
+                return DecisionWrites(store, held[0], held[1])
 
         try:
-            app = create_app(store, host=address, writes=writes)
+            app = create_app(store, host=address, writes=writes, readers=readers)
             config = uvicorn.Config(
                 app, log_level="warning", access_log=False, server_header=False, lifespan="off", workers=1
             )
             uvicorn.Server(config).run(sockets=[sock])
         finally:
+            readers.close()
             if nonces is not None:
                 nonces.close()
 
