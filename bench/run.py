@@ -37,6 +37,7 @@ import bench_startup
 import bench_trace
 import bench_verify
 import bench_web
+import bench_web_reads
 from _util import WORK_ROOT, Config, Result
 
 BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
@@ -139,6 +140,14 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
     "web_queue_api": (
         bench_web.bench_queue_api,
         "inspector queue API (one card) p95, 32 concurrent clients, 100,000 items (SQLite), vs a static file",
+    ),
+    "web_deep_card": (
+        bench_web_reads.bench_deep_card,
+        "inspector Review page of card 999 p95 vs card 1, 1,000-item campaign (SQLite)",
+    ),
+    "web_hostile_readers": (
+        bench_web_reads.bench_hostile_readers,
+        "a reviewer's card 1 p95 through the proxy while 8 readers loop deep cards, vs alone",
     ),
 }
 

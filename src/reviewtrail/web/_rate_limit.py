@@ -1,7 +1,9 @@
 """The public proxy's read limit (docs/human-review.md, "The public proxy"): each signed-in
 session (an OIDC session, or a Basic user) has a token bucket for the inspector's reads, ``burst``
 requests at once and ``rate`` a second after that; a read beyond it is answered 429 with
-``Retry-After`` and never reaches the inspector. Static files, the OpenAPI description, the
+``Retry-After`` and never reaches the inspector, after a pause of up to :data:`REFUSAL_PAUSE`
+seconds (the time until the next read would be granted), so that a client looping on refusals
+sends a few a second on each connection. Static files, the OpenAPI description, the
 campaign list, a campaign's progress and the store's health cost little and are not counted.
 
 - ``REVIEWTRAIL_PROXY_READ_RATE``: reads a second per session (default 5);
@@ -21,10 +23,20 @@ from dataclasses import dataclass
 
 from reviewtrail.errors import InvalidInputError
 
-__all__ = ["READ_BURST", "READ_RATE", "ReadBuckets", "ReadLimit", "counted", "read_limit", "retry_after"]
+__all__ = [
+    "READ_BURST",
+    "READ_RATE",
+    "REFUSAL_PAUSE",
+    "ReadBuckets",
+    "ReadLimit",
+    "counted",
+    "read_limit",
+    "retry_after",
+]
 
 READ_RATE = "REVIEWTRAIL_PROXY_READ_RATE"
 READ_BURST = "REVIEWTRAIL_PROXY_READ_BURST"
+REFUSAL_PAUSE = 1.0  # seconds, at most, before a refusal is answered
 _MOST_SESSIONS = 10_000  # buckets kept; the one used longest ago goes first (and starts full again)
 _NUMBER = re.compile(r"[0-9]{1,6}(\.[0-9]{1,6})?", re.ASCII)
 # Reads that cost little: counted by no bucket.
