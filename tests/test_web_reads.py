@@ -148,3 +148,43 @@ def test_every_card_of_the_inspector_is_that_card_of_the_whole_queue(
             assert got == {"position": k, "more": k < len(queue), "card": card}
         past = httpx.get(f"{inspector.url}api/review/camp/1/cards/{len(queue) + 1}", timeout=_PATIENCE)
         assert past.status_code == 404 and past.json()["error"]["field"] == "card"
+
+
+def test_the_pool_lends_each_read_a_read_only_store_of_its_own(tmp_path: Path) -> None:
+    from reviewtrail.app import open_store
+    from reviewtrail.config import Settings
+    from reviewtrail.errors import ReadOnlyStoreError
+    from reviewtrail.web._store_pool import StorePool
+    from support.human_review import add_prompt
+
+    new_store(tmp_path).close()
+    settings = Settings(store=tmp_path / "store", database_url=f"sqlite:///{tmp_path / 'ledger.sqlite'}")
+    opened: list[Store] = []
+
+    def reader() -> Store:
+        opened.append(open_store(settings, read_only=True))
+        return opened[-1]
+
+    pool = StorePool(reader, size=2)
+    with pool.store() as first, pool.store() as second:
+        assert first is not second and first.ledger is not second.ledger  # two connections at once
+        with pytest.raises(ReadOnlyStoreError):
+            add_prompt(first)
+    with pool.store() as again:
+        assert again in (first, second) and len(opened) == 2  # given back, lent again
+    waited = threading.Event()
+
+    def third() -> None:
+        with pool.store():
+            waited.set()
+
+    with pool.store(), pool.store():  # both lent: a third read waits for one
+        thread = threading.Thread(target=third, daemon=True)
+        thread.start()
+        thread.join(0.5)
+        assert not waited.is_set()
+    thread.join(_PATIENCE)
+    assert waited.is_set() and len(opened) == 2
+    pool.close()
+    with pytest.raises(Exception, match="closed"):
+        first.ledger.head()
