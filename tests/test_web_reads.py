@@ -188,3 +188,15 @@ def test_the_pool_lends_each_read_a_read_only_store_of_its_own(tmp_path: Path) -
     pool.close()
     with pytest.raises(Exception, match="closed"):
         first.ledger.head()
+
+
+def test_a_campaign_version_no_ledger_could_hold_is_refused_naming_the_version(tmp_path: Path) -> None:
+    with new_store(tmp_path) as store:
+        campaign_with_items(store, 1)
+    with running_inspector(tmp_path) as inspector:
+        for version in (2**63, -(2**63) - 1, 10**30):
+            for path in (f"api/review/camp/{version}/cards/1", f"api/review/camp/{version}/progress"):
+                refused = httpx.get(inspector.url + path, timeout=_PATIENCE)
+                assert refused.status_code == 400, path
+                assert refused.json()["error"]["field"] == "version"
+        assert httpx.get(inspector.url + f"review/camp/{2**63}", timeout=_PATIENCE).status_code == 400

@@ -76,6 +76,7 @@ class Reads:
 
         if not 1 <= position <= QUEUE_MAX:
             raise InvalidInputError(f"must be from 1 to {QUEUE_MAX}, got {position}", field="card")
+        _check_version(version)
         with self._store() as store:
             found = queue_position(store, campaign_id, version, position)
             if not found.cards:  # no item: the campaign version may not exist (a card says it does)
@@ -90,6 +91,7 @@ class Reads:
         (field ``campaign``) for a version with no prompt."""
         from reviewtrail.human_review import campaign_progress
 
+        _check_version(version)
         with self._store() as store:
             return campaign_progress(store, campaign_id, version)
 
@@ -206,6 +208,12 @@ class Reads:
 
             self._project_root = existing_project_root(None)
         return self._project_root
+
+
+def _check_version(version: int) -> None:
+    """A campaign version no ledger could hold is exit 2 (field ``version``), not a failed query."""
+    if not -_INT64_MAX - 1 <= version <= _INT64_MAX:
+        raise InvalidInputError(f"must be a whole number a ledger can hold (at most {_INT64_MAX})", field="version")
 
 
 @dataclass(frozen=True)
