@@ -38,6 +38,7 @@ import bench_trace
 import bench_verify
 import bench_web
 import bench_web_hostile
+import bench_web_reads
 from _util import WORK_ROOT, Config, Result
 
 BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
@@ -144,6 +145,14 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
     "web_hostile_connections": (
         bench_web_hostile.bench_hostile_connections,
         "inspector Review page p95 of one reviewer while 2,000 idle and 2,000 slowloris connections are held, vs alone",
+    ),
+    "web_deep_card": (
+        bench_web_reads.bench_deep_card,
+        "inspector Review page of card 999 p95 vs card 1, 1,000-item campaign (SQLite)",
+    ),
+    "web_hostile_readers": (
+        bench_web_reads.bench_hostile_readers,
+        "a reviewer's card 1 p95 through the proxy while 8 readers loop deep cards, vs alone",
     ),
 }
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from reviewtrail.errors import IntegrityError, InvalidInputError, NotFoundError
 from reviewtrail.ledger import Envelope, Ledger, NewRecord, Projection, ProjectionTable
 
-__all__ = ["ITEMS", "LedgerPagesContract", "SqlLedgerPagesContract", "item"]
+__all__ = ["ITEMS", "MARKS", "LedgerPagesContract", "SqlLedgerPagesContract", "item", "mark"]
 
 
 def _item_rows(env: Envelope) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -39,6 +39,28 @@ ITEMS = Projection(
     ),
     rows=_item_rows,
 )
+
+
+def _mark_rows(env: Envelope) -> Iterator[tuple[str, dict[str, Any]]]:
+    doc = env.payload_value
+    if isinstance(doc, dict) and "marked" in doc:
+        yield "marks", {"rank": doc["marked"], "seq": env.seq}
+
+
+# A table keyed by the items' rank: ``page(..., within="marks")`` keeps the marked items.
+MARKS = Projection(
+    name="marks",
+    version=1,
+    tables=(
+        ProjectionTable("marks", (("rank", "int"), ("seq", "int")), key=("rank",)),
+        ProjectionTable("notes", (("note", "text"), ("seq", "int")), key=("note",)),  # no key items have
+    ),
+    rows=_mark_rows,
+)
+
+
+def mark(rank: int) -> NewRecord:
+    return NewRecord(type="test.mark@1", actor="tester", privacy="private", payload={"marked": rank})
 
 
 def item(rank: int, lane: str = "a", name: str | None = None) -> NewRecord:
@@ -250,6 +272,67 @@ class LedgerPagesContract(abc.ABC):
                 assert led.count("items", **where) == len(matching)
 
         check()
+
+    def test_page_offset_and_within_give_the_rows_at_a_position_of_the_order(self) -> None:
+        """The row at a position of an order (``offset``), among the rows whose key another
+        table holds (``within``), is the one at that position of every matching row, and the
+        count counts them."""
+
+        @self.property_settings()
+        @given(
+            _item_specs(),
+            st.lists(st.integers(-50, 50), max_size=12, unique=True),
+            st.sampled_from(["rank", "name"]),
+            st.none() | st.sampled_from(["a", "b"]),
+            st.integers(0, 13),
+            st.integers(1, 4),
+            st.booleans(),
+            st.booleans(),
+        )
+        def check(
+            specs: list[tuple[int, str, str | None]],
+            marked: list[int],
+            order_by: str,
+            lane: str | None,
+            offset: int,
+            limit: int,
+            descending: bool,
+            within: bool,
+        ) -> None:
+            matching = [s for s in specs if lane in (None, s[1]) and (not within or s[0] in marked)]
+            keyed = [(s[0] if order_by == "rank" else s[2], s[0]) for s in matching]
+            wanted = [rank for key, rank in sorted((k, r) for k, r in keyed if k is not None)]
+            if descending:
+                wanted.reverse()
+            where = {} if lane is None else {"lane": lane}
+            table = "marks" if within else None
+            with self.make_ledger([ITEMS, MARKS]) as led:
+                led.append([item(rank, ln, name) for rank, ln, name in specs] + [mark(rank) for rank in marked])
+                got = led.page(
+                    "items", where, order_by=order_by, limit=limit, descending=descending, offset=offset, within=table
+                )
+                assert _ranks(got) == wanted[offset : offset + limit]
+                counted = led.count_within("items", "marks", **where) if within else led.count("items", **where)
+                assert counted == len(matching)
+
+        check()
+
+    def test_offset_and_within_are_checked_naming_the_field(self) -> None:
+        led = self.new_ledger([ITEMS, MARKS])
+        for offset in (-1, True, "1", 2**31):
+            with pytest.raises(InvalidInputError) as err:
+                led.page("items", order_by="rank", limit=1, offset=offset)
+            assert err.value.field == "offset"
+        with pytest.raises(NotFoundError) as missing:
+            led.page("items", order_by="rank", limit=1, within="no_such_table")
+        assert missing.value.field == "within"
+        for page in (
+            lambda: led.count_within("items", "notes"),
+            lambda: led.page("items", order_by="rank", limit=1, within="notes"),
+        ):
+            with pytest.raises(InvalidInputError) as unkeyed:  # notes is keyed by a column items does not have
+                page()
+            assert unkeyed.value.field == "within"
 
 
 class SqlLedgerPagesContract(abc.ABC):

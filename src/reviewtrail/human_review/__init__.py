@@ -244,6 +244,7 @@ if typing.TYPE_CHECKING:
     from reviewtrail.human_review.session._history import DecisionEntry, History, history
     from reviewtrail.human_review.session._lease import LEASE_SECONDS, Leases
     from reviewtrail.human_review.session._queue import QUEUE_MAX, QueueCandidate, QueueCard, review_queue
+    from reviewtrail.human_review.session._queue_position import QueuePosition, queue_position
     from reviewtrail.human_review.session._reveal import POSITIONS, CandidateProvenance
     from reviewtrail.human_review.session._session import (
         PICK_LABELS,
@@ -378,6 +379,7 @@ _LAZY = {
     "PromptRef": "rules._run_rules",
     "QueueCandidate": "session._queue",
     "QueueCard": "session._queue",
+    "QueuePosition": "session._queue_position",
     "ReceiptFile": "records._run_records",
     "ReceiptResult": "export._training_receipt",
     "Refusal": "rules._decision_rules",
@@ -480,6 +482,7 @@ _LAZY = {
     "resolve_item": "reads._resolve",
     "response_problem": "campaigns._run_batch",
     "review_queue": "session._queue",
+    "queue_position": "session._queue_position",
     "run_campaign": "campaigns._runner",
     "run_candidate": "reads._resolve",
     "run_exclusions": "rules._run_rules",
@@ -622,6 +625,7 @@ __all__ = [
     "PromptRef",
     "QueueCandidate",
     "QueueCard",
+    "QueuePosition",
     "ReceiptFile",
     "ReceiptResult",
     "Refusal",
@@ -712,6 +716,7 @@ __all__ = [
     "prompt_text_hash",
     "prove_export_manifest",
     "quality_eligible",
+    "queue_position",
     "read_export_manifest",
     "read_manifest",
     "receipt_exclusions",

@@ -31,6 +31,7 @@ from reviewtrail.web._keys import DECISION_KEYS, NAVIGATION_KEYS
 from reviewtrail.web._pages import add_pages
 from reviewtrail.web._reads import Reads
 from reviewtrail.web._static import StaticFiles
+from reviewtrail.web._store_pool import StorePool
 from reviewtrail.web._write import refusal_status
 
 if TYPE_CHECKING:
@@ -42,8 +43,8 @@ __all__ = ["create_app"]
 Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
 _STATUS = {2: 400, 3: 404, 4: 500, 5: 503, 6: 409}
 _STATIC = Path(__file__).parent / "static"
-# Pages render on a few threads of their own, per server process: reads take turns on the store
-# and every render wants the interpreter, so more threads only contend (bench web_review_page:
+# Pages render on a few threads of their own, per server process: every render wants the
+# interpreter, so more threads only contend (bench web_review_page:
 # page p95 64-67 ms with 2, 75-81 ms with 4, 102-109 ms with anyio's default of 40); a few keep
 # one slow page from holding every other back. Static files take none (StaticFiles).
 RENDER_THREADS = 4
@@ -74,13 +75,18 @@ def _templates() -> Environment:
 
 
 def create_app(
-    store: Store, *, host: str = "127.0.0.1", writes: Callable[[Reads], DecisionWrites] | None = None
+    store: Store,
+    *,
+    host: str = "127.0.0.1",
+    writes: Callable[[Reads], DecisionWrites] | None = None,
+    readers: StorePool | None = None,
 ) -> Any:
     """The inspector over ``store``, answering requests addressed to ``host`` (the loopback
-    address it listens on) or ``localhost``; an ASGI application. Read-only unless ``writes``
-    (given the reads, whose lock it shares) makes the one write route
+    address it listens on) or ``localhost``; an ASGI application. Its reads use the read-only
+    stores of ``readers``, side by side (default: ``store`` alone, one read at a time).
+    Read-only unless ``writes`` (given the reads) makes the one write route
     (:mod:`~reviewtrail.web._write`)."""
-    reads = Reads(store)
+    reads = Reads(readers if readers is not None else StorePool(lambda: store, size=1))
     templates = _templates()
     templates.globals["writes_on"] = writes is not None
     app = FastAPI(

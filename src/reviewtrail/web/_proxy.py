@@ -5,7 +5,9 @@
   says who the browser is, whether it may write, and (to a write session only) its CSRF token.
 - Any other GET or HEAD, from a signed-in browser (an OIDC session, or HTTP Basic), is forwarded
   to the inspector with an allowlist of headers: never a cookie, an Authorization header or a
-  token. The inspector's response comes back without its hop-by-hop headers and cookies.
+  token. The inspector's response comes back without its hop-by-hop headers and cookies. Each
+  session's reads are limited (:mod:`._rate_limit`): beyond its bucket, 429 with ``Retry-After``,
+  answered after a pause of up to a second.
 - ``POST /api/review/decisions``, exactly, from a write session with its CSRF token in
   ``X-CSRF-Token``: a bounded body checked against the decision schema, the session's
   pseudonymous reviewer added, signed with the review capability and forwarded. Without a
@@ -16,6 +18,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Annotated, Any
@@ -38,6 +41,7 @@ from reviewtrail.web._proxy_rules import (
     forwarded_response_headers,
 )
 from reviewtrail.web._proxy_settings import ProxySettings
+from reviewtrail.web._rate_limit import REFUSAL_PAUSE, ReadBuckets, counted, retry_after
 
 __all__ = ["CSRF_HEADER", "ProxyGuard", "Signer", "create_proxy_app"]
 
@@ -99,6 +103,7 @@ def create_proxy_app(
         if settings.oidc
         else None
     )
+    reads = ReadBuckets(settings.read_limit)
     upstream = httpx.AsyncClient(
         base_url=settings.inspector,
         cookies=_no_cookies(),  # a cookie the inspector sets is never kept, so never sent back
@@ -205,9 +210,18 @@ def create_proxy_app(
 
     @app.api_route("/{path:path}", methods=["GET", "HEAD"], summary="Forwarded to the inspector (GET and HEAD)")
     async def forward(request: Request, path: str) -> Response:
-        if who(request) is None:
+        session = who(request)
+        if session is None:
             return unauthenticated(request)
         raw_path = request.scope.get("raw_path") or request.url.path.encode()
+        if counted(raw_path.decode("latin-1")):
+            wait = reads.take(f"{session.method}:{session.session_id or session.actor}")
+            if wait:
+                # Answered after a pause (no work meanwhile): a client that loops on refusals
+                # costs the proxy a few answers a second per connection, not as many as it can send.
+                await asyncio.sleep(min(wait, REFUSAL_PAUSE))
+                text = "too many reads from this session; try again later\n"
+                return PlainTextResponse(text, status_code=429, headers={"retry-after": retry_after(wait)})
         target = raw_path.decode("latin-1") + (f"?{request.url.query}" if request.url.query else "")
         headers = forwarded_request_headers(request.headers.items())
         try:

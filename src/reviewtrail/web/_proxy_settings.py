@@ -13,7 +13,9 @@
   https makes the cookies ``Secure``;
 - ``REVIEWTRAIL_PROXY_SESSION_MAX_AGE``: seconds a login lasts (default 28800, eight hours);
 - ``REVIEWTRAIL_REVIEW_CAPABILITY_FILE``: the review capability key; without it the proxy is
-  read-only.
+  read-only;
+- ``REVIEWTRAIL_PROXY_READ_RATE``, ``REVIEWTRAIL_PROXY_READ_BURST``: each session's read limit
+  (:mod:`._rate_limit`; defaults 5 a second, 30 at once).
 
 A missing or unreadable setting is a :class:`~reviewtrail.errors.ConfigError` (exit 5) naming
 its variable; a malformed value is an :class:`~reviewtrail.errors.InvalidInputError` (exit 2)
@@ -33,6 +35,7 @@ from urllib.parse import urlsplit
 from reviewtrail.errors import ConfigError, InvalidInputError
 from reviewtrail.web._capability import CAPABILITY_FILE_ENV as CAPABILITY_FILE
 from reviewtrail.web._proxy_rules import normalize_allow_entry
+from reviewtrail.web._rate_limit import ReadLimit, read_limit
 
 __all__ = ["BasicUsers", "OidcSettings", "ProxySettings", "inspector_url", "proxy_settings"]
 
@@ -72,6 +75,7 @@ class ProxySettings:
     public_url: str | None = None  # None: the address listened on
     session_max_age: int = DEFAULT_SESSION_MAX_AGE
     capability_file: Path | None = None
+    read_limit: ReadLimit = field(default_factory=ReadLimit)  # each session's reads (._rate_limit)
 
 
 def _given(env: Mapping[str, str], name: str) -> str | None:
@@ -225,4 +229,5 @@ def proxy_settings(inspector: str, env: Mapping[str, str]) -> ProxySettings:
         public_url=_public_url(public) if public is not None else None,
         session_max_age=max_age,
         capability_file=Path(capability) if capability is not None else None,
+        read_limit=read_limit(env),
     )

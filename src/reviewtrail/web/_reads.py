@@ -1,6 +1,8 @@
-"""What the inspector's pages show, read through the library calls the command line uses, on a
-store opened read-only. One read at a time: the store's connection is shared by the server's
-worker threads.
+"""What the inspector's pages show, read through the library calls the command line uses, on
+stores opened read-only. Reads run side by side: each takes a store of its own from a
+:class:`~._store_pool.StorePool` (its own connection to the ledger) and no lock is shared by
+every read. A card is found by its position through the query tables' indexes
+(:func:`~reviewtrail.human_review.queue_position`), at the cost of one card wherever it stands.
 
 Besides the review pages' reads: campaign coverage (``campaign coverage``), the artifact catalog,
 lineage and diff (``artifact ls|show|diff``, ``provenance``), a run's recorded environment (read
@@ -15,7 +17,7 @@ decision.
 
 from __future__ import annotations
 
-import threading
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from reviewtrail.reviewer import ReviewOutcome
     from reviewtrail.store import Store
     from reviewtrail.tracing import Divergence, RunSummary, RunView, TraceCheck
+    from reviewtrail.web._store_pool import StorePool
 
 __all__ = ["CardView", "Environment", "Reads", "StoreHead"]
 
@@ -49,54 +52,54 @@ class CardView:
 
 
 class Reads:
-    """The inspector's reads over one store (opened read-only by :func:`~reviewtrail.web.serve`)."""
+    """The inspector's reads, each over a read-only store of ``stores`` that no other read uses
+    meanwhile."""
 
-    def __init__(self, store: Store) -> None:
-        self._store = store
-        self._lock = threading.Lock()
+    def __init__(self, stores: StorePool) -> None:
+        self._stores = stores
         self._project_root: Path | None = None
 
-    @property
-    def lock(self) -> threading.Lock:
-        """Held for each use of the store's shared connection (the write route takes it too)."""
-        return self._lock
+    def _store(self) -> AbstractContextManager[Store]:
+        return self._stores.store()
 
     def campaigns(self) -> list[CampaignSummary]:
         from reviewtrail.human_review import list_campaigns
 
-        with self._lock:
-            return list_campaigns(self._store)
+        with self._store() as store:
+            return list_campaigns(store)
 
     def card(self, campaign_id: str, version: int, position: int) -> CardView:
         """Card ``position`` of the queue of ``campaign_id`` version ``version``: exit 3 (field
         ``campaign``) for a version with no prompt, exit 2 (field ``card``) for a position out of
         the queue's range, exit 3 (field ``card``) past its last card."""
-        from reviewtrail.human_review import QUEUE_MAX, require_campaign, review_queue
+        from reviewtrail.human_review import QUEUE_MAX, queue_position, require_campaign
 
         if not 1 <= position <= QUEUE_MAX:
             raise InvalidInputError(f"must be from 1 to {QUEUE_MAX}, got {position}", field="card")
-        with self._lock:
-            cards = review_queue(self._store, campaign_id, version, limit=min(position + 1, QUEUE_MAX))
-            if not cards:  # no item: the campaign version may not exist (a card says it does)
-                require_campaign(self._store.ledger, campaign_id, version)
-        if cards and position > len(cards):
-            raise NotFoundError(f"the queue has {len(cards)} card(s), there is no card {position}", field="card")
-        card = cards[position - 1] if cards else None
-        return CardView(campaign_id, version, position, card, len(cards) > position)
+        _check_version(version)
+        with self._store() as store:
+            found = queue_position(store, campaign_id, version, position)
+            if not found.cards:  # no item: the campaign version may not exist (a card says it does)
+                require_campaign(store.ledger, campaign_id, version)
+        if found.cards and found.card is None:
+            raise NotFoundError(f"the queue has {found.cards} card(s), there is no card {position}", field="card")
+        # The queue shows at most QUEUE_MAX cards: the last of them has none after it.
+        return CardView(campaign_id, version, position, found.card, min(found.cards, QUEUE_MAX) > position)
 
     def progress(self, campaign_id: str, version: int) -> SessionProgress:
         """The status line's counts (:func:`~reviewtrail.human_review.campaign_progress`): exit 3
         (field ``campaign``) for a version with no prompt."""
         from reviewtrail.human_review import campaign_progress
 
-        with self._lock:
-            return campaign_progress(self._store, campaign_id, version)
+        _check_version(version)
+        with self._store() as store:
+            return campaign_progress(store, campaign_id, version)
 
     def history(self, item_id: str) -> History:
         from reviewtrail.human_review import history
 
-        with self._lock:
-            return history(self._store, item_id)
+        with self._store() as store:
+            return history(store, item_id)
 
     def coverage(self, campaign_id: str, version: int) -> Coverage:
         """``campaign coverage``: exit 3 (field ``campaign``) for a version with no prompt, exit 2
@@ -105,22 +108,22 @@ class Reads:
 
         if not 1 <= version <= _INT64_MAX:
             raise InvalidInputError(f"must be from 1 to {_INT64_MAX}, got {version}", field="version")
-        with self._lock:
-            return campaign_coverage(self._store, campaign_id, version)
+        with self._store() as store:
+            return campaign_coverage(store, campaign_id, version)
 
     def artifacts(self, project_id: str) -> list[VersionInfo]:
         """``artifact ls``: the latest version of each artifact of the project."""
         from reviewtrail.provenance import list_artifacts
 
-        with self._lock:
-            return list_artifacts(self._store, project_id)
+        with self._store() as store:
+            return list_artifacts(store, project_id)
 
     def versions(self, name: str, project_id: str) -> list[VersionInfo]:
         """``artifact show``: every version of an artifact, oldest first; exit 3 (field ``name``) for none."""
         from reviewtrail.provenance import versions_of
 
-        with self._lock:
-            found = versions_of(self._store, name, project_id)
+        with self._store() as store:
+            found = versions_of(store, name, project_id)
         if not found:
             raise NotFoundError(f"no artifact {name!r} in project {project_id}", field="name")
         return found
@@ -129,8 +132,8 @@ class Reads:
         """``provenance NAME[@VERSION] --format json``: the version's lineage graph."""
         from reviewtrail.provenance import lineage
 
-        with self._lock:
-            return lineage(self._store, name, version, project_id)
+        with self._store() as store:
+            return lineage(store, name, version, project_id)
 
     def environment(self, ref: dict[str, Any] | None) -> Environment:
         """A run's recorded process environment (``envSnapshot``: canonical JSON in the CAS, read
@@ -142,8 +145,8 @@ class Reads:
             return Environment(recorded=False)
         digest = str(ref.get("digest", ""))
         try:
-            with self._lock:
-                data = self._store.cas.read(digest)
+            with self._store() as store:
+                data = store.cas.read(digest)
             value = loads_json(data)
         except (ReviewtrailError, ValueError) as exc:
             return Environment(recorded=True, digest=digest, problem=str(exc))
@@ -156,16 +159,16 @@ class Reads:
         """``artifact diff OLD NEW``: computed from the CAS, never stored."""
         from reviewtrail.provenance import diff_versions
 
-        with self._lock:
-            return diff_versions(self._store, old, new, project_id)
+        with self._store() as store:
+            return diff_versions(store, old, new, project_id)
 
     def reviews(self, name: str, version: int | None, project_id: str) -> tuple[VersionInfo, list[ReviewOutcome]]:
         """The version (``version`` None: the latest; exit 3 when there is none) and its
         Reviewer Specialist runs (``review show NAME@VERSION``), oldest first; none reviewed: []."""
         from reviewtrail.reviewer import version_reviews
 
-        with self._lock:
-            return version_reviews(self._store, name, version, project_id)
+        with self._store() as store:
+            return version_reviews(store, name, version, project_id)
 
     def traces(self) -> tuple[Path, list[RunSummary], TraceCheck | None]:
         """``trace ls`` and ``trace verify`` over the project's ``.aris/traces`` (the project: the
@@ -175,10 +178,10 @@ class Reads:
         from reviewtrail.tracing import check_traces, list_runs
 
         project = self._project()
-        with self._lock:
-            runs = list_runs(project)
+        runs = list_runs(project)  # the trace files alone
+        with self._store() as store:
             try:
-                check: TraceCheck | None = check_traces(project, _ThisStore(self._store))
+                check: TraceCheck | None = check_traces(project, _ThisStore(store))
             except NotFoundError:
                 check = None
         return project, runs, check
@@ -189,16 +192,14 @@ class Reads:
         from reviewtrail.tracing import check_name, divergence, find_run, show_run
 
         check_name(skill, "skill")
-        with self._lock:
-            run = find_run(self._project(), f"{skill}/{run_id}")
-            return show_run(run), divergence(run)
+        run = find_run(self._project(), f"{skill}/{run_id}")  # the trace files alone, not the store
+        return show_run(run), divergence(run)
 
     def head(self) -> StoreHead:
         """The store's identity and its ledger head (seq, hash, time), as ``init`` and ``verify`` report them."""
         from reviewtrail.audit import last_verify_status
 
-        with self._lock:
-            store = self._store
+        with self._store() as store:
             return StoreHead(store.store_id, store.created_at, store.ledger.head(), last_verify_status(store))
 
     def _project(self) -> Path:
@@ -207,6 +208,12 @@ class Reads:
 
             self._project_root = existing_project_root(None)
         return self._project_root
+
+
+def _check_version(version: int) -> None:
+    """A campaign version no ledger could hold is exit 2 (field ``version``), not a failed query."""
+    if not -_INT64_MAX - 1 <= version <= _INT64_MAX:
+        raise InvalidInputError(f"must be a whole number a ledger can hold (at most {_INT64_MAX})", field="version")
 
 
 @dataclass(frozen=True)

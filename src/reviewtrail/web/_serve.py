@@ -113,20 +113,22 @@ def _run(
     from reviewtrail.web._limits_server import QuietDisconnects, budget_logs, uvicorn_options
     from reviewtrail.web._nonces import NonceBook
     from reviewtrail.web._reads import Reads
+    from reviewtrail.web._store_pool import StorePool
     from reviewtrail.web._write import DecisionWrites
 
     with open_store(settings, read_only=capability is None) as store:
         writes = None
         nonces = None
+        readers = StorePool(lambda: open_store(settings, read_only=True))  # reads never write
         if capability is not None:
             nonces = NonceBook(nonces_at)
             held = (capability, nonces)
 
             def writes(reads: Reads) -> DecisionWrites:
-                return DecisionWrites(store, held[0], held[1], reads.lock)
+                return DecisionWrites(store, held[0], held[1])
 
         try:
-            app = create_app(store, host=address, writes=writes)
+            app = create_app(store, host=address, writes=writes, readers=readers)
             config = uvicorn.Config(
                 QuietDisconnects(app),
                 log_level="warning",
@@ -139,6 +141,7 @@ def _run(
             budget_logs()
             uvicorn.Server(config).run(sockets=[sock])
         finally:
+            readers.close()
             if nonces is not None:
                 nonces.close()
 

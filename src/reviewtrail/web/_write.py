@@ -53,14 +53,15 @@ class TooLargeError(InvalidInputError):
 
 
 class DecisionWrites:
-    """The write route's checks and its one call, over ``store`` (opened for writing), with the
-    store's connection used under ``lock`` (shared with the inspector's reads)."""
+    """The write route's checks and its one call, over ``store`` (opened for writing, and used by
+    this route alone: the inspector's reads have read-only stores of their own). Writes are made
+    one at a time, under this route's lock."""
 
-    def __init__(self, store: Store, capability: Capability, nonces: NonceBook, lock: threading.Lock) -> None:
+    def __init__(self, store: Store, capability: Capability, nonces: NonceBook) -> None:
         self._store = store
         self._capability = capability
         self._nonces = nonces
-        self._lock = lock
+        self._lock = threading.Lock()
 
     async def handle(self, request: Request) -> JSONResponse:
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]

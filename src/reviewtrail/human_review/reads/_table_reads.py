@@ -27,13 +27,22 @@ ROWS_ONE_BY_ONE = 50
 
 
 def checked_page(
-    ledger: Ledger, table: str, where: Mapping[str, Any] | None, *, order_by: str, after: Any, limit: int
+    ledger: Ledger,
+    table: str,
+    where: Mapping[str, Any] | None,
+    *,
+    order_by: str,
+    after: Any,
+    limit: int,
+    offset: int = 0,
+    within: str | None = None,
 ) -> list[dict[str, Any]]:
-    """``ledger.page(table, where, order_by=..., after=..., limit=...)``, checked, as the ledger
-    would return it."""
-    rows = ledger.page(table, where, order_by=order_by, after=after, limit=limit, check=False)
+    """``ledger.page(table, where, order_by=..., after=..., limit=..., offset=..., within=...)``,
+    checked, as the ledger would return it."""
+    options: dict[str, Any] = {"order_by": order_by, "after": after, "limit": limit, "offset": offset, "within": within}
+    rows = ledger.page(table, where, check=False, **options)
     if not _supported(ledger, table, rows):
-        return ledger.page(table, where, order_by=order_by, after=after, limit=limit)
+        return ledger.page(table, where, **options)
     return _without_seq(rows)
 
 

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from reviewtrail.human_review.reads._resolve import ResolvedItem
     from reviewtrail.human_review.rules._item_rules import CandidateFacts
 
-__all__ = ["QUEUE_MAX", "QueueCandidate", "QueueCard", "card", "queue_card", "review_queue"]
+__all__ = ["QUEUE_MAX", "QueueCandidate", "QueueCard", "card", "check_decided", "queue_card", "review_queue"]
 
 #: The most cards one queue call returns.
 QUEUE_MAX = 1_000
@@ -238,11 +238,11 @@ def review_queue(
         ids = [item_id for item_id, _ in chosen]
         records = Preloaded(ledger, ids, checked_rows_in(ledger, "hr_items", "item_id", ids))
         for item_id, decided in chosen:
-            _check_decided(records, item_id, decided)
+            check_decided(records, item_id, decided)
         return [queue_card(records, item_id, decided=decided) for item_id, decided in chosen]
 
 
-def _check_decided(records: Preloaded, item_id: str, decided: bool) -> None:
+def check_decided(records: Preloaded, item_id: str, decided: bool) -> None:
     """The query tables put ``item_id`` among the open (or decided) items; the records about it
     must agree, or the read is refused (exit 4): a restored ``hr_open`` row never shows a decided
     item as open."""

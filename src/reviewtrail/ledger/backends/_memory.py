@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from reviewtrail.errors import ConflictError
 from reviewtrail.ledger.contract._key_state import KeyRow, key_row
-from reviewtrail.ledger.contract._pages import PageOrder, page_in_memory
-from reviewtrail.ledger.contract._projections import Projection
+from reviewtrail.ledger.contract._pages import PageOrder, kept_within, page_in_memory
+from reviewtrail.ledger.contract._projections import Projection, ProjectionTable
 from reviewtrail.ledger.contract._protocol import (
     Ledger,
     check_range,
@@ -166,10 +166,14 @@ class MemoryLedger(Ledger):
         return {i: self._by_id[i] for i in record_ids if i in self._by_id}
 
     def _select_page(self, table: str, where: dict[str, Any], order: PageOrder) -> list[dict[str, Any]]:
-        return page_in_memory(self._select_rows(table, where), order)
+        return page_in_memory(self._kept_within(self._select_rows(table, where), order.within), order)
 
-    def _count_rows(self, table: str, where: dict[str, Any]) -> int:
-        return len(self._select_rows(table, where))
+    def _count_rows(self, table: str, where: dict[str, Any], within: ProjectionTable | None = None) -> int:
+        return len(self._kept_within(self._select_rows(table, where), within))
+
+    def _kept_within(self, rows: list[dict[str, Any]], within: ProjectionTable | None) -> list[dict[str, Any]]:
+        keys = {key[0] for key in self._tables_data[within.name]} if within is not None else set()
+        return kept_within(rows, within, keys)
 
     def signatures_at(self, seqs: Iterable[int]) -> dict[int, RecordSignature]:
         return {s: self._signed[s] for s in set(seqs) if s in self._signed}

@@ -31,7 +31,7 @@ from reviewtrail.ledger.backends._sql_schema import (
 )
 from reviewtrail.ledger.contract._key_state import KEY_ROWS_SQL, KeyRow, key_row
 from reviewtrail.ledger.contract._pages import PageOrder, count_sql, page_sql
-from reviewtrail.ledger.contract._projections import ROW_SEQ, Projection, Row
+from reviewtrail.ledger.contract._projections import ROW_SEQ, Projection, ProjectionTable, Row
 from reviewtrail.ledger.contract._protocol import (
     Ledger,
     check_range,
@@ -550,8 +550,8 @@ class SqlLedger(Ledger):
             cur.execute(self._q(sql), params)
             return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
 
-    def _count_rows(self, table: str, where: dict[str, Any]) -> int:
-        sql, params = count_sql(self._tables[table], where)
+    def _count_rows(self, table: str, where: dict[str, Any], within: ProjectionTable | None = None) -> int:
+        sql, params = count_sql(self._tables[table], where, within)
         with self._read() as cur:
             cur.execute(self._q(sql), params)
             return int(cur.fetchone()[0])

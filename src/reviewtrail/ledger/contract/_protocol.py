@@ -20,8 +20,8 @@ from reviewtrail.errors import (
 from reviewtrail.ledger.contract._catalog import EMPTY_CATALOG, RecordCatalog
 from reviewtrail.ledger.contract._gate_scope import ACTIVE_GATE
 from reviewtrail.ledger.contract._key_state import KeyRow, KeyState, refuse_unallowed
-from reviewtrail.ledger.contract._pages import PageOrder, page_order
-from reviewtrail.ledger.contract._projections import QUIET_ROWS, ROW_SEQ, Projection, Row
+from reviewtrail.ledger.contract._pages import PageOrder, check_within, page_order
+from reviewtrail.ledger.contract._projections import QUIET_ROWS, ROW_SEQ, Projection, ProjectionTable, Row
 from reviewtrail.ledger.contract._signature_gate import SignatureGate
 from reviewtrail.ledger.records._envelope import (
     GENESIS_HASH,
@@ -378,8 +378,9 @@ class Ledger(abc.ABC):
         beyond ``order.after`` when given), ordered by it, at most ``order.limit``."""
 
     @abc.abstractmethod
-    def _count_rows(self, table: str, where: dict[str, Any]) -> int:
-        """How many projection rows match the column equality filters."""
+    def _count_rows(self, table: str, where: dict[str, Any], within: ProjectionTable | None = None) -> int:
+        """How many projection rows match the column equality filters (and, with ``within``,
+        have their value of its key column among its keys)."""
 
     def _table_where(self, table: str, where: Mapping[str, Any]) -> dict[str, Any]:
         """The filters of a query on ``table``: the table must exist and know every column."""
@@ -469,6 +470,8 @@ class Ledger(abc.ABC):
         limit: int,
         descending: bool = False,
         check: bool = True,
+        offset: int = 0,
+        within: str | None = None,
     ) -> list[dict[str, Any]]:
         """One page of a projection table, ordered by one column: the rows matching ``where``
         (column equality) whose ``order_by`` value is greater than ``after`` (less, when
@@ -479,9 +482,14 @@ class Ledger(abc.ABC):
         (null) in ``order_by`` are never paged. Text is ordered by code point on every backend.
         Rows are checked against their records exactly as :meth:`rows` checks them; with
         ``check=False`` they are returned as stored (with their record's seq, ``rt_seq``) to a
-        caller that holds each one against the records itself."""
+        caller that holds each one against the records itself.
+
+        ``offset``: the first that many rows of the order are passed over, along the order's
+        index (the row at a position, without reading the rows before it). ``within``: the name
+        of a table keyed by one column that ``table`` has too; only rows whose value of that
+        column is a key of it are paged (counted, offset)."""
         filters = self._table_where(table, where or {})
-        order = page_order(self._tables[table], order_by, after, limit, descending)
+        order = page_order(self._tables[table], order_by, after, limit, descending, offset, self._within(within))
         found = self._select_page(table, filters, order)
         return self._checked(table, found) if check else found
 
@@ -490,6 +498,22 @@ class Ledger(abc.ABC):
         counted as stored, not checked against their records: a count shows no row's content,
         and a row that a record does not support is refused when it is read."""
         return self._count_rows(table, self._table_where(table, where))
+
+    def count_within(self, table: str, within: str, **where: Any) -> int:
+        """:meth:`count` of the rows whose value of ``within``'s key column is a key of
+        ``within`` (a table keyed by one column that ``table`` has, as :meth:`page` takes it)."""
+        filters = self._table_where(table, where)
+        spec = self._within(within)
+        check_within(self._tables[table], spec)
+        return self._count_rows(table, filters, spec)
+
+    def _within(self, within: str | None) -> ProjectionTable | None:
+        if within is None:
+            return None
+        spec = self._tables.get(within)
+        if spec is None:
+            raise NotFoundError(f"no projection table {within!r}", field="within")
+        return spec
 
     def _check_rows(self, table: str, found: list[dict[str, Any]], read: dict[int, Envelope] | None = None) -> None:
         """Every row must be one its record gives. The records are read afresh and checked

@@ -1,0 +1,68 @@
+"""One card of a campaign version's review queue, found by its position through the query
+tables' indexes (docs/human-review.md, "The queue and history").
+
+The queue (:func:`~._queue.review_queue`) is the open items in the order recorded, then the
+decided ones in that order. Card K is found without building the K cards before it: the open
+items are counted and the K-th is read at its offset along the ``hr_open`` index on (campaign,
+version, item seq); past them, the decided items are the ``hr_items`` rows of the campaign
+version, along its (campaign, version, seq) index, that have an ``hr_decided`` row. Only the card
+shown is resolved, from the records as :func:`~._queue.review_queue` resolves its cards, and its
+open or decided state is held against the records as there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from reviewtrail.errors import IntegrityError, InvalidInputError
+from reviewtrail.human_review.reads._bulk_resolve import Preloaded
+from reviewtrail.human_review.reads._table_reads import checked_page, checked_rows_in
+from reviewtrail.human_review.session._queue import QUEUE_MAX, QueueCard, check_decided, queue_card
+from reviewtrail.store import Store
+
+__all__ = ["QueuePosition", "queue_position"]
+
+
+@dataclass(frozen=True)
+class QueuePosition:
+    """Card ``position`` of a campaign version's queue (None past its end) and how many cards the
+    queue holds (``cards``)."""
+
+    position: int
+    card: QueueCard | None
+    cards: int
+
+
+def queue_position(store: Store, campaign_id: str, version: int, position: int) -> QueuePosition:
+    """Card ``position`` (1 to :data:`QUEUE_MAX`) of the queue of ``campaign_id`` version
+    ``version``: the card ``review_queue(store, campaign_id, version, limit=position)[-1]`` gives,
+    read in one snapshot of the ledger at the cost of one card wherever it stands."""
+    if isinstance(position, bool) or not isinstance(position, int) or not 1 <= position <= QUEUE_MAX:
+        raise InvalidInputError(f"must be a whole number from 1 to {QUEUE_MAX}, got {position!r}", field="card")
+    ledger = store.ledger
+    where: dict[str, Any] = {"campaign_id": campaign_id, "campaign_version": version}
+    with ledger.snapshot():
+        opened = ledger.count("hr_open", **where)
+        cards = opened + ledger.count_within("hr_items", "hr_decided", **where)
+        if position > cards:
+            return QueuePosition(position, None, cards)
+        decided = position > opened
+        if decided:
+            rows = checked_page(
+                ledger, "hr_items", where, order_by="seq", after=None, limit=1, offset=position - opened - 1,
+                within="hr_decided",
+            )  # fmt: skip
+        else:
+            rows = checked_page(ledger, "hr_open", where, order_by="item_seq", after=None, limit=1, offset=position - 1)
+        if not rows:  # a row counted but not paged: its order column was emptied
+            table = "hr_items" if decided else "hr_open"
+            raise IntegrityError(
+                f"query table {table} counts {cards} card(s) but has no row at card {position}; "
+                "run 'reviewtrail verify'",
+                field=table,
+            )
+        item_id = str(rows[0]["item_id"])
+        records = Preloaded(ledger, [item_id], checked_rows_in(ledger, "hr_items", "item_id", [item_id]))
+        check_decided(records, item_id, decided)
+        return QueuePosition(position, queue_card(records, item_id, decided=decided), cards)

@@ -1,0 +1,64 @@
+"""Card K of a campaign version's queue, found through the query tables' indexes
+(:func:`~reviewtrail.human_review.queue_position`): the K-th card of the whole queue, open items
+first then decided ones, on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reviewtrail.errors import InvalidInputError
+from reviewtrail.human_review import QUEUE_MAX, decide, queue_position, review_queue
+from reviewtrail.store import Store
+from support.human_review import add_item, add_prompt, add_run, new_store
+
+_names = itertools.count(1)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    url = request.getfixturevalue("pg_url") if request.param == "postgres" else None
+    with new_store(tmp_path, url) as opened:
+        yield opened
+
+
+def _item(store: Store, campaign: str, version: int) -> str:
+    prompt = add_prompt(store, campaign=campaign, version=version)
+    runs = [add_run(store, prompt, agent) for agent in ("agent-a", "agent-b")]
+    return add_item(store, prompt, *runs).item_id
+
+
+# Each item: its campaign version (1 or 2, recorded interleaved) and how many decisions it gets (0 to 2).
+_CAMPAIGNS = st.lists(st.tuples(st.sampled_from([1, 2]), st.integers(0, 2)), max_size=7)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(plan=_CAMPAIGNS, order=st.randoms(use_true_random=False))
+def test_card_k_is_the_kth_card_of_the_whole_queue(store: Store, plan: list[tuple[int, int]], order: object) -> None:
+    campaign = f"camp-{next(_names)}"  # a new campaign per example, beside the ones made before
+    items = [(_item(store, campaign, version), decisions) for version, decisions in plan]
+    decided = [(item_id, n) for item_id, n in items if n]
+    order.shuffle(decided)  # type: ignore[attr-defined]  # decided in an order of their own
+    for item_id, n in decided:
+        previous = None
+        for i in range(n):
+            wire = {"disposition": "tie"} | ({"supersedes": previous} if previous else {})
+            previous = decide(store, item_id, wire, submission_id=f"{item_id}-{i}", reviewer="rev-1").decision_id
+    for version in (1, 2, 3):
+        queue = review_queue(store, campaign, version, limit=QUEUE_MAX)
+        for k in range(1, len(queue) + 2):
+            found = queue_position(store, campaign, version, k)
+            assert found.cards == len(queue)
+            assert found.card == (queue[k - 1] if k <= len(queue) else None)
+
+
+def test_a_position_outside_the_queue_is_refused_naming_the_card(store: Store) -> None:
+    for position in (0, -1, QUEUE_MAX + 1, True):
+        with pytest.raises(InvalidInputError) as err:
+            queue_position(store, "camp", 1, position)
+        assert err.value.field == "card"
