@@ -37,6 +37,7 @@ from reviewtrail.web._capability import (
     verify_decision_signature,
 )
 from reviewtrail.web._nonces import NONCE_FILE_ENV, NonceBook
+from reviewtrail.web._private_file import check_folders
 from support.web_signature import SHAPES, hand_signed
 
 KEY = Capability.from_key(b"k" * 32)
@@ -219,8 +220,28 @@ def test_a_capability_file_in_a_folder_of_another_user_is_refused(tmp_path: Path
     os.chown(folder, NOBODY, NOBODY)
     with pytest.raises(ConfigError) as caught:
         load_capability(path)
-    assert f"the folder {folder} is owned by uid {NOBODY}" in str(caught.value)
-    assert "must be owned by root or by uid 0 the server runs as" in str(caught.value)
+    assert caught.value.field == CAPABILITY_FILE_ENV and str(caught.value) == (
+        f"{CAPABILITY_FILE_ENV}: {path}: the folder {folder} is owned by uid {NOBODY}; the folders of the capability "
+        f"file must be owned by root or by uid 0 the server runs as, or their owner may replace it"
+    )
+    # The same file and folder are safe for a server that runs as their owner.
+    os.chown(path, NOBODY, NOBODY)
+    assert load_capability(path, owner=NOBODY) == Capability.from_key(b"q" * 32)
+
+
+def test_folders_owned_by_root_are_safe_for_any_user() -> None:
+    check_folders(Path("/etc/passwd"), field="f", what="the file", owner=4242)
+
+
+def test_a_file_that_fails_as_it_is_read_is_refused_naming_it() -> None:
+    """/proc/self/mem is a regular file, the process's own and owner-only, whose first page
+    cannot be read."""
+    mem = Path("/proc/self/mem")
+    need(mem.exists(), "/proc/self/mem (Linux) is not here")
+    with pytest.raises(ConfigError) as caught:
+        load_capability(mem)
+    assert caught.value.field == CAPABILITY_FILE_ENV
+    assert str(caught.value) == (f"{CAPABILITY_FILE_ENV}: {mem}: cannot read the capability file (Input/output error)")
 
 
 def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
@@ -234,13 +255,23 @@ def test_a_new_capability_file_is_refused_in_a_folder_others_may_change(tmp_path
     folder = tmp_path / "shared"
     folder.mkdir()
     folder.chmod(0o777)
-    with pytest.raises(ConfigError, match=f"the folder {folder} has mode 0777") as caught:
+    with pytest.raises(ConfigError) as caught:
         new_capability(folder / "capability")
     assert caught.value.field == "capability" and caught.value.exit_code == 5
+    assert str(caught.value) == (
+        f"capability: {folder / 'capability'}: the folder {folder} has mode 0777: other users may replace the "
+        f"capability file (chmod go-w {folder}, or keep the file in a folder only its owner can write)"
+    )
     assert list(folder.iterdir()) == []
     folder.chmod(0o700)
     made = new_capability(folder / "capability")
     assert load_capability(folder / "capability") == made
+    with pytest.raises(ConfigError) as missing:
+        new_capability(tmp_path / "nowhere" / "capability")
+    assert str(missing.value) == (
+        f"capability: {tmp_path / 'nowhere' / 'capability'}: cannot check the folder {tmp_path / 'nowhere'} "
+        "(No such file or directory)"
+    )
 
 
 @pytest.mark.parametrize("text", [GOOD, GOOD.rstrip("="), f"  {GOOD}\n", GOOD.rstrip("=") + "\n"])
@@ -323,8 +354,12 @@ def test_another_content_type_is_refused_before_the_signature_is_read(content_ty
 
 def test_a_missing_altered_or_foreign_signature_is_refused() -> None:
     headers = signed()
-    assert refused({"Content-Type": "application/json"}).field == "signature"
-    assert refused(headers | {"Signature": headers["Signature"][:-3] + "AA:"}).field == "signature"
+    unsigned = refused({"Content-Type": "application/json"})
+    assert str(unsigned) == "signature: missing: the request is not signed"
+    altered = refused(headers | {"Signature": headers["Signature"][:-3] + "AA:"})
+    assert altered.field == "signature" and str(altered).startswith(
+        "signature: the request's signature does not verify"
+    )
     foreign = signed(capability=Capability.from_key(b"f" * 32))
     error = refused(foreign)
     assert error.field == "keyid" and str(error) == "keyid: signed by a key this inspector does not hold"
@@ -381,19 +416,30 @@ def test_a_signature_made_by_hand_in_the_documented_shape_verifies() -> None:
 def test_a_signature_of_any_other_shape_is_refused_naming_what_differs(shape: str) -> None:
     changes, field, message = SHAPES[shape]
     error = refused(hand_signed(KEY, BODY, created=NOW, **changes))  # type: ignore[arg-type]
-    assert error.field == field and message in str(error), (shape, str(error))
+    assert error.field == field and str(error) == f"{field}: {message}", (shape, str(error))
 
 
 @pytest.mark.parametrize(
-    ("signature_input", "field", "message"),
+    ("signature_input", "message"),
     [
-        ('review=("@method" "@path" "content-type" "content-digest" "@path")', "signature", "a component twice"),
-        ('review=("@method" "@path";req "content-type" "content-digest")', "signature-input", "plain component"),
-        ('review="@method"', "signature-input", "plain component"),
-        ("review=(", "signature-input", "malformed"),
-        ('review=("@method");alg="x", review=("@path")', "signature-input", "given twice"),
-        ('review=("@method" "@path" "content-type" "content-digest");nonce="a";nonce="b"', "signature-input", "twice"),
-        ("", "signature", "this request has 0"),
+        (
+            'review=("@method" "@path" "content-type" "content-digest" "@path")',
+            "signature: covers a component twice; it covers @method, @path, content-type, content-digest and nothing "
+            "else",
+        ),
+        (
+            'review=("@method" "@path";req "content-type" "content-digest")',
+            "signature-input: the covered components must be a list of plain component names",
+        ),
+        ('review="@method"', "signature-input: the covered components must be a list of plain component names"),
+        ("review=(", "signature-input: malformed: "),
+        ('review=("@method");alg="x", review=("@path")', "signature-input: malformed: 'review' given twice"),
+        (
+            'review=("@method" "@path" "content-type" "content-digest");nonce="a";nonce="b"',
+            "signature-input: malformed: 'nonce' given twice",
+        ),
+        ("", "signature: exactly one signature is accepted, labelled 'review'; this request has 0"),
+        ("é", "signature-input: malformed: "),
     ],
     ids=[
         "component-twice",
@@ -403,13 +449,13 @@ def test_a_signature_of_any_other_shape_is_refused_naming_what_differs(shape: st
         "label-twice",
         "parameter-twice",
         "empty",
+        "not-ascii",
     ],
 )
-def test_a_malformed_signature_input_is_refused_before_it_is_verified(
-    signature_input: str, field: str, message: str
-) -> None:
+def test_a_malformed_signature_input_is_refused_before_it_is_verified(signature_input: str, message: str) -> None:
     error = refused(signed() | {"Signature-Input": signature_input})
-    assert error.field == field and message in str(error), str(error)
+    assert str(error) == message if not message.endswith(": ") else str(error).startswith(message), str(error)
+    assert error.field == message.split(":", maxsplit=1)[0]
 
 
 @pytest.mark.parametrize(

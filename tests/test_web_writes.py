@@ -423,7 +423,7 @@ def test_a_signature_other_than_the_documented_one_is_refused(writable: Any) -> 
         answer = httpx.post(url, content=raw, headers=hand_signed(capability, raw, **changes))  # type: ignore[arg-type]
         assert answer.status_code == 401, (shape, answer.status_code, answer.text)
         error = answer.json()["error"]
-        assert error["field"] == field and message in error["message"], (shape, error)
+        assert error["field"] == field and error["message"] == f"{field}: {message}", (shape, error)
     assert ledger_head(store) == head
     assert httpx.post(url, content=raw, headers=hand_signed(capability, raw)).status_code == 201
 

@@ -2,7 +2,7 @@
 label, any covered components, any parameters, each signed correctly with the capability's key
 (HMAC-SHA256 over the signature base), so what the inspector refuses is the signature's shape,
 never its arithmetic. :data:`SHAPES` lists each way a signature can differ from the documented
-one, with the field the refusal names and a part of its message."""
+one, with the field the refusal names and its message."""
 
 from __future__ import annotations
 
@@ -64,24 +64,31 @@ def hand_signed(
     }
 
 
-# name: (keyword arguments of hand_signed, the field the refusal names, a part of its message)
+_NOT_ONE = "not a parameter of this signature, which carries created, nonce, keyid, alg and nothing else"
+_MISSING = "missing; the signature carries created, nonce, keyid, alg"
+
+# name: (keyword arguments of hand_signed, the field the refusal names, its message after the field)
 SHAPES: dict[str, tuple[dict[str, object], str, str]] = {
-    "extra parameter tag": ({"extra": {"tag": "reviewtrail"}}, "tag", "not a parameter of this signature"),
-    "expires an hour ago": (
-        {"extra": {"expires": int(time.time()) - 3600}},
-        "expires",
-        "not a parameter of this signature",
-    ),
+    "extra parameter tag": ({"extra": {"tag": "reviewtrail"}}, "tag", _NOT_ONE),
+    "expires an hour ago": ({"extra": {"expires": int(time.time()) - 3600}}, "expires", _NOT_ONE),
     "another label": ({"labels": ("pyhms",)}, "signature", "labelled 'pyhms'; the signature is labelled 'review'"),
-    "two labels": ({"labels": ("review", "again")}, "signature", "exactly one signature is accepted"),
-    "no nonce": ({"drop": ("nonce",)}, "nonce", "missing"),
-    "no created": ({"drop": ("created",)}, "created", "missing"),
-    "no keyid": ({"drop": ("keyid",)}, "keyid", "missing"),
-    "no alg": ({"drop": ("alg",)}, "alg", "missing"),
-    "another component covered": ({"covered": (*COVERED_COMPONENTS, "date")}, "signature", "covers 'date'"),
+    "two labels": (
+        {"labels": ("review", "again")},
+        "signature",
+        "exactly one signature is accepted, labelled 'review'; this request has 2 ('review', 'again')",
+    ),
+    "no nonce": ({"drop": ("nonce",)}, "nonce", _MISSING),
+    "no created": ({"drop": ("created",)}, "created", _MISSING),
+    "no keyid": ({"drop": ("keyid",)}, "keyid", _MISSING),
+    "no alg": ({"drop": ("alg",)}, "alg", _MISSING),
+    "another component covered": (
+        {"covered": (*COVERED_COMPONENTS, "date")},
+        "signature",
+        "covers 'date'; it covers @method, @path, content-type, content-digest and nothing else",
+    ),
     "a component left out": (
         {"covered": tuple(name for name in COVERED_COMPONENTS if name != "content-type")},
         "signature",
-        "content-type is not covered",
+        "content-type is not covered; it must be",
     ),
 }

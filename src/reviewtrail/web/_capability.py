@@ -236,14 +236,13 @@ def verify_decision_signature(
         if isinstance(exc.__cause__, SignatureRefusedError):
             raise exc.__cause__ from None
         raise SignatureRefusedError(f"the request's signature does not verify: {exc}", field="signature") from None
-    if len(results) != 1:
-        raise SignatureRefusedError("exactly one signature is accepted", field="signature")
-    params: dict[str, Any] = dict(results[0].parameters)
-    nonce, created = params.get("nonce"), params.get("created")
-    if not isinstance(nonce, str) or not _NONCE.fullmatch(nonce):
+    # One signature with the four parameters (the shape checked above), a string nonce and an
+    # integer created (the library checks their types).
+    [result] = results
+    params: dict[str, Any] = dict(result.parameters)
+    nonce, created = params["nonce"], params["created"]
+    if not _NONCE.fullmatch(nonce):
         raise SignatureRefusedError("must be 16 to 128 URL-safe base64 characters", field="nonce")
-    if not isinstance(created, int):
-        raise SignatureRefusedError("missing", field="created")
     clock = now if now is not None else datetime.datetime.now(datetime.UTC).timestamp()
     if abs(clock - created) > FRESHNESS_SECONDS:
         when = "in the future" if created > clock else "ago"
