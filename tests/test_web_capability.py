@@ -439,6 +439,10 @@ def test_a_signature_of_any_other_shape_is_refused_naming_what_differs(shape: st
             "signature-input: malformed: 'nonce' given twice",
         ),
         ("", "signature: exactly one signature is accepted, labelled 'review'; this request has 0"),
+        (
+            'review=("@method" "@path" "content-type" "content-digest" "date" "x-a")',
+            "signature: covers 'date', 'x-a'; it covers @method, @path, content-type, content-digest and nothing else",
+        ),
         ("é", "signature-input: malformed: "),
     ],
     ids=[
@@ -449,6 +453,7 @@ def test_a_signature_of_any_other_shape_is_refused_naming_what_differs(shape: st
         "label-twice",
         "parameter-twice",
         "empty",
+        "two-components-more",
         "not-ascii",
     ],
 )
