@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -10,7 +11,7 @@ import rfc8785
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from reviewtrail.canonical import canonical_flat, canonical_json, loads_canonical, loads_json
+from reviewtrail.canonical import canonical_flat, canonical_json, loads_canonical, loads_json, unique_members
 from reviewtrail.errors import CanonicalJSONError, InvalidInputError
 
 json_values = st.recursive(
@@ -191,3 +192,29 @@ def test_any_cycle_is_refused_on_either_path(root: Any, data: st.DataObject) -> 
     with pytest.raises(CanonicalJSONError, match="contains itself") as err:
         canonical_json(root, field="payload")
     assert err.value.field == "payload"
+
+
+class _Repeated(InvalidInputError):
+    """The error a caller chooses for a repeated key."""
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [('{"a": 1, "a": 1}', "a"), ('{"x": [{"b": 1, "c": 2, "b": 3}]}', "b"), ('[{"": 1}, {"k": {"": 0, "": 0}}]', "")],
+)
+def test_a_key_given_twice_in_one_object_is_refused_at_any_depth(text: str, key: str) -> None:
+    with pytest.raises(InvalidInputError) as caught:
+        json.loads(text, object_pairs_hook=unique_members("payload"))
+    assert type(caught.value) is InvalidInputError and caught.value.field == "payload"
+    assert str(caught.value) == (
+        f"payload: key {key!r} appears twice in one object (RFC 8785 JSON has unique member names)"
+    )
+    with pytest.raises(_Repeated) as chosen:
+        json.loads(text, object_pairs_hook=unique_members("body", _Repeated))
+    assert chosen.value.field == "body"
+
+
+@given(json_values)
+def test_a_document_without_repeated_keys_reads_as_json_reads_it(value: Any) -> None:
+    text = json.dumps(value)
+    assert json.loads(text, object_pairs_hook=unique_members("payload")) == json.loads(text)

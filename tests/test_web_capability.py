@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import datetime
 import hashlib
+import os
 import re
 import sqlite3
 import time
@@ -20,9 +21,11 @@ from http_message_signatures import HTTPMessageSigner, algorithms
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import need
 from reviewtrail.errors import BackendUnavailableError, ConfigError, ConflictError, InvalidInputError
 from reviewtrail.web._capability import (
     CAPABILITY_FILE_ENV,
+    COVERED_COMPONENTS,
     DECISION_ROUTE,
     Capability,
     SignatureRefusedError,
@@ -34,6 +37,8 @@ from reviewtrail.web._capability import (
     verify_decision_signature,
 )
 from reviewtrail.web._nonces import NONCE_FILE_ENV, NonceBook
+from reviewtrail.web._private_file import check_folders
+from support.web_signature import SHAPES, hand_signed
 
 KEY = Capability.from_key(b"k" * 32)
 URL = "http://127.0.0.1:8765" + DECISION_ROUTE
@@ -92,6 +97,7 @@ def key_file(tmp_path: Path, content: str | bytes, mode: int = 0o600) -> Path:
 
 
 GOOD = base64.urlsafe_b64encode(b"q" * 32).decode()
+NOBODY = 65534
 
 
 @pytest.mark.parametrize(
@@ -132,6 +138,140 @@ def test_a_missing_or_irregular_capability_file_is_refused(tmp_path: Path) -> No
     with pytest.raises(ConfigError, match="is not a regular file") as irregular:
         load_capability(folder)
     assert irregular.value.field == CAPABILITY_FILE_ENV
+
+
+def test_a_symbolic_link_to_a_good_capability_file_is_refused(tmp_path: Path) -> None:
+    target = key_file(tmp_path, GOOD)
+    assert load_capability(target) == Capability.from_key(b"q" * 32)
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    with pytest.raises(ConfigError, match="the capability file is a symbolic link; name the file itself") as caught:
+        load_capability(link)
+    assert caught.value.field == CAPABILITY_FILE_ENV and str(link) in str(caught.value)
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / "nowhere")
+    with pytest.raises(ConfigError, match="is a symbolic link"):
+        load_capability(dangling)
+
+
+def test_a_capability_file_owned_by_another_user_than_the_servers_is_refused(tmp_path: Path) -> None:
+    path = key_file(tmp_path, GOOD)
+    mine = os.geteuid()
+    with pytest.raises(ConfigError) as caught:
+        load_capability(path, owner=mine + 1)
+    assert caught.value.field == CAPABILITY_FILE_ENV
+    assert str(caught.value) == (
+        f"{CAPABILITY_FILE_ENV}: {path}: the capability file is owned by uid {mine}, not by uid {mine + 1} the server "
+        f"runs as (chown {mine + 1} {path})"
+    )
+    assert load_capability(path, owner=mine) == load_capability(path)
+
+
+def test_a_capability_file_chowned_to_another_user_is_refused(tmp_path: Path) -> None:
+    need(os.geteuid() == 0, "giving a file to another user needs root")
+    path = key_file(tmp_path, GOOD)
+    os.chown(path, NOBODY, NOBODY)
+    with pytest.raises(ConfigError, match=f"owned by uid {NOBODY}, not by uid 0 the server runs as"):
+        load_capability(path)
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o757, 0o770, 0o720, 0o702, 0o2777])
+def test_a_capability_file_in_a_folder_others_may_change_is_refused(tmp_path: Path, mode: int) -> None:
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    path = key_file(folder, GOOD)
+    folder.chmod(mode)
+    with pytest.raises(ConfigError) as caught:
+        load_capability(path)
+    assert caught.value.field == CAPABILITY_FILE_ENV and str(path) in str(caught.value)
+    assert f"the folder {folder} has mode {mode:04o}: other users may replace the capability file" in str(caught.value)
+
+
+def test_every_folder_above_the_capability_file_is_checked(tmp_path: Path) -> None:
+    inner = tmp_path / "open" / "inner"
+    inner.mkdir(parents=True)
+    path = key_file(inner, GOOD)
+    (tmp_path / "open").chmod(0o777)
+    with pytest.raises(ConfigError, match=f"the folder {tmp_path / 'open'} has mode 0777"):
+        load_capability(path)
+    # A link to the folder is followed: the folders checked are the ones the file is in.
+    (tmp_path / "open").chmod(0o755)
+    (tmp_path / "via").symlink_to(inner)
+    assert load_capability(tmp_path / "via" / "capability") == Capability.from_key(b"q" * 32)
+    inner.chmod(0o777)
+    with pytest.raises(ConfigError, match=f"the folder {inner} has mode 0777"):
+        load_capability(tmp_path / "via" / "capability")
+
+
+def test_a_sticky_folder_anyone_may_write_is_safe_as_tmp_is(tmp_path: Path) -> None:
+    """In a sticky folder no one else may rename or remove what they do not own."""
+    folder = tmp_path / "sticky"
+    folder.mkdir()
+    path = key_file(folder, GOOD)
+    folder.chmod(0o1777)
+    assert load_capability(path) == Capability.from_key(b"q" * 32)
+
+
+def test_a_capability_file_in_a_folder_of_another_user_is_refused(tmp_path: Path) -> None:
+    need(os.geteuid() == 0, "giving a folder to another user needs root")
+    folder = tmp_path / "theirs"
+    folder.mkdir(mode=0o755)
+    path = key_file(folder, GOOD)
+    os.chown(folder, NOBODY, NOBODY)
+    with pytest.raises(ConfigError) as caught:
+        load_capability(path)
+    assert caught.value.field == CAPABILITY_FILE_ENV and str(caught.value) == (
+        f"{CAPABILITY_FILE_ENV}: {path}: the folder {folder} is owned by uid {NOBODY}; the folders of the capability "
+        f"file must be owned by root or by uid 0 the server runs as, or their owner may replace it"
+    )
+    # The same file and folder are safe for a server that runs as their owner.
+    os.chown(path, NOBODY, NOBODY)
+    assert load_capability(path, owner=NOBODY) == Capability.from_key(b"q" * 32)
+
+
+def test_folders_owned_by_root_are_safe_for_any_user() -> None:
+    check_folders(Path("/etc/passwd"), field="f", what="the file", owner=4242)
+
+
+def test_a_file_that_fails_as_it_is_read_is_refused_naming_it() -> None:
+    """/proc/self/mem is a regular file, the process's own and owner-only, whose first page
+    cannot be read."""
+    mem = Path("/proc/self/mem")
+    need(mem.exists(), "/proc/self/mem (Linux) is not here")
+    with pytest.raises(ConfigError) as caught:
+        load_capability(mem)
+    assert caught.value.field == CAPABILITY_FILE_ENV
+    assert str(caught.value) == (f"{CAPABILITY_FILE_ENV}: {mem}: cannot read the capability file (Input/output error)")
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    fifo = tmp_path / "capability"
+    os.mkfifo(fifo, 0o600)
+    with pytest.raises(ConfigError, match="is not a regular file"):
+        load_capability(fifo)
+
+
+def test_a_new_capability_file_is_refused_in_a_folder_others_may_change(tmp_path: Path) -> None:
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    folder.chmod(0o777)
+    with pytest.raises(ConfigError) as caught:
+        new_capability(folder / "capability")
+    assert caught.value.field == "capability" and caught.value.exit_code == 5
+    assert str(caught.value) == (
+        f"capability: {folder / 'capability'}: the folder {folder} has mode 0777: other users may replace the "
+        f"capability file (chmod go-w {folder}, or keep the file in a folder only its owner can write)"
+    )
+    assert list(folder.iterdir()) == []
+    folder.chmod(0o700)
+    made = new_capability(folder / "capability")
+    assert load_capability(folder / "capability") == made
+    with pytest.raises(ConfigError) as missing:
+        new_capability(tmp_path / "nowhere" / "capability")
+    assert str(missing.value) == (
+        f"capability: {tmp_path / 'nowhere' / 'capability'}: cannot check the folder {tmp_path / 'nowhere'} "
+        "(No such file or directory)"
+    )
 
 
 @pytest.mark.parametrize("text", [GOOD, GOOD.rstrip("="), f"  {GOOD}\n", GOOD.rstrip("=") + "\n"])
@@ -214,8 +354,12 @@ def test_another_content_type_is_refused_before_the_signature_is_read(content_ty
 
 def test_a_missing_altered_or_foreign_signature_is_refused() -> None:
     headers = signed()
-    assert refused({"Content-Type": "application/json"}).field == "signature"
-    assert refused(headers | {"Signature": headers["Signature"][:-3] + "AA:"}).field == "signature"
+    unsigned = refused({"Content-Type": "application/json"})
+    assert str(unsigned) == "signature: missing: the request is not signed"
+    altered = refused(headers | {"Signature": headers["Signature"][:-3] + "AA:"})
+    assert altered.field == "signature" and str(altered).startswith(
+        "signature: the request's signature does not verify"
+    )
     foreign = signed(capability=Capability.from_key(b"f" * 32))
     error = refused(foreign)
     assert error.field == "keyid" and str(error) == "keyid: signed by a key this inspector does not hold"
@@ -225,7 +369,7 @@ def test_a_missing_altered_or_foreign_signature_is_refused() -> None:
         ("Signature-Input", second["Signature-Input"].replace("review=", "again=")),
         ("Signature", second["Signature"].replace("review=", "again=")),
     ]
-    with pytest.raises(SignatureRefusedError, match="Multiple signatures found") as caught:
+    with pytest.raises(SignatureRefusedError, match="exactly one signature is accepted") as caught:
         verify_decision_signature(KEY, "POST", URL, twice, now=NOW)
     assert caught.value.field == "signature"
 
@@ -258,6 +402,65 @@ def test_a_signature_covering_less_than_the_four_components_is_refused() -> None
         )
         error = refused(message.headers | {"Content-Digest": signed()["Content-Digest"]})
         assert error.field == "signature" and "not covered" in str(error).lower(), (covered, str(error))
+
+
+def test_a_signature_made_by_hand_in_the_documented_shape_verifies() -> None:
+    """The hand signer below signs as the proxy does: what it changes is all that is refused."""
+    headers = hand_signed(KEY, BODY, created=NOW)
+    assert verify(headers).created == NOW
+    check_content_digest(verify(headers), BODY)
+    assert verify(hand_signed(KEY, BODY, covered=tuple(reversed(COVERED_COMPONENTS)), created=NOW)).created == NOW
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_a_signature_of_any_other_shape_is_refused_naming_what_differs(shape: str) -> None:
+    changes, field, message = SHAPES[shape]
+    error = refused(hand_signed(KEY, BODY, created=NOW, **changes))  # type: ignore[arg-type]
+    assert error.field == field and str(error) == f"{field}: {message}", (shape, str(error))
+
+
+@pytest.mark.parametrize(
+    ("signature_input", "message"),
+    [
+        (
+            'review=("@method" "@path" "content-type" "content-digest" "@path")',
+            "signature: covers a component twice; it covers @method, @path, content-type, content-digest and nothing "
+            "else",
+        ),
+        (
+            'review=("@method" "@path";req "content-type" "content-digest")',
+            "signature-input: the covered components must be a list of plain component names",
+        ),
+        ('review="@method"', "signature-input: the covered components must be a list of plain component names"),
+        ("review=(", "signature-input: malformed: "),
+        ('review=("@method");alg="x", review=("@path")', "signature-input: malformed: 'review' given twice"),
+        (
+            'review=("@method" "@path" "content-type" "content-digest");nonce="a";nonce="b"',
+            "signature-input: malformed: 'nonce' given twice",
+        ),
+        ("", "signature: exactly one signature is accepted, labelled 'review'; this request has 0"),
+        (
+            'review=("@method" "@path" "content-type" "content-digest" "date" "x-a")',
+            "signature: covers 'date', 'x-a'; it covers @method, @path, content-type, content-digest and nothing else",
+        ),
+        ("é", "signature-input: malformed: "),
+    ],
+    ids=[
+        "component-twice",
+        "component-parameter",
+        "not-a-list",
+        "malformed",
+        "label-twice",
+        "parameter-twice",
+        "empty",
+        "two-components-more",
+        "not-ascii",
+    ],
+)
+def test_a_malformed_signature_input_is_refused_before_it_is_verified(signature_input: str, message: str) -> None:
+    error = refused(signed() | {"Signature-Input": signature_input})
+    assert str(error) == message if not message.endswith(": ") else str(error).startswith(message), str(error)
+    assert error.field == message.split(":", maxsplit=1)[0]
 
 
 @pytest.mark.parametrize(

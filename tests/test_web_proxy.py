@@ -120,6 +120,12 @@ def decision(**extra: Any) -> dict[str, Any]:
     return body
 
 
+def repeated(body: dict[str, Any], key: str, again: str) -> bytes:
+    """``body`` as JSON with ``key`` given once more at the end, as the JSON text ``again``: a
+    reader that keeps the last one sees ``again``."""
+    return json.dumps(body)[:-1].encode() + f', "{key}": {again}}}'.encode()
+
+
 def post(browser: httpx.Client, proxy: str, body: Any, token: str | None, **headers: str) -> httpx.Response:
     sent = {"content-type": "application/json", **headers}
     if token is not None:
@@ -398,6 +404,8 @@ def test_a_forged_cookie_is_no_session(proxy: str, stand_in: Recorder) -> None:
         ([decision()], 422, "body"),
         (b"{not json", 422, "body"),
         (decision(note="n" * (70 * 1024)), 413, "body"),
+        (repeated(decision(disposition="publish"), "disposition", '"prefer"'), 400, "body"),
+        (repeated(decision(extra={"a": 1}), "extra", '{"a": 1, "a": 2}'), 400, "body"),
     ],
     ids=[
         "extra-field",
@@ -407,6 +415,8 @@ def test_a_forged_cookie_is_no_session(proxy: str, stand_in: Recorder) -> None:
         "not-an-object",
         "not-json",
         "oversized",
+        "a-key-twice",
+        "a-key-twice-nested",
     ],
 )
 def test_bodies_that_are_not_a_decision_are_refused_unforwarded(
@@ -418,6 +428,8 @@ def test_bodies_that_are_not_a_decision_are_refused_unforwarded(
         response = post(alice, proxy, body, token)
         assert response.status_code == status, response.text
         assert response.json()["error"]["field"] == field
+        if status == 400:
+            assert "appears twice in one object" in response.json()["error"]["message"], response.text
         assert post(alice, proxy, decision(), token, **{"content-type": "text/plain"}).status_code == 415
     assert stand_in.received() == []
 
@@ -522,7 +534,19 @@ def test_bad_settings_are_refused_naming_them(tmp_path: Path, files: dict[str, P
     short_secret = write_secret(tmp_path / "short-secret", b"short")
     bad_users = tmp_path / "bad-users"
     bad_users.write_text("bob:plaintext-password\n")
+    linked_capability = tmp_path / "linked-capability"
+    linked_capability.symlink_to(files["capability"])
     cases += [
+        (
+            {
+                "REVIEWTRAIL_PROXY_SESSION_SECRET_FILE": secret,
+                **basic,
+                "REVIEWTRAIL_REVIEW_CAPABILITY_FILE": str(linked_capability),
+            },
+            "http://127.0.0.1:9",
+            5,
+            f"{linked_capability}: the capability file is a symbolic link",
+        ),
         ({"REVIEWTRAIL_PROXY_SESSION_SECRET_FILE": str(open_secret), **basic}, "http://127.0.0.1:9", 5, "0644"),
         (
             {"REVIEWTRAIL_PROXY_SESSION_SECRET_FILE": str(short_secret), **basic},

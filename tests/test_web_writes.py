@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import re
 import secrets
 import subprocess
@@ -22,7 +23,8 @@ from http_message_signatures import HTTPMessageSigner, algorithms
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import run_cli
+from conftest import need, run_cli
+from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.records._record_names import IDENT_PATTERN
 from reviewtrail.store import Store
 from reviewtrail.web import _decision as decision
@@ -38,6 +40,7 @@ from reviewtrail.web._capability import (
 )
 from support.human_review import new_store
 from support.web import Inspector, ledger_head, planted_campaign, running_inspector, store_env
+from support.web_signature import SHAPES, hand_signed
 
 
 def capability_file(root: Path, name: str = "capability.key") -> Path:
@@ -121,6 +124,46 @@ def test_serve_refuses_a_capability_others_may_read_or_change(tmp_path: Path, mo
     assert str(key) in done.stderr and f"{mode:04o}" in done.stderr and CAPABILITY_FILE_ENV in done.stderr
 
 
+def serve_refusal(root: Path, key: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "reviewtrail", "serve", "--port", "0"],
+        env=store_env(root) | {CAPABILITY_FILE_ENV: str(key)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize("case", ["a link to another owner-only file", "a folder anyone may write", "another owner"])
+def test_serve_refuses_a_capability_file_as_ssh_refuses_a_key(tmp_path: Path, case: str) -> None:
+    new_store(tmp_path).close()
+    folder = tmp_path / "keys"
+    folder.mkdir(mode=0o700)
+    key = capability_file(folder)
+    if case == "a link to another owner-only file":
+        named, problem = tmp_path / "link.key", "the capability file is a symbolic link"
+        named.symlink_to(key)
+    elif case == "a folder anyone may write":
+        named, problem = key, f"the folder {folder} has mode 0777"
+        folder.chmod(0o777)
+    else:
+        need(os.geteuid() == 0, "giving a file to another user needs root")
+        named, problem = key, "is owned by uid 65534, not by uid 0 the server runs as"
+        os.chown(key, 65534, 65534)
+    done = serve_refusal(tmp_path, named)
+    assert done.returncode == 5, done.stderr
+    assert str(named) in done.stderr and problem in done.stderr and CAPABILITY_FILE_ENV in done.stderr
+
+
+def test_serve_new_capability_refuses_a_folder_others_may_change(tmp_path: Path) -> None:
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    folder.chmod(0o777)
+    code, _, err = run_cli("serve", "--new-capability", str(folder / "capability.key"))
+    assert code == 5 and f"the folder {folder} has mode 0777" in err
+    assert not (folder / "capability.key").exists()
+
+
 @pytest.mark.parametrize("content", ["", "not base64 !!\n", "c2hvcnQ\n", "a\nb\n"])
 def test_serve_refuses_a_missing_or_malformed_capability(tmp_path: Path, content: str) -> None:
     new_store(tmp_path).close()
@@ -201,7 +244,8 @@ def test_a_missing_or_malformed_nonce_is_refused_as_malformed_not_as_a_replay(wr
         assert answer.status_code == 401, (name, answer.status_code, answer.text)
         error = answer.json()["error"]
         assert error["field"] == "nonce", (name, error)
-        assert error["message"] == "nonce: must be 16 to 128 URL-safe base64 characters", (name, error)
+        expected = "missing; the signature carries" if nonce is None else "must be 16 to 128 URL-safe base64 characters"
+        assert error["message"].startswith(f"nonce: {expected}"), (name, error)
         assert "replay" not in answer.text, name
     assert ledger_head(store) == head
     # The same request with a well-formed nonce is recorded: what was refused above is the nonce.
@@ -242,6 +286,57 @@ def test_every_id_the_schema_takes_is_one_the_records_take(text: str) -> None:
     """The decision schema never accepts an id the decision record would refuse (a submission id
     with ``_`` once passed the schema and failed at decide)."""
     assert re.fullmatch(IDENT_PATTERN, text)
+
+
+# A JSON document as written, objects as lists of (key, value) pairs, so a key may be given twice.
+_LEAVES = st.none() | st.booleans() | st.integers(-9, 9) | st.text(max_size=3)
+_KEYS = st.sampled_from(["a", "b", "itemId", "disposition", "é"])
+_WRITTEN = st.recursive(
+    _LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=3).map(lambda items: ("array", items))
+        | st.lists(st.tuples(_KEYS, inner), max_size=3).map(lambda pairs: ("object", pairs))
+    ),
+    max_leaves=12,
+)
+
+
+def _render(value: Any) -> str:
+    if isinstance(value, tuple) and value[0] == "array":
+        return "[" + ", ".join(_render(item) for item in value[1]) + "]"
+    if isinstance(value, tuple):
+        return "{" + ", ".join(f"{json.dumps(key)}: {_render(item)}" for key, item in value[1]) + "}"
+    return json.dumps(value)
+
+
+def _repeats(value: Any) -> bool:
+    if isinstance(value, tuple) and value[0] == "array":
+        return any(_repeats(item) for item in value[1])
+    if isinstance(value, tuple):
+        keys = [key for key, _ in value[1]]
+        return len(keys) != len(set(keys)) or any(_repeats(item) for _, item in value[1])
+    return False
+
+
+@given(st.lists(st.tuples(_KEYS, _WRITTEN), max_size=4))
+def test_a_key_given_twice_anywhere_is_refused_by_both_servers_and_only_then(pairs: list[tuple[str, Any]]) -> None:
+    from reviewtrail.web._proxy_rules import RefusedBody, decision_body
+
+    document = ("object", pairs)
+    raw = _render(document).encode()
+    twice = _repeats(document)
+    for parse in (decision.parse_submission, decision.parse_signed_decision):
+        try:
+            parse(raw)
+        except decision.RepeatedKeyError as exc:
+            assert twice and exc.field == "body" and "appears twice in one object" in str(exc), raw
+        except InvalidInputError:
+            assert not twice, raw
+        else:
+            raise AssertionError(f"not a decision, yet parsed: {raw!r}")
+    with pytest.raises(RefusedBody) as refused:
+        decision_body(raw, "proxy-7f3a9c")
+    assert (refused.value.status == 400) == twice, raw
 
 
 def other_signer_headers(
@@ -317,6 +412,22 @@ def test_tampered_misdirected_or_foreign_requests_are_refused(writable: Any, tmp
     assert ledger_head(store) == head
 
 
+def test_a_signature_other_than_the_documented_one_is_refused(writable: Any) -> None:
+    """One label, the four components, the four parameters: each other shape is 401 naming what
+    differs, and nothing is appended; the same body signed in the documented shape is recorded."""
+    inspector, store, items, capability, _ = writable
+    head = ledger_head(store)
+    url = inspector.url.rstrip("/") + DECISION_ROUTE
+    raw = json.dumps(body_of(items[0])).encode()
+    for shape, (changes, field, message) in SHAPES.items():
+        answer = httpx.post(url, content=raw, headers=hand_signed(capability, raw, **changes))  # type: ignore[arg-type]
+        assert answer.status_code == 401, (shape, answer.status_code, answer.text)
+        error = answer.json()["error"]
+        assert error["field"] == field and error["message"] == f"{field}: {message}", (shape, error)
+    assert ledger_head(store) == head
+    assert httpx.post(url, content=raw, headers=hand_signed(capability, raw)).status_code == 201
+
+
 def test_bodies_outside_the_fixed_schema_are_refused(writable: Any, tmp_path: Path) -> None:
     inspector, store, items, capability, _ = writable
     other_root = tmp_path / "other"
@@ -334,14 +445,33 @@ def test_bodies_outside_the_fixed_schema_are_refused(writable: Any, tmp_path: Pa
         "a run id as preference": (body_of(items[0], preferred="run-1"), 400, "preferred"),
         "not JSON": (b"{not json", 400, ""),
         "bad disposition": (body_of(items[0], disposition="export"), 400, "disposition"),
+        "a key twice, the last one good": (
+            repeated(body_of(items[0], disposition="export"), "disposition"),
+            400,
+            "body",
+        ),
+        "a key twice in a nested object": (
+            json.dumps(body_of(items[0], extra={"a": 1}))[:-1].encode() + b', "extra": {"a": 1, "a": 2}}',
+            400,
+            "body",
+        ),
     }
     for name, (body, status, field) in cases.items():
         answer = post(inspector, capability, body)
         assert answer.status_code == status, (name, answer.status_code, answer.text)
         if field:
             assert answer.json()["error"]["field"] == field, (name, answer.text)
+        if "twice" in name:
+            assert "appears twice in one object" in answer.json()["error"]["message"], (name, answer.text)
     assert ledger_head(store) == head
     other.close()
+
+
+def repeated(body: dict[str, Any], key: str) -> bytes:
+    """``body`` as JSON with ``key`` given again at the end, as a good decision has it: a reader
+    that keeps the last one reads a good decision."""
+    good = {"disposition": "prefer", "preferred": "A", "reviewer": "proxy-7f3a9c"}[key]
+    return json.dumps(body)[:-1].encode() + f", {json.dumps(key)}: {json.dumps(good)}}}".encode()
 
 
 def test_without_a_capability_nothing_is_writable(tmp_path: Path) -> None:

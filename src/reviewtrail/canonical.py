@@ -6,12 +6,12 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import rfc8785
 
-from reviewtrail.errors import CanonicalJSONError
+from reviewtrail.errors import CanonicalJSONError, InvalidInputError
 
 __all__ = [
     "canonical_flat",
@@ -23,6 +23,7 @@ __all__ = [
     "loads_canonical",
     "loads_document",
     "loads_json",
+    "unique_members",
 ]
 
 
@@ -265,6 +266,27 @@ def loads_json(data: bytes | str) -> Any:
         return _JSON_DECODER.decode(text)
     except RecursionError:
         raise json.JSONDecodeError("nested too deeply to read", text[:80], 0) from None
+
+
+def unique_members(
+    field: str, error: type[InvalidInputError] = InvalidInputError
+) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+    """An ``object_pairs_hook`` for :func:`json.loads` that refuses a key given twice in one
+    object, at any depth (``error``, an :class:`~reviewtrail.errors.InvalidInputError`, naming
+    ``field`` and the key), where ``json`` would keep the last one: RFC 8785 JSON has unique
+    member names."""
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                raise error(
+                    f"key {key!r} appears twice in one object (RFC 8785 JSON has unique member names)", field=field
+                )
+            out[key] = value
+        return out
+
+    return hook
 
 
 def loads_document(data: bytes | str, **options: Any) -> Any:

@@ -12,8 +12,12 @@ A signed request is an RFC 9421 HTTP Message Signature:
 - algorithm ``hmac-sha256``, label ``review``;
 - covered components ``@method``, ``@path``, ``content-type`` and ``content-digest`` (RFC 9530,
   ``sha-256``);
-- parameters ``created``, ``nonce`` and ``keyid`` (``alg`` may be given and must then say
-  ``hmac-sha256``; nothing else).
+- parameters ``created``, ``nonce``, ``keyid`` and ``alg`` (``hmac-sha256``).
+
+Exactly that: one signature, labelled ``review``, covering those four components (each once, none
+with a parameter of its own) with those four parameters. Anything more or less (``expires``,
+``tag``, another label, a second signature, another component) is refused before the signature
+is checked, naming what is wrong.
 
 The inspector checks, before it reads the body: the method and path (exactly ``POST
 /api/review/decisions``), the signature, freshness (``created`` at most :data:`FRESHNESS_SECONDS`
@@ -31,7 +35,6 @@ import hmac
 import os
 import re
 import secrets
-import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +44,7 @@ from http_message_signatures import HTTPMessageSigner, HTTPMessageVerifier, HTTP
 from http_message_signatures.exceptions import HTTPMessageSignaturesException
 
 from reviewtrail.errors import ConfigError, InvalidInputError
+from reviewtrail.web._private_file import check_folders, read_private_file
 
 __all__ = [
     "ALGORITHM",
@@ -50,7 +54,9 @@ __all__ = [
     "DECISION_METHOD",
     "DECISION_ROUTE",
     "FRESHNESS_SECONDS",
+    "LABEL",
     "MAX_BODY_BYTES",
+    "PARAMETERS",
     "Capability",
     "SignatureRefusedError",
     "SignedRequest",
@@ -68,6 +74,7 @@ CONTENT_TYPE = "application/json"
 COVERED_COMPONENTS = ("@method", "@path", "content-type", "content-digest")
 ALGORITHM = "hmac-sha256"
 LABEL = "review"
+PARAMETERS = ("created", "nonce", "keyid", "alg")
 FRESHNESS_SECONDS = 60
 MAX_BODY_BYTES = 64 * 1024
 MIN_KEY_BYTES = 32
@@ -97,9 +104,11 @@ class Capability:
 
 def new_capability(path: Path) -> Capability:
     """Write a new capability file at ``path`` (created, never replaced; mode 0600) and return
-    it. An existing file is refused (exit 6, field ``capability``)."""
+    it. An existing file is refused (exit 6, field ``capability``), and so is a folder another
+    user may change (exit 5, as :func:`load_capability` would refuse the file there)."""
     from reviewtrail.errors import ConflictError
 
+    check_folders(path, field="capability", what="the capability file")
     key = secrets.token_bytes(MIN_KEY_BYTES)
     text = base64.urlsafe_b64encode(key).decode().rstrip("=") + "\n"
     try:
@@ -114,28 +123,18 @@ def new_capability(path: Path) -> Capability:
     return Capability.from_key(key)
 
 
-def load_capability(path: Path) -> Capability:
-    """The capability in ``path``. Refused with exit 5 (field ``REVIEWTRAIL_REVIEW_CAPABILITY_FILE``,
-    naming the file): a missing or unreadable file, one that group or others may read or write
-    (its mode is named), one that is not a regular file, or one whose content is not one line of
-    URL-safe base64 holding at least 32 bytes."""
+def load_capability(path: Path, *, owner: int | None = None) -> Capability:
+    """The capability in ``path``, read as OpenSSH reads a private key (:mod:`._private_file`).
+    Refused with exit 5 (field ``REVIEWTRAIL_REVIEW_CAPABILITY_FILE``, naming the file and what
+    is wrong): a missing or unreadable file, a symbolic link, one that is not a regular file, one
+    owned by another user than ``owner`` (default: the server's effective uid), one that group or
+    others may read or write (its mode is named), one in a folder another user may change, or one
+    whose content is not one line of URL-safe base64 holding at least 32 bytes."""
     where = CAPABILITY_FILE_ENV
+    raw = read_private_file(path, field=where, what="the capability file", owner=owner)
     try:
-        info = path.stat()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the capability file ({exc.strerror})", field=where) from None
-    if not stat.S_ISREG(info.st_mode):
-        raise ConfigError(f"{path}: the capability file is not a regular file", field=where)
-    mode = stat.S_IMODE(info.st_mode)
-    if mode & 0o077:
-        raise ConfigError(
-            f"{path}: mode {mode:04o} lets others read or change the capability; it must be readable by "
-            f"its owner only (chmod 600 {path})",
-            field=where,
-        )
-    try:
-        text = path.read_text(encoding="ascii").strip()
-    except (OSError, UnicodeDecodeError) as exc:
+        text = raw.decode("ascii").strip()
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: cannot read the capability file ({exc})", field=where) from None
     try:
         if not text or "\n" in text or not re.fullmatch(r"[A-Za-z0-9_-]+={0,2}", text):
@@ -210,10 +209,10 @@ def verify_decision_signature(
 ) -> SignedRequest:
     """Check the signature of a request to the write route from its method, absolute URL and
     headers alone (the body is not read). Refused with :class:`SignatureRefusedError` naming the
-    problem: another method or path, a missing or malformed signature, one not covering every
-    component of :data:`COVERED_COMPONENTS`, another algorithm, another key, an extra parameter,
-    no nonce or a malformed one, a ``created`` outside the freshness window, or a signature that
-    does not match."""
+    problem: another method or path, a missing or malformed signature, more than one, another
+    label, covered components other than exactly :data:`COVERED_COMPONENTS`, parameters other
+    than exactly :data:`PARAMETERS`, another algorithm, another key, a malformed nonce, a
+    ``created`` outside the freshness window, or a signature that does not match."""
     from urllib.parse import urlsplit
 
     if method != DECISION_METHOD or urlsplit(url).path != DECISION_ROUTE:
@@ -224,6 +223,7 @@ def verify_decision_signature(
         header_map[key] = f"{header_map[key]}, {value}" if key in header_map else value
     if header_map.get("content-type", "").split(";")[0].strip().lower() != CONTENT_TYPE:
         raise SignatureRefusedError(f"must be {CONTENT_TYPE}", field="content-type")
+    _check_shape(header_map)
     verifier = HTTPMessageVerifier(signature_algorithm=algorithms.HMAC_SHA256, key_resolver=_Keys(capability))
     verifier.max_clock_skew = datetime.timedelta(days=1)  # the window is checked below, exactly
     try:
@@ -236,14 +236,13 @@ def verify_decision_signature(
         if isinstance(exc.__cause__, SignatureRefusedError):
             raise exc.__cause__ from None
         raise SignatureRefusedError(f"the request's signature does not verify: {exc}", field="signature") from None
-    if len(results) != 1:
-        raise SignatureRefusedError("exactly one signature is accepted", field="signature")
-    params: dict[str, Any] = dict(results[0].parameters)
-    nonce, created = params.get("nonce"), params.get("created")
-    if not isinstance(nonce, str) or not _NONCE.fullmatch(nonce):
+    # One signature with the four parameters (the shape checked above), a string nonce and an
+    # integer created (the library checks their types).
+    [result] = results
+    params: dict[str, Any] = dict(result.parameters)
+    nonce, created = params["nonce"], params["created"]
+    if not _NONCE.fullmatch(nonce):
         raise SignatureRefusedError("must be 16 to 128 URL-safe base64 characters", field="nonce")
-    if not isinstance(created, int):
-        raise SignatureRefusedError("missing", field="created")
     clock = now if now is not None else datetime.datetime.now(datetime.UTC).timestamp()
     if abs(clock - created) > FRESHNESS_SECONDS:
         when = "in the future" if created > clock else "ago"
@@ -255,16 +254,68 @@ def verify_decision_signature(
     return SignedRequest(capability.key_id, nonce, created, header_map["content-digest"])
 
 
+def _refuse_repeats(name: str, context: str) -> None:
+    raise ValueError(f"{name!r} given twice")
+
+
+def _check_shape(header_map: dict[str, str]) -> None:
+    """Refuse a ``Signature-Input`` that is not exactly the documented one: one signature
+    labelled :data:`LABEL`, covering :data:`COVERED_COMPONENTS` and carrying :data:`PARAMETERS`,
+    nothing more or less."""
+    import http_sf
+
+    text = header_map.get("signature-input")
+    if text is None:
+        raise SignatureRefusedError("missing: the request is not signed", field="signature")
+    try:
+        parsed: Any = http_sf.parse(text.encode("ascii"), tltype="dictionary", on_duplicate_key=_refuse_repeats)
+    except (ValueError, TypeError, UnicodeEncodeError) as exc:
+        raise SignatureRefusedError(f"malformed: {exc}", field="signature-input") from None
+    members: dict[str, Any] = parsed if isinstance(parsed, dict) else {}
+    labels = list(members)
+    if len(labels) != 1:
+        raise SignatureRefusedError(
+            f"exactly one signature is accepted, labelled {LABEL!r}; this request has {len(labels)}"
+            + (f" ({', '.join(repr(label) for label in labels)})" if labels else ""),
+            field="signature",
+        )
+    if labels != [LABEL]:
+        raise SignatureRefusedError(f"labelled {labels[0]!r}; the signature is labelled {LABEL!r}", field="signature")
+    inner, params = members[LABEL]
+    if not isinstance(inner, list) or not all(isinstance(value, str) and not ps for value, ps in inner):
+        raise SignatureRefusedError(
+            "the covered components must be a list of plain component names", field="signature-input"
+        )
+    covered = [value for value, _ in inner]
+    extra = [name for name in covered if name not in COVERED_COMPONENTS]
+    if extra or len(covered) != len(set(covered)):
+        named = ", ".join(repr(name) for name in extra) or "a component twice"
+        raise SignatureRefusedError(
+            f"covers {named}; it covers {', '.join(COVERED_COMPONENTS)} and nothing else", field="signature"
+        )
+    for name in COVERED_COMPONENTS:
+        if name not in covered:
+            raise SignatureRefusedError(f"{name} is not covered; it must be", field="signature")
+    for name in params:
+        if name not in PARAMETERS:
+            raise SignatureRefusedError(
+                f"not a parameter of this signature, which carries {', '.join(PARAMETERS)} and nothing else",
+                field=name,
+            )
+    for name in PARAMETERS:
+        if name not in params:
+            raise SignatureRefusedError(f"missing; the signature carries {', '.join(PARAMETERS)}", field=name)
+
+
 def check_content_digest(signed: SignedRequest, body: bytes) -> None:
     """Refuse ``body`` unless the signed ``Content-Digest`` holds its SHA-256 (field
     ``content-digest``)."""
     import http_sf
 
-    def duplicate(name: str, context: str) -> None:
-        raise ValueError(f"{name!r} given twice")
-
     try:
-        members = http_sf.parse(signed.content_digest.encode("ascii"), tltype="dictionary", on_duplicate_key=duplicate)
+        members = http_sf.parse(
+            signed.content_digest.encode("ascii"), tltype="dictionary", on_duplicate_key=_refuse_repeats
+        )
     except (ValueError, TypeError, UnicodeEncodeError) as exc:
         raise SignatureRefusedError(f"malformed: {exc}", field="content-digest") from None
     member = members.get("sha-256") if isinstance(members, dict) else None

@@ -3,9 +3,10 @@
 
 :class:`DecisionSubmission` is what a browser sends (through the proxy); :class:`SignedDecision`
 is what the proxy signs and the inspector reads: the same fields and the reviewer, the proxy's
-pseudonymous actor id for the session. Unknown fields are refused, every string and list is
-bounded, and nothing in it can name another kind of record: the route can only record a review
-decision on an item of the campaign version named.
+pseudonymous actor id for the session. Unknown fields are refused, a key given twice in one
+object is refused (at any depth, as everywhere in reviewtrail: :func:`~reviewtrail.canonical.unique_members`),
+every string and list is bounded, and nothing in it can name another kind of record: the route
+can only record a review decision on an item of the campaign version named.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from reviewtrail.canonical import loads_document, unique_members
 from reviewtrail.errors import InvalidInputError
 
-__all__ = ["DecisionSubmission", "SignedDecision", "parse_signed_decision", "parse_submission"]
+__all__ = ["DecisionSubmission", "RepeatedKeyError", "SignedDecision", "parse_signed_decision", "parse_submission"]
 
 # Ids as the records hold them (IDENT_PATTERN of the human-review records), bounded here.
 _ID = r"^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}$"
@@ -69,7 +71,22 @@ class SignedDecision(DecisionSubmission):
 _Model = TypeVar("_Model", bound=BaseModel)
 
 
+class RepeatedKeyError(InvalidInputError):
+    """A body with a key given twice in one object, where a JSON reader would keep the last one
+    (HTTP 400 at the proxy and at the inspector; field ``body``)."""
+
+
+def _refuse_repeated_keys(body: bytes) -> None:
+    try:
+        loads_document(body, object_pairs_hook=unique_members("body", RepeatedKeyError))
+    except RepeatedKeyError:
+        raise
+    except (ValueError, TypeError):
+        pass  # not JSON: the schema says so, naming the problem
+
+
 def _parse(model: type[_Model], body: bytes) -> _Model:
+    _refuse_repeated_keys(body)
     try:
         return model.model_validate_json(body, by_alias=True)
     except ValidationError as exc:

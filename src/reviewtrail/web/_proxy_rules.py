@@ -24,7 +24,7 @@ from collections.abc import Iterable
 
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.web._capability import MAX_BODY_BYTES
-from reviewtrail.web._decision import SignedDecision, parse_submission
+from reviewtrail.web._decision import RepeatedKeyError, SignedDecision, parse_submission
 
 __all__ = [
     "BODY_LIMIT",
@@ -129,14 +129,17 @@ class RefusedBody(ValueError):
 def decision_body(raw: bytes, reviewer: str, *, limit: int = BODY_LIMIT) -> bytes:
     """The body to forward for the browser's ``raw`` body: the decision schema's fields as given
     (:class:`~reviewtrail.web._decision.DecisionSubmission`: unknown fields refused) and
-    ``reviewer``, as compact JSON. :class:`RefusedBody` with 413 past ``limit`` bytes, 422 for
-    anything that is not a decision, naming the first field at fault."""
+    ``reviewer``, as compact JSON. :class:`RefusedBody` with 413 past ``limit`` bytes, 400 for a
+    key given twice in one object (at any depth), 422 for anything else that is not a decision,
+    naming the first field at fault."""
     if len(raw) > limit:
         raise RefusedBody(413, f"a decision body is at most {limit} bytes")
     try:
         submission = parse_submission(raw)
         fields = submission.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)
         signed = SignedDecision.model_validate({**fields, "reviewer": reviewer}, by_alias=True)
+    except RepeatedKeyError as exc:
+        raise RefusedBody(400, str(exc), exc.field or "body") from None
     except InvalidInputError as exc:
         raise RefusedBody(422, str(exc), exc.field or "body") from None
     return signed.model_dump_json(by_alias=True, exclude_unset=True, exclude_none=True).encode()

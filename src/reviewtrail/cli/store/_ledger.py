@@ -109,6 +109,7 @@ def append(
 def _read_payload(value: str) -> object:
     import json
 
+    from reviewtrail.canonical import unique_members
     from reviewtrail.errors import InvalidInputError
     from reviewtrail.inputs import read_input_text
 
@@ -116,20 +117,8 @@ def _read_payload(value: str) -> object:
         text = read_input_text(value if value == "-" else value[1:], "payload", field="payload", stdin=value == "-")
     else:
         text = value
-
-    def unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise InvalidInputError(
-                    f"key {key!r} appears twice in one object (RFC 8785 JSON has unique member names)",
-                    field="payload",
-                )
-            seen.add(key)
-        return dict(pairs)
-
     try:
-        value = json.loads(text, object_pairs_hook=unique)
+        value = json.loads(text, object_pairs_hook=unique_members("payload"))
     except json.JSONDecodeError as exc:
         raise InvalidInputError(f"not valid JSON: {exc}", field="payload") from exc
     except RecursionError as exc:
