@@ -201,26 +201,36 @@ def test_a_cookie_copied_before_logout_records_nothing_after_it(proxy: str, stan
     assert [r.method for r in stand_in.received()] == ["POST"]  # the write before the logout, only
 
 
-def test_sessions_outlive_a_restart_of_the_proxy(
+def test_proxies_sharing_the_session_book_share_sessions_their_end_and_a_restart(
     provider: Recorder, files: dict[str, Path], stand_in: Recorder
 ) -> None:
     env = proxy_env(provider, files)
-    with running_proxy(stand_in.url, env, files["root"]) as first, login(first.url, "alice") as alice:
-        token = session_of(alice, first.url)["csrfToken"]
-        copied = alice.cookies.get("reviewtrail_session") or ""
     with (
-        running_proxy(stand_in.url, env, files["root"]) as second,
-        httpx.Client(timeout=30, cookies={"reviewtrail_session": copied}) as same,
+        running_proxy(stand_in.url, env, files["root"]) as first,
+        login(first.url, "alice") as alice,
+        login(first.url, "dave") as dave,
     ):
-        assert session_of(same, second.url)["csrfToken"] == token
-        assert post(same, second.url, decision(), token).status_code == 201
-        assert same.get(f"{second.url}/auth/logout").status_code == 200
+        token, copied = session_of(alice, first.url)["csrfToken"], alice.cookies.get("reviewtrail_session")
+        kept_token, kept = session_of(dave, first.url)["csrfToken"], dave.cookies.get("reviewtrail_session")
+        with (
+            running_proxy(stand_in.url, env, files["root"]) as second,
+            httpx.Client(timeout=30, cookies={"reviewtrail_session": copied or ""}) as same,
+        ):
+            assert session_of(same, second.url)["csrfToken"] == token
+            assert post(same, second.url, decision(), token).status_code == 201
+            assert same.get(f"{second.url}/auth/logout").status_code == 200
+        # Logged out on the second proxy, the session is over on the first, still running.
+        assert session_of(alice, first.url)["authenticated"] is False
+        assert post(alice, first.url, decision(), token).status_code == 401
+    # After a restart, a live session goes on and an ended one stays ended.
     with (
         running_proxy(stand_in.url, env, files["root"]) as third,
-        httpx.Client(timeout=30, cookies={"reviewtrail_session": copied}) as copy,
+        httpx.Client(timeout=30, cookies={"reviewtrail_session": kept or ""}) as live,
+        httpx.Client(timeout=30, cookies={"reviewtrail_session": copied or ""}) as ended,
     ):
-        assert session_of(copy, third.url)["authenticated"] is False
-        assert post(copy, third.url, decision(), token).status_code == 401
+        assert session_of(live, third.url)["csrfToken"] == kept_token
+        assert session_of(ended, third.url)["authenticated"] is False
+        assert post(ended, third.url, decision(), token).status_code == 401
     assert [r.method for r in stand_in.received()] == ["POST"]
 
 
