@@ -259,9 +259,56 @@ def test_expired_sessions_are_pruned_as_the_book_is_written(tmp_path: Path) -> N
     sessions.new(ALICE)
     assert len(book) == 2
     assert [sessions.read(v) for v in values] == [None, None, None] and sessions.read(kept) is not None
+    assert sessions.end(kept) is True and sessions.end(kept) is False  # ended once
+    clock.now += 300
+    other = sessions.new(ALICE)[1]
+    clock.now += 300  # the login before it is idle past the limit: ending another session deletes it too
+    assert len(book) == 2 and sessions.end(other) is True and len(book) == 0
+    for _ in range(2):
+        sessions.new(ALICE)
     clock.now += 3600
     book.prune(now=clock())
     assert len(book) == 0
+
+
+def test_a_touch_moves_the_idle_end_and_deletes_what_expired(tmp_path: Path) -> None:
+    clock = Clock()
+    book = SessionBook(None)
+    sessions = Sessions(SECRET, secure=True, max_age=3600, allow=(), idle=600, book=book, clock=clock)
+    busy, idle_one = sessions.new(ALICE)[1], sessions.new(ALICE)[1]
+    clock.now += 600 - 1
+    assert sessions.read(busy) is not None  # touched: its idle end moves on, and the idle one is not
+    assert len(book) == 2
+    clock.now += 1
+    assert sessions.read(busy) is not None  # read without a touch (a second later), unchanged
+    assert len(book) == 2
+    clock.now += touch_every(600)
+    assert sessions.read(busy) is not None  # touched again: the idle one, expired, is deleted
+    assert len(book) == 1 and sessions.read(idle_one) is None
+    assert (touch_every(600), touch_every(6000), touch_every(300), touch_every(60)) == (60, 60, 30, 6)
+
+
+def test_a_session_book_that_fails_is_a_backend_error_naming_its_file(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.sqlite"
+    book = SessionBook(path)
+    sessions = Sessions(SECRET, secure=True, max_age=3600, allow=(), book=book)
+    value = sessions.new(ALICE)[1]
+    with sqlite3.connect(path) as other:
+        other.execute("DROP TABLE proxy_sessions")
+    for action, verb in ((lambda: sessions.read(value), "read"), (lambda: sessions.new(ALICE), "write")):
+        with pytest.raises(BackendUnavailableError) as failed:
+            action()
+        assert failed.value.field == "REVIEWTRAIL_PROXY_SESSION_FILE"
+        assert str(failed.value) == (
+            f"REVIEWTRAIL_PROXY_SESSION_FILE: {path}: cannot {verb} the session book (no such table: proxy_sessions)"
+        )
+    memory = SessionBook(None)
+    memory._db.execute("DROP TABLE proxy_sessions")
+    with pytest.raises(
+        BackendUnavailableError, match=r"^REVIEWTRAIL_PROXY_SESSION_FILE: memory: cannot write the session book"
+    ):
+        memory.prune(now=START)
+    assert not memory._db.in_transaction  # rolled back
 
 
 @settings(max_examples=60, deadline=None)
