@@ -288,6 +288,16 @@ def test_a_touch_moves_the_idle_end_and_deletes_what_expired(tmp_path: Path) -> 
     assert (touch_every(600), touch_every(6000), touch_every(300), touch_every(60)) == (60, 60, 30, 6)
 
 
+def test_a_book_without_a_file_writes_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    book = SessionBook(None)
+    sessions = Sessions(SECRET, secure=True, max_age=3600, allow=(), book=book)
+    value = sessions.new(ALICE)[1]
+    assert sessions.read(value) is not None and len(book) == 1
+    assert list(tmp_path.iterdir()) == []
+    assert SessionBook(None).get(session_key(value)) is None  # another process's memory: not shared
+
+
 def test_a_session_book_that_fails_is_a_backend_error_naming_its_file(tmp_path: Path) -> None:
     path = tmp_path / "sessions.sqlite"
     book = SessionBook(path)
@@ -304,6 +314,8 @@ def test_a_session_book_that_fails_is_a_backend_error_naming_its_file(tmp_path: 
         )
     memory = SessionBook(None)
     memory._db.execute("DROP TABLE proxy_sessions")
+    with pytest.raises(BackendUnavailableError, match=r"^REVIEWTRAIL_PROXY_SESSION_FILE: memory: cannot read the"):
+        memory.get(session_key(value))
     with pytest.raises(
         BackendUnavailableError, match=r"^REVIEWTRAIL_PROXY_SESSION_FILE: memory: cannot write the session book"
     ):
