@@ -282,7 +282,7 @@ def test_a_touch_moves_the_idle_end_and_deletes_what_expired(tmp_path: Path) -> 
     clock.now += 1
     assert sessions.read(busy) is not None  # read without a touch (a second later), unchanged
     assert len(book) == 2
-    clock.now += touch_every(600)
+    clock.now = START + 599 + touch_every(600)
     assert sessions.read(busy) is not None  # touched again: the idle one, expired, is deleted
     assert len(book) == 1 and sessions.read(idle_one) is None
     assert (touch_every(600), touch_every(6000), touch_every(300), touch_every(60)) == (60, 60, 30, 6)
@@ -290,10 +290,9 @@ def test_a_touch_moves_the_idle_end_and_deletes_what_expired(tmp_path: Path) -> 
 
 def test_a_book_without_a_file_writes_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    book = SessionBook(None)
-    sessions = Sessions(SECRET, secure=True, max_age=3600, allow=(), book=book)
+    sessions = Sessions(SECRET, secure=True, max_age=3600, allow=())  # a book in memory
     value = sessions.new(ALICE)[1]
-    assert sessions.read(value) is not None and len(book) == 1
+    assert sessions.read(value) is not None and len(sessions.book) == 1
     assert list(tmp_path.iterdir()) == []
     assert SessionBook(None).get(session_key(value)) is None  # another process's memory: not shared
 
