@@ -394,6 +394,38 @@ def test_proxies_sharing_a_book_share_sessions_and_their_end(provider: FakeProvi
     assert len(upstream.decisions) == 1
 
 
+def test_two_books_on_one_file_change_it_side_by_side(tmp_path: Path) -> None:
+    """Two connections, as two proxies have, logging in, reading and logging out at once: every
+    change lands, none is lost or refused as busy."""
+    path = tmp_path / "sessions.sqlite"
+    books = [SessionBook(path), SessionBook(path)]
+    kept: list[list[str]] = [[], []]
+    failures: list[BaseException] = []
+
+    def work(index: int) -> None:
+        sessions = Sessions(SECRET, secure=True, max_age=3600, allow=("alice",), book=books[index])
+        try:
+            for n in range(60):
+                session, value = sessions.new(ALICE)
+                assert sessions.read(value) == session
+                if n % 3 == 0:
+                    assert sessions.end(value) is True
+                else:
+                    kept[index].append(value)
+        except BaseException as exc:  # reported by the test thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert len(books[0]) == len(books[1]) == 80
+    other = Sessions(SECRET, secure=True, max_age=3600, allow=("alice",), book=books[1])
+    assert all(other.read(value) is not None for value in kept[0])  # each sees the other's sessions
+
+
 # --- settings -----------------------------------------------------------------------------------
 
 
