@@ -46,7 +46,8 @@ declare -A TESTS=(
     [web/_capability.py]="tests/test_web_capability.py"
     [web/_private_file.py]="tests/test_web_capability.py"
     [web/_nonces.py]="tests/test_web_capability.py"
-    [web/_proxy_auth.py]="tests/test_web_proxy_auth.py"
+    [web/_proxy_auth.py]="tests/test_web_proxy_auth.py tests/test_web_proxy_sessions.py"
+    [web/_proxy_sessions.py]="tests/test_web_proxy_sessions.py"
     [ledger/signing/_gate.py]="tests/test_signed_gates.py tests/test_signed_records.py"
     [ledger/signing/_check.py]="tests/test_signed_records.py tests/test_signed_gates.py tests/test_signed_writers.py"
     [ledger/contract/_key_state.py]="tests/test_signed_writers.py tests/test_signed_records.py"
@@ -58,7 +59,7 @@ ORDER=(migrate.py tracing/rules/_assurance.py tracing/files/_modes.py tracing/ru
     human_review/rules/_decision_rules.py
     human_review/rules/_eligibility.py human_review/rules/_export_rows.py human_review/quality/_bt_fit.py
     human_review/quality/_standings.py human_review/quality/_position_bias.py
-    agents/_paths.py agents/_toolbox.py agents/_start.py web/_capability.py web/_private_file.py web/_nonces.py web/_proxy_auth.py
+    agents/_paths.py agents/_toolbox.py agents/_start.py web/_capability.py web/_private_file.py web/_nonces.py web/_proxy_auth.py web/_proxy_sessions.py
     ledger/signing/_gate.py ledger/signing/_check.py ledger/contract/_key_state.py ledger/contract/_signature_gate.py)
 
 if [ "$#" -gt 0 ]; then

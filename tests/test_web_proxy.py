@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -167,7 +168,9 @@ def test_login_uses_pkce_s256_and_an_allowlisted_session_gets_a_bound_csrf_token
     assert stand_in.received() == []  # logging in reaches the inspector not at all
 
 
-def test_session_cookie_is_signed_httponly_lax_with_an_expiry(proxy: str, provider: Recorder) -> None:
+def test_session_cookie_is_a_random_id_httponly_lax_with_an_expiry(
+    proxy: str, provider: Recorder, files: dict[str, Path]
+) -> None:
     browser = httpx.Client(timeout=30, follow_redirects=False)
     start = browser.get(f"{proxy}/auth/login")
     authorize = start.headers["location"]
@@ -181,9 +184,60 @@ def test_session_cookie_is_signed_httponly_lax_with_an_expiry(proxy: str, provid
     assert flags["max-age"] == "Max-Age=28800"
     assert "secure" not in flags  # the public URL is http here
     value = session.split(";")[0].split("=", 1)[1]
-    data = URLSafeTimedSerializer(SECRET, salt="reviewtrail-proxy-session").loads(value)
-    assert "alice" not in json.dumps(data)  # the subject is not in the cookie either
+    assert re.fullmatch(r"[A-Za-z0-9_-]{43}", value)  # a random id: no subject, actor or flag in it
+    assert session_of(browser, proxy)["authenticated"] is True
+    # The session book beside the secret keeps the id's hash, never the id.
+    at_rest = b"".join(p.read_bytes() for p in files["root"].glob("reviewtrail-proxy-sessions.sqlite*"))
+    assert hashlib.sha256(value.encode()).hexdigest().encode() in at_rest and value.encode() not in at_rest
     browser.close()
+
+
+def test_a_cookie_copied_before_logout_records_nothing_after_it(proxy: str, stand_in: Recorder) -> None:
+    with login(proxy, "alice") as alice:
+        token = session_of(alice, proxy)["csrfToken"]
+        copied = alice.cookies.get("reviewtrail_session") or ""
+        with httpx.Client(timeout=30, cookies={"reviewtrail_session": copied}) as copy:
+            assert post(copy, proxy, decision(), token).status_code == 201
+            assert alice.get(f"{proxy}/auth/logout").status_code == 200
+            assert alice.cookies.get("reviewtrail_session") is None
+            refused = post(copy, proxy, decision(submissionId="sub-after-logout"), token)
+            assert refused.status_code == 401, refused.text
+            assert session_of(copy, proxy)["authenticated"] is False
+            assert copy.get(f"{proxy}/api/campaigns", headers={"accept": "application/json"}).status_code == 401
+    assert [r.method for r in stand_in.received()] == ["POST"]  # the write before the logout, only
+
+
+def test_proxies_sharing_the_session_book_share_sessions_their_end_and_a_restart(
+    provider: Recorder, files: dict[str, Path], stand_in: Recorder
+) -> None:
+    env = proxy_env(provider, files)
+    with (
+        running_proxy(stand_in.url, env, files["root"]) as first,
+        login(first.url, "alice") as alice,
+        login(first.url, "dave") as dave,
+    ):
+        token, copied = session_of(alice, first.url)["csrfToken"], alice.cookies.get("reviewtrail_session")
+        kept_token, kept = session_of(dave, first.url)["csrfToken"], dave.cookies.get("reviewtrail_session")
+        with (
+            running_proxy(stand_in.url, env, files["root"]) as second,
+            httpx.Client(timeout=30, cookies={"reviewtrail_session": copied or ""}) as same,
+        ):
+            assert session_of(same, second.url)["csrfToken"] == token
+            assert post(same, second.url, decision(), token).status_code == 201
+            assert same.get(f"{second.url}/auth/logout").status_code == 200
+        # Logged out on the second proxy, the session is over on the first, still running.
+        assert session_of(alice, first.url)["authenticated"] is False
+        assert post(alice, first.url, decision(), token).status_code == 401
+    # After a restart, a live session goes on and an ended one stays ended.
+    with (
+        running_proxy(stand_in.url, env, files["root"]) as third,
+        httpx.Client(timeout=30, cookies={"reviewtrail_session": kept or ""}) as live,
+        httpx.Client(timeout=30, cookies={"reviewtrail_session": copied or ""}) as ended,
+    ):
+        assert session_of(live, third.url)["csrfToken"] == kept_token
+        assert session_of(ended, third.url)["authenticated"] is False
+        assert post(ended, third.url, decision(), token).status_code == 401
+    assert [r.method for r in stand_in.received()] == ["POST"]
 
 
 def test_behind_https_the_cookies_are_secure_and_host_prefixed(
@@ -378,15 +432,14 @@ def test_csrf_refusals_forward_nothing(proxy: str, stand_in: Recorder) -> None:
 
 def test_a_forged_cookie_is_no_session(proxy: str, stand_in: Recorder) -> None:
     with login(proxy, "alice") as alice:
-        token = session_of(alice, proxy)["csrfToken"]
+        token, actor = session_of(alice, proxy)["csrfToken"], session_of(alice, proxy)["actor"]
         real = alice.cookies.get("reviewtrail_session") or ""
-    payload = json.loads(base64.urlsafe_b64decode(real.split(".")[0] + "==="))
-    forged_with_other_key = URLSafeTimedSerializer(b"not the secret" * 4, salt="reviewtrail-proxy-session").dumps(
-        payload
-    )
-    tampered = real[:-2] + ("AA" if not real.endswith("AA") else "BB")
+    payload = {"sid": real, "actor": actor, "write": True, "allow": "x"}
+    signed_as_once_made = URLSafeTimedSerializer(SECRET, salt="reviewtrail-proxy-session").dumps(payload)
+    tampered = real[:5] + ("A" if real[5] != "A" else "B") + real[6:]
+    book_key = hashlib.sha256(real.encode()).hexdigest()
     stand_in.clear()
-    for value in (forged_with_other_key, tampered, "garbage"):
+    for value in (signed_as_once_made, tampered, book_key, secrets.token_urlsafe(32), "garbage"):
         with httpx.Client(timeout=30, cookies={"reviewtrail_session": value}) as forged:
             assert session_of(forged, proxy)["authenticated"] is False
             assert forged.get(f"{proxy}/api/campaigns", headers={"accept": "application/json"}).status_code == 401
@@ -518,6 +571,22 @@ def test_bad_settings_are_refused_naming_them(tmp_path: Path, files: dict[str, P
             "http://127.0.0.1:9",
             2,
             "REVIEWTRAIL_PROXY_SESSION_MAX_AGE",
+        ),
+        (
+            {"REVIEWTRAIL_PROXY_SESSION_SECRET_FILE": secret, **basic, "REVIEWTRAIL_PROXY_SESSION_IDLE": "28801"},
+            "http://127.0.0.1:9",
+            2,
+            "REVIEWTRAIL_PROXY_SESSION_IDLE",
+        ),
+        (
+            {
+                "REVIEWTRAIL_PROXY_SESSION_SECRET_FILE": secret,
+                **basic,
+                "REVIEWTRAIL_PROXY_SESSION_FILE": "/nonexistent/s",
+            },
+            "http://127.0.0.1:9",
+            5,
+            "REVIEWTRAIL_PROXY_SESSION_FILE",
         ),
         (
             {

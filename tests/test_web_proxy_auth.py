@@ -9,8 +9,9 @@ import asyncio
 import base64
 import hashlib
 import re
+import secrets
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
@@ -21,6 +22,7 @@ from joserfc.jwk import ECKey
 
 from reviewtrail.web._proxy_auth import BasicAuth, Identity, LoginFailed, OidcLogin, Session, Sessions
 from reviewtrail.web._proxy_rules import actor_id, csrf_token
+from reviewtrail.web._proxy_sessions import SessionBook
 from reviewtrail.web._proxy_settings import OidcSettings
 from support.fake_oidc import ISSUER, FakeProvider
 
@@ -372,8 +374,17 @@ def test_the_email_counts_as_verified_only_when_the_provider_says_true(
 ALICE = Identity(ISSUER, "alice", "alice@example.org", True)
 
 
-def sessions(*, secure: bool = False, max_age: int = 3600, allow: tuple[str, ...] = ("alice", "dave")) -> Sessions:
-    return Sessions(SECRET, secure=secure, max_age=max_age, allow=allow)
+@pytest.fixture
+def book() -> Iterator[SessionBook]:
+    kept = SessionBook(None)
+    yield kept
+    kept.close()
+
+
+def sessions(
+    book: SessionBook, *, secure: bool = False, max_age: int = 3600, allow: tuple[str, ...] = ("alice", "dave")
+) -> Sessions:
+    return Sessions(SECRET, secure=secure, max_age=max_age, allow=allow, book=book)
 
 
 def dumped(data: Any, *, salt: str = "reviewtrail-proxy-session", age: int = 0, secret: bytes = SECRET) -> str:
@@ -384,24 +395,25 @@ def dumped(data: Any, *, salt: str = "reviewtrail-proxy-session", age: int = 0, 
     return URLSafeTimedSerializer(secret, salt=salt, signer=Aged).dumps(data)
 
 
-def test_a_session_reads_back_as_made_and_writes_as_the_pseudonymous_actor() -> None:
-    made, value = sessions().new(ALICE)
+def test_a_session_reads_back_as_made_and_writes_as_the_pseudonymous_actor(book: SessionBook) -> None:
+    made, value = sessions(book).new(ALICE)
     assert made.method == "oidc" and made.write is True
-    assert made.actor == actor_id(SECRET, ISSUER, "alice") and len(made.session_id) >= 32
-    assert sessions().read(value) == made
-    assert sessions().new(ALICE)[0].session_id != made.session_id
-    assert URLSafeTimedSerializer(SECRET, salt="reviewtrail-proxy-session").loads(value)["sid"] == made.session_id
-    reader, _ = sessions().new(Identity(ISSUER, "erin", "alice@example.org", False))
+    assert made.actor == actor_id(SECRET, ISSUER, "alice")
+    assert re.fullmatch(r"[A-Za-z0-9_-]{43}", value)  # 256 random bits, and nothing else
+    assert made.session_id == hashlib.sha256(value.encode()).hexdigest()  # the book's key: the id's hash
+    assert sessions(book).read(value) == made
+    assert sessions(book).new(ALICE)[0].session_id != made.session_id
+    reader, _ = sessions(book).new(Identity(ISSUER, "erin", "alice@example.org", False))
     assert reader.write is False
     # An allowlisted address counts when the provider says it is verified.
-    carol = sessions(allow=("carol@example.org",))
+    carol = sessions(book, allow=("carol@example.org",))
     assert carol.new(Identity(ISSUER, "c-123", "Carol@Example.org", True))[0].write is True
     assert carol.new(Identity(ISSUER, "c-123", "Carol@Example.org", False))[0].write is False
 
 
 @pytest.mark.parametrize(("secure", "prefix"), [(True, "__Host-"), (False, "")])
-def test_cookie_names_and_options(secure: bool, prefix: str) -> None:
-    made = sessions(secure=secure)
+def test_cookie_names_and_options(book: SessionBook, secure: bool, prefix: str) -> None:
+    made = sessions(book, secure=secure)
     assert (made.cookie, made.login_cookie) == (prefix + "reviewtrail_session", prefix + "reviewtrail_login")
     assert made.cookie_options(42) == {
         "max_age": 42,
@@ -412,49 +424,48 @@ def test_cookie_names_and_options(secure: bool, prefix: str) -> None:
     }
 
 
-def test_a_missing_forged_expired_or_malformed_session_cookie_is_no_session() -> None:
-    _, value = sessions().new(ALICE)
-    good = {"sid": "s" * 32, "actor": "oidc-0123456789abcdef", "write": False, "allow": "x"}
-    assert sessions().read(dumped(good)) == Session("s" * 32, "oidc", "oidc-0123456789abcdef", False)
+def test_a_missing_unknown_altered_or_malformed_session_cookie_is_no_session(book: SessionBook) -> None:
+    made, value = sessions(book).new(ALICE)
+    other = "A" if value[5] != "A" else "B"
+    good = {"sid": value, "actor": made.actor, "write": True, "allow": "x"}
     refused = {
         "none": None,
         "empty": "",
-        "altered": value[:-2] + ("AA" if not value.endswith("AA") else "BB"),
-        "another secret": dumped(good, secret=b"another secret" * 4),
-        "the login cookie's salt": dumped(good, salt="reviewtrail-proxy-login"),
-        "expired": dumped(good, age=3700),
-        "not an object": dumped(["s" * 32, "actor", False]),
-        "no sid": dumped({k: v for k, v in good.items() if k != "sid"}),
-        "sid not text": dumped(good | {"sid": 7}),
-        "actor not text": dumped(good | {"actor": None}),
-        "write not a boolean": dumped(good | {"write": "true"}),
+        "unknown": secrets.token_urlsafe(32),
+        "altered": value[:5] + other + value[6:],
+        "the book's key": made.session_id,
+        "longer": value + "A",
+        "shorter": value[:-1],
+        "not base64url": value[:-1] + "=",
+        "a signed cookie as the proxy once made": dumped(good),
     }
     for name, cookie in refused.items():
-        assert sessions().read(cookie) is None, name
-    assert sessions(max_age=4000).read(dumped(good, age=3700)) is not None
+        assert sessions(book).read(cookie) is None, name
+        assert sessions(book).end(cookie) is False, name
+    assert sessions(book).read(value) == made  # none of them ended the real one
 
 
-def test_a_write_session_keeps_write_only_under_the_allowlist_it_was_granted() -> None:
-    _, value = sessions(allow=("alice", "dave")).new(ALICE)
-    assert sessions(allow=("dave", "alice")).read(value).write is True  # type: ignore[union-attr]
-    assert sessions(allow=("alice",)).read(value).write is False  # type: ignore[union-attr]
-    assert sessions(allow=("alice", "dave", "erin")).read(value).write is False  # type: ignore[union-attr]
+def test_a_write_session_keeps_write_only_under_the_allowlist_it_was_granted(book: SessionBook) -> None:
+    _, value = sessions(book, allow=("alice", "dave")).new(ALICE)
+    assert sessions(book, allow=("dave", "alice")).read(value).write is True  # type: ignore[union-attr]
+    assert sessions(book, allow=("alice",)).read(value).write is False  # type: ignore[union-attr]
+    assert sessions(book, allow=("alice", "dave", "erin")).read(value).write is False  # type: ignore[union-attr]
 
 
-def test_only_an_oidc_write_session_of_a_writable_proxy_gets_a_csrf_token() -> None:
-    made, _ = sessions().new(ALICE)
-    assert sessions().csrf(made, writable=True) == csrf_token(SECRET, made.session_id)
-    assert sessions().csrf(made, writable=False) is None
-    assert sessions().csrf(None, writable=True) is None
-    assert sessions().csrf(Session(made.session_id, "oidc", made.actor, False), writable=True) is None
-    assert sessions().csrf(Session(made.session_id, "basic", made.actor, True), writable=True) is None
+def test_only_an_oidc_write_session_of_a_writable_proxy_gets_a_csrf_token(book: SessionBook) -> None:
+    made, _ = sessions(book).new(ALICE)
+    assert sessions(book).csrf(made, writable=True) == csrf_token(SECRET, made.session_id)
+    assert sessions(book).csrf(made, writable=False) is None
+    assert sessions(book).csrf(None, writable=True) is None
+    assert sessions(book).csrf(Session(made.session_id, "oidc", made.actor, False), writable=True) is None
+    assert sessions(book).csrf(Session(made.session_id, "basic", made.actor, True), writable=True) is None
 
 
-def test_the_login_state_reads_back_only_signed_fresh_and_textual() -> None:
+def test_the_login_state_reads_back_only_signed_fresh_and_textual(book: SessionBook) -> None:
     state = {"state": "st", "verifier": "v" * 43, "nonce": "n", "next": "/x"}
-    assert sessions().read_login_state(sessions().login_state(state)) == state
+    assert sessions(book).read_login_state(sessions(book).login_state(state)) == state
     salt = "reviewtrail-proxy-login"
-    assert sessions().read_login_state(dumped(state, salt=salt, age=500)) == state
+    assert sessions(book).read_login_state(dumped(state, salt=salt, age=500)) == state
     for cookie in (
         None,
         "",
@@ -464,7 +475,7 @@ def test_the_login_state_reads_back_only_signed_fresh_and_textual() -> None:
         dumped(["st"], salt=salt),
         dumped(state | {"next": 1}, salt=salt),
     ):
-        assert sessions().read_login_state(cookie) is None, cookie
+        assert sessions(book).read_login_state(cookie) is None, cookie
 
 
 # --- HTTP Basic ---------------------------------------------------------------------------------

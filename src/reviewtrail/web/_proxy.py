@@ -1,7 +1,8 @@
 """The public proxy's application: the one face of the inspector for other machines
 (docs/human-review.md, "The public proxy").
 
-- ``/auth/login``, ``/auth/callback``, ``/auth/logout``: OIDC login and logout; ``/auth/session``
+- ``/auth/login``, ``/auth/callback``, ``/auth/logout``: OIDC login and logout (which ends the
+  session in the session book, so a copy of its cookie is refused too); ``/auth/session``
   says who the browser is, whether it may write, and (to a write session only) its CSRF token.
 - Any other GET or HEAD, from a signed-in browser (an OIDC session, or HTTP Basic), is forwarded
   to the inspector with an allowlist of headers: never a cookie, an Authorization header or a
@@ -19,6 +20,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Mapping
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Annotated, Any
@@ -92,11 +94,13 @@ def create_proxy_app(
     public_url: str,
     sign: Signer | None,
     transport: httpx.AsyncBaseTransport | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> Any:
     """The proxy for ``settings``, reached by browsers at ``public_url``; ``sign`` signs a
-    decision for the inspector (None: read-only). An ASGI application."""
+    decision for the inspector (None: read-only); ``clock`` times the sessions. An ASGI
+    application."""
     https = public_url.startswith("https://")
-    sessions = Sessions(settings.session_secret, secure=https, max_age=settings.session_max_age, allow=settings.allow)
+    sessions = Sessions.of(settings, secure=https, clock=clock)
     basic = BasicAuth(settings.basic_users, settings.session_secret)
     oidc = (
         OidcLogin(settings.oidc, public_url.rstrip("/") + "/auth/callback", transport=transport)
@@ -167,7 +171,8 @@ def create_proxy_app(
         return response
 
     @app.get("/auth/logout", summary="End this browser's session")
-    async def logout() -> Response:
+    async def logout(request: Request) -> Response:
+        sessions.end(request.cookies.get(sessions.cookie))  # a copy of the cookie ends with it
         response = PlainTextResponse("signed out\n")
         response.delete_cookie(sessions.cookie, path="/", secure=https, httponly=True, samesite="lax")
         return response

@@ -1,8 +1,9 @@
 """Who is asking the public proxy (docs/human-review.md, "The public proxy").
 
-- **Sessions** live in a cookie signed with the proxy's session secret (itsdangerous), HttpOnly,
-  SameSite=Lax, ``Secure`` (and ``__Host-`` named) when the public URL is https, with an expiry
-  checked on every request: a forged, altered or expired cookie is no session.
+- **Sessions** are kept server-side, in the session book (:mod:`._proxy_sessions`): the cookie
+  carries only a random session id (HttpOnly, SameSite=Lax, ``Secure`` and ``__Host-`` named when
+  the public URL is https), and the book keeps its hash, with an idle and an absolute expiry
+  checked on every request. An unknown, logged-out or expired id is no session.
 - **OIDC login** (Authlib's OAuth 2 client, joserfc for the ID token): the authorization code
   flow with PKCE S256. The proxy checks its own side of PKCE, since a provider may not: the
   authorization URL must carry the S256 challenge of the verifier it keeps, and the token
@@ -17,8 +18,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
 import secrets
+import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
@@ -27,18 +31,22 @@ import httpx
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
 from reviewtrail.web._proxy_rules import actor_id, allowlisted, csrf_token, local_path
-from reviewtrail.web._proxy_settings import BasicUsers, OidcSettings
+from reviewtrail.web._proxy_sessions import SessionBook, SessionRow, alive, session_key, touch_every
+from reviewtrail.web._proxy_settings import DEFAULT_SESSION_IDLE, BasicUsers, OidcSettings, ProxySettings
 
 __all__ = ["BasicAuth", "Identity", "LoginFailed", "OidcLogin", "Session", "Sessions"]
 
 LOGIN_MAX_AGE = 600  # seconds between leaving for the provider and coming back
 _BASIC_CACHE = 256
+_SESSION_ID_BYTES = 32
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{43}")  # what secrets.token_urlsafe(32) gives
 
 
 @dataclass(frozen=True)
 class Session:
-    """A signed-in browser: its random session id, how it signed in, the pseudonymous actor it
-    writes as, and whether it may write."""
+    """A signed-in browser: its session's key in the session book (the hash of the random id its
+    cookie carries), how it signed in, the pseudonymous actor it writes as, and whether it may
+    write."""
 
     session_id: str
     method: Literal["oidc", "basic"]
@@ -61,46 +69,86 @@ class LoginFailed(Exception):
 
 
 class Sessions:
-    """Making and reading the session and login cookies."""
+    """Making, reading and ending sessions (kept in a :class:`SessionBook`), and the login cookie.
+    ``clock`` gives the time in seconds (the tests give their own)."""
 
-    def __init__(self, secret: bytes, *, secure: bool, max_age: int, allow: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        secret: bytes,
+        *,
+        secure: bool,
+        max_age: int,
+        allow: tuple[str, ...],
+        idle: int = DEFAULT_SESSION_IDLE,
+        book: SessionBook | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.secret = secret
         self.secure = secure
         self.max_age = max_age
+        self.idle = idle
         self.allow = allow
+        self.book = book if book is not None else SessionBook(None)
+        self.clock = clock
         prefix = "__Host-" if secure else ""
         self.cookie = prefix + "reviewtrail_session"
         self.login_cookie = prefix + "reviewtrail_login"
-        self._sessions = URLSafeTimedSerializer(secret, salt="reviewtrail-proxy-session")
         self._logins = URLSafeTimedSerializer(secret, salt="reviewtrail-proxy-login")
         # A write session names the allowlist it was granted under: a changed allowlist ends it.
         self._allow_digest = hashlib.sha256("\n".join(sorted(allow)).encode()).hexdigest()[:16]
 
+    @classmethod
+    def of(cls, settings: ProxySettings, *, secure: bool, clock: Callable[[], float] = time.time) -> Sessions:
+        """The sessions of a proxy with ``settings``, in the session book it names."""
+        return cls(
+            settings.session_secret,
+            secure=secure,
+            max_age=settings.session_max_age,
+            allow=settings.allow,
+            idle=settings.session_idle,
+            book=SessionBook(settings.session_file),
+            clock=clock,
+        )
+
     def new(self, identity: Identity) -> tuple[Session, str]:
-        """A fresh session for ``identity`` and its cookie value."""
+        """A fresh session for ``identity``, kept in the book, and its cookie value (the random
+        session id, which the book does not keep)."""
         write = allowlisted(self.allow, identity.subject, identity.email, identity.email_verified)
-        session = Session(
-            secrets.token_urlsafe(24), "oidc", actor_id(self.secret, identity.issuer, identity.subject), write
+        session_id = secrets.token_urlsafe(_SESSION_ID_BYTES)
+        now = self.clock()
+        row = SessionRow(
+            session_key(session_id),
+            actor_id(self.secret, identity.issuer, identity.subject),
+            write,
+            self._allow_digest,
+            now,
+            now,
         )
-        value = self._sessions.dumps(
-            {"sid": session.session_id, "actor": session.actor, "write": write, "allow": self._allow_digest}
-        )
-        return session, value
+        self.book.add(row, idle=self.idle, max_age=self.max_age, now=now)
+        return Session(row.key, "oidc", row.actor, write), session_id
 
     def read(self, value: str | None) -> Session | None:
-        """The session of cookie ``value``; None for a missing, forged, altered or expired one."""
-        if not value:
+        """The session of cookie ``value``; None for a missing, unknown, ended or expired one."""
+        if not value or not _SESSION_ID.fullmatch(value):
             return None
-        try:
-            data = self._sessions.loads(value, max_age=self.max_age)
-        except BadSignature:  # SignatureExpired is a BadSignature
+        row = self.book.get(session_key(value))
+        if row is None:
             return None
-        if not isinstance(data, dict):
+        now = self.clock()
+        if not alive(row.created, row.seen, now, idle=self.idle, max_age=self.max_age):
+            self.book.prune(now=now)
             return None
-        sid, actor, write = data.get("sid"), data.get("actor"), data.get("write")
-        if not isinstance(sid, str) or not isinstance(actor, str) or not isinstance(write, bool):
-            return None
-        return Session(sid, "oidc", actor, write and data.get("allow") == self._allow_digest)
+        if now - row.seen >= touch_every(self.idle) and not self.book.touch(
+            row, idle=self.idle, max_age=self.max_age, now=now
+        ):
+            return None  # ended meanwhile (a logout elsewhere)
+        return Session(row.key, "oidc", row.actor, row.write and row.allow == self._allow_digest)
+
+    def end(self, value: str | None) -> bool:
+        """End the session of cookie ``value`` (a logout); whether there was one."""
+        if not value or not _SESSION_ID.fullmatch(value):
+            return False
+        return self.book.remove(session_key(value), now=self.clock())
 
     def csrf(self, session: Session | None, *, writable: bool) -> str | None:
         """The CSRF token a session is given: only an OIDC session with write state, and only

@@ -11,7 +11,12 @@
   (required; owner-only);
 - ``REVIEWTRAIL_PROXY_PUBLIC_URL``: the URL browsers use (default: the address listened on);
   https makes the cookies ``Secure``;
-- ``REVIEWTRAIL_PROXY_SESSION_MAX_AGE``: seconds a login lasts (default 28800, eight hours);
+- ``REVIEWTRAIL_PROXY_SESSION_MAX_AGE``: seconds a login lasts however busy (default 28800,
+  eight hours);
+- ``REVIEWTRAIL_PROXY_SESSION_IDLE``: seconds a login lasts unused (default 1800, half an hour;
+  at most the maximum age);
+- ``REVIEWTRAIL_PROXY_SESSION_FILE``: the session book, a SQLite file (default
+  ``reviewtrail-proxy-sessions.sqlite`` beside the session secret file);
 - ``REVIEWTRAIL_REVIEW_CAPABILITY_FILE``: the review capability key; without it the proxy is
   read-only;
 - ``REVIEWTRAIL_PROXY_READ_RATE``, ``REVIEWTRAIL_PROXY_READ_BURST``: each session's read limit
@@ -35,6 +40,8 @@ from urllib.parse import urlsplit
 from reviewtrail.errors import ConfigError, InvalidInputError
 from reviewtrail.web._capability import CAPABILITY_FILE_ENV as CAPABILITY_FILE
 from reviewtrail.web._proxy_rules import normalize_allow_entry
+from reviewtrail.web._proxy_sessions import SESSION_FILE_ENV as SESSION_FILE
+from reviewtrail.web._proxy_sessions import SESSION_FILE_NAME
 from reviewtrail.web._rate_limit import ReadLimit, read_limit
 
 __all__ = ["BasicUsers", "OidcSettings", "ProxySettings", "inspector_url", "proxy_settings"]
@@ -48,8 +55,11 @@ BASIC_USERS_FILE = "REVIEWTRAIL_PROXY_BASIC_USERS_FILE"
 SESSION_SECRET_FILE = "REVIEWTRAIL_PROXY_SESSION_SECRET_FILE"  # noqa: S105 (a variable name)
 PUBLIC_URL = "REVIEWTRAIL_PROXY_PUBLIC_URL"
 SESSION_MAX_AGE = "REVIEWTRAIL_PROXY_SESSION_MAX_AGE"
+SESSION_IDLE = "REVIEWTRAIL_PROXY_SESSION_IDLE"
 
 DEFAULT_SESSION_MAX_AGE = 8 * 3600
+DEFAULT_SESSION_IDLE = 30 * 60
+_MAX_SECONDS = 30 * 24 * 3600
 MIN_SECRET_BYTES = 32
 _USER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}")
 
@@ -76,6 +86,8 @@ class ProxySettings:
     session_max_age: int = DEFAULT_SESSION_MAX_AGE
     capability_file: Path | None = None
     read_limit: ReadLimit = field(default_factory=ReadLimit)  # each session's reads (._rate_limit)
+    session_idle: int = DEFAULT_SESSION_IDLE
+    session_file: Path | None = None  # None: sessions kept in memory, for this process only
 
 
 def _given(env: Mapping[str, str], name: str) -> str | None:
@@ -211,15 +223,10 @@ def proxy_settings(inspector: str, env: Mapping[str, str]) -> ProxySettings:
         )
     allow = tuple(normalize_allow_entry(e) for e in (env.get(ALLOW) or "").split(",") if e.strip())
     public = _given(env, PUBLIC_URL)
-    max_age_text = _given(env, SESSION_MAX_AGE)
-    max_age = DEFAULT_SESSION_MAX_AGE
-    if max_age_text is not None:
-        if not max_age_text.isdigit() or not 60 <= int(max_age_text) <= 30 * 24 * 3600:
-            raise InvalidInputError(
-                f"{max_age_text!r} is not a number of seconds from 60 to 2592000", field=SESSION_MAX_AGE
-            )
-        max_age = int(max_age_text)
+    max_age = _seconds(env, SESSION_MAX_AGE, DEFAULT_SESSION_MAX_AGE, _MAX_SECONDS)
+    idle = _seconds(env, SESSION_IDLE, min(DEFAULT_SESSION_IDLE, max_age), max_age)
     capability = _given(env, CAPABILITY_FILE)
+    session_file = _given(env, SESSION_FILE)
     return ProxySettings(
         inspector=base,
         session_secret=secret,
@@ -230,4 +237,16 @@ def proxy_settings(inspector: str, env: Mapping[str, str]) -> ProxySettings:
         session_max_age=max_age,
         capability_file=Path(capability) if capability is not None else None,
         read_limit=read_limit(env),
+        session_idle=idle,
+        session_file=Path(session_file) if session_file is not None else Path(secret_path).parent / SESSION_FILE_NAME,
     )
+
+
+def _seconds(env: Mapping[str, str], name: str, default: int, most: int) -> int:
+    """The number of seconds ``name`` gives (60 to ``most``), or ``default`` (exit 2 naming it)."""
+    text = _given(env, name)
+    if text is None:
+        return default
+    if not text.isdigit() or not 60 <= int(text) <= most:
+        raise InvalidInputError(f"{text!r} is not a number of seconds from 60 to {most}", field=name)
+    return int(text)

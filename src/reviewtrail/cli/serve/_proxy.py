@@ -35,8 +35,9 @@ def proxy(
     """Serve the public proxy in front of the inspector: OIDC login (authorization code with
     PKCE; REVIEWTRAIL_PROXY_OIDC_ISSUER, REVIEWTRAIL_PROXY_OIDC_CLIENT_ID, ..._CLIENT_SECRET or
     ..._CLIENT_SECRET_FILE), read-only HTTP Basic users (REVIEWTRAIL_PROXY_BASIC_USERS_FILE,
-    argon2 hashes), signed session cookies (REVIEWTRAIL_PROXY_SESSION_SECRET_FILE, required;
-    REVIEWTRAIL_PROXY_PUBLIC_URL). GET and HEAD are forwarded without cookies or credentials.
+    argon2 hashes), sessions kept server-side that end at logout, when idle or when old
+    (REVIEWTRAIL_PROXY_SESSION_SECRET_FILE, required; REVIEWTRAIL_PROXY_PUBLIC_URL,
+    ..._SESSION_IDLE, ..._SESSION_MAX_AGE, ..._SESSION_FILE). GET and HEAD are forwarded without cookies or credentials.
     Only a login on REVIEWTRAIL_PROXY_ALLOW (subjects or e-mails) may record review decisions,
     with its CSRF token: POST /api/review/decisions, signed with the review capability
     (REVIEWTRAIL_REVIEW_CAPABILITY_FILE, the inspector's; without it the proxy is read-only).
