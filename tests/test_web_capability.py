@@ -203,13 +203,28 @@ def test_every_folder_above_the_capability_file_is_checked(tmp_path: Path) -> No
         load_capability(tmp_path / "via" / "capability")
 
 
-def test_a_sticky_folder_anyone_may_write_is_safe_as_tmp_is(tmp_path: Path) -> None:
-    """In a sticky folder no one else may rename or remove what they do not own."""
+def test_a_sticky_folder_anyone_may_write_is_safe_above_the_file_as_tmp_is(tmp_path: Path) -> None:
+    """In a sticky folder no one else may rename or remove what they do not own: a folder of the
+    server's user inside it stays put."""
+    folder = tmp_path / "sticky" / "mine"
+    folder.mkdir(parents=True)
+    path = key_file(folder, GOOD)
+    (tmp_path / "sticky").chmod(0o1777)
+    assert load_capability(path) == Capability.from_key(b"q" * 32)
+
+
+@pytest.mark.parametrize("mode", [0o1777, 0o1770, 0o1703])
+def test_a_capability_file_in_a_sticky_folder_others_may_write_is_refused(tmp_path: Path, mode: int) -> None:
+    """The file's own folder allows no other writer, sticky or not: others could create names
+    beside the file there."""
     folder = tmp_path / "sticky"
     folder.mkdir()
     path = key_file(folder, GOOD)
-    folder.chmod(0o1777)
-    assert load_capability(path) == Capability.from_key(b"q" * 32)
+    folder.chmod(mode)
+    with pytest.raises(ConfigError) as caught:
+        load_capability(path)
+    assert caught.value.field == CAPABILITY_FILE_ENV
+    assert f"the folder {folder} has mode {mode:04o}: other users may replace the capability file" in str(caught.value)
 
 
 def test_a_capability_file_in_a_folder_of_another_user_is_refused(tmp_path: Path) -> None:

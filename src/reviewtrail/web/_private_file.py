@@ -8,8 +8,11 @@
   its group nor others have any permission on it (``0600`` or ``0400``).
 - Its folder and every folder above it, up to ``/`` (symbolic links in the folder's path
   resolved, as OpenSSH does), is owned by root or by that user, and is not writable by its group
-  or by others, unless it is sticky (``/tmp``, mode ``1777``): there no one else can rename or
-  remove an entry they do not own, so the entry below, owned by root or the user, stays put.
+  or by others. The file's own folder allows no other writer at all, sticky or not (in a sticky
+  folder others may still create names beside the file, such as the one it is about to be
+  written under). A folder above it may be sticky (``/tmp``, mode ``1777``): there no one else can
+  rename or remove an entry they do not own, so the folder below, owned by root or the user,
+  stays put.
 
 Each refusal is a :class:`~reviewtrail.errors.ConfigError` (exit 5) naming the file, what is
 wrong and how to put it right.
@@ -76,10 +79,12 @@ def read_private_file(path: Path, *, field: str, what: str, owner: int | None = 
 
 def check_folders(path: Path, *, field: str, what: str, owner: int | None = None) -> None:
     """Refuse ``path`` unless its folder and every folder above it is owned by root or by
-    ``owner`` (default: the effective uid) and only they may change it (a sticky folder aside)."""
+    ``owner`` (default: the effective uid) and only they may change it (a sticky folder above
+    the file's own aside)."""
     uid = _server_user(owner)
     folder = Path(os.path.realpath(Path(path).absolute().parent))
     for current in (folder, *folder.parents):
+        own = current == folder
         try:
             info = os.stat(current)
         except OSError as exc:
@@ -91,7 +96,7 @@ def check_folders(path: Path, *, field: str, what: str, owner: int | None = None
                 field=field,
             )
         mode = stat.S_IMODE(info.st_mode)
-        if mode & _UNSAFE_FOLDER_BITS and not mode & stat.S_ISVTX:
+        if mode & _UNSAFE_FOLDER_BITS and (own or not mode & stat.S_ISVTX):
             raise ConfigError(
                 f"{path}: the folder {current} has mode {mode:04o}: other users may replace {what} "
                 f"(chmod go-w {current}, or keep the file in a folder only its owner can write)",
