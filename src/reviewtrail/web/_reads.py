@@ -79,12 +79,11 @@ class Reads:
         _check_version(version)
         with self._store() as store:
             found = queue_position(store, campaign_id, version, position)
-            if not found.cards:  # no item: the campaign version may not exist (a card says it does)
+            if found.cards == 0:  # no item: the campaign version may not exist (a card says it does)
                 require_campaign(store.ledger, campaign_id, version)
-        if found.cards and found.card is None:
+        if found.card is None and found.cards:
             raise NotFoundError(f"the queue has {found.cards} card(s), there is no card {position}", field="card")
-        # The queue shows at most QUEUE_MAX cards: the last of them has none after it.
-        return CardView(campaign_id, version, position, found.card, min(found.cards, QUEUE_MAX) > position)
+        return CardView(campaign_id, version, position, found.card, found.more)
 
     def progress(self, campaign_id: str, version: int) -> SessionProgress:
         """The status line's counts (:func:`~reviewtrail.human_review.campaign_progress`): exit 3

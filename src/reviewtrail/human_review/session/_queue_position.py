@@ -26,12 +26,16 @@ __all__ = ["QueuePosition", "queue_position"]
 
 @dataclass(frozen=True)
 class QueuePosition:
-    """Card ``position`` of a campaign version's queue (None past its end) and how many cards the
-    queue holds (``cards``)."""
+    """Card ``position`` of a campaign version's queue (None past its end), whether a card
+    follows it (``more``, within :data:`QUEUE_MAX`), and how many cards the queue holds
+    (``cards``): counted only where the answer needs it, at or past the last open card. Before
+    it (an open card with open cards after it) ``cards`` is None, so card 1 of a campaign with
+    50,000 decided items does not count them."""
 
     position: int
     card: QueueCard | None
-    cards: int
+    more: bool
+    cards: int | None
 
 
 def queue_position(store: Store, campaign_id: str, version: int, position: int) -> QueuePosition:
@@ -44,9 +48,10 @@ def queue_position(store: Store, campaign_id: str, version: int, position: int) 
     where: dict[str, Any] = {"campaign_id": campaign_id, "campaign_version": version}
     with ledger.snapshot():
         opened = ledger.count("hr_open", **where)
-        cards = opened + ledger.count_within("hr_items", "hr_decided", **where)
-        if position > cards:
-            return QueuePosition(position, None, cards)
+        cards = opened + ledger.count_within("hr_items", "hr_decided", **where) if position >= opened else None
+        if cards is not None and position > cards:
+            return QueuePosition(position, None, False, cards)
+        more = position < QUEUE_MAX and (cards is None or position < cards)
         decided = position > opened
         if decided:
             rows = checked_page(
@@ -58,11 +63,11 @@ def queue_position(store: Store, campaign_id: str, version: int, position: int) 
         if not rows:  # a row counted but not paged: its order column was emptied
             table = "hr_items" if decided else "hr_open"
             raise IntegrityError(
-                f"query table {table} counts {cards} card(s) but has no row at card {position}; "
+                f"query table {table} counts {cards or opened} card(s) but has no row at card {position}; "
                 "run 'reviewtrail verify'",
                 field=table,
             )
         item_id = str(rows[0]["item_id"])
         records = Preloaded(ledger, [item_id], checked_rows_in(ledger, "hr_items", "item_id", [item_id]))
         check_decided(records, item_id, decided)
-        return QueuePosition(position, queue_card(records, item_id, decided=decided), cards)
+        return QueuePosition(position, queue_card(records, item_id, decided=decided), more, cards)
