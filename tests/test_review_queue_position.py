@@ -5,6 +5,7 @@ first then decided ones, on SQLite and on PostgreSQL."""
 from __future__ import annotations
 
 import itertools
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reviewtrail.errors import InvalidInputError
+from reviewtrail.app import open_store
+from reviewtrail.config import Settings
+from reviewtrail.errors import IntegrityError, InvalidInputError
 from reviewtrail.human_review import QUEUE_MAX, decide, queue_position, review_queue
 from reviewtrail.store import Store
 from support.human_review import add_item, add_prompt, add_run, new_store
@@ -65,3 +68,25 @@ def test_a_position_outside_the_queue_is_refused_naming_the_card(store: Store) -
         with pytest.raises(InvalidInputError) as err:
             queue_position(store, "camp", 1, position)
         assert err.value.field == "card"
+
+
+def test_an_open_card_counted_but_not_paged_is_refused_naming_the_table(tmp_path: Path) -> None:
+    """An open item whose order column was emptied is counted but never paged: the card it would
+    fill is refused, naming the query table to verify, never answered with a wrong card."""
+    with new_store(tmp_path, None) as store:
+        items = [_item(store, "camp", 1) for _ in range(3)]
+    conn = sqlite3.connect(tmp_path / "ledger.sqlite")
+    try:
+        with conn:
+            assert conn.execute("UPDATE rt_p_hr_open SET item_seq = NULL WHERE item_id = ?", (items[1],)).rowcount == 1
+    finally:
+        conn.close()
+    with open_store(
+        Settings(store=tmp_path / "store", database_url=f"sqlite:///{tmp_path / 'ledger.sqlite'}")
+    ) as store:
+        with pytest.raises(IntegrityError) as refused:
+            queue_position(store, "camp", 1, 3)
+        assert refused.value.field == "hr_open"
+        assert str(refused.value) == (
+            "hr_open: query table hr_open counts 3 card(s) but has no row at card 3; run 'reviewtrail verify'"
+        )
