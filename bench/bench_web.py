@@ -23,6 +23,13 @@ web_review_page / web_queue_api
     A fourth kind of round, also in the same run: 8 clients fetch the static file while 32 load the
     page (static files and pages at once, as a browser asks for them); its p95 says whether a
     static file waits behind page renders, against the static file's p95 with 32 clients alone.
+    And the page's floor, in rounds of its own after the inspector's: bench/_page_floor.py serves
+    the same page (the same card read through the indexes and checked against its records, the
+    same template and context) under uvicorn with httptools in as many worker processes, with no
+    framework, guard, connection limits or threads, the work done on the event loop; 32 clients as
+    for the page. The note gives page p95 / floor p95: what the inspector adds around the work.
+    A static file answers without reading the store, so it bounds what any page could reach; the
+    floor says what this page, doing its work, could reach.
 
 The clients are a plain HTTP/1.1 client on asyncio streams in this process (one event loop), so
 the client's own cost per request is small next to the server's; the server runs with
@@ -42,6 +49,8 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import _hr_store
 from _hr_store import CAMPAIGN
@@ -77,6 +86,8 @@ class Measured:
     latencies: dict[str, list[float]] = field(default_factory=lambda: {kind: [] for kind in PATHS})
     alone: dict[str, list[float]] = field(default_factory=lambda: {kind: [] for kind in PATHS})
     beside_pages: list[float] = field(default_factory=list)  # static, while CLIENTS load the page
+    floor: list[float] = field(default_factory=list)  # the page's floor (_page_floor.py), CLIENTS at once
+    floor_seconds: float = 0.0
     seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PATHS, 0.0))
     store: Cached | None = None
     rounds: int = 0
@@ -116,21 +127,23 @@ def _store(cfg: Config) -> Cached:
 
 
 class Server:
-    """``reviewtrail serve --port 0 --json`` over ``settings``, stopped (SIGTERM) by :meth:`stop`."""
+    """``reviewtrail serve --port 0 --json`` over ``settings`` (or ``command``, a server that
+    announces itself the same way), stopped (SIGTERM) by :meth:`stop`."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, command: list[str] | None = None) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("REVIEWTRAIL_")}
         env |= {"REVIEWTRAIL_STORE": str(settings.store), "REVIEWTRAIL_DATABASE_URL": settings.database_url}
-        command = [sys.executable, "-m", "reviewtrail", "serve", "--port", "0", "--json", "--workers", str(WORKERS)]
-        self.proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        command = command or [
+            sys.executable, "-m", "reviewtrail", "serve", "--port", "0", "--json", "--workers", str(WORKERS),
+        ]  # fmt: skip
+        self.proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         text = ""
         while True:  # the JSON announcement, printed once the socket listens, ends with a line "}"
             line = self.proc.stdout.readline() if self.proc.stdout else ""
             if not line:
-                err = self.proc.stderr.read() if self.proc.stderr else ""
-                raise RuntimeError(f"reviewtrail serve exited ({self.proc.wait()}): {err}")
+                raise RuntimeError(f"{' '.join(command[:4])} exited ({self.proc.wait()})")
             text += line
-            if line.startswith("}"):
+            if line.startswith("}") or (line.startswith("{") and line.rstrip().endswith("}")):
                 break
         announced = json.loads(text)
         self.host, self.port = announced["host"], announced["port"]
@@ -187,6 +200,34 @@ async def _mixed(host: str, port: int, per_client: int, measured: Measured) -> N
     )
 
 
+def _floor(measured: Measured) -> None:
+    """The page's floor (bench/_page_floor.py: the same card read and template, no framework,
+    guard or threads), under the same load as the page, in rounds of its own."""
+    assert measured.store is not None
+    settings = measured.store.settings
+    floor = Path(__file__).with_name("_page_floor.py")
+    args = [str(settings.store), settings.database_url, str(WORKERS), CAMPAIGN[0], str(CAMPAIGN[1])]
+    server = Server(settings, [sys.executable, str(floor), *args])
+    try:
+        asyncio.run(_client(server.host, server.port, PATHS["page"], 2, EXPECTED["page"], []))  # warm-up
+        for _ in range(measured.rounds):
+            out: list[float] = []
+            start = time.perf_counter()
+            clients = (
+                _client(server.host, server.port, PATHS["page"], measured.per_client, EXPECTED["page"], out)
+                for _ in range(CLIENTS)
+            )
+            asyncio.run(_gather(clients))
+            measured.floor_seconds += time.perf_counter() - start
+            measured.floor += out
+    finally:
+        server.stop()
+
+
+async def _gather(clients: Any) -> None:
+    await asyncio.gather(*clients)
+
+
 def _measure(cfg: Config) -> Measured:
     if cfg.quick not in _MEASURED:
         measured = Measured(store=_store(cfg))
@@ -205,6 +246,7 @@ def _measure(cfg: Config) -> Measured:
                 asyncio.run(_mixed(server.host, server.port, measured.per_client, measured))
         finally:
             server.stop()
+        _floor(measured)
         _MEASURED[cfg.quick] = measured
     return _MEASURED[cfg.quick]
 
@@ -243,10 +285,11 @@ def _median_ms(xs: list[float]) -> float:
 
 
 def bench_review_page(cfg: Config) -> Result:
-    """The issue's figure: page p95 / static p95, 32 clients each, one run."""
+    """Page p95 / static p95, 32 clients each, one run; the page's floor in the notes."""
     m = _measure(cfg)
     page, static = m.p95_ms("page"), m.p95_ms("static")
     beside = _p95(m.beside_pages) * 1000
+    floor = _p95(m.floor) * 1000
     return Result(
         "web_review_page",
         verdict(page <= TARGET_PAGE_OVER_STATIC * static),
@@ -256,6 +299,9 @@ def bench_review_page(cfg: Config) -> Result:
         target=f"page p95 <= {TARGET_PAGE_OVER_STATIC:g}x static p95",
         notes=[
             f"page p95 {page:.1f} ms against {TARGET_MS:g} ms: {verdict(page <= TARGET_MS)}",
+            f"the page's floor (bench/_page_floor.py: the same card read and template under uvicorn with no "
+            f"framework, guard or threads), same load in rounds of its own: p95 {floor:.1f} ms "
+            f"({len(m.floor) / m.floor_seconds:,.0f} req/s); page p95 = {page / floor:.2f}x the floor",
             f"static file beside the page: {BESIDE} clients fetching {PATHS['static']} while {CLIENTS} load the "
             f"page, p95 {beside:.1f} ms ({len(m.beside_pages):,} requests) against {static:.1f} ms with "
             f"{CLIENTS} clients alone",
