@@ -10,7 +10,7 @@ proxy's functions.
 
 Public API::
 
-    from reviewtrail.web import create_app, loopback_host, new_capability, serve
+    from reviewtrail.web import create_app, loopback_host, new_capability, serve, server_limits
     from reviewtrail.web import ProxyListening, ProxySettings, create_proxy_app, proxy_settings, serve_proxy
 """
 
@@ -21,6 +21,7 @@ if typing.TYPE_CHECKING:
     from reviewtrail.web._app import create_app
     from reviewtrail.web._bind import bind_loopback, loopback_host
     from reviewtrail.web._capability import CAPABILITY_FILE_ENV, new_capability
+    from reviewtrail.web._limits_server import server_limits
     from reviewtrail.web._nonces import NONCE_FILE_ENV
     from reviewtrail.web._proxy import create_proxy_app
     from reviewtrail.web._proxy_serve import ProxyListening, serve_proxy
@@ -41,6 +42,7 @@ __all__ = [
     "proxy_settings",
     "serve",
     "serve_proxy",
+    "server_limits",
 ]
 
 # Every name is loaded on first use, from the module that defines it.
@@ -51,6 +53,7 @@ _LAZY = {
     "new_capability": "_capability",
     "CAPABILITY_FILE_ENV": "_capability",
     "NONCE_FILE_ENV": "_nonces",
+    "server_limits": "_limits_server",
     "create_proxy_app": "_proxy",
     "ProxyListening": "_proxy_serve",
     "serve_proxy": "_proxy_serve",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -62,15 +61,16 @@ def serve_proxy(
     limits: Limits | None = None,
 ) -> None:
     """Serve the proxy for ``settings`` on ``host``:``port`` until interrupted (SIGINT or
-    SIGTERM). ``announce`` is called once the socket listens. ``limits`` (default: the
-    environment's, :mod:`~._limits`) bound the connections it holds and how long."""
+    SIGTERM). ``announce`` is called once the socket listens. ``limits`` bound the connections
+    it holds and how long (default: the defaults of :mod:`~._limits`; the command line reads
+    them from the environment)."""
     import uvicorn
 
     from reviewtrail.web._capability import load_capability, sign_decision
     from reviewtrail.web._limits_server import QuietDisconnects, budget_logs, server_limits, uvicorn_options
     from reviewtrail.web._proxy import create_proxy_app
 
-    held = limits or server_limits(os.environ)
+    held = limits or server_limits({})  # the defaults; the command line passes the environment's
 
     capability = load_capability(settings.capability_file) if settings.capability_file is not None else None
     sign = functools.partial(sign_decision, capability) if capability is not None else None

@@ -70,8 +70,9 @@ def serve(
     that many processes share the socket, each with its own connection to the store (and to the
     nonce book, which they share through its file). With ``capability_file`` (the review
     capability, :func:`~._capability.load_capability`) the one write route is on, its nonces kept
-    in ``nonce_file`` (default ``review-nonces.sqlite`` in the store's folder). ``limits`` (default:
-    the environment's, :mod:`~._limits`) bound the connections each process holds and how long."""
+    in ``nonce_file`` (default ``review-nonces.sqlite`` in the store's folder). ``limits`` bound
+    the connections each process holds and how long (default: the defaults of :mod:`~._limits`;
+    the command line reads them from the environment)."""
     from reviewtrail.app import open_store
     from reviewtrail.web._capability import load_capability
     from reviewtrail.web._limits_server import server_limits
@@ -79,7 +80,7 @@ def serve(
     if isinstance(workers, bool) or not 1 <= workers <= 64:
         raise InvalidInputError(f"must be from 1 to 64, got {workers}", field="workers")
     address = loopback_host(host)
-    held = limits or server_limits(os.environ)
+    held = limits or server_limits({})  # the defaults; the command line passes the environment's
     capability = load_capability(capability_file) if capability_file is not None else None
     nonces_at = nonce_file or settings.store / "review-nonces.sqlite"
     with open_store(settings, read_only=capability is None):

@@ -49,7 +49,9 @@ def proxy(
     from reviewtrail.web import proxy_settings
 
     settings = proxy_settings(inspector, os.environ)  # checked before anything is bound
-    from reviewtrail.web import serve_proxy
+    from reviewtrail.web import serve_proxy, server_limits
+
+    limits = server_limits(os.environ)
 
     def announce(listening: ProxyListening) -> None:
         if as_json:
@@ -59,4 +61,4 @@ def proxy(
             print(f"proxy ({mode}) at {listening.url} for {listening.inspector}; Ctrl-C stops it")
         sys.stdout.flush()
 
-    serve_proxy(settings, host, port, announce=announce)
+    serve_proxy(settings, host, port, announce=announce, limits=limits)

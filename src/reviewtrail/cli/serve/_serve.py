@@ -81,7 +81,7 @@ def serve(
             print(f"inspector ({mode}) at {listening.url} over {listening.store}; Ctrl-C stops it")
         sys.stdout.flush()
 
-    from reviewtrail.web import CAPABILITY_FILE_ENV, NONCE_FILE_ENV
+    from reviewtrail.web import CAPABILITY_FILE_ENV, NONCE_FILE_ENV, server_limits
 
     given = {name: os.environ.get(name, "") for name in (CAPABILITY_FILE_ENV, NONCE_FILE_ENV)}  # "": not given
     run(
@@ -92,4 +92,5 @@ def serve(
         workers=workers,
         capability_file=Path(given[CAPABILITY_FILE_ENV]) if given[CAPABILITY_FILE_ENV] else None,
         nonce_file=Path(given[NONCE_FILE_ENV]) if given[NONCE_FILE_ENV] else None,
+        limits=server_limits(os.environ),
     )
