@@ -44,11 +44,11 @@ Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
 _STATUS = {2: 400, 3: 404, 4: 500, 5: 503, 6: 409}
 _STATIC = Path(__file__).parent / "static"
 # Pages render on a few threads of their own, per server process: every render wants the
-# interpreter, so more threads only contend (bench web_review_page:
-# page p95 64-67 ms with 2, 75-81 ms with 4, 102-109 ms with anyio's default of 40); a few keep
-# one slow page from holding every other back. JSON reads have as many threads of their own.
-# Static files take none (StaticFiles).
-RENDER_THREADS = 4
+# interpreter, so more threads only contend (bench web_review_page, 32 clients, 100,000 items: page
+# p95 52 ms and 803 req/s with 1 thread, 63 ms and 801 req/s with 2, 73 ms and 647 req/s with 4);
+# two keep one slow page (a large campaign's coverage) from holding every other back. JSON reads
+# have as many threads of their own. Static files take none (StaticFiles).
+RENDER_THREADS = 2
 
 
 def _on_threads(endpoint: Endpoint, limiter: CapacityLimiter) -> Endpoint:
