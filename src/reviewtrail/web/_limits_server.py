@@ -8,6 +8,7 @@
 - :class:`QuietDisconnects`: the ASGI application, with a client that goes away before its
   request is read logged as one line, never a traceback.
 - :func:`budget_logs`: uvicorn's log lines, at most so many per client (:class:`._limits.LogBudget`).
+- :func:`run_limited`: uvicorn serving an application with all three.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import asyncio
 import contextvars
 import logging
 import resource
+import socket
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -26,7 +28,7 @@ from uvicorn.protocols.utils import get_remote_addr
 from reviewtrail.web._guard import ASGIApp, Receive, Scope, Send
 from reviewtrail.web._limits import ConnectionBook, Limits, LogBudget, client_key, limits_from_env
 
-__all__ = ["QuietDisconnects", "budget_logs", "limited_protocol", "server_limits", "uvicorn_options"]
+__all__ = ["QuietDisconnects", "budget_logs", "limited_protocol", "run_limited", "server_limits"]
 
 LOGGER = "uvicorn.error"
 _task_client: contextvars.ContextVar[str | None] = contextvars.ContextVar("reviewtrail_web_client", default=None)
@@ -168,9 +170,25 @@ def limited_protocol(limits: Limits) -> type[asyncio.Protocol]:
     return LimitedProtocol
 
 
-def uvicorn_options(limits: Limits) -> dict[str, Any]:
-    """The ``uvicorn.Config`` options that put ``limits`` on a server."""
-    return {"http": limited_protocol(limits), "timeout_keep_alive": limits.idle_timeout, "ws": "none"}
+def run_limited(app: ASGIApp, limits: Limits, sock: socket.socket) -> None:
+    """Serve ``app`` with uvicorn on the listening ``sock`` under ``limits``, until SIGINT or
+    SIGTERM: the limited protocol, clients that go away logged as one line, and uvicorn's log
+    lines bounded per client. The inspector and the proxy both run this way."""
+    import uvicorn
+
+    config = uvicorn.Config(
+        QuietDisconnects(app),
+        http=limited_protocol(limits),
+        timeout_keep_alive=limits.idle_timeout,
+        ws="none",
+        log_level="warning",
+        access_log=False,
+        server_header=False,
+        lifespan="off",
+        workers=1,
+    )
+    budget_logs()  # after uvicorn.Config, which sets up uvicorn's logging
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 class QuietDisconnects:

@@ -64,10 +64,8 @@ def serve_proxy(
     SIGTERM). ``announce`` is called once the socket listens. ``limits`` bound the connections
     it holds and how long (default: the defaults of :mod:`~._limits`; the command line reads
     them from the environment)."""
-    import uvicorn
-
     from reviewtrail.web._capability import load_capability, sign_decision
-    from reviewtrail.web._limits_server import QuietDisconnects, budget_logs, server_limits, uvicorn_options
+    from reviewtrail.web._limits_server import run_limited, server_limits
     from reviewtrail.web._proxy import create_proxy_app
 
     held = limits or server_limits({})  # the defaults; the command line passes the environment's
@@ -89,17 +87,7 @@ def serve_proxy(
         public_url = settings.public_url or listening.url.rstrip("/")
         listening = dataclasses.replace(listening, public_url=public_url)
         app = create_proxy_app(settings, public_url=public_url, sign=sign)
-        config = uvicorn.Config(
-            QuietDisconnects(app),
-            log_level="warning",
-            access_log=False,
-            server_header=False,
-            lifespan="off",
-            workers=1,
-            **uvicorn_options(held),
-        )
-        budget_logs()
         announce(listening)
-        uvicorn.Server(config).run(sockets=[sock])
+        run_limited(app, held, sock)
     finally:
         sock.close()

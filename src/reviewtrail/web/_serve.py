@@ -107,11 +107,9 @@ def _run(
 ) -> None:
     """One server process: the store opened (read-only without a capability), the app, uvicorn
     on ``sock`` under ``limits`` until SIGINT or SIGTERM."""
-    import uvicorn
-
     from reviewtrail.app import open_store
     from reviewtrail.web._app import create_app
-    from reviewtrail.web._limits_server import QuietDisconnects, budget_logs, uvicorn_options
+    from reviewtrail.web._limits_server import run_limited
     from reviewtrail.web._nonces import NonceBook
     from reviewtrail.web._reads import Reads
     from reviewtrail.web._store_pool import StorePool
@@ -129,18 +127,7 @@ def _run(
                 return DecisionWrites(store, held[0], held[1])
 
         try:
-            app = create_app(store, host=address, writes=writes, readers=readers)
-            config = uvicorn.Config(
-                QuietDisconnects(app),
-                log_level="warning",
-                access_log=False,
-                server_header=False,
-                lifespan="off",
-                workers=1,
-                **uvicorn_options(limits),
-            )
-            budget_logs()
-            uvicorn.Server(config).run(sockets=[sock])
+            run_limited(create_app(store, host=address, writes=writes, readers=readers), limits, sock)
         finally:
             readers.close()
             if nonces is not None:
