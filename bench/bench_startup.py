@@ -14,8 +14,11 @@ startup_ledger_tail, startup_cas_cat, startup_review_queue, startup_trace_save
 
 startup_cas_put_large
     ``reviewtrail cas put`` of a 256 MiB file (16 MiB with --quick) as a fresh process, against
-    ``sha256sum FILE && cp FILE DEST && sync -f DEST`` of the same bytes, median of 3 runs each
-    (1 with --quick). Target: ratio >= 0.8.
+    the floor doing the same work as a fresh process of the same interpreter: one pass reading
+    1 MiB chunks, hashing each with hashlib and writing it to DEST, then fsync of DEST and of its
+    directory (never ``sync`` of the whole filesystem, which flushes other processes' writes;
+    GNU sha256sum is not used either: here it hashes about 6x slower than hashlib). Median of 3
+    runs each (1 with --quick). Target: ratio >= 0.9.
 """
 
 from __future__ import annotations
@@ -141,6 +144,22 @@ def bench_trace_save(cfg: Config) -> Result:
     return _startup("startup_trace_save", cfg, _trace_args, lambda _out: True)
 
 
+#: The floor of ``cas put``, as a process: argv[1] hashed while copied to argv[2], made durable.
+_PUT_FLOOR = """
+import hashlib, os, sys
+digest = hashlib.sha256()
+with open(sys.argv[1], "rb", buffering=0) as fin, open(sys.argv[2], "wb", buffering=0) as fout:
+    while chunk := fin.read(1 << 20):
+        digest.update(chunk)
+        fout.write(chunk)
+    os.fsync(fout.fileno())
+fd = os.open(os.path.dirname(sys.argv[2]), os.O_RDONLY)
+os.fsync(fd)
+os.close(fd)
+print(digest.hexdigest())
+"""
+
+
 def bench_cas_put_large(cfg: Config) -> Result:
     size = cfg.size(256, 16) * 1024 * 1024
     reps = cfg.rep_count(3, 1)
@@ -167,8 +186,8 @@ def bench_cas_put_large(cfg: Config) -> Result:
 
         def baseline(_: int) -> float:
             remove(copy)
-            script = f"sha256sum {source} >/dev/null && cp {source} {copy} && sync -f {copy}"
-            seconds, _proc = timed(lambda: subprocess.run(["sh", "-c", script], check=True))
+            cmd = [sys.executable, "-c", _PUT_FLOOR, str(source), str(copy)]
+            seconds, _proc = timed(lambda: subprocess.run(cmd, check=True, capture_output=True))
             return seconds
 
         load_before = os.getloadavg()
@@ -176,12 +195,13 @@ def bench_cas_put_large(cfg: Config) -> Result:
         load_after = os.getloadavg()
     return Result(
         "startup_cas_put_large",
-        verdict(t.ratio >= 0.8),
+        verdict(t.ratio >= 0.9),
         ours=f"{t.ours_median:.2f} s",
-        baseline=f"{t.baseline_median:.2f} s (sha256sum && cp && sync -f)",
+        baseline=f"{t.baseline_median:.2f} s (one-pass hashlib copy + fsync, as a process)",
         ratio=t.ratio,
-        target=">= 0.8x",
+        target=">= 0.9x",
         notes=[
+            "baseline: python -c: read 1 MiB chunks, sha256 update + write each, fsync file, fsync its directory",
             f"{size >> 20} MiB of random bytes, median of {reps}",
             f"load average (1, 5, 15 min) before {_load(load_before)}, after {_load(load_after)}",
             t.spread(),

@@ -42,7 +42,7 @@ import bench_web_reads
 from _util import WORK_ROOT, Config, Result
 
 BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
-    "cas_put_file": (bench_cas.bench_put_file, "put_file of a large random file vs sha256sum && cp && sync"),
+    "cas_put_file": (bench_cas.bench_put_file, "put_file of a large random file vs a one-pass hashlib copy + fsync"),
     "cas_put_many": (bench_cas.bench_put_many, "put_many of 4 KiB objects vs git hash-object -w --stdin-paths"),
     "s3_put_file": (bench_s3.bench_put_file, "S3Cas.put_file of 1 GiB vs boto3 upload_file, same SeaweedFS"),
     "s3_put_many": (bench_s3.bench_put_many, "S3Cas.put_many of 10,000 x 4 KiB vs boto3 put_object, same threads"),
@@ -75,7 +75,7 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
     ),
     "startup_cas_put_large": (
         bench_startup.bench_cas_put_large,
-        "cas put of 256 MiB as a process vs sha256sum+cp+sync",
+        "cas put of 256 MiB as a process vs a one-pass hashlib copy + fsync process",
     ),
     "sandbox_run": (bench_provenance.bench_sandbox, "reviewtrail run of `true` vs a plain subprocess of `true`"),
     "sandbox_cgroup_overhead": (
