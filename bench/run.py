@@ -46,6 +46,7 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
     "cas_put_many": (bench_cas.bench_put_many, "put_many of 4 KiB objects vs git hash-object -w --stdin-paths"),
     "s3_put_file": (bench_s3.bench_put_file, "S3Cas.put_file of 1 GiB vs boto3 upload_file, same SeaweedFS"),
     "s3_put_many": (bench_s3.bench_put_many, "S3Cas.put_many of 10,000 x 4 KiB vs boto3 put_object, same threads"),
+    "s3_cas_cat": (bench_s3.bench_cas_cat, "verified cas cat of 256 MiB from S3 vs boto3 download_file"),
     "ledger_sqlite": (bench_ledger.bench_sqlite, "SQLite ledger append, batches of 1,000 vs raw sqlite3"),
     "ledger_sqlite_prepared": (
         bench_ledger.bench_sqlite_prepared,

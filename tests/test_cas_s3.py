@@ -22,12 +22,14 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from reviewtrail.cas import FilesystemCas, S3Cas, open_cas
+from reviewtrail.cas import FilesystemCas, S3Cas, open_cas, verified_chunks, write_verified
+from reviewtrail.cas._s3_download import GET_PART
 from reviewtrail.config import S3Settings
 from reviewtrail.errors import (
     BackendUnavailableError,
     CorruptObjectError,
     InvalidInputError,
+    ObjectNotFoundError,
     ReadOnlyStoreError,
     StoreNotInitializedError,
 )
@@ -246,6 +248,62 @@ def test_a_layout_object_changed_or_removed_is_a_problem(seaweed: SeaweedServer,
     problems = cas.furniture_problems()
     assert any(p.startswith("data: index.json was changed") for p in problems), problems
     assert any(p.startswith("agent-state: oci-layout is missing") for p in problems), problems
+
+
+# --- verified reads ----------------------------------------------------------------------------
+
+
+def _count_gets(cas: S3Cas) -> list[str]:
+    """The keys of every GetObject the store's client sends from now on."""
+    keys: list[str] = []
+    cas.client.meta.events.register(
+        "before-parameter-build.s3.GetObject", lambda params, **_: keys.append(params["Key"])
+    )
+    return keys
+
+
+@pytest.mark.parametrize(
+    ("size", "parts"), [(5, 1), (3 * MIB + 1, 1), (2 * GET_PART + 3, 3)], ids=["small", "one-part", "in-parts"]
+)
+def test_a_verified_read_downloads_the_object_once(make_cas: MakeCas, tmp_path: Path, size: int, parts: int) -> None:
+    cas = make_cas()
+    data = os.urandom(size)
+    ref = cas.put(data)
+    gets = _count_gets(cas)
+    counted: list[int] = []
+    chunks = verified_chunks(cas, ref.hash, on_bytes=counted.append)
+    assert gets == [cas.key("data", ref.hash)] * parts, "verified before the first chunk, each byte fetched once"
+    assert b"".join(chunks) == data
+    assert len(gets) == parts, "the second pass read the local copy, not the bucket"
+    assert sum(counted) == 2 * size, "both passes are counted for the progress bar"
+    assert list(tmp_path.glob("spool-*/*")) == [], "the local copy is removed once read"
+    counted.clear()
+    with open(tmp_path / "out.bin", "wb") as out:  # both ends files: the kernel copies
+        out.write(b"head:")
+        write_verified(cas, ref.hash, out, on_bytes=counted.append)
+    assert (tmp_path / "out.bin").read_bytes() == b"head:" + data
+    assert sum(counted) == 2 * size and len(gets) == 2 * parts
+
+
+def test_a_verified_read_of_a_corrupt_object_gives_no_byte_and_leaves_no_copy(
+    seaweed: SeaweedServer, make_cas: MakeCas, tmp_path: Path
+) -> None:
+    cas = make_cas()
+    ref = cas.put(b"hello world")
+    raw_put(seaweed, cas, ref.hash, b"HELLO WORLD")
+    with pytest.raises(CorruptObjectError, match=ref.hash):
+        verified_chunks(cas, ref.hash)
+    large = os.urandom(GET_PART + 10)
+    big = cas.put(large)
+    raw_put(seaweed, cas, big.hash, large[:-1] + bytes([large[-1] ^ 1]))  # the last part differs
+    with pytest.raises(CorruptObjectError, match=big.hash):
+        verified_chunks(cas, big.hash)
+    raw_put(seaweed, cas, big.hash, large[:-1])  # one byte short of its reference
+    with pytest.raises(CorruptObjectError, match=big.hash):
+        verified_chunks(cas, big.hash)
+    with pytest.raises(ObjectNotFoundError):
+        verified_chunks(cas, "b" * 64)
+    assert list(tmp_path.glob("spool-*/*")) == []
 
 
 def test_opening_an_s3_store_loads_no_boto3(seaweed: SeaweedServer, s3_bucket: str, tmp_path: Path) -> None:

@@ -32,7 +32,14 @@ from reviewtrail.cas._protocol import (
     ObjectCheck,
     VerifyingReader,
 )
-from reviewtrail.cas._verified import ObjectState, StoredObject, locate_object, object_state, verified_chunks
+from reviewtrail.cas._verified import (
+    ObjectState,
+    StoredObject,
+    locate_object,
+    object_state,
+    verified_chunks,
+    write_verified,
+)
 
 if typing.TYPE_CHECKING:
     from reviewtrail.cas._protocol import AnyRef
@@ -83,4 +90,5 @@ __all__ = [
     "parse_digest",
     "refs_in",
     "verified_chunks",
+    "write_verified",
 ]

@@ -308,6 +308,18 @@ class CasStore(abc.ABC):
         with self.open(ref) as reader:
             return reader.read()
 
+    def open_verified(self, ref: AnyRef, *, on_bytes: ByteCallback | None = None) -> IO[bytes] | VerifyingReader:
+        """The object's bytes as a stream, given only once the whole object was verified: a
+        missing object raises :class:`ObjectNotFoundError` and a corrupt one
+        :class:`CorruptObjectError` before any byte is readable. ``on_bytes`` counts the bytes of
+        the verifying pass. Here a second read costs little, so the object is verified where it is
+        stored and opened again (a reader that still checks the hash at its end); a remote store
+        reads it once into a local temporary file instead (:class:`~reviewtrail.cas.S3Cas`)."""
+        if not self.verify(ref, on_bytes=on_bytes):
+            self.read(ref)  # raises the precise not-found or integrity error
+            raise CorruptObjectError(f"object {ref} changed while being verified")
+        return self.open(ref)
+
     def verify(self, ref: AnyRef, *, on_bytes: ByteCallback | None = None) -> bool:
         """True only when the object exists (in the ref's pool, for typed refs) and is intact."""
         try:

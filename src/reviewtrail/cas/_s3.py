@@ -14,7 +14,9 @@ parts are sent, and the upload is completed only when that hash is the address. 
 interrupted multipart upload is aborted, so it leaves no object and no unfinished upload.
 ``put_file`` hashes the file, then sends it from the file itself (no copy); ``put_stream`` spools
 to a temporary file past a few MiB (constant memory); ``put_many`` sends with a pool of threads.
-Every read streams the body through the shared :class:`VerifyingReader`.
+Every read streams the body through the shared :class:`VerifyingReader`; a read that must be
+verified before its first byte is given (``cas cat``) downloads the object once, into a temporary
+file (:meth:`S3Cas.open_verified`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import hashlib
 import io
 import json
 import os
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -44,12 +47,14 @@ from reviewtrail.cas._s3_client import (
     make_client,
     s3_errors,
 )
+from reviewtrail.cas._s3_download import GET_PART, download_in_parts
 from reviewtrail.cas._s3_names import check_bucket, check_prefix
 from reviewtrail.cas._s3_upload import hash_file, read_exact, run_all, send_parts, spool_stream
 from reviewtrail.errors import (
     BackendUnavailableError,
     CorruptObjectError,
     InvalidInputError,
+    ObjectNotFoundError,
     ReadOnlyStoreError,
     StoreNotInitializedError,
 )
@@ -312,6 +317,16 @@ class S3Cas(CasStore):
         with S3Body(response["Body"], self.target, key) as body:
             return body.read(1 << 16)
 
+    def _get_range(self, key: str, name: str, first: int, last: int) -> bytes:
+        """Bytes ``first`` to ``last`` (inclusive) of ``key``; the key gone is ObjectNotFoundError."""
+        response = self._call(
+            f"read {name}", "get_object", missing_ok=True, Bucket=self.bucket, Key=key, Range=f"bytes={first}-{last}"
+        )
+        if response is None:
+            raise ObjectNotFoundError(f"object {name} disappeared while being read", field="ref")
+        with S3Body(response["Body"], self.target, name) as body:
+            return body.read()
+
     # --- raw primitives -------------------------------------------------------------------
     def _open_raw(self, location: Location, hexdigest: str) -> IO[bytes] | None:
         key = self.key(location, hexdigest)
@@ -361,6 +376,46 @@ class S3Cas(CasStore):
         if not is_hex(name.removeprefix("sha256:")):
             return None
         return self._head(self.key(location, name.removeprefix("sha256:")))
+
+    def open_verified(self, ref: AnyRef, *, on_bytes: ByteCallback | None = None) -> IO[bytes] | VerifyingReader:
+        """The object's bytes once verified, downloaded once: hashed as it is copied to a temporary
+        file in ``spool_dir`` (the system's temporary folder when None), which is returned at its
+        start when the hash and size matched and removed when it is closed. An object larger than
+        one part comes as ranged GETs on a few threads (:mod:`._s3_download`), as boto3's
+        ``download_file`` fetches it."""
+        hexdigest, size, where = self._candidates(ref)
+        for location in where:  # one HEAD each, as locate asks
+            stored = self._head(self.key(location, hexdigest))
+            if stored is not None:
+                break
+        else:
+            raise ObjectNotFoundError(f"no object sha256:{hexdigest} in {', '.join(where)}", field="ref")
+        name = f"{location}/sha256:{hexdigest}"
+        if size is not None and stored != size:
+            raise CorruptObjectError(f"object {name} has {stored} bytes, its reference says {size}")
+        spool = tempfile.TemporaryFile(dir=self.spool_dir)  # noqa: SIM115 (returned open to the caller)
+        try:
+            if stored <= GET_PART:
+                with self.open(ref) as reader:
+                    while chunk := reader.read(CHUNK):
+                        spool.write(chunk)
+                        if on_bytes is not None:
+                            on_bytes(len(chunk))
+            else:
+                key = self.key(location, hexdigest)
+                download_in_parts(
+                    lambda first, last: self._get_range(key, name, first, last),
+                    stored,
+                    hexdigest,
+                    name,
+                    spool,
+                    on_bytes=on_bytes,
+                )
+            spool.seek(0)
+        except BaseException:
+            spool.close()
+            raise
+        return spool
 
     # --- writes ---------------------------------------------------------------------------
     def _check_writable(self) -> None:

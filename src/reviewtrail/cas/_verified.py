@@ -8,15 +8,24 @@ yielding its first byte, so a consumer never receives bytes of a corrupt object.
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import IO, BinaryIO, Literal
 
 from reviewtrail.cas._address import parse_address
-from reviewtrail.cas._protocol import CHUNK, ByteCallback, CasStore, Location
-from reviewtrail.errors import CorruptObjectError
+from reviewtrail.cas._protocol import CHUNK, ByteCallback, CasStore, Location, VerifyingReader
 
-__all__ = ["ObjectState", "StoredObject", "locate_object", "object_state", "state_of", "verified_chunks"]
+__all__ = [
+    "ObjectState",
+    "StoredObject",
+    "locate_object",
+    "object_state",
+    "state_of",
+    "verified_chunks",
+    "write_verified",
+]
 
 ObjectState = Literal["missing", "intact", "corrupt"]
 
@@ -61,17 +70,52 @@ def object_state(cas: CasStore, found: StoredObject, *, on_bytes: ByteCallback |
 def verified_chunks(cas: CasStore, address: str, *, on_bytes: ByteCallback | None = None) -> Iterator[bytes]:
     """The object's bytes in chunks, after the whole object was verified.
 
-    Verification happens now, before this returns: a missing object raises
-    ``ObjectNotFoundError``, a corrupt one ``CorruptObjectError``, and nothing is yielded.
-    ``on_bytes`` counts both passes (the verification, then each chunk once it was consumed)."""
-    if not cas.verify(address, on_bytes=on_bytes):
-        cas.read(address)  # raises the precise not-found or integrity error
-        raise CorruptObjectError(f"object {address} changed while being verified")
-    return _chunks(cas, address, on_bytes)
+    Verification happens now, before this returns (:meth:`CasStore.open_verified`): a missing
+    object raises ``ObjectNotFoundError``, a corrupt one ``CorruptObjectError``, and nothing is
+    yielded. ``on_bytes`` counts both passes (the verification, then each chunk once it was
+    consumed); from a remote store the second pass reads a local copy, not the store."""
+    return _chunks(cas.open_verified(address, on_bytes=on_bytes), on_bytes)
 
 
-def _chunks(cas: CasStore, address: str, on_bytes: ByteCallback | None) -> Iterator[bytes]:
-    with cas.open(address) as reader:
+def write_verified(cas: CasStore, address: str, out: BinaryIO, *, on_bytes: ByteCallback | None = None) -> None:
+    """Write the object's bytes to ``out``, all of them after the whole object was verified, as
+    :func:`verified_chunks` gives them. When both ends are files of the operating system (a local
+    copy of a remote object, a redirected standard output) the kernel copies them (``sendfile``)."""
+    stream = cas.open_verified(address, on_bytes=on_bytes)
+    with stream:
+        if not _sendfile(stream, out, on_bytes):
+            for chunk in _chunks(stream, on_bytes):
+                out.write(chunk)
+    out.flush()
+
+
+def _sendfile(stream: IO[bytes] | VerifyingReader, out: BinaryIO, on_bytes: ByteCallback | None) -> bool:
+    """Copy ``stream`` to ``out`` in the kernel; False, with nothing copied, when either end is
+    not a file of the operating system or the kernel cannot copy between them."""
+    if isinstance(stream, VerifyingReader):
+        return False  # a reader that checks the hash at its end must read every byte itself
+    try:
+        src, dst = stream.fileno(), out.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    out.flush()
+    offset = stream.tell()
+    while True:
+        try:
+            sent = os.sendfile(dst, src, offset, CHUNK * 8)
+        except OSError as exc:
+            if offset == stream.tell() and exc.errno in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+                return False  # nothing was copied: copy in chunks instead
+            raise
+        if sent == 0:
+            return True
+        offset += sent
+        if on_bytes is not None:
+            on_bytes(sent)
+
+
+def _chunks(stream: IO[bytes] | VerifyingReader, on_bytes: ByteCallback | None) -> Iterator[bytes]:
+    with stream as reader:
         while chunk := reader.read(CHUNK):
             yield chunk
             if on_bytes is not None:

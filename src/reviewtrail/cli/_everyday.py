@@ -92,15 +92,12 @@ def cas_put(*, file: Path, pool: str, media_type: str, as_json: bool, progress: 
 @handle_errors
 def cas_cat(*, hash: str, progress: bool | None) -> None:
     from reviewtrail.app import open_store
-    from reviewtrail.cas import locate_object, verified_chunks
+    from reviewtrail.cas import locate_object, write_verified
 
     with open_store() as store:
         size = locate_object(store.cas, hash).size
         with byte_progress("verifying, then writing", 2 * size if size else None, progress) as on_bytes:
-            out = sys.stdout.buffer
-            for chunk in verified_chunks(store.cas, hash, on_bytes=on_bytes):
-                out.write(chunk)
-            out.flush()
+            write_verified(store.cas, hash, sys.stdout.buffer, on_bytes=on_bytes)
 
 
 @handle_errors
