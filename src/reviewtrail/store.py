@@ -26,7 +26,7 @@ from reviewtrail._identity import (
     unnamed_identity_problems,
     write_marker,
 )
-from reviewtrail.cas import CasStore, FilesystemCas, open_cas, parse_cas_url
+from reviewtrail.cas import CasStore, open_cas, parse_cas_url
 from reviewtrail.config import STORE_MARKER as _MARKER
 from reviewtrail.config import Settings, sqlite_path
 from reviewtrail.errors import (
@@ -329,22 +329,9 @@ class Store:
             report.notes.append(
                 "this store has no recorded identity (made by an older version); run 'reviewtrail init'"
             )
-        if isinstance(self.cas, FilesystemCas):
-            temps = self.cas.stale_ingest(older_than=0)
-            if temps:
-                size = sum(_size_or_zero(p) for p in temps)  # a write in progress may finish meanwhile
-                report.notes.append(
-                    f"{len(temps)} temporary file(s) ({size} bytes) in ingest/: writes in progress or left by "
-                    "interrupted writes; 'reviewtrail cas clean-ingest' removes those older than an hour"
-                )
-        else:
-            left = self.cas.stale_staging(older_than=0)
-            if left:
-                report.notes.append(
-                    f"{len(left)} unfinished write(s): in progress, or left by interrupted writes (no object is "
-                    f"visible until whole; e.g. {left[0]}); 'reviewtrail cas clean-ingest' removes those older "
-                    "than an hour"
-                )
+        note = self.cas.unfinished_writes_note()
+        if note is not None:
+            report.notes.append(note)
         return report
 
     def _anchor_problems(self, since: tuple[int, str], head: Envelope | None) -> list[str]:
@@ -539,10 +526,3 @@ def _looks_read_only(settings: Settings) -> bool:
     if path is not None:
         return path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
     return False
-
-
-def _size_or_zero(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:
-        return 0

@@ -141,6 +141,17 @@ class FilesystemCas(CasStore):
         """:meth:`clean_ingest`, as paths."""
         return [str(p) for p in self.clean_ingest(older_than)]
 
+    def unfinished_writes_note(self) -> str | None:
+        """The temporary files now in ``ingest/``, with their bytes, for ``verify``."""
+        temps = self.stale_ingest(older_than=0)
+        if not temps:
+            return None
+        size = sum(_size_or_zero(p) for p in temps)  # a write in progress may finish meanwhile
+        return (
+            f"{len(temps)} temporary file(s) ({size} bytes) in ingest/: writes in progress or left by "
+            "interrupted writes; 'reviewtrail cas clean-ingest' removes those older than an hour"
+        )
+
     def clean_ingest(self, older_than: float = 3600.0) -> list[Path]:
         """Remove stale temporary files (see :meth:`stale_ingest`); objects are never touched."""
         removed: list[Path] = []
@@ -320,3 +331,11 @@ def _layout_file_problem(path: Path, want: Mapping[str, object]) -> str | None:
     if doc != want:
         return f"was changed: {json.dumps(doc)[:200]} (expected {json.dumps(want)})"
     return None
+
+
+def _size_or_zero(path: Path) -> int:
+    """The file's size, or 0 when it is gone (a write that finished meanwhile)."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

@@ -386,6 +386,18 @@ class CasStore(abc.ABC):
         """Remove :meth:`stale_staging`'s leftovers; the lines of those removed. Objects are never touched."""
         return []
 
+    def unfinished_writes_note(self) -> str | None:
+        """A note for ``verify`` on the writes now unfinished (in progress, or left by interrupted
+        writes), in this backend's words; None when there are none."""
+        left = self.stale_staging(older_than=0)
+        if not left:
+            return None
+        return (
+            f"{len(left)} unfinished write(s): in progress, or left by interrupted writes (no object is "
+            f"visible until whole; e.g. {left[0]}); 'reviewtrail cas clean-ingest' removes those older "
+            "than an hour"
+        )
+
     def object_sizes(self) -> Iterator[tuple[Location, str, int | None]]:
         """Every stored object name with the size stored under it (``None``: gone, or not an
         address), without reading any object: what ``verify --no-read-data`` checks. A backend
