@@ -89,7 +89,9 @@ class DecisionWrites:
                 campaign=(submission.campaign_id, submission.campaign_version),
             )
             if result.compared_with is not None:
-                return result, DecisionUse("evaluation-only", "a second judgment, recorded for agreement: never exported")
+                return result, DecisionUse(
+                    "evaluation-only", "a second judgment, recorded for agreement: never exported"
+                )
             return result, decision_use(self._store, submission.item_id)
 
 
