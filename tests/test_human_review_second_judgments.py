@@ -325,7 +325,8 @@ def test_due_and_pending(store: Store) -> None:
     assert second_judgments_due(store, "camp", 1, "bob", limit=2) == ids[:2]
     assert second_judgments_due(store, "camp", 1, "alice") == []
     assert pending_second_judgments(store.ledger, ids) == frozenset(ids[:3])
-    decide(store, ids[0], {"disposition": "skip"}, reviewer="bob")  # bob passes: still waiting for others
+    passed = decide(store, ids[0], {"disposition": "skip"}, reviewer="bob")  # bob passes: still waiting for others
+    assert passed.compared_with is not None and passed.provenance == ()  # the item is open: nothing revealed
     assert pending_second_judgment(store.ledger, ids[0])
     assert second_judgments_due(store, "camp", 1, "bob") == ids[1:3]
     assert second_judgments_due(store, "camp", 1, "carol") == ids[:3]

@@ -387,7 +387,8 @@ def _result(
             superseded=0,
             resubmitted=resubmitted,
             privacy=privacy_join([second.privacy]),
-            provenance=candidate_provenance(records, resolved.item),
+            # A skip gives no verdict: the item still waits for a second judgment, so it stays blinded.
+            provenance=() if payload["disposition"] == "skip" else candidate_provenance(records, resolved.item),
             compared_with=str(payload["comparedWith"]),
         )
     if decision_id not in records:  # recorded since the item's records were read: read its decisions again
