@@ -38,7 +38,11 @@ from reviewtrail.human_review import (
     selected_for_second_judgment,
     selection_point,
 )
-from reviewtrail.human_review.rules._second_judgments import counted_second_judgments, waits_for_second_judgment
+from reviewtrail.human_review.rules._second_judgments import (
+    counted_second_judgments,
+    waits_for_second_judgment,
+)
+from reviewtrail.human_review.rules._second_judgments import due_second_judgment as due_second_judgment_of
 from reviewtrail.store import Store
 from support.human_review import campaign_with_items, new_store
 
@@ -356,3 +360,28 @@ def test_coverage_gives_agreement_per_reviewer_and_pair(store: Store) -> None:
         {"reviewer": "bob", "pairs": 4, "agreed": 2, "rate": 0.5},
     ]
     assert json.loads(json.dumps(doc)) == doc
+
+
+REVIEWERS = st.sampled_from(["alice", "bob", "carol"])
+SECONDS = st.lists(
+    st.tuples(REVIEWERS, st.sampled_from(["d1", "d2"]), st.booleans(), st.sampled_from(["tie", "skip"])), max_size=5
+)
+
+
+@given(REVIEWERS, REVIEWERS, st.booleans(), st.sampled_from(["tie", "skip", "prefer"]), SECONDS)
+def test_a_reviewer_is_due_only_what_the_rule_says(
+    who: str, first: str, selected: bool, disposition: str, recorded: list[tuple[str, str, bool, str]]
+) -> None:
+    seconds = [_fact(i + 1, r, c, valid=v, disposition=d) for i, (r, c, v, d) in enumerate(recorded)]
+    decided_by = {"d1": first, "d2": "dave"}
+    due = due_second_judgment_of(who, selected=selected, active=("d1", first, disposition), seconds=seconds,
+                                 decided_by=decided_by)  # fmt: skip
+    counted = counted_second_judgments(seconds, decided_by)
+    expected = (
+        selected
+        and disposition != "skip"
+        and who != first
+        and not any(f.reviewer == who for f in seconds)
+        and not any(f.judgment.disposition != "skip" for f in counted)
+    )
+    assert due == ("d1" if expected else None)
