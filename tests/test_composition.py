@@ -37,6 +37,7 @@ TYPES = [
     "human-review.candidate-run@1",
     "human-review.context-receipt@1",
     "human-review.privacy-reclassification@1",
+    "human-review.second-judgment@1",
     "human-review.training-receipt@1",
     "provenance.artifact-derivation@1",
     "provenance.artifact-version@1",

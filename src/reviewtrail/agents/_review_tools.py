@@ -64,8 +64,11 @@ def register_review_tools(server: MCPServer[Any], box: Toolbox) -> None:
         preferred A or B and strength slight or strong), tie, correct (with replacement, the
         response to train on), underdetermined, malformed or skip; reason_codes and response_tags
         from the criterion's allowlists. An item with an active decision is refused (exit 6, naming
-        it and its reviewer) unless supersedes names it; a submission_id sent again returns its first
-        result and appends nothing. The result reveals who produced A and B, now that the decision is
+        it and its reviewer) unless supersedes names it, or unless the campaign selected the item for
+        a second judgment, another reviewer's judgment is active and this reviewer has not judged it
+        again: then it is recorded as a second judgment, for agreement only, never exported
+        ("secondJudgment": true, "comparedWith": the decision). A submission_id sent again returns
+        its first result and appends nothing. The result reveals who produced A and B, now that the decision is
         recorded. As 'reviewtrail review decide ITEM --json'."""
         from reviewtrail.human_review import DecisionInput, check_reviewer_id, decide
 

@@ -110,6 +110,12 @@ if typing.TYPE_CHECKING:
         coverage_of,
     )
     from reviewtrail.human_review.quality._coverage_read import campaign_coverage, campaign_standings, read_manifest
+    from reviewtrail.human_review.quality._judgment_agreement import (
+        JudgmentAgreement,
+        JudgmentPair,
+        cohen_kappa,
+        judgment_agreement,
+    )
     from reviewtrail.human_review.quality._position_bias import BiasShare, PositionBias, position_bias, wilson_interval
     from reviewtrail.human_review.quality._standings import (
         STANDINGS_MAX_ROUNDS,
@@ -135,6 +141,7 @@ if typing.TYPE_CHECKING:
         stricter,
     )
     from reviewtrail.human_review.records._projection import HUMAN_REVIEW_PROJECTION, PROJECTIONS
+    from reviewtrail.human_review.records._record_names import SECOND_JUDGMENT
     from reviewtrail.human_review.records._record_types import RECORD_TYPES
     from reviewtrail.human_review.records._records import (
         CAMPAIGN,
@@ -164,11 +171,13 @@ if typing.TYPE_CHECKING:
         ReviewItem,
         ReviewPrompt,
         ReviewResponse,
+        SecondJudgment,
         Strength,
         new_campaign_record,
         new_decision_record,
         new_item_record,
         new_prompt_record,
+        new_second_judgment_record,
         prompt_digest,
     )
     from reviewtrail.human_review.records._run_records import (
@@ -240,12 +249,24 @@ if typing.TYPE_CHECKING:
         receipt_exclusions,
         run_exclusions,
     )
+    from reviewtrail.human_review.rules._second_judgments import (
+        SecondJudgmentFact,
+        selected_for_second_judgment,
+        selection_point,
+    )
     from reviewtrail.human_review.session._decide import DecisionInput, DecisionResult, decide
     from reviewtrail.human_review.session._history import DecisionEntry, History, history
     from reviewtrail.human_review.session._lease import LEASE_SECONDS, Leases
     from reviewtrail.human_review.session._queue import QUEUE_MAX, QueueCandidate, QueueCard, review_queue
     from reviewtrail.human_review.session._queue_position import QueuePosition, queue_position
     from reviewtrail.human_review.session._reveal import POSITIONS, CandidateProvenance
+    from reviewtrail.human_review.session._second_judgments import (
+        ItemJudgments,
+        pending_second_judgment,
+        pending_second_judgments,
+        second_judgment_share,
+        second_judgments_due,
+    )
     from reviewtrail.human_review.session._session import (
         PICK_LABELS,
         REVEAL_MODES,
@@ -497,6 +518,21 @@ _LAZY = {
     "verify_export": "export._export_verify",
     "wilson_interval": "quality._position_bias",
     "write_export": "export._dataset_manifest",
+    "SECOND_JUDGMENT": "records._record_names",
+    "SecondJudgment": "records._records",
+    "new_second_judgment_record": "records._records",
+    "SecondJudgmentFact": "rules._second_judgments",
+    "selected_for_second_judgment": "rules._second_judgments",
+    "selection_point": "rules._second_judgments",
+    "ItemJudgments": "session._second_judgments",
+    "pending_second_judgment": "session._second_judgments",
+    "pending_second_judgments": "session._second_judgments",
+    "second_judgments_due": "session._second_judgments",
+    "second_judgment_share": "session._second_judgments",
+    "JudgmentAgreement": "quality._judgment_agreement",
+    "JudgmentPair": "quality._judgment_agreement",
+    "cohen_kappa": "quality._judgment_agreement",
+    "judgment_agreement": "quality._judgment_agreement",
 }
 
 
@@ -559,6 +595,7 @@ __all__ = [
     "RUN_ORIGINS",
     "RUN_STATUSES",
     "RUN_STATUSES_REPORTED",
+    "SECOND_JUDGMENT",
     "SESSION_KEYS",
     "STANDINGS_MAX_ROUNDS",
     "STANDINGS_PRIOR",
@@ -615,6 +652,9 @@ __all__ = [
     "ImportedRun",
     "ItemCandidate",
     "ItemCoverageFacts",
+    "ItemJudgments",
+    "JudgmentAgreement",
+    "JudgmentPair",
     "Leases",
     "MaterializeReport",
     "OpenAIBackendSpec",
@@ -643,6 +683,8 @@ __all__ = [
     "RunReport",
     "RunStatus",
     "ScriptedBackendSpec",
+    "SecondJudgment",
+    "SecondJudgmentFact",
     "SessionAction",
     "SessionProgress",
     "SessionQueue",
@@ -665,6 +707,7 @@ __all__ = [
     "candidate_facts",
     "check_decision",
     "check_reviewer_id",
+    "cohen_kappa",
     "correct_output",
     "correct_run",
     "coverage_of",
@@ -693,6 +736,7 @@ __all__ = [
     "item_problems",
     "item_record",
     "jsonl_bytes",
+    "judgment_agreement",
     "list_campaigns",
     "load_evaluation",
     "materialize",
@@ -703,11 +747,14 @@ __all__ = [
     "new_prompt_record",
     "new_reclassification_record",
     "new_run_id",
+    "new_second_judgment_record",
     "new_training_receipt_record",
     "next_open_card",
     "pairable_runs",
     "parse_agents_file",
     "parse_campaign_file",
+    "pending_second_judgment",
+    "pending_second_judgments",
     "position_bias",
     "privacy_join",
     "prompt_digest",
@@ -733,6 +780,10 @@ __all__ = [
     "run_facts",
     "run_records",
     "runs_over",
+    "second_judgment_share",
+    "second_judgments_due",
+    "selected_for_second_judgment",
+    "selection_point",
     "stricter",
     "to_openai_preference",
     "to_trl_preference",

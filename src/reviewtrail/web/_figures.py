@@ -36,7 +36,8 @@ _LABEL_CHARS = 26
 
 # What the coverage page and its JSON leave out of ``campaign coverage --json``: the owner-only
 # quality section (position bias, agreement), per-reviewer tallies, training receipts (a checkpoint
-# may name a model) and the exported count; an invalid item's problems (they name runs).
+# may name a model) and the exported count; an invalid item's problems (they name runs). The
+# agreement with second judgments (counts and rates per reviewer, no preference) is shown.
 _OWNER_ONLY = ("quality", "reviewers", "trainingReceipts", "exported")
 
 

@@ -77,7 +77,7 @@ class DecisionWrites:
         return JSONResponse(answer, status_code=200 if result.resubmitted else 201)
 
     def _decide(self, submission: SignedDecision) -> tuple[DecisionResult, DecisionUse]:
-        from reviewtrail.human_review import decide, decision_use
+        from reviewtrail.human_review import DecisionUse, decide, decision_use
 
         with self._lock:
             result = decide(
@@ -88,6 +88,10 @@ class DecisionWrites:
                 reviewer=submission.reviewer,
                 campaign=(submission.campaign_id, submission.campaign_version),
             )
+            if result.compared_with is not None:
+                return result, DecisionUse(
+                    "evaluation-only", "a second judgment, recorded for agreement: never exported"
+                )
             return result, decision_use(self._store, submission.item_id)
 
 

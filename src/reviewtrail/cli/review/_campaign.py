@@ -75,23 +75,33 @@ def settings(
             help="Enable or disable training use of its decisions (default: disabled). Omit to show.",
         ),
     ] = None,
+    second_share: Annotated[
+        float | None,
+        typer.Option(
+            "--second-judgment-share",
+            help="The share of items (0 to 1) that get a second reviewer's judgment, for agreement "
+            "(default: 0). Omit to show.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Show a campaign version's settings, or record whether its decisions may be used for training.
+    """Show a campaign version's settings, or record whether its decisions may be used for training
+    and the share of items that get a second judgment.
 
-    Example: reviewtrail campaign settings support-triage --version 1 --training --json
+    Example: reviewtrail campaign settings support-triage --version 1 --training --second-judgment-share 0.1
     """
     from reviewtrail.app import open_store
     from reviewtrail.human_review import campaign_settings
 
     with open_store() as store:
-        view = campaign_settings(store, campaign, version, training=training)
+        view = campaign_settings(store, campaign, version, training=training, second_judgment_share=second_share)
     if as_json:
         print_json(view.to_json())
         return
     state = "enabled" if view.training_enabled else "disabled"
     note = " (recorded)" if view.changed else ""
-    print(f"{view.campaign_id} v{view.version}: training {state}{note}")
+    share = f"; second-judgment share {view.second_judgment_share:g}" if view.second_judgment_share else ""
+    print(f"{view.campaign_id} v{view.version}: training {state}{share}{note}")
 
 
 @app.command("ls")

@@ -176,6 +176,7 @@ def _print_coverage(result: Coverage) -> None:
     if doc["reviewers"]:
         rows = [[r["reviewer"], str(r["recorded"]), str(r["active"])] for r in doc["reviewers"]]
         table("Decisions per reviewer", ["reviewer", "recorded", "active"], rows)
+    _print_second_judgments(doc["secondJudgments"])
     agreed = doc["quality"]["agreement"]
     if agreed["pairs"]:
         print(
@@ -191,6 +192,29 @@ def _print_coverage(result: Coverage) -> None:
         ["reviewer", "prefer", "share", "95% interval", "flag"],
         bias_rows,
     )
+
+
+def _print_second_judgments(seconds: dict[str, Any]) -> None:
+    """The second judgments asked for and, per reviewer and reviewer pair, how often a second
+    judgment agreed with the decision it judged again (raw, and Cohen's kappa per pair)."""
+    if not seconds["share"] and not seconds["pairs"]:
+        return
+    print(
+        f"second judgments: share {seconds['share']:g}, {seconds['selected']} item(s) selected, "
+        f"{seconds['waiting']} waiting; {seconds['agreed']} of {seconds['pairs']} agreed "
+        f"({_rate(seconds['rate'])}, kappa {_kappa(seconds['kappa'])})"
+    )
+    rows = [[r["reviewer"], "", str(r["pairs"]), str(r["agreed"]), _rate(r["rate"]), ""] for r in seconds["byReviewer"]]
+    rows += [
+        [" & ".join(p["reviewers"]), "pair", str(p["pairs"]), str(p["agreed"]), _rate(p["rate"]), _kappa(p["kappa"])]
+        for p in seconds["byReviewerPair"]
+    ]
+    if rows:
+        table("Agreement with second judgments", ["reviewer", "", "pairs", "agreed", "rate", "kappa"], rows)
+
+
+def _kappa(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
 
 
 def _bias_cells(share: dict[str, Any]) -> list[str]:

@@ -11,7 +11,7 @@ from reviewtrail.cli import _everyday
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, read_text_file, table
 
 if TYPE_CHECKING:
-    from reviewtrail.human_review import CandidateProvenance
+    from reviewtrail.human_review import CandidateProvenance, DecisionResult
 
 __all__ = ["register"]
 
@@ -79,13 +79,18 @@ def decide(
         str | None, typer.Option("--submission-id", help="Resubmitting an id returns its first result.")
     ] = None,
     reviewer: ReviewerOpt = None,
+    second: Annotated[
+        bool, typer.Option("--second", help="Record a second judgment of another reviewer's active decision.")
+    ] = False,
     as_json: JsonOpt = False,
     trusted_keys: TrustedKeysOpt = None,
 ) -> None:
     """Record one decision on an item, as the reviewer you are: exactly one of --prefer A|B (with
     --strength), --tie, --correct FILE, --underdetermined, --malformed or --skip. The candidates'
     provenance is shown once the decision is recorded. An item that already has an active
-    decision is refused (exit 6, naming it and its reviewer) unless --supersedes names it.
+    decision is refused (exit 6, naming it and its reviewer) unless --supersedes names it. With
+    --second, the judgment is recorded as a second judgment of the item's active decision, for
+    agreement only (the item must be selected for one and decided by another reviewer).
 
     Example: reviewtrail review decide 3f1c0b9e-... --reviewer rev-07 --prefer A --strength slight --reason wrong-policy
     """
@@ -121,13 +126,21 @@ def decide(
     payload.update({k: v for k, v in optional.items() if v is not None})
     who = reviewer_id(reviewer)
     with _everyday.trusted_store(trusted_keys) as store:
-        result = record_decision(store, item, payload, submission_id=submission_id, reviewer=who)
+        result = record_decision(store, item, payload, submission_id=submission_id, reviewer=who, second=second)
     if as_json:
         print_json(result.to_json())
         return
-    state = "active" if result.active else "not active (a later decision is)"
+    _print_result(result)
+
+
+def _print_result(result: DecisionResult) -> None:
     again = " (resubmitted: already recorded, nothing appended)" if result.resubmitted else ""
-    print(f"decision {result.decision_id} by {result.reviewer}: {result.disposition}, {state}{again}")
+    if result.compared_with is not None:
+        print(f"second judgment {result.decision_id} by {result.reviewer}: {result.disposition}{again}")
+        print(f"of decision {result.compared_with}, for agreement only (never the item's label)")
+    else:
+        state = "active" if result.active else "not active (a later decision is)"
+        print(f"decision {result.decision_id} by {result.reviewer}: {result.disposition}, {state}{again}")
     print(f"on item {result.item_id} ({result.prompt_label})")
     if result.superseded:
         print(f"it leaves {result.superseded} earlier decision(s) inactive")

@@ -122,37 +122,54 @@ class SettingsView:
     training_enabled: bool
     record_id: str | None  # the settings record in force; None while the default applies
     changed: bool  # whether this call appended a settings record
+    second_judgment_share: float = 0.0  # the share of items that get a second judgment
 
     def to_json(self) -> dict[str, Any]:
         return {
             "campaignId": self.campaign_id,
             "version": self.version,
             "trainingEnabled": self.training_enabled,
+            "secondJudgmentShare": self.second_judgment_share,
             "recordId": self.record_id,
             "changed": self.changed,
         }
 
 
 def campaign_settings(
-    store: Store, campaign_id: str, version: int, *, training: bool | None = None, actor: str = ACTOR
+    store: Store,
+    campaign_id: str,
+    version: int,
+    *,
+    training: bool | None = None,
+    second_judgment_share: float | None = None,
+    actor: str = ACTOR,
 ) -> SettingsView:
-    """A campaign version's settings; with ``training`` given, record it (superseding the
-    settings in force) unless it is already in force. Without any record training is disabled."""
+    """A campaign version's settings; with ``training`` or ``second_judgment_share`` given, record
+    them (superseding the settings in force, keeping what is not given) unless they are already in
+    force. Without any record training is disabled and no item gets a second judgment."""
+    # The settings in force come from the chain, never from a query-table row that could be stale.
+    current = latest_settings(store.ledger, campaign_id, version)
+    payload = current.payload_value if current else {}
+    enabled = bool(payload.get("trainingEnabled", False))
+    share = payload.get("secondJudgmentShare")
+    share = float(share) if isinstance(share, int | float) and not isinstance(share, bool) else 0.0
+    record_id = current.id if current else None
+    want_training = enabled if training is None else training
+    want_share = share if second_judgment_share is None else second_judgment_share
+    if (training is None and second_judgment_share is None) or (
+        current is not None and (enabled, share) == (want_training, want_share)
+    ):
+        return SettingsView(campaign_id, version, enabled, record_id, changed=False, second_judgment_share=share)
+    fields: dict[str, Any] = {"campaignId": campaign_id, "version": version, "trainingEnabled": bool(want_training)}
+    if want_share or share:  # absent while no share was ever asked for, as before the field existed
+        fields["secondJudgmentShare"] = want_share
     try:
-        wanted = CampaignSettings.model_validate(
-            {"campaignId": campaign_id, "version": version, "trainingEnabled": bool(training)}
-        )
+        wanted = CampaignSettings.model_validate(fields)
     except ValidationError as exc:
         err = exc.errors()[0]
         raise InvalidInputError(err["msg"], field=".".join(str(p) for p in err["loc"]) or "campaign") from None
-    # The settings in force come from the chain, never from a query-table row that could be stale.
-    current = latest_settings(store.ledger, campaign_id, version)
-    enabled = bool(current.payload_value.get("trainingEnabled", False)) if current else False
-    record_id = current.id if current else None
-    if training is None or (current is not None and enabled == training):
-        return SettingsView(campaign_id, version, enabled, record_id, changed=False)
     [env] = store.append([new_campaign_record(wanted, supersedes=record_id, actor=actor)])
-    return SettingsView(campaign_id, version, training, env.id, changed=True)
+    return SettingsView(campaign_id, version, want_training, env.id, changed=True, second_judgment_share=want_share)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,8 @@ Definitions:
   judgment was possible; ``underdetermined`` and ``malformed`` are the not-judgeable ones. None
   when there is no active decision other than skip.
 - *reviewers*: each reviewer's recorded and active decisions (:mod:`._agreement`).
+- *second judgments*: the share asked for, the items selected and still waiting for one, and the
+  agreement of each decision with its second judgments (:mod:`._judgment_agreement`).
 - *quality-eligible*: active prefer/correct decisions marked for training in a training-enabled
   campaign; *exportable*: active decisions ``review export`` would write now (externally
   eligible, on a valid item); *evaluation-only*: every other active decision.
@@ -31,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reviewtrail.human_review.quality._agreement import ReviewerTally
+from reviewtrail.human_review.quality._judgment_agreement import JudgmentAgreement
 from reviewtrail.human_review.records._records import DISPOSITIONS
 from reviewtrail.human_review.rules._run_rules import Exclusion
 
@@ -169,6 +172,7 @@ class Coverage:
     exported: int | None = None
     quality: dict[str, Any] = field(default_factory=dict)
     reviewers: dict[str, ReviewerTally] = field(default_factory=dict)  # reviewer id (as shown) -> decisions
+    second_judgments: JudgmentAgreement = field(default_factory=lambda: JudgmentAgreement([]))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -177,6 +181,7 @@ class Coverage:
             "families": [{"family": name, **self.families[name].to_json()} for name in sorted(self.families)],
             "overall": self.overall.to_json(),
             "reviewers": [{"reviewer": name, **tally.to_json()} for name, tally in self.reviewers.items()],
+            "secondJudgments": self.second_judgments.to_json(),
             "exported": self.exported,
             "trainingReceipts": list(self.receipts),
             "quality": dict(self.quality),

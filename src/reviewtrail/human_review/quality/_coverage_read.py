@@ -19,6 +19,7 @@ from reviewtrail.human_review.export._export_job import campaign_files
 from reviewtrail.human_review.export._export_verify import prove_export_manifest, read_export_manifest
 from reviewtrail.human_review.quality._agreement import ReviewerDecision, agreement, reviewer_tallies, verdict
 from reviewtrail.human_review.quality._coverage import Coverage, ItemCoverageFacts, PromptCoverageFacts, coverage_of
+from reviewtrail.human_review.quality._judgment_read import JudgmentTally
 from reviewtrail.human_review.quality._position_bias import position_bias
 from reviewtrail.human_review.quality._standings import STANDINGS_ROUNDS, Comparison, Standings, fit_standings
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
@@ -36,6 +37,7 @@ from reviewtrail.human_review.rules._labels import prompt_label
 from reviewtrail.human_review.rules._reviewers import reviewer_label
 from reviewtrail.human_review.rules._run_rules import RunFacts, pairable_runs
 from reviewtrail.human_review.session._decide import counted_when_recorded
+from reviewtrail.human_review.session._second_judgments import second_judgment_share
 from reviewtrail.ledger import Ledger
 from reviewtrail.store import Store
 
@@ -181,9 +183,11 @@ def campaign_coverage(store: Store, campaign_id: str, version: int, *, export_ma
             families[event_id] = facts.family
             prompts.append(facts)
         items, choices, decided = [], [], []
+        seconds = JudgmentTally(ledger, second_judgment_share(ledger, campaign_id, version))
         for state in campaign_item_states(ledger, campaign_id, version, training_enabled=training):
             family = families.get(state.resolved.item.prompt_event_id, state.resolved.prompt.scenario_family)
             items.append(_item_facts(state, family, training))
+            seconds.add(state)
             if state.decisions:
                 decided.append(_reviewer_decisions(state))
             choice = _chose_first(state)
@@ -191,6 +195,7 @@ def campaign_coverage(store: Store, campaign_id: str, version: int, *, export_ma
                 choices.append(choice)
         result = coverage_of(campaign_id, version, prompts, items, training_enabled=training)
         result.receipts = _receipts(ledger, campaign_id, version)
+        result.second_judgments = seconds.result()
     if manifest is not None:
         listed = campaign_files(manifest, campaign_id, version)
         result.exported = sum(int(e.get("rows", 0)) for e in listed if e.get("schemaVersion") == TRAINING_EXAMPLE_V4)

@@ -36,6 +36,7 @@ __all__ = [
     "RESPONSE",
     "RESPONSE_MAX_CHARS",
     "RUN",
+    "SECOND_JUDGMENT",
     "TRAINING_RECEIPT",
     "prompt_digest",
 ]
@@ -49,6 +50,8 @@ RUN = "human-review.candidate-run@1"
 RECEIPT = "human-review.context-receipt@1"
 RECLASSIFICATION = "human-review.privacy-reclassification@1"
 TRAINING_RECEIPT = "human-review.training-receipt@1"
+#: A second reviewer's judgment of a decided item, recorded for agreement only (never a decision).
+SECOND_JUDGMENT = "human-review.second-judgment@1"
 #: The actor of the records this package makes unless the caller names another.
 ACTOR = "reviewtrail.human-review"
 

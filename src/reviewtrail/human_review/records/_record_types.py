@@ -10,6 +10,7 @@ from reviewtrail.human_review.records._records import (
     ReviewItem,
     ReviewPrompt,
     ReviewResponse,
+    SecondJudgment,
 )
 from reviewtrail.human_review.records._run_records import (
     CandidateRun,
@@ -27,6 +28,7 @@ RECORD_TYPES: tuple[type[RecordPayload], ...] = (
     ReviewItem,
     ReviewDecision,
     CampaignSettings,
+    SecondJudgment,
     CandidateRun,
     ContextReceipt,
     PrivacyReclassification,

@@ -34,6 +34,7 @@ from reviewtrail.human_review.records._record_names import (
     PROMPT_MAX_CHARS,
     RESPONSE,
     RESPONSE_MAX_CHARS,
+    SECOND_JUDGMENT,
     prompt_digest,
 )
 from reviewtrail.human_review.records._self_identification import NAMED, Named
@@ -63,6 +64,7 @@ __all__ = [
     "PROMPT_MAX_CHARS",
     "RESPONSE",
     "RESPONSE_MAX_CHARS",
+    "SECOND_JUDGMENT",
     "CampaignIdentity",
     "CampaignRef",
     "CampaignSettings",
@@ -77,11 +79,13 @@ __all__ = [
     "ReviewItem",
     "ReviewPrompt",
     "ReviewResponse",
+    "SecondJudgment",
     "Strength",
     "new_campaign_record",
     "new_decision_record",
     "new_item_record",
     "new_prompt_record",
+    "new_second_judgment_record",
     "prompt_digest",
 ]
 
@@ -263,6 +267,35 @@ class CampaignSettings(RecordPayload):
     campaign_id: Ident = Field(alias="campaignId")
     version: StrictInt = Field(ge=1)
     training_enabled: StrictBool = Field(default=False, alias="trainingEnabled")
+    # The share of items (0 to 1) that get a second judgment, for agreement; absent: none (0).
+    second_judgment_share: Annotated[float, Field(ge=0.0, le=1.0), IS_FLOAT] | None = Field(
+        default=None, alias="secondJudgmentShare", exclude_if=lambda value: value is None
+    )
+
+
+@record_type(SECOND_JUDGMENT)
+class SecondJudgment(RecordPayload):
+    """A second reviewer's judgment of an item another reviewer decided, recorded to measure
+    agreement (docs/human-review.md, "Second judgments"). It names the active decision it was
+    compared with; it is never a decision: never active, never superseding, never exported. Its
+    fields are a decision's judgment fields, checked by the same rules."""
+
+    item_id: Ident = Field(alias="itemId")
+    compared_with: Ident = Field(alias="comparedWith")  # the id of the decision record judged again
+    disposition: Disposition
+    preferred: Ident | None = None
+    strength: Strength | None = None
+    replacement: str | None = Field(default=None, min_length=1, max_length=RESPONSE_MAX_CHARS)
+    confidence: Annotated[float, Field(ge=0.0, le=1.0), IS_FLOAT] | None = None
+    reason_codes: list[Token] = Field(default_factory=list, alias="reasonCodes", max_length=MAX_REASON_CODES)
+    response_tags: list[Token] = Field(default_factory=list, alias="responseTags", max_length=MAX_RESPONSE_TAGS)
+    note: str | None = Field(default=None, min_length=1, max_length=NOTE_MAX_CHARS)
+    submission_id: Ident = Field(alias="submissionId")
+
+    def as_decision(self) -> ReviewDecision:
+        """The judgment as a decision's fields (never recorded as one), to check it by the decision rules."""
+        fields = self.model_dump(by_alias=True, exclude={"compared_with"})
+        return ReviewDecision.model_validate(fields)
 
 
 def new_prompt_record(payload: ReviewPrompt, privacy: Privacy, *, actor: str = ACTOR) -> NewRecord:
@@ -290,3 +323,8 @@ def new_decision_record(payload: ReviewDecision, privacy: Privacy, *, actor: str
 def new_campaign_record(payload: CampaignSettings, *, supersedes: str | None = None, actor: str = ACTOR) -> NewRecord:
     """The record of a campaign's settings (always private: it is not training data)."""
     return new_record(payload, actor=actor, privacy="private", subject=payload.campaign_id, supersedes=supersedes)
+
+
+def new_second_judgment_record(payload: SecondJudgment, privacy: Privacy, *, actor: str) -> NewRecord:
+    """The record of a second judgment, about its item; it supersedes nothing."""
+    return new_record(payload, actor=actor, privacy=privacy, subject=payload.item_id)

@@ -16,6 +16,7 @@ from reviewtrail.human_review.reads._bulk_resolve import Preloaded
 from reviewtrail.human_review.reads._resolve import ResolvedItem, item_decisions, resolve_item
 from reviewtrail.human_review.records._records import (
     DECISION,
+    SECOND_JUDGMENT,
     Disposition,
     ReviewDecision,
     Strength,
@@ -31,7 +32,13 @@ from reviewtrail.human_review.session._reveal import (
     candidate_provenance,
     preferred_run,
 )
-from reviewtrail.ledger import Ledger, Privacy
+from reviewtrail.human_review.session._second_judgments import (
+    ItemJudgments,
+    item_judgments,
+    record_second_judgment,
+    second_judgment_share,
+)
+from reviewtrail.ledger import Envelope, Ledger, Privacy
 from reviewtrail.store import Store
 
 __all__ = ["DecisionInput", "DecisionResult", "decide"]
@@ -89,9 +96,11 @@ class DecisionResult:
     resubmitted: bool
     privacy: Privacy
     provenance: tuple[CandidateProvenance, ...]
+    compared_with: str | None = None  # a second judgment: the decision it judged again
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        second = {} if self.compared_with is None else {"secondJudgment": True, "comparedWith": self.compared_with}
+        return second | {
             "decisionId": self.decision_id,
             "seq": self.seq,
             "itemId": self.item_id,
@@ -116,6 +125,7 @@ def decide(
     privacy: Privacy | None = None,
     reviewer: str | None,
     campaign: tuple[str, int] | None = None,
+    second: bool | None = None,
 ) -> DecisionResult:
     """Record ``reviewer``'s decision on ``item_id`` (``payload``: a :class:`DecisionInput`, or its
     fields in wire names), unless its submission id is already recorded: then return that first
@@ -131,13 +141,25 @@ def decide(
     has an active decision which ``supersedes`` does not name (``supersedes``, exit 6, naming that
     decision and its reviewer: nothing is replaced silently; a decision recorded by another
     reviewer meanwhile is refused the same way, at append); a ``privacy`` more open than the
-    item's privacy chain."""
+    item's privacy chain.
+
+    Second judgments (docs/human-review.md, "Second judgments"): with ``second`` None, a decision
+    that supersedes nothing, on an item the campaign selected for a second judgment whose active
+    judgment is another reviewer's and that this reviewer has not judged again, is recorded as a
+    second judgment of that decision (never a decision: ``secondJudgment`` in the answer; a
+    ``useForTraining`` it carries is not kept); ``second=True`` asks for one and refuses an item
+    that is not due one (field ``second``, or ``reviewer`` for one's own decision); ``second=False``
+    never records one."""
     actor = check_reviewer_id(reviewer)
     wire = dict(payload.to_wire() if isinstance(payload, DecisionInput) else payload)
     sid = _submission_id(wire, submission_id)
     ledger = store.ledger
     # What the item rests on, read from its records in a few bulk reads (each record checked).
     records = Preloaded(ledger, [item_id], ledger.stored_rows("hr_items", item_id=item_id))
+    seconds = ledger.records_about([item_id], type=SECOND_JUDGMENT)
+    again = next((env for env in seconds if env.payload_value.get("submissionId") == sid), None)
+    if again is not None:
+        return _result(ledger, records, resolve_item(records, item_id), again.id, resubmitted=True, second=again)
     first = _recorded(ledger, records, sid, item_id)
     if first is not None:
         return first
@@ -151,6 +173,17 @@ def decide(
     if refusal is not None:
         raise refusal.error()
     _check_supersedes(records, decision.supersedes, item_id)
+    if second and decision.use_for_training:
+        raise InvalidInputError("a second judgment is never used for training", field="useForTraining")
+    if second is not False:
+        share = second_judgment_share(ledger, resolved.item.campaign.id, resolved.item.campaign.version)
+        judged = item_judgments(records, resolved, seconds, share)
+        compared = judged.due(actor) if decision.supersedes is None else None
+        if compared is not None:
+            env = record_second_judgment(store, decision, compared, _privacy(resolved, privacy), actor=actor)
+            return _result(ledger, records, resolved, env.id, resubmitted=False, second=env)
+        if second:
+            raise _not_due(judged, actor, decision)
     _check_not_replacing(records, item_decisions(records, resolved.item, resolved.prompt), decision)
     record = new_decision_record(decision, _privacy(resolved, privacy), actor=actor)
     try:
@@ -171,6 +204,26 @@ def decide(
     if records.head and appended.seq == records.head + 1:
         records.include([appended])  # nothing was recorded between the read and this decision
     return _result(ledger, records, resolved, record.id, resubmitted=False)
+
+
+def _not_due(judged: ItemJudgments, actor: str, decision: ReviewDecision) -> InvalidInputError | ConflictError:
+    """Why the reviewer cannot record a second judgment of the item."""
+    item = judged.resolved.item.item_id
+    active = judged.active
+    if decision.supersedes is not None:
+        return InvalidInputError("a second judgment supersedes nothing", field="supersedes")
+    if not judged.selected:
+        return InvalidInputError(f"item {item} is not selected for a second judgment", field="second")
+    if active is None or active[2] == "skip":
+        return InvalidInputError(f"item {item} has no active judgment to judge again: decide it", field="second")
+    if active[1] == actor:
+        return InvalidInputError(
+            f"the active decision {active[0]} of item {item} is your own: a second judgment is another reviewer's",
+            field="reviewer",
+        )
+    if any(f.reviewer == actor for f in judged.seconds):
+        return ConflictError(f"you already recorded a second judgment of item {item}", field="second")
+    return ConflictError(f"item {item} already has its second judgment", field="second")
 
 
 def _check_campaign(resolved: ResolvedItem, campaign: tuple[str, int] | None) -> None:
@@ -308,11 +361,36 @@ def _privacy(resolved: ResolvedItem, given: str | None) -> Privacy:
 
 
 def _result(
-    ledger: Ledger, records: Preloaded, resolved: ResolvedItem, decision_id: str, *, resubmitted: bool
+    ledger: Ledger,
+    records: Preloaded,
+    resolved: ResolvedItem,
+    decision_id: str,
+    *,
+    resubmitted: bool,
+    second: Envelope | None = None,
 ) -> DecisionResult:
     """The result of a decision: the item's decisions as the chain holds them (read again when
     the decision is not among the records read, as when others appended meanwhile), the
-    candidates' provenance from what the decision was checked against."""
+    candidates' provenance from what the decision was checked against. ``second``: the record
+    of a second judgment (never active, superseding nothing)."""
+    if second is not None:
+        payload = second.payload_value
+        return DecisionResult(
+            decision_id=second.id,
+            seq=second.seq,
+            item_id=resolved.item.item_id,
+            prompt_label=prompt_label(resolved.prompt.prompt),
+            submission_id=str(payload["submissionId"]),
+            reviewer=reviewer_label(second.actor),
+            disposition=payload["disposition"],
+            active=False,
+            superseded=0,
+            resubmitted=resubmitted,
+            privacy=privacy_join([second.privacy]),
+            # A skip gives no verdict: the item still waits for a second judgment, so it stays blinded.
+            provenance=() if payload["disposition"] == "skip" else candidate_provenance(records, resolved.item),
+            compared_with=str(payload["comparedWith"]),
+        )
     if decision_id not in records:  # recorded since the item's records were read: read its decisions again
         records.include(ledger.records_about([resolved.item.item_id], type=DECISION))
     facts = item_decisions(records, resolved.item, resolved.prompt)
