@@ -245,7 +245,8 @@ if typing.TYPE_CHECKING:
     from reviewtrail.human_review.session._lease import LEASE_SECONDS, Leases
     from reviewtrail.human_review.session._queue import QUEUE_MAX, QueueCandidate, QueueCard, review_queue
     from reviewtrail.human_review.session._queue_position import QueuePosition, queue_position
-    from reviewtrail.human_review.session._reveal import POSITIONS, CandidateProvenance
+    from reviewtrail.human_review.session._reveal import POSITIONS, CandidateProvenance, gated_provenance
+    from reviewtrail.human_review.session._reveal_gate import RevealGate, item_open, reveal_gate
     from reviewtrail.human_review.session._session import (
         PICK_LABELS,
         REVEAL_MODES,
@@ -443,6 +444,10 @@ _LAZY = {
     "first_submission": "rules._decision_rules",
     "fit_standings": "quality._standings",
     "history": "session._history",
+    "gated_provenance": "session._reveal",
+    "item_open": "session._reveal_gate",
+    "reveal_gate": "session._reveal_gate",
+    "RevealGate": "session._reveal_gate",
     "import_campaign": "campaigns._campaigns",
     "import_runs": "campaigns._import_runs",
     "item_decisions": "reads._resolve",
@@ -630,6 +635,7 @@ __all__ = [
     "ReceiptResult",
     "Refusal",
     "ResolvedItem",
+    "RevealGate",
     "ReviewDecision",
     "ReviewItem",
     "ReviewPrompt",
@@ -684,12 +690,14 @@ __all__ = [
     "file_format",
     "first_submission",
     "fit_standings",
+    "gated_provenance",
     "history",
     "import_campaign",
     "import_runs",
     "interleave_families",
     "item_decisions",
     "item_id",
+    "item_open",
     "item_problems",
     "item_record",
     "jsonl_bytes",
@@ -725,6 +733,7 @@ __all__ = [
     "require_campaign",
     "resolve_item",
     "response_problem",
+    "reveal_gate",
     "review_queue",
     "reviewer_label",
     "run_campaign",

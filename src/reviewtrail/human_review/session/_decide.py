@@ -28,7 +28,7 @@ from reviewtrail.human_review.rules._reviewers import check_reviewer_id, reviewe
 from reviewtrail.human_review.session._reveal import (
     CandidateProvenance,
     blinded_problems,
-    candidate_provenance,
+    gated_provenance,
     preferred_run,
 )
 from reviewtrail.ledger import Ledger, Privacy
@@ -74,8 +74,8 @@ class DecisionInput:
 class DecisionResult:
     """A recorded decision: its id, whether it is the item's active decision now, how many
     earlier decisions of the item it left inactive when it was recorded, whether this call was a
-    resubmission (nothing appended), and the provenance of candidates A and B (revealed now that
-    the decision is recorded)."""
+    resubmission (nothing appended), and the provenance of candidates A and B, each through the
+    reveal gate: shown once no open item shows its response, else withheld saying when."""
 
     decision_id: str
     seq: int
@@ -330,7 +330,7 @@ def _result(
         superseded=superseded_count(facts, ours),
         resubmitted=resubmitted,
         privacy=privacy_join([records.get(decision_id).privacy]),
-        provenance=candidate_provenance(records, resolved.item),
+        provenance=gated_provenance(records, resolved.item),
     )
 
 
