@@ -243,7 +243,7 @@ if typing.TYPE_CHECKING:
     from reviewtrail.human_review.session._decide import DecisionInput, DecisionResult, decide
     from reviewtrail.human_review.session._history import DecisionEntry, History, history
     from reviewtrail.human_review.session._lease import LEASE_SECONDS, Leases
-    from reviewtrail.human_review.session._queue import QUEUE_MAX, QueueCandidate, QueueCard, review_queue
+    from reviewtrail.human_review.session._queue import QUEUE_MAX, QueueCandidate, QueueCard, queue_card, review_queue
     from reviewtrail.human_review.session._queue_position import QueuePosition, queue_position
     from reviewtrail.human_review.session._reveal import POSITIONS, CandidateProvenance, gated_provenance
     from reviewtrail.human_review.session._reveal_gate import RevealGate, item_open, reveal_gate
@@ -487,6 +487,7 @@ _LAZY = {
     "resolve_item": "reads._resolve",
     "response_problem": "campaigns._run_batch",
     "review_queue": "session._queue",
+    "queue_card": "session._queue",
     "queue_position": "session._queue_position",
     "run_campaign": "campaigns._runner",
     "run_candidate": "reads._resolve",
@@ -735,6 +736,7 @@ __all__ = [
     "response_problem",
     "reveal_gate",
     "review_queue",
+    "queue_card",
     "reviewer_label",
     "run_campaign",
     "run_candidate",

@@ -100,6 +100,14 @@ class Reads:
         with self._store() as store:
             return history(store, item_id)
 
+    def blinded_card(self, item_id: str) -> QueueCard:
+        """The item's blinded card (prompt, evidence, criterion, candidates A and B in display
+        order, no producer), for changing its decision judged blinded."""
+        from reviewtrail.human_review import queue_card
+
+        with self._store() as store, store.ledger.snapshot():
+            return queue_card(store.ledger, item_id, decided=True)
+
     def coverage(self, campaign_id: str, version: int) -> Coverage:
         """``campaign coverage``: exit 3 (field ``campaign``) for a version with no prompt, exit 2
         (field ``version``) for a version no ledger could hold."""

@@ -1,0 +1,163 @@
+"""A crawler of the blinding: random campaigns (2 to 5 candidate agents, several prompts, some
+runs giving the same exact text, on one prompt and across prompts), decisions recorded in a random
+order by several reviewers through the library, ``review decide`` (text and JSON), the MCP tool
+``review_decide`` and ``review session`` (skips and changes of decision included), then every
+answer, page and JSON twin read and searched for who produced a response.
+
+What it counts: a card is *unblindable* when it is open (no active decision, or an active skip)
+and a response it shows can be attributed to its producer from what a reviewer could read: a
+response whose item's output names its run id, agent id or model, and the same exact text on the
+open card. Each decision's answer is judged against the items open when it was given; the final
+crawl against the items open at its end."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from reviewtrail.human_review import DecisionInput, decide, history
+from reviewtrail.store import Store
+from support.human_review import add_item, add_prompt, add_run
+
+__all__ = ["Candidate", "Crawl", "Truth", "build_campaign", "decision_script"]
+
+#: Texts several agents give, on one prompt and across prompts (exact-text matches).
+SHARED_TEXTS = ("I cannot help with that request.", "Please contact support for this.", "Refunds take 30 days.")
+DISPOSITIONS = ("prefer", "prefer", "tie", "skip", "skip", "underdetermined", "malformed")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What a card shows at a position, and who produced it (the truth the crawl checks against)."""
+
+    position: str
+    run_id: str
+    agent_id: str
+    text: str
+
+
+@dataclass
+class Truth:
+    """Every item built, by id, with its candidates in display order; campaigns built."""
+
+    items: dict[str, tuple[Candidate, Candidate]] = field(default_factory=dict)
+    campaigns: list[str] = field(default_factory=list)
+
+    def secrets(self) -> set[str]:
+        """Every run id and agent id (a model names its agent id)."""
+        return {value for pair in self.items.values() for c in pair for value in (c.run_id, c.agent_id)}
+
+
+def build_campaign(store: Store, rng: random.Random, campaign: str, truth: Truth) -> None:
+    """A campaign of 2 to 5 candidate agents over 2 or 3 prompts, every pair of agents an item."""
+    tag = f"{rng.getrandbits(24):06x}"
+    agents = [f"producer-{tag}-{i}" for i in range(rng.randint(2, 5))]
+    truth.campaigns.append(campaign)
+    for p in range(rng.randint(2, 3)):
+        prompt = add_prompt(store, campaign=campaign, agents=agents, family=rng.choice(("refunds", "billing")))
+        runs: dict[str, tuple[str, str]] = {}
+        for agent in agents:
+            text = rng.choice(SHARED_TEXTS) if rng.random() < 0.35 else f"Reply {rng.getrandbits(40):x} to {p}."
+            runs[agent] = (add_run(store, prompt, agent, response=text), text)
+        for a, b in itertools.combinations(agents, 2):
+            item = add_item(store, prompt, runs[a][0], runs[b][0])
+            agent_of = {runs[a][0]: a, runs[b][0]: b}
+            text_of = {runs[a][0]: runs[a][1], runs[b][0]: runs[b][1]}
+            pair = [Candidate(pos, run, agent_of[run], text_of[run]) for pos, run in zip("AB", item.display_order)]
+            truth.items[item.item_id] = (pair[0], pair[1])
+
+
+def open_items(store: Store, truth: Truth) -> set[str]:
+    """The items open now, by the library's history: no active decision, or an active skip."""
+    found = set()
+    for item_id in truth.items:
+        active = history(store, item_id).active
+        if active is None or active.disposition == "skip":
+            found.add(item_id)
+    return found
+
+
+def attributed(truth: Truth, item_id: str, output: str) -> set[str]:
+    """The response texts of ``item_id`` whose producer ``output`` names (run id or agent id)."""
+    return {c.text for c in truth.items[item_id] if c.run_id in output or c.agent_id in output}
+
+
+@dataclass
+class Crawl:
+    """What the crawl saw: each (item, output, items open then) and the unblindable open cards."""
+
+    truth: Truth
+    seen: int = 0
+    unblindable: set[tuple[str, int]] = field(default_factory=set)  # (open item, when)
+    moment: int = 0
+
+    def observe(self, item_id: str, output: str, open_now: set[str]) -> None:
+        """One output about ``item_id``, read while ``open_now`` were open."""
+        self.seen += 1
+        texts = attributed(self.truth, item_id, output)
+        if not texts:
+            return
+        for other in open_now:
+            if any(c.text in texts for c in self.truth.items[other]):
+                self.unblindable.add((other, self.moment))
+
+    def open_cards_unblindable(self) -> int:
+        return len({item for item, _ in self.unblindable})
+
+
+Surface = Callable[[str, str, DecisionInput], str]  # (item, reviewer, decision) -> the answer shown
+
+
+def decision_script(
+    store: Store, rng: random.Random, truth: Truth, crawl: Crawl, surfaces: dict[str, Surface]
+) -> None:
+    """Decisions in a random order by three reviewers, through ``surfaces`` chosen at random (each
+    answer is an observation judged against the items open right after it): skips, and changes of
+    decision (a superseding decision, its disposition drawn again)."""
+    reviewers = ("rev-1", "rev-2", "rev-3")
+    items = list(truth.items)
+    for _ in range(rng.randint(len(items) // 2, len(items) + 3)):
+        item_id = rng.choice(items)
+        active = history(store, item_id).active
+        disposition = rng.choice(DISPOSITIONS)
+        decision = DecisionInput(
+            disposition=disposition,  # type: ignore[arg-type]
+            preferred=rng.choice("AB") if disposition == "prefer" else None,
+            strength=rng.choice(("slight", "strong")) if disposition == "prefer" else None,  # type: ignore[arg-type]
+            supersedes=active.decision_id if active is not None else None,
+        )
+        name = rng.choice(sorted(surfaces))
+        answer = surfaces[name](item_id, rng.choice(reviewers), decision)
+        crawl.moment += 1
+        crawl.observe(item_id, answer, open_items(store, truth))
+
+
+def library_surface(store: Store) -> Surface:
+    def record(item_id: str, reviewer: str, decision: DecisionInput) -> str:
+        return json.dumps(decide(store, item_id, decision, reviewer=reviewer).to_json())
+
+    return record
+
+
+def cli_decide_args(item_id: str, reviewer: str, decision: DecisionInput) -> list[str]:
+    """``review decide`` arguments for ``decision``."""
+    args = ["review", "decide", item_id, "--reviewer", reviewer]
+    if decision.preferred:
+        args += ["--prefer", decision.preferred, "--strength", decision.strength or "slight"]
+    else:
+        args += [f"--{decision.disposition}"]
+    if decision.supersedes:
+        args += ["--supersedes", decision.supersedes]
+    return args
+
+
+def card_item_ids(pages: Iterable[dict[str, Any]]) -> list[str]:
+    return [page["card"]["itemId"] for page in pages if page.get("card")]
+
+
+ITEM_ID = re.compile(r"Item <code>([^<]+)</code>")
