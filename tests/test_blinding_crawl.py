@@ -28,6 +28,7 @@ from support.blinding_crawl import (
     build_campaign,
     cli_decide_args,
     decision_script,
+    is_open,
     library_surface,
     open_items,
 )
@@ -35,7 +36,7 @@ from support.human_review import new_store
 from support.mcp_agents import InProcess, ok
 from support.web import running_inspector
 
-SEEDS = (3101, 3102)  # one store per seed, three campaigns in each
+SEEDS = (3101, 3102)  # one store per seed, four campaigns in each
 
 
 def _env(root: Path, url: str) -> dict[str, str]:
@@ -70,7 +71,7 @@ def _sessions(store: Store, rng: random.Random, truth: Truth, crawl: Crawl, env:
         made = [r for r in store.ledger.rows("hr_decisions") if r["record_id"] not in before]
         crawl.moment += 1
         for row in made:
-            crawl.observe(str(row["item_id"]), out, open_items(store, truth))
+            crawl.observe(str(row["item_id"]), out, lambda other: is_open(store, other))
 
 
 def _get(url: str) -> str:
@@ -123,7 +124,7 @@ def test_no_open_card_is_unblindable_from_any_surface(
     rng = random.Random(seed)
     truth = Truth()
     try:
-        for n in range(3):
+        for n in range(4):
             build_campaign(store, rng, f"camp-{seed}-{n}", truth)
         crawl = Crawl(truth)
         decision_script(store, rng, truth, crawl, _surfaces(store, env, mcp))

@@ -24,7 +24,7 @@ from reviewtrail.human_review import DecisionInput, decide, history
 from reviewtrail.store import Store
 from support.human_review import add_item, add_prompt, add_run
 
-__all__ = ["Candidate", "Crawl", "Truth", "build_campaign", "decision_script"]
+__all__ = ["Candidate", "Crawl", "Truth", "build_campaign", "decision_script", "is_open", "open_items"]
 
 #: Texts several agents give, on one prompt and across prompts (exact-text matches).
 SHARED_TEXTS = ("I cannot help with that request.", "Please contact support for this.", "Refunds take 30 days.")
@@ -72,14 +72,15 @@ def build_campaign(store: Store, rng: random.Random, campaign: str, truth: Truth
             truth.items[item.item_id] = (pair[0], pair[1])
 
 
+def is_open(store: Store, item_id: str) -> bool:
+    """Whether the item is open now, by the library's history: no active decision, or an active skip."""
+    active = history(store, item_id).active
+    return active is None or active.disposition == "skip"
+
+
 def open_items(store: Store, truth: Truth) -> set[str]:
-    """The items open now, by the library's history: no active decision, or an active skip."""
-    found = set()
-    for item_id in truth.items:
-        active = history(store, item_id).active
-        if active is None or active.disposition == "skip":
-            found.add(item_id)
-    return found
+    """The items open now (:func:`is_open`)."""
+    return {item_id for item_id in truth.items if is_open(store, item_id)}
 
 
 def attributed(truth: Truth, item_id: str, output: str) -> set[str]:
@@ -96,14 +97,17 @@ class Crawl:
     unblindable: set[tuple[str, int]] = field(default_factory=set)  # (open item, when)
     moment: int = 0
 
-    def observe(self, item_id: str, output: str, open_now: set[str]) -> None:
-        """One output about ``item_id``, read while ``open_now`` were open."""
+    def observe(self, item_id: str, output: str, open_now: set[str] | Callable[[str], bool]) -> None:
+        """One output about ``item_id``, read while the items ``open_now`` holds (or says are
+        open) were open."""
         self.seen += 1
         texts = attributed(self.truth, item_id, output)
         if not texts:
             return
-        for other in open_now:
-            if any(c.text in texts for c in self.truth.items[other]):
+        for other, pair in self.truth.items.items():
+            if not any(c.text in texts for c in pair):
+                continue
+            if other in open_now if isinstance(open_now, set) else open_now(other):
                 self.unblindable.add((other, self.moment))
 
     def open_cards_unblindable(self) -> int:
@@ -134,7 +138,7 @@ def decision_script(
         name = rng.choice(sorted(surfaces))
         answer = surfaces[name](item_id, rng.choice(reviewers), decision)
         crawl.moment += 1
-        crawl.observe(item_id, answer, open_items(store, truth))
+        crawl.observe(item_id, answer, lambda other: is_open(store, other))
 
 
 def library_surface(store: Store) -> Surface:
