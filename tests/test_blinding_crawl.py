@@ -54,7 +54,9 @@ def _surfaces(store: Store, env: dict[str, str], mcp: InProcess) -> dict[str, Su
         return record
 
     def tool(item_id: str, reviewer: str, decision: DecisionInput) -> str:
-        wire = {k: v for k, v in decision.to_wire().items() if k in ("disposition", "preferred", "strength", "supersedes")}
+        wire = {
+            k: v for k, v in decision.to_wire().items() if k in ("disposition", "preferred", "strength", "supersedes")
+        }
         arguments: dict[str, Any] = {"item": item_id, "reviewer": reviewer, **wire}
         return json.dumps(ok(mcp.call("review_decide", arguments)))
 
@@ -87,7 +89,11 @@ def _final_crawl(root: Path, truth: Truth, crawl: Crawl, env: dict[str, str], mc
     with running_inspector(root, env=env) as inspector:
         base = inspector.url
         for item_id in truth.items:
-            for path in (f"items/{item_id}/history", f"api/items/{item_id}/history", f"items/{item_id}/history?change=1"):
+            for path in (
+                f"items/{item_id}/history",
+                f"api/items/{item_id}/history",
+                f"items/{item_id}/history?change=1",
+            ):
                 crawl.observe(item_id, _get(base + path), open_now)
             for args in (("review", "history", item_id), ("review", "history", item_id, "--json")):
                 code, out, err = run_cli(*args, env={**env, "COLUMNS": "400"})

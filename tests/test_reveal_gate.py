@@ -63,7 +63,9 @@ def test_a_run_shown_on_an_open_sibling_is_withheld_until_that_sibling_is_decide
     items = three_agents(store)
     ab, ac, bc = items[frozenset("ab")], items[frozenset("ac")], items[frozenset("bc")]
     first = decide(store, ab.item_id, PREFER_A, reviewer="rev-1")
-    assert [p.withheld for p in first.provenance] == ["revealed when the 1 other item showing this response is decided"] * 2
+    assert [p.withheld for p in first.provenance] == [
+        "revealed when the 1 other item showing this response is decided"
+    ] * 2
     assert all(p.run_id is None and p.agent_id is None and p.model is None for p in first.provenance)
     decide(store, ac.item_id, {"disposition": "tie"}, reviewer="rev-2")
     # a's run is on ab and ac, both decided now: shown; b's run is still on bc, open.
@@ -115,7 +117,10 @@ def test_changing_a_decision_on_the_history_page_shows_the_blinded_card_and_no_p
     s = new_store(tmp_path)
     try:
         prompt = add_prompt(s)
-        a, b = add_run(s, prompt, "agent-a", response="Text of one."), add_run(s, prompt, "agent-b", response="Text two.")
+        a, b = (
+            add_run(s, prompt, "agent-a", response="Text of one."),
+            add_run(s, prompt, "agent-b", response="Text two."),
+        )
         item = add_item(s, prompt, a, b)
         decide(s, item.item_id, PREFER_A, reviewer="rev-1")
     finally:

@@ -68,7 +68,10 @@ def build_campaign(store: Store, rng: random.Random, campaign: str, truth: Truth
             item = add_item(store, prompt, runs[a][0], runs[b][0])
             agent_of = {runs[a][0]: a, runs[b][0]: b}
             text_of = {runs[a][0]: runs[a][1], runs[b][0]: runs[b][1]}
-            pair = [Candidate(pos, run, agent_of[run], text_of[run]) for pos, run in zip("AB", item.display_order)]
+            pair = [
+                Candidate(pos, run, agent_of[run], text_of[run])
+                for pos, run in zip("AB", item.display_order, strict=True)
+            ]
             truth.items[item.item_id] = (pair[0], pair[1])
 
 
@@ -117,9 +120,7 @@ class Crawl:
 Surface = Callable[[str, str, DecisionInput], str]  # (item, reviewer, decision) -> the answer shown
 
 
-def decision_script(
-    store: Store, rng: random.Random, truth: Truth, crawl: Crawl, surfaces: dict[str, Surface]
-) -> None:
+def decision_script(store: Store, rng: random.Random, truth: Truth, crawl: Crawl, surfaces: dict[str, Surface]) -> None:
     """Decisions in a random order by three reviewers, through ``surfaces`` chosen at random (each
     answer is an observation judged against the items open right after it): skips, and changes of
     decision (a superseding decision, its disposition drawn again)."""

@@ -11,8 +11,8 @@ project's reviewer-call traces (``trace ls|show|divergence|verify``) and the led
 
 Nothing here adds provenance to a card: a :class:`~reviewtrail.human_review.QueueCard` holds no
 run, agent, model, provider or adapter, and the page is drawn from it alone. Who produced A and
-B comes only from :func:`~reviewtrail.human_review.history`, which reveals it once the item has a
-decision.
+B comes only from :func:`~reviewtrail.human_review.history`, which reveals it through the reveal
+gate once the item has a decision.
 """
 
 from __future__ import annotations

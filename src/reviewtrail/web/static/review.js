@@ -323,7 +323,7 @@
     } else if (event.key === "z") {
       var last = window.sessionStorage.getItem("reviewtrail:last-item");
       if (last) {
-        window.location.assign("/items/" + encodeURIComponent(last) + "/history#decision");
+        window.location.assign("/items/" + encodeURIComponent(last) + "/history?change=1#decision");
       } else {
         tell("No decision made in this browser session yet.");
       }
