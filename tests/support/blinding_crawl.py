@@ -120,12 +120,20 @@ class Crawl:
 Surface = Callable[[str, str, DecisionInput], str]  # (item, reviewer, decision) -> the answer shown
 
 
-def decision_script(store: Store, rng: random.Random, truth: Truth, crawl: Crawl, surfaces: dict[str, Surface]) -> None:
+def decision_script(
+    store: Store,
+    rng: random.Random,
+    truth: Truth,
+    crawl: Crawl,
+    surfaces: dict[str, Surface],
+    limits: dict[str, int] | None = None,
+) -> None:
     """Decisions in a random order by three reviewers, through ``surfaces`` chosen at random (each
     answer is an observation judged against the items open right after it): skips, and changes of
     decision (a superseding decision, its disposition drawn again)."""
     reviewers = ("rev-1", "rev-2", "rev-3")
     items = list(truth.items)
+    used: dict[str, int] = {}
     for _ in range(rng.randint(len(items) // 2, len(items) + 3)):
         item_id = rng.choice(items)
         active = history(store, item_id).active
@@ -136,7 +144,9 @@ def decision_script(store: Store, rng: random.Random, truth: Truth, crawl: Crawl
             strength=rng.choice(("slight", "strong")) if disposition == "prefer" else None,  # type: ignore[arg-type]
             supersedes=active.decision_id if active is not None else None,
         )
-        name = rng.choice(sorted(surfaces))
+        # A surface that is slow to start (the MCP server is built per call) answers a few only.
+        name = rng.choice([n for n in sorted(surfaces) if used.get(n, 0) < limits.get(n, len(items) * 2)])
+        used[name] = used.get(name, 0) + 1
         answer = surfaces[name](item_id, rng.choice(reviewers), decision)
         crawl.moment += 1
         crawl.observe(item_id, answer, lambda other: is_open(store, other))
