@@ -330,7 +330,10 @@ def test_due_and_pending(store: Store) -> None:
     assert second_judgments_due(store, "camp", 1, "alice") == []
     assert pending_second_judgments(store.ledger, ids) == frozenset(ids[:3])
     passed = decide(store, ids[0], {"disposition": "skip"}, reviewer="bob")  # bob passes: still waiting for others
-    assert passed.compared_with is not None and passed.provenance == ()  # the item is open: nothing revealed
+    assert passed.compared_with is not None  # the item is open: nothing revealed, each position says when
+    assert [(p.position, p.run_id, p.agent_id, p.withheld) for p in passed.provenance] == [
+        (position, None, None, "revealed when this item is decided") for position in ("A", "B")
+    ]
     assert pending_second_judgment(store.ledger, ids[0])
     assert second_judgments_due(store, "camp", 1, "bob") == ids[1:3]
     assert second_judgments_due(store, "camp", 1, "carol") == ids[:3]
@@ -385,3 +388,15 @@ def test_a_reviewer_is_due_only_what_the_rule_says(
         and not any(f.judgment.disposition != "skip" for f in counted)
     )
     assert due == ("d1" if expected else None)
+
+
+def test_a_first_judgment_waiting_for_its_second_reveals_nothing_until_the_second(store: Store) -> None:
+    [item] = _campaign(store, 1)
+    first = decide(store, item.item_id, _prefer("A"), reviewer="alice")
+    assert [(p.run_id, p.agent_id) for p in first.provenance] == [(None, None), (None, None)]
+    assert all(p.withheld for p in first.provenance)
+    assert all(p.run_id is None for p in history(store, item.item_id).provenance)  # nor on the history
+    second = decide(store, item.item_id, {"disposition": "tie"}, reviewer="bob")
+    assert second.compared_with == first.decision_id
+    assert [p.run_id for p in second.provenance] == list(item.display_order)  # the second judgment closes it
+    assert [p.run_id for p in history(store, item.item_id).provenance] == list(item.display_order)

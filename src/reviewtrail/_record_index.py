@@ -235,7 +235,7 @@ RECORD_INDEX: tuple[tuple[str, frozenset[str], tuple[DeclaredProjection, ...]], 
         (
             DeclaredProjection(
                 "human_review",
-                5,
+                6,
                 (
                     ProjectionTable(
                         "hr_prompts",
@@ -281,9 +281,15 @@ RECORD_INDEX: tuple[tuple[str, frozenset[str], tuple[DeclaredProjection, ...]], 
                     ),
                     ProjectionTable(
                         "hr_run_parts",
-                        (("record_id", "text"), ("run_id", "text"), ("kind", "text"), ("seq", "int")),
+                        (
+                            ("record_id", "text"),
+                            ("run_id", "text"),
+                            ("kind", "text"),
+                            ("text_digest", "text"),
+                            ("seq", "int"),
+                        ),
                         key=("record_id",),
-                        indexes=(("run_id",),),
+                        indexes=(("run_id",), ("text_digest",)),
                     ),
                     ProjectionTable(
                         "hr_items",
@@ -298,6 +304,12 @@ RECORD_INDEX: tuple[tuple[str, frozenset[str], tuple[DeclaredProjection, ...]], 
                         key=("item_id",),
                         indexes=(("campaign_id", "campaign_version", "seq"), ("prompt_event_id",), ("seq",)),
                         on_conflict="error",
+                    ),
+                    ProjectionTable(
+                        "hr_item_runs",
+                        (("item_id", "text"), ("run_id", "text"), ("seq", "int")),
+                        key=("item_id", "run_id"),
+                        indexes=(("run_id",),),
                     ),
                     ProjectionTable(
                         "hr_decisions",

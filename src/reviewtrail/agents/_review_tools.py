@@ -2,8 +2,8 @@
 decisions, exactly as ``review summary``, ``review queue`` and ``review decide``.
 
 The queue's cards never name a run, agent, model or adapter (presentational blinding); a
-decision's result reveals who produced A and B only once the decision is recorded, as the
-command prints it.
+decision's result reveals who produced A and B only once the decision is recorded, and only where
+no open item shows the same response (the reveal gate), as the command prints it.
 """
 
 from __future__ import annotations
@@ -68,8 +68,9 @@ def register_review_tools(server: MCPServer[Any], box: Toolbox) -> None:
         a second judgment, another reviewer's judgment is active and this reviewer has not judged it
         again: then it is recorded as a second judgment, for agreement only, never exported
         ("secondJudgment": true, "comparedWith": the decision). A submission_id sent again returns
-        its first result and appends nothing. The result reveals who produced A and B, now that the decision is
-        recorded. As 'reviewtrail review decide ITEM --json'."""
+        its first result and appends nothing. The result reveals who produced A and B, now that the
+        decision is recorded, except a position whose response an open item still shows: that one
+        says when it is revealed ("withheld"). As 'reviewtrail review decide ITEM --json'."""
         from reviewtrail.human_review import DecisionInput, check_reviewer_id, decide
 
         item, given, submission = arguments.pop("item"), arguments.pop("reviewer"), arguments.pop("submission_id")

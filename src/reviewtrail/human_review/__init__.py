@@ -257,9 +257,10 @@ if typing.TYPE_CHECKING:
     from reviewtrail.human_review.session._decide import DecisionInput, DecisionResult, decide
     from reviewtrail.human_review.session._history import DecisionEntry, History, history
     from reviewtrail.human_review.session._lease import LEASE_SECONDS, Leases
-    from reviewtrail.human_review.session._queue import QUEUE_MAX, QueueCandidate, QueueCard, review_queue
+    from reviewtrail.human_review.session._queue import QUEUE_MAX, QueueCandidate, QueueCard, queue_card, review_queue
     from reviewtrail.human_review.session._queue_position import QueuePosition, queue_position
-    from reviewtrail.human_review.session._reveal import POSITIONS, CandidateProvenance
+    from reviewtrail.human_review.session._reveal import POSITIONS, CandidateProvenance, gated_provenance
+    from reviewtrail.human_review.session._reveal_gate import RevealGate, item_open, reveal_gate
     from reviewtrail.human_review.session._second_judgments import (
         ItemJudgments,
         pending_second_judgment,
@@ -464,6 +465,10 @@ _LAZY = {
     "first_submission": "rules._decision_rules",
     "fit_standings": "quality._standings",
     "history": "session._history",
+    "gated_provenance": "session._reveal",
+    "item_open": "session._reveal_gate",
+    "reveal_gate": "session._reveal_gate",
+    "RevealGate": "session._reveal_gate",
     "import_campaign": "campaigns._campaigns",
     "import_runs": "campaigns._import_runs",
     "item_decisions": "reads._resolve",
@@ -503,6 +508,7 @@ _LAZY = {
     "resolve_item": "reads._resolve",
     "response_problem": "campaigns._run_batch",
     "review_queue": "session._queue",
+    "queue_card": "session._queue",
     "queue_position": "session._queue_position",
     "run_campaign": "campaigns._runner",
     "run_candidate": "reads._resolve",
@@ -670,6 +676,7 @@ __all__ = [
     "ReceiptResult",
     "Refusal",
     "ResolvedItem",
+    "RevealGate",
     "ReviewDecision",
     "ReviewItem",
     "ReviewPrompt",
@@ -727,12 +734,14 @@ __all__ = [
     "file_format",
     "first_submission",
     "fit_standings",
+    "gated_provenance",
     "history",
     "import_campaign",
     "import_runs",
     "interleave_families",
     "item_decisions",
     "item_id",
+    "item_open",
     "item_problems",
     "item_record",
     "jsonl_bytes",
@@ -763,6 +772,7 @@ __all__ = [
     "prompt_text_hash",
     "prove_export_manifest",
     "quality_eligible",
+    "queue_card",
     "queue_position",
     "read_export_manifest",
     "read_manifest",
@@ -772,6 +782,7 @@ __all__ = [
     "require_campaign",
     "resolve_item",
     "response_problem",
+    "reveal_gate",
     "review_queue",
     "reviewer_label",
     "run_campaign",

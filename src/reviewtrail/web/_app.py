@@ -147,8 +147,10 @@ def create_app(
         )
 
     @read("/items/{item_id}/history", "Reviewed history", response_class=HTMLResponse)
-    def item_history(item_id: str) -> HTMLResponse:
-        return page("history.html", history=reads.history(item_id), response_max=RESPONSE_MAX_CHARS)
+    def item_history(item_id: str, change: bool = False) -> HTMLResponse:
+        # ?change=1: the decision is changed judged blinded, on the card alone (no producer shown)
+        card = reads.blinded_card(item_id) if change else None
+        return page("history.html", history=reads.history(item_id), card=card, response_max=RESPONSE_MAX_CHARS)
 
     @read("/api/campaigns", "Campaign versions")
     def api_campaigns() -> list[dict[str, Any]]:

@@ -11,8 +11,8 @@ project's reviewer-call traces (``trace ls|show|divergence|verify``) and the led
 
 Nothing here adds provenance to a card: a :class:`~reviewtrail.human_review.QueueCard` holds no
 run, agent, model, provider or adapter, and the page is drawn from it alone. Who produced A and
-B comes only from :func:`~reviewtrail.human_review.history`, which reveals it once the item has a
-decision.
+B comes only from :func:`~reviewtrail.human_review.history`, which reveals it through the reveal
+gate once the item has a decision.
 """
 
 from __future__ import annotations
@@ -99,6 +99,14 @@ class Reads:
 
         with self._store() as store:
             return history(store, item_id)
+
+    def blinded_card(self, item_id: str) -> QueueCard:
+        """The item's blinded card (prompt, evidence, criterion, candidates A and B in display
+        order, no producer), for changing its decision judged blinded."""
+        from reviewtrail.human_review import queue_card
+
+        with self._store() as store, store.ledger.snapshot():
+            return queue_card(store.ledger, item_id, decided=True)
 
     def coverage(self, campaign_id: str, version: int) -> Coverage:
         """``campaign coverage``: exit 3 (field ``campaign``) for a version with no prompt, exit 2

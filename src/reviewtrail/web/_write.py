@@ -15,8 +15,9 @@ In this order, and nothing is appended unless every step passes:
    (``use``, as ``review session`` says it).
 
 A retry with the same submission id records nothing new and answers 200 with the first result;
-a new decision answers 201. The answer reveals who produced candidates A and B, as ``review
-decide`` does once the decision is recorded.
+a new decision answers 201. The answer reveals who produced candidates A and B through the reveal
+gate, as ``review decide`` does once the decision is recorded (a producer whose response an open
+item still shows is withheld, saying when it is shown).
 """
 
 from __future__ import annotations

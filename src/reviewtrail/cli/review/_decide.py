@@ -172,7 +172,8 @@ def history(
 ) -> None:
     """Show an item's decisions: the active one, whether it is evaluation-only or export-eligible
     and why, how many earlier decisions it leaves inactive, and, once the item has a decision,
-    who produced candidates A and B.
+    who produced candidates A and B (a candidate whose response an open item still shows is
+    withheld, saying when it is shown).
 
     Example: reviewtrail review history 3f1c0b9e-... --json
     """

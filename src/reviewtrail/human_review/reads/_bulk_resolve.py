@@ -84,6 +84,11 @@ class Preloaded:
     def __contains__(self, record_id: object) -> bool:
         return record_id in self._records
 
+    @property
+    def ledger(self) -> Ledger:
+        """The ledger the records were read from (reads not held fall through to it)."""
+        return self._ledger
+
     # --- the reads of _resolve.Records ----------------------------------------------------------
     def get(self, record_id: str) -> Envelope:
         env = self._records.get(record_id)

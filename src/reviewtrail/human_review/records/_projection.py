@@ -5,6 +5,7 @@ the application's record catalog are in :mod:`._record_types`."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -21,7 +22,13 @@ from reviewtrail.human_review.records._record_names import (
 )
 from reviewtrail.ledger import Envelope, Projection, ProjectionTable
 
-__all__ = ["HUMAN_REVIEW_PROJECTION", "PROJECTIONS"]
+__all__ = ["HUMAN_REVIEW_PROJECTION", "PROJECTIONS", "response_text_digest"]
+
+
+def response_text_digest(text: str) -> str:
+    """The SHA-256 (hex) of a response's exact text, UTF-8: equal for equal texts, whatever run,
+    prompt or privacy recorded them (the reveal gate finds the items showing one text by it)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _prompt_row(env: Envelope, p: dict[str, Any]) -> dict[str, Any]:
@@ -70,7 +77,10 @@ def _rows(env: Envelope) -> Iterable[tuple[str, dict[str, Any]]]:
         yield "hr_runs", _run_row(env, env.payload_value)
     elif t in (RECEIPT, RESPONSE) and env.subject is not None:
         kind = "receipt" if t == RECEIPT else "output"
-        yield "hr_run_parts", {"record_id": env.id, "run_id": env.subject, "kind": kind, "seq": env.seq}
+        text = env.payload_value.get("response") if t == RESPONSE and isinstance(env.payload_value, dict) else None
+        digest = response_text_digest(text) if isinstance(text, str) else ""
+        yield "hr_run_parts", {"record_id": env.id, "run_id": env.subject, "kind": kind, "text_digest": digest,
+                               "seq": env.seq}  # fmt: skip
     elif t == ITEM:
         p = env.payload_value
         campaign = (p["campaign"]["id"], p["campaign"]["version"])
@@ -87,6 +97,8 @@ def _rows(env: Envelope) -> Iterable[tuple[str, dict[str, Any]]]:
         )
         yield "hr_open", {"item_id": p["itemId"], "campaign_id": campaign[0], "campaign_version": campaign[1],
                           "item_seq": env.seq}  # fmt: skip
+        for candidate in p["candidates"]:
+            yield "hr_item_runs", {"item_id": p["itemId"], "run_id": candidate["runId"], "seq": env.seq}
     elif t == DECISION:
         p = env.payload_value
         yield (
@@ -127,9 +139,12 @@ _SEQ: tuple[str, Literal["int"]] = ("seq", "int")
 #:   record of the same prompt fails the whole append with a conflict);
 #: - ``hr_campaigns``: the latest settings record of each campaign version;
 #: - ``hr_runs``: one row per candidate-run record (a correction is another row, same run id);
-#: - ``hr_run_parts``: the context receipts and review-response outputs of each run id;
+#: - ``hr_run_parts``: the context receipts and review-response outputs of each run id, an
+#:   output with the SHA-256 of its exact text (``text_digest``; ``""`` for a receipt);
 #: - ``hr_items``: one row per review item, keyed by item id (a second record of the same item
 #:   fails the append with a conflict, so two materializations cannot both record it);
+#:   ``hr_item_runs``: the two candidate run ids of each item, so the items showing a run are
+#:   found by run id;
 #: - ``hr_decisions``: one row per decision record; ``hr_submissions`` keyed by submission id (a
 #:   second record of one submission fails with a conflict); ``hr_decision_links`` keyed by
 #:   (item, the decision superseded, ``""`` for none): an item has one first decision and each
@@ -143,7 +158,7 @@ _SEQ: tuple[str, Literal["int"]] = ("seq", "int")
 #: - ``hr_training_receipts``: checkpoint training receipts per campaign version.
 HUMAN_REVIEW_PROJECTION = Projection(
     name="human_review",
-    version=5,
+    version=6,
     tables=(
         ProjectionTable(
             "hr_prompts",
@@ -183,9 +198,9 @@ HUMAN_REVIEW_PROJECTION = Projection(
         ),
         ProjectionTable(
             "hr_run_parts",
-            (("record_id", "text"), ("run_id", "text"), ("kind", "text"), _SEQ),
+            (("record_id", "text"), ("run_id", "text"), ("kind", "text"), ("text_digest", "text"), _SEQ),
             key=("record_id",),
-            indexes=(("run_id",),),
+            indexes=(("run_id",), ("text_digest",)),
         ),
         ProjectionTable(
             "hr_items",
@@ -200,6 +215,12 @@ HUMAN_REVIEW_PROJECTION = Projection(
             key=("item_id",),
             indexes=(("campaign_id", "campaign_version", "seq"), ("prompt_event_id",), ("seq",)),
             on_conflict="error",
+        ),
+        ProjectionTable(
+            "hr_item_runs",
+            (("item_id", "text"), ("run_id", "text"), _SEQ),
+            key=("item_id", "run_id"),
+            indexes=(("run_id",),),
         ),
         ProjectionTable(
             "hr_decisions",

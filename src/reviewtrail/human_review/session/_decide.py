@@ -29,7 +29,7 @@ from reviewtrail.human_review.rules._reviewers import check_reviewer_id, reviewe
 from reviewtrail.human_review.session._reveal import (
     CandidateProvenance,
     blinded_problems,
-    candidate_provenance,
+    gated_provenance,
     preferred_run,
 )
 from reviewtrail.human_review.session._second_judgments import (
@@ -81,8 +81,8 @@ class DecisionInput:
 class DecisionResult:
     """A recorded decision: its id, whether it is the item's active decision now, how many
     earlier decisions of the item it left inactive when it was recorded, whether this call was a
-    resubmission (nothing appended), and the provenance of candidates A and B (revealed now that
-    the decision is recorded)."""
+    resubmission (nothing appended), and the provenance of candidates A and B, each through the
+    reveal gate: shown once no open item shows its response, else withheld saying when."""
 
     decision_id: str
     seq: int
@@ -387,8 +387,8 @@ def _result(
             superseded=0,
             resubmitted=resubmitted,
             privacy=privacy_join([second.privacy]),
-            # A skip gives no verdict: the item still waits for a second judgment, so it stays blinded.
-            provenance=() if payload["disposition"] == "skip" else candidate_provenance(records, resolved.item),
+            # Through the gate: a skip gives no verdict, so the item still waits and stays blinded.
+            provenance=gated_provenance(records, resolved.item),
             compared_with=str(payload["comparedWith"]),
         )
     if decision_id not in records:  # recorded since the item's records were read: read its decisions again
@@ -408,7 +408,7 @@ def _result(
         superseded=superseded_count(facts, ours),
         resubmitted=resubmitted,
         privacy=privacy_join([records.get(decision_id).privacy]),
-        provenance=candidate_provenance(records, resolved.item),
+        provenance=gated_provenance(records, resolved.item),
     )
 
 

@@ -1,6 +1,6 @@
 """An item's decision history: every decision, the active one and what it is good for, and the
-candidates' provenance, revealed only once the item has a decision (docs/human-review.md,
-"The queue and history")."""
+candidates' provenance, revealed once the item has a decision and no open item shows the same
+response (the reveal gate; docs/human-review.md, "The queue and history" and "Blinding")."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from reviewtrail.human_review.session._reveal import (
     POSITIONS,
     CandidateProvenance,
     blinded_problems,
-    candidate_provenance,
+    gated_provenance,
 )
 from reviewtrail.ledger import Ledger
 from reviewtrail.store import Store
@@ -65,7 +65,8 @@ class History:
     """The decisions of an item. ``active`` is the active decision's entry (None before any);
     ``superseded`` how many earlier decisions it left inactive; ``quality`` and ``external`` the
     eligibility facts of the active decision; ``provenance`` the candidates A and B, empty while
-    the item has no decision (blinded)."""
+    the item has no decision, each through the reveal gate once it has one (a withheld position
+    says when it is shown)."""
 
     item_id: str
     prompt_label: str  # the prompt's first words (:func:`~._labels.prompt_label`)
@@ -91,7 +92,8 @@ class History:
 
     @property
     def blinded(self) -> bool:
-        return not self.provenance
+        """Whether no producer is shown: no decision yet, or both withheld by the reveal gate."""
+        return all(p.withheld is not None for p in self.provenance)
 
     def to_json(self) -> dict[str, Any]:
         def fact(e: Eligibility | None) -> dict[str, Any] | None:
@@ -149,7 +151,7 @@ def _history(ledger: Ledger, item_id: str) -> History:
         superseded = superseded_count(facts, active.decision)
         quality, external = _eligibility(ledger, resolved, active.decision)
     problems = resolved.problems if facts else blinded_problems(resolved)
-    provenance = candidate_provenance(ledger, resolved.item) if facts else ()
+    provenance = gated_provenance(ledger, resolved.item) if facts else ()
     label = prompt_label(resolved.prompt.prompt)
     criterion = resolved.prompt.criterion
     return History(

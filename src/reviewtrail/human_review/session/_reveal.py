@@ -11,12 +11,14 @@ from typing import Any
 from reviewtrail.human_review.reads._resolve import Records, ResolvedItem, run_facts
 from reviewtrail.human_review.records._records import ReviewItem
 from reviewtrail.human_review.rules._frozen import POSITIONS, blind
+from reviewtrail.human_review.session._reveal_gate import reveal_gate
 
 __all__ = [
     "POSITIONS",
     "CandidateProvenance",
     "blinded_problems",
     "candidate_provenance",
+    "gated_provenance",
     "position_run",
     "preferred_run",
 ]
@@ -42,10 +44,12 @@ class CandidateProvenance:
     """Who produced the candidate shown at ``position``: revealed only after a decision. Fields
     are None when the run no longer has a single current record. ``named``: what the candidate's
     text names of a candidate's identity, as the item recorded it at materialize (``own-model``,
-    ``other-provider``...; empty for nothing), None when the item was never checked."""
+    ``other-provider``...; empty for nothing), None when the item was never checked.
+    ``withheld``: when the producer is withheld by the reveal gate, when it will be shown; every
+    other field but ``position`` is then None (:meth:`withholding`)."""
 
     position: str
-    run_id: str
+    run_id: str | None
     agent_id: str | None
     model: str | None
     provider: str | None
@@ -53,8 +57,16 @@ class CandidateProvenance:
     learned_adapter: str | None
     catalog_generation: str | None
     named: tuple[str, ...] | None = None
+    withheld: str | None = None
+
+    @classmethod
+    def withholding(cls, position: str, statement: str) -> CandidateProvenance:
+        """The position ``position`` with its producer withheld: nothing but when it is shown."""
+        return cls(position, None, None, None, None, None, None, None, None, statement)
 
     def to_json(self) -> dict[str, Any]:
+        if self.withheld is not None:
+            return {"position": self.position, "withheld": self.withheld}
         return {
             "position": self.position,
             "runId": self.run_id,
@@ -94,7 +106,10 @@ class CandidateProvenance:
     def cells(self) -> list[str]:
         """One table row: position, agent, model, provider, adapters, catalog, run (``?`` where
         the run no longer has a single current record; an empty cell for no learned adapter) and
-        whether its text names a candidate's identity (:meth:`self_identifying`)."""
+        whether its text names a candidate's identity (:meth:`self_identifying`); a withheld
+        position gives its position and when it is shown, every other cell empty."""
+        if self.withheld is not None:
+            return [self.position, self.withheld] + [""] * (len(self.COLUMNS) - 2)
         return [
             self.position,
             self.agent_id or "?",
@@ -103,7 +118,7 @@ class CandidateProvenance:
             self.execution_adapter or "?",
             self.learned_adapter or "",
             self.catalog_generation or "?",
-            self.run_id,
+            self.run_id or "?",
             self.self_identifying(),
         ]
 
@@ -133,6 +148,19 @@ def candidate_provenance(ledger: Records, item: ReviewItem) -> tuple[CandidatePr
             )
         )
     return tuple(out)
+
+
+def gated_provenance(records: Records, item: ReviewItem) -> tuple[CandidateProvenance, ...]:
+    """:func:`candidate_provenance` through the reveal gate (:func:`~._reveal_gate.reveal_gate`):
+    a position whose response an open item still shows is withheld, saying when it is shown."""
+    gates = reveal_gate(records, item)
+    if not any(g.revealed for g in gates):
+        return tuple(CandidateProvenance.withholding(g.position, g.statement() or "") for g in gates)
+    shown = candidate_provenance(records, item)
+    return tuple(
+        p if g.revealed else CandidateProvenance.withholding(g.position, g.statement() or "")
+        for p, g in zip(shown, gates, strict=True)
+    )
 
 
 def preferred_run(item: ReviewItem, preferred: str) -> str:

@@ -6,6 +6,7 @@ they apply to, always from the chain (``records_about``), never from a query tab
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -139,11 +140,12 @@ def _page_judgments(ledger: Ledger, rows: list[dict[str, object]], share: float)
         yield item_judgments(records, resolve_item(records, item_id), seconds.get(item_id, []), share)
 
 
-def pending_second_judgments(ledger: Ledger, item_ids: Sequence[str]) -> frozenset[str]:
+def pending_second_judgments(ledger: Ledger, item_ids: Sequence[str], *, snapshot: bool = True) -> frozenset[str]:
     """Which of ``item_ids`` wait for a second judgment (selected, actively judged, no second
-    judgment with a verdict yet): such an item is open. Read in one consistent state."""
+    judgment with a verdict yet): such an item is open. Read in one consistent state: a snapshot
+    of its own, or (``snapshot=False``) the one the caller holds."""
     out: set[str] = set()
-    with ledger.snapshot():
+    with ledger.snapshot() if snapshot else contextlib.nullcontext():
         rows = checked_rows_in(ledger, "hr_items", "item_id", item_ids)
         shares: dict[tuple[str, int], float] = {}
         for row in rows:
@@ -158,10 +160,10 @@ def pending_second_judgments(ledger: Ledger, item_ids: Sequence[str]) -> frozens
     return frozenset(out)
 
 
-def pending_second_judgment(ledger: Ledger, item_id: str) -> bool:
+def pending_second_judgment(ledger: Ledger, item_id: str, *, snapshot: bool = True) -> bool:
     """Whether ``item_id`` waits for a second judgment (so it is open: its candidates' producers
-    are not revealed to anyone while it does)."""
-    return item_id in pending_second_judgments(ledger, [item_id])
+    are not revealed to anyone while it does); ``snapshot`` as :func:`pending_second_judgments`."""
+    return item_id in pending_second_judgments(ledger, [item_id], snapshot=snapshot)
 
 
 def second_judgments_due(store: Store, campaign_id: str, version: int, reviewer: str, *, limit: int = 50) -> list[str]:

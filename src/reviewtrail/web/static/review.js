@@ -142,7 +142,9 @@
       var row = document.createElement("tr");
       var named = p.selfIdentification === null || p.selfIdentification === undefined ? "not checked" :
         (p.selfIdentification.length ? p.selfIdentification.join(", ") : "no candidate");
-      [p.position, p.agentId, p.model, p.provider, p.executionAdapter, p.learnedAdapter || "none", named]
+      // A producer the reveal gate withholds: its position and when it is shown, nothing else.
+      (p.withheld ? [p.position, "withheld: " + p.withheld] :
+        [p.position, p.agentId, p.model, p.provider, p.executionAdapter, p.learnedAdapter || "none", named])
         .forEach(function (value) {
           var cell = document.createElement("td");
           cell.textContent = value === null || value === undefined ? "" : String(value);
@@ -321,7 +323,7 @@
     } else if (event.key === "z") {
       var last = window.sessionStorage.getItem("reviewtrail:last-item");
       if (last) {
-        window.location.assign("/items/" + encodeURIComponent(last) + "/history#decision");
+        window.location.assign("/items/" + encodeURIComponent(last) + "/history?change=1#decision");
       } else {
         tell("No decision made in this browser session yet.");
       }
