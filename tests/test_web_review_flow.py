@@ -147,7 +147,9 @@ def test_login_decide_with_the_keyboard_reveal_history_and_supersede(browser: An
     shot(page, "4-history")
     assert page.locator("#previous").inner_text() == "0"
     assert page.locator("#reviewer").inner_text() == recorded.active.reviewer
-    page.keyboard.press("t")
+    page.keyboard.press("t")  # armed: Enter records it
+    assert ledger_head(store)[0] == head[0] + 1
+    page.keyboard.press("Enter")
     revealed(page)
     shot(page, "5-superseded-revealed")
     with page.expect_navigation():

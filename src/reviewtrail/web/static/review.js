@@ -6,11 +6,16 @@
 // POST /api/review/decisions with the CSRF token; the proxy signs it for the inspector. Each
 // card's submission id is random and kept for the page's session, so a retry after a lost answer
 // records nothing new. Once recorded, the answer reveals who produced A and B; Enter continues.
+//
+// A single-key disposition (u, m, s, t, or its button) only arms the decision: Enter (or the
+// "record" button) sends it, Esc (or "cancel") drops it. Nothing is sent before the confirmation,
+// so a stray key or a closed tab records nothing. A preference is two keys already (a or b, then
+// 1 or 2): the strength key records it.
 "use strict";
 
 (function () {
   var form = document.getElementById("decision");
-  var state = { write: false, csrf: null, preferred: null, busy: false, recorded: false };
+  var state = { write: false, csrf: null, preferred: null, armed: null, sent: null, busy: false, recorded: false };
 
   function byId(id) {
     return document.getElementById(id);
@@ -114,7 +119,7 @@
     if (confidence !== "") {
       body.confidence = parseFloat(confidence);
     }
-    var note = byId("note").value.trim();
+    var note = byId("note").value.replace(/^\s+|\s+$/g, "");
     if (note) {
       body.note = note;
     }
@@ -135,6 +140,17 @@
     return null;
   }
 
+  // What the reviewer chose, in the page's words: "prefer B, strong", "tie", "skip".
+  function choice(sent) {
+    if (!sent) {
+      return "";
+    }
+    if (sent.disposition === "prefer") {
+      return "prefer " + sent.preferred + " (candidate " + sent.preferred + "), " + sent.strength;
+    }
+    return sent.disposition;
+  }
+
   function reveal(result) {
     var rows = byId("reveal-rows");
     rows.textContent = "";
@@ -151,8 +167,9 @@
       rows.appendChild(row);
     });
     var use = result.use ? result.use.use + (result.use.reason ? " (" + result.use.reason + ")" : "") : "";
+    var chosen = state.sent && state.sent.disposition === result.disposition ? choice(state.sent) : result.disposition;
     byId("reveal-summary").textContent = (result.resubmitted ? "Already recorded: " : "Recorded: ") +
-      result.disposition + " by " + result.reviewer + ", decision " + result.decisionId +
+      chosen + " by " + result.reviewer + ", decision " + result.decisionId +
       (use ? "; " + use : "") + ".";
     window.sessionStorage.setItem("reviewtrail:last-item", form.dataset.item);
     window.sessionStorage.removeItem(submissionKey());
@@ -179,7 +196,9 @@
       }
     }
     state.busy = true;
-    tell("Recording " + disposition + "…");
+    state.sent = { disposition: disposition, preferred: state.preferred, strength: strength || null };
+    disarm();
+    tell("Recording " + choice(state.sent) + "…");
     window.fetch("/api/review/decisions", {
       method: "POST",
       credentials: "same-origin",
@@ -209,7 +228,45 @@
       });
   }
 
+  // A single-key disposition waits for Enter (the confirmation) or Esc.
+  function arm(disposition) {
+    if (!state.write) {
+      tell("Not active: this page is read-only (sign in through the review proxy to decide).");
+      return;
+    }
+    if (state.busy || state.recorded) {
+      return;
+    }
+    state.preferred = null;
+    byId("strength").hidden = true;
+    state.armed = disposition;
+    byId("confirm-text").textContent = "Record " + disposition + "?";
+    byId("confirm").hidden = false;
+    tell(disposition + ": Enter records it, Esc cancels.");
+  }
+
+  function disarm() {
+    state.armed = null;
+    var box = byId("confirm");
+    if (box) {
+      box.hidden = true;
+    }
+  }
+
+  function confirmArmed() {
+    var disposition = state.armed;
+    if (disposition) {
+      send(disposition);
+    }
+  }
+
+  function cancelArmed() {
+    disarm();
+    tell("Cancelled: nothing was recorded.");
+  }
+
   function prefer(position) {
+    disarm();
     state.preferred = position;
     byId("strength").hidden = false;
     tell("Prefer " + position + ": now 1 (slight) or 2 (strong); Esc cancels.");
@@ -220,16 +277,37 @@
     if (!control || !form.contains(control)) {
       return;
     }
-    if (control.dataset.prefer) {
+    if (control.id === "confirm-yes") {
+      confirmArmed();
+    } else if (control.id === "confirm-no") {
+      cancelArmed();
+    } else if (control.dataset.prefer) {
       prefer(control.dataset.prefer);
     } else if (control.dataset.strength) {
       send("prefer", control.dataset.strength);
+    } else if (control.dataset.disposition === "correct") {
+      send("correct");
     } else if (control.dataset.disposition) {
-      send(control.dataset.disposition);
+      arm(control.dataset.disposition);
     }
   }
 
+  // The details (correction, reasons, tags, confidence, training, note) fold away under the bar;
+  // their keys unfold them first.
+  function unfold() {
+    var more = byId("more");
+    if (more) {
+      more.open = true;
+    }
+  }
+
+  function focusOn(id) {
+    unfold();
+    byId(id).focus();
+  }
+
   function focusFirst(id) {
+    unfold();
     var box = byId(id) && byId(id).querySelector("input");
     if (box) {
       box.focus();
@@ -259,22 +337,31 @@
 
   function decisionKey(key) {
     var actions = {
-      u: function () { send("underdetermined"); },
-      m: function () { send("malformed"); },
-      s: function () { send("skip"); },
-      t: function () { send("tie"); },
+      u: function () { arm("underdetermined"); },
+      m: function () { arm("malformed"); },
+      s: function () { arm("skip"); },
+      t: function () { arm("tie"); },
       a: function () { prefer("A"); },
       b: function () { prefer("B"); },
-      c: function () { byId("correction").focus(); },
+      c: function () { focusOn("correction"); },
       r: function () { focusFirst("reasons"); },
       g: function () { focusFirst("tags"); },
-      f: function () { byId("confidence").focus(); },
-      n: function () { byId("note").focus(); },
+      f: function () { focusOn("confidence"); },
+      n: function () { focusOn("note"); },
       y: function () {
+        unfold();
         byId("training").checked = !byId("training").checked;
         tell("use for training: " + (byId("training").checked ? "yes" : "no"));
       }
     };
+    if (state.armed && key === "Enter") {
+      confirmArmed();
+      return true;
+    }
+    if (state.armed && key === "Escape") {
+      cancelArmed();
+      return true;
+    }
     if ((key === "1" || key === "2") && state.preferred) {
       send("prefer", key === "1" ? "slight" : "strong");
       return true;
@@ -358,9 +445,25 @@
       .catch(function () {});
   }
 
+  // The criterion's instructions are open on every card unless the reviewer folded them away in
+  // this browser session; a fold holds from card to card.
+  function keepCriterionFold() {
+    var criterion = byId("criterion");
+    if (!criterion) {
+      return;
+    }
+    if (window.sessionStorage.getItem("reviewtrail:criterion") === "closed") {
+      criterion.open = false;
+    }
+    criterion.addEventListener("toggle", function () {
+      window.sessionStorage.setItem("reviewtrail:criterion", criterion.open ? "open" : "closed");
+    });
+  }
+
   if (form) {
     form.addEventListener("click", onControl);
   }
+  keepCriterionFold();
   showProgress();
   learnSession();
 })();
