@@ -130,9 +130,11 @@ def test_login_decide_with_the_keyboard_reveal_history_and_supersede(browser: An
     assert recorded.active.reviewer.startswith("oidc-") and "alice" not in recorded.active.reviewer
     assert ledger_head(store)[0] == head[0] + 1  # exactly one record
 
-    # Enter moves on: the next open card, with nothing of the reveal on it.
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
+    # Enter moves on: the next open card, drawn in place, with nothing of the reveal on it.
+    from playwright.sync_api import expect
+
+    page.keyboard.press("Enter")
+    expect(page.locator("#item-title code")).not_to_have_text(first)
     shot(page, "3-next-card")
     second = page.locator("#item-title code").inner_text()
     page.locator("#progress", has_text="decided").wait_for()

@@ -248,6 +248,17 @@ def team(tmp_path: Path) -> Iterator[dict[str, Any]]:
     store.close()
 
 
+def next_card(page: Any) -> None:
+    """Enter once recorded: the next card is drawn in place (no navigation), its controls active."""
+    from playwright.sync_api import expect
+
+    before = page.locator("#item-title code").inner_text()
+    page.keyboard.press("Enter")
+    expect(page.locator("#item-title code")).not_to_have_text(before)
+    page.wait_for_selector("#write-state.ok")
+    assert "?card=1" in page.url
+
+
 def docs_images(page: Any) -> None:
     """With REVIEWTRAIL_DOCS_IMAGES=DIR: the signed-in page at both sizes, and 1366×768 dark."""
     folder = os.environ.get("REVIEWTRAIL_DOCS_IMAGES")
@@ -298,8 +309,7 @@ def test_keyboard_only_a_single_key_disposition_waits_for_enter(browser: Any, te
     skipped = history(store, first).active
     assert skipped is not None and skipped.disposition == "skip"
     assert json.loads(store.ledger.get(skipped.decision_id).payload)["note"] == "first line\nsecond line"
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
+    next_card(page)
 
     # A preference is two keys already: b then 2 records it, and the reveal names the choice.
     second = page.locator("#item-title code").inner_text()
@@ -308,8 +318,7 @@ def test_keyboard_only_a_single_key_disposition_waits_for_enter(browser: Any, te
     page.keyboard.press("2")
     revealed(page)
     assert page.locator("#reveal-summary").inner_text().startswith("Recorded: prefer B (candidate B), strong by ")
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
+    next_card(page)
 
     # u, then Enter.
     third = page.locator("#item-title code").inner_text()

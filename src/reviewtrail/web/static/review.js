@@ -14,8 +14,11 @@
 "use strict";
 
 (function () {
-  var form = document.getElementById("decision");
-  var state = { write: false, csrf: null, preferred: null, armed: null, sent: null, busy: false, recorded: false };
+  var form = null;
+  var state = null;
+  var session = null; // the write session, learned once per page load and kept across drawn cards
+  var upcoming = null; // the next card's page, fetched while the reveal is read
+  var FRESH_MS = 15000; // an older fetch of the next card is fetched again
 
   function byId(id) {
     return document.getElementById(id);
@@ -68,7 +71,8 @@
     return values;
   }
 
-  function enable(session) {
+  function enable(found) {
+    session = found;
     state.write = true;
     state.csrf = session.csrfToken;
     form.querySelectorAll("fieldset.controls").forEach(function (set) {
@@ -87,9 +91,9 @@
       .then(function (answer) {
         return answer.ok ? answer.json() : null;
       })
-      .then(function (session) {
-        if (session && session.write && session.csrfToken) {
-          enable(session);
+      .then(function (found) {
+        if (found && found.write && found.csrfToken) {
+          enable(found);
         }
       })
       .catch(function () {
@@ -176,6 +180,7 @@
     state.recorded = true;
     byId("reveal").hidden = false;
     byId("reveal").focus();
+    fetchNext();
     tell("");
   }
 
@@ -398,7 +403,7 @@
     }
     var handled = true;
     if (state.recorded && (event.key === "Enter" || event.key === "ArrowRight")) {
-      follow("continue");
+      continueOn();
     } else if (event.key === "ArrowRight") {
       follow("next");
     } else if (event.key === "ArrowLeft") {
@@ -460,10 +465,81 @@
     });
   }
 
-  if (form) {
-    form.addEventListener("click", onControl);
+  // The next card, drawn in place: once a decision is revealed, the page fetches the card that
+  // "continue" leads to (the next open one, now that this one is decided) while the reviewer
+  // reads the reveal; Enter swaps the new card's <main> in, with the address it has, and keeps
+  // the write session. A page that is not a Review card, or a failed fetch, is navigated to.
+  function loadPage(href) {
+    return window.fetch(href, { credentials: "same-origin", headers: { Accept: "text/html" } })
+      .then(function (answer) {
+        return answer.ok ? answer.text() : null;
+      })
+      .catch(function () {
+        return null;
+      });
   }
-  keepCriterionFold();
-  showProgress();
-  learnSession();
+
+  function fetchNext() {
+    var link = byId("continue");
+    if (link && document.body.classList.contains("review-page")) {
+      upcoming = { href: link.href, at: Date.now(), text: loadPage(link.href) };
+    }
+  }
+
+  function drawCard(text, href) {
+    var next = text && new window.DOMParser().parseFromString(text, "text/html");
+    var main = next && next.querySelector("main");
+    if (!main || !next.body.classList.contains("review-page")) {
+      return false;
+    }
+    document.querySelector("main").replaceWith(document.adoptNode(main));
+    document.title = next.title;
+    window.history.pushState({ drawn: true }, "", href);
+    window.scrollTo(0, 0);
+    initCard();
+    return true;
+  }
+
+  function continueOn() {
+    var link = byId("continue");
+    if (!link || state.leaving) {
+      return;
+    }
+    state.leaving = true;
+    var href = link.href;
+    if (!document.body.classList.contains("review-page")) {
+      window.location.assign(href);
+      return;
+    }
+    var fresh = upcoming && upcoming.href === href && Date.now() - upcoming.at < FRESH_MS;
+    var text = fresh ? upcoming.text : loadPage(href);
+    upcoming = null;
+    text.then(function (page) {
+      if (!drawCard(page, href)) {
+        window.location.assign(href);
+      }
+    });
+  }
+
+  // Everything a card needs once it is drawn, on a page load or in place.
+  function initCard() {
+    form = byId("decision");
+    state = { write: false, csrf: null, preferred: null, armed: null, sent: null, busy: false, recorded: false, leaving: false };
+    if (form) {
+      form.addEventListener("click", onControl);
+    }
+    keepCriterionFold();
+    showProgress();
+    if (session) {
+      enable(session);
+    } else {
+      learnSession();
+    }
+  }
+
+  // Back and forward over cards drawn in place: the page at that address, loaded.
+  window.addEventListener("popstate", function () {
+    window.location.reload();
+  });
+  initCard();
 })();
