@@ -260,7 +260,8 @@ def next_card(page: Any) -> None:
 
 
 def docs_images(page: Any) -> None:
-    """With REVIEWTRAIL_DOCS_IMAGES=DIR: the signed-in page at both sizes, and 1366×768 dark."""
+    """With REVIEWTRAIL_DOCS_IMAGES=DIR: the signed-in page's first screen at 1366×768 (light and
+    dark) and the whole page at 390 px."""
     folder = os.environ.get("REVIEWTRAIL_DOCS_IMAGES")
     if not folder:
         return
@@ -271,7 +272,8 @@ def docs_images(page: Any) -> None:
     ):
         page.set_viewport_size(viewport)
         page.emulate_media(color_scheme=scheme)
-        page.screenshot(path=str(Path(folder) / name))
+        # the phone's whole page: the candidates stacked, the bar at the foot
+        page.screenshot(path=str(Path(folder) / name), full_page=viewport is PHONE)
     page.set_viewport_size(WIDE)
     page.emulate_media(color_scheme="light")
 
