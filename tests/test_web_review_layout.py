@@ -128,6 +128,9 @@ def test_at_1366x768_the_prompt_and_both_candidates_start_on_the_first_screen_si
         # each starts on the first screen, with room for its first lines above the decision bar
         assert found["y"] >= 0 and found["y"] + 80 <= min(controls["y"], WIDE["height"]), (name, found, controls)
     assert abs(a["y"] - b["y"]) <= 1 and a["x"] + a["width"] <= b["x"], (a, b)  # side by side
+    bar = box(page, "section.decision")
+    for selector in ("#rendered-A", "#rendered-B"):  # and each box ends above the bar
+        assert box(page, selector)["y"] + box(page, selector)["height"] <= bar["y"], (selector, bar)
     # each candidate (and the long prompt) scrolls on its own: its box holds less than its text
     for selector in ("#rendered-A", "#rendered-B", ".scroll.prompt"):
         sizes = page.locator(selector).first.evaluate("e => [e.scrollHeight, e.clientHeight]")

@@ -497,6 +497,10 @@
     window.history.pushState({ drawn: true }, "", href);
     window.scrollTo(0, 0);
     initCard();
+    var title = byId("item-title");
+    if (title) {
+      title.focus(); // a screen reader reads the new card's item line; keys work as on a loaded page
+    }
     return true;
   }
 
