@@ -180,7 +180,10 @@
     state.recorded = true;
     byId("reveal").hidden = false;
     byId("reveal").focus();
-    fetchNext();
+    // after the reveal's frame: the next card's request would compete with drawing it
+    window.requestAnimationFrame(function () {
+      window.setTimeout(fetchNext, 0);
+    });
     tell("");
   }
 
@@ -479,20 +482,28 @@
       });
   }
 
-  function fetchNext() {
-    var link = byId("continue");
-    if (link && document.body.classList.contains("review-page")) {
-      upcoming = { href: link.href, at: Date.now(), text: loadPage(link.href) };
-    }
-  }
-
-  function drawCard(text, href) {
+  // A fetched page, parsed ahead of the key: its title and <main>, or null if it is no Review card.
+  function parsed(text) {
     var next = text && new window.DOMParser().parseFromString(text, "text/html");
     var main = next && next.querySelector("main");
     if (!main || !next.body.classList.contains("review-page")) {
+      return null;
+    }
+    return { title: next.title, main: main };
+  }
+
+  function fetchNext() {
+    var link = byId("continue");
+    if (link && document.body.classList.contains("review-page")) {
+      upcoming = { href: link.href, at: Date.now(), card: loadPage(link.href).then(parsed) };
+    }
+  }
+
+  function drawCard(next, href) {
+    if (!next) {
       return false;
     }
-    document.querySelector("main").replaceWith(document.adoptNode(main));
+    document.querySelector("main").replaceWith(document.adoptNode(next.main));
     document.title = next.title;
     window.history.pushState({ drawn: true }, "", href);
     window.scrollTo(0, 0);
@@ -516,10 +527,10 @@
       return;
     }
     var fresh = upcoming && upcoming.href === href && Date.now() - upcoming.at < FRESH_MS;
-    var text = fresh ? upcoming.text : loadPage(href);
+    var card = fresh ? upcoming.card : loadPage(href).then(parsed);
     upcoming = null;
-    text.then(function (page) {
-      if (!drawCard(page, href)) {
+    card.then(function (next) {
+      if (!drawCard(next, href)) {
         window.location.assign(href);
       }
     });
@@ -533,7 +544,9 @@
       form.addEventListener("click", onControl);
     }
     keepCriterionFold();
-    showProgress();
+    window.requestAnimationFrame(function () {
+      window.setTimeout(showProgress, 0); // after the card's first frame
+    });
     if (session) {
       enable(session);
     } else {
