@@ -4,14 +4,12 @@ serve`` with the review capability, over a real store.
 
 login → queue → a decision made with the keyboard only → provenance revealed → history shows
 it → a superseding decision. Before the first decision nothing the browser received names who
-produced a candidate. A screenshot of each step is kept in ``test-artifacts/review-flow/``; with
-REVIEWTRAIL_DOCS_IMAGES=DIR the signed-in Review page is also written to DIR/review-page.png (how
-docs/images/review-page.png is made).
+produced a candidate. A screenshot of each step is kept in ``test-artifacts/review-flow/``; the
+docs' images of the Review page are made by tests/test_web_review_layout.py.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -105,8 +103,6 @@ def test_login_decide_with_the_keyboard_reveal_history_and_supersede(browser: An
     sign_in(page, proxy, "alice", "/review/camp/1")
     page.wait_for_selector("#write-state.ok")  # the controls are active: the proxy gave write state
     shot(page, "1-login-done-queue")
-    if os.environ.get("REVIEWTRAIL_DOCS_IMAGES"):
-        page.screenshot(path=str(Path(os.environ["REVIEWTRAIL_DOCS_IMAGES"]) / "review-page.png"))
     assert "Signed in as oidc-" in page.locator("#write-state").inner_text()
     first = page.locator("#item-title code").inner_text()
     assert first in {item.item_id for item in items}
