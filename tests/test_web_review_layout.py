@@ -36,7 +36,7 @@ from test_web_review_flow import revealed, sign_in
 
 WIDE = {"width": 1366, "height": 768}
 PHONE = {"width": 390, "height": 844}
-CODE = "def refund(days):\n    return days <= 30\n"
+CODE = "def refund(days):\n    return days <= 30  # " + "y" * 400 + "\n"  # a line wider than any box
 LONG_WORD = "x" * 3000
 MARKER = "pwned-by-candidate"
 # A response with everything the page must draw safely: headings, a list, a table, a code block, a
@@ -178,6 +178,9 @@ def test_candidates_are_drawn_as_markdown_and_raw_html_in_them_is_text(browser: 
     code = rendered.locator("pre code")
     assert code.text_content() == CODE
     assert "monospace" in code.evaluate("e => getComputedStyle(e).fontFamily")
+    block = rendered.locator("pre")  # the long code line scrolls inside its own block
+    assert block.evaluate("e => getComputedStyle(e).overflowX") == "auto"
+    assert block.evaluate("e => e.scrollWidth > e.clientWidth")
     assert rendered.locator("script, img, iframe").count() == 0
     text = rendered.inner_text()
     assert f"<script>document.title = '{MARKER}'</script>" in text and "<img src=" in text
