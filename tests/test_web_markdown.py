@@ -54,7 +54,7 @@ def test_markdown_is_drawn_and_html_in_it_is_text() -> None:
         render_markdown("# Title\n\n```py\nx = 1\n```\n\n<script>alert(1)</script>\n\n![t](http://e.com/t.png)")
     )
     assert "<h4>Title</h4>" in drawn
-    assert '<pre><code class="language-py">x = 1\n</code></pre>' in drawn
+    assert '<pre tabindex="0"><code class="language-py">x = 1\n</code></pre>' in drawn
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in drawn and "<script" not in drawn
     assert '<span class="md-image">[image: t · http://e.com/t.png]</span>' in drawn and "<img" not in drawn
     assert str(render_markdown("[p](https://e.com)")) == f'<p><a href="https://e.com" rel="{LINK_REL}">p</a></p>\n'

@@ -7,7 +7,8 @@ response is text. Links keep their target but carry ``rel="noopener noreferrer n
 following one tells the other site nothing of the page; an image is never loaded (the CSP would
 refuse it anyway): it is drawn as text naming its address. markdown-it-py already refuses
 ``javascript:``, ``vbscript:``, ``file:`` and ``data:`` link targets. A response's headings sit
-under the page's own (``#`` is drawn as ``<h4>``).
+under the page's own (``#`` is drawn as ``<h4>``); a code block and a table, which scroll sideways
+when wide, take the keyboard's focus.
 
 :func:`exact_text` is the response's exact characters for the page's "raw" view: escaped, with
 each carriage return written as a character reference, since an HTML parser turns a literal one
@@ -16,7 +17,7 @@ into a line feed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -41,6 +42,21 @@ def _heading(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options:
     return renderer.renderToken(tokens, idx, options, env)
 
 
+def _focusable_pre(default: Callable[..., str]) -> Callable[..., str]:
+    """markdown-it's ``default`` code rule with ``tabindex="0"`` on its ``<pre>``, which scrolls
+    sideways when a line is wide: a keyboard reaches what is past its edge."""
+
+    def draw(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        return default(renderer, tokens, idx, options, env).replace("<pre>", '<pre tabindex="0">', 1)
+
+    return draw
+
+
+def _table_open(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    tokens[idx].attrSet("tabindex", "0")  # a wide table scrolls sideways too
+    return renderer.renderToken(tokens, idx, options, env)
+
+
 def _image(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
     token = tokens[idx]
     alt = "".join(child.content for child in token.children or ())
@@ -55,6 +71,9 @@ def _renderer() -> MarkdownIt:
     md.add_render_rule("image", _image)
     for rule in ("heading_open", "heading_close"):
         md.add_render_rule(rule, _heading)
+    md.add_render_rule("fence", _focusable_pre(RendererHTML.fence))
+    md.add_render_rule("code_block", _focusable_pre(RendererHTML.code_block))
+    md.add_render_rule("table_open", _table_open)
     return md
 
 
