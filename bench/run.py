@@ -30,6 +30,7 @@ import bench_migrate
 import bench_pg_writers
 import bench_provenance
 import bench_review
+import bench_review_flow
 import bench_review_session
 import bench_s3
 import bench_sandbox_network
@@ -142,6 +143,10 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
     "web_queue_api": (
         bench_web.bench_queue_api,
         "inspector queue API (one card) p95, 32 concurrent clients, 100,000 items (SQLite), vs a static file",
+    ),
+    "review_flow": (
+        bench_review_flow.bench_review_flow,
+        "Review page in Chromium: confirming key to the next card drawn, p95, 100,000 items (SQLite), vs a static page",
     ),
     "web_hostile_connections": (
         bench_web_hostile.bench_hostile_connections,

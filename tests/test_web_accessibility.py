@@ -1,6 +1,7 @@
 """Accessibility of every inspector page: axe-core (npm ``axe-core``, installed into
 .cache/axe-core by ``scripts/setup.sh --system``) injected by Playwright into Debian's Chromium
-finds no violation of impact serious or critical.
+finds no violation of impact serious or critical, in the light colour scheme and in the dark one
+(the inspector's colours follow ``prefers-color-scheme``).
 
 The pages are not listed here: they are found by crawling the links from ``/`` within the
 inspector's origin (HTML responses only, at most :data:`MAX_PAGES`), over a store that gives
@@ -120,7 +121,10 @@ def test_axe_finds_a_serious_violation_on_a_page_that_has_one(browser: Any) -> N
     assert any(line.startswith("button-name ") for line in found), found
 
 
-def test_every_inspector_page_has_no_serious_or_critical_axe_violation(browser: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_inspector_page_has_no_serious_or_critical_axe_violation(
+    browser: Any, tmp_path: Path, scheme: str
+) -> None:
     need(shutil.which("bwrap") is not None, "bubblewrap (bwrap) is not installed")
     store = new_store(tmp_path)
     artifact_with_two_runs(store)  # provenance, the diff of two versions, the Reviewer Specialist card
@@ -141,7 +145,7 @@ def test_every_inspector_page_has_no_serious_or_critical_axe_violation(browser: 
     visited: list[str] = []
     with running_inspector(tmp_path) as inspector:
         origin = inspector.url.rstrip("/")
-        context = browser.new_context(bypass_csp=True, viewport={"width": 1280, "height": 1000})
+        context = browser.new_context(bypass_csp=True, viewport={"width": 1280, "height": 1000}, color_scheme=scheme)
         page = context.new_page()
         queue = deque([inspector.url, *(inspector.url + path for path in UNLINKED)])
         seen = set(queue)

@@ -4,14 +4,12 @@ serve`` with the review capability, over a real store.
 
 login → queue → a decision made with the keyboard only → provenance revealed → history shows
 it → a superseding decision. Before the first decision nothing the browser received names who
-produced a candidate. A screenshot of each step is kept in ``test-artifacts/review-flow/``; with
-REVIEWTRAIL_DOCS_IMAGES=DIR the signed-in Review page is also written to DIR/review-page.png (how
-docs/images/review-page.png is made).
+produced a candidate. A screenshot of each step is kept in ``test-artifacts/review-flow/``; the
+docs' images of the Review page are made by tests/test_web_review_layout.py.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -105,8 +103,6 @@ def test_login_decide_with_the_keyboard_reveal_history_and_supersede(browser: An
     sign_in(page, proxy, "alice", "/review/camp/1")
     page.wait_for_selector("#write-state.ok")  # the controls are active: the proxy gave write state
     shot(page, "1-login-done-queue")
-    if os.environ.get("REVIEWTRAIL_DOCS_IMAGES"):
-        page.screenshot(path=str(Path(os.environ["REVIEWTRAIL_DOCS_IMAGES"]) / "review-page.png"))
     assert "Signed in as oidc-" in page.locator("#write-state").inner_text()
     first = page.locator("#item-title code").inner_text()
     assert first in {item.item_id for item in items}
@@ -130,9 +126,11 @@ def test_login_decide_with_the_keyboard_reveal_history_and_supersede(browser: An
     assert recorded.active.reviewer.startswith("oidc-") and "alice" not in recorded.active.reviewer
     assert ledger_head(store)[0] == head[0] + 1  # exactly one record
 
-    # Enter moves on: the next open card, with nothing of the reveal on it.
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
+    # Enter moves on: the next open card, drawn in place, with nothing of the reveal on it.
+    from playwright.sync_api import expect
+
+    page.keyboard.press("Enter")
+    expect(page.locator("#item-title code")).not_to_have_text(first)
     shot(page, "3-next-card")
     second = page.locator("#item-title code").inner_text()
     page.locator("#progress", has_text="decided").wait_for()
@@ -147,7 +145,9 @@ def test_login_decide_with_the_keyboard_reveal_history_and_supersede(browser: An
     shot(page, "4-history")
     assert page.locator("#previous").inner_text() == "0"
     assert page.locator("#reviewer").inner_text() == recorded.active.reviewer
-    page.keyboard.press("t")
+    page.keyboard.press("t")  # armed: Enter records it
+    assert ledger_head(store)[0] == head[0] + 1
+    page.keyboard.press("Enter")
     revealed(page)
     shot(page, "5-superseded-revealed")
     with page.expect_navigation():

@@ -23,11 +23,12 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 
 from reviewtrail import __version__
 from reviewtrail.errors import ReviewtrailError
-from reviewtrail.human_review import RESPONSE_MAX_CHARS
+from reviewtrail.human_review import NOTE_MAX_CHARS, RESPONSE_MAX_CHARS
 from reviewtrail.web._bind import host_literal
 from reviewtrail.web._capability import DECISION_ROUTE
 from reviewtrail.web._guard import Guard
 from reviewtrail.web._keys import DECISION_KEYS, NAVIGATION_KEYS
+from reviewtrail.web._markdown import exact_text, render_markdown
 from reviewtrail.web._pages import add_pages
 from reviewtrail.web._reads import Reads
 from reviewtrail.web._static import StaticFiles
@@ -72,6 +73,9 @@ def _templates() -> Environment:
         auto_reload=False,  # the package's templates do not change under a running server: compiled once
     )
     env.globals["version"] = __version__
+    env.globals["note_max"] = NOTE_MAX_CHARS
+    env.filters["markdown"] = render_markdown
+    env.filters["exact"] = exact_text
     return env
 
 

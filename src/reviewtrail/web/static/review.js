@@ -6,11 +6,19 @@
 // POST /api/review/decisions with the CSRF token; the proxy signs it for the inspector. Each
 // card's submission id is random and kept for the page's session, so a retry after a lost answer
 // records nothing new. Once recorded, the answer reveals who produced A and B; Enter continues.
+//
+// A single-key disposition (u, m, s, t, or its button) only arms the decision: Enter (or the
+// "record" button) sends it, Esc (or "cancel") drops it. Nothing is sent before the confirmation,
+// so a stray key or a closed tab records nothing. A preference is two keys already (a or b, then
+// 1 or 2): the strength key records it.
 "use strict";
 
 (function () {
-  var form = document.getElementById("decision");
-  var state = { write: false, csrf: null, preferred: null, busy: false, recorded: false };
+  var form = null;
+  var state = null;
+  var session = null; // the write session, learned once per page load and kept across drawn cards
+  var upcoming = null; // the next card's page, fetched while the reveal is read
+  var FRESH_MS = 15000; // an older fetch of the next card is fetched again
 
   function byId(id) {
     return document.getElementById(id);
@@ -63,7 +71,8 @@
     return values;
   }
 
-  function enable(session) {
+  function enable(found) {
+    session = found;
     state.write = true;
     state.csrf = session.csrfToken;
     form.querySelectorAll("fieldset.controls").forEach(function (set) {
@@ -82,9 +91,9 @@
       .then(function (answer) {
         return answer.ok ? answer.json() : null;
       })
-      .then(function (session) {
-        if (session && session.write && session.csrfToken) {
-          enable(session);
+      .then(function (found) {
+        if (found && found.write && found.csrfToken) {
+          enable(found);
         }
       })
       .catch(function () {
@@ -114,7 +123,7 @@
     if (confidence !== "") {
       body.confidence = parseFloat(confidence);
     }
-    var note = byId("note").value.trim();
+    var note = byId("note").value.replace(/^\s+|\s+$/g, "");
     if (note) {
       body.note = note;
     }
@@ -135,6 +144,17 @@
     return null;
   }
 
+  // What the reviewer chose, in the page's words: "prefer B, strong", "tie", "skip".
+  function choice(sent) {
+    if (!sent) {
+      return "";
+    }
+    if (sent.disposition === "prefer") {
+      return "prefer " + sent.preferred + " (candidate " + sent.preferred + "), " + sent.strength;
+    }
+    return sent.disposition;
+  }
+
   function reveal(result) {
     var rows = byId("reveal-rows");
     rows.textContent = "";
@@ -153,14 +173,19 @@
       rows.appendChild(row);
     });
     var use = result.use ? result.use.use + (result.use.reason ? " (" + result.use.reason + ")" : "") : "";
+    var chosen = state.sent && state.sent.disposition === result.disposition ? choice(state.sent) : result.disposition;
     byId("reveal-summary").textContent = (result.resubmitted ? "Already recorded: " : "Recorded: ") +
-      result.disposition + " by " + result.reviewer + ", decision " + result.decisionId +
+      chosen + " by " + result.reviewer + ", decision " + result.decisionId +
       (use ? "; " + use : "") + ".";
     window.sessionStorage.setItem("reviewtrail:last-item", form.dataset.item);
     window.sessionStorage.removeItem(submissionKey());
     state.recorded = true;
     byId("reveal").hidden = false;
     byId("reveal").focus();
+    // after the reveal's frame: the next card's request would compete with drawing it
+    window.requestAnimationFrame(function () {
+      window.setTimeout(fetchNext, 0);
+    });
     tell("");
   }
 
@@ -181,7 +206,9 @@
       }
     }
     state.busy = true;
-    tell("Recording " + disposition + "…");
+    state.sent = { disposition: disposition, preferred: state.preferred, strength: strength || null };
+    disarm();
+    tell("Recording " + choice(state.sent) + "…");
     window.fetch("/api/review/decisions", {
       method: "POST",
       credentials: "same-origin",
@@ -211,7 +238,45 @@
       });
   }
 
+  // A single-key disposition waits for Enter (the confirmation) or Esc.
+  function arm(disposition) {
+    if (!state.write) {
+      tell("Not active: this page is read-only (sign in through the review proxy to decide).");
+      return;
+    }
+    if (state.busy || state.recorded) {
+      return;
+    }
+    state.preferred = null;
+    byId("strength").hidden = true;
+    state.armed = disposition;
+    byId("confirm-text").textContent = "Record " + disposition + "?";
+    byId("confirm").hidden = false;
+    tell(disposition + ": Enter records it, Esc cancels.");
+  }
+
+  function disarm() {
+    state.armed = null;
+    var box = byId("confirm");
+    if (box) {
+      box.hidden = true;
+    }
+  }
+
+  function confirmArmed() {
+    var disposition = state.armed;
+    if (disposition) {
+      send(disposition);
+    }
+  }
+
+  function cancelArmed() {
+    disarm();
+    tell("Cancelled: nothing was recorded.");
+  }
+
   function prefer(position) {
+    disarm();
     state.preferred = position;
     byId("strength").hidden = false;
     tell("Prefer " + position + ": now 1 (slight) or 2 (strong); Esc cancels.");
@@ -222,16 +287,37 @@
     if (!control || !form.contains(control)) {
       return;
     }
-    if (control.dataset.prefer) {
+    if (control.id === "confirm-yes") {
+      confirmArmed();
+    } else if (control.id === "confirm-no") {
+      cancelArmed();
+    } else if (control.dataset.prefer) {
       prefer(control.dataset.prefer);
     } else if (control.dataset.strength) {
       send("prefer", control.dataset.strength);
+    } else if (control.dataset.disposition === "correct") {
+      send("correct");
     } else if (control.dataset.disposition) {
-      send(control.dataset.disposition);
+      arm(control.dataset.disposition);
     }
   }
 
+  // The details (correction, reasons, tags, confidence, training, note) fold away under the bar;
+  // their keys unfold them first.
+  function unfold() {
+    var more = byId("more");
+    if (more) {
+      more.open = true;
+    }
+  }
+
+  function focusOn(id) {
+    unfold();
+    byId(id).focus();
+  }
+
   function focusFirst(id) {
+    unfold();
     var box = byId(id) && byId(id).querySelector("input");
     if (box) {
       box.focus();
@@ -261,22 +347,31 @@
 
   function decisionKey(key) {
     var actions = {
-      u: function () { send("underdetermined"); },
-      m: function () { send("malformed"); },
-      s: function () { send("skip"); },
-      t: function () { send("tie"); },
+      u: function () { arm("underdetermined"); },
+      m: function () { arm("malformed"); },
+      s: function () { arm("skip"); },
+      t: function () { arm("tie"); },
       a: function () { prefer("A"); },
       b: function () { prefer("B"); },
-      c: function () { byId("correction").focus(); },
+      c: function () { focusOn("correction"); },
       r: function () { focusFirst("reasons"); },
       g: function () { focusFirst("tags"); },
-      f: function () { byId("confidence").focus(); },
-      n: function () { byId("note").focus(); },
+      f: function () { focusOn("confidence"); },
+      n: function () { focusOn("note"); },
       y: function () {
+        unfold();
         byId("training").checked = !byId("training").checked;
         tell("use for training: " + (byId("training").checked ? "yes" : "no"));
       }
     };
+    if (state.armed && key === "Enter") {
+      confirmArmed();
+      return true;
+    }
+    if (state.armed && key === "Escape") {
+      cancelArmed();
+      return true;
+    }
     if ((key === "1" || key === "2") && state.preferred) {
       send("prefer", key === "1" ? "slight" : "strong");
       return true;
@@ -313,7 +408,7 @@
     }
     var handled = true;
     if (state.recorded && (event.key === "Enter" || event.key === "ArrowRight")) {
-      follow("continue");
+      continueOn();
     } else if (event.key === "ArrowRight") {
       follow("next");
     } else if (event.key === "ArrowLeft") {
@@ -360,9 +455,110 @@
       .catch(function () {});
   }
 
-  if (form) {
-    form.addEventListener("click", onControl);
+  // The criterion's instructions are open on every card unless the reviewer folded them away in
+  // this browser session; a fold holds from card to card.
+  function keepCriterionFold() {
+    var criterion = byId("criterion");
+    if (!criterion) {
+      return;
+    }
+    if (window.sessionStorage.getItem("reviewtrail:criterion") === "closed") {
+      criterion.open = false;
+    }
+    criterion.addEventListener("toggle", function () {
+      window.sessionStorage.setItem("reviewtrail:criterion", criterion.open ? "open" : "closed");
+    });
   }
-  showProgress();
-  learnSession();
+
+  // The next card, drawn in place: once a decision is revealed, the page fetches the card that
+  // "continue" leads to (the next open one, now that this one is decided) while the reviewer
+  // reads the reveal; Enter swaps the new card's <main> in, with the address it has, and keeps
+  // the write session. A page that is not a Review card, or a failed fetch, is navigated to.
+  function loadPage(href) {
+    return window.fetch(href, { credentials: "same-origin", headers: { Accept: "text/html" } })
+      .then(function (answer) {
+        return answer.ok ? answer.text() : null;
+      })
+      .catch(function () {
+        return null;
+      });
+  }
+
+  // A fetched page, parsed ahead of the key: its title and <main>, or null if it is no Review card.
+  function parsed(text) {
+    var next = text && new window.DOMParser().parseFromString(text, "text/html");
+    var main = next && next.querySelector("main");
+    if (!main || !next.body.classList.contains("review-page")) {
+      return null;
+    }
+    return { title: next.title, main: main };
+  }
+
+  function fetchNext() {
+    var link = byId("continue");
+    if (link && document.body.classList.contains("review-page")) {
+      upcoming = { href: link.href, at: Date.now(), card: loadPage(link.href).then(parsed) };
+    }
+  }
+
+  function drawCard(next, href) {
+    if (!next) {
+      return false;
+    }
+    document.querySelector("main").replaceWith(document.adoptNode(next.main));
+    document.title = next.title;
+    window.history.pushState({ drawn: true }, "", href);
+    window.scrollTo(0, 0);
+    initCard();
+    var title = byId("item-title");
+    if (title) {
+      title.focus(); // a screen reader reads the new card's item line; keys work as on a loaded page
+    }
+    return true;
+  }
+
+  function continueOn() {
+    var link = byId("continue");
+    if (!link || state.leaving) {
+      return;
+    }
+    state.leaving = true;
+    var href = link.href;
+    if (!document.body.classList.contains("review-page")) {
+      window.location.assign(href);
+      return;
+    }
+    var fresh = upcoming && upcoming.href === href && Date.now() - upcoming.at < FRESH_MS;
+    var card = fresh ? upcoming.card : loadPage(href).then(parsed);
+    upcoming = null;
+    card.then(function (next) {
+      if (!drawCard(next, href)) {
+        window.location.assign(href);
+      }
+    });
+  }
+
+  // Everything a card needs once it is drawn, on a page load or in place.
+  function initCard() {
+    form = byId("decision");
+    state = { write: false, csrf: null, preferred: null, armed: null, sent: null, busy: false, recorded: false, leaving: false };
+    if (form) {
+      form.addEventListener("click", onControl);
+    }
+    keepCriterionFold();
+    window.requestAnimationFrame(function () {
+      window.setTimeout(showProgress, 0); // after the card's first frame
+    });
+    if (session) {
+      enable(session);
+    } else {
+      learnSession();
+    }
+  }
+
+  // Back and forward over cards drawn in place: the page at that address, loaded.
+  window.addEventListener("popstate", function () {
+    window.location.reload();
+  });
+  initCard();
 })();
