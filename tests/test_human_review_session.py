@@ -29,6 +29,7 @@ from reviewtrail.human_review import (
     ReviewSession,
     SessionAction,
     next_open_card,
+    queue_key,
 )
 from reviewtrail.ledger import new_record
 from support.human_review import add_item, add_prompt, add_run, new_store
@@ -439,7 +440,7 @@ def test_next_open_card_pages_past_the_items_seen(tmp_path: Path) -> None:
     try:
         prompts = [add_prompt(store) for _ in range(4)]
         items = [add_item(store, p, add_run(store, p, "agent-a"), add_run(store, p, "agent-b")) for p in prompts]
-        ids = [i.item_id for i in items]
+        ids = sorted((i.item_id for i in items), key=queue_key)  # the queue's order
         first = next_open_card(store, "camp")
         assert first is not None and first.item_id == ids[0]
         later = next_open_card(store, "camp", seen=set(ids[:3]))

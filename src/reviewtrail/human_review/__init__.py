@@ -134,7 +134,7 @@ if typing.TYPE_CHECKING:
         runs_over,
         stricter,
     )
-    from reviewtrail.human_review.records._projection import HUMAN_REVIEW_PROJECTION, PROJECTIONS
+    from reviewtrail.human_review.records._projection import HUMAN_REVIEW_PROJECTION, PROJECTIONS, queue_key
     from reviewtrail.human_review.records._record_types import RECORD_TYPES
     from reviewtrail.human_review.records._records import (
         CAMPAIGN,
@@ -230,6 +230,7 @@ if typing.TYPE_CHECKING:
         item_problems,
     )
     from reviewtrail.human_review.rules._labels import prompt_label
+    from reviewtrail.human_review.rules._queue_rules import DecisionMark, in_queue_of, item_state, queue_order
     from reviewtrail.human_review.rules._reviewers import REVIEWER_ID_HELP, check_reviewer_id, reviewer_label
     from reviewtrail.human_review.rules._run_rules import (
         EXCLUSION_CODES,
@@ -262,6 +263,7 @@ if typing.TYPE_CHECKING:
         decision_use,
         next_open_card,
     )
+    from reviewtrail.human_review.session._skipped import OwnCounts, own_counts
 
 # Every name is loaded on first use, from the module that defines it: a command imports only
 # what it uses (``review queue`` needs neither the model backends nor the export).
@@ -497,6 +499,13 @@ _LAZY = {
     "verify_export": "export._export_verify",
     "wilson_interval": "quality._position_bias",
     "write_export": "export._dataset_manifest",
+    "queue_key": "records._projection",
+    "DecisionMark": "rules._queue_rules",
+    "in_queue_of": "rules._queue_rules",
+    "item_state": "rules._queue_rules",
+    "queue_order": "rules._queue_rules",
+    "OwnCounts": "session._skipped",
+    "own_counts": "session._skipped",
 }
 
 
@@ -595,6 +604,7 @@ __all__ = [
     "DecisionEntry",
     "DecisionFact",
     "DecisionInput",
+    "DecisionMark",
     "DecisionResult",
     "DecisionUse",
     "Disposition",
@@ -618,6 +628,7 @@ __all__ = [
     "Leases",
     "MaterializeReport",
     "OpenAIBackendSpec",
+    "OwnCounts",
     "PositionBias",
     "PrivacyReclassification",
     "PromptCoverageFacts",
@@ -687,11 +698,13 @@ __all__ = [
     "history",
     "import_campaign",
     "import_runs",
+    "in_queue_of",
     "interleave_families",
     "item_decisions",
     "item_id",
     "item_problems",
     "item_record",
+    "item_state",
     "jsonl_bytes",
     "list_campaigns",
     "load_evaluation",
@@ -705,6 +718,7 @@ __all__ = [
     "new_run_id",
     "new_training_receipt_record",
     "next_open_card",
+    "own_counts",
     "pairable_runs",
     "parse_agents_file",
     "parse_campaign_file",
@@ -716,6 +730,8 @@ __all__ = [
     "prompt_text_hash",
     "prove_export_manifest",
     "quality_eligible",
+    "queue_key",
+    "queue_order",
     "queue_position",
     "read_export_manifest",
     "read_manifest",
