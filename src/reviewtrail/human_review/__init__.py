@@ -242,8 +242,9 @@ if typing.TYPE_CHECKING:
         run_exclusions,
     )
     from reviewtrail.human_review.session._decide import DecisionInput, DecisionResult, decide
+    from reviewtrail.human_review.session._draw import draw_card
     from reviewtrail.human_review.session._history import DecisionEntry, History, history
-    from reviewtrail.human_review.session._lease import LEASE_SECONDS, Leases
+    from reviewtrail.human_review.session._lease import LEASE_SECONDS, Leases, reviewer_holder
     from reviewtrail.human_review.session._queue import QUEUE_MAX, QueueCandidate, QueueCard, review_queue
     from reviewtrail.human_review.session._queue_position import QueuePosition, queue_position
     from reviewtrail.human_review.session._reveal import POSITIONS, CandidateProvenance
@@ -506,6 +507,8 @@ _LAZY = {
     "queue_order": "rules._queue_rules",
     "OwnCounts": "session._skipped",
     "own_counts": "session._skipped",
+    "draw_card": "session._draw",
+    "reviewer_holder": "session._lease",
 }
 
 
@@ -686,6 +689,7 @@ __all__ = [
     "decision_use",
     "display_order",
     "displayed_runs",
+    "draw_card",
     "example_facts",
     "example_refusal",
     "export_campaign",
@@ -742,6 +746,7 @@ __all__ = [
     "resolve_item",
     "response_problem",
     "review_queue",
+    "reviewer_holder",
     "reviewer_label",
     "run_campaign",
     "run_candidate",
