@@ -6,6 +6,7 @@ the items were recorded in."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -165,7 +166,7 @@ def test_the_queue_interleaves_prompts_and_never_follows_the_declared_pair_order
         assert cards == sorted(prompt_of, key=queue_key)
         assert cards != [i for i, _ in items]
         # Consecutive cards rarely share a prompt: a fixed shuffle gives about 2 such pairs in 59.
-        shared = sum(prompt_of[a] == prompt_of[b] for a, b in zip(cards, cards[1:], strict=False))
+        shared = sum(prompt_of[a] == prompt_of[b] for a, b in itertools.pairwise(cards))
         assert shared <= 8
         # No prompt's items come in their declared pair order back to back.
         recorded = [i for i, _ in items]
