@@ -153,7 +153,7 @@
     var use = result.use ? result.use.use + (result.use.reason ? " (" + result.use.reason + ")" : "") : "";
     byId("reveal-summary").textContent = (result.resubmitted ? "Already recorded: " : "Recorded: ") +
       result.disposition + " by " + result.reviewer + ", decision " + result.decisionId +
-      (use ? "; " + use : "") + ".";
+      (result.notice ? "; " + result.notice : "") + (use ? "; " + use : "") + ".";
     window.sessionStorage.setItem("reviewtrail:last-item", form.dataset.item);
     window.sessionStorage.removeItem(submissionKey());
     state.recorded = true;
@@ -353,6 +353,10 @@
         if (progress) {
           line.textContent = " · " + progress.decided + " of " + progress.items + " items decided, " +
             progress.open + " open";
+          var own = byId("own");
+          if (own && progress.own) {
+            own.textContent = "you: " + progress.own.decided + " decided, " + progress.own.skipped + " skipped";
+          }
         }
       })
       .catch(function () {});
