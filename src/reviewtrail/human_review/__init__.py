@@ -244,7 +244,7 @@ if typing.TYPE_CHECKING:
     from reviewtrail.human_review.session._decide import DecisionInput, DecisionResult, decide
     from reviewtrail.human_review.session._draw import draw_card
     from reviewtrail.human_review.session._history import DecisionEntry, History, history
-    from reviewtrail.human_review.session._lease import LEASE_SECONDS, Leases, reviewer_holder
+    from reviewtrail.human_review.session._lease import LEASE_FILE, LEASE_SECONDS, Leases, reviewer_holder
     from reviewtrail.human_review.session._queue import QUEUE_MAX, QueueCandidate, QueueCard, review_queue
     from reviewtrail.human_review.session._queue_position import QueuePosition, queue_position
     from reviewtrail.human_review.session._reveal import POSITIONS, CandidateProvenance
@@ -509,6 +509,7 @@ _LAZY = {
     "own_counts": "session._skipped",
     "draw_card": "session._draw",
     "reviewer_holder": "session._lease",
+    "LEASE_FILE": "session._lease",
 }
 
 
@@ -538,6 +539,7 @@ __all__ = [
     "ITEM_NAMESPACE",
     "JOURNAL_NAME",
     "LABEL_MAX_CHARS",
+    "LEASE_FILE",
     "LEASE_SECONDS",
     "MANIFEST_MAX_BYTES",
     "MANIFEST_NAME",
