@@ -306,6 +306,16 @@ def test_decide_text_output_shows_the_provenance_table(cli_item: tuple[Path, Rev
     assert "tie" in out and "model-zq7-secret" in out
 
 
+def test_decide_on_a_skipped_item_supersedes_the_skip_and_says_whose(cli_item: tuple[Path, ReviewItem]) -> None:
+    _, item = cli_item
+    code, out, err = run_cli("review", "decide", item.item_id, "--skip", "--reviewer", "rev-a", "--json")
+    assert code == 0, err
+    skip = json.loads(out)["decisionId"]
+    code, out, err = run_cli("review", "decide", item.item_id, "--tie", "--reviewer", "rev-b")
+    assert code == 0, err
+    assert f"it supersedes the skip by rev-a (decision {skip})" in " ".join(out.split())
+
+
 def test_decide_correct_reads_the_replacement_file(cli_item: tuple[Path, ReviewItem], tmp_path: Path) -> None:
     project, item = cli_item
     replacement = tmp_path / "better.txt"

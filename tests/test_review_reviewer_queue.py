@@ -21,6 +21,7 @@ from reviewtrail.human_review import (
     DecisionMark,
     Leases,
     SessionQueue,
+    campaign_coverage,
     campaign_progress,
     decide,
     draw_card,
@@ -104,6 +105,7 @@ def test_a_skip_leaves_the_item_open_to_others_and_their_judgment_supersedes_it_
         open_now = [c.item_id for c in review_queue(store, "camp", 1, include_decided=False)]
         assert open_now == [c.item_id for c in head[1:]] + [first]
         assert campaign_progress(store, "camp", 1).open == len(items)
+        assert campaign_coverage(store, "camp", 1).to_json()["overall"]["decisions"]["open"] == len(items)
         position = queue_position(store, "camp", 1, len(items))
         assert position.card is not None and position.card.item_id == first and not position.card.decided
         # Out of the skipper's queue only.
