@@ -303,6 +303,11 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return init_cli_store(tmp_path, monkeypatch)
 
 
+def queued(items: list[ReviewItem]) -> list[ReviewItem]:
+    """``items`` of one family in the order a session serves them: the queue's shuffled order."""
+    return sorted(items, key=lambda item: queue_key(item.item_id))
+
+
 def blinded_items(project: Path, n: int, **entry: Any) -> list[ReviewItem]:
     """Items whose candidates carry distinctive provenance and responses free of it."""
     store = open_cli_store(project)
@@ -352,7 +357,8 @@ def test_prefer_b_strong_records_the_run_shown_as_b_and_reveals_only_afterwards(
     code, out, err = session("b\n2\nq\n")
     assert code == 0, err
     [decision] = decisions(project)
-    item = items[0]
+    item = queued(items)[0]
+    k = items.index(item)
     assert decision["itemId"] == item.item_id
     assert (decision["disposition"], decision["preferred"], decision["strength"]) == (
         "prefer",
@@ -360,7 +366,7 @@ def test_prefer_b_strong_records_the_run_shown_as_b_and_reveals_only_afterwards(
         "strong",
     )
     blind = before_first_decision(out)
-    assert "Reply 0.0" in blind and "Reply 0.1" in blind
+    assert f"Reply {k}.0" in blind and f"Reply {k}.1" in blind
     assert [s for s in secrets(items) if s in blind] == []
     revealed = out.split(RECORDED, 1)[1]
     assert item.display_order[1] in revealed and "agent-zq7-one" in revealed
@@ -368,7 +374,7 @@ def test_prefer_b_strong_records_the_run_shown_as_b_and_reveals_only_afterwards(
 
 
 def test_tie_then_skip_record_one_decision_each_on_successive_cards(project: Path) -> None:
-    items = blinded_items(project, 3)
+    items = queued(blinded_items(project, 3))
     code, out, err = session("t\n\ns\n\nq\n")
     assert code == 0, err
     got = [(d["itemId"], d["disposition"]) for d in decisions(project)]
@@ -411,7 +417,7 @@ def test_a_refused_decision_is_shown_with_its_field_and_the_card_stays(project: 
 
 
 def test_an_invalid_item_is_shown_invalid_and_can_only_be_passed_over(project: Path) -> None:
-    items = blinded_items(project, 2)
+    items = queued(blinded_items(project, 2))
     store = open_cli_store(project)
     try:
         output = store.ledger.get(items[0].candidates[0].output_event_id)
@@ -520,7 +526,8 @@ def test_single_keys_work_without_enter_on_a_terminal_and_its_settings_are_resto
 ) -> None:
     import pty
 
-    items = blinded_items(project, 2)
+    made = blinded_items(project, 2)
+    items = queued(made)
     master, slave = pty.openpty()
     before = termios.tcgetattr(slave)
     env = {**os.environ, "TERM": "dumb", "NO_COLOR": "1", "COLUMNS": "200"}
@@ -540,7 +547,7 @@ def test_single_keys_work_without_enter_on_a_terminal_and_its_settings_are_resto
         os.write(master, b"2")
         _read_until(master, b"press any key", seen)
         os.write(master, b" ")
-        _read_until(master, b"Reply 1.0", seen)
+        _read_until(master, f"Reply {made.index(items[1])}.0".encode(), seen)
         _read_until(master, b"q quit", seen)
         os.write(master, b"q")
         _read_until(master, b"session: 1 decision(s)", seen)
@@ -562,7 +569,8 @@ def test_single_keys_work_without_enter_on_a_terminal_and_its_settings_are_resto
 def test_json_prints_the_summary_on_stdout_and_draws_the_cards_on_stderr(project: Path) -> None:
     import json
 
-    items = blinded_items(project, 2)
+    made = blinded_items(project, 2)
+    items = queued(made)
     code, out, err = session("t\n\nq\n", "--json")
     assert code == 0, err
     [decision] = decisions(project)
@@ -571,7 +579,8 @@ def test_json_prints_the_summary_on_stdout_and_draws_the_cards_on_stderr(project
     assert summary["passedOver"] == []
     [entry] = summary["decisions"]
     assert (entry["itemId"], entry["disposition"], entry["resubmitted"]) == (items[0].item_id, "tie", False)
-    assert entry["decisionId"] and "Reply 0.0" in err and "Reply 0.0" not in out
+    shown = f"Reply {made.index(items[0])}.0"
+    assert entry["decisionId"] and shown in err and shown not in out
 
 
 def _take_terminal() -> None:
