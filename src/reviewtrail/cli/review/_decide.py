@@ -11,7 +11,7 @@ from reviewtrail.cli import _everyday
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, read_text_file, table
 
 if TYPE_CHECKING:
-    from reviewtrail.human_review import CandidateProvenance
+    from reviewtrail.human_review import CandidateProvenance, DecisionResult
 
 __all__ = ["register"]
 
@@ -125,6 +125,10 @@ def decide(
     if as_json:
         print_json(result.to_json())
         return
+    _print_result(result)
+
+
+def _print_result(result: DecisionResult) -> None:
     state = "active" if result.active else "not active (a later decision is)"
     again = " (resubmitted: already recorded, nothing appended)" if result.resubmitted else ""
     print(f"decision {result.decision_id} by {result.reviewer}: {result.disposition}, {state}{again}")
