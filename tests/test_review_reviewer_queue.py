@@ -7,12 +7,13 @@ the items were recorded in."""
 from __future__ import annotations
 
 import itertools
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reviewtrail.app import init_store, open_store
@@ -212,3 +213,42 @@ def test_a_reviewers_queue_is_never_judged_then_skipped_by_others_each_in_key_or
         assert (item_id in order) == expected == in_queue_of(reviewer, marks)
         if latest is not None and latest.disposition != "skip":
             assert item_state(marks) == "judged" and item_id not in order
+
+
+DECISIONS = st.lists(
+    st.tuples(st.integers(0, 3), st.sampled_from(["skip", "tie", "underdetermined"]), st.sampled_from(["a", "b", "c"])),
+    max_size=8,
+)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=DECISIONS, reviewer=st.sampled_from([None, "rev-a", "rev-b"]))
+def test_the_stores_queue_is_the_rules_queue_whatever_the_decisions(
+    ops: list[tuple[int, str, str]], reviewer: str | None
+) -> None:
+    """Any sequence of decisions by three reviewers (each superseding the item's latest, as the
+    Review page and review session do): the store's open queue for a reviewer is the pure rules'
+    queue, in the same order, and its counts agree."""
+    with tempfile.TemporaryDirectory() as tmp:
+        settings_ = Settings(store=Path(tmp) / "store", database_url=f"sqlite:///{Path(tmp) / 'l.sqlite'}")
+        init_store(settings_).close()
+        with open_store(settings_) as store:
+            items = [i for i, _ in _campaign(store, 1, agents=("agent-a", "agent-b", "agent-c"))]
+            items += [i for i, _ in _campaign(store, 1, agents=("agent-a", "agent-b"))]
+            marks: dict[str, list[DecisionMark]] = {i: [] for i in items}
+            latest: dict[str, str] = {}
+            for which, disposition, who in ops:
+                item_id = items[which]
+                payload: dict[str, str] = {"disposition": disposition}
+                if item_id in latest:
+                    payload["supersedes"] = latest[item_id]
+                result = decide(store, item_id, payload, reviewer=f"rev-{who}")
+                latest[item_id] = result.decision_id
+                marks[item_id].append(DecisionMark(result.seq, disposition, f"rev-{who}"))
+            expected = queue_order(((i, queue_key(i), m) for i, m in marks.items()), reviewer)
+            got = [c.item_id for c in review_queue(store, "camp", 1, include_decided=False, reviewer=reviewer)]
+            assert got == expected
+            everyone = queue_order(((i, queue_key(i), m) for i, m in marks.items()), None)
+            assert campaign_progress(store, "camp", 1).open == len(everyone)
+            positions = [queue_position(store, "camp", 1, k + 1).card for k in range(len(everyone))]
+            assert [c.item_id for c in positions if c is not None] == everyone
