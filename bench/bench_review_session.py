@@ -46,7 +46,7 @@ conn = sqlite3.connect(db)
 fd = sys.stdin.fileno()
 saved = termios.tcgetattr(fd)
 tty.setcbreak(fd)
-after = -1
+after = ""
 out = sys.stdout
 def payload(record_id):
     row = conn.execute("SELECT payload FROM rt_records WHERE id = ?", (record_id,)).fetchone()
@@ -54,8 +54,8 @@ def payload(record_id):
 try:
     while True:
         row = conn.execute(
-            "SELECT item_id, item_seq FROM rt_p_hr_open WHERE campaign_id = ? AND campaign_version = ? "
-            "AND item_seq > ? ORDER BY item_seq LIMIT 1", (campaign, version, after)).fetchone()
+            "SELECT item_id, queue_key FROM rt_p_hr_open WHERE campaign_id = ? AND campaign_version = ? "
+            "AND queue_key > ? ORDER BY queue_key LIMIT 1", (campaign, version, after)).fetchone()
         if row is None:
             break
         after = row[1]

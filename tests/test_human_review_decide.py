@@ -413,6 +413,7 @@ def test_exactly_one_active_decision_per_decided_item_and_it_is_the_latest(ops: 
     with tempfile.TemporaryDirectory() as tmp, new_store(Path(tmp)) as store:
         items = campaign_with_items(store, 3)
         recorded: dict[str, list[tuple[int, str]]] = {}  # item -> [(seq, decision id)]
+        skips: set[str] = set()  # the skip decisions
         submissions: list[tuple[str, str]] = []
         for which, how, disposition in ops:
             item_id = items[which].item_id
@@ -433,8 +434,10 @@ def test_exactly_one_active_decision_per_decided_item_and_it_is_the_latest(ops: 
                     continue
                 assert again.resubmitted and old_item == item_id
                 continue
-            if mine and payload.get("supersedes") != mine[-1][1]:
-                # Not naming the active decision: refused, naming it; nothing appended.
+            skipped = bool(mine) and mine[-1][1] in skips
+            if mine and payload.get("supersedes") != mine[-1][1] and not (skipped and "supersedes" not in payload):
+                # Not naming the active decision: refused, naming it; nothing appended (an active
+                # skip is superseded by a decision that names nothing).
                 before = head_seq(store)
                 with pytest.raises(ConflictError) as info:
                     decide(store, item_id, payload, reviewer="rev-1")
@@ -442,6 +445,9 @@ def test_exactly_one_active_decision_per_decided_item_and_it_is_the_latest(ops: 
                 assert head_seq(store) == before
                 continue
             result = decide(store, item_id, payload, reviewer="rev-1")
+            assert (result.superseded_skip is not None) == skipped
+            if disposition == "skip":
+                skips.add(result.decision_id)
             recorded.setdefault(item_id, []).append((result.seq, result.decision_id))
             submissions.append((item_id, result.submission_id))
         for made in items:

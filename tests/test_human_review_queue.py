@@ -18,6 +18,7 @@ from reviewtrail.human_review import (
     campaign_settings,
     decide,
     history,
+    queue_key,
     review_queue,
 )
 from reviewtrail.ledger import new_record
@@ -71,18 +72,26 @@ def correct_output(store: Store, item: ReviewItem) -> None:
     )
 
 
-def test_open_items_come_first_then_decided_ones_each_in_item_order(store: Store) -> None:
+def _by_key(*items: ReviewItem) -> list[str]:
+    return sorted((i.item_id for i in items), key=queue_key)
+
+
+def test_never_judged_items_come_first_then_skipped_then_judged_ones(store: Store) -> None:
     items = campaign_with_items(store, 5)
     decide(store, items[1].item_id, {"disposition": "skip"}, reviewer="rev-1")
     decide(store, items[3].item_id, {"disposition": "tie"}, reviewer="rev-1")
     cards = review_queue(store)
-    order = [0, 2, 4, 1, 3]
-    assert [c.item_id for c in cards] == [items[i].item_id for i in order]
-    assert [c.decided for c in cards] == [False, False, False, True, True]
-    assert [c.item_id for c in review_queue(store, limit=2)] == [items[0].item_id, items[2].item_id]
+    never = _by_key(items[0], items[2], items[4])
+    assert [c.item_id for c in cards] == [*never, items[1].item_id, items[3].item_id]
+    # A skip supplies no judgment: the skipped item is open (not decided), after the never-judged.
+    assert [c.decided for c in cards] == [False, False, False, False, True]
+    assert [c.item_id for c in review_queue(store, limit=2)] == never[:2]
     assert [c.item_id for c in review_queue(store, limit=4)][-1] == items[1].item_id
     assert all(not c.decided for c in review_queue(store, include_decided=False))
-    assert len(review_queue(store, include_decided=False)) == 3
+    assert len(review_queue(store, include_decided=False)) == 4
+    # Out of the skipping reviewer's queue only.
+    assert len(review_queue(store, include_decided=False, reviewer="rev-1")) == 3
+    assert len(review_queue(store, include_decided=False, reviewer="rev-2")) == 4
 
 
 def test_the_queue_filters_by_campaign_and_version(store: Store) -> None:
@@ -91,11 +100,11 @@ def test_the_queue_filters_by_campaign_and_version(store: Store) -> None:
     [other] = campaign_with_items(store, 1, campaign="beta")
     [three] = campaign_with_items(store, 1, campaign="alpha", version=1)
     [four] = campaign_with_items(store, 1, campaign="alpha", version=2)
-    # Every version of the campaign, merged in the order the items were recorded.
-    assert [c.item_id for c in review_queue(store, "alpha")] == [i.item_id for i in (one, two, three, four)]
+    # Every version of the campaign, merged in queue-key order.
+    assert [c.item_id for c in review_queue(store, "alpha")] == _by_key(one, two, three, four)
     decide(store, one.item_id, {"disposition": "skip"}, reviewer="rev-1")
-    assert [c.item_id for c in review_queue(store, "alpha")] == [i.item_id for i in (two, three, four, one)]
-    assert [c.item_id for c in review_queue(store, "alpha", limit=2)] == [two.item_id, three.item_id]
+    assert [c.item_id for c in review_queue(store, "alpha")] == [*_by_key(two, three, four), one.item_id]
+    assert [c.item_id for c in review_queue(store, "alpha", limit=2)] == _by_key(two, three, four)[:2]
     assert [c.item_id for c in review_queue(store, "alpha", 3)] == [two.item_id]
     assert [c.item_id for c in review_queue(store, "beta")] == [other.item_id]
     assert review_queue(store, "gamma") == []
@@ -171,7 +180,8 @@ def test_the_queue_json_never_shows_provenance(tmp_path: Path, monkeypatch: pyte
     assert code == 0, err
     cards = json.loads(out)
     assert [c["decided"] for c in cards] == [False, False, True]
-    assert [c["valid"] for c in cards] == [True, False, True]
+    valid = {items[0].item_id: True, items[2].item_id: False, items[1].item_id: True}
+    assert [c["valid"] for c in cards] == [valid[c["itemId"]] for c in cards] and cards[2]["itemId"] == items[1].item_id
     assert scan(out, secrets) == []
     code, text, err = run_cli("review", "queue")
     assert code == 0, err
@@ -296,6 +306,16 @@ def test_decide_text_output_shows_the_provenance_table(cli_item: tuple[Path, Rev
     assert "tie" in out and "model-zq7-secret" in out
 
 
+def test_decide_on_a_skipped_item_supersedes_the_skip_and_says_whose(cli_item: tuple[Path, ReviewItem]) -> None:
+    _, item = cli_item
+    code, out, err = run_cli("review", "decide", item.item_id, "--skip", "--reviewer", "rev-a", "--json")
+    assert code == 0, err
+    skip = json.loads(out)["decisionId"]
+    code, out, err = run_cli("review", "decide", item.item_id, "--tie", "--reviewer", "rev-b")
+    assert code == 0, err
+    assert f"it supersedes the skip by rev-a (decision {skip})" in " ".join(out.split())
+
+
 def test_decide_correct_reads_the_replacement_file(cli_item: tuple[Path, ReviewItem], tmp_path: Path) -> None:
     project, item = cli_item
     replacement = tmp_path / "better.txt"
@@ -359,7 +379,7 @@ def test_a_second_item_of_the_same_prompt_is_its_own_card(store: Store) -> None:
     runs = [add_run(store, prompt, agent, response=f"reply {agent[-1]}") for agent in ("agent-a", "agent-b", "agent-c")]
     first = add_item(store, prompt, runs[0], runs[1])
     second = add_item(store, prompt, runs[0], runs[2])
-    decide(store, first.item_id, {"disposition": "skip"}, reviewer="rev-1")
+    decide(store, first.item_id, {"disposition": "tie"}, reviewer="rev-1")
     assert [(c.item_id, c.decided) for c in review_queue(store)] == [(second.item_id, False), (first.item_id, True)]
 
 

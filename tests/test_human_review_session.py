@@ -29,6 +29,7 @@ from reviewtrail.human_review import (
     ReviewSession,
     SessionAction,
     next_open_card,
+    queue_key,
 )
 from reviewtrail.ledger import new_record
 from support.human_review import add_item, add_prompt, add_run, new_store
@@ -302,6 +303,11 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return init_cli_store(tmp_path, monkeypatch)
 
 
+def queued(items: list[ReviewItem]) -> list[ReviewItem]:
+    """``items`` of one family in the order a session serves them: the queue's shuffled order."""
+    return sorted(items, key=lambda item: queue_key(item.item_id))
+
+
 def blinded_items(project: Path, n: int, **entry: Any) -> list[ReviewItem]:
     """Items whose candidates carry distinctive provenance and responses free of it."""
     store = open_cli_store(project)
@@ -351,7 +357,8 @@ def test_prefer_b_strong_records_the_run_shown_as_b_and_reveals_only_afterwards(
     code, out, err = session("b\n2\nq\n")
     assert code == 0, err
     [decision] = decisions(project)
-    item = items[0]
+    item = queued(items)[0]
+    k = items.index(item)
     assert decision["itemId"] == item.item_id
     assert (decision["disposition"], decision["preferred"], decision["strength"]) == (
         "prefer",
@@ -359,7 +366,7 @@ def test_prefer_b_strong_records_the_run_shown_as_b_and_reveals_only_afterwards(
         "strong",
     )
     blind = before_first_decision(out)
-    assert "Reply 0.0" in blind and "Reply 0.1" in blind
+    assert f"Reply {k}.0" in blind and f"Reply {k}.1" in blind
     assert [s for s in secrets(items) if s in blind] == []
     revealed = out.split(RECORDED, 1)[1]
     assert item.display_order[1] in revealed and "agent-zq7-one" in revealed
@@ -367,7 +374,7 @@ def test_prefer_b_strong_records_the_run_shown_as_b_and_reveals_only_afterwards(
 
 
 def test_tie_then_skip_record_one_decision_each_on_successive_cards(project: Path) -> None:
-    items = blinded_items(project, 3)
+    items = queued(blinded_items(project, 3))
     code, out, err = session("t\n\ns\n\nq\n")
     assert code == 0, err
     got = [(d["itemId"], d["disposition"]) for d in decisions(project)]
@@ -410,7 +417,7 @@ def test_a_refused_decision_is_shown_with_its_field_and_the_card_stays(project: 
 
 
 def test_an_invalid_item_is_shown_invalid_and_can_only_be_passed_over(project: Path) -> None:
-    items = blinded_items(project, 2)
+    items = queued(blinded_items(project, 2))
     store = open_cli_store(project)
     try:
         output = store.ledger.get(items[0].candidates[0].output_event_id)
@@ -439,7 +446,7 @@ def test_next_open_card_pages_past_the_items_seen(tmp_path: Path) -> None:
     try:
         prompts = [add_prompt(store) for _ in range(4)]
         items = [add_item(store, p, add_run(store, p, "agent-a"), add_run(store, p, "agent-b")) for p in prompts]
-        ids = [i.item_id for i in items]
+        ids = sorted((i.item_id for i in items), key=queue_key)  # the queue's order
         first = next_open_card(store, "camp")
         assert first is not None and first.item_id == ids[0]
         later = next_open_card(store, "camp", seen=set(ids[:3]))
@@ -519,7 +526,8 @@ def test_single_keys_work_without_enter_on_a_terminal_and_its_settings_are_resto
 ) -> None:
     import pty
 
-    items = blinded_items(project, 2)
+    made = blinded_items(project, 2)
+    items = queued(made)
     master, slave = pty.openpty()
     before = termios.tcgetattr(slave)
     env = {**os.environ, "TERM": "dumb", "NO_COLOR": "1", "COLUMNS": "200"}
@@ -539,7 +547,7 @@ def test_single_keys_work_without_enter_on_a_terminal_and_its_settings_are_resto
         os.write(master, b"2")
         _read_until(master, b"press any key", seen)
         os.write(master, b" ")
-        _read_until(master, b"Reply 1.0", seen)
+        _read_until(master, f"Reply {made.index(items[1])}.0".encode(), seen)
         _read_until(master, b"q quit", seen)
         os.write(master, b"q")
         _read_until(master, b"session: 1 decision(s)", seen)
@@ -561,7 +569,8 @@ def test_single_keys_work_without_enter_on_a_terminal_and_its_settings_are_resto
 def test_json_prints_the_summary_on_stdout_and_draws_the_cards_on_stderr(project: Path) -> None:
     import json
 
-    items = blinded_items(project, 2)
+    made = blinded_items(project, 2)
+    items = queued(made)
     code, out, err = session("t\n\nq\n", "--json")
     assert code == 0, err
     [decision] = decisions(project)
@@ -570,7 +579,8 @@ def test_json_prints_the_summary_on_stdout_and_draws_the_cards_on_stderr(project
     assert summary["passedOver"] == []
     [entry] = summary["decisions"]
     assert (entry["itemId"], entry["disposition"], entry["resubmitted"]) == (items[0].item_id, "tie", False)
-    assert entry["decisionId"] and "Reply 0.0" in err and "Reply 0.0" not in out
+    shown = f"Reply {made.index(items[0])}.0"
+    assert entry["decisionId"] and shown in err and shown not in out
 
 
 def _take_terminal() -> None:

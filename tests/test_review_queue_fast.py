@@ -21,6 +21,7 @@ from reviewtrail.human_review import (
     correct_output,
     correct_run,
     decide,
+    queue_key,
     reclassify,
     resolve_item,
     review_queue,
@@ -90,9 +91,10 @@ def test_cards_read_plain_are_the_model_paths_cards_whatever_was_amended(store: 
     reclassify(store, _part(store, run_of(items[8]), RUN).id, "sensitive", reason="internal model")
     correct_output(store, _part(store, shared[0], RESPONSE).id, "The shared run, corrected.")
     assert _assert_same_cards(store) == 9  # items 2 to 8, and both items sharing the corrected run
-    # The queue itself gives those cards, open items first.
+    # The queue itself gives those cards, open items first (the skipped one is open: a skip
+    # supplies no judgment).
     cards = review_queue(store, limit=100)
-    assert [c.decided for c in cards] == [False] * (len(items) - 2) + [True, True]
+    assert [c.decided for c in cards] == [False] * (len(items) - 1) + [True]
     assert sum(not c.valid for c in cards) == 9
 
 
@@ -143,10 +145,11 @@ def test_a_restored_open_row_of_a_decided_item_is_refused(store: Store, tmp_path
     seq = store.ledger.rows("hr_items", item_id=items[0].item_id)[0]["seq"]
     _edit(
         tmp_path,
-        "UPDATE rt_p_hr_open SET campaign_id = 'camp', campaign_version = 1, item_seq = ?, rt_seq = ? "
-        "WHERE item_id = ?",
+        "UPDATE rt_p_hr_open SET campaign_id = 'camp', campaign_version = 1, item_seq = ?, rt_seq = ?, "
+        "queue_key = ? WHERE item_id = ?",
         seq,
         seq,
+        queue_key(items[0].item_id),
         items[0].item_id,
     )
     assert "lists item" in _refused(store) and "as open" in _refused(store)

@@ -78,7 +78,7 @@ def test_an_open_card_counted_but_not_paged_is_refused_naming_the_table(tmp_path
     conn = sqlite3.connect(tmp_path / "ledger.sqlite")
     try:
         with conn:
-            assert conn.execute("UPDATE rt_p_hr_open SET item_seq = NULL WHERE item_id = ?", (items[1],)).rowcount == 1
+            assert conn.execute("UPDATE rt_p_hr_open SET queue_key = NULL WHERE item_id = ?", (items[1],)).rowcount == 1
     finally:
         conn.close()
     with open_store(

@@ -230,7 +230,7 @@ def test_a_card_decided_elsewhere_after_it_was_served_is_refused_and_passed_over
         first = reader.card()
         assert first in ids
         with open_store(settings) as store:  # another reviewer, not through a session
-            decide(store, first, {"disposition": "skip"}, reviewer="rev-2")
+            decide(store, first, {"disposition": "underdetermined"}, reviewer="rev-2")
         assert proc.stdin is not None
         proc.stdin.write(b"t\n")
         proc.stdin.flush()
@@ -253,7 +253,7 @@ def test_a_card_decided_elsewhere_after_it_was_served_is_refused_and_passed_over
     assert b"session: 1 decision(s) recorded (tie 1)" in out and b"passed over" not in out
     with open_store(settings) as store:
         rows = store.ledger.rows("hr_decisions", item_id=first)
-        assert [r["disposition"] for r in rows] == ["skip"]  # not overwritten
+        assert [r["disposition"] for r in rows] == ["underdetermined"]  # not overwritten
 
 
 def test_sessions_starting_at_once_all_get_their_leases(backend: Settings) -> None:

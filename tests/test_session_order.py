@@ -82,6 +82,7 @@ def test_a_session_serves_a_store_recorded_in_family_blocks_alternately_and_the_
                 served.append(card.item_id)
             orders.append(served)
         assert orders[0] == orders[1]
-        assert [ids[i] for i in orders[0]] == ["billing", "shipping"] * 4
+        # Alternately (the family whose item comes first in the queue's shuffled order leads).
+        assert [ids[i] for i in orders[0]] in (["billing", "shipping"] * 4, ["shipping", "billing"] * 4)
     finally:
         store.close()

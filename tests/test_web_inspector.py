@@ -190,10 +190,14 @@ def test_progress_counts_the_items_as_the_session_status_line_does(tmp_path: Pat
     with running_inspector(tmp_path) as inspector, httpx.Client(base_url=inspector.url) as client:
         before = client.get("api/review/camp/1/progress").json()
         decide(store, items[1].item_id, {"disposition": "skip"}, reviewer="rev-1")
+        skipped = client.get("api/review/camp/1/progress").json()
+        decide(store, items[2].item_id, {"disposition": "tie"}, reviewer="rev-1")
         after = client.get("api/review/camp/1/progress").json()
         unknown = client.get("api/review/nowhere/1/progress")
-    assert before == {"items": 3, "open": 3, "decided": 0}
-    assert after == {"items": 3, "open": 2, "decided": 1}
+    # A skip supplies no judgment: the item stays open. No reviewer is vouched for: no own counts.
+    assert before == {"items": 3, "open": 3, "decided": 0, "own": None}
+    assert skipped == {"items": 3, "open": 3, "decided": 0, "own": None}
+    assert after == {"items": 3, "open": 2, "decided": 1, "own": None}
     assert unknown.status_code == 404 and unknown.json()["error"]["field"] == "campaign"
     store.close()
 

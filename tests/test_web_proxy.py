@@ -305,8 +305,12 @@ def test_get_and_head_reach_the_inspector_without_credentials_or_tokens(proxy: s
         names = {k.lower() for k, _ in request.headers}
         assert not names & {"cookie", "authorization", "x-csrf-token", "x-forwarded-for", "x-access-token"}
         assert not names & {"proxy-authorization", "x-hop", "forwarded"}
-        for secret in (cookie, info["csrfToken"], "tok-secret", "alice", info["actor"], "client-secret-value"):
+        for secret in (cookie, info["csrfToken"], "tok-secret", "alice", "client-secret-value"):
             assert secret not in request.text()
+        # The session's pseudonymous reviewer crosses in one header only, signed by the capability.
+        fields = dict((k.lower(), v) for k, v in request.headers)
+        assert fields["reviewtrail-reviewer"] == info["actor"]
+        assert request.text().count(info["actor"]) == 1 and fields["signature-input"].startswith("reviewer=")
     # The inspector's security headers come back (and the proxy's own); its cookie and
     # hop-by-hop headers do not.
     assert response.headers["content-security-policy"].startswith("default-src 'none'")

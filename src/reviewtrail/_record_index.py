@@ -235,7 +235,7 @@ RECORD_INDEX: tuple[tuple[str, frozenset[str], tuple[DeclaredProjection, ...]], 
         (
             DeclaredProjection(
                 "human_review",
-                6,
+                7,
                 (
                     ProjectionTable(
                         "hr_prompts",
@@ -318,10 +318,11 @@ RECORD_INDEX: tuple[tuple[str, frozenset[str], tuple[DeclaredProjection, ...]], 
                             ("item_id", "text"),
                             ("disposition", "text"),
                             ("supersedes", "text"),
+                            ("actor", "text"),
                             ("seq", "int"),
                         ),
                         key=("record_id",),
-                        indexes=(("item_id",),),
+                        indexes=(("item_id",), ("actor",)),
                     ),
                     ProjectionTable(
                         "hr_submissions",
@@ -336,7 +337,17 @@ RECORD_INDEX: tuple[tuple[str, frozenset[str], tuple[DeclaredProjection, ...]], 
                         on_conflict="first",
                     ),
                     ProjectionTable(
-                        "hr_decided", (("item_id", "text"), ("record_id", "text"), ("seq", "int")), key=("item_id",)
+                        "hr_decided",
+                        (
+                            ("item_id", "text"),
+                            ("record_id", "text"),
+                            ("seq", "int"),
+                            ("disposition", "text"),
+                            ("actor", "text"),
+                            ("skip_key", "text"),
+                        ),
+                        key=("item_id",),
+                        indexes=(("skip_key",),),
                     ),
                     ProjectionTable(
                         "hr_open",
@@ -345,9 +356,10 @@ RECORD_INDEX: tuple[tuple[str, frozenset[str], tuple[DeclaredProjection, ...]], 
                             ("campaign_id", "text"),
                             ("campaign_version", "int"),
                             ("item_seq", "int"),
+                            ("queue_key", "text"),
                         ),
                         key=("item_id",),
-                        indexes=(("campaign_id", "campaign_version", "item_seq"), ("item_seq",)),
+                        indexes=(("campaign_id", "campaign_version", "queue_key"), ("queue_key",)),
                     ),
                     ProjectionTable(
                         "hr_training_receipts",

@@ -140,7 +140,7 @@ if typing.TYPE_CHECKING:
         runs_over,
         stricter,
     )
-    from reviewtrail.human_review.records._projection import HUMAN_REVIEW_PROJECTION, PROJECTIONS
+    from reviewtrail.human_review.records._projection import HUMAN_REVIEW_PROJECTION, PROJECTIONS, queue_key
     from reviewtrail.human_review.records._record_names import SECOND_JUDGMENT
     from reviewtrail.human_review.records._record_types import RECORD_TYPES
     from reviewtrail.human_review.records._records import (
@@ -239,6 +239,7 @@ if typing.TYPE_CHECKING:
         item_problems,
     )
     from reviewtrail.human_review.rules._labels import prompt_label
+    from reviewtrail.human_review.rules._queue_rules import DecisionMark, in_queue_of, item_state, queue_order
     from reviewtrail.human_review.rules._reviewers import REVIEWER_ID_HELP, check_reviewer_id, reviewer_label
     from reviewtrail.human_review.rules._run_rules import (
         EXCLUSION_CODES,
@@ -255,8 +256,9 @@ if typing.TYPE_CHECKING:
         selection_point,
     )
     from reviewtrail.human_review.session._decide import DecisionInput, DecisionResult, decide
+    from reviewtrail.human_review.session._draw import draw_card
     from reviewtrail.human_review.session._history import DecisionEntry, History, history
-    from reviewtrail.human_review.session._lease import LEASE_SECONDS, Leases
+    from reviewtrail.human_review.session._lease import LEASE_FILE, LEASE_SECONDS, Leases, reviewer_holder
     from reviewtrail.human_review.session._queue import QUEUE_MAX, QueueCandidate, QueueCard, queue_card, review_queue
     from reviewtrail.human_review.session._queue_position import QueuePosition, queue_position
     from reviewtrail.human_review.session._reveal import POSITIONS, CandidateProvenance, gated_provenance
@@ -284,6 +286,7 @@ if typing.TYPE_CHECKING:
         decision_use,
         next_open_card,
     )
+    from reviewtrail.human_review.session._skipped import OwnCounts, own_counts
 
 # Every name is loaded on first use, from the module that defines it: a command imports only
 # what it uses (``review queue`` needs neither the model backends nor the export).
@@ -539,6 +542,16 @@ _LAZY = {
     "JudgmentPair": "quality._judgment_agreement",
     "cohen_kappa": "quality._judgment_agreement",
     "judgment_agreement": "quality._judgment_agreement",
+    "queue_key": "records._projection",
+    "DecisionMark": "rules._queue_rules",
+    "in_queue_of": "rules._queue_rules",
+    "item_state": "rules._queue_rules",
+    "queue_order": "rules._queue_rules",
+    "OwnCounts": "session._skipped",
+    "own_counts": "session._skipped",
+    "draw_card": "session._draw",
+    "reviewer_holder": "session._lease",
+    "LEASE_FILE": "session._lease",
 }
 
 
@@ -568,6 +581,7 @@ __all__ = [
     "ITEM_NAMESPACE",
     "JOURNAL_NAME",
     "LABEL_MAX_CHARS",
+    "LEASE_FILE",
     "LEASE_SECONDS",
     "MANIFEST_MAX_BYTES",
     "MANIFEST_NAME",
@@ -638,6 +652,7 @@ __all__ = [
     "DecisionEntry",
     "DecisionFact",
     "DecisionInput",
+    "DecisionMark",
     "DecisionResult",
     "DecisionUse",
     "Disposition",
@@ -664,6 +679,7 @@ __all__ = [
     "Leases",
     "MaterializeReport",
     "OpenAIBackendSpec",
+    "OwnCounts",
     "PositionBias",
     "PrivacyReclassification",
     "PromptCoverageFacts",
@@ -725,6 +741,7 @@ __all__ = [
     "decision_use",
     "display_order",
     "displayed_runs",
+    "draw_card",
     "example_facts",
     "example_refusal",
     "export_campaign",
@@ -738,12 +755,14 @@ __all__ = [
     "history",
     "import_campaign",
     "import_runs",
+    "in_queue_of",
     "interleave_families",
     "item_decisions",
     "item_id",
     "item_open",
     "item_problems",
     "item_record",
+    "item_state",
     "jsonl_bytes",
     "judgment_agreement",
     "list_campaigns",
@@ -759,6 +778,7 @@ __all__ = [
     "new_second_judgment_record",
     "new_training_receipt_record",
     "next_open_card",
+    "own_counts",
     "pairable_runs",
     "parse_agents_file",
     "parse_campaign_file",
@@ -773,6 +793,8 @@ __all__ = [
     "prove_export_manifest",
     "quality_eligible",
     "queue_card",
+    "queue_key",
+    "queue_order",
     "queue_position",
     "read_export_manifest",
     "read_manifest",
@@ -784,6 +806,7 @@ __all__ = [
     "response_problem",
     "reveal_gate",
     "review_queue",
+    "reviewer_holder",
     "reviewer_label",
     "run_campaign",
     "run_candidate",

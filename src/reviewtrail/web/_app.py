@@ -30,7 +30,7 @@ from reviewtrail.web._guard import Guard
 from reviewtrail.web._keys import DECISION_KEYS, NAVIGATION_KEYS
 from reviewtrail.web._markdown import exact_text, render_markdown
 from reviewtrail.web._pages import add_pages
-from reviewtrail.web._reads import Reads
+from reviewtrail.web._reads import CardView, Reads
 from reviewtrail.web._static import StaticFiles
 from reviewtrail.web._store_pool import StorePool
 from reviewtrail.web._write import refusal_status
@@ -139,9 +139,21 @@ def create_app(
     def index() -> HTMLResponse:
         return page("index.html", campaigns=reads.campaigns())
 
+    drawing: list[DecisionWrites] = []  # the write authority, when a capability is configured
+
+    def drawn(request: Request, campaign: str, version: int, card: int | None) -> CardView:
+        """Card ``card`` of the campaign's queue; with no card, the signed-in reviewer's next card,
+        leased to them (anonymous, or on a read-only inspector: card 1, unleased)."""
+        reviewer = drawing[0].reviewer(request) if card is None and drawing else None
+        if reviewer is None:
+            return reads.card(campaign, version, 1 if card is None else card)
+        reads.check_version(version)
+        found, own = drawing[0].draw(campaign, version, reviewer)
+        return CardView(campaign, version, 0, found, False, reviewer, own)
+
     @read("/review/{campaign}/{version}", "Review: one card", response_class=HTMLResponse)
-    def review(campaign: str, version: int, card: int = 1) -> HTMLResponse:
-        view = reads.card(campaign, version, card)
+    def review(request: Request, campaign: str, version: int, card: int | None = None) -> HTMLResponse:
+        view = drawn(request, campaign, version, card)
         return page(
             "review.html",
             view=view,
@@ -165,10 +177,21 @@ def create_app(
         view = reads.card(campaign, version, position)
         return {"position": view.position, "more": view.more, "card": view.card.to_json() if view.card else None}
 
+    @read("/api/review/{campaign}/{version}/next", "The signed-in reviewer's next card, leased to them")
+    def api_next(request: Request, campaign: str, version: int) -> dict[str, Any]:
+        view = drawn(request, campaign, version, None)
+        return {
+            "reviewer": view.reviewer,
+            "card": view.card.to_json() if view.card else None,
+            "own": view.own.to_json() if view.own else None,
+        }
+
     @read("/api/review/{campaign}/{version}/progress", "A campaign version's items, open and decided")
-    def api_progress(campaign: str, version: int) -> dict[str, Any]:
+    def api_progress(request: Request, campaign: str, version: int) -> dict[str, Any]:
         progress = reads.progress(campaign, version)
-        return {"items": progress.items, "open": progress.open, "decided": progress.decided}
+        reviewer = drawing[0].reviewer(request) if drawing else None
+        own = drawing[0].own(campaign, version, reviewer).to_json() if drawing and reviewer else None
+        return {"items": progress.items, "open": progress.open, "decided": progress.decided, "own": own}
 
     @read("/api/items/{item_id}/history", "An item's decisions")
     def api_history(item_id: str) -> dict[str, Any]:
@@ -176,7 +199,8 @@ def create_app(
 
     write_routes: frozenset[str] = frozenset()
     if writes is not None:
-        add_write_route(app, writes(reads))
+        drawing.append(writes(reads))
+        add_write_route(app, drawing[0])
         write_routes = frozenset({DECISION_ROUTE})
 
     add_pages(reads, page, read)

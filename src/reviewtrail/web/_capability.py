@@ -176,21 +176,9 @@ def sign_decision(
     ``Content-Type``, ``Content-Digest``, ``Signature-Input`` and ``Signature``. ``created``
     defaults to now, ``nonce`` to 32 random bytes (URL-safe base64)."""
     headers = {"Content-Type": CONTENT_TYPE}
-    message = _Message(DECISION_METHOD, url, headers)
-    when = datetime.datetime.fromtimestamp(
-        created if created is not None else int(datetime.datetime.now(datetime.UTC).timestamp()), datetime.UTC
+    return signed_headers(  # the body adds Content-Digest (RFC 9530, sha-256)
+        capability, DECISION_METHOD, url, headers, LABEL, COVERED_COMPONENTS, created=created, nonce=nonce, body=body
     )
-    signer = HTTPMessageSigner(signature_algorithm=algorithms.HMAC_SHA256, key_resolver=_Keys(capability))
-    signer.sign(
-        message,
-        key_id=capability.key_id,
-        nonce=nonce if nonce is not None else secrets.token_urlsafe(32),
-        created=when,
-        covered_component_ids=COVERED_COMPONENTS,
-        label=LABEL,
-        body=body,  # adds Content-Digest (RFC 9530, sha-256)
-    )
-    return dict(headers)
 
 
 @dataclass(frozen=True)
@@ -217,20 +205,75 @@ def verify_decision_signature(
 
     if method != DECISION_METHOD or urlsplit(url).path != DECISION_ROUTE:
         raise SignatureRefusedError(f"only {DECISION_METHOD} {DECISION_ROUTE} is signed", field="@path")
+    header_map = header_fields(headers)
+    if header_map.get("content-type", "").split(";")[0].strip().lower() != CONTENT_TYPE:
+        raise SignatureRefusedError(f"must be {CONTENT_TYPE}", field="content-type")
+    nonce, created = verified(capability, method, url, header_map, LABEL, COVERED_COMPONENTS, now=now)
+    return SignedRequest(capability.key_id, nonce, created, header_map["content-digest"])
+
+
+def header_fields(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Request headers by lower-case name, repeated fields joined as one."""
     header_map: dict[str, str] = {}
     for name, value in headers:
         key = name.lower()
         header_map[key] = f"{header_map[key]}, {value}" if key in header_map else value
-    if header_map.get("content-type", "").split(";")[0].strip().lower() != CONTENT_TYPE:
-        raise SignatureRefusedError(f"must be {CONTENT_TYPE}", field="content-type")
-    _check_shape(header_map)
+    return header_map
+
+
+def signed_headers(
+    capability: Capability,
+    method: str,
+    url: str,
+    headers: dict[str, str],
+    label: str,
+    components: tuple[str, ...],
+    *,
+    created: int | None = None,
+    nonce: str | None = None,
+    body: bytes | None = None,
+) -> dict[str, str]:
+    """``headers`` with the signature of ``method url`` over ``components`` added, labelled
+    ``label``, with the parameters :data:`PARAMETERS` (``created`` defaults to now, ``nonce`` to
+    32 random bytes)."""
+    message = _Message(method, url, headers)
+    when = datetime.datetime.fromtimestamp(
+        created if created is not None else int(datetime.datetime.now(datetime.UTC).timestamp()), datetime.UTC
+    )
+    signer = HTTPMessageSigner(signature_algorithm=algorithms.HMAC_SHA256, key_resolver=_Keys(capability))
+    signer.sign(
+        message,
+        key_id=capability.key_id,
+        nonce=nonce if nonce is not None else secrets.token_urlsafe(32),
+        created=when,
+        covered_component_ids=components,
+        label=label,
+        body=body,
+    )
+    return dict(headers)
+
+
+def verified(
+    capability: Capability,
+    method: str,
+    url: str,
+    header_map: dict[str, str],
+    label: str,
+    components: tuple[str, ...],
+    *,
+    now: float | None = None,
+) -> tuple[str, int]:
+    """The nonce and creation time of the one signature labelled ``label`` over exactly
+    ``components`` with exactly :data:`PARAMETERS`, once it verifies under ``capability`` and is
+    fresh; :class:`SignatureRefusedError` naming the problem otherwise."""
+    _check_shape(header_map, label, components)
     verifier = HTTPMessageVerifier(signature_algorithm=algorithms.HMAC_SHA256, key_resolver=_Keys(capability))
     verifier.max_clock_skew = datetime.timedelta(days=1)  # the window is checked below, exactly
     try:
         results = verifier.verify(
             _Message(method, url, header_map),
             max_age=None,
-            require_components=COVERED_COMPONENTS,
+            require_components=components,
         )
     except (HTTPMessageSignaturesException, ValueError) as exc:
         if isinstance(exc.__cause__, SignatureRefusedError):
@@ -251,17 +294,17 @@ def verify_decision_signature(
             "either way",
             field="created",
         )
-    return SignedRequest(capability.key_id, nonce, created, header_map["content-digest"])
+    return nonce, created
 
 
 def _refuse_repeats(name: str, context: str) -> None:
     raise ValueError(f"{name!r} given twice")
 
 
-def _check_shape(header_map: dict[str, str]) -> None:
+def _check_shape(header_map: dict[str, str], label: str, components: tuple[str, ...]) -> None:
     """Refuse a ``Signature-Input`` that is not exactly the documented one: one signature
-    labelled :data:`LABEL`, covering :data:`COVERED_COMPONENTS` and carrying :data:`PARAMETERS`,
-    nothing more or less."""
+    labelled ``label``, covering ``components`` and carrying :data:`PARAMETERS`, nothing more or
+    less."""
     import http_sf
 
     text = header_map.get("signature-input")
@@ -275,25 +318,25 @@ def _check_shape(header_map: dict[str, str]) -> None:
     labels = list(members)
     if len(labels) != 1:
         raise SignatureRefusedError(
-            f"exactly one signature is accepted, labelled {LABEL!r}; this request has {len(labels)}"
-            + (f" ({', '.join(repr(label) for label in labels)})" if labels else ""),
+            f"exactly one signature is accepted, labelled {label!r}; this request has {len(labels)}"
+            + (f" ({', '.join(repr(given) for given in labels)})" if labels else ""),
             field="signature",
         )
-    if labels != [LABEL]:
-        raise SignatureRefusedError(f"labelled {labels[0]!r}; the signature is labelled {LABEL!r}", field="signature")
-    inner, params = members[LABEL]
+    if labels != [label]:
+        raise SignatureRefusedError(f"labelled {labels[0]!r}; the signature is labelled {label!r}", field="signature")
+    inner, params = members[label]
     if not isinstance(inner, list) or not all(isinstance(value, str) and not ps for value, ps in inner):
         raise SignatureRefusedError(
             "the covered components must be a list of plain component names", field="signature-input"
         )
     covered = [value for value, _ in inner]
-    extra = [name for name in covered if name not in COVERED_COMPONENTS]
+    extra = [name for name in covered if name not in components]
     if extra or len(covered) != len(set(covered)):
         named = ", ".join(repr(name) for name in extra) or "a component twice"
         raise SignatureRefusedError(
-            f"covers {named}; it covers {', '.join(COVERED_COMPONENTS)} and nothing else", field="signature"
+            f"covers {named}; it covers {', '.join(components)} and nothing else", field="signature"
         )
-    for name in COVERED_COMPONENTS:
+    for name in components:
         if name not in covered:
             raise SignatureRefusedError(f"{name} is not covered; it must be", field="signature")
     for name in params:

@@ -18,7 +18,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from reviewtrail.canonical import loads_document, unique_members
 from reviewtrail.errors import InvalidInputError
 
-__all__ = ["DecisionSubmission", "RepeatedKeyError", "SignedDecision", "parse_signed_decision", "parse_submission"]
+__all__ = [
+    "DecisionSubmission",
+    "RepeatedKeyError",
+    "SignedDecision",
+    "parse_signed_decision",
+    "parse_submission",
+    "valid_reviewer",
+]
 
 # Ids as the records hold them (IDENT_PATTERN of the human-review records), bounded here.
 _ID = r"^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}$"
@@ -66,6 +73,13 @@ class SignedDecision(DecisionSubmission):
     """A submission with the reviewer the proxy maps its session to: the body it signs."""
 
     reviewer: str = Field(pattern=_REVIEWER)
+
+
+def valid_reviewer(value: str) -> bool:
+    """Whether ``value`` is a reviewer id as a signed decision may carry one."""
+    import re
+
+    return re.fullmatch(_REVIEWER[1:-1], value) is not None
 
 
 _Model = TypeVar("_Model", bound=BaseModel)

@@ -6,7 +6,9 @@
   says who the browser is, whether it may write, and (to a write session only) its CSRF token.
 - Any other GET or HEAD, from a signed-in browser (an OIDC session, or HTTP Basic), is forwarded
   to the inspector with an allowlist of headers: never a cookie, an Authorization header or a
-  token. The inspector's response comes back without its hop-by-hop headers and cookies. Each
+  token. For a session that may write, the proxy adds the session's pseudonymous reviewer,
+  signed with the review capability (:mod:`._reviewer_header`), so the Review page can lease the
+  reviewer their next card. The inspector's response comes back without its hop-by-hop headers and cookies. Each
   session's reads are limited (:mod:`._rate_limit`): beyond its bucket, 429 with ``Retry-After``,
   answered after a pause of up to a second.
 - ``POST /api/review/decisions``, exactly, from a write session with its CSRF token in
@@ -49,6 +51,7 @@ __all__ = ["CSRF_HEADER", "ProxyGuard", "Signer", "create_proxy_app"]
 
 CSRF_HEADER = "x-csrf-token"
 Signer = Callable[[str, bytes], Mapping[str, str]]  # (url, body) -> the signature's headers
+ReaderSigner = Callable[[str, str, str], Mapping[str, str]]  # (method, url, reviewer) -> its headers
 ASGIApp = Callable[[Scope, Receive, Send], Any]
 _WRITE = DECISION_ROUTE.encode()
 
@@ -95,9 +98,11 @@ def create_proxy_app(
     sign: Signer | None,
     transport: httpx.AsyncBaseTransport | None = None,
     clock: Callable[[], float] = time.time,
+    sign_reader: ReaderSigner | None = None,
 ) -> Any:
     """The proxy for ``settings``, reached by browsers at ``public_url``; ``sign`` signs a
-    decision for the inspector (None: read-only); ``clock`` times the sessions. An ASGI
+    decision for the inspector (None: read-only); ``sign_reader`` vouches for a write session's
+    reviewer on the GET and HEAD it forwards; ``clock`` times the sessions. An ASGI
     application."""
     https = public_url.startswith("https://")
     sessions = Sessions.of(settings, secure=https, clock=clock)
@@ -229,6 +234,8 @@ def create_proxy_app(
                 return PlainTextResponse(text, status_code=429, headers={"retry-after": retry_after(wait)})
         target = raw_path.decode("latin-1") + (f"?{request.url.query}" if request.url.query else "")
         headers = forwarded_request_headers(request.headers.items())
+        if sign_reader is not None and sign is not None and sessions.csrf(session, writable=True) is not None:
+            headers |= sign_reader(request.method, settings.inspector + target, session.actor)
         try:
             response = await upstream.request(request.method, target, headers=headers)
         except httpx.HTTPError:

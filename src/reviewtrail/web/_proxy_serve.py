@@ -67,11 +67,13 @@ def serve_proxy(
     from reviewtrail.web._capability import load_capability, sign_decision
     from reviewtrail.web._limits_server import run_limited, server_limits
     from reviewtrail.web._proxy import create_proxy_app
+    from reviewtrail.web._reviewer_header import sign_reviewer
 
     held = limits or server_limits({})  # the defaults; the command line passes the environment's
 
     capability = load_capability(settings.capability_file) if settings.capability_file is not None else None
     sign = functools.partial(sign_decision, capability) if capability is not None else None
+    sign_reader = functools.partial(sign_reviewer, capability) if capability is not None else None
     sock = bind_any(host, port)
     try:
         bound_host, bound_port = sock.getsockname()[:2]
@@ -86,7 +88,7 @@ def serve_proxy(
         )
         public_url = settings.public_url or listening.url.rstrip("/")
         listening = dataclasses.replace(listening, public_url=public_url)
-        app = create_proxy_app(settings, public_url=public_url, sign=sign)
+        app = create_proxy_app(settings, public_url=public_url, sign=sign, sign_reader=sign_reader)
         announce(listening)
         run_limited(app, held, sock)
     finally:

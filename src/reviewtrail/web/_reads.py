@@ -26,7 +26,7 @@ from reviewtrail.errors import InvalidInputError, NotFoundError, ReviewtrailErro
 
 if TYPE_CHECKING:
     from reviewtrail.audit import VerifyStatus
-    from reviewtrail.human_review import CampaignSummary, Coverage, History, QueueCard, SessionProgress
+    from reviewtrail.human_review import CampaignSummary, Coverage, History, OwnCounts, QueueCard, SessionProgress
     from reviewtrail.ledger import Envelope
     from reviewtrail.provenance import LineageGraph, VersionDiff, VersionInfo
     from reviewtrail.reviewer import ReviewOutcome
@@ -42,13 +42,16 @@ _INT64_MAX = 2**63 - 1  # the largest integer a ledger's query tables hold
 @dataclass(frozen=True)
 class CardView:
     """Card ``position`` (1-based) of a campaign version's queue, unresolved items first; ``more``
-    whether a card follows it."""
+    whether a card follows it. Drawn for a signed-in ``reviewer`` (position 0): the next card of
+    their queue, leased to them, and their ``own`` counts."""
 
     campaign_id: str
     version: int
     position: int
     card: QueueCard | None
     more: bool
+    reviewer: str | None = None
+    own: OwnCounts | None = None
 
 
 class Reads:
@@ -84,6 +87,10 @@ class Reads:
         if found.card is None and found.cards:
             raise NotFoundError(f"the queue has {found.cards} card(s), there is no card {position}", field="card")
         return CardView(campaign_id, version, position, found.card, found.more)
+
+    def check_version(self, version: int) -> None:
+        """Exit 2 (field ``version``) for a campaign version no ledger could hold."""
+        _check_version(version)
 
     def progress(self, campaign_id: str, version: int) -> SessionProgress:
         """The status line's counts (:func:`~reviewtrail.human_review.campaign_progress`): exit 3

@@ -124,12 +124,16 @@ def _run(
             held = (capability, nonces)
 
             def writes(reads: Reads) -> DecisionWrites:
-                return DecisionWrites(store, held[0], held[1])
+                made.append(DecisionWrites(store, held[0], held[1]))
+                return made[-1]
 
+        made: list[DecisionWrites] = []
         try:
             run_limited(create_app(store, host=address, writes=writes, readers=readers), limits, sock)
         finally:
             readers.close()
+            for authority in made:
+                authority.close()  # its leases released by expiry, their connection closed
             if nonces is not None:
                 nonces.close()
 

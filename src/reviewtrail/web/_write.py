@@ -17,7 +17,13 @@ In this order, and nothing is appended unless every step passes:
 A retry with the same submission id records nothing new and answers 200 with the first result;
 a new decision answers 201. The answer reveals who produced candidates A and B through the reveal
 gate, as ``review decide`` does once the decision is recorded (a producer whose response an open
-item still shows is withheld, saying when it is shown).
+item still shows is withheld, saying when it is shown), and names the skip it superseded, if any.
+The reviewer's lease on the item (:meth:`DecisionWrites.draw`) ends with their decision.
+
+The same authority draws a signed-in reviewer's next card (:meth:`DecisionWrites.draw`): the
+reviewer the proxy vouches for (:mod:`._reviewer_header`, its nonce claimed in the same book) is
+leased the first card of their queue no one else holds (:func:`~reviewtrail.human_review.draw_card`).
+Leases are kept beside the store (never in the ledger), on this route's writable store.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ from reviewtrail.web._nonces import NonceBook
 if TYPE_CHECKING:
     from starlette.requests import Request
 
-    from reviewtrail.human_review import DecisionResult, DecisionUse
+    from reviewtrail.human_review import DecisionResult, DecisionUse, Leases, OwnCounts, QueueCard
     from reviewtrail.store import Store
 
 __all__ = ["DecisionWrites", "TooLargeError"]
@@ -58,10 +64,11 @@ class DecisionWrites:
     this route alone: the inspector's reads have read-only stores of their own). Writes are made
     one at a time, under this route's lock."""
 
-    def __init__(self, store: Store, capability: Capability, nonces: NonceBook) -> None:
+    def __init__(self, store: Store, capability: Capability, nonces: NonceBook, leases: Leases | None = None) -> None:
         self._store = store
         self._capability = capability
         self._nonces = nonces
+        self._leases = leases
         self._lock = threading.Lock()
 
     async def handle(self, request: Request) -> JSONResponse:
@@ -89,11 +96,62 @@ class DecisionWrites:
                 reviewer=submission.reviewer,
                 campaign=(submission.campaign_id, submission.campaign_version),
             )
+            from reviewtrail.human_review import reviewer_holder
+
+            self._book().release(submission.item_id, holder=reviewer_holder(submission.reviewer))
             if result.compared_with is not None:
                 return result, DecisionUse(
                     "evaluation-only", "a second judgment, recorded for agreement: never exported"
                 )
             return result, decision_use(self._store, submission.item_id)
+
+    def reviewer(self, request: Request) -> str | None:
+        """The reviewer the proxy vouches for on this GET (its nonce claimed once), or None for
+        an anonymous read (no header, or a HEAD); :class:`SignatureRefusedError` (401) for a
+        header that is not the capability's fresh signature of this very request."""
+        from reviewtrail.web._reviewer_header import signed_reviewer
+
+        if request.method != "GET":
+            return None
+        query = request.scope.get("query_string", b"").decode("latin-1")
+        raw_path = request.scope.get("raw_path") or request.url.path.encode()
+        url = "http://inspector" + raw_path.decode("latin-1") + (f"?{query}" if query else "")
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
+        found = signed_reviewer(self._capability, request.method, url, headers)
+        if found is None:
+            return None
+        reviewer, signed = found
+        self._nonces.claim(signed)
+        return reviewer
+
+    def draw(self, campaign_id: str, version: int, reviewer: str) -> tuple[QueueCard | None, OwnCounts]:
+        """``reviewer``'s next card of the campaign version, leased to them (None: none left to
+        them), and their own counts."""
+        from reviewtrail.human_review import draw_card, own_counts
+
+        with self._lock:
+            card = draw_card(self._store, campaign_id, version, reviewer, self._book())
+            return card, own_counts(self._store.ledger, (campaign_id, version), reviewer)
+
+    def own(self, campaign_id: str, version: int, reviewer: str) -> OwnCounts:
+        """``reviewer``'s own counts on the campaign version."""
+        from reviewtrail.human_review import own_counts, require_campaign
+
+        with self._lock:
+            require_campaign(self._store.ledger, campaign_id, version)
+            return own_counts(self._store.ledger, (campaign_id, version), reviewer)
+
+    def _book(self) -> Leases:
+        """The leases, opened on first use (beside the store: never the ledger)."""
+        if self._leases is None:
+            from reviewtrail.human_review import Leases
+
+            self._leases = Leases(self._store)
+        return self._leases
+
+    def close(self) -> None:
+        if self._leases is not None:
+            self._leases.close()
 
 
 def refusal_status(exc: ReviewtrailError) -> int | None:

@@ -144,6 +144,8 @@ def _print_result(result: DecisionResult) -> None:
     print(f"on item {result.item_id} ({result.prompt_label})")
     if result.superseded:
         print(f"it leaves {result.superseded} earlier decision(s) inactive")
+    if result.notice:
+        print(f"it {result.notice}")
     _print_provenance(result.provenance)
 
 

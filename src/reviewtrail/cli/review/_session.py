@@ -93,7 +93,7 @@ def session(
             print_json(summary_json(state))
 
     with open_store() as store, Leases(store) as leases:
-        queue = SessionQueue(store, campaign, version, leases=leases)
+        queue = SessionQueue(store, campaign, version, leases=leases, reviewer=who)
         driver = Driver(store, queue, who, lambda: str(uuid.uuid4()))
         try:
             with key_input() as keys:

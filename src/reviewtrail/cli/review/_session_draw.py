@@ -185,6 +185,8 @@ def _recorded(console: Console, result: DecisionResult) -> None:
     _say(console, f"recorded {result.disposition}: decision {result.decision_id}{again}", "bold green")
     if result.superseded:
         _say(console, f"it leaves {result.superseded} earlier decision(s) inactive")
+    if result.notice:
+        _say(console, f"it {result.notice}")
 
 
 def _provenance(console: Console, result: DecisionResult) -> None:

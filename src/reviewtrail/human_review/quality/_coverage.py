@@ -12,7 +12,8 @@ Definitions:
   standings and position bias); items recorded before that check are *not checked*.
 - *decisions*: ``recorded`` counts every decision record; ``active`` counts each item's one
   active decision by disposition; ``inactive`` = recorded - active (superseded, concurrent, or
-  never counted); ``undecided`` items have no active decision.
+  never counted); ``undecided`` items have no active decision; ``open`` items are still in the
+  review queue: undecided, or with an active ``skip`` (a skip supplies no judgment).
 - *judgeability rate* = (prefer + tie + correct) / (active decisions - skip): the share of the
   items a reviewer judged (skips excluded: a skip says nothing about the item) on which a
   judgment was possible; ``underdetermined`` and ``malformed`` are the not-judgeable ones. None
@@ -149,6 +150,7 @@ class FamilyCoverage:
                 "active": active,
                 "inactive": self.recorded - active,
                 "undecided": self.undecided,
+                "open": self.undecided + self.active["skip"],
                 "byDisposition": {d: self.active[d] for d in DISPOSITIONS},
                 "judgeabilityRate": self.judgeability,
                 "qualityEligible": self.quality_eligible,

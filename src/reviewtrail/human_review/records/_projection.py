@@ -22,13 +22,25 @@ from reviewtrail.human_review.records._record_names import (
 )
 from reviewtrail.ledger import Envelope, Projection, ProjectionTable
 
-__all__ = ["HUMAN_REVIEW_PROJECTION", "PROJECTIONS", "response_text_digest"]
+__all__ = ["HUMAN_REVIEW_PROJECTION", "PROJECTIONS", "SKIP", "queue_key", "response_text_digest"]
+
+SKIP = "skip"
+_QUEUE_CONTEXT = b"reviewtrail review queue v1\x00"
 
 
 def response_text_digest(text: str) -> str:
     """The SHA-256 (hex) of a response's exact text, UTF-8: equal for equal texts, whatever run,
     prompt or privacy recorded them (the reveal gate finds the items showing one text by it)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def queue_key(item_id: str) -> str:
+    """Where an open item stands in the queue: the SHA-256 (in hex) of ``item_id`` under a fixed
+    context. Item ids are UUIDs of the prompt and pair, so this order is a fixed pseudo-random
+    shuffle: it interleaves prompts and scenario families, and it never follows the order the
+    items were recorded in (per prompt, the agents' declared pair order). A pure function of the
+    item id, so the item's record and a skip decision on it give the same key."""
+    return hashlib.sha256(_QUEUE_CONTEXT + item_id.encode()).hexdigest()
 
 
 def _prompt_row(env: Envelope, p: dict[str, Any]) -> dict[str, Any]:
@@ -96,7 +108,7 @@ def _rows(env: Envelope) -> Iterable[tuple[str, dict[str, Any]]]:
             },
         )
         yield "hr_open", {"item_id": p["itemId"], "campaign_id": campaign[0], "campaign_version": campaign[1],
-                          "item_seq": env.seq}  # fmt: skip
+                          "item_seq": env.seq, "queue_key": queue_key(p["itemId"])}  # fmt: skip
         for candidate in p["candidates"]:
             yield "hr_item_runs", {"item_id": p["itemId"], "run_id": candidate["runId"], "seq": env.seq}
     elif t == DECISION:
@@ -108,16 +120,22 @@ def _rows(env: Envelope) -> Iterable[tuple[str, dict[str, Any]]]:
                 "item_id": p["itemId"],
                 "disposition": p["disposition"],
                 "supersedes": p.get("supersedes") or "",
+                "actor": env.actor,
                 "seq": env.seq,
             },
         )
         yield "hr_submissions", {"submission_id": p["submissionId"], "record_id": env.id, "seq": env.seq}
         follows = p.get("supersedes") or ""
         yield "hr_decision_links", {"item_id": p["itemId"], "follows": follows, "record_id": env.id, "seq": env.seq}
-        yield "hr_decided", {"item_id": p["itemId"], "record_id": env.id, "seq": env.seq}
-        # The item is no longer open: its hr_open row is replaced by one with no campaign and no
-        # order, which no page of open items returns.
-        yield "hr_open", {"item_id": p["itemId"], "campaign_id": None, "campaign_version": None, "item_seq": None}
+        skipped = p["disposition"] == SKIP
+        yield "hr_decided", {"item_id": p["itemId"], "record_id": env.id, "seq": env.seq,
+                             "disposition": p["disposition"], "actor": env.actor,
+                             "skip_key": queue_key(p["itemId"]) if skipped else None}  # fmt: skip
+        # The item is no longer among the never-judged: its hr_open row is replaced by one with no
+        # campaign and no order, which no page of them returns. A skip leaves it open to others
+        # (its hr_decided row has a skip_key); a judgment closes it.
+        yield "hr_open", {"item_id": p["itemId"], "campaign_id": None, "campaign_version": None, "item_seq": None,
+                          "queue_key": None}  # fmt: skip
     elif t == TRAINING_RECEIPT:
         p = env.payload_value
         yield (
@@ -151,14 +169,18 @@ _SEQ: tuple[str, Literal["int"]] = ("seq", "int")
 #:   decision at most one successor, so a decision that does not supersede the item's active one
 #:   fails the append with a conflict (a chain recorded before this rule, which may hold two,
 #:   rebuilds keeping the first); ``hr_decided``: the latest decision
-#:   record of each item (which items have any decision, for the queue); ``hr_open``: the items
-#:   with no decision, in the order recorded (an item's row is replaced by its first decision's
-#:   row, which has no campaign and no order), so the queue's first page never passes over
-#:   decided items.
+#:   record of each item (which items have any decision, for the queue), with its disposition
+#:   and reviewer, and a ``skip_key`` (:func:`queue_key`) when it is a skip: an item whose latest
+#:   decision is a skip is still open to every reviewer who did not skip it, and the queue serves
+#:   those after the never-judged items, in ``skip_key`` order; ``hr_open``: the items with no
+#:   decision (never judged), ordered by :func:`queue_key` (an item's row is replaced by its first
+#:   decision's row, which has no campaign and no order), so the queue's first page never passes
+#:   over decided items and never follows the order recorded. ``hr_decisions`` names each
+#:   decision's reviewer (``actor``), so a reviewer's own counts are read by index.
 #: - ``hr_training_receipts``: checkpoint training receipts per campaign version.
 HUMAN_REVIEW_PROJECTION = Projection(
     name="human_review",
-    version=6,
+    version=7,
     tables=(
         ProjectionTable(
             "hr_prompts",
@@ -224,9 +246,16 @@ HUMAN_REVIEW_PROJECTION = Projection(
         ),
         ProjectionTable(
             "hr_decisions",
-            (("record_id", "text"), ("item_id", "text"), ("disposition", "text"), ("supersedes", "text"), _SEQ),
+            (
+                ("record_id", "text"),
+                ("item_id", "text"),
+                ("disposition", "text"),
+                ("supersedes", "text"),
+                ("actor", "text"),
+                _SEQ,
+            ),
             key=("record_id",),
-            indexes=(("item_id",),),
+            indexes=(("item_id",), ("actor",)),
         ),
         ProjectionTable(
             "hr_submissions",
@@ -242,14 +271,28 @@ HUMAN_REVIEW_PROJECTION = Projection(
         ),
         ProjectionTable(
             "hr_decided",
-            (("item_id", "text"), ("record_id", "text"), _SEQ),
+            (
+                ("item_id", "text"),
+                ("record_id", "text"),
+                _SEQ,
+                ("disposition", "text"),
+                ("actor", "text"),
+                ("skip_key", "text"),
+            ),
             key=("item_id",),
+            indexes=(("skip_key",),),
         ),
         ProjectionTable(
             "hr_open",
-            (("item_id", "text"), ("campaign_id", "text"), ("campaign_version", "int"), ("item_seq", "int")),
+            (
+                ("item_id", "text"),
+                ("campaign_id", "text"),
+                ("campaign_version", "int"),
+                ("item_seq", "int"),
+                ("queue_key", "text"),
+            ),
             key=("item_id",),
-            indexes=(("campaign_id", "campaign_version", "item_seq"), ("item_seq",)),
+            indexes=(("campaign_id", "campaign_version", "queue_key"), ("queue_key",)),
         ),
         ProjectionTable(
             "hr_training_receipts",

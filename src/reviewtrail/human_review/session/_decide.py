@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from reviewtrail.errors import ConflictError, IntegrityError, InvalidInputError, NotFoundError
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
 from reviewtrail.human_review.reads._resolve import ResolvedItem, item_decisions, resolve_item
+from reviewtrail.human_review.records._projection import SKIP
 from reviewtrail.human_review.records._records import (
     DECISION,
     SECOND_JUDGMENT,
@@ -97,6 +98,15 @@ class DecisionResult:
     privacy: Privacy
     provenance: tuple[CandidateProvenance, ...]
     compared_with: str | None = None  # a second judgment: the decision it judged again
+    #: The skip this decision superseded, when it superseded one: (decision id, its reviewer).
+    superseded_skip: tuple[str, str] | None = None
+
+    @property
+    def notice(self) -> str | None:
+        """What the decision did beyond its own record: "supersedes the skip by REVIEWER"."""
+        if self.superseded_skip is None:
+            return None
+        return f"supersedes the skip by {self.superseded_skip[1]} (decision {self.superseded_skip[0]})"
 
     def to_json(self) -> dict[str, Any]:
         second = {} if self.compared_with is None else {"secondJudgment": True, "comparedWith": self.compared_with}
@@ -113,6 +123,10 @@ class DecisionResult:
             "resubmitted": self.resubmitted,
             "privacy": self.privacy,
             "provenance": [p.to_json() for p in self.provenance],
+            "supersedesSkip": None
+            if self.superseded_skip is None
+            else {"decisionId": self.superseded_skip[0], "reviewer": self.superseded_skip[1]},
+            "notice": self.notice,
         }
 
 
@@ -184,7 +198,7 @@ def decide(
             return _result(ledger, records, resolved, env.id, resubmitted=False, second=env)
         if second:
             raise _not_due(judged, actor, decision)
-    _check_not_replacing(records, item_decisions(records, resolved.item, resolved.prompt), decision)
+    decision = _check_not_replacing(records, item_decisions(records, resolved.item, resolved.prompt), decision)
     record = new_decision_record(decision, _privacy(resolved, privacy), actor=actor)
     try:
         [appended] = store.append([record])
@@ -316,19 +330,23 @@ def _check_supersedes(records: Preloaded, supersedes: str | None, item_id: str) 
     raise InvalidInputError(f"{supersedes} is a decision on another item, not on {item_id}", field="supersedes")
 
 
-def _check_not_replacing(records: Preloaded, facts: list[DecisionFact], decision: ReviewDecision) -> None:
+def _check_not_replacing(records: Preloaded, facts: list[DecisionFact], decision: ReviewDecision) -> ReviewDecision:
     """A decision on an item that has one must name it in ``supersedes``: the item's active
     decision, or, when none of its decisions counts, its latest decision record (the one no other
     supersedes). Otherwise :class:`ConflictError` naming that decision and its reviewer. (That
     decision being this very submission, recorded meanwhile, is a resubmission, which the append
-    finds.)"""
+    finds.) The one exception: an active ``skip`` supplies no judgment, so a decision that
+    supersedes nothing supersedes it, named (the decision returned names it in ``supersedes``;
+    the result says whose skip it superseded)."""
     if not facts:
-        return
+        return decision
     active = active_decisions(facts).get(facts[0].item_id)
     current = active.decision if active is not None else max(facts, key=lambda f: f.seq)
     supersedes = decision.supersedes
     if supersedes == current.decision_id or current.decision.submission_id == decision.submission_id:
-        return
+        return decision
+    if supersedes is None and active is not None and current.decision.disposition == SKIP:
+        return decision.model_copy(update={"supersedes": current.decision_id})
     who = reviewer_label(records.get(current.decision_id).actor)
     said = "that supersedes nothing" if supersedes is None else f"superseding {supersedes}, which is not it,"
     raise ConflictError(
@@ -409,7 +427,17 @@ def _result(
         resubmitted=resubmitted,
         privacy=privacy_join([records.get(decision_id).privacy]),
         provenance=gated_provenance(records, resolved.item),
+        superseded_skip=_superseded_skip(records, facts, ours),
     )
+
+
+def _superseded_skip(records: Preloaded, facts: list[DecisionFact], ours: DecisionFact) -> tuple[str, str] | None:
+    """The skip ``ours`` supersedes by name, and its reviewer, if it supersedes one."""
+    named = ours.decision.supersedes
+    skip = next((f for f in facts if f.decision_id == named and f.decision.disposition == SKIP), None)
+    if skip is None:
+        return None
+    return skip.decision_id, reviewer_label(records.get(skip.decision_id).actor)
 
 
 def counted_when_recorded(facts: list[DecisionFact], ours: DecisionFact) -> bool:

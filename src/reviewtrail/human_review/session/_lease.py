@@ -15,6 +15,12 @@ Where leases are kept
     (the ledger's file is never written by it). A store opened read-only, or with no folder,
     takes no leases (every card is served, as before).
 
+Holders
+    A terminal session holds its leases under its own random id. The Review page holds them under
+    the reviewer's (:func:`reviewer_holder`): each call names the holder, on one connection shared
+    by the inspector's threads, so a reviewer is served the card they hold however many tabs or
+    requests draw it.
+
 Rules
     - **Take** (:meth:`Leases.take`): one statement inserts the row, or takes it over when it has
       expired or is already this holder's; two sessions taking one item at once cannot both get
@@ -32,6 +38,7 @@ Rules
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -40,7 +47,7 @@ from typing import Any
 from reviewtrail.errors import BackendUnavailableError, ReadOnlyStoreError
 from reviewtrail.store import Store
 
-__all__ = ["LEASE_FILE", "LEASE_SECONDS", "LEASE_TABLE", "Leases"]
+__all__ = ["LEASE_FILE", "LEASE_SECONDS", "LEASE_TABLE", "Leases", "reviewer_holder"]
 
 #: How long a lease lasts (renewed while the reviewer works on the card).
 LEASE_SECONDS = 600.0
@@ -62,10 +69,16 @@ _RENEW = "UPDATE {table} SET expires = {p} WHERE item_id = {p} AND holder = {p}"
 _RELEASE = "DELETE FROM {table} WHERE item_id = {p} AND holder = {p}"
 _PURGE = "DELETE FROM {table} WHERE expires <= {p}"
 _HELD = "SELECT item_id FROM {table} WHERE holder <> {p} AND expires > {p}"
+_MINE = "SELECT item_id FROM {table} WHERE holder = {p} AND expires > {p}"
 #: PostgreSQL: serializes the creation of the table among sessions starting together.
 _CREATE_LOCK = "SELECT pg_advisory_xact_lock(hashtext('{table}'))"
 #: What a concurrent creation of the same table fails with on PostgreSQL.
 _CREATE_RACES = frozenset({"UniqueViolation", "DuplicateTable", "DuplicateObject"})
+
+
+def reviewer_holder(reviewer: str) -> str:
+    """The holder a reviewer's leases are held under on the Review page."""
+    return f"reviewer:{reviewer}"
 
 
 class Leases:
@@ -86,6 +99,7 @@ class Leases:
         self._held: dict[str, float] = {}  # item id -> when its lease was taken or renewed
         self._conn: Any = None
         self._sql: dict[str, str] = {}
+        self._lock = threading.Lock()  # one statement at a time on the shared connection
         url = getattr(store.ledger, "url", None)
         if store.read_only:
             return
@@ -110,14 +124,15 @@ class Leases:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def take(self, item_id: str) -> bool:
-        """Lease ``item_id`` to this session; False when another session holds an unexpired
-        lease on it. Always True when leases are not kept."""
+    def take(self, item_id: str, *, holder: str | None = None) -> bool:
+        """Lease ``item_id`` to this session (or to ``holder``); False when another holds an
+        unexpired lease on it. Always True when leases are not kept."""
         if self._conn is None:
             return True
         now = self._clock()
-        taken = self._run("take", item_id, self.holder, now + self.seconds, now) == 1
-        if taken:
+        who = holder or self.holder
+        taken = self._run("take", item_id, who, now + self.seconds, now) == 1
+        if taken and who == self.holder:
             self._held[item_id] = now
         return taken
 
@@ -132,19 +147,31 @@ class Leases:
         self._run("renew", now + self.seconds, item_id, self.holder)
         self._held[item_id] = now
 
-    def release(self, item_id: str) -> None:
-        """End this session's lease on ``item_id`` (none held: nothing happens)."""
-        if self._conn is None or self._held.pop(item_id, None) is None:
+    def release(self, item_id: str, *, holder: str | None = None) -> None:
+        """End this session's (or ``holder``'s) lease on ``item_id`` (none held: nothing happens)."""
+        if self._conn is None:
+            return
+        if holder is not None and holder != self.holder:
+            self._run("release", item_id, holder)
+            return
+        if self._held.pop(item_id, None) is None:
             return
         self._run("release", item_id, self.holder)
 
-    def held_by_others(self, item_ids: Iterable[str]) -> set[str]:
-        """Which of ``item_ids`` another session holds an unexpired lease on."""
+    def held_by_others(self, item_ids: Iterable[str] | None = None, *, holder: str | None = None) -> set[str]:
+        """Which of ``item_ids`` (None: any item) another than this session (or ``holder``) holds
+        an unexpired lease on."""
         if self._conn is None:
             return set()
-        wanted = set(item_ids)
-        rows = self._query("held", self.holder, self._clock())
-        return {str(row[0]) for row in rows if row[0] in wanted}
+        rows = self._query("held", holder or self.holder, self._clock())
+        held = {str(row[0]) for row in rows}
+        return held if item_ids is None else held & set(item_ids)
+
+    def held_by(self, holder: str | None = None) -> set[str]:
+        """The items this session (or ``holder``) holds an unexpired lease on."""
+        if self._conn is None:
+            return set()
+        return {str(row[0]) for row in self._query("mine", holder or self.holder, self._clock())}
 
     def close(self) -> None:
         """Release every lease this session holds and close the connection."""
@@ -161,7 +188,7 @@ class Leases:
     def _prepare(self, table: str, p: str, *, create_lock: str = "") -> None:
         statements = {"create": _CREATE, "take": _TAKE, "renew": _RENEW, "release": _RELEASE}
         statements |= {"create_lock": create_lock}
-        statements |= {"purge": _PURGE, "held": _HELD}
+        statements |= {"purge": _PURGE, "held": _HELD, "mine": _MINE}
         self._sql = {name: sql.format(table=table, p=p) for name, sql in statements.items()}
 
     def _create(self) -> None:
@@ -186,14 +213,16 @@ class Leases:
 
     def _run(self, name: str, *args: Any) -> int:
         try:
-            cur = self._conn.execute(self._sql[name], args)
-            return int(cur.rowcount)
+            with self._lock:
+                cur = self._conn.execute(self._sql[name], args)
+                return int(cur.rowcount)
         except Exception as exc:
             raise _unavailable(exc) from None
 
     def _query(self, name: str, *args: Any) -> list[Any]:
         try:
-            return list(self._conn.execute(self._sql[name], args).fetchall())
+            with self._lock:
+                return list(self._conn.execute(self._sql[name], args).fetchall())
         except Exception as exc:
             raise _unavailable(exc) from None
 

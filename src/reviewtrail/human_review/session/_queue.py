@@ -18,15 +18,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from reviewtrail.errors import IntegrityError, InvalidInputError, NotFoundError
+from reviewtrail.errors import InvalidInputError, NotFoundError
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
 from reviewtrail.human_review.reads._candidates import Candidate, current_candidate
 from reviewtrail.human_review.reads._chains import Records, amended_problems, current, stricter
 from reviewtrail.human_review.reads._listed import check_listed
 from reviewtrail.human_review.reads._plain_records import review_item, review_prompt
 from reviewtrail.human_review.reads._table_reads import checked_page, checked_rows_in
+from reviewtrail.human_review.records._projection import SKIP
 from reviewtrail.human_review.records._record_names import DECISION, ITEM
 from reviewtrail.human_review.rules._frozen import POSITIONS, blind, frozen_problems
+from reviewtrail.human_review.rules._queue_rules import ItemState
+from reviewtrail.human_review.session._skipped import check_state, skipped_open
 from reviewtrail.ledger import Ledger, Privacy
 from reviewtrail.store import Store
 
@@ -34,7 +37,7 @@ if TYPE_CHECKING:
     from reviewtrail.human_review.reads._resolve import ResolvedItem
     from reviewtrail.human_review.rules._item_rules import CandidateFacts
 
-__all__ = ["QUEUE_MAX", "QueueCandidate", "QueueCard", "card", "check_decided", "queue_card", "review_queue"]
+__all__ = ["QUEUE_MAX", "QueueCandidate", "QueueCard", "card", "queue_card", "review_queue"]
 
 #: The most cards one queue call returns.
 QUEUE_MAX = 1_000
@@ -215,11 +218,15 @@ def review_queue(
     *,
     limit: int = 20,
     include_decided: bool = True,
+    reviewer: str | None = None,
 ) -> list[QueueCard]:
-    """At most ``limit`` blinded cards: the items with no decision first, then (with
-    ``include_decided``) decided ones, each in the order the items were recorded. Only the items
-    shown are resolved (their digests re-checked), and items are read page by page, so the first
-    page costs the same however many items the store holds."""
+    """At most ``limit`` blinded cards: the open items first — never-judged ones, then those whose
+    latest decision is a skip (with ``reviewer``: only those that reviewer did not skip), each part
+    in queue-key order (:func:`~..records._projection.queue_key`, a fixed shuffle that interleaves
+    prompts and families and never follows the order recorded) — then (with ``include_decided``)
+    judged ones in the order the items were recorded. Only the items shown are resolved (their
+    digests re-checked), and items are read page by page, so the first page costs the same however
+    many items the store holds."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= QUEUE_MAX:
         raise InvalidInputError(f"must be a whole number from 1 to {QUEUE_MAX}, got {limit!r}", field="limit")
     if version is not None and campaign_id is None:
@@ -228,37 +235,24 @@ def review_queue(
     size = min(_PAGE, limit + 1)
     with ledger.snapshot():  # every card from one state of the ledger
         wheres = _filters(ledger, campaign_id, version)
-        chosen = [(item, False) for item in _take(_items(ledger, wheres, size, open_only=True), limit)]
+        chosen: list[tuple[str, ItemState]] = [
+            (item, "never-judged") for item in _take(_items(ledger, wheres, size, open_only=True), limit)
+        ]
+        if len(chosen) < limit:
+            campaigns = None if campaign_id is None else [(w["campaign_id"], w["campaign_version"]) for w in wheres]
+            skipped = skipped_open(ledger, campaigns, reviewer)
+            chosen += [(item, "skipped") for item in _take(skipped, limit - len(chosen))]
         if include_decided and len(chosen) < limit:
             done = _decided(ledger, _items(ledger, wheres, size, open_only=False), size)
-            chosen += [(item, True) for item in _take(done, limit - len(chosen))]
+            chosen += [(item, "judged") for item in _take(done, limit - len(chosen))]
         if not chosen:
             return []
         # The cards shown are resolved from one bulk read of what they rest on.
         ids = [item_id for item_id, _ in chosen]
         records = Preloaded(ledger, ids, checked_rows_in(ledger, "hr_items", "item_id", ids))
-        for item_id, decided in chosen:
-            check_decided(records, item_id, decided)
-        return [queue_card(records, item_id, decided=decided) for item_id, decided in chosen]
-
-
-def check_decided(records: Preloaded, item_id: str, decided: bool) -> None:
-    """The query tables put ``item_id`` among the open (or decided) items; the records about it
-    must agree, or the read is refused (exit 4): a restored ``hr_open`` row never shows a decided
-    item as open."""
-    decisions = records.rows("hr_decisions", item_id=item_id)
-    if decisions and not decided:
-        raise IntegrityError(
-            f"query table hr_open lists item {item_id} as open, but decision record {decisions[0]['record_id']} "
-            "decided it; run 'reviewtrail verify'",
-            field="hr_open",
-        )
-    if decided and not decisions:
-        raise IntegrityError(
-            f"query table hr_decided lists item {item_id} as decided, but no decision record is about it; "
-            "run 'reviewtrail verify'",
-            field="hr_decided",
-        )
+        for item_id, state in chosen:
+            check_state(records, item_id, state)
+        return [queue_card(records, item_id, decided=state == "judged") for item_id, state in chosen]
 
 
 def _filters(ledger: Ledger, campaign_id: str | None, version: int | None) -> list[dict[str, Any]]:
@@ -290,11 +284,12 @@ def _take(items: Iterator[str], n: int) -> list[str]:
     return out
 
 
-def _pages(ledger: Ledger, where: dict[str, Any], size: int, open_only: bool) -> Iterator[tuple[int, str]]:
-    """(seq, item id) of the items matching ``where`` in the order recorded: the open ones from
-    ``hr_open`` (decided items have left it, so none is passed over), or every item (each page of
-    ``hr_items`` held against the chain's item records in its range)."""
-    table, order = ("hr_open", "item_seq") if open_only else ("hr_items", "seq")
+def _pages(ledger: Ledger, where: dict[str, Any], size: int, open_only: bool) -> Iterator[tuple[Any, str]]:
+    """(order, item id) of the items matching ``where``: the never-judged ones from ``hr_open``
+    in queue-key order (decided items have left it, so none is passed over), or every item in the
+    order recorded (each page of ``hr_items`` held against the chain's item records in its
+    range)."""
+    table, order = ("hr_open", "queue_key") if open_only else ("hr_items", "seq")
     after = None
     while True:
         rows = checked_page(ledger, table, where, order_by=order, after=after, limit=size)
@@ -302,23 +297,27 @@ def _pages(ledger: Ledger, where: dict[str, Any], size: int, open_only: bool) ->
             upto = rows[-1][order] if len(rows) == size else None
             campaign = (where["campaign_id"], where["campaign_version"]) if where else None
             check_listed(ledger, ITEM, table, {int(r[order]) for r in rows}, campaign, after=after or 0, upto=upto)
-        yield from ((int(r[order]), str(r["item_id"])) for r in rows)
+        yield from ((r[order], str(r["item_id"])) for r in rows)
         if len(rows) < size:
             return
         after = rows[-1][order]
 
 
 def _items(ledger: Ledger, wheres: list[dict[str, Any]], size: int, *, open_only: bool) -> Iterator[str]:
-    """Item ids in seq order (only those with no decision when ``open_only``)."""
+    """Item ids in seq order (only the never-judged ones, in queue-key order, when ``open_only``)."""
     pages = [_pages(ledger, where, size, open_only) for where in wheres]
     for _, item_id in heapq.merge(*pages):
         yield item_id
 
 
 def _decided(ledger: Ledger, items: Iterator[str], batch: int) -> Iterator[str]:
-    """The items with a decision record about them, in order, asked of the records ``batch``
-    items at a time (read only when fewer than ``limit`` items are open, so it passes over fewer
-    than ``limit`` open items)."""
+    """The judged items (latest decision record not a skip), in order, asked of the records
+    ``batch`` items at a time (read only when fewer than ``limit`` items are open, so it passes
+    over fewer than ``limit`` open items)."""
     while chunk := _take(items, batch):
-        decided = {env.subject for env in ledger.records_about(chunk, type=DECISION)}
-        yield from (item_id for item_id in chunk if item_id in decided)
+        latest: dict[str, tuple[int, str]] = {}
+        for env in ledger.records_about(chunk, type=DECISION):
+            seen = latest.get(str(env.subject))
+            if seen is None or env.seq > seen[0]:
+                latest[str(env.subject)] = (env.seq, str(env.payload_value.get("disposition")))
+        yield from (item_id for item_id in chunk if item_id in latest and latest[item_id][1] != SKIP)

@@ -1,5 +1,6 @@
 """The cards of a review session (docs/human-review.md, "Review session"): the campaign's open
-items in the session's order (scenario families interleaved, :mod:`._session_order`), each card
+items in the session's order (the never-judged ones in queue-key order with scenario families
+interleaved, :mod:`._session_order`, then the skipped ones its reviewer did not skip), each card
 read from the records when it is served, and the campaign's progress.
 
 The plan — which items are open and their families — is read once, when the session starts (and
@@ -17,9 +18,11 @@ from reviewtrail.human_review.campaigns._campaigns import require_campaign
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
 from reviewtrail.human_review.reads._campaign_read import campaign_training, item_state
 from reviewtrail.human_review.reads._table_reads import checked_rows_in
+from reviewtrail.human_review.rules._queue_rules import in_queue_of
 from reviewtrail.human_review.session._queue import QUEUE_MAX, QueueCard, queue_card, review_queue
 from reviewtrail.human_review.session._session import DecisionUse, SessionProgress
 from reviewtrail.human_review.session._session_order import interleave_families
+from reviewtrail.human_review.session._skipped import decision_marks, skipped_open
 from reviewtrail.ledger import Ledger
 from reviewtrail.store import Store
 
@@ -47,7 +50,8 @@ def decision_use(store: Store, item_id: str) -> DecisionUse:
 
 def campaign_progress(store: Store, campaign_id: str, version: int) -> SessionProgress:
     """How many items ``campaign_id`` version ``version`` has and how many of them are open (no
-    decision), counted from the query tables, as a session's status line shows them."""
+    decision, or a skip as their latest), counted from the query tables, as a session's status
+    line shows them."""
     require_campaign(store.ledger, campaign_id, version)
     return _progress(store.ledger, campaign_id, [version])
 
@@ -58,19 +62,28 @@ def _progress(ledger: Ledger, campaign_id: str, versions: Collection[int]) -> Se
         where = {"campaign_id": campaign_id, "campaign_version": version}
         items += ledger.count("hr_items", **where)
         opened += ledger.count("hr_open", **where)
+    opened += sum(1 for _ in skipped_open(ledger, [(campaign_id, v) for v in versions], None))
     return SessionProgress(items, opened)
 
 
 class SessionQueue:
     """The cards of one session on ``campaign_id`` (``version``: only that version's items).
     ``leases``: the session's leases (:class:`~._lease.Leases`), so sessions at once are served
-    different cards; None serves every open card."""
+    different cards; None serves every open card. ``reviewer``: whose session it is (the skipped
+    items it serves are those this reviewer did not skip; None: every skipped item)."""
 
     def __init__(
-        self, store: Store, campaign_id: str, version: int | None = None, *, leases: Leases | None = None
+        self,
+        store: Store,
+        campaign_id: str,
+        version: int | None = None,
+        *,
+        leases: Leases | None = None,
+        reviewer: str | None = None,
     ) -> None:
         require_campaign(store.ledger, campaign_id, version)
         self._store = store
+        self._reviewer = reviewer
         self._campaign = campaign_id
         self._version = version
         self._leases = leases
@@ -107,8 +120,8 @@ class SessionQueue:
         ledger = self.ledger
         with ledger.snapshot():
             records = Preloaded(ledger, [item_id], checked_rows_in(ledger, "hr_items", "item_id", [item_id]))
-            decided = bool(records.rows("hr_decisions", item_id=item_id))
-            return queue_card(records, item_id, decided=decided)
+            marks = decision_marks(records.rows("hr_decisions", item_id=item_id)).get(item_id, [])
+            return queue_card(records, item_id, decided=not in_queue_of(self._reviewer, marks))
 
     def progress(self) -> SessionProgress:
         """The campaign's items and open items now (counted from the query tables)."""
@@ -133,7 +146,8 @@ class SessionQueue:
 
     # --- the plan --------------------------------------------------------------------------------
     def _read_plan(self) -> list[str]:
-        """The campaign's open items, families interleaved (:func:`interleave_families`)."""
+        """The campaign's never-judged items in queue-key order, families interleaved
+        (:func:`interleave_families`), then its skipped items this session's reviewer did not skip."""
         families: dict[str, str] = {}
         versions: set[int] = set()
         for row in self._rows("hr_prompts", {"campaign_id": self._campaign}, "seq"):
@@ -141,14 +155,16 @@ class SessionQueue:
                 families[str(row["record_id"])] = str(row["scenario_family"])
                 versions.add(int(row["campaign_version"]))
         self._versions = sorted(versions)
-        opened: list[tuple[int, str]] = []
+        opened: list[tuple[str, str]] = []
         prompt_of: dict[str, str] = {}
         for version in self._versions:
             where = {"campaign_id": self._campaign, "campaign_version": version}
-            opened += [(int(r["item_seq"]), str(r["item_id"])) for r in self._rows("hr_open", where, "item_seq")]
+            opened += [(str(r["queue_key"]), str(r["item_id"])) for r in self._rows("hr_open", where, "queue_key")]
             prompt_of |= {str(r["item_id"]): str(r["prompt_event_id"]) for r in self._rows("hr_items", where, "seq")}
         opened.sort()
-        return interleave_families((families.get(prompt_of.get(i, ""), ""), i) for _, i in opened)
+        plan = interleave_families((families.get(prompt_of.get(i, ""), ""), i) for _, i in opened)
+        campaigns = [(self._campaign, v) for v in self._versions]
+        return plan + list(skipped_open(self.ledger, campaigns, self._reviewer))
 
     def _rows(self, table: str, where: dict[str, Any], order_by: str) -> Iterator[dict[str, Any]]:
         """Every row of ``table`` matching ``where``, as stored, a page at a time."""

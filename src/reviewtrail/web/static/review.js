@@ -176,7 +176,7 @@
     var chosen = state.sent && state.sent.disposition === result.disposition ? choice(state.sent) : result.disposition;
     byId("reveal-summary").textContent = (result.resubmitted ? "Already recorded: " : "Recorded: ") +
       chosen + " by " + result.reviewer + ", decision " + result.decisionId +
-      (use ? "; " + use : "") + ".";
+      (result.notice ? "; " + result.notice : "") + (use ? "; " + use : "") + ".";
     window.sessionStorage.setItem("reviewtrail:last-item", form.dataset.item);
     window.sessionStorage.removeItem(submissionKey());
     state.recorded = true;
@@ -450,6 +450,10 @@
         if (progress) {
           line.textContent = " · " + progress.decided + " of " + progress.items + " items decided, " +
             progress.open + " open";
+          var own = byId("own");
+          if (own && progress.own) {
+            own.textContent = "you: " + progress.own.decided + " decided, " + progress.own.skipped + " skipped";
+          }
         }
       })
       .catch(function () {});
