@@ -20,6 +20,7 @@ from reviewtrail.human_review import (
     SECOND_JUDGMENT,
     CampaignSettings,
     JudgmentPair,
+    Leases,
     ReviewItem,
     SecondJudgment,
     SecondJudgmentFact,
@@ -27,6 +28,7 @@ from reviewtrail.human_review import (
     campaign_settings,
     cohen_kappa,
     decide,
+    draw_card,
     export_campaign,
     history,
     judgment_agreement,
@@ -34,6 +36,7 @@ from reviewtrail.human_review import (
     new_second_judgment_record,
     pending_second_judgment,
     pending_second_judgments,
+    reviewer_holder,
     second_judgments_due,
     selected_for_second_judgment,
     selection_point,
@@ -43,6 +46,7 @@ from reviewtrail.human_review.rules._second_judgments import (
     waits_for_second_judgment,
 )
 from reviewtrail.human_review.rules._second_judgments import due_second_judgment as due_second_judgment_of
+from reviewtrail.human_review.session._history import WITHHELD
 from reviewtrail.store import Store
 from support.human_review import campaign_with_items, new_store
 
@@ -395,8 +399,34 @@ def test_a_first_judgment_waiting_for_its_second_reveals_nothing_until_the_secon
     first = decide(store, item.item_id, _prefer("A"), reviewer="alice")
     assert [(p.run_id, p.agent_id) for p in first.provenance] == [(None, None), (None, None)]
     assert all(p.withheld for p in first.provenance)
-    assert all(p.run_id is None for p in history(store, item.item_id).provenance)  # nor on the history
+    waiting = history(store, item.item_id)
+    assert all(p.run_id is None for p in waiting.provenance)  # nor on the history
+    # Nor what the first judgment said: the second reviewer judges without knowing it.
+    assert waiting.awaiting_second_judgment and waiting.to_json()["awaitingSecondJudgment"] is True
+    assert [(d.disposition, d.preferred, d.strength) for d in waiting.decisions] == [(WITHHELD, None, None)]
+    assert waiting.quality is None and waiting.external is None
     second = decide(store, item.item_id, {"disposition": "tie"}, reviewer="bob")
     assert second.compared_with == first.decision_id
     assert [p.run_id for p in second.provenance] == list(item.display_order)  # the second judgment closes it
-    assert [p.run_id for p in history(store, item.item_id).provenance] == list(item.display_order)
+    closed = history(store, item.item_id)
+    assert [p.run_id for p in closed.provenance] == list(item.display_order)
+    assert not closed.awaiting_second_judgment
+    assert [(d.disposition, d.preferred, d.strength) for d in closed.decisions] == [("prefer", "A", "slight")]
+
+
+def test_the_page_draws_an_item_due_a_second_judgment_for_another_reviewer_only(store: Store) -> None:
+    [item] = _campaign(store, 1)
+    with Leases(store) as leases:
+        drawn = draw_card(store, "camp", 1, "alice", leases)
+        assert drawn is not None and drawn.item_id == item.item_id  # never judged: anyone's first
+        decide(store, item.item_id, _prefer("A"), reviewer="alice")
+        leases.release(item.item_id, holder=reviewer_holder("alice"))
+        assert draw_card(store, "camp", 1, "alice", leases) is None  # not her own decision again
+        second = draw_card(store, "camp", 1, "bob", leases)
+        assert second is not None and second.item_id == item.item_id and not second.decided
+        shown = json.dumps(second.to_json())
+        assert not any(run_id in shown for run_id in item.display_order)  # as blinded as any card
+        decide(store, item.item_id, {"disposition": "tie"}, reviewer="bob")
+        leases.release(item.item_id, holder=reviewer_holder("bob"))
+        assert draw_card(store, "camp", 1, "bob", leases) is None
+        assert draw_card(store, "camp", 1, "carol", leases) is None  # judged twice: no longer due

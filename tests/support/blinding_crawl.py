@@ -171,6 +171,15 @@ def decision_script(
         answer = surfaces[name](item_id, reviewer, decision)
         crawl.moment += 1
         crawl.observe(item_id, answer, lambda other: is_open(store, other))
+    # Every run records at least one second judgment: the first item found waiting for one gets it.
+    waiting = [i for i in sorted(decided) if crawl.second_judgments == 0 and pending_second_judgment(store.ledger, i)]
+    for item_id in waiting[:1]:
+        first = history(store, item_id).active
+        reviewer = next(r for r in reviewers if first is not None and r != first.reviewer)
+        answer = surfaces["library"](item_id, reviewer, DecisionInput(disposition="tie"))
+        crawl.second_judgments += 1
+        crawl.moment += 1
+        crawl.observe(item_id, answer, lambda other: is_open(store, other))
 
 
 def library_surface(store: Store) -> Surface:

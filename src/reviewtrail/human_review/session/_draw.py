@@ -3,7 +3,8 @@ the Review page serves a signed-in reviewer, so two reviewers working at once ar
 same open card.
 
 The card is the first of the reviewer's queue (:mod:`~..rules._queue_rules`: the never-judged
-items in queue-key order, then the skipped items the reviewer did not skip) that no one else holds
+items in queue-key order, then the items the reviewer is due to judge a second time, then the
+skipped items the reviewer did not skip) that no one else holds
 a lease on, leased to the reviewer (:func:`~._lease.reviewer_holder`) in one statement that two
 reviewers cannot both win. A card the reviewer already holds in this campaign version, still in
 their queue, is served again (a reload, a second tab) and its lease renewed. An invalid item is
@@ -22,6 +23,7 @@ from reviewtrail.human_review.reads._table_reads import checked_page, checked_ro
 from reviewtrail.human_review.rules._queue_rules import in_queue_of
 from reviewtrail.human_review.session._lease import Leases, reviewer_holder
 from reviewtrail.human_review.session._queue import QueueCard, queue_card
+from reviewtrail.human_review.session._second_judgments import DUE_MAX, second_judgment_due_for, second_judgments_due
 from reviewtrail.human_review.session._skipped import decision_marks, skipped_open
 from reviewtrail.ledger import Ledger
 from reviewtrail.store import Store
@@ -47,7 +49,7 @@ def draw_card(store: Store, campaign_id: str, version: int, reviewer: str, lease
                 return found
             leases.release(item_id, holder=holder)  # decided meanwhile: no longer the reviewer's
     others = leases.held_by_others(holder=holder)
-    for item_id in _queue(ledger, campaign_id, version, reviewer):
+    for item_id in _queue(store, campaign_id, version, reviewer):
         if item_id in others or item_id in mine or not leases.take(item_id, holder=holder):
             continue
         found = _card(ledger, item_id, reviewer)
@@ -57,8 +59,10 @@ def draw_card(store: Store, campaign_id: str, version: int, reviewer: str, lease
     return None
 
 
-def _queue(ledger: Ledger, campaign_id: str, version: int, reviewer: str) -> Iterator[str]:
-    """The reviewer's queue, a page at a time: never-judged items, then skipped ones."""
+def _queue(store: Store, campaign_id: str, version: int, reviewer: str) -> Iterator[str]:
+    """The reviewer's queue, a page at a time: never-judged items, then the items they are due to
+    judge a second time (:func:`~._second_judgments.second_judgments_due`), then skipped ones."""
+    ledger = store.ledger
     where: dict[str, Any] = {"campaign_id": campaign_id, "campaign_version": version}
     after = None
     while True:
@@ -67,6 +71,7 @@ def _queue(ledger: Ledger, campaign_id: str, version: int, reviewer: str) -> Ite
         if len(rows) < _PAGE:
             break
         after = rows[-1]["queue_key"]
+    yield from second_judgments_due(store, campaign_id, version, reviewer, limit=DUE_MAX)
     yield from skipped_open(ledger, [(campaign_id, version)], reviewer)
 
 
@@ -80,7 +85,7 @@ def _card(ledger: Ledger, item_id: str, reviewer: str) -> QueueCard | None:
     with ledger.snapshot():
         records = Preloaded(ledger, [item_id], checked_rows_in(ledger, "hr_items", "item_id", [item_id]))
         marks = decision_marks(records.rows("hr_decisions", item_id=item_id)).get(item_id, [])
-        if not in_queue_of(reviewer, marks):
+        if not in_queue_of(reviewer, marks) and not second_judgment_due_for(ledger, item_id, reviewer):
             return None
         card = queue_card(records, item_id, decided=False)
     return card if card.valid else None

@@ -4,7 +4,7 @@ response (the reveal gate; docs/human-review.md, "The queue and history" and "Bl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from reviewtrail.human_review.reads._campaign_read import campaign_training, training_when_decided
@@ -25,10 +25,14 @@ from reviewtrail.human_review.session._reveal import (
     blinded_problems,
     gated_provenance,
 )
+from reviewtrail.human_review.session._second_judgments import pending_second_judgment
 from reviewtrail.ledger import Ledger
 from reviewtrail.store import Store
 
-__all__ = ["DecisionEntry", "History", "history"]
+__all__ = ["WITHHELD", "DecisionEntry", "History", "history"]
+
+#: The disposition shown for a decision whose item waits for its second judgment.
+WITHHELD = "withheld until the second judgment"
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,10 @@ class History:
     campaign_version: int
     allowed_reason_codes: tuple[str, ...]  # the criterion's allowlists, for a superseding decision
     allowed_response_tags: tuple[str, ...]
+    #: The active judgment waits for the second judgment its campaign asks for: until it is
+    #: recorded, what each decision says (disposition, choice, strength, eligibility) is withheld
+    #: from everyone, so the second reviewer judges without knowing the first judgment.
+    awaiting_second_judgment: bool = False
 
     @property
     def use(self) -> str | None:
@@ -113,6 +121,7 @@ class History:
             "blinded": self.blinded,
             "provenance": [p.to_json() for p in self.provenance] if self.provenance else None,
             "campaign": {"id": self.campaign_id, "version": self.campaign_version},
+            "awaitingSecondJudgment": self.awaiting_second_judgment,
             "allowedReasonCodes": list(self.allowed_reason_codes),
             "allowedResponseTags": list(self.allowed_response_tags),
         }
@@ -144,12 +153,16 @@ def _history(ledger: Ledger, item_id: str) -> History:
         )
         for f in facts
     )
+    awaiting = active is not None and pending_second_judgment(ledger, item_id, snapshot=False)
+    if awaiting:
+        entries = tuple(replace(e, disposition=WITHHELD, preferred=None, strength=None) for e in entries)
     chosen = next((e for e in entries if e.active), None)
     quality = external = None
     superseded = 0
     if active is not None:
         superseded = superseded_count(facts, active.decision)
-        quality, external = _eligibility(ledger, resolved, active.decision)
+        if not awaiting:
+            quality, external = _eligibility(ledger, resolved, active.decision)
     problems = resolved.problems if facts else blinded_problems(resolved)
     provenance = gated_provenance(ledger, resolved.item) if facts else ()
     label = prompt_label(resolved.prompt.prompt)
@@ -169,6 +182,7 @@ def _history(ledger: Ledger, item_id: str) -> History:
         resolved.item.campaign.version,
         tuple(criterion.allowed_reason_codes),
         tuple(criterion.allowed_response_tags),
+        awaiting,
     )
 
 

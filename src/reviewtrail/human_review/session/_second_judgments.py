@@ -40,6 +40,7 @@ __all__ = [
     "pending_second_judgment",
     "pending_second_judgments",
     "record_second_judgment",
+    "second_judgment_due_for",
     "second_judgment_facts",
     "second_judgment_share",
     "second_judgments_due",
@@ -189,6 +190,19 @@ def second_judgments_due(store: Store, campaign_id: str, version: int, reviewer:
                     if len(out) == limit:
                         return out
     return out
+
+
+def second_judgment_due_for(ledger: Ledger, item_id: str, reviewer: str) -> bool:
+    """Whether ``reviewer`` is due to judge ``item_id`` again now, by the rule of
+    :func:`second_judgments_due` (read within the caller's snapshot, if any)."""
+    rows = checked_rows_in(ledger, "hr_items", "item_id", [item_id])
+    if not rows:
+        return False
+    campaign_id, version = str(rows[0]["campaign_id"]), int(rows[0]["campaign_version"])
+    share = second_judgment_share(ledger, campaign_id, version)
+    if not selected_for_second_judgment(campaign_id, version, item_id, share):
+        return False
+    return any(j.resolved.valid and j.due(reviewer) is not None for j in _page_judgments(ledger, rows, share))
 
 
 def record_second_judgment(
