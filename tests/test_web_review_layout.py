@@ -25,11 +25,8 @@ import pytest
 
 from conftest import need
 from reviewtrail.human_review import history
-from reviewtrail.web import new_capability
-from reviewtrail.web._capability import CAPABILITY_FILE_ENV
 from support.human_review import add_item, add_prompt, add_run, new_store
-from support.oidc import running_oidc_mock
-from support.proxy import running_proxy, write_secret
+from support.proxy import writing_team
 from support.web import chromium, ledger_head, running_inspector
 from test_web_accessibility import AXE, axe_run
 from test_web_review_flow import revealed, sign_in
@@ -236,20 +233,7 @@ def team(tmp_path: Path) -> Iterator[dict[str, Any]]:
     ``alice`` to write."""
     store = new_store(tmp_path)
     items = long_campaign(store)
-    key = tmp_path / "review.key"
-    new_capability(key)
-    env = {
-        "REVIEWTRAIL_PROXY_OIDC_CLIENT_ID": "reviewtrail-proxy",
-        "REVIEWTRAIL_PROXY_OIDC_CLIENT_SECRET": "client-secret-value",
-        "REVIEWTRAIL_PROXY_ALLOW": "alice",
-        "REVIEWTRAIL_PROXY_SESSION_SECRET_FILE": str(write_secret(tmp_path / "proxy.secret", b"s" * 48)),
-        CAPABILITY_FILE_ENV: str(key),
-    }
-    with (
-        running_inspector(tmp_path, env={CAPABILITY_FILE_ENV: str(key)}) as inspector,
-        running_oidc_mock() as provider,
-        running_proxy(inspector.url.rstrip("/"), env | {"REVIEWTRAIL_PROXY_OIDC_ISSUER": provider}, tmp_path) as proxy,
-    ):
+    with writing_team(tmp_path, "alice") as (_, proxy):
         yield {"store": store, "items": items, "proxy": proxy.url}
     store.close()
 

@@ -18,11 +18,10 @@ import pytest
 
 from reviewtrail.human_review import LEASE_FILE, history, queue_key
 from reviewtrail.web import new_capability
-from reviewtrail.web._capability import CAPABILITY_FILE_ENV, Capability, load_capability
+from reviewtrail.web._capability import Capability, load_capability
 from reviewtrail.web._reviewer_header import sign_reviewer
 from support.human_review import new_store
-from support.oidc import running_oidc_mock
-from support.proxy import login, running_proxy, write_secret
+from support.proxy import login, writing_team
 from support.web import Inspector, ledger_head, planted_campaign, running_inspector
 
 NEXT = "/api/review/camp/1/next"
@@ -46,20 +45,7 @@ def team(tmp_path: Path) -> Iterator[dict[str, Any]]:
     allowing ``alice`` and ``dave`` to write."""
     store = new_store(tmp_path)
     items, _ = planted_campaign(store, n=3)
-    key = tmp_path / "review.key"
-    new_capability(key)
-    env = {
-        "REVIEWTRAIL_PROXY_OIDC_CLIENT_ID": "reviewtrail-proxy",
-        "REVIEWTRAIL_PROXY_OIDC_CLIENT_SECRET": "client-secret-value",
-        "REVIEWTRAIL_PROXY_ALLOW": "alice,dave",
-        "REVIEWTRAIL_PROXY_SESSION_SECRET_FILE": str(write_secret(tmp_path / "proxy.secret", b"s" * 48)),
-        CAPABILITY_FILE_ENV: str(key),
-    }
-    with (
-        running_inspector(tmp_path, env={CAPABILITY_FILE_ENV: str(key)}) as inspector,
-        running_oidc_mock() as provider,
-        running_proxy(inspector.url.rstrip("/"), env | {"REVIEWTRAIL_PROXY_OIDC_ISSUER": provider}, tmp_path) as proxy,
-    ):
+    with writing_team(tmp_path, "alice,dave") as (inspector, proxy):
         yield {"store": store, "items": items, "proxy": proxy.url, "inspector": inspector, "root": tmp_path}
     store.close()
 

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from support.web import ServerOutput, announcing
+from support.web import Inspector, ServerOutput, announcing, running_inspector
 
 __all__ = [
     "INSPECTOR_HEADERS",
@@ -218,3 +218,29 @@ def _sign_in(browser: httpx.Client, proxy: str, subject: str, next_path: str) ->
     back = browser.get(chosen.headers["location"])
     assert back.status_code == 303, (back.status_code, back.text)
     assert back.headers["location"] == next_path
+
+
+@contextmanager
+def writing_team(root: Path, allow: str) -> Iterator[tuple[Inspector, Proxy]]:
+    """The inspector over the store ``new_store(root)`` made, with a review capability; an OIDC
+    provider; and the proxy before the inspector, allowing the subjects ``allow`` (comma-separated)
+    to write. Each stopped on exit."""
+    from reviewtrail.web import new_capability
+    from reviewtrail.web._capability import CAPABILITY_FILE_ENV
+    from support.oidc import running_oidc_mock
+
+    key = root / "review.key"
+    new_capability(key)
+    env = {
+        "REVIEWTRAIL_PROXY_OIDC_CLIENT_ID": "reviewtrail-proxy",
+        "REVIEWTRAIL_PROXY_OIDC_CLIENT_SECRET": "client-secret-value",
+        "REVIEWTRAIL_PROXY_ALLOW": allow,
+        "REVIEWTRAIL_PROXY_SESSION_SECRET_FILE": str(write_secret(root / "proxy.secret", b"s" * 48)),
+        CAPABILITY_FILE_ENV: str(key),
+    }
+    with (
+        running_inspector(root, env={CAPABILITY_FILE_ENV: str(key)}) as inspector,
+        running_oidc_mock() as provider,
+        running_proxy(inspector.url.rstrip("/"), env | {"REVIEWTRAIL_PROXY_OIDC_ISSUER": provider}, root) as proxy,
+    ):
+        yield inspector, proxy
