@@ -163,6 +163,7 @@ FULL_TRACE_SAVE = [
         ["review", "queue"],
         ["review", "queue", "camp", "--version", "2", "--limit", "5", "--json"],
         ["review", "queue", "--json", "camp"],
+        ["review", "queue", "camp", "--reviewer", "rev-1"],
         ["trace", "save", "--skill", "s", "--purpose", "p"],
         ["trace", "save", "--skill", "s", "--purpose", "p", "--score", "6", "--gate"],
         FULL_TRACE_SAVE,

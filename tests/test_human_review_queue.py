@@ -406,3 +406,23 @@ def test_a_decided_item_leaves_the_open_items_table_and_verify_rebuilds_it_the_s
     store.ledger.rebuild_projections()
     assert store.ledger.rows("hr_open") == rows
     store.close()
+
+
+def test_the_queue_of_a_reviewer_leaves_out_the_items_they_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = init_cli_store(tmp_path, monkeypatch)
+    with open_cli_store(project) as store:
+        items = [blinded_item(store, n) for n in range(2)]
+        decide(store, items[0].item_id, {"disposition": "skip"}, reviewer="rev-1")
+
+    def open_cards(*args: str) -> list[str]:
+        code, out, err = run_cli("review", "queue", "--json", *args)
+        assert code == 0, err
+        return [c["itemId"] for c in json.loads(out) if not c["decided"]]
+
+    assert open_cards("--reviewer", "rev-1") == [items[1].item_id]  # the skipper's own queue
+    assert sorted(open_cards("--reviewer", "rev-2")) == sorted(i.item_id for i in items)  # open to others
+    assert sorted(open_cards()) == sorted(i.item_id for i in items)
+    code, _, err = run_cli("review", "queue", "--reviewer", "not an id!")
+    assert code == 2 and "reviewer" in err

@@ -126,12 +126,19 @@ def trace_env() -> dict[str, str]:
 
 @handle_errors
 def review_queue(
-    *, campaign: str | None, version: int | None, limit: int, as_json: bool, trusted_keys: Path | None = None
+    *,
+    campaign: str | None,
+    version: int | None,
+    limit: int,
+    as_json: bool,
+    trusted_keys: Path | None = None,
+    reviewer: str | None = None,
 ) -> None:
-    from reviewtrail.human_review import review_queue
+    from reviewtrail.human_review import check_reviewer_id, review_queue
 
+    who = check_reviewer_id(reviewer) if reviewer else None  # blank is not given
     with trusted_store(trusted_keys) as store:
-        cards = review_queue(store, campaign, version, limit=limit)
+        cards = review_queue(store, campaign, version, limit=limit, reviewer=who)
     if as_json:
         print_json([c.to_json() for c in cards])
         return

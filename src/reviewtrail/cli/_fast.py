@@ -170,6 +170,7 @@ FAST: dict[tuple[str, str], Command] = {
             Param("campaign", STR),
             _opt("version", "--version", INT),
             _opt("limit", "--limit", INT, 20),
+            _opt("reviewer", "--reviewer", STR),
             _JSON,
             _opt("trusted_keys", "--trusted-keys", PATH),
         ),
