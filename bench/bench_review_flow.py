@@ -218,7 +218,9 @@ def bench_review_flow(cfg: Config) -> Result:
             page = context.new_page()
             path = "/review/bench-campaign/1"
             _sign_in(page, proxy, path)
+            page.goto(f"{proxy}{path}?card=1")  # a card page as browsed (with its pager), for the floor
             html = page.content().encode()
+            page.goto(f"{proxy}{path}")  # the reviewer's queue: each card drawn and leased to them
             waits = [_one_card(page) for _ in range(warm + cards)][warm:]
             with _static_site(root, html) as url:
                 floor = [_static_card(page, url, n) for n in range(warm + cards)][warm:]
