@@ -111,6 +111,8 @@ class SqlLedger(Ledger):
         self._migrate()
         if not read_only:
             self._sync_projections()
+        else:
+            self._refuse_stale_projections()
 
     # --- dialect hooks ----------------------------------------------------------------------
     @abc.abstractmethod
@@ -239,6 +241,25 @@ class SqlLedger(Ledger):
             state = {r[0]: r[1] for r in cur.fetchall()}
             stale = [p for p in self.projections if state.get(p.name) != p.version]
             self._rebuild(cur, stale)
+
+    def _refuse_stale_projections(self) -> None:
+        """A read-only ledger cannot rebuild query tables: one whose tables an older version made
+        (another projection version recorded) is refused, naming them and the fix, instead of
+        answering reads from tables of another shape."""
+        with self._read() as cur:
+            if "rt_projection_state" not in self._table_names(cur):
+                return
+            cur.execute("SELECT name, version FROM rt_projection_state")
+            state = {r[0]: r[1] for r in cur.fetchall()}
+        stale = [f"{p.name} (version {state.get(p.name, 'none')}, now {p.version})" for p in self.projections
+                 if state.get(p.name) != p.version]  # fmt: skip
+        if stale:
+            raise ReadOnlyStoreError(
+                f"{self.describe()}: query tables made by another version of reviewtrail: {', '.join(stale)}; "
+                "a read-only store cannot rebuild them: run 'reviewtrail verify' once, which rebuilds them "
+                "from the chain",
+                field="store",
+            )
 
     def _rebuild(self, cur: Cursor, projections: list[Projection]) -> None:
         for p in projections:
