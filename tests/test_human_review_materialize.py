@@ -4,6 +4,7 @@ processes at once), retries, and the CLI (docs/human-review.md, "Materialize")."
 
 from __future__ import annotations
 
+import itertools
 import json
 import multiprocessing
 from collections.abc import Iterable
@@ -21,6 +22,7 @@ from reviewtrail.human_review import (
     item_id,
     materialize,
     prompt_ref,
+    queue_key,
     resolve_item,
 )
 from reviewtrail.ledger import Envelope, NewRecord
@@ -51,6 +53,25 @@ def test_three_declared_agents_give_three_items_over_their_unordered_pairs(tmp_p
         [done] = report.prompts
         assert sorted(done.created) == sorted(i.item_id for i in items)
         assert done.excluded == {} and done.agents_without_run == [] and done.no_item_reason is None
+
+
+def test_items_are_recorded_in_queue_key_order_not_in_the_declared_pair_order(tmp_path: Path) -> None:
+    agents = tuple(f"agent-{n}" for n in range(5))
+    with new_store(tmp_path) as store:
+        prompts = [add_prompt(store, agents=agents, text=f"Prompt {n}") for n in range(2)]
+        runs = {(p.id, a): add_run(store, p, a) for p in prompts for a in agents}
+        report = materialize(store, "camp", 1)
+        recorded = [i.item_id for i in items_of(store)]  # in seq order
+        declared = [  # per prompt, in the agents' declared pair order
+            item_id(p.id, "policy-faithful", 1, runs[(p.id, a)], runs[(p.id, b)])
+            for p in prompts
+            for a, b in itertools.combinations(agents, 2)
+        ]
+        assert sorted(recorded) == sorted(declared) and recorded != declared
+        assert recorded == sorted(declared, key=queue_key)  # nothing of who is paired with whom
+        for done, prompt in zip(report.prompts, prompts, strict=True):  # the report keeps pair order
+            assert done.prompt_event_id == prompt.id
+            assert done.created == [d for d in declared if d in set(done.created)] and len(done.created) == 10
 
 
 def test_a_failed_run_is_excluded_and_never_paired(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from reviewtrail.errors import ConflictError
 from reviewtrail.human_review.campaigns._campaigns import require_campaign
 from reviewtrail.human_review.campaigns._run_batch import item_record
 from reviewtrail.human_review.reads._resolve import prompt_ref, run_facts, runs_over
+from reviewtrail.human_review.records._projection import queue_key
 from reviewtrail.human_review.records._records import ACTOR
 from reviewtrail.human_review.rules._item_rules import item_id
 from reviewtrail.human_review.rules._labels import prompt_label
@@ -117,8 +118,15 @@ def materialize(store: Store, campaign_id: str, version: int, *, actor: str = AC
         report, new = _prompt_items(store.ledger, row["record_id"], row["scenario_family"], actor)
         reports.append(report)
         pending.extend((report, made, record) for made, record in new)
+    # Recorded in queue-key order, not per prompt in the agents' declared pair order: the order
+    # items are recorded in (which every listing by seq follows) says nothing of who is paired.
+    order = {made: n for n, (_, made, _) in enumerate(pending)}
+    pending.sort(key=lambda entry: queue_key(entry[1]))
     for start in range(0, len(pending), MATERIALIZE_BATCH):
         _append_items(store, pending[start : start + MATERIALIZE_BATCH])
+    for report in reports:  # each report lists its items in pair order, as before
+        for made_ids in (report.created, report.self_identifying):
+            made_ids.sort(key=order.__getitem__)
     return MaterializeReport(campaign_id, version, reports)
 
 
