@@ -430,3 +430,23 @@ def test_the_page_draws_an_item_due_a_second_judgment_for_another_reviewer_only(
         leases.release(item.item_id, holder=reviewer_holder("bob"))
         assert draw_card(store, "camp", 1, "bob", leases) is None
         assert draw_card(store, "camp", 1, "carol", leases) is None  # judged twice: no longer due
+
+
+@pytest.mark.parametrize("first", [{"disposition": "tie"}, {"disposition": "underdetermined"}, _prefer("A")])
+def test_coverage_counts_say_nothing_of_a_judgment_waiting_for_its_second(store: Store, first: dict[str, Any]) -> None:
+    [item] = _campaign(store, 1)
+
+    def decisions() -> dict[str, Any]:
+        return campaign_coverage(store, "camp", 1).to_json()["overall"]["decisions"]
+
+    before = decisions()
+    decide(store, item.item_id, first, reviewer="alice")
+    waiting = decisions()
+    # Only that a judgment waits: not by disposition, not what it would be eligible for.
+    assert waiting["byDisposition"] == before["byDisposition"]
+    assert (waiting["qualityEligible"], waiting["exportable"]) == (before["qualityEligible"], before["exportable"])
+    assert waiting["awaitingSecondJudgment"] == 1 and waiting["open"] == before["open"] == 1
+    decide(store, item.item_id, {"disposition": "tie"}, reviewer="bob")
+    judged = decisions()
+    assert judged["awaitingSecondJudgment"] == 0 and judged["open"] == 0
+    assert judged["byDisposition"][first["disposition"]] == before["byDisposition"][first["disposition"]] + 1

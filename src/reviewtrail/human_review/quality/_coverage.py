@@ -63,6 +63,9 @@ class ItemCoverageFacts:
     problems: tuple[str, ...]
     recorded: int
     active: str | None  # the active decision's disposition
+    # The active judgment waits for its second judgment: counted apart, never by what it says, so
+    # no count tells the second reviewer what the first judgment was.
+    waiting: bool = False
     quality_eligible: bool = False
     exportable: bool = False
     self_identifying: bool | None = None  # a candidate names an identity; None: never checked
@@ -86,6 +89,7 @@ class FamilyCoverage:
     recorded: int = 0
     active: Counter[str] = field(default_factory=Counter)  # disposition -> active decisions
     undecided: int = 0
+    waiting: int = 0  # active judgments waiting for their second judgment (not by disposition)
     quality_eligible: int = 0
     exportable: int = 0
 
@@ -116,13 +120,16 @@ class FamilyCoverage:
         self.recorded += facts.recorded
         if facts.active is None:
             self.undecided += 1
+        elif facts.waiting:
+            self.waiting += 1
+            return  # what it is eligible for would say what it is
         else:
             self.active[facts.active] += 1
         self.quality_eligible += facts.quality_eligible
         self.exportable += facts.exportable
 
     def to_json(self) -> dict[str, Any]:
-        active = self.active_total
+        active = self.active_total + self.waiting
         return {
             "prompts": self.prompts,
             "runs": {
@@ -150,7 +157,8 @@ class FamilyCoverage:
                 "active": active,
                 "inactive": self.recorded - active,
                 "undecided": self.undecided,
-                "open": self.undecided + self.active["skip"],
+                "open": self.undecided + self.active["skip"] + self.waiting,
+                "awaitingSecondJudgment": self.waiting,
                 "byDisposition": {d: self.active[d] for d in DISPOSITIONS},
                 "judgeabilityRate": self.judgeability,
                 "qualityEligible": self.quality_eligible,

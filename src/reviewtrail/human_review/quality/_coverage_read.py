@@ -97,7 +97,7 @@ def _hold_runs(records: Preloaded, stored: list[dict[str, Any]]) -> None:
             )
 
 
-def _item_facts(state: ItemState, family: str, training: bool) -> ItemCoverageFacts:
+def _item_facts(state: ItemState, family: str, training: bool, waiting: bool = False) -> ItemCoverageFacts:
     active = state.active.decision.decision if state.active is not None else None
     return ItemCoverageFacts(
         family=family,
@@ -105,6 +105,7 @@ def _item_facts(state: ItemState, family: str, training: bool) -> ItemCoverageFa
         problems=state.resolved.problems,
         recorded=len(state.decisions),
         active=active.disposition if active is not None else None,
+        waiting=waiting,
         quality_eligible=state.quality is not None and state.quality.eligible,  # the canary rule applied
         exportable=state.exportable,
         self_identifying=state.resolved.item.self_identifying(),
@@ -183,19 +184,23 @@ def campaign_coverage(store: Store, campaign_id: str, version: int, *, export_ma
             families[event_id] = facts.family
             prompts.append(facts)
         items, choices, decided = [], [], []
-        seconds = JudgmentTally(ledger, second_judgment_share(ledger, campaign_id, version))
-        for state in campaign_item_states(ledger, campaign_id, version, training_enabled=training):
+
+        def judged(state: ItemState, waiting: bool) -> None:
             family = families.get(state.resolved.item.prompt_event_id, state.resolved.prompt.scenario_family)
-            items.append(_item_facts(state, family, training))
+            items.append(_item_facts(state, family, training, waiting))
+
+        seconds = JudgmentTally(ledger, second_judgment_share(ledger, campaign_id, version), judged=judged)
+        for state in campaign_item_states(ledger, campaign_id, version, training_enabled=training):
             seconds.add(state)
             if state.decisions:
                 decided.append(_reviewer_decisions(state))
             choice = _chose_first(state)
             if choice is not None:
                 choices.append(choice)
+        second_judgments = seconds.result()  # every item's facts are made once this has read them all
         result = coverage_of(campaign_id, version, prompts, items, training_enabled=training)
         result.receipts = _receipts(ledger, campaign_id, version)
-        result.second_judgments = seconds.result()
+        result.second_judgments = second_judgments
     if manifest is not None:
         listed = campaign_files(manifest, campaign_id, version)
         result.exported = sum(int(e.get("rows", 0)) for e in listed if e.get("schemaVersion") == TRAINING_EXAMPLE_V4)

@@ -6,6 +6,8 @@ coverage is read (docs/human-review.md, "Agreement"). The arithmetic is
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from reviewtrail.human_review.quality._judgment_agreement import (
     JudgmentAgreement,
     JudgmentPair,
@@ -41,9 +43,14 @@ class JudgmentTally:
     """Adds the items of a campaign version one at a time (in one consistent state of ``ledger``),
     reading their second judgments a page of items at a time."""
 
-    def __init__(self, ledger: Ledger, share: float) -> None:
+    def __init__(
+        self, ledger: Ledger, share: float, *, judged: Callable[[ItemState, bool], None] | None = None
+    ) -> None:
+        """``judged``: called with each item added, in order, and whether it waits for a second
+        judgment, once its second judgments are read."""
         self._ledger = ledger
         self._share = share
+        self._judged = judged
         self._held: list[ItemState] = []
         self.pairs: list[JudgmentPair] = []
         self.selected = 0
@@ -66,6 +73,8 @@ class JudgmentTally:
             self.selected += judged.selected
             self.waiting += judged.waiting
             self.pairs += item_pairs(judged)
+            if self._judged is not None:
+                self._judged(state, judged.waiting)
 
     def result(self) -> JudgmentAgreement:
         self._flush()
