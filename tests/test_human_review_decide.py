@@ -188,7 +188,9 @@ def test_without_a_submission_id_each_call_gets_a_random_one(store: Store, item:
 def test_supersession_makes_the_new_decision_active_and_counts_what_it_replaced(store: Store, item: ReviewItem) -> None:
     first = decide(store, item.item_id, PREFER_A, reviewer="rev-1")
     second = decide(store, item.item_id, {"disposition": "tie", "supersedes": first.decision_id}, reviewer="rev-1")
-    third = decide(store, item.item_id, {"disposition": "skip", "supersedes": second.decision_id}, reviewer="rev-1")
+    third = decide(
+        store, item.item_id, {"disposition": "underdetermined", "supersedes": second.decision_id}, reviewer="rev-1"
+    )
     assert (first.superseded, second.superseded, third.superseded) == (0, 1, 2)
     assert third.active
     found = history(store, item.item_id)
@@ -443,6 +445,13 @@ def test_exactly_one_active_decision_per_decided_item_and_it_is_the_latest(ops: 
                     decide(store, item_id, payload, reviewer="rev-1")
                 assert info.value.field == "supersedes" and mine[-1][1] in str(info.value)
                 assert head_seq(store) == before
+                continue
+            if disposition == "skip" and mine and not skipped:
+                # A skip never replaces a judgment (the item was revealed once judged): refused.
+                before = head_seq(store)
+                with pytest.raises(InvalidInputError) as refused:
+                    decide(store, item_id, payload, reviewer="rev-1")
+                assert refused.value.field == "disposition" and head_seq(store) == before
                 continue
             result = decide(store, item_id, payload, reviewer="rev-1")
             assert (result.superseded_skip is not None) == skipped

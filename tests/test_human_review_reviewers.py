@@ -122,7 +122,9 @@ def test_a_second_decision_without_supersedes_is_refused_naming_the_active_one_a
     assert info.value.exit_code == 6 and info.value.field == "supersedes"
     assert first.decision_id in str(info.value) and "by reviewer ann" in str(info.value)
     assert _head(store) == before
-    second = decide(store, item.item_id, {"disposition": "skip", "supersedes": first.decision_id}, reviewer="bob")
+    second = decide(
+        store, item.item_id, {"disposition": "underdetermined", "supersedes": first.decision_id}, reviewer="bob"
+    )
     # Superseding the decision that is no longer active is refused too, naming the active one.
     with pytest.raises(ConflictError) as info:
         decide(store, item.item_id, {"disposition": "tie", "supersedes": first.decision_id}, reviewer="cy")
@@ -321,7 +323,9 @@ def test_the_reviewer_comes_from_the_option_then_the_environment_then_the_users_
     first = json.loads(out)
     assert first["reviewer"] == "from-file"
     monkeypatch.setenv("REVIEWTRAIL_REVIEWER_ID", "from-env")
-    code, out, err = run_wide("review", "decide", item.item_id, "--skip", "--supersedes", first["decisionId"], "--json")
+    code, out, err = run_wide(
+        "review", "decide", item.item_id, "--underdetermined", "--supersedes", first["decisionId"], "--json"
+    )
     assert code == 0, err
     second = json.loads(out)
     assert second["reviewer"] == "from-env"

@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
+from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review import (
     DecisionMark,
     Leases,
-    SessionQueue,
     campaign_coverage,
     campaign_progress,
     decide,
@@ -142,20 +142,20 @@ def test_a_skip_leaves_the_item_open_to_others_and_their_judgment_supersedes_it_
         assert report.ok, report.problems
 
 
-def test_a_judgment_superseded_by_a_skip_is_open_again(backend: Settings) -> None:
+def test_a_skip_never_replaces_a_judgment_so_a_judged_item_is_never_open_again(backend: Settings) -> None:
     with open_store(backend) as store:
         [(item, _), *_] = _campaign(store, 1)
         judged = decide(store, item, {"disposition": "tie"}, reviewer="rev-a")
         assert item not in [c.item_id for c in review_queue(store, "camp", 1, include_decided=False)]
-        decide(store, item, {"disposition": "skip", "supersedes": judged.decision_id}, reviewer="rev-b")
-        assert item in [c.item_id for c in review_queue(store, "camp", 1, include_decided=False, reviewer="rev-a")]
-        assert item not in [c.item_id for c in review_queue(store, "camp", 1, include_decided=False, reviewer="rev-b")]
-        with Leases(store) as leases:
-            queue = SessionQueue(store, "camp", 1, leases=leases, reviewer="rev-b")
-            served = []
-            while (card := queue.next_card(set(served))) is not None:
-                served.append(card.item_id)
-            assert item not in served and len(served) == 2
+        head = store.ledger.head()
+        with pytest.raises(InvalidInputError) as refused:  # its producers may have been revealed
+            decide(store, item, {"disposition": "skip", "supersedes": judged.decision_id}, reviewer="rev-b")
+        assert refused.value.field == "disposition" and "underdetermined or malformed" in str(refused.value)
+        assert store.ledger.head() == head
+        for reviewer in ("rev-a", "rev-b"):
+            assert item not in [
+                c.item_id for c in review_queue(store, "camp", 1, include_decided=False, reviewer=reviewer)
+            ]
 
 
 def test_the_queue_interleaves_prompts_and_never_follows_the_declared_pair_order(tmp_path: Path) -> None:
@@ -242,6 +242,11 @@ def test_the_stores_queue_is_the_rules_queue_whatever_the_decisions(
                 payload: dict[str, str] = {"disposition": disposition}
                 if item_id in latest:
                     payload["supersedes"] = latest[item_id]
+                judged = bool(marks[item_id]) and marks[item_id][-1].disposition != "skip"
+                if disposition == "skip" and judged:
+                    with pytest.raises(InvalidInputError):  # a skip never replaces a judgment
+                        decide(store, item_id, payload, reviewer=f"rev-{who}")
+                    continue
                 result = decide(store, item_id, payload, reviewer=f"rev-{who}")
                 latest[item_id] = result.decision_id
                 marks[item_id].append(DecisionMark(result.seq, disposition, f"rev-{who}"))

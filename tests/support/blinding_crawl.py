@@ -157,6 +157,8 @@ def decision_script(
             reviewer = rng.choice(others)
             judged_again.add((item_id, reviewer))
             crawl.second_judgments += 1
+        if not second and active is not None and active.disposition != "skip" and disposition == "skip":
+            disposition = rng.choice([d for d in DISPOSITIONS if d != "skip"])  # a skip never replaces a judgment
         decision = DecisionInput(
             disposition=disposition,  # type: ignore[arg-type]
             preferred=rng.choice("AB") if disposition == "prefer" else None,

@@ -337,13 +337,23 @@ def _check_not_replacing(records: Preloaded, facts: list[DecisionFact], decision
     decision being this very submission, recorded meanwhile, is a resubmission, which the append
     finds.) The one exception: an active ``skip`` supplies no judgment, so a decision that
     supersedes nothing supersedes it, named (the decision returned names it in ``supersedes``;
-    the result says whose skip it superseded)."""
+    the result says whose skip it superseded). A skip never replaces a judgment (exit 2, field
+    ``disposition``): the item was revealed once judged, so it is never served as open again."""
     if not facts:
         return decision
     active = active_decisions(facts).get(facts[0].item_id)
     current = active.decision if active is not None else max(facts, key=lambda f: f.seq)
     supersedes = decision.supersedes
-    if supersedes == current.decision_id or current.decision.submission_id == decision.submission_id:
+    if current.decision.submission_id == decision.submission_id:
+        return decision
+    if supersedes == current.decision_id:
+        if decision.disposition == SKIP and active is not None and current.decision.disposition != SKIP:
+            raise InvalidInputError(
+                f"a skip cannot replace the judgment {current.decision_id} ({current.decision.disposition}) of "
+                f"item {current.item_id}: once judged, who produced its candidates may have been revealed, so it "
+                "cannot be served blinded again; to withdraw the judgment, decide underdetermined or malformed",
+                field="disposition",
+            )
         return decision
     if supersedes is None and active is not None and current.decision.disposition == SKIP:
         return decision.model_copy(update={"supersedes": current.decision_id})
