@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from conftest import run_cli
 from reviewtrail.human_review import DecisionFact, ReviewDecision, ReviewItem, decide, history, item_open
+from reviewtrail.human_review.records._projection import response_text_digest
 from reviewtrail.human_review.session._reveal_gate import open_by_decisions, withheld_statement
 from reviewtrail.store import Store
 from support.human_review import add_item, add_prompt, add_run, new_store
@@ -79,11 +80,21 @@ def test_a_run_shown_on_an_open_sibling_is_withheld_until_that_sibling_is_decide
     assert set(shown(store, bc).values()) == {None}
 
 
-def test_the_same_exact_text_from_another_prompt_and_agent_is_withheld(store: Store) -> None:
+NEAR_COPIES = [
+    "Refunds are issued within 30 days of purchase.",
+    "Refunds are issued within 30 days of purchase.\n",  # a trailing newline
+    "Refunds are issued\r\nwithin 30 days of purchase.",  # CRLF where the other has a space
+    "REFUNDS are issued within 30 days of purchase.",  # letter case
+    "Refunds are issued within \uff13\uff10 days of purchase.",  # full-width digits: NFKC folds them
+]
+
+
+@pytest.mark.parametrize("copy", NEAR_COPIES, ids=["same", "newline", "crlf", "case", "nfkc"])
+def test_the_same_text_from_another_prompt_and_agent_is_withheld_near_copies_too(store: Store, copy: str) -> None:
     one, two = add_prompt(store), add_prompt(store)
-    same = "Refunds are issued within 30 days of purchase."
+    same = NEAR_COPIES[0]
     first = add_item(store, one, add_run(store, one, "agent-a", response=same), add_run(store, one, "agent-b"))
-    add_item(store, two, add_run(store, two, "agent-c", response=same), add_run(store, two, "agent-d"))
+    add_item(store, two, add_run(store, two, "agent-c", response=copy), add_run(store, two, "agent-d"))
     result = decide(store, first.item_id, PREFER_A, reviewer="rev-1")
     by_agent = {p.agent_id for p in result.provenance if p.withheld is None}
     assert by_agent == {"agent-b"}
@@ -157,3 +168,20 @@ def test_the_withheld_statement_counts_the_other_open_items(self_open: bool, oth
     assert said.startswith("revealed when ") and said.endswith(" decided")
     assert (f" {others} other item" in said) == (others > 0)
     assert ("this item" in said) == (self_open or others == 0)
+
+
+@given(st.text(min_size=1, max_size=80))
+def test_the_text_digest_ignores_form_case_and_white_space_only(text: str) -> None:
+    import unicodedata
+
+    digest = response_text_digest(text)
+    assert response_text_digest(unicodedata.normalize("NFD", text) + "\r\n") == digest
+    assert response_text_digest("  " + text.upper().replace(" ", "\n\t")) == response_text_digest(text.upper())
+    assert response_text_digest(text + " x") != digest
+
+
+def test_the_text_digest_known_answer() -> None:
+    # SHA-256 of "refunds are issued within 30 days." (NFKC, case folded, white space collapsed)
+    assert response_text_digest(" Refunds  are issued\r\nwithin \uff13\uff10 days.\n") == (
+        "7ede6072c0a9b056b423c25d8b478f317f7003f409fe20235cc12f09c134d1eb"
+    )

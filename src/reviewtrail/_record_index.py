@@ -235,7 +235,7 @@ RECORD_INDEX: tuple[tuple[str, frozenset[str], tuple[DeclaredProjection, ...]], 
         (
             DeclaredProjection(
                 "human_review",
-                7,
+                8,
                 (
                     ProjectionTable(
                         "hr_prompts",

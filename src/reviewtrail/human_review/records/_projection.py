@@ -6,6 +6,7 @@ the application's record catalog are in :mod:`._record_types`."""
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -29,9 +30,13 @@ _QUEUE_CONTEXT = b"reviewtrail review queue v1\x00"
 
 
 def response_text_digest(text: str) -> str:
-    """The SHA-256 (hex) of a response's exact text, UTF-8: equal for equal texts, whatever run,
-    prompt or privacy recorded them (the reveal gate finds the items showing one text by it)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """The SHA-256 (hex) of a response's text as a reader sees it, UTF-8: equal for texts that
+    differ only in Unicode form (NFKC), letter case, or where and how much white space (line
+    endings, a trailing newline) they hold, whatever run, prompt or privacy recorded them. The
+    reveal gate finds the items showing one text by it, so a near copy cannot be matched to a
+    revealed producer either."""
+    seen = " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    return hashlib.sha256(seen.encode("utf-8")).hexdigest()
 
 
 def queue_key(item_id: str) -> str:
@@ -180,7 +185,7 @@ _SEQ: tuple[str, Literal["int"]] = ("seq", "int")
 #: - ``hr_training_receipts``: checkpoint training receipts per campaign version.
 HUMAN_REVIEW_PROJECTION = Projection(
     name="human_review",
-    version=7,
+    version=8,
     tables=(
         ProjectionTable(
             "hr_prompts",
