@@ -27,17 +27,17 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from reviewtrail.human_review.quality._agreement import verdict
+from reviewtrail.human_review.rules._frozen import POSITIONS
+
 __all__ = ["JudgmentAgreement", "JudgmentPair", "cohen_kappa", "judgment_agreement", "position_verdict"]
 
 
 def position_verdict(disposition: str, preferred: str | None, display_order: Sequence[str]) -> str | None:
     """What a judgment says about its pair as shown (None for ``skip``): ``prefer:A`` when it
     prefers the candidate shown first, ``prefer:B`` the other, else the disposition."""
-    if disposition == "skip":
-        return None
-    if disposition == "prefer":
-        return "prefer:A" if preferred == display_order[0] else "prefer:B"
-    return disposition
+    position = None if preferred is None else POSITIONS[0 if preferred == display_order[0] else 1]
+    return verdict(disposition, position)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from reviewtrail.canonical import canonical_json
+from reviewtrail.human_review.records._projection import SKIP
 from reviewtrail.human_review.records._records import SecondJudgment
 
 __all__ = [
@@ -85,9 +86,9 @@ def waits_for_second_judgment(
     selected: bool, active_disposition: str | None, counted: Iterable[SecondJudgmentFact]
 ) -> bool:
     """Whether an item still waits for a second judgment (so it stays open)."""
-    if not selected or active_disposition in (None, "skip"):
+    if not selected or active_disposition in (None, SKIP):
         return False
-    return not any(f.judgment.disposition != "skip" for f in counted)
+    return not any(f.judgment.disposition != SKIP for f in counted)
 
 
 def due_second_judgment(

@@ -228,7 +228,7 @@ def _not_due(judged: ItemJudgments, actor: str, decision: ReviewDecision) -> Inv
         return InvalidInputError("a second judgment supersedes nothing", field="supersedes")
     if not judged.selected:
         return InvalidInputError(f"item {item} is not selected for a second judgment", field="second")
-    if active is None or active[2] == "skip":
+    if active is None or active[2] == SKIP:
         return InvalidInputError(f"item {item} has no active judgment to judge again: decide it", field="second")
     if active[1] == actor:
         return InvalidInputError(

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from reviewtrail.errors import NotFoundError
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
 from reviewtrail.human_review.reads._resolve import Records, item_decisions, prompt_ref
+from reviewtrail.human_review.records._projection import SKIP
 from reviewtrail.human_review.records._records import ReviewItem
 from reviewtrail.human_review.rules._decision_rules import DecisionFact, active_decisions
 from reviewtrail.human_review.rules._frozen import POSITIONS
@@ -29,7 +30,7 @@ from reviewtrail.ledger import Ledger
 __all__ = ["OPEN_DISPOSITIONS", "RevealGate", "item_open", "open_by_decisions", "reveal_gate", "withheld_statement"]
 
 #: Dispositions that supply no judgment: an item whose active decision is one of these is open.
-OPEN_DISPOSITIONS = frozenset({"skip"})
+OPEN_DISPOSITIONS = frozenset({SKIP})
 
 
 def open_by_decisions(facts: list[DecisionFact], item_id: str) -> bool:
