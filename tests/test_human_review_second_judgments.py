@@ -450,3 +450,16 @@ def test_coverage_counts_say_nothing_of_a_judgment_waiting_for_its_second(store:
     judged = decisions()
     assert judged["awaitingSecondJudgment"] == 0 and judged["open"] == 0
     assert judged["byDisposition"][first["disposition"]] == before["byDisposition"][first["disposition"]] + 1
+
+
+def test_a_second_judgment_is_never_more_open_than_the_chain_it_judges(store: Store) -> None:
+    items = campaign_with_items(store, 1, privacy="private")
+    campaign_settings(store, "camp", 1, second_judgment_share=1.0)
+    [item] = items
+    decide(store, item.item_id, _prefer("A"), reviewer="alice")
+    with pytest.raises(InvalidInputError) as info:  # asking for a more open record is refused
+        decide(store, item.item_id, {"disposition": "tie"}, reviewer="carol", privacy="public-source")
+    assert info.value.field == "privacy"
+    second = decide(store, item.item_id, {"disposition": "tie"}, reviewer="bob")
+    assert second.compared_with is not None and second.privacy == "private"
+    assert store.ledger.get(second.decision_id).privacy == "private"  # the prompt's privacy joined in
