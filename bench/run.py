@@ -61,19 +61,19 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
     "cli_help": (bench_cli.bench_help, "reviewtrail --help start-up vs python -c pass"),
     "startup_ledger_tail": (
         bench_startup.bench_ledger_tail,
-        "ledger tail -n 5 as a process vs python importing sqlite3",
+        "ledger tail -n 5 as a process vs a bare python -c pass",
     ),
     "startup_cas_cat": (
         bench_startup.bench_cas_cat,
-        "cas cat of a small object as a process vs python importing sqlite3",
+        "cas cat of a small object as a process vs a bare python -c pass",
     ),
     "startup_review_queue": (
         bench_startup.bench_review_queue,
-        "review queue (4 items) as a process vs python importing sqlite3",
+        "review queue (4 items) as a process vs a bare python -c pass",
     ),
     "startup_trace_save": (
         bench_startup.bench_trace_save,
-        "trace save into a store as a process vs python importing sqlite3",
+        "trace save into a store as a process vs a bare python -c pass",
     ),
     "startup_cas_put_large": (
         bench_startup.bench_cas_put_large,
