@@ -9,8 +9,8 @@ startup_ledger_tail, startup_cas_cat, startup_review_queue, startup_trace_save
     <= 3x the baseline in the same run (ratio >= 1/3) and <= 100 ms. The machine's load average
     is printed with each figure, since a busy machine stretches both sides. Both sides run with
     bytecode cached in the work folder (PYTHONPYCACHEPREFIX; a first untimed run compiles
-    reviewtrail's modules), as an installed
-    package runs; PYTHONDONTWRITEBYTECODE is not passed on.
+    reviewtrail's modules), as an installed package runs; PYTHONDONTWRITEBYTECODE is not passed
+    on.
 
 startup_cas_put_large
     ``reviewtrail cas put`` of a 256 MiB file (16 MiB with --quick) as a fresh process, against
