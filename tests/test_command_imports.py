@@ -41,7 +41,6 @@ main()
 # neither the record to append, the payload models nor the CAS reference models.
 STORE = {
     "reviewtrail._durable",
-    "reviewtrail._identity",
     "reviewtrail._record_index",
     "reviewtrail.app",
     "reviewtrail.canonical",

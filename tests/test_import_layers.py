@@ -86,10 +86,10 @@ def test_a_domain_package_may_not_import_the_composition_root(tree: Path) -> Non
 
 
 def test_the_store_may_not_import_a_domain_package(tree: Path) -> None:
-    add_import(tree, "store.py", "reviewtrail.evidence")
+    add_import(tree, "store/_store.py", "reviewtrail.evidence")
     result = lint(tree)
     assert result.returncode != 0
-    assert "reviewtrail.store -> reviewtrail.evidence" in result.stdout
+    assert "reviewtrail.store._store -> reviewtrail.evidence" in result.stdout
 
 
 def test_a_cycle_between_two_domain_packages_breaks_the_layers_and_the_no_cycle_contract(tree: Path) -> None:

@@ -42,8 +42,8 @@ __all__ = [
 def packages() -> tuple[ModuleType, ...]:
     """Every package that adds record types or query tables, in the order their query tables are
     kept (imports them all)."""
-    from reviewtrail import _identity as identity
     from reviewtrail import evidence, human_review, models, provenance, reviewer, tracing
+    from reviewtrail.store import _identity as identity
 
     return (identity, evidence, provenance, models, reviewer, tracing, human_review)
 
@@ -118,9 +118,9 @@ def build_catalog() -> RecordCatalog:
     record of a type it makes rows of. So ``ledger tail`` loads no domain package and no payload
     model (nor pydantic), ``review queue`` loads human review (and what it imports), and the rows
     written are those of the packages loaded up front."""
-    from reviewtrail import _identity as identity
     from reviewtrail._record_index import RECORD_INDEX
     from reviewtrail.ledger import KEY_RECORD_TYPES, DeferredPart, RecordCatalog
+    from reviewtrail.store import _identity as identity
 
     # The store's own records: its identity, and the writer keys of its ledger.
     own = frozenset([identity.IDENTITY_TYPE, *KEY_RECORD_TYPES])
@@ -142,7 +142,7 @@ IDENTITY_PART = "_identity"
 
 
 def _identity_contents() -> tuple[Any, Any]:
-    from reviewtrail import _identity as identity
+    from reviewtrail.store import _identity as identity
 
     return identity.RECORD_TYPES, identity.PROJECTIONS
 

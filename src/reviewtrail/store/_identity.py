@@ -18,8 +18,8 @@ from reviewtrail._durable import replace_file
 from reviewtrail.errors import IntegrityError
 
 if TYPE_CHECKING:
-    from reviewtrail._identity_payload import RECORD_TYPES, StoreIdentity
     from reviewtrail.ledger import Envelope, Projection
+    from reviewtrail.store._identity_payload import RECORD_TYPES, StoreIdentity
 
 __all__ = [
     "IDENTITY_TYPE",
@@ -39,13 +39,13 @@ IDENTITY_TYPE = "store.identity@1"
 MARKER_FORMAT = 1
 # What the store itself adds to the application's record catalog (see reviewtrail.app): no query
 # table, and the payload model of its identity record, ``StoreIdentity`` (a pydantic model, in
-# reviewtrail._identity_payload, loaded on first use: opening a store never loads pydantic).
+# reviewtrail.store._identity_payload, loaded on first use: opening a store never loads pydantic).
 PROJECTIONS: tuple[Projection, ...] = ()
 
 
 def __getattr__(name: str) -> Any:
     if name in ("StoreIdentity", "RECORD_TYPES"):
-        from reviewtrail import _identity_payload
+        from reviewtrail.store import _identity_payload
 
         value = getattr(_identity_payload, name)
         globals()[name] = value

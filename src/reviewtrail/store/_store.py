@@ -16,16 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reviewtrail._durable import special_file_problem
-from reviewtrail._identity import (
-    IDENTITY_TYPE,
-    MARKER_FORMAT,
-    StoreMarker,
-    identity_problems,
-    ledger_location,
-    read_marker,
-    unnamed_identity_problems,
-    write_marker,
-)
 from reviewtrail.cas import CasStore, open_cas, parse_cas_url
 from reviewtrail.config import STORE_MARKER as _MARKER
 from reviewtrail.config import Settings, sqlite_path
@@ -37,6 +27,16 @@ from reviewtrail.errors import (
     StoreNotInitializedError,
 )
 from reviewtrail.ledger import GENESIS_HASH, Envelope, Ledger, RecordCatalog, open_ledger
+from reviewtrail.store._identity import (
+    IDENTITY_TYPE,
+    MARKER_FORMAT,
+    StoreMarker,
+    identity_problems,
+    ledger_location,
+    read_marker,
+    unnamed_identity_problems,
+    write_marker,
+)
 
 if TYPE_CHECKING:
     from reviewtrail._verify_records import ObjectIndex
