@@ -56,8 +56,8 @@ import _hr_store
 from _hr_store import CAMPAIGN
 from _util import WORK_ROOT, Config, Result, verdict
 from bench_human_review import _fill, _p95
-from reviewtrail import __version__
 from reviewtrail._record_index import RECORD_INDEX
+from reviewtrail._version import __version__
 from reviewtrail.config import Settings
 
 TARGET_MS = 50.0

@@ -41,6 +41,7 @@ main()
 # neither the record to append, the payload models nor the CAS reference models.
 STORE = {
     "reviewtrail._durable",
+    "reviewtrail._version",
     "reviewtrail._record_index",
     "reviewtrail.app",
     "reviewtrail.canonical",

@@ -14,7 +14,7 @@ Recording the calls of an OpenAI or Anthropic SDK client (loaded on first use, s
 
 import typing
 
-__version__ = "0.1.0"
+from reviewtrail._version import __version__
 
 # Loaded on first use: importing reviewtrail (every command does) loads none of them. (Typed where they
 # are defined, reviewtrail.instrumentation: a typed import here would put every module that imports

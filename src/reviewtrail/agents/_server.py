@@ -129,7 +129,7 @@ def _instructions(options: ServerOptions) -> str:
 
 def build_server(store: Store, settings: Settings, options: ServerOptions) -> Built:
     """The server over ``store`` (opened by the caller, read-only unless writes are allowed)."""
-    from reviewtrail import __version__
+    from reviewtrail._version import __version__
 
     server = ReviewtrailServer(
         SERVER_NAME,

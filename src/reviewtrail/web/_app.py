@@ -21,7 +21,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from reviewtrail import __version__
+from reviewtrail._version import __version__
 from reviewtrail.errors import ReviewtrailError
 from reviewtrail.human_review import NOTE_MAX_CHARS, RESPONSE_MAX_CHARS
 from reviewtrail.web._bind import host_literal

@@ -32,7 +32,7 @@ import httpx
 from fastapi import FastAPI, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 
-from reviewtrail import __version__
+from reviewtrail._version import __version__
 from reviewtrail.web._capability import DECISION_ROUTE
 from reviewtrail.web._guard import SECURITY_HEADERS, Receive, Scope, Send, bounded_body, plain_response, with_headers
 from reviewtrail.web._proxy_auth import BasicAuth, LoginFailed, OidcLogin, Session, Sessions

@@ -46,7 +46,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from reviewtrail import __version__
+from reviewtrail._version import __version__
 from reviewtrail.ledger import LedgerHead
 from reviewtrail.tracing.files._reader import TraceCall, TraceRun
 from reviewtrail.tracing.otel._otel_attrs import (
