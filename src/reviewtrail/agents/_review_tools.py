@@ -74,10 +74,8 @@ def register_review_tools(server: MCPServer[Any], box: Toolbox) -> None:
         from reviewtrail.human_review import DecisionInput, check_reviewer_id, decide
 
         item, given, submission = arguments.pop("item"), arguments.pop("reviewer"), arguments.pop("submission_id")
-        if arguments.get("preferred") in ("a", "b"):
-            arguments["preferred"] = arguments["preferred"].upper()
         who = check_reviewer_id(given if given is not None and given.strip() else box.options.default_reviewer())
-        decision = DecisionInput(**arguments)
+        decision = DecisionInput.of(arguments)
         doc = decide(box.store, item, decision, submission_id=submission, reviewer=who).to_json()
         return served_decision(doc, serve_private=box.options.serve_private)
 

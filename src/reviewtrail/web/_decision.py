@@ -11,12 +11,15 @@ can only record a review decision on an item of the campaign version named.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reviewtrail.canonical import loads_document, unique_members
 from reviewtrail.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from reviewtrail.human_review import DecisionInput
 
 __all__ = [
     "DecisionSubmission",
@@ -59,14 +62,11 @@ class DecisionSubmission(BaseModel):
     use_for_training: bool = Field(default=False, alias="useForTraining")
     supersedes: str | None = Field(default=None, pattern=_ID)
 
-    def decision_wire(self) -> dict[str, Any]:
-        """The decision fields in wire names, as ``review decide`` gives them: unset optional ones
-        left out, the lists and ``useForTraining`` always given."""
-        return self.model_dump(
-            by_alias=True,
-            exclude_none=True,
-            exclude={"item_id", "campaign_id", "campaign_version", "submission_id", "reviewer"},
-        )
+    def decision_input(self) -> DecisionInput:
+        """The decision, as ``review decide`` and the MCP tool build it."""
+        from reviewtrail.human_review import DecisionInput
+
+        return DecisionInput.of(dict(self))
 
 
 class SignedDecision(DecisionSubmission):

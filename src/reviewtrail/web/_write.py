@@ -91,7 +91,7 @@ class DecisionWrites:
             result = decide(
                 self._store,
                 submission.item_id,
-                submission.decision_wire(),
+                submission.decision_input(),
                 submission_id=submission.submission_id,
                 reviewer=submission.reviewer,
                 campaign=(submission.campaign_id, submission.campaign_version),

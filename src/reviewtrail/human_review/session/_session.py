@@ -10,7 +10,8 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from reviewtrail.human_review.records._records import MAX_REASON_CODES, MAX_RESPONSE_TAGS, Disposition, Strength
-from reviewtrail.human_review.session._decide import DecisionInput, DecisionResult
+from reviewtrail.human_review.rules._decision_rules import DecisionInput
+from reviewtrail.human_review.session._decide import DecisionResult
 from reviewtrail.human_review.session._queue import QueueCandidate, QueueCard
 
 __all__ = [
