@@ -48,6 +48,7 @@ from reviewtrail.store import Store
 
 __all__ = ["DecisionResult", "decide"]
 
+
 @dataclass(frozen=True)
 class DecisionResult:
     """A recorded decision: its id, whether it is the item's active decision now, how many
