@@ -11,15 +11,12 @@ can only record a review decision on an item of the campaign version named.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reviewtrail.canonical import loads_document, unique_members
 from reviewtrail.errors import InvalidInputError
-
-if TYPE_CHECKING:
-    from reviewtrail.human_review import DecisionInput
 
 __all__ = [
     "DecisionSubmission",
@@ -37,7 +34,6 @@ _REVIEWER = r"^[A-Za-z0-9][A-Za-z0-9._@+:-]{0,127}$"  # then check_reviewer_id, 
 _TEXT_MAX = 100_000  # a correction's replacement response
 _NOTE_MAX = 4_000
 _LIST_MAX = 32
-_CODE = Field(min_length=1, max_length=128)
 
 
 class DecisionSubmission(BaseModel):
@@ -61,12 +57,6 @@ class DecisionSubmission(BaseModel):
     note: str | None = Field(default=None, max_length=_NOTE_MAX)
     use_for_training: bool = Field(default=False, alias="useForTraining")
     supersedes: str | None = Field(default=None, pattern=_ID)
-
-    def decision_input(self) -> DecisionInput:
-        """The decision, as ``review decide`` and the MCP tool build it."""
-        from reviewtrail.human_review import DecisionInput
-
-        return DecisionInput.of(dict(self))
 
 
 class SignedDecision(DecisionSubmission):
