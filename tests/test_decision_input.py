@@ -93,6 +93,12 @@ class Surfaces:
             return exc.exit_code, exc.field, {"message": str(exc)}
         return 0, None, result.to_json()
 
+    def decide(self, surface: str, item: str, reviewer: str, disposition: str, supersedes: str | None = None) -> Any:
+        if surface == "cli":
+            return self.cli(item, reviewer, f"--{disposition}", *(["--supersedes", supersedes] if supersedes else []))
+        given = {"disposition": disposition} | ({"supersedes": supersedes} if supersedes else {})
+        return (self.tool if surface == "mcp" else self.route)(item, reviewer, **given)
+
     def decisions(self, item: ReviewItem) -> int:
         return len(self.store.ledger.records_about([item.item_id], type=hr.DECISION))
 
@@ -172,40 +178,28 @@ def test_a_bad_disposition_gets_the_same_field_naming_refusal_everywhere(surface
     assert surfaces.decisions(item) == 0
 
 
-def _cli(s: Surfaces, item: str, reviewer: str, disposition: str, supersedes: str | None = None) -> Any:
-    return s.cli(item, reviewer, f"--{disposition}", *(["--supersedes", supersedes] if supersedes else []))
-
-
-def _tool(s: Surfaces, item: str, reviewer: str, disposition: str, supersedes: str | None = None) -> Any:
-    return s.tool(item, reviewer, disposition=disposition, **({"supersedes": supersedes} if supersedes else {}))
-
-
-def _route(s: Surfaces, item: str, reviewer: str, disposition: str, supersedes: str | None = None) -> Any:
-    return s.route(item, reviewer, disposition=disposition, **({"supersedes": supersedes} if supersedes else {}))
-
-
-@pytest.mark.parametrize("surface", [_cli, _tool, _route], ids=["cli", "mcp", "route"])
-def test_a_second_decision_never_silently_replaces_the_first(surfaces: Surfaces, surface: Any) -> None:
+@pytest.mark.parametrize("surface", ["cli", "mcp", "route"])
+def test_a_second_decision_never_silently_replaces_the_first(surfaces: Surfaces, surface: str) -> None:
     [item] = campaign_with_items(surfaces.store, 1)
-    code, _, first = surface(surfaces, item.item_id, "rev-1", "tie")
+    code, _, first = surfaces.decide(surface, item.item_id, "rev-1", "tie")
     assert code == 0, first
     for reviewer in ("rev-1", "rev-2"):  # the same reviewer or another: named, never replaced
-        code, field, refused = surface(surfaces, item.item_id, reviewer, "malformed")
+        code, field, refused = surfaces.decide(surface, item.item_id, reviewer, "malformed")
         assert (code, field) == (6, "supersedes") and first["decisionId"] in refused["message"], refused
     assert surfaces.decisions(item) == 1
     assert hr.history(surfaces.store, item.item_id).active.decision_id == first["decisionId"]  # type: ignore[union-attr]
-    code, _, later = surface(surfaces, item.item_id, "rev-2", "malformed", first["decisionId"])
+    code, _, later = surfaces.decide(surface, item.item_id, "rev-2", "malformed", first["decisionId"])
     assert code == 0 and later["superseded"] == 1, later
 
 
-@pytest.mark.parametrize("surface", [_cli, _tool, _route], ids=["cli", "mcp", "route"])
-def test_a_skip_never_replaces_a_judgment(surfaces: Surfaces, surface: Any) -> None:
+@pytest.mark.parametrize("surface", ["cli", "mcp", "route"])
+def test_a_skip_never_replaces_a_judgment(surfaces: Surfaces, surface: str) -> None:
     [item] = campaign_with_items(surfaces.store, 1)
-    code, _, judged = surface(surfaces, item.item_id, "rev-1", "tie")
+    code, _, judged = surfaces.decide(surface, item.item_id, "rev-1", "tie")
     assert code == 0, judged
-    code, field, refused = surface(surfaces, item.item_id, "rev-1", "skip", judged["decisionId"])
+    code, field, refused = surfaces.decide(surface, item.item_id, "rev-1", "skip", judged["decisionId"])
     assert (code, field) == (2, "disposition") and "a skip cannot replace the judgment" in refused["message"]
-    code, field, _ = surface(surfaces, item.item_id, "rev-2", "skip")
+    code, field, _ = surfaces.decide(surface, item.item_id, "rev-2", "skip")
     assert (code, field) == (6, "supersedes")
     assert surfaces.decisions(item) == 1
     active = hr.history(surfaces.store, item.item_id).active

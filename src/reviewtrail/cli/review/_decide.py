@@ -105,12 +105,12 @@ def decide(
 
     Example: reviewtrail review decide 3f1c0b9e-... --reviewer rev-07 --prefer A --strength slight --reason wrong-policy
     """
-    from reviewtrail.human_review import DecisionInput
+    from reviewtrail.human_review import DISPOSITIONS, DecisionInput
     from reviewtrail.human_review import decide as record_decision
 
-    given = {"prefer": prefer is not None, "tie": tie, "correct": correct is not None, "skip": skip}
+    given = (prefer is not None, tie, correct is not None, underdetermined, malformed, skip)
     decision = DecisionInput.chosen(
-        given | {"underdetermined": underdetermined, "malformed": malformed},
+        dict(zip(DISPOSITIONS, given, strict=True)),
         preferred=prefer,
         strength=strength,
         confidence=confidence,
