@@ -58,6 +58,8 @@ def register_review_tools(server: MCPServer[Any], box: Toolbox) -> None:
 
         return served_cards(queue(box.store, campaign, version, limit=limit), serve_private=box.options.serve_private)
 
+    from reviewtrail.human_review import DecisionInput
+
     def review_decide(**arguments: Any) -> Json:
         """review_decide: record one human-review decision on an item, as the reviewer given (else the
         reviewer id of the server's settings, REVIEWTRAIL_REVIEWER_ID): disposition prefer (with
@@ -71,17 +73,13 @@ def register_review_tools(server: MCPServer[Any], box: Toolbox) -> None:
         its first result and appends nothing. The result reveals who produced A and B, now that the
         decision is recorded, except a position whose response an open item still shows: that one
         says when it is revealed ("withheld"). As 'reviewtrail review decide ITEM --json'."""
-        from reviewtrail.human_review import DecisionInput, check_reviewer_id, decide
+        from reviewtrail.human_review import check_reviewer_id, decide
 
         item, given, submission = arguments.pop("item"), arguments.pop("reviewer"), arguments.pop("submission_id")
-        if arguments.get("preferred") in ("a", "b"):
-            arguments["preferred"] = arguments["preferred"].upper()
         who = check_reviewer_id(given if given is not None and given.strip() else box.options.default_reviewer())
-        decision = DecisionInput(**arguments)
+        decision = DecisionInput.of(arguments)
         doc = decide(box.store, item, decision, submission_id=submission, reviewer=who).to_json()
         return served_decision(doc, serve_private=box.options.serve_private)
-
-    from reviewtrail.human_review import DecisionInput
 
     box.tool(server, writes=True)(
         with_parameters(review_decide, [*DECIDE_EXTRAS, *fields_of(DecisionInput)], returns=Json)

@@ -204,6 +204,7 @@ if typing.TYPE_CHECKING:
     from reviewtrail.human_review.rules._decision_rules import (
         ActiveDecision,
         DecisionFact,
+        DecisionInput,
         Refusal,
         active_decisions,
         check_decision,
@@ -255,7 +256,7 @@ if typing.TYPE_CHECKING:
         selected_for_second_judgment,
         selection_point,
     )
-    from reviewtrail.human_review.session._decide import DecisionInput, DecisionResult, decide
+    from reviewtrail.human_review.session._decide import DecisionResult, decide
     from reviewtrail.human_review.session._draw import draw_card
     from reviewtrail.human_review.session._history import DecisionEntry, History, history
     from reviewtrail.human_review.session._lease import LEASE_FILE, LEASE_SECONDS, Leases, reviewer_holder
@@ -372,7 +373,7 @@ _LAZY = {
     "Current": "reads._chains",
     "DecisionEntry": "session._history",
     "DecisionFact": "rules._decision_rules",
-    "DecisionInput": "session._decide",
+    "DecisionInput": "rules._decision_rules",
     "DecisionResult": "session._decide",
     "REVIEWER_ID_HELP": "rules._reviewers",
     "check_reviewer_id": "rules._reviewers",

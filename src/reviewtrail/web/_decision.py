@@ -11,7 +11,7 @@ can only record a review decision on an item of the campaign version named.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -34,7 +34,6 @@ _REVIEWER = r"^[A-Za-z0-9][A-Za-z0-9._@+:-]{0,127}$"  # then check_reviewer_id, 
 _TEXT_MAX = 100_000  # a correction's replacement response
 _NOTE_MAX = 4_000
 _LIST_MAX = 32
-_CODE = Field(min_length=1, max_length=128)
 
 
 class DecisionSubmission(BaseModel):
@@ -58,15 +57,6 @@ class DecisionSubmission(BaseModel):
     note: str | None = Field(default=None, max_length=_NOTE_MAX)
     use_for_training: bool = Field(default=False, alias="useForTraining")
     supersedes: str | None = Field(default=None, pattern=_ID)
-
-    def decision_wire(self) -> dict[str, Any]:
-        """The decision fields in wire names, as ``review decide`` gives them: unset optional ones
-        left out, the lists and ``useForTraining`` always given."""
-        return self.model_dump(
-            by_alias=True,
-            exclude_none=True,
-            exclude={"item_id", "campaign_id", "campaign_version", "submission_id", "reviewer"},
-        )
 
 
 class SignedDecision(DecisionSubmission):

@@ -85,13 +85,13 @@ class DecisionWrites:
         return JSONResponse(answer, status_code=200 if result.resubmitted else 201)
 
     def _decide(self, submission: SignedDecision) -> tuple[DecisionResult, DecisionUse]:
-        from reviewtrail.human_review import DecisionUse, decide, decision_use
+        from reviewtrail.human_review import DecisionInput, DecisionUse, decide, decision_use
 
         with self._lock:
             result = decide(
                 self._store,
                 submission.item_id,
-                submission.decision_wire(),
+                DecisionInput.of(dict(submission)),
                 submission_id=submission.submission_id,
                 reviewer=submission.reviewer,
                 campaign=(submission.campaign_id, submission.campaign_version),

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -25,7 +26,6 @@ ReviewerOpt = Annotated[
     ),
 ]
 TrustedKeysOpt = Annotated[Path | None, typer.Option("--trusted-keys", help=_everyday.TRUSTED_KEYS_HELP)]
-_DISPOSITION_FLAGS = ("--prefer", "--tie", "--correct", "--underdetermined", "--malformed", "--skip")
 
 
 def register(app: typer.Typer) -> None:
@@ -105,39 +105,26 @@ def decide(
 
     Example: reviewtrail review decide 3f1c0b9e-... --reviewer rev-07 --prefer A --strength slight --reason wrong-policy
     """
-    from reviewtrail.errors import InvalidInputError
+    from reviewtrail.human_review import DISPOSITIONS, DecisionInput
     from reviewtrail.human_review import decide as record_decision
 
-    chosen = [
-        name
-        for name, given in zip(
-            _DISPOSITION_FLAGS,
-            (prefer is not None, tie, correct is not None, underdetermined, malformed, skip),
-            strict=True,
-        )
-        if given
-    ]
-    if len(chosen) != 1:
-        said = ", ".join(chosen) if chosen else "none"
-        raise InvalidInputError(
-            f"give exactly one of {', '.join(_DISPOSITION_FLAGS)} (got {said})", field="disposition"
-        )
-    payload: dict[str, Any] = {
-        "disposition": chosen[0].removeprefix("--"),
-        "reasonCodes": list(reason or []),
-        "responseTags": list(tag or []),
-        "useForTraining": use_for_training,
-    }
-    if prefer is not None and prefer in ("a", "b"):
-        prefer = prefer.upper()
-    optional = {"preferred": prefer, "strength": strength, "confidence": confidence, "note": note}
-    optional["supersedes"] = supersedes
+    given = (prefer is not None, tie, correct is not None, underdetermined, malformed, skip)
+    decision = DecisionInput.chosen(
+        dict(zip(DISPOSITIONS, given, strict=True)),
+        preferred=prefer,
+        strength=strength,
+        confidence=confidence,
+        reason_codes=reason or [],
+        response_tags=tag or [],
+        note=note,
+        use_for_training=use_for_training,
+        supersedes=supersedes,
+    )
     if correct is not None:
-        optional["replacement"] = read_text_file(correct, "correct", "correction")
-    payload.update({k: v for k, v in optional.items() if v is not None})
+        decision = replace(decision, replacement=read_text_file(correct, "correct", "correction"))
     who = reviewer_id(reviewer)
     with _everyday.trusted_store(trusted_keys) as store:
-        result = record_decision(store, item, payload, submission_id=submission_id, reviewer=who, second=second)
+        result = record_decision(store, item, decision, submission_id=submission_id, reviewer=who, second=second)
     if as_json:
         print_json(result.to_json())
         return

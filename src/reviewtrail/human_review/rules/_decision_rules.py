@@ -1,28 +1,85 @@
-"""Pure rules of review decisions: what a decision may carry, which decision of an item is
-active, and idempotent submissions (docs/human-review.md, "Decisions")."""
+"""Pure rules of review decisions: the one decision input every surface builds, what a decision
+may carry, which decision of an item is active, and idempotent submissions (docs/human-review.md,
+"Decisions")."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any
 
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.records._records import (
+    DISPOSITIONS,
     MAX_REASON_CODES,
     MAX_RESPONSE_TAGS,
     Criterion,
+    Disposition,
     ReviewDecision,
     ReviewItem,
+    Strength,
 )
 
 __all__ = [
     "ActiveDecision",
     "DecisionFact",
+    "DecisionInput",
     "Refusal",
     "active_decisions",
     "check_decision",
     "first_submission",
 ]
+
+
+_WIRE_NAMES = {"reason_codes": "reasonCodes", "response_tags": "responseTags", "use_for_training": "useForTraining"}
+
+
+@dataclass(frozen=True)
+class DecisionInput:
+    """What a reviewer decides, as every surface gives it: ``review decide``, the write route and
+    the MCP tool build this one object (:meth:`chosen`, :meth:`of`, the tool's arguments) and pass
+    it to :func:`~reviewtrail.human_review.decide`, which checks it once, as the record's payload,
+    by :func:`check_decision`. ``preferred`` is the position shown ("A" or "B", either case) or a
+    run id; it is recorded as the run id."""
+
+    disposition: Disposition
+    preferred: str | None = None
+    strength: Strength | None = None
+    replacement: str | None = None
+    confidence: float | None = None
+    reason_codes: tuple[str, ...] = ()
+    response_tags: tuple[str, ...] = ()
+    note: str | None = None
+    use_for_training: bool = False
+    supersedes: str | None = None
+
+    @classmethod
+    def of(cls, values: Mapping[str, Any]) -> DecisionInput:
+        """The decision of the fields named in ``values`` (a list as a tuple; other names ignored)."""
+        names = {f.name for f in fields(cls)}
+        given: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items() if k in names}
+        return cls(**given)
+
+    @classmethod
+    def chosen(cls, given: Mapping[str, bool], **values: Any) -> DecisionInput:
+        """The decision whose disposition is the only one ``given`` as true (``review decide``'s
+        flags), with ``values``; exactly one, else exit 2 (field ``disposition``) naming the flags."""
+        flags = [f"--{d}" for d in DISPOSITIONS]
+        said = [flag for d, flag in zip(DISPOSITIONS, flags, strict=True) if given.get(d)]
+        if len(said) != 1:
+            raise InvalidInputError(
+                f"give exactly one of {', '.join(flags)} (got {', '.join(said) or 'none'})", field="disposition"
+            )
+        return cls.of({**values, "disposition": said[0].removeprefix("--")})
+
+    def to_wire(self) -> dict[str, Any]:
+        """The decision fields in wire names, unset optional fields left out."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is not None:
+                out[_WIRE_NAMES.get(f.name, f.name)] = list(value) if isinstance(value, tuple) else value
+        return out
 
 
 @dataclass(frozen=True)

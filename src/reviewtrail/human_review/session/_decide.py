@@ -6,7 +6,7 @@ and never a silent replacement of the item's active decision."""
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -20,10 +20,14 @@ from reviewtrail.human_review.records._records import (
     SECOND_JUDGMENT,
     Disposition,
     ReviewDecision,
-    Strength,
     new_decision_record,
 )
-from reviewtrail.human_review.rules._decision_rules import DecisionFact, active_decisions, check_decision
+from reviewtrail.human_review.rules._decision_rules import (
+    DecisionFact,
+    DecisionInput,
+    active_decisions,
+    check_decision,
+)
 from reviewtrail.human_review.rules._eligibility import PRIVACY_ORDER, privacy_join
 from reviewtrail.human_review.rules._labels import prompt_label
 from reviewtrail.human_review.rules._reviewers import check_reviewer_id, reviewer_label
@@ -42,40 +46,7 @@ from reviewtrail.human_review.session._second_judgments import (
 from reviewtrail.ledger import Envelope, Ledger, Privacy
 from reviewtrail.store import Store
 
-__all__ = ["DecisionInput", "DecisionResult", "decide"]
-
-_WIRE_NAMES = {
-    "reason_codes": "reasonCodes",
-    "response_tags": "responseTags",
-    "use_for_training": "useForTraining",
-}
-
-
-@dataclass(frozen=True)
-class DecisionInput:
-    """What a reviewer decides, as a caller gives it. ``preferred`` is the position shown ("A" or
-    "B") or a run id; it is recorded as the run id."""
-
-    disposition: Disposition
-    preferred: str | None = None
-    strength: Strength | None = None
-    replacement: str | None = None
-    confidence: float | None = None
-    reason_codes: tuple[str, ...] = ()
-    response_tags: tuple[str, ...] = ()
-    note: str | None = None
-    use_for_training: bool = False
-    supersedes: str | None = None
-
-    def to_wire(self) -> dict[str, Any]:
-        """The decision fields in wire names, unset optional fields left out."""
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value is None:
-                continue
-            out[_WIRE_NAMES.get(f.name, f.name)] = list(value) if isinstance(value, tuple) else value
-        return out
+__all__ = ["DecisionResult", "decide"]
 
 
 @dataclass(frozen=True)

@@ -164,6 +164,7 @@ def gated_provenance(records: Records, item: ReviewItem) -> tuple[CandidateProve
 
 
 def preferred_run(item: ReviewItem, preferred: str) -> str:
-    """``preferred`` as a run id: a position ("A", "B") is the run shown there (a position wins
-    over a run id spelled the same); anything else is taken as a run id, checked later."""
-    return position_run(item, preferred) or preferred
+    """``preferred`` as a run id: a position ("A", "B", either case: the one rule of every surface)
+    is the run shown there (a position wins over a run id spelled the same); anything else is taken
+    as a run id, checked later."""
+    return position_run(item, preferred.upper() if preferred in ("a", "b") else preferred) or preferred

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from reviewtrail.human_review.records._records import MAX_REASON_CODES, MAX_RESPONSE_TAGS, Disposition, Strength
-from reviewtrail.human_review.session._decide import DecisionInput, DecisionResult
+from reviewtrail.human_review.rules._decision_rules import DecisionInput
+from reviewtrail.human_review.session._decide import DecisionResult
 from reviewtrail.human_review.session._queue import QueueCandidate, QueueCard
 
 __all__ = [
@@ -110,7 +111,7 @@ class DecisionUse:
 
 @dataclass
 class Draft:
-    """The optional fields set before a disposition."""
+    """The optional fields set before a disposition (a :class:`DecisionInput`'s, by name)."""
 
     use_for_training: bool = False
     reason_codes: tuple[str, ...] = ()
@@ -440,18 +441,8 @@ class ReviewSession:
         replacement: str | None = None,
     ) -> SessionAction | None:
         assert self.card is not None and self.submission_id is not None
-        d = self.draft
-        decision = DecisionInput(
-            disposition=disposition,
-            preferred=preferred,
-            strength=strength,
-            replacement=replacement,
-            confidence=d.confidence,
-            reason_codes=d.reason_codes,
-            response_tags=d.response_tags,
-            note=d.note,
-            use_for_training=d.use_for_training,
-        )
+        chosen = {"disposition": disposition, "preferred": preferred, "strength": strength, "replacement": replacement}
+        decision = DecisionInput.of(vars(self.draft) | chosen)
         action = SessionAction("submit", item_id=self.card.item_id, decision=decision, submission_id=self.submission_id)
         if self.revising is not None:  # a superseding decision: recorded only once confirmed
             decision = replace(decision, supersedes=self.revising.decision_id)
