@@ -212,15 +212,15 @@ def test_sqlite_looks_up_every_id_when_the_table_has_no_binary_unique_key_on_id(
     path = tmp_path / "l.sqlite"
     with open_ledger(f"sqlite:///{path}") as led:
         assert isinstance(led, SqliteLedger)
-        with led._read() as cur:
-            assert led._id_key_refuses(cur)
+        with led.recorder._read() as cur:
+            assert led.recorder._id_key_refuses(cur)
         led.append([_rec(0, id="kept")])
     with closing(sqlite3.connect(path, isolation_level=None)) as conn:
         conn.executescript(_REBUILT + (f"{key};" if key else ""))
     with open_ledger(f"sqlite:///{path}") as led:
         assert isinstance(led, SqliteLedger)
-        with led._read() as cur:
-            assert not led._id_key_refuses(cur)
+        with led.recorder._read() as cur:
+            assert not led.recorder._id_key_refuses(cur)
         with pytest.raises(ConflictError, match="a record with id 'kept' already exists"):
             led.append([_rec(1, id="new"), _rec(2, id="kept")])
         assert [e.id for e in led.read()] == ["kept"]
@@ -265,11 +265,11 @@ def test_sqlite_binds_payload_bytes_to_a_database_whose_text_is_not_utf8(tmp_pat
     sealed = seal_chain(records, payloads, seq=0, prev_hash=GENESIS_HASH, now=NOW, columns=columns)
     with open_ledger(f"sqlite:///{path}") as led:
         assert isinstance(led, SqliteLedger)
-        with pytest.raises(LookupError), led._write_txn() as cur:  # inserted, read, rolled back
-            led._insert_records(cur, columns)
+        with pytest.raises(LookupError), led.recorder._write_txn() as cur:  # inserted, read, rolled back
+            led.recorder._insert_records(cur, columns)
             cur.execute("SELECT typeof(payload), payload FROM rt_records ORDER BY seq")
             stored = cur.fetchall()
             raise LookupError
-        assert led._utf8 is False
+        assert led.recorder._utf8 is False
         assert led.head() is None
     assert stored == [("blob", e.payload) for e in sealed]

@@ -117,7 +117,7 @@ def test_empty_ledger_checkpoint() -> None:
 def test_a_ledger_whose_count_disagrees_with_its_head_is_not_anchored() -> None:
     ledger = MemoryLedger()
     fill(ledger, 0, 3)
-    del ledger._records[1]  # a record removed from the middle
+    del ledger.recorder._records[1]  # a record removed from the middle
     with pytest.raises(IntegrityError, match="holds 2 records but its head is seq 3"):
         make_checkpoint(ledger, store_id=None, private_key_pem=None)
 

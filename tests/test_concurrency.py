@@ -274,12 +274,13 @@ def records(prefix: str, n: int) -> list[NewRecord]:
 
 @pytest.mark.postgres
 def test_postgres_reader_never_sees_a_late_commit_out_of_order(pg_url: str) -> None:
-    from reviewtrail.ledger.backends._postgres import PostgresLedger
+    from reviewtrail.ledger import BUILTIN_PROJECTIONS, Ledger
+    from reviewtrail.ledger.backends._postgres import PostgresRecorder
 
     hold = 0.3
     rounds = 6
 
-    class LateCommitLedger(PostgresLedger):
+    class LateCommitRecorder(PostgresRecorder):
         """Keeps its append transaction open for ``hold`` seconds after the INSERT."""
 
         def __init__(self, url: str, on_held: Callable[[], None]) -> None:
@@ -287,7 +288,7 @@ def test_postgres_reader_never_sees_a_late_commit_out_of_order(pg_url: str) -> N
             self.on_held = on_held
             self.inserted = threading.Event()
             self.hold_end = 0.0
-            super().__init__(url)
+            super().__init__(url, BUILTIN_PROJECTIONS)
 
         def _write_rows(self, cur: Any, rows: list[tuple[str, dict[str, Any]]]) -> None:
             super()._write_rows(cur, rows)
@@ -319,7 +320,8 @@ def test_postgres_reader_never_sees_a_late_commit_out_of_order(pg_url: str) -> N
                 continue
             probe_hits.append(rid)
 
-    led_a = LateCommitLedger(pg_url, probe_a_invisible)
+    late = LateCommitRecorder(pg_url, probe_a_invisible)
+    led_a = Ledger(late)
 
     stop_reader = threading.Event()
     stop_writer = threading.Event()
@@ -371,8 +373,8 @@ def test_postgres_reader_never_sees_a_late_commit_out_of_order(pg_url: str) -> N
             batch_b = records(f"b-{r}", 40)
             current_a[:] = [rec.id for rec in batch_a]
             result: dict[str, Any] = {}
-            led_a.inserted.clear()
-            led_a.armed = True
+            late.inserted.clear()
+            late.armed = True
 
             def write_a(batch: list[NewRecord] = batch_a, result: dict[str, Any] = result) -> None:
                 try:
@@ -382,7 +384,7 @@ def test_postgres_reader_never_sees_a_late_commit_out_of_order(pg_url: str) -> N
 
             def write_b(batch: list[NewRecord] = batch_b, result: dict[str, Any] = result) -> None:
                 try:
-                    if not led_a.inserted.wait(10):
+                    if not late.inserted.wait(10):
                         errors.append("writer A never inserted")
                         return
                     result["b_start"] = time.monotonic()
@@ -396,7 +398,7 @@ def test_postgres_reader_never_sees_a_late_commit_out_of_order(pg_url: str) -> N
             tb.start()
             ta.join(30)
             tb.join(30)
-            led_a.armed = False
+            late.armed = False
             assert not errors, errors
             a_envs: list[Envelope] = result["a"]
             b_envs: list[Envelope] = result["b"]
@@ -405,18 +407,18 @@ def test_postgres_reader_never_sees_a_late_commit_out_of_order(pg_url: str) -> N
             assert a_seqs == list(range(a_seqs[0], a_seqs[0] + len(a_seqs)))
             assert b_seqs == list(range(b_seqs[0], b_seqs[0] + len(b_seqs)))
             # B tried to append while A's transaction was open, and got through only after A committed.
-            assert result["b_start"] < led_a.hold_end
-            assert result["b_done"] > led_a.hold_end
+            assert result["b_start"] < late.hold_end
+            assert result["b_done"] > late.hold_end
             assert b_seqs[0] > a_seqs[-1]
             # Nobody saw A's rows while its transaction was open.
             assert probe_hits == []
-            assert any(led_a.hold_end - hold <= t <= led_a.hold_end for t in polls), "reader was not polling"
+            assert any(late.hold_end - hold <= t <= late.hold_end for t in polls), "reader was not polling"
             deadline = time.monotonic() + 10
             while not all(rec.id in seen_at for rec in batch_a) and time.monotonic() < deadline:
                 time.sleep(0.01)
             for rec in batch_a:
                 assert rec.id in seen_at, f"reader never saw {rec.id}"
-                assert seen_at[rec.id] > led_a.hold_end, f"reader saw {rec.id} before A committed"
+                assert seen_at[rec.id] > late.hold_end, f"reader saw {rec.id} before A committed"
     finally:
         # Writers first, so that the reader's last pass sees everything.
         stop_writer.set()

@@ -271,7 +271,7 @@ def test_disk_full_during_append_is_a_clear_error_and_writes_nothing(tmp_path: P
     settings = populated(tmp_path / "s")
     with open_store(settings) as store:
         before = store.ledger.head()
-        conn = store.ledger._conn  # type: ignore[attr-defined]
+        conn = store.ledger.recorder._conn  # type: ignore[attr-defined]
         pages = conn.execute("PRAGMA page_count").fetchone()[0]
         conn.execute(f"PRAGMA max_page_count = {pages + 1}")  # the database cannot grow: a full disk
         big = "x" * 200_000

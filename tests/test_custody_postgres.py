@@ -77,7 +77,7 @@ def test_query_rows_edited_on_postgres_are_reported(tmp_path: Path, pg_url: str)
 def test_a_lost_connection_mid_append_is_retried_once(tmp_path: Path, pg_url: str) -> None:
     settings = _init(tmp_path / "s", pg_url)
     with open_store(settings) as store:
-        pid = store.ledger._conn.info.backend_pid  # type: ignore[attr-defined]
+        pid = store.ledger.recorder._conn.info.backend_pid  # type: ignore[attr-defined]
         _sql(pg_url, f"SELECT pg_terminate_backend({pid})")
         [env] = store.append([NewRecord(type="t.b@1", actor="x", privacy="private", payload={"n": 1})])
         assert env.seq == 3 and store.ledger.get(env.id) == env
@@ -245,7 +245,7 @@ def test_a_stored_replica_role_is_reported_and_refuses_appends(tmp_path: Path, p
 def test_a_replica_role_in_the_session_is_reported_and_refuses_appends(tmp_path: Path, pg_url: str) -> None:
     settings = _init(tmp_path / "s", pg_url)
     with open_store(settings) as store:
-        store.ledger._conn.execute("SET session_replication_role = replica")  # type: ignore[attr-defined]
+        store.ledger.recorder._conn.execute("SET session_replication_role = replica")  # type: ignore[attr-defined]
         assert any("'replica' in this session" in p for p in store.verify().problems)
         with pytest.raises(IntegrityError, match="refusing to write"):
             store.append([NewRecord(type="t.b@1", actor="x", privacy="private", payload={"n": 1})])

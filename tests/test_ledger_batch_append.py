@@ -150,15 +150,15 @@ def test_sqlite_batches_of_every_size_are_stored_as_sealed(tmp_path: Path, sizes
 def test_sqlite_inserts_fewer_rows_per_statement_when_sqlite_allows_fewer_parameters(tmp_path: Path) -> None:
     with open_ledger(f"sqlite:///{tmp_path / 'l.sqlite'}") as led:
         assert isinstance(led, SqliteLedger)
-        assert led._rows_per_insert == 1000
+        assert led.recorder._rows_per_insert == 1000
     with closing(sqlite3.connect(":memory:")) as conn:
         conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)
         limited = conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
     with open_ledger(f"sqlite:///{tmp_path / 'l.sqlite'}") as led:
         assert isinstance(led, SqliteLedger)
-        led._conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, limited)
-        led._rows_per_insert = limited // 12  # what a connection with 999 parameters gets
-        led._ids_per_query = limited
+        led.recorder._conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, limited)
+        led.recorder._rows_per_insert = limited // 12  # what a connection with 999 parameters gets
+        led.recorder._ids_per_query = limited
         sealed = led.append([NewRecord(type="a@1", actor="a", privacy="private", payload={"n": n}) for n in range(150)])
         assert list(led.read()) == sealed
 

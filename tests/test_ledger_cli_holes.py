@@ -196,9 +196,9 @@ def test_disk_full_during_append_is_a_clear_error(store_env: Path, monkeypatch: 
     """SQLite's own "database or disk is full" (SQLITE_FULL), from a page limit at the current size."""
     from reviewtrail.ledger.backends import _sqlite
 
-    connect = _sqlite.SqliteLedger._connect
+    connect = _sqlite.SqliteRecorder._connect
 
-    def full_connect(self: _sqlite.SqliteLedger, **kwargs: bool) -> sqlite3.Connection:
+    def full_connect(self: _sqlite.SqliteRecorder, **kwargs: bool) -> sqlite3.Connection:
         conn = connect(self, **kwargs)
         pages = conn.execute("PRAGMA page_count").fetchone()[0]
         conn.execute(f"PRAGMA max_page_count = {pages}")
@@ -206,7 +206,7 @@ def test_disk_full_during_append_is_a_clear_error(store_env: Path, monkeypatch: 
 
     (store_env / "big.json").write_text(json.dumps({"blob": "y" * 200_000}))
     with monkeypatch.context() as patch:
-        patch.setattr(_sqlite.SqliteLedger, "_connect", full_connect)
+        patch.setattr(_sqlite.SqliteRecorder, "_connect", full_connect)
         code, out, err = run(*BASE, "--type", "eval.result@1", "--payload", "@big.json", "--json")
     assert code == 5
     assert json.loads(out)["error"]["type"] == "StorageFullError"

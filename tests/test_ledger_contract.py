@@ -136,7 +136,7 @@ def test_schema_migrations_are_versioned(tmp_path: Path) -> None:
 
 def test_sqlite_pragmas(tmp_path: Path) -> None:
     led = open_ledger(f"sqlite:///{tmp_path / 'l.sqlite'}")
-    conn = led._conn  # type: ignore[attr-defined]
+    conn = led.recorder._conn  # type: ignore[attr-defined]
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
     led.close()
@@ -153,7 +153,7 @@ def test_open_ledger_rejects_unknown_urls(tmp_path: Path) -> None:
 
 def _page_plans(led: Ledger, where: dict[str, Any], order_by: str, after: Any, descending: bool) -> list[str]:
     """How SQLite runs the page query (``EXPLAIN QUERY PLAN``), one line per step."""
-    conn: sqlite3.Connection = led._conn  # type: ignore[attr-defined]
+    conn: sqlite3.Connection = led.recorder._conn  # type: ignore[attr-defined]
     statements: list[str] = []
     conn.set_trace_callback(statements.append)  # the statement as run, its values filled in
     try:
@@ -229,7 +229,7 @@ def test_postgres_serves_a_page_from_an_index_in_a_code_point_database(
     with open_ledger(url, [ITEMS]) as led:
         led.append([item(i, "ab"[i % 2], f"n{i}") for i in range(200)])
         spec = led.tables["items"]
-        collation = led._text_order_collation()  # type: ignore[attr-defined]
+        collation = led.recorder._text_order_collation()  # type: ignore[attr-defined]
         for descending in (False, True):
             order = page_order(spec, order_by, after, 5, descending)
             sql, params, _ = page_sql(spec, where, order, text_collation=collation)

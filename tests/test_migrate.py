@@ -236,7 +236,7 @@ def test_signed_records_keep_their_signatures(tmp_path: Path, pg_url: str) -> No
 KILLER = """
 import os, signal, sys
 from reviewtrail.cas import FilesystemCas
-from reviewtrail.ledger.backends._sql import SqlLedger
+from reviewtrail.ledger.backends._sql import SqlLedger, SqlRecorder
 
 where, after = sys.argv[1], int(sys.argv[2])
 calls = [0]
@@ -250,7 +250,7 @@ def dying(original):
     return call
 
 if where == "in-a-transaction":  # the batch inserted and read back, its query rows not yet written
-    SqlLedger._refuse_unless_stored_as_sealed = dying(SqlLedger._refuse_unless_stored_as_sealed)
+    SqlRecorder._refuse_unless_stored_as_sealed = dying(SqlRecorder._refuse_unless_stored_as_sealed)
 elif where == "between-batches":  # a batch committed, the next not begun
     SqlLedger.append_sealed = dying(SqlLedger.append_sealed)
 else:  # an object's bytes staged in the target's ingest folder, not yet published

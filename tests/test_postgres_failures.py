@@ -36,7 +36,7 @@ def test_a_connection_killed_before_a_snapshot_is_retried_or_exit_5(tmp_path: Pa
     settings = _store_with_items(tmp_path, pg_url)
     with open_store(settings) as store:
         for _ in range(3):
-            pid = store.ledger._conn.info.backend_pid  # type: ignore[attr-defined]
+            pid = store.ledger.recorder._conn.info.backend_pid  # type: ignore[attr-defined]
             _sql(pg_url, f"SELECT pg_terminate_backend({pid})")
             try:  # the read reconnects once; a server that stays away is exit 5
                 cards = review_queue(store, "camp", 1, limit=5, include_decided=False)

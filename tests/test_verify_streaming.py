@@ -167,7 +167,7 @@ def test_the_memory_ledger_gives_the_same_answers(monkeypatch: pytest.MonkeyPatc
     ledger = store.ledger
     assert isinstance(ledger, MemoryLedger)
     spec = ledger.tables["cas_refs"]
-    rows = ledger._tables_data["cas_refs"]
+    rows = ledger.recorder._tables_data["cas_refs"]
     for key in [k for k in rows if k[0] % 4 == 1]:
         del rows[key]
     some = next(iter(rows))

@@ -438,9 +438,9 @@ class SqlLedgerContract(LedgerContract, SqlLedgerPagesContract):
     def test_records_cannot_be_updated_or_deleted_through_the_database(self, ledger: Ledger) -> None:
         ledger.append([rec(1)])
         led: Any = ledger  # the SQL ledgers' own connection and write transaction
-        assert led._conn is not None
-        with pytest.raises(Exception, match="append-only"), led._write_txn() as cur:
+        assert led.recorder._conn is not None
+        with pytest.raises(Exception, match="append-only"), led.recorder._write_txn() as cur:
             cur.execute("UPDATE rt_records SET actor = 'x'")
-        with pytest.raises(Exception, match="append-only"), led._write_txn() as cur:
+        with pytest.raises(Exception, match="append-only"), led.recorder._write_txn() as cur:
             cur.execute("DELETE FROM rt_records")
         assert [e.actor for e in ledger.read()] == ["tester"]

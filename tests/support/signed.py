@@ -182,9 +182,9 @@ def edit_signature(
         else:
             cur.execute(f"UPDATE rt_signatures SET sig = {mark} WHERE seq = {mark}", (value, seq))
         if mark == "?":
-            from reviewtrail.ledger.backends._sqlite import SqliteLedger
+            from reviewtrail.ledger.backends._sqlite import SqliteRecorder
 
-            for ddl in SqliteLedger.signatures_append_only_ddl:
+            for ddl in SqliteRecorder.signatures_append_only_ddl:
                 cur.execute(ddl)
         else:
             cur.execute("SET session_replication_role = origin")

@@ -17,7 +17,8 @@ from reviewtrail.ledger.backends._open import open_ledger
 from reviewtrail.ledger.contract._catalog import EMPTY_CATALOG, DeclaredProjection, DeferredPart, RecordCatalog
 from reviewtrail.ledger.contract._head import LedgerHead, ledger_head
 from reviewtrail.ledger.contract._projections import BUILTIN_PROJECTIONS, ROW_SEQ, Projection, ProjectionTable
-from reviewtrail.ledger.contract._protocol import Ledger, projection_rows
+from reviewtrail.ledger.contract._protocol import Ledger
+from reviewtrail.ledger.contract._recorder import Recorder, projection_rows
 from reviewtrail.ledger.keys._writer_keys import (
     KEY_DECLARED,
     KEY_RECORD_TYPES,
@@ -155,6 +156,7 @@ __all__ = [
     "RecordSignature",
     "RecordSigner",
     "Recorded",
+    "Recorder",
     "SignatureGate",
     "SignatureReport",
     "TrustedKeys",

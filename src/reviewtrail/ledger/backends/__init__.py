@@ -1,2 +1,3 @@
-"""Where records are stored: the in-memory ledger, the SQL both SQL ledgers share and its text, the
-SQLite and PostgreSQL ledgers, and opening a ledger by URL. Each implements the contract."""
+"""Where records are stored: the in-memory recorder, the SQL both SQL recorders share and its text,
+the SQLite and PostgreSQL recorders, each with the ledger class that opens one, and opening a ledger
+by URL. Each recorder implements the backend contract (``Recorder``)."""

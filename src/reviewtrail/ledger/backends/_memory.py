@@ -12,10 +12,11 @@ from reviewtrail.errors import ConflictError
 from reviewtrail.ledger.contract._key_state import KeyRow, key_row
 from reviewtrail.ledger.contract._pages import PageOrder, kept_within, page_in_memory
 from reviewtrail.ledger.contract._projections import Projection, ProjectionTable
-from reviewtrail.ledger.contract._protocol import (
-    Ledger,
+from reviewtrail.ledger.contract._protocol import Ledger, catalog_of
+from reviewtrail.ledger.contract._recorder import (
+    Recorder,
+    Stamp,
     check_range,
-    missing,
     parse_type_filter,
     refuse_unless_extends,
     seal_batch,
@@ -27,19 +28,19 @@ if TYPE_CHECKING:
     from reviewtrail.ledger.keys._record_signature import RecordSignature
     from reviewtrail.ledger.records._new_record import NewRecord
 
-__all__ = ["MemoryLedger"]
+__all__ = ["MemoryLedger", "MemoryRecorder"]
 
 
-class MemoryLedger(Ledger):
-    def __init__(self, projections: Iterable[Projection] | None = None) -> None:
+class MemoryRecorder(Recorder):
+    def __init__(self, projections: Iterable[Projection]) -> None:
         super().__init__(projections)
         self._records: list[Envelope] = []
         self._by_id: dict[str, Envelope] = {}
         self._signed: dict[int, RecordSignature] = {}
-        self._tables_data: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {t: {} for t in self._tables}
+        self._tables_data: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {t: {} for t in self.tables}
         self._lock = threading.Lock()
 
-    def _append(self, records: list[NewRecord], payloads: list[bytes], now: datetime) -> list[Envelope]:
+    def append(self, records: list[NewRecord], payloads: list[bytes], now: datetime, stamp: Stamp) -> list[Envelope]:
         with self._lock:
             last = self._records[-1] if self._records else None
             envs = seal_batch(
@@ -49,12 +50,11 @@ class MemoryLedger(Ledger):
                 now=now,
                 known_ids=lambda ids: {i for i in ids if i in self._by_id},
             )
-            signatures = self._signatures(envs)
-            self._hold_to_keys(last.seq if last else 0, self._key_rows, envs, signatures)
-            rows = self._projection_rows(envs)  # computed before any state changes
+            signatures = stamp(last.seq if last else 0, self._key_rows, envs)
+            rows = self.projection_rows(envs)  # computed before any state changes
             staged: set[tuple[str, tuple[Any, ...]]] = set()
             for table, row in rows:
-                spec = self._tables[table]
+                spec = self.tables[table]
                 key = tuple(row[k] for k in spec.key)
                 if spec.claims_once and (key in self._tables_data[table] or (table, key) in staged):
                     raise ConflictError(f"{table}: a row with this key is already recorded", field=table)
@@ -64,7 +64,7 @@ class MemoryLedger(Ledger):
             if signatures is not None:
                 self._signed.update((e.seq, sig) for e, sig in zip(envs, signatures, strict=True))
             for table, row in rows:
-                key = tuple(row[k] for k in self._tables[table].key)
+                key = tuple(row[k] for k in self.tables[table].key)
                 self._tables_data[table][key] = dict(row)
             return envs
 
@@ -73,7 +73,7 @@ class MemoryLedger(Ledger):
             if env.type in KEY_RECORD_TYPES:
                 yield key_row(env.seq, env.type, env.hash, env.payload, self._signed.get(env.seq))
 
-    def _append_sealed(self, envelopes: list[Envelope], signatures: dict[int, RecordSignature]) -> list[Envelope]:
+    def append_sealed(self, envelopes: list[Envelope], signatures: dict[int, RecordSignature]) -> list[Envelope]:
         with self._lock:
             last = self._records[-1] if self._records else None
             refuse_unless_extends(self.describe(), (last.seq, last.hash) if last else None, envelopes[0])
@@ -81,8 +81,8 @@ class MemoryLedger(Ledger):
                 if env.id in self._by_id:
                     raise ConflictError(f"a record with id {env.id!r} already exists", field="id")
             staged = {table: dict(rows) for table, rows in self._tables_data.items()}
-            for table, row in self._projection_rows(envelopes):  # as a rebuild from the chain writes them
-                spec = self._tables[table]
+            for table, row in self.projection_rows(envelopes):  # as a rebuild from the chain writes them
+                spec = self.tables[table]
                 key = tuple(row[k] for k in spec.key)
                 if key in staged[table] and spec.on_conflict != "update":
                     if spec.on_conflict == "error":
@@ -114,12 +114,6 @@ class MemoryLedger(Ledger):
                 count += 1
                 yield env
 
-    def get(self, record_id: str) -> Envelope:
-        try:
-            return self._by_id[record_id]
-        except KeyError:
-            raise missing(record_id) from None
-
     def head(self) -> Envelope | None:
         return self._records[-1] if self._records else None
 
@@ -144,20 +138,18 @@ class MemoryLedger(Ledger):
 
     def rebuild_projections(self) -> None:
         with self._lock:
-            rebuilt: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {t: {} for t in self._tables}
-            for table, row in self._projection_rows(self._records):
+            rebuilt: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {t: {} for t in self.tables}
+            for table, row in self.projection_rows(self._records):
                 held = rebuilt[table]
-                key = tuple(row[k] for k in self._tables[table].key)
-                if self._tables[table].on_conflict != "first" or key not in held:
+                key = tuple(row[k] for k in self.tables[table].key)
+                if self.tables[table].on_conflict != "first" or key not in held:
                     held[key] = dict(row)
             self._tables_data = rebuilt
 
-    def _select_rows(self, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
+    def select_rows(self, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
         return [dict(r) for r in self._tables_data[table].values() if all(r.get(k) == v for k, v in where.items())]
 
-    def _select_rows_in(
-        self, table: str, column: str, values: list[Any], where: dict[str, Any]
-    ) -> list[dict[str, Any]]:
+    def select_rows_in(self, table: str, column: str, values: list[Any], where: dict[str, Any]) -> list[dict[str, Any]]:
         wanted = set(values)
         rows = self._tables_data[table].values()
         return [dict(r) for r in rows if r.get(column) in wanted and all(r.get(k) == v for k, v in where.items())]
@@ -165,15 +157,21 @@ class MemoryLedger(Ledger):
     def get_many(self, record_ids: Iterable[str]) -> dict[str, Envelope]:
         return {i: self._by_id[i] for i in record_ids if i in self._by_id}
 
-    def _select_page(self, table: str, where: dict[str, Any], order: PageOrder) -> list[dict[str, Any]]:
-        return page_in_memory(self._kept_within(self._select_rows(table, where), order.within), order)
+    def select_page(self, table: str, where: dict[str, Any], order: PageOrder) -> list[dict[str, Any]]:
+        return page_in_memory(self._kept_within(self.select_rows(table, where), order.within), order)
 
-    def _count_rows(self, table: str, where: dict[str, Any], within: ProjectionTable | None = None) -> int:
-        return len(self._kept_within(self._select_rows(table, where), within))
+    def count_rows(self, table: str, where: dict[str, Any], within: ProjectionTable | None = None) -> int:
+        return len(self._kept_within(self.select_rows(table, where), within))
 
     def _kept_within(self, rows: list[dict[str, Any]], within: ProjectionTable | None) -> list[dict[str, Any]]:
         keys = {key[0] for key in self._tables_data[within.name]} if within is not None else set()
         return kept_within(rows, within, keys)
+
+    def select_records(self, column: str, values: list[str], type: str | None) -> list[Envelope]:
+        wanted = set(values)
+        return [
+            env for env in self.read(type=type) if (env.subject if column == "subject" else env.supersedes) in wanted
+        ]
 
     def signatures_at(self, seqs: Iterable[int]) -> dict[int, RecordSignature]:
         return {s: self._signed[s] for s in set(seqs) if s in self._signed}
@@ -193,3 +191,19 @@ class MemoryLedger(Ledger):
         changed = self._records[seq - 1] = dataclasses.replace(env, **changes)
         del self._by_id[env.id]
         self._by_id[changed.id] = changed
+
+
+class MemoryLedger(Ledger):
+    """A ledger in memory (for tests), with the hooks an attacker with write access to memory has."""
+
+    recorder: MemoryRecorder
+
+    def __init__(self, projections: Iterable[Projection] | None = None) -> None:
+        catalog = catalog_of(projections)
+        super().__init__(MemoryRecorder(catalog.projections), catalog)
+
+    def tamper_signature(self, seq: int, signature: RecordSignature | None) -> None:
+        self.recorder.tamper_signature(seq, signature)
+
+    def tamper(self, seq: int, **changes: Any) -> None:
+        self.recorder.tamper(seq, **changes)

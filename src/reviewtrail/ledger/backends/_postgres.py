@@ -32,19 +32,21 @@ from reviewtrail.ledger.backends._sql import (
     SIGNATURES_READ_BACK,
     Cursor,
     SqlLedger,
+    SqlRecorder,
     insert_chunks,
 )
 from reviewtrail.ledger.backends._sql_schema import COLUMNS, upsert_sql
 from reviewtrail.ledger.contract._key_state import KEY_ROWS_SQL
 from reviewtrail.ledger.contract._projections import Projection, Row
-from reviewtrail.ledger.contract._protocol import seal_batch
+from reviewtrail.ledger.contract._protocol import catalog_of
+from reviewtrail.ledger.contract._recorder import Stamp, seal_batch
 from reviewtrail.ledger.keys._writer_keys import KEY_RECORD_TYPES
 from reviewtrail.ledger.records._envelope import Envelope
 
 if TYPE_CHECKING:
     from reviewtrail.ledger.records._new_record import NewRecord
 
-__all__ = ["PostgresLedger"]
+__all__ = ["PostgresLedger", "PostgresRecorder"]
 
 # Records from which a never-analyzed records table is analyzed on open.
 _ANALYZE_FROM = 10_000
@@ -79,7 +81,7 @@ def _insert_sql(rows: int) -> str:
     return f"INSERT INTO rt_records ({COLUMNS}) VALUES " + ", ".join(marks)
 
 
-class PostgresLedger(SqlLedger):
+class PostgresRecorder(SqlRecorder):
     dialect = "postgresql"
     types: ClassVar[dict[str, str]] = {"BLOB": "BYTEA", "BIGINT": "BIGINT"}
     hash_at_seq = "(?::text[])[CAST(seq - ? + 1 AS INTEGER)]"
@@ -101,7 +103,7 @@ class PostgresLedger(SqlLedger):
     def __init__(
         self,
         url: str,
-        projections: Iterable[Projection] | None = None,
+        projections: Iterable[Projection],
         *,
         create: bool = True,
         read_only: bool = False,
@@ -139,14 +141,12 @@ class PostgresLedger(SqlLedger):
         return redact_text(str(exc), self.url)
 
     def records_by_id(self, ids: list[str]) -> list[Envelope]:
-        from reviewtrail.errors import NotFoundError
-
+        found = self.get_many(ids)
         out: list[Envelope] = []
         for record_id in ids:
-            try:
-                out.append(self.get(record_id))
-            except NotFoundError:
+            if record_id not in found:
                 break
+            out.append(found[record_id])
         return out
 
     def describe(self) -> str:
@@ -154,7 +154,7 @@ class PostgresLedger(SqlLedger):
 
         return f"the PostgreSQL ledger {redact_url(self.url)}"
 
-    def _append(self, records: list[NewRecord], payloads: list[bytes], now: datetime) -> list[Envelope]:
+    def append(self, records: list[NewRecord], payloads: list[bytes], now: datetime, stamp: Stamp) -> list[Envelope]:
         """Append in one transaction; when the connection is lost (or fails once the COMMIT was
         sent), reconnect and try once more.
 
@@ -174,7 +174,7 @@ class PostgresLedger(SqlLedger):
             )
 
         try:
-            return self._append_once(records, payloads, now)
+            return self._append_once(records, payloads, now, stamp)
         except (psycopg.OperationalError, psycopg.InterfaceError) as first:
             first_sent = self._attempt.commit_sent
             # A failure once the COMMIT was sent ("cannot exit pipeline mode while busy" as the
@@ -193,7 +193,7 @@ class PostgresLedger(SqlLedger):
                         field="database",
                     ) from None
         try:
-            return self._append_once(records, payloads, now)
+            return self._append_once(records, payloads, now, stamp)
         except ConflictError:
             recorded = self.records_by_id([r.id for r in records])
             if len(recorded) == len(records) and [e.payload for e in recorded] == payloads:
@@ -206,7 +206,9 @@ class PostgresLedger(SqlLedger):
                 field="database",
             ) from None
 
-    def _append_once(self, records: list[NewRecord], payloads: list[bytes], now: datetime) -> list[Envelope]:
+    def _append_once(
+        self, records: list[NewRecord], payloads: list[bytes], now: datetime, stamp: Stamp
+    ) -> list[Envelope]:
         """One transaction in three round trips (psycopg's pipeline mode): (1) the lock timeout and
         the replication role, the table lock, the head and which of the batch's ids (and the ids it
         supersedes) are recorded; (2) the records, the read-back of what was stored and the query
@@ -227,7 +229,7 @@ class PostgresLedger(SqlLedger):
                     conn.cursor().execute("LOCK TABLE rt_records IN EXCLUSIVE MODE")
                 head.execute("SELECT seq, hash FROM rt_records ORDER BY seq DESC LIMIT 1")
                 known.execute("SELECT id FROM rt_records WHERE id = ANY(%s::text[])", (text_array(wanted),))
-                after = self._append_keys.seen
+                after = stamp.seen
                 keys = conn.cursor()
                 keys.execute(self._q(KEY_ROWS_SQL), (*KEY_RECORD_TYPES, after))
                 self._check_role(str(setup.fetchone()[1]))
@@ -243,12 +245,10 @@ class PostgresLedger(SqlLedger):
                     known_ids=lambda ids: found,
                     columns=columns,
                 )
-                signatures = self._signatures(envs)
-                self._hold_to_keys(
+                signatures = stamp(
                     int(last[0]) if last else 0,
                     lambda start: key_rows if start == after else self._key_rows(conn.cursor(), start),
                     envs,
-                    signatures,
                 )
                 for rows, params in insert_chunks(columns, _ROWS_PER_INSERT):
                     psycopg.RawCursor(conn).execute(_insert_sql(rows), params)
@@ -264,7 +264,7 @@ class PostgresLedger(SqlLedger):
                     (text_array([e.hash for e in envs]), envs[0].seq, envs[0].seq, len(envs) + 1),
                 )
                 try:
-                    self._write_rows(conn.cursor(), self._projection_rows(envs))  # answered: round trip 2
+                    self._write_rows(conn.cursor(), self.projection_rows(envs))  # answered: round trip 2
                 except Exception:
                     # A read-back that failed too is the first thing wrong (as in SqlLedger._append).
                     with contextlib.suppress(psycopg.Error):
@@ -312,7 +312,7 @@ class PostgresLedger(SqlLedger):
                 written = self._queue_rows(rows, replay=replay)
         except psycopg.errors.UniqueViolation as exc:
             name = str(exc.diag.table_name or "").removeprefix("rt_p_")
-            spec = self._tables.get(name)
+            spec = self.tables.get(name)
             if spec is not None and spec.claims_once:
                 raise ConflictError(f"{name}: a row with this key is already recorded ({exc})", field=name) from exc
             raise
@@ -335,7 +335,7 @@ class PostgresLedger(SqlLedger):
             by_table.setdefault(table, []).append(row)
         written = []
         for name, items in by_table.items():
-            sql, cols = upsert_sql(self._tables[name], replay=replay)
+            sql, cols = upsert_sql(self.tables[name], replay=replay)
             cur = self._conn.cursor()
             cur.executemany(self._q(sql), [tuple(r[c] for c in cols) for r in items])
             if "DO NOTHING" not in sql:
@@ -437,9 +437,6 @@ class PostgresLedger(SqlLedger):
                     raise self._denied(exc) from None
                 except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
                     raise BackendUnavailableError(f"PostgreSQL: {self._redacted(exc)}", field="database") from None
-
-    def reopen(self) -> PostgresLedger:
-        return PostgresLedger(self.url, self.catalog, create=False, read_only=self.read_only)
 
     def _scan(self, sql: str, params: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
         """One server-side cursor, fetched in batches: the client holds one batch, never the result."""
@@ -673,3 +670,27 @@ class PostgresLedger(SqlLedger):
 
 def _squeezed(text: str) -> str:
     return " ".join(text.split())
+
+
+class PostgresLedger(SqlLedger):
+    """A ledger in a PostgreSQL database."""
+
+    recorder: PostgresRecorder
+
+    def __init__(
+        self,
+        url: str,
+        projections: Iterable[Projection] | None = None,
+        *,
+        create: bool = True,
+        read_only: bool = False,
+    ) -> None:
+        catalog = catalog_of(projections)
+        super().__init__(PostgresRecorder(url, catalog.projections, create=create, read_only=read_only), catalog)
+
+    @property
+    def url(self) -> str:
+        return self.recorder.url
+
+    def reopen(self) -> PostgresLedger:
+        return PostgresLedger(self.url, self.catalog, create=False, read_only=self.read_only)

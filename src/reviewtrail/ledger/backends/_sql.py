@@ -32,10 +32,11 @@ from reviewtrail.ledger.backends._sql_schema import (
 from reviewtrail.ledger.contract._key_state import KEY_ROWS_SQL, KeyRow, key_row
 from reviewtrail.ledger.contract._pages import PageOrder, count_sql, page_sql
 from reviewtrail.ledger.contract._projections import ROW_SEQ, Projection, ProjectionTable, Row
-from reviewtrail.ledger.contract._protocol import (
-    Ledger,
+from reviewtrail.ledger.contract._protocol import Ledger
+from reviewtrail.ledger.contract._recorder import (
+    Recorder,
+    Stamp,
     check_range,
-    missing,
     projection_rows,
     refuse_known_ids,
     refuse_unless_extends,
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
     from reviewtrail.ledger.keys._record_signature import RecordSignature
     from reviewtrail.ledger.records._new_record import NewRecord
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SIGNATURES_DROPPED", "Cursor", "SqlLedger"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SIGNATURES_DROPPED", "Cursor", "SqlLedger", "SqlRecorder"]
 
 _PAGE = 1000
 #: What a missing signatures table is called in every refusal (exit 4).
@@ -93,7 +94,7 @@ def insert_chunks(columns: list[Any], per: int, width: int = 12) -> Iterator[tup
         at += size
 
 
-class SqlLedger(Ledger):
+class SqlRecorder(Recorder):
     dialect: ClassVar[str]
     types: ClassVar[dict[str, str]]
     hash_at_seq: ClassVar[str]  # SQL: the sealed hash of a read-back row's seq (see _READ_BACK)
@@ -102,9 +103,7 @@ class SqlLedger(Ledger):
     signatures_append_only_ddl: ClassVar[list[str]]
     _has_signatures = True  # whether the database has rt_signatures (a read-only store may not)
 
-    def __init__(
-        self, projections: Iterable[Projection] | None = None, *, create: bool = True, read_only: bool = False
-    ) -> None:
+    def __init__(self, projections: Iterable[Projection], *, create: bool = True, read_only: bool = False) -> None:
         super().__init__(projections)
         self._create = create
         self.read_only = read_only
@@ -220,7 +219,7 @@ class SqlLedger(Ledger):
     def missing_tables(self) -> list[str]:
         with self._read() as cur:
             present = self._table_names(cur)
-        return sorted(name for name in self._tables if f"rt_p_{name}" not in present)
+        return sorted(name for name in self.tables if f"rt_p_{name}" not in present)
 
     def schema_version(self) -> int:
         with self._read() as cur:
@@ -273,7 +272,7 @@ class SqlLedger(Ledger):
             cur.execute(self._q("INSERT INTO rt_projection_state (name, version) VALUES (?, ?)"), (p.name, p.version))
 
     def rebuild_projections(self) -> None:
-        self._refuse_if_read_only()
+        self.refuse_if_read_only()
         with self._write_txn() as cur:
             self._migration_lock(cur)
             self._rebuild(cur, list(self.projections))
@@ -293,7 +292,7 @@ class SqlLedger(Ledger):
         for table, row in rows:
             by_table.setdefault(table, []).append(row)
         for name, items in by_table.items():
-            spec = self._tables[name]
+            spec = self.tables[name]
             sql, cols = upsert_sql(spec, replay=replay)
             try:
                 cur.executemany(self._q(sql), [tuple(r[c] for c in cols) for r in items])
@@ -333,7 +332,7 @@ class SqlLedger(Ledger):
         (:data:`COLUMNS` order)."""
         cur.executemany(self._q(_INSERT), [tuple(columns[i : i + 12]) for i in range(0, len(columns), 12)])
 
-    def _append(self, records: list[NewRecord], payloads: list[bytes], now: datetime) -> list[Envelope]:
+    def append(self, records: list[NewRecord], payloads: list[bytes], now: datetime, stamp: Stamp) -> list[Envelope]:
         with self._write_txn() as cur:
             cur.execute("SELECT seq, hash FROM rt_records ORDER BY seq DESC LIMIT 1")
             last = cur.fetchone()
@@ -348,8 +347,7 @@ class SqlLedger(Ledger):
                 columns=columns,
                 ids_refused_on_insert=by_key,
             )
-            signatures = self._signatures(envs)
-            self._hold_to_keys(int(last[0]) if last else 0, lambda after: self._key_rows(cur, after), envs, signatures)
+            signatures = stamp(int(last[0]) if last else 0, lambda after: self._key_rows(cur, after), envs)
             try:
                 self._insert_records(cur, columns)
             except Exception as exc:
@@ -378,7 +376,7 @@ class SqlLedger(Ledger):
                     "nothing was written; run 'reviewtrail verify'",
                     field="ledger",
                 )
-            self._write_rows(cur, self._projection_rows(envs))
+            self._write_rows(cur, self.projection_rows(envs))
             return envs
 
     def _key_rows(self, cur: Cursor, after: int) -> list[KeyRow]:
@@ -409,7 +407,7 @@ class SqlLedger(Ledger):
                 field="ledger",
             )
 
-    def _append_sealed(self, envelopes: list[Envelope], signatures: dict[int, RecordSignature]) -> list[Envelope]:
+    def append_sealed(self, envelopes: list[Envelope], signatures: dict[int, RecordSignature]) -> list[Envelope]:
         with self._write_txn() as cur:
             cur.execute("SELECT seq, hash FROM rt_records ORDER BY seq DESC LIMIT 1")
             last = cur.fetchone()
@@ -431,7 +429,7 @@ class SqlLedger(Ledger):
                 cur.execute(self._q(SIGNATURES_READ_BACK), (envelopes[0].seq, envelopes[-1].seq))
                 self._refuse_unless_signed(int(cur.fetchone()[0]), signed)
             self._refuse_unless_stored_as_sealed(cur, envelopes)
-            self._write_rows(cur, self._projection_rows(envelopes), replay=True)
+            self._write_rows(cur, self.projection_rows(envelopes), replay=True)
         return envelopes
 
     def _refuse_unless_stored_as_sealed(self, cur: Cursor, envs: list[Envelope]) -> None:
@@ -486,14 +484,6 @@ class SqlLedger(Ledger):
             if len(rows) < page:
                 return
 
-    def get(self, record_id: str) -> Envelope:
-        with self._read() as cur:
-            cur.execute(self._q(f"SELECT {COLUMNS} FROM rt_records WHERE id = ?"), (record_id,))
-            row = cur.fetchone()
-        if row is None:
-            raise missing(record_id)
-        return row_to_env(row)
-
     def head(self) -> Envelope | None:
         with self._read() as cur:
             cur.execute(f"SELECT {COLUMNS} FROM rt_records ORDER BY seq DESC LIMIT 1")
@@ -522,7 +512,7 @@ class SqlLedger(Ledger):
         out: dict[str, int] = {}
         dropped = set(self.missing_tables())  # reported by verify; reading one would fail
         with self._read() as cur:
-            for name, spec in self._tables.items():
+            for name, spec in self.tables.items():
                 if "seq" in spec.column_names and name not in dropped:
                     cur.execute(f"SELECT MAX(seq) FROM rt_p_{name}")
                     value = cur.fetchone()[0]
@@ -532,17 +522,15 @@ class SqlLedger(Ledger):
                         continue  # comparison of the rows reports the edited row itself
         return out
 
-    def _select_rows(self, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
-        cols = (*self._tables[table].column_names, ROW_SEQ)
+    def select_rows(self, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
+        cols = (*self.tables[table].column_names, ROW_SEQ)
         clause = " AND ".join(f"{k} = ?" for k in where) or "1 = 1"
         with self._read() as cur:
             cur.execute(self._q(f"SELECT {', '.join(cols)} FROM rt_p_{table} WHERE {clause}"), list(where.values()))
             return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
 
-    def _select_rows_in(
-        self, table: str, column: str, values: list[Any], where: dict[str, Any]
-    ) -> list[dict[str, Any]]:
-        cols = (*self._tables[table].column_names, ROW_SEQ)
+    def select_rows_in(self, table: str, column: str, values: list[Any], where: dict[str, Any]) -> list[dict[str, Any]]:
+        cols = (*self.tables[table].column_names, ROW_SEQ)
         clause = " AND ".join([f"{k} = ?" for k in where] + [f"{column} IN ({', '.join('?' for _ in values)})"])
         with self._read() as cur:
             cur.execute(
@@ -565,19 +553,19 @@ class SqlLedger(Ledger):
                 found[env.id] = env
         return found
 
-    def _select_page(self, table: str, where: dict[str, Any], order: PageOrder) -> list[dict[str, Any]]:
-        sql, params, cols = page_sql(self._tables[table], where, order, text_collation=self._text_order_collation())
+    def select_page(self, table: str, where: dict[str, Any], order: PageOrder) -> list[dict[str, Any]]:
+        sql, params, cols = page_sql(self.tables[table], where, order, text_collation=self._text_order_collation())
         with self._read() as cur:
             cur.execute(self._q(sql), params)
             return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
 
-    def _count_rows(self, table: str, where: dict[str, Any], within: ProjectionTable | None = None) -> int:
-        sql, params = count_sql(self._tables[table], where, within)
+    def count_rows(self, table: str, where: dict[str, Any], within: ProjectionTable | None = None) -> int:
+        sql, params = count_sql(self.tables[table], where, within)
         with self._read() as cur:
             cur.execute(self._q(sql), params)
             return int(cur.fetchone()[0])
 
-    def _select_records(self, column: str, values: list[str], type: str | None) -> list[Envelope]:
+    def select_records(self, column: str, values: list[str], type: str | None) -> list[Envelope]:
         assert column in ("subject", "supersedes")
         extra, params = filter_sql(type, None)
         with self._read() as cur:
@@ -604,9 +592,9 @@ class SqlLedger(Ledger):
             value = cur.fetchone()[0]
         return int(value) if value is not None else 0
 
-    def _links_after(self, seqs: list[int]) -> tuple[int, dict[int, str | None]]:
+    def links_after(self, seqs: list[int]) -> tuple[int, dict[int, str | None]]:
         if not seqs or len(seqs) > _ID_CHUNK:
-            return super()._links_after(seqs)
+            return self.head_seq(), self._prev_hashes(seqs) if seqs else {}
         found: dict[int, str | None] = {}
         with self._read() as cur:  # the head and the links in one round trip
             cur.execute(
@@ -690,10 +678,6 @@ class SqlLedger(Ledger):
             return [int(r[0]) for r in cur.fetchall()]
 
     # --- what verify streams (ledger.contract._verify_reads.VerifyReads) -----------------------------
-    @abc.abstractmethod
-    def reopen(self) -> SqlLedger:
-        """Another connection to the same ledger, with the same projections (for a second process)."""
-
     def _scan(self, sql: str, params: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
         """The rows of one query, fetched in batches from one cursor (inside a snapshot: of it)."""
         with self._read() as cur:
@@ -723,7 +707,7 @@ class SqlLedger(Ledger):
         return repeated_from(pairs, start)
 
     def stored_rows_by_key(self, table: str, *, after_seq: int = 0) -> Iterator[tuple[Any, ...]]:
-        spec = self._tables[table]
+        spec = self.tables[table]
         kinds = dict(spec.columns)
         collation = self._text_order_collation()
         order = ", ".join(f'"{k}" {collation}' if collation and kinds[k] == "text" else f'"{k}"' for k in spec.key)
@@ -732,7 +716,7 @@ class SqlLedger(Ledger):
         return self._scan(f"SELECT {cols} FROM rt_p_{table}{where} ORDER BY {order}", params)
 
     def stored_row(self, table: str, key: Sequence[Any]) -> tuple[Any, ...] | None:
-        spec = self._tables[table]
+        spec = self.tables[table]
         cols = ", ".join(f'"{c}"' for c in (*spec.column_names, ROW_SEQ))
         where = " AND ".join(f'"{k}" = ?' for k in spec.key)
         with self._read() as cur:
@@ -753,3 +737,26 @@ class SqlLedger(Ledger):
                     env = row_to_env(row)
                     found[env.seq] = env
         return found
+
+
+class SqlLedger(Ledger, abc.ABC):
+    """A ledger kept by a SQL recorder, which streams the reads ``verify`` makes
+    (:class:`~reviewtrail.ledger.contract._verify_reads.VerifyReads`) in the database."""
+
+    recorder: SqlRecorder
+
+    @abc.abstractmethod
+    def reopen(self) -> SqlLedger:
+        """Another connection to the same ledger, with the same catalog (for a second process)."""
+
+    def repeated_ids(self, *, start: int, end: int) -> dict[int, str]:
+        return self.recorder.repeated_ids(start=start, end=end)
+
+    def stored_rows_by_key(self, table: str, *, after_seq: int = 0) -> Iterator[tuple[Any, ...]]:
+        return self.recorder.stored_rows_by_key(table, after_seq=after_seq)
+
+    def stored_row(self, table: str, key: Sequence[Any]) -> tuple[Any, ...] | None:
+        return self.recorder.stored_row(table, key)
+
+    def schema_version(self) -> int:
+        return self.recorder.schema_version()

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from reviewtrail.ledger.contract._projections import ROW_SEQ, ProjectionTable
-from reviewtrail.ledger.contract._protocol import parse_type_filter
+from reviewtrail.ledger.contract._recorder import parse_type_filter
 from reviewtrail.ledger.records._envelope import Envelope
 
 if TYPE_CHECKING:

@@ -28,12 +28,13 @@ from reviewtrail.errors import (
     ReadOnlyStoreError,
     StorageFullError,
 )
-from reviewtrail.ledger.backends._sql import SIGNATURES_DROPPED, Cursor, SqlLedger, insert_chunks
+from reviewtrail.ledger.backends._sql import SIGNATURES_DROPPED, Cursor, SqlLedger, SqlRecorder, insert_chunks
 from reviewtrail.ledger.backends._sql_schema import COLUMNS
 from reviewtrail.ledger.contract._projections import Projection
+from reviewtrail.ledger.contract._protocol import catalog_of
 from reviewtrail.ledger.records._envelope import Envelope
 
-__all__ = ["SqliteLedger"]
+__all__ = ["SqliteLedger", "SqliteRecorder"]
 
 _BUSY_TIMEOUT_S = 60.0
 # What SQLite says when a read-only open of a WAL database cannot create its -shm index.
@@ -78,7 +79,7 @@ def _normalized(sql: str) -> str:
     return " ".join(sql.split()).rstrip(";").lower()
 
 
-class SqliteLedger(SqlLedger):
+class SqliteRecorder(SqlRecorder):
     dialect = "sqlite"
     types: ClassVar[dict[str, str]] = {"BLOB": "BLOB", "BIGINT": "INTEGER"}
     # The hashes as one blob of 64 ASCII digits each: a blob's substr is sliced by byte offset.
@@ -99,7 +100,7 @@ class SqliteLedger(SqlLedger):
     def __init__(
         self,
         path: str | os.PathLike[str],
-        projections: Iterable[Projection] | None = None,
+        projections: Iterable[Projection],
         *,
         create: bool = True,
         read_only: bool = False,
@@ -187,7 +188,7 @@ class SqliteLedger(SqlLedger):
 
     @contextlib.contextmanager
     def _write_txn(self) -> Iterator[Cursor]:
-        self._refuse_if_read_only()
+        self.refuse_if_read_only()
         with self._lock:
             cur = self._conn.cursor()
             try:
@@ -238,9 +239,6 @@ class SqliteLedger(SqlLedger):
 
     def snapshot(self) -> contextlib.AbstractContextManager[None]:
         return self._snapshot()
-
-    def reopen(self) -> SqliteLedger:
-        return SqliteLedger(self.path, self.catalog, create=False, read_only=self.read_only)
 
     def _repeated_id_sql(self) -> str:
         # Grouped from the rows themselves, not from the index on id, which could disagree with them.
@@ -311,3 +309,30 @@ class SqliteLedger(SqlLedger):
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+class SqliteLedger(SqlLedger):
+    """A ledger in a SQLite file."""
+
+    recorder: SqliteRecorder
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        projections: Iterable[Projection] | None = None,
+        *,
+        create: bool = True,
+        read_only: bool = False,
+    ) -> None:
+        catalog = catalog_of(projections)
+        super().__init__(SqliteRecorder(path, catalog.projections, create=create, read_only=read_only), catalog)
+
+    @property
+    def path(self) -> str:
+        return self.recorder.path
+
+    def file_problems(self) -> list[str]:
+        return self.recorder.file_problems()
+
+    def reopen(self) -> SqliteLedger:
+        return SqliteLedger(self.path, self.catalog, create=False, read_only=self.read_only)

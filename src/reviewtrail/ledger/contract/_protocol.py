@@ -1,118 +1,34 @@
-"""The ledger contract and the logic every backend shares."""
+"""The ledger: one class over a backend's :class:`~reviewtrail.ledger.contract._recorder.Recorder`
+that holds what every backend shares: validation and signing of appends, the checked reads (rows
+held to their records, records hashed and linked) and the signature gate they consult."""
 
 from __future__ import annotations
 
-import abc
 import contextlib
 import operator
-import re
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from reviewtrail.errors import (
-    ConflictError,
-    IntegrityError,
-    InvalidInputError,
-    NotFoundError,
-    ReadOnlyStoreError,
-)
+from reviewtrail.errors import IntegrityError, InvalidInputError, NotFoundError
 from reviewtrail.ledger.contract._catalog import EMPTY_CATALOG, RecordCatalog
 from reviewtrail.ledger.contract._gate_scope import ACTIVE_GATE
 from reviewtrail.ledger.contract._key_state import KeyRow, KeyState, refuse_unallowed
-from reviewtrail.ledger.contract._pages import PageOrder, check_within, page_order
-from reviewtrail.ledger.contract._projections import QUIET_ROWS, ROW_SEQ, Projection, ProjectionTable, Row
+from reviewtrail.ledger.contract._pages import check_within, page_order
+from reviewtrail.ledger.contract._projections import ROW_SEQ, Projection, ProjectionTable, Row
+from reviewtrail.ledger.contract._recorder import IN_CHUNK, Recorder, missing, projection_rows
 from reviewtrail.ledger.contract._signature_gate import SignatureGate
-from reviewtrail.ledger.records._envelope import (
-    GENESIS_HASH,
-    Envelope,
-    chain_problems,
-    encode_payloads,
-    may_hold_refs,
-    seal_chain,
-    stored_problem,
-)
-from reviewtrail.ledger.records._fields import TYPE_PATTERN
+from reviewtrail.ledger.records._envelope import Envelope, chain_problems, encode_payloads, stored_problem
 
 if TYPE_CHECKING:
     from reviewtrail.ledger.keys._record_signature import RecordSignature, RecordSigner
     from reviewtrail.ledger.keys._signing_keys import FileSigner
     from reviewtrail.ledger.records._new_record import NewRecord
 
-__all__ = [
-    "Ledger",
-    "TypeFilter",
-    "link_problems",
-    "parse_type_filter",
-    "projection_rows",
-    "refuse_known_ids",
-    "refuse_unless_extends",
-    "row_problem",
-    "seal_batch",
-    "sealed_batch_problem",
-]
+__all__ = ["Ledger", "catalog_of", "link_problems", "row_problem", "sealed_batch_problem"]
 
 _ID = operator.attrgetter("id")
 _TYPE = operator.attrgetter("type")
-_TYPE_NAME = re.compile(r"[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*")
-
-
-class TypeFilter:
-    """``name@version`` matches one version exactly; a bare ``name`` matches every version."""
-
-    def __init__(self, exact: str | None, prefix: str | None) -> None:
-        self.exact = exact
-        self.prefix = prefix
-
-    def matches(self, type_: str) -> bool:
-        if self.exact is not None:
-            return type_ == self.exact
-        assert self.prefix is not None
-        return type_.startswith(self.prefix)
-
-
-def parse_type_filter(value: str) -> TypeFilter:
-    if "@" in value:
-        if TYPE_PATTERN.fullmatch(value) is None:
-            raise InvalidInputError(f"{value!r} is not 'name@version'", field="type")
-        return TypeFilter(value, None)
-    if _TYPE_NAME.fullmatch(value) is None:
-        raise InvalidInputError(f"{value!r} is not a record type name", field="type")
-    return TypeFilter(None, value + "@")
-
-
-def seal_batch(
-    records: Sequence[NewRecord],
-    payloads: Sequence[bytes],
-    *,
-    head: tuple[int, str] | None,
-    now: datetime,
-    known_ids: Callable[[list[str]], set[str]],
-    columns: list[Any] | None = None,
-    ids_refused_on_insert: bool = False,
-) -> list[Envelope]:
-    """Seal a batch after ``head`` (seq, hash); reject reused ids and dangling supersedes.
-    ``columns``: extended with the envelopes' ``rt_records`` values (see :func:`seal_chain`).
-
-    ``ids_refused_on_insert``: the store's unique key on ``id`` refuses a recorded id when the
-    batch is inserted (the caller turns that into :func:`refuse_known_ids`' conflict), so only the
-    ids the batch supersedes are looked up here (none when it supersedes nothing). A batch that
-    cannot be sealed is first checked for recorded ids, so a conflict is reported before any other
-    refusal, as when every id is looked up."""
-    seq, prev = head if head is not None else (0, GENESIS_HASH)
-    if not ids_refused_on_insert:
-        ids = [r.id for r in records]
-        wanted = set(ids) | {r.supersedes for r in records if r.supersedes is not None}
-        existing = known_ids(sorted(wanted))
-        refuse_known_ids(records, existing)
-        return seal_chain(records, payloads, seq=seq, prev_hash=prev, now=now, existing=existing, columns=columns)
-    targets = sorted({r.supersedes for r in records if r.supersedes is not None})
-    found = known_ids(targets) if targets else set()
-    try:
-        return seal_chain(records, payloads, seq=seq, prev_hash=prev, now=now, existing=found, columns=columns)
-    except Exception:
-        refuse_known_ids(records, known_ids(sorted({r.id for r in records})))
-        raise
 
 
 def sealed_batch_problem(envelopes: Sequence[Envelope]) -> str | None:
@@ -133,43 +49,6 @@ def sealed_batch_problem(envelopes: Sequence[Envelope]) -> str | None:
         ids.add(env.id)
         before = env
     return None
-
-
-def refuse_unless_extends(where: str, head: tuple[int, str] | None, first: Envelope) -> None:
-    """:class:`ConflictError` unless ``first`` (the first of a batch of sealed records) is the
-    record that comes next in the ledger ``where`` whose last record is ``head`` (seq, hash;
-    ``None``: empty): the seq after it, linked to its hash (the genesis hash at seq 1)."""
-    seq, prev = head if head is not None else (0, GENESIS_HASH)
-    if first.seq != seq + 1 or first.prev_hash != prev:
-        ends = f"ends at seq {seq} (hash {prev})" if head is not None else "is empty"
-        raise ConflictError(
-            f"{where} {ends}; the records to append start at seq {first.seq} after hash {first.prev_hash}: "
-            "they do not extend it, nothing was written",
-            field="ledger",
-        )
-
-
-def refuse_known_ids(records: Iterable[NewRecord], known: Container[str]) -> None:
-    """:class:`ConflictError` for the first of ``records`` whose id is in ``known`` (recorded)."""
-    for r in records:
-        if r.id in known:
-            raise ConflictError(f"a record with id {r.id!r} already exists", field="id")
-
-
-def projection_rows(envelopes: Iterable[Envelope], projections: Iterable[Projection]) -> list[Row]:
-    """The rows ``projections`` derive from ``envelopes``, each tagged with its record's seq."""
-    makers = [p.rows for p in projections]
-    # The built-in projections give no row for a record that supersedes nothing and holds no CAS
-    # reference (most records): for those they are not called.
-    others = [rows for rows in makers if rows not in QUIET_ROWS]
-    out: list[Row] = []
-    add = out.append
-    for env in envelopes:
-        quiet = env.supersedes is None and not may_hold_refs(env.payload)
-        for rows in others if quiet else makers:
-            for table, row in rows(env):
-                add((table, {**row, ROW_SEQ: env.seq}))
-    return out
 
 
 def row_problem(
@@ -210,39 +89,82 @@ def _row_label(row: dict[str, Any]) -> str:
     return "{" + ", ".join(f"{k}={v!r}" for k, v in row.items() if k != ROW_SEQ) + "}"
 
 
+def catalog_of(projections: Iterable[Projection] | None) -> RecordCatalog:
+    """A :class:`RecordCatalog` (its projections, and its record types to validate) as it is,
+    the exact projections to keep (nothing validated), or ``None`` (the built-in projections,
+    nothing validated) as a catalog."""
+    if isinstance(projections, RecordCatalog):
+        return projections
+    return EMPTY_CATALOG.with_projections(projections) if projections is not None else EMPTY_CATALOG
+
+
+class _Stamp:
+    """What an append asks inside its write transaction (a
+    :class:`~reviewtrail.ledger.contract._recorder.Stamp`): each record signed by ``signer``, and
+    the batch refused when ``verify`` would reject it under the store's key records
+    (:func:`~reviewtrail.ledger.contract._key_state.refuse_unallowed`), read into ``keys`` past
+    the last seq this ledger object read them at."""
+
+    def __init__(self, signer: FileSigner | RecordSigner | None, keys: KeyState) -> None:
+        self._signer = signer
+        self._keys = keys
+
+    @property
+    def seen(self) -> int:
+        return self._keys.seen
+
+    def __call__(
+        self, head: int, key_rows: Callable[[int], Iterable[KeyRow]], envelopes: Sequence[Envelope]
+    ) -> list[RecordSignature] | None:
+        signatures = None
+        if self._signer is not None:
+            sign = self._signer.load().sign
+            signatures = [sign(env.hash) for env in envelopes]
+        state = self._keys
+        state.start_over_below(head)
+        if head > state.seen:
+            state.advance(head, key_rows(state.seen))
+        refuse_unallowed(state.book, envelopes, signatures)
+        return signatures
+
+
 _GIVEN_CACHE_MAX = 200_000  # records whose rows a ledger object keeps
-# Values per query of a multi-value read (rows_in, get_many).
-_IN_CHUNK = 500
 
 
-class Ledger(abc.ABC):
-    """An append-only, hash-chained log of typed, versioned records.
+class Ledger:
+    """An append-only, hash-chained log of typed, versioned records, kept by a backend's
+    :class:`~reviewtrail.ledger.contract._recorder.Recorder`.
 
     There is no update or delete; a correction is a new record whose
     ``supersedes`` names the record it corrects.
     """
 
-    read_only: bool = False
     #: What signs every record this ledger object appends (``None``: records are appended
     #: unsigned): a :class:`~reviewtrail.ledger.FileSigner`, loaded on the first append, or a
     #: :class:`~reviewtrail.ledger.RecordSigner`. Set by :func:`~reviewtrail.ledger.open_ledger`.
     signer: FileSigner | RecordSigner | None = None
 
-    def __init__(self, projections: Iterable[Projection] | None = None) -> None:
-        """``projections``: a :class:`RecordCatalog` (its projections, and its record types to
-        validate), the exact projections to keep (nothing validated), or ``None`` (the built-in
-        projections, nothing validated)."""
+    def __init__(self, recorder: Recorder, catalog: RecordCatalog | None = None) -> None:
+        """``recorder``: where the records are kept; ``catalog``: the record types to validate
+        and the projections, which must be the recorder's (by default: the recorder's, nothing
+        validated)."""
+        if catalog is None:
+            catalog = catalog_of(None if recorder.projections == EMPTY_CATALOG.projections else recorder.projections)
+        self.recorder = recorder
+        self.catalog = catalog
+        self.projections: tuple[Projection, ...] = catalog.projections
+        self._tables = {t.name: t for p in self.projections for t in p.tables}
         self._given: dict[tuple[int, str], list[Row]] = {}
         self._append_keys = KeyState()  # the key records appends are held to, read under the write lock
         self._store_gate = SignatureGate(self)  # what checked reads hold records to outside signed_reads
-        if isinstance(projections, RecordCatalog):
-            self.catalog = projections
-        elif projections is not None:
-            self.catalog = EMPTY_CATALOG.with_projections(projections)
-        else:
-            self.catalog = EMPTY_CATALOG
-        self.projections: tuple[Projection, ...] = self.catalog.projections
-        self._tables = {t.name: t for p in self.projections for t in p.tables}
+
+    @property
+    def read_only(self) -> bool:
+        return self.recorder.read_only
+
+    @read_only.setter
+    def read_only(self, value: bool) -> None:
+        self.recorder.read_only = value
 
     # --- writes ---------------------------------------------------------------------------
     def append(self, records: Iterable[NewRecord]) -> list[Envelope]:
@@ -268,38 +190,8 @@ class Ledger(abc.ABC):
                     self.catalog.validate(r.type, r.payload, field=f"records[{i}].payload")
         if self.signer is not None:
             self.signer.load()  # a key that cannot sign is refused before anything is written
-        return self._append(batch, encode_payloads(batch), datetime.now(UTC))
-
-    @abc.abstractmethod
-    def _append(self, records: list[NewRecord], payloads: list[bytes], now: datetime) -> list[Envelope]:
-        """Seal and store the batch and its projection rows in one transaction, and with a
-        :attr:`signer`, each record's signature (:meth:`_signatures`) in the same transaction."""
-
-    def _hold_to_keys(
-        self,
-        head: int,
-        key_rows: Callable[[int], Iterable[KeyRow]],
-        envelopes: Sequence[Envelope],
-        signatures: Sequence[RecordSignature] | None,
-    ) -> None:
-        """Refuse a sealed batch ``verify`` would reject under the store's key records
-        (:func:`~reviewtrail.ledger.contract._key_state.refuse_unallowed`). Called by each
-        backend's :meth:`_append` inside its write transaction, with the head it read there and
-        ``key_rows(after)``: the key records past seq ``after`` (seq order) read in the same
-        transaction; only those past the last seq this ledger object read them at are read."""
-        state = self._append_keys
-        state.start_over_below(head)
-        if head > state.seen:
-            state.advance(head, key_rows(state.seen))
-        refuse_unallowed(state.book, envelopes, signatures)
-
-    def _signatures(self, envelopes: Sequence[Envelope]) -> list[RecordSignature] | None:
-        """The signature of each sealed record by :attr:`signer` (one Ed25519 signature each), or
-        ``None`` when this ledger signs nothing."""
-        if self.signer is None:
-            return None
-        sign = self.signer.load().sign
-        return [sign(env.hash) for env in envelopes]
+        stamp = _Stamp(self.signer, self._append_keys)
+        return self.recorder.append(batch, encode_payloads(batch), datetime.now(UTC), stamp)
 
     def append_sealed(
         self, envelopes: Iterable[Envelope], *, signatures: Mapping[int, RecordSignature] | None = None
@@ -325,26 +217,12 @@ class Ledger(abc.ABC):
         if problem is not None:
             raise IntegrityError(f"{problem}; nothing was written", field="records")
         seqs = {env.seq for env in batch}
-        return self._append_sealed(batch, {s: sig for s, sig in (signatures or {}).items() if s in seqs})
-
-    @abc.abstractmethod
-    def _append_sealed(self, envelopes: list[Envelope], signatures: dict[int, RecordSignature]) -> list[Envelope]:
-        """Store sealed records that follow each other after checking, in the write transaction,
-        that the first extends the head (:func:`refuse_unless_extends`); their projection rows as
-        a replay writes them; the ``signatures`` of some of them (by seq) beside them."""
+        return self.recorder.append_sealed(batch, {s: sig for s, sig in (signatures or {}).items() if s in seqs})
 
     def _refuse_if_read_only(self) -> None:
-        if self.read_only:
-            raise ReadOnlyStoreError(
-                "the store was opened read-only (no write access to its ledger); this command writes",
-                field="store",
-            )
-
-    def _projection_rows(self, envelopes: Iterable[Envelope]) -> list[Row]:
-        return projection_rows(envelopes, self.projections)
+        self.recorder.refuse_if_read_only()
 
     # --- reads ----------------------------------------------------------------------------
-    @abc.abstractmethod
     def read(
         self,
         *,
@@ -355,32 +233,22 @@ class Ledger(abc.ABC):
         limit: int | None = None,
     ) -> Iterator[Envelope]:
         """Records with ``start <= seq <= end`` in seq order, optionally filtered."""
+        return self.recorder.read(start=start, end=end, type=type, subject=subject, limit=limit)
 
-    @abc.abstractmethod
     def get(self, record_id: str) -> Envelope:
         """The record with this id; :class:`NotFoundError` when there is none."""
+        found = self.recorder.get_many([record_id]).get(record_id)
+        if found is None:
+            raise missing(record_id)
+        return found
 
-    @abc.abstractmethod
     def head(self) -> Envelope | None:
         """The last record, or ``None`` for an empty ledger."""
+        return self.recorder.head()
 
-    @abc.abstractmethod
     def tail(self, n: int = 20, *, type: str | None = None, subject: str | None = None) -> list[Envelope]:
         """The last ``n`` matching records, oldest first."""
-
-    @abc.abstractmethod
-    def _select_rows(self, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
-        """Projection rows with column equality filters."""
-
-    @abc.abstractmethod
-    def _select_page(self, table: str, where: dict[str, Any], order: PageOrder) -> list[dict[str, Any]]:
-        """Projection rows with column equality filters whose ``order.column`` is not null (and
-        beyond ``order.after`` when given), ordered by it, at most ``order.limit``."""
-
-    @abc.abstractmethod
-    def _count_rows(self, table: str, where: dict[str, Any], within: ProjectionTable | None = None) -> int:
-        """How many projection rows match the column equality filters (and, with ``within``,
-        have their value of its key column among its keys)."""
+        return self.recorder.tail(n, type=type, subject=subject)
 
     def _table_where(self, table: str, where: Mapping[str, Any]) -> dict[str, Any]:
         """The filters of a query on ``table``: the table must exist and know every column."""
@@ -402,7 +270,7 @@ class Ledger(abc.ABC):
 
     def rows(self, table: str, **where: Any) -> list[dict[str, Any]]:
         """Query a projection table: ``ledger.rows("cas_refs", hash=h)``."""
-        return self._checked(table, self._select_rows(table, self._table_where(table, where)))
+        return self._checked(table, self.recorder.select_rows(table, self._table_where(table, where)))
 
     def rows_in(self, table: str, column: str, values: Iterable[Any], **where: Any) -> list[dict[str, Any]]:
         """The rows of a projection table whose ``column`` holds one of ``values`` (and that match
@@ -415,8 +283,8 @@ class Ledger(abc.ABC):
         if not wanted:
             return []
         found: list[dict[str, Any]] = []
-        for i in range(0, len(wanted), _IN_CHUNK):
-            found += self._select_rows_in(table, column, wanted[i : i + _IN_CHUNK], filters)
+        for i in range(0, len(wanted), IN_CHUNK):
+            found += self.recorder.select_rows_in(table, column, wanted[i : i + IN_CHUNK], filters)
         return self._checked(table, found)
 
     def rows_in_with_records(
@@ -429,8 +297,8 @@ class Ledger(abc.ABC):
         filters = self._table_where(table, {**where, column: None})
         del filters[column]
         found: list[dict[str, Any]] = []
-        for i in range(0, len(wanted), _IN_CHUNK):
-            found += self._select_rows_in(table, column, wanted[i : i + _IN_CHUNK], filters)
+        for i in range(0, len(wanted), IN_CHUNK):
+            found += self.recorder.select_rows_in(table, column, wanted[i : i + IN_CHUNK], filters)
         if not found:
             return []
         records: dict[int, Envelope] = {}
@@ -445,20 +313,9 @@ class Ledger(abc.ABC):
             out.append((row, record))
         return out
 
-    def _select_rows_in(
-        self, table: str, column: str, values: list[Any], where: dict[str, Any]
-    ) -> list[dict[str, Any]]:
-        """Projection rows whose ``column`` is one of ``values`` (at most ``_IN_CHUNK``), with
-        column equality filters; a backend answers it in one query."""
-        return [row for value in values for row in self._select_rows(table, {**where, column: value})]
-
     def get_many(self, record_ids: Iterable[str]) -> dict[str, Envelope]:
         """The records with these ids that exist, by id (one read for many ids; like :meth:`get`)."""
-        found: dict[str, Envelope] = {}
-        for record_id in dict.fromkeys(record_ids):
-            with contextlib.suppress(NotFoundError):
-                found[record_id] = self.get(record_id)
-        return found
+        return self.recorder.get_many(record_ids)
 
     def page(
         self,
@@ -490,14 +347,14 @@ class Ledger(abc.ABC):
         column is a key of it are paged (counted, offset)."""
         filters = self._table_where(table, where or {})
         order = page_order(self._tables[table], order_by, after, limit, descending, offset, self._within(within))
-        found = self._select_page(table, filters, order)
+        found = self.recorder.select_page(table, filters, order)
         return self._checked(table, found) if check else found
 
     def count(self, table: str, **where: Any) -> int:
         """How many rows of a projection table match ``where`` (column equality). The rows are
         counted as stored, not checked against their records: a count shows no row's content,
         and a row that a record does not support is refused when it is read."""
-        return self._count_rows(table, self._table_where(table, where))
+        return self.recorder.count_rows(table, self._table_where(table, where))
 
     def count_within(self, table: str, within: str, **where: Any) -> int:
         """:meth:`count` of the rows whose value of ``within``'s key column is a key of
@@ -505,7 +362,7 @@ class Ledger(abc.ABC):
         filters = self._table_where(table, where)
         spec = self._within(within)
         check_within(self._tables[table], spec)
-        return self._count_rows(table, filters, spec)
+        return self.recorder.count_rows(table, filters, spec)
 
     def _within(self, within: str | None) -> ProjectionTable | None:
         if within is None:
@@ -573,15 +430,11 @@ class Ledger(abc.ABC):
         records = {env.seq: env for env in envs}
         if not records:
             return 0
-        head, following = self._links_after(sorted(s + 1 for s in records if s + 1 not in records))
+        head, following = self.recorder.links_after(sorted(s + 1 for s in records if s + 1 not in records))
         problems = link_problems(records, following, head)
         if problems:
             raise IntegrityError(f"{problems[0]}; run 'reviewtrail verify'", field=field)
         return head
-
-    def _links_after(self, seqs: list[int]) -> tuple[int, dict[int, str | None]]:
-        """The head's seq and the ``prevHash`` stored at each of ``seqs`` (those that exist)."""
-        return self.head_seq(), self._prev_hashes(seqs) if seqs else {}
 
     def checked_records(
         self, envs: Iterable[Envelope], *, field: str = "ledger", links: bool = True, signed: bool = True
@@ -602,8 +455,8 @@ class Ledger(abc.ABC):
         breaking a hash link, which is what lets a gate derive "nothing newer" from it."""
         wanted = [s for s in dict.fromkeys(subjects) if s is not None]
         found: list[Envelope] = []
-        for i in range(0, len(wanted), _IN_CHUNK):
-            found += self._select_records("subject", wanted[i : i + _IN_CHUNK], type)
+        for i in range(0, len(wanted), IN_CHUNK):
+            found += self.recorder.select_records("subject", wanted[i : i + IN_CHUNK], type)
         return self.checked_records(found, links=links)
 
     def records_superseding(self, record_ids: Iterable[str], *, links: bool = True) -> list[Envelope]:
@@ -612,8 +465,8 @@ class Ledger(abc.ABC):
         themselves (like :meth:`records_about`)."""
         wanted = [s for s in dict.fromkeys(record_ids) if s is not None]
         found: list[Envelope] = []
-        for i in range(0, len(wanted), _IN_CHUNK):
-            found += self._select_records("supersedes", wanted[i : i + _IN_CHUNK], None)
+        for i in range(0, len(wanted), IN_CHUNK):
+            found += self.recorder.select_records("supersedes", wanted[i : i + IN_CHUNK], None)
         return self.checked_records(found, links=links)
 
     def checked_get_many(self, record_ids: Iterable[str], *, links: bool = True) -> dict[str, Envelope]:
@@ -622,81 +475,69 @@ class Ledger(abc.ABC):
         self.checked_records(found.values(), links=links)
         return found
 
-    def _select_records(self, column: str, values: list[str], type: str | None) -> list[Envelope]:
-        """Records whose ``column`` (``subject`` or ``supersedes``) is one of ``values`` (at most
-        ``_IN_CHUNK``), of ``type`` when given; a backend answers it in one query."""
-        wanted = set(values)
-        return [
-            env for env in self.read(type=type) if (env.subject if column == "subject" else env.supersedes) in wanted
-        ]
-
     def seqs_of_type(self, type: str, *, after: int = 0, upto: int | None = None) -> list[int]:
         """The seqs of the records of ``type`` (``name@version``) in ``(after, upto]`` (to the
         head when ``upto`` is None), in order: read from the records themselves, so a gate can
         tell whether a query table lists every record of a type in a range."""
-        return [env.seq for env in self.read(start=after + 1, end=upto, type=type)]
+        return self.recorder.seqs_of_type(type, after=after, upto=upto)
 
     def head_seq(self) -> int:
         """The seq of the last record (0 for an empty ledger)."""
-        head = self.head()
-        return head.seq if head is not None else 0
-
-    def _prev_hashes(self, seqs: list[int]) -> dict[int, str | None]:
-        """The ``prevHash`` stored at each of ``seqs`` (those that exist)."""
-        return {seq: env.prev_hash for seq, env in self.records_at(seqs).items()}
+        return self.recorder.head_seq()
 
     def stored_rows(self, table: str, **where: Any) -> list[dict[str, Any]]:
         """The rows of a query table matching ``where`` (every row without it) as stored, with
         the seq of their record (``rt_seq``), unchecked: for ``verify``, and for a caller that
         holds each row against the records itself."""
-        return self._select_rows(table, self._table_where(table, where))
+        return self.recorder.select_rows(table, self._table_where(table, where))
 
     @property
     def tables(self) -> dict[str, Any]:
         """The query tables of this ledger's projections, by name."""
         return dict(self._tables)
 
-    @abc.abstractmethod
     def records_at(self, seqs: Iterable[int]) -> dict[int, Envelope]:
         """The records with these seqs (those that exist), by seq."""
+        return self.recorder.records_at(seqs)
 
-    @abc.abstractmethod
     def rebuild_projections(self) -> None:
         """Recompute every query table from the chain (``verify --repair``)."""
+        self._refuse_if_read_only()
+        self.recorder.rebuild_projections()
 
     def snapshot(self) -> contextlib.AbstractContextManager[None]:
         """Reads inside see one consistent state of the ledger (for ``verify`` while others write)."""
-        return contextlib.nullcontext()
+        return self.recorder.snapshot()
 
     def describe(self) -> str:
         """Where this ledger lives, for messages (no passwords)."""
-        return "the in-memory ledger"
+        return self.recorder.describe()
 
     def hidden_row_problems(self) -> list[str]:
         """Why a read of the ledger's tables may be shown fewer rows than they hold (row-level
         security on PostgreSQL), each naming the table and its policies; empty when every read
         sees every row. ``verify`` refuses to vouch for a ledger it may not see whole."""
-        return []
+        return self.recorder.hidden_row_problems()
 
     def guard_problems(self) -> list[str]:
         """What is wrong with the backend's append-only guards (dropped or disabled triggers)."""
-        return []
+        return self.recorder.guard_problems()
 
     def missing_tables(self) -> list[str]:
         """The query tables of this ledger's projections that are not in its database (dropped)."""
-        return []
+        return self.recorder.missing_tables()
 
     def superseded_by(self, record_id: str) -> list[str]:
         """Ids of records that name ``record_id`` as superseded, in append order."""
         return [r["by_id"] for r in sorted(self.rows("supersessions", superseded_id=record_id), key=lambda r: r["seq"])]
 
-    @abc.abstractmethod
     def stats(self) -> tuple[int, int | None, int | None]:
         """(number of stored records, lowest seq, highest seq), counted without trusting the chain."""
+        return self.recorder.stats()
 
-    @abc.abstractmethod
     def projected_seq_max(self) -> dict[str, int]:
         """The highest seq each projection table (with a ``seq`` column) refers to."""
+        return self.recorder.projected_seq_max()
 
     def verify(self) -> Iterator[str]:
         """Every problem in the chain: gaps, broken links, altered records."""
@@ -706,54 +547,29 @@ class Ledger(abc.ABC):
     def signatures_at(self, seqs: Iterable[int]) -> dict[int, RecordSignature]:
         """The signatures stored beside the records at ``seqs`` (those that have one), by seq,
         as stored (nothing is verified here)."""
-        return {}
+        return self.recorder.signatures_at(seqs)
 
     def signature_scan(self, *, start: int = 1, end: int | None = None) -> Iterator[tuple[int, str, str, Any]]:
         """``(seq, type, hash, signature or None)`` of every record with ``start <= seq <= end``,
         in seq order, without payloads: what ``verify`` holds each record's signature to. Streamed
         (a page at a time); inside :meth:`snapshot`, of that state."""
-        batch: list[Envelope] = []
-        for env in self.read(start=start, end=end):
-            batch.append(env)
-            if len(batch) >= _IN_CHUNK:
-                yield from self._with_signatures(batch)
-                batch = []
-        yield from self._with_signatures(batch)
+        return self.recorder.signature_scan(start=start, end=end)
 
     def signed_scan(self, *, start: int = 1, end: int | None = None) -> Iterator[tuple[int, str, str, Any]]:
         """:meth:`signature_scan` of only the records that have a signature (a store that signs
         nothing answers at once)."""
-        return (row for row in self.signature_scan(start=start, end=end) if row[3] is not None)
-
-    def _with_signatures(self, batch: list[Envelope]) -> Iterator[tuple[int, str, str, Any]]:
-        if not batch:
-            return
-        found = self.signatures_at(env.seq for env in batch)
-        for env in batch:
-            yield env.seq, env.type, env.hash, found.get(env.seq)
+        return self.recorder.signed_scan(start=start, end=end)
 
     def stray_signatures(self, *, limit: int = 20) -> list[int]:
         """Seqs (at most ``limit``) at which a signature is stored but no record is."""
-        return []
+        return self.recorder.stray_signatures(limit=limit)
 
-    def close(self) -> None:  # noqa: B027 - optional hook
+    def close(self) -> None:
         """Release connections."""
+        self.recorder.close()
 
     def __enter__(self) -> Ledger:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def check_range(start: int, end: int | None, limit: int | None) -> None:
-    if start < 1:
-        raise InvalidInputError("must be >= 1", field="start")
-    if end is not None and end < start:
-        raise InvalidInputError("must be >= start", field="end")
-    if limit is not None and limit < 0:
-        raise InvalidInputError("must be >= 0", field="limit")
-
-
-def missing(record_id: str) -> NotFoundError:
-    return NotFoundError(f"no record with id {record_id!r}", field="id")
