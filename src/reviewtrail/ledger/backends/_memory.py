@@ -167,12 +167,6 @@ class MemoryRecorder(Recorder):
         keys = {key[0] for key in self._tables_data[within.name]} if within is not None else set()
         return kept_within(rows, within, keys)
 
-    def select_records(self, column: str, values: list[str], type: str | None) -> list[Envelope]:
-        wanted = set(values)
-        return [
-            env for env in self.read(type=type) if (env.subject if column == "subject" else env.supersedes) in wanted
-        ]
-
     def signatures_at(self, seqs: Iterable[int]) -> dict[int, RecordSignature]:
         return {s: self._signed[s] for s in set(seqs) if s in self._signed}
 

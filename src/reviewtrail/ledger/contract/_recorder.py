@@ -218,15 +218,6 @@ class Recorder(abc.ABC):
         """The records with these seqs (those that exist), by seq."""
 
     @abc.abstractmethod
-    def select_records(self, column: str, values: list[str], type: str | None) -> list[Envelope]:
-        """Records whose ``column`` (``subject`` or ``supersedes``) is one of ``values`` (at most
-        :data:`IN_CHUNK`), of ``type`` when given."""
-
-    @abc.abstractmethod
-    def head(self) -> Envelope | None:
-        """The last record, or ``None`` for an empty ledger."""
-
-    @abc.abstractmethod
     def tail(self, n: int = 20, *, type: str | None = None, subject: str | None = None) -> list[Envelope]:
         """The last ``n`` matching records, oldest first."""
 
@@ -234,11 +225,6 @@ class Recorder(abc.ABC):
     @abc.abstractmethod
     def select_rows(self, table: str, where: dict[str, Any]) -> list[dict[str, Any]]:
         """Projection rows with column equality filters."""
-
-    @abc.abstractmethod
-    def select_rows_in(self, table: str, column: str, values: list[Any], where: dict[str, Any]) -> list[dict[str, Any]]:
-        """Projection rows whose ``column`` is one of ``values`` (at most :data:`IN_CHUNK`),
-        with column equality filters."""
 
     @abc.abstractmethod
     def select_page(self, table: str, where: dict[str, Any], order: PageOrder) -> list[dict[str, Any]]:
@@ -279,6 +265,24 @@ class Recorder(abc.ABC):
         return "the in-memory ledger"
 
     # --- reads a backend may answer faster than these defaults ---------------------------------
+    def head(self) -> Envelope | None:
+        """The last record, or ``None`` for an empty ledger."""
+        last = self.tail(1)
+        return last[0] if last else None
+
+    def select_records(self, column: str, values: list[str], type: str | None) -> list[Envelope]:
+        """Records whose ``column`` (``subject`` or ``supersedes``) is one of ``values`` (at most
+        :data:`IN_CHUNK`), of ``type`` when given."""
+        wanted = set(values)
+        return [
+            env for env in self.read(type=type) if (env.subject if column == "subject" else env.supersedes) in wanted
+        ]
+
+    def select_rows_in(self, table: str, column: str, values: list[Any], where: dict[str, Any]) -> list[dict[str, Any]]:
+        """Projection rows whose ``column`` is one of ``values`` (at most :data:`IN_CHUNK`),
+        with column equality filters."""
+        return [row for value in values for row in self.select_rows(table, {**where, column: value})]
+
     def head_seq(self) -> int:
         """The seq of the last record (0 for an empty ledger)."""
         head = self.head()
