@@ -213,7 +213,7 @@ class PostgresRecorder(SqlRecorder):
         the replication role, the table lock, the head and which of the batch's ids (and the ids it
         supersedes) are recorded; (2) the records, the read-back of what was stored and the query
         rows; (3) the COMMIT, sent only when the read-back and the query rows are as sealed. The
-        statements and checks are those of ``SqlLedger._append``."""
+        statements and checks are those of ``SqlRecorder.append``."""
         import psycopg
 
         conn = self._conn
@@ -266,7 +266,7 @@ class PostgresRecorder(SqlRecorder):
                 try:
                     self._write_rows(conn.cursor(), self.projection_rows(envs))  # answered: round trip 2
                 except Exception:
-                    # A read-back that failed too is the first thing wrong (as in SqlLedger._append).
+                    # A read-back that failed too is the first thing wrong (as in SqlRecorder.append).
                     with contextlib.suppress(psycopg.Error):
                         self._refuse_unless_stored(read_back, envs)
                     raise
@@ -288,7 +288,7 @@ class PostgresRecorder(SqlRecorder):
             raw.execute(_insert_sql(rows), params)
 
     def _refuse_unless_stored(self, read_back: Any, envs: list[Envelope]) -> None:
-        """The read-back of an append (see ``SqlLedger._append``): exactly the batch's seqs, each
+        """The read-back of an append (see ``SqlRecorder.append``): exactly the batch's seqs, each
         holding the hash sealed for it, or nothing is committed."""
         stored = tuple(read_back.fetchone())
         first, final = envs[0].seq, envs[-1].seq

@@ -433,7 +433,7 @@ class SqlRecorder(Recorder):
         return envelopes
 
     def _refuse_unless_stored_as_sealed(self, cur: Cursor, envs: list[Envelope]) -> None:
-        """The read-back of an append (see :meth:`_append`): exactly the batch's seqs, each
+        """The read-back of an append (see :meth:`append`): exactly the batch's seqs, each
         holding the hash sealed for it, or nothing is committed."""
         first, final = envs[0].seq, envs[-1].seq
         cur.execute(
