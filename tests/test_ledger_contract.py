@@ -17,7 +17,9 @@ import pytest
 from contracts.ledger import LedgerContract, SqlLedgerContract, rec
 from contracts.ledger_pages import ITEMS, item
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.ledger import Ledger, MemoryLedger, NewRecord, Projection, open_ledger
+from reviewtrail.ledger import Ledger, MemoryLedger, NewRecord, Projection, Recorder, open_ledger
+from reviewtrail.ledger.backends._memory import MemoryRecorder
+from reviewtrail.ledger.contract._protocol import catalog_of
 
 
 class TestMemoryLedger(LedgerContract):
@@ -32,6 +34,55 @@ class TestMemoryLedger(LedgerContract):
         ledger.append([rec(1)])
         assert not hasattr(ledger, "update") and not hasattr(ledger, "delete")
         assert [e.actor for e in ledger.read()] == ["tester"]
+
+
+class PrimitivesOnly(MemoryRecorder):
+    """The in-memory recorder giving only the primitives a backend must give: every read a backend
+    may answer faster (the last record, rows by many values) comes from the contract's defaults."""
+
+    head = Recorder.head
+    select_rows_in = Recorder.select_rows_in
+
+
+class TestLedgerOverRecorderPrimitives(LedgerContract):
+    """The one ``Ledger`` over a recorder of the primitives alone passes the whole contract."""
+
+    def make_ledger(self, projections: Sequence[Projection] | None = None) -> Ledger:
+        catalog = catalog_of(projections)
+        return Ledger(PrimitivesOnly(catalog.projections), catalog)
+
+    def tamper(self, ledger: Ledger, seq: int, column: str, value: Any) -> None:
+        assert isinstance(ledger.recorder, PrimitivesOnly)
+        ledger.recorder.tamper(seq, **{column: value})
+
+
+def test_a_backend_gives_the_storage_primitives_and_the_ledger_composes_the_rest() -> None:
+    from reviewtrail.ledger.backends._postgres import PostgresLedger, PostgresRecorder
+    from reviewtrail.ledger.backends._sqlite import SqliteLedger, SqliteRecorder
+
+    assert sorted(Recorder.__abstractmethods__) == [
+        "append",
+        "append_sealed",
+        "count_rows",
+        "get_many",
+        "projected_seq_max",
+        "read",
+        "rebuild_projections",
+        "records_at",
+        "select_page",
+        "select_rows",
+        "signatures_at",
+        "stats",
+        "stray_signatures",
+        "tail",
+    ]
+    pairs = ((MemoryRecorder, MemoryLedger), (SqliteRecorder, SqliteLedger), (PostgresRecorder, PostgresLedger))
+    for recorder, ledger in pairs:
+        assert issubclass(recorder, Recorder) and not issubclass(recorder, Ledger)
+        assert issubclass(ledger, Ledger) and not issubclass(ledger, Recorder)
+    # The checked reads, the signature gate and signing are the ledger's, never a backend's.
+    above = {"checked_records", "checked_get_many", "records_about", "check_links", "rows", "page", "signer"}
+    assert not above & set(dir(Recorder)) and above <= set(dir(Ledger))
 
 
 class TestSQLiteLedger(SqlLedgerContract):

@@ -162,17 +162,13 @@ class Ledger:
     def read_only(self) -> bool:
         return self.recorder.read_only
 
-    @read_only.setter
-    def read_only(self, value: bool) -> None:
-        self.recorder.read_only = value
-
     # --- writes ---------------------------------------------------------------------------
     def append(self, records: Iterable[NewRecord]) -> list[Envelope]:
         """Append a batch atomically: all records get consecutive seqs, or none is written."""
         batch = list(records)
         if not batch:
             return []
-        self._refuse_if_read_only()
+        self.recorder.refuse_if_read_only()
         from reviewtrail.ledger.records._new_record import NewRecord
 
         # Checked once per kind of object in the batch (one, as a rule), not once per record.
@@ -212,15 +208,12 @@ class Ledger:
         batch = list(envelopes)
         if not batch:
             return []
-        self._refuse_if_read_only()
+        self.recorder.refuse_if_read_only()
         problem = sealed_batch_problem(batch)
         if problem is not None:
             raise IntegrityError(f"{problem}; nothing was written", field="records")
         seqs = {env.seq for env in batch}
         return self.recorder.append_sealed(batch, {s: sig for s, sig in (signatures or {}).items() if s in seqs})
-
-    def _refuse_if_read_only(self) -> None:
-        self.recorder.refuse_if_read_only()
 
     # --- reads ----------------------------------------------------------------------------
     def read(
@@ -502,7 +495,7 @@ class Ledger:
 
     def rebuild_projections(self) -> None:
         """Recompute every query table from the chain (``verify --repair``)."""
-        self._refuse_if_read_only()
+        self.recorder.refuse_if_read_only()
         self.recorder.rebuild_projections()
 
     def snapshot(self) -> contextlib.AbstractContextManager[None]:
