@@ -12,7 +12,8 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from reviewtrail.ledger.keys._writer_keys import KEY_DECLARED, KEY_REVOKED, SIGNATURES_REQUIRED
-from reviewtrail.ledger.records._types import RecordPayload, record_type
+from reviewtrail.ledger.records._model import record_type
+from reviewtrail.ledger.records._types import RecordPayload
 
 __all__ = ["KEY_PAYLOADS", "KeyDeclared", "KeyRevoked", "SignaturesRequired"]
 
