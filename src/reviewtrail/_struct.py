@@ -91,12 +91,20 @@ def check_json(model: type[S], text: bytes | str, *, field: str, where: str = ""
 
 
 def decode(model: type[S], value: Any, *, field: str, where: str = "") -> S:
-    """``model`` from a Python value, checked in its JSON form (what a reader of the record sees)."""
+    """``model`` from a Python value, checked in its JSON form (what a reader of the record sees).
+
+    msgspec writes that form (a ``str`` subclass as its text, a tuple as an array); what has no
+    JSON form but msgspec can write (NaN as null, bytes as base64 text...) passes here only where
+    the model takes any value, and is refused when the record is encoded (canonical JSON names
+    its path)."""
     try:
-        text = json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError) as exc:
+        text = _encode(value)
+    except (TypeError, ValueError, OverflowError) as exc:
         raise InvalidInputError(f"not a JSON value ({exc})", field=field) from exc
-    return check_json(model, text, field=field, where=where)
+    return check_json(model, text, field=field, where=where, value=value)
+
+
+_encode = msgspec.json.Encoder().encode
 
 
 def _loads(text: bytes | str) -> Any:

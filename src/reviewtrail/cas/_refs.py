@@ -23,6 +23,8 @@ from reviewtrail.cas._address import (
     Pool,
     check_hex,
     check_media_type,
+    is_digest,
+    is_hex,
     parse_digest,
 )
 from reviewtrail.errors import InvalidInputError
@@ -38,6 +40,8 @@ Size = Annotated[int, msgspec.Meta(ge=0)]
 
 
 def _size(value: object) -> None:
+    if type(value) is int and value >= 0:
+        return
     if type(value) is not int:
         from reviewtrail._strict import kind_of
 
@@ -87,7 +91,8 @@ class CasObjectRef(_Ref, Model, frozen=True):
     size: Size
 
     def __post_init__(self) -> None:
-        _rule(check_hex, self.hash, "hash")
+        if not is_hex(self.hash):
+            _rule(check_hex, self.hash, "hash")
         _size(self.size)
 
     @property
@@ -109,9 +114,11 @@ class CasRef(_Ref, Model, frozen=True, rename={"media_type": "mediaType"}):
     def __post_init__(self) -> None:
         if self.pool not in POOLS:
             raise FieldProblem("pool", "Input should be 'data' or 'agent-state'")
-        _rule(parse_digest, self.digest, "digest")
+        if not is_digest(self.digest):
+            _rule(parse_digest, self.digest, "digest")
         _size(self.size)
-        _rule(check_media_type, self.media_type, "mediaType")
+        if self.media_type != DEFAULT_MEDIA_TYPE:
+            _rule(check_media_type, self.media_type, "mediaType")
 
     @property
     def hash(self) -> str:
