@@ -108,7 +108,9 @@ def bench_decode(cfg: Config) -> Result:
 
     append = measure(reps, _loop(count, ours), _loop(count, theirs))
     read = measure(
-        reps, _loop(count, lambda: decoder.decode(text)), _loop(count, lambda: old.model_validate_json(text, strict=True))
+        reps,
+        _loop(count, lambda: decoder.decode(text)),
+        _loop(count, lambda: old.model_validate_json(text, strict=True)),
     )
     per = 1e6 / count
     return Result(

@@ -26,8 +26,8 @@ import bench_human_review
 import bench_instrument
 import bench_ledger
 import bench_mcp
-import bench_payloads
 import bench_migrate
+import bench_payloads
 import bench_pg_writers
 import bench_provenance
 import bench_review

@@ -74,7 +74,7 @@ if typing.TYPE_CHECKING:
     )
 
 # Loaded on first use: reading needs none of these. The record to append and the payload models
-# are pydantic models, so reading, tailing and checking records never load pydantic.
+# are msgspec or pydantic models, so reading, tailing and checking records load neither.
 _LAZY = {
     "NewRecord": "records._new_record",
     "RecordPayload": "records._types",
