@@ -99,6 +99,8 @@ def decode(model: type[S], value: Any, *, field: str, where: str = "") -> S:
     its path)."""
     try:
         text = _encode(value)
+    except RecursionError as exc:
+        raise InvalidInputError("nested too deeply to check", field=field) from exc
     except (TypeError, ValueError, OverflowError) as exc:
         raise InvalidInputError(f"not a JSON value ({exc})", field=field) from exc
     return check_json(model, text, field=field, where=where, value=value)
