@@ -349,3 +349,47 @@ def test_the_trace_and_reference_models_are_msgspec_models_and_their_twins_are_g
         assert issubclass(model, msgspec.Struct)
     for twin in ("reviewtrail.tracing.custody._payload_checks", "reviewtrail.ledger.records._new_record_model"):
         assert importlib.util.find_spec(twin) is None
+
+
+# --- the key records ---------------------------------------------------------------------------
+
+
+@given(st.binary(min_size=0, max_size=40), st.booleans(), st.text(min_size=0, max_size=3))
+def test_a_key_declaration_is_accepted_exactly_when_its_key_is_its_id(raw: bytes, own_id: bool, name: str) -> None:
+    import base64
+    import hashlib
+
+    key_id = hashlib.sha256(raw).hexdigest() if own_id else "0" * 64
+    public_key = base64.b64encode(raw).decode()
+    payload = {"alg": "ed25519", "keyId": key_id, "publicKey": public_key, "name": name}
+    # the fields in order, each against its own constraints, then the rule across them
+    problem = None
+    if len(public_key) != 44:
+        most = "at least" if len(public_key) < 44 else "at most"
+        problem = f"payload.publicKey: String should have {most} 44 characters"
+    elif not name:
+        problem = "payload.name: String should have at least 1 character"
+    elif len(raw) != 32:
+        problem = "payload: Value error, publicKey must be the base64 of a 32-byte Ed25519 public key"
+    elif not own_id:
+        problem = "payload: Value error, keyId must be the SHA-256 (hex) of the public key's 32 bytes"
+    if problem is None:
+        check("store.key.declared@1", payload)
+        return
+    with pytest.raises(InvalidInputError) as info:
+        check("store.key.declared@1", payload)
+    assert str(info.value) == f"{problem} (record type store.key.declared@1)"
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        ({"keyId": "A" * 64, "reason": "r"}, "payload.keyId: String should match pattern '^[0-9a-f]{64}$'"),
+        ({"keyId": "a" * 64, "reason": ""}, "payload.reason: String should have at least 1 character"),
+        ({"key_id": "a" * 64, "reason": "r"}, "payload.key_id: Extra inputs are not permitted"),
+    ],
+)
+def test_a_key_revocation_refusal_names_the_wire_field(payload: dict[str, Any], message: str) -> None:
+    with pytest.raises(InvalidInputError) as info:
+        check("store.key.revoked@1", payload)
+    assert str(info.value) == f"{message} (record type store.key.revoked@1)"

@@ -327,6 +327,7 @@ _META = {
     "pattern": "pattern",
     "min_length": "minLength",
     "max_length": "maxLength",
+    "description": "description",
 }
 
 
