@@ -16,7 +16,6 @@ constraints (``msgspec.Meta``).
 from __future__ import annotations
 
 import inspect
-import json
 import re
 import types
 import typing
@@ -27,7 +26,7 @@ import msgspec
 
 from reviewtrail.errors import InvalidInputError
 
-__all__ = ["FieldProblem", "Model", "PayloadStruct", "check_json", "decode", "json_schema", "problem"]
+__all__ = ["FieldProblem", "Model", "PayloadStruct", "decode", "json_schema", "problem"]
 
 S = TypeVar("S", bound=msgspec.Struct)
 
@@ -78,42 +77,26 @@ def _decoder(model: type[S]) -> msgspec.json.Decoder[S]:
     return decoder
 
 
-def check_json(model: type[S], text: bytes | str, *, field: str, where: str = "", value: Any = None) -> S:
-    """``model`` decoded from JSON text; a refusal as :class:`InvalidInputError` at ``field``
-    (``value``, the text's Python form when the caller has it, names a mapping's bad key)."""
-    try:
-        return _decoder(model).decode(text)
-    except msgspec.ValidationError as exc:
-        path, words = problem(exc, model, value if value is not None else _loads(text))
-        raise InvalidInputError(f"{words}{where}", field=".".join((field, *path))) from exc
-    except msgspec.DecodeError as exc:
-        raise InvalidInputError(f"not a JSON value ({exc})", field=field) from exc
-
-
 def decode(model: type[S], value: Any, *, field: str, where: str = "") -> S:
-    """``model`` from a Python value, checked in its JSON form (what a reader of the record sees).
+    """``model`` from a Python value, checked in its JSON form (what a reader of the record sees);
+    a refusal as :class:`InvalidInputError` at ``field`` (``where`` ends its message).
 
     msgspec writes that form (a ``str`` subclass as its text, a tuple as an array); what has no
     JSON form but msgspec can write (NaN as null, bytes as base64 text...) passes here only where
     the model takes any value, and is refused when the record is encoded (canonical JSON names
     its path)."""
     try:
-        text = _encode(value)
+        return _decoder(model).decode(_encode(value))
+    except msgspec.ValidationError as exc:
+        path, words = problem(exc, model, value)
+        raise InvalidInputError(f"{words}{where}", field=".".join((field, *path))) from exc
     except RecursionError as exc:
         raise InvalidInputError("nested too deeply to check", field=field) from exc
-    except (TypeError, ValueError, OverflowError) as exc:
+    except (TypeError, ValueError, OverflowError, msgspec.DecodeError) as exc:
         raise InvalidInputError(f"not a JSON value ({exc})", field=field) from exc
-    return check_json(model, text, field=field, where=where, value=value)
 
 
 _encode = msgspec.json.Encoder().encode
-
-
-def _loads(text: bytes | str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
 
 
 # --- refusals in pydantic's words ----------------------------------------------------------
@@ -222,7 +205,7 @@ def _accepts(tp: Any, value: Any) -> bool:
     if tp is None:
         return True
     try:
-        msgspec.json.decode(json.dumps(value), type=tp)
+        msgspec.json.decode(_encode(value), type=tp)
     except (msgspec.ValidationError, msgspec.DecodeError, TypeError, ValueError):
         return False
     return True
