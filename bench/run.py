@@ -27,6 +27,7 @@ import bench_instrument
 import bench_ledger
 import bench_mcp
 import bench_migrate
+import bench_payloads
 import bench_pg_writers
 import bench_provenance
 import bench_review
@@ -93,6 +94,10 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
     "quick_review": (bench_review.bench_quick_review, "Quick review of an artifact with 1,000 claims"),
     "trace_record": (bench_trace.bench_record, "record_call of one reviewer call vs plain writes + fsync"),
     "trace_save_cli": (bench_trace.bench_cli, "reviewtrail trace save as a process vs python -c pass"),
+    "payload_decode": (
+        bench_payloads.bench_decode,
+        "a trace.review-call@1 payload checked by its msgspec model vs json.dumps + pydantic, strict",
+    ),
     "instrument_chat": (
         bench_instrument.bench_chat,
         "an instrumented openai chat completion vs the bare SDK call, same loopback server (durable write apart)",

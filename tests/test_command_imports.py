@@ -37,8 +37,8 @@ main()
 """
 
 # What every command that opens a store loads: the store and the layers below it, the catalog's
-# static index, and the composition root. No pydantic model: ``ledger tail`` and ``cas cat`` load
-# neither the record to append, the payload models nor the CAS reference models.
+# static index, and the composition root. No model: ``ledger tail`` and ``cas cat`` load neither
+# the record to append, the payload models nor the CAS reference models.
 STORE = {
     "reviewtrail._durable",
     "reviewtrail._version",
@@ -55,7 +55,10 @@ STORE = {
 # What a command whose records the ledger checks against payload models adds: the strict value
 # types the models are declared with. Making, finding and checking CAS references loads no model
 # (cas put loads the store only).
-REFERENCES = STORE | {"reviewtrail._strict"}
+REFERENCES = STORE | {"reviewtrail._strict", "reviewtrail._struct"}
+# The msgspec model base: the CAS references and the payload models converted to msgspec are built
+# on it (a command that makes or finds a reference loads it, and msgspec, but no pydantic).
+STRUCT = {"reviewtrail._struct"}
 # Human review loads its modules on first use: reading the queue and deciding need no model backend.
 HUMAN_REVIEW = REFERENCES | {"reviewtrail.human_review"}
 # Reading the queue builds no payload model: it reads the records as plain payloads (and holds the
@@ -147,18 +150,17 @@ def test_cas_put_and_cat_load_the_store_only(project: Project) -> None:
     assert cli == FAST_CLI
     assert libraries == READ_LIBRARIES
     packages, cli, libraries = project.loaded("cas", "put", str(project.root / "small.txt"))
-    assert packages == STORE
+    assert packages == STORE | STRUCT
     assert cli == FAST_CLI
     assert libraries == READ_LIBRARIES
 
 
 def test_trace_save_loads_tracing_and_the_store(project: Project) -> None:
-    """The save builds no pydantic model (the record to append, the CAS references and the trace
-    documents are plain), and the ledger checks the two records' payloads with the trace package's
-    plain checks (``tracing/custody/_payload_checks.py``), which its record catalog asks before the payload
+    """The save builds no pydantic model (the record to append and the trace documents are plain),
+    and the ledger checks the two records' payloads with the trace package's payload models, msgspec
     models: neither pydantic nor the strict value types are loaded."""
     packages, cli, libraries = project.loaded(*_trace_save(project.root))
-    assert packages == STORE | {"reviewtrail.tracing", "reviewtrail.inputs"}
+    assert packages == STORE | STRUCT | {"reviewtrail.tracing", "reviewtrail.inputs"}
     assert cli == FAST_CLI
     assert libraries == READ_LIBRARIES
 

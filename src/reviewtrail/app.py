@@ -102,13 +102,6 @@ def _contents(package: str) -> Callable[[], tuple[Any, Any]]:
     return load
 
 
-def _tracing_checks() -> Any:
-    return _IMPORTS["tracing"]().PAYLOAD_CHECKS
-
-
-_CHECKS = {"tracing": _tracing_checks}
-
-
 def build_catalog() -> RecordCatalog:
     """The record types and projections of every package, plus the ledger's built-in projections.
 
@@ -129,7 +122,7 @@ def build_catalog() -> RecordCatalog:
         deferred=[
             store,
             *(
-                DeferredPart(package, types, projections, load=_contents(package), checks=_CHECKS.get(package))
+                DeferredPart(package, types, projections, load=_contents(package))
                 for package, types, projections in RECORD_INDEX
             ),
         ],

@@ -1,24 +1,21 @@
-"""The pydantic models of the CAS references, kept to word a refusal and to describe the
-references inside other payload models.
-
-:class:`reviewtrail.cas.CasRef` and :class:`reviewtrail.cas.CasObjectRef` check their fields
-with plain Python. A reference they cannot accept that way is given to the model of the same
-name here, which refuses it with the message (and pydantic's ``ValidationError``) references
-have always been refused with, or accepts it with pydantic's conversions. A payload model with
-a reference field validates, serializes and describes it (JSON Schema) with these models.
-Loaded only then: making, checking and finding valid references loads no pydantic.
+"""The pydantic form of the CAS references, for the pydantic payload models not yet msgspec
+models: such a model validates, serializes and describes (JSON Schema) a reference field with
+these, and gets back the reference itself (:class:`reviewtrail.cas.CasRef`). Deleted with the
+last pydantic payload model that holds a reference.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, field_validator
+from pydantic_core import CoreSchema
+from pydantic_core import core_schema as cs
 
 from reviewtrail._strict import IS_INT
 from reviewtrail.cas._address import DEFAULT_MEDIA_TYPE, Pool, check_hex, check_media_type, parse_digest
 
-__all__ = ["CasObjectRef", "CasRef"]
+__all__ = ["CasObjectRef", "CasRef", "core_schema"]
 
 
 class CasObjectRef(BaseModel):
@@ -54,3 +51,26 @@ class CasRef(BaseModel):
     @classmethod
     def _media(cls, v: str) -> str:
         return check_media_type(v)
+
+
+def core_schema(ref: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+    """A reference field of a pydantic model: checked and described by the pydantic form of
+    ``ref`` (the msgspec reference class), which it is given back as."""
+    model: type[BaseModel] = CasRef if ref.__name__ == "CasRef" else CasObjectRef
+
+    def validate(value: Any, inner: cs.ValidatorFunctionWrapHandler) -> Any:
+        if isinstance(value, ref):
+            return value
+        made = inner(value)
+        return ref(**{name: getattr(made, name) for name in type(made).model_fields})
+
+    def serialize(value: Any, inner: cs.SerializerFunctionWrapHandler) -> Any:
+        if isinstance(value, ref):
+            value = model.model_construct(**{name: getattr(value, name) for name in model.model_fields})
+        return inner(value)
+
+    return cs.no_info_wrap_validator_function(
+        validate,
+        handler.generate_schema(model),
+        serialization=cs.wrap_serializer_function_ser_schema(serialize, schema=handler.generate_schema(model)),
+    )

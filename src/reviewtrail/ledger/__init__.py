@@ -51,9 +51,10 @@ if typing.TYPE_CHECKING:
         signed_message,
     )
     from reviewtrail.ledger.keys._signing_keys import FileSigner, TrustedKeys, load_trusted_keys, new_signing_key
+    from reviewtrail.ledger.records._model import PayloadModel, new_record, record_type
     from reviewtrail.ledger.records._new_record import NewRecord
     from reviewtrail.ledger.records._recorded import Recorded
-    from reviewtrail.ledger.records._types import RecordPayload, new_record, record_type
+    from reviewtrail.ledger.records._types import RecordPayload
     from reviewtrail.ledger.signing._check import SignatureReport, key_book, signature_problems
     from reviewtrail.ledger.signing._checkpoint import (
         CHECKPOINT_TYPE,
@@ -74,12 +75,13 @@ if typing.TYPE_CHECKING:
     )
 
 # Loaded on first use: reading needs none of these. The record to append and the payload models
-# are pydantic models, so reading, tailing and checking records never load pydantic.
+# are msgspec or pydantic models, so reading, tailing and checking records load neither.
 _LAZY = {
     "NewRecord": "records._new_record",
     "RecordPayload": "records._types",
-    "new_record": "records._types",
-    "record_type": "records._types",
+    "PayloadModel": "records._model",
+    "new_record": "records._model",
+    "record_type": "records._model",
     "CHECKPOINT_TYPE": "signing._checkpoint",
     "check_checkpoint": "signing._checkpoint",
     "load_checkpoint": "signing._checkpoint",
@@ -148,6 +150,7 @@ __all__ = [
     "LedgerHead",
     "MemoryLedger",
     "NewRecord",
+    "PayloadModel",
     "Privacy",
     "Projection",
     "ProjectionTable",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from reviewtrail.ledger import KEY_PAYLOADS, RecordPayload, record_type
+from reviewtrail.ledger import KEY_PAYLOADS, PayloadModel, RecordPayload, record_type
 
 __all__ = ["RECORD_TYPES", "StoreIdentity"]
 
@@ -26,4 +26,4 @@ class StoreIdentity(RecordPayload):
 # What the store itself adds to the application's record catalog (see reviewtrail.app): its identity,
 # and the ledger's writer-key records (store.key.declared@1, store.key.revoked@1,
 # store.signatures.required@1; see docs/architecture.md, "Signed records").
-RECORD_TYPES: tuple[type[RecordPayload], ...] = (StoreIdentity, *KEY_PAYLOADS)
+RECORD_TYPES: tuple[type[PayloadModel], ...] = (StoreIdentity, *KEY_PAYLOADS)

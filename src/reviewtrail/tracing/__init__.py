@@ -27,7 +27,6 @@ if typing.TYPE_CHECKING:
     from reviewtrail.tracing.custody._call_record import PROJECTIONS, RECORD_TYPES, ReviewCallRecord
     from reviewtrail.tracing.custody._ledger_check import trace_ledger_check, trace_ledger_problems
     from reviewtrail.tracing.custody._ledger_repair import repair_trace_links
-    from reviewtrail.tracing.custody._payload_checks import PAYLOAD_CHECKS
     from reviewtrail.tracing.custody._record import TraceResult, record_call, trace_review, traced_review
     from reviewtrail.tracing.files._documents import ReviewCall, TraceMode
     from reviewtrail.tracing.files._gitignore import with_traces_ignored
@@ -69,7 +68,6 @@ if typing.TYPE_CHECKING:
 # nor the checks against the ledger, and must start fast.
 _LAZY = {
     "FAMILIES": "rules._families",
-    "PAYLOAD_CHECKS": "custody._payload_checks",
     "PROJECTIONS": "custody._call_record",
     "RECORD_TYPES": "custody._call_record",
     "SENTINELS": "rules._assurance",
@@ -150,7 +148,6 @@ __all__ = [
     "AUTO_REVIEW_LOOP_MIN_SCORE",
     "AUTO_REVIEW_LOOP_VERDICTS",
     "FAMILIES",
-    "PAYLOAD_CHECKS",
     "PROJECTIONS",
     "RECORD_TYPES",
     "SENTINELS",

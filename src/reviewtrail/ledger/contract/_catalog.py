@@ -25,12 +25,12 @@ from reviewtrail.ledger.contract._projections import BUILTIN_PROJECTIONS, Projec
 
 if TYPE_CHECKING:
     from reviewtrail.ledger.records._envelope import Envelope
-    from reviewtrail.ledger.records._types import RecordPayload
+    from reviewtrail.ledger.records._model import PayloadModel
 
 __all__ = ["EMPTY_CATALOG", "DeclaredProjection", "DeferredPart", "RecordCatalog"]
 
 # What a package gives a catalog: its payload models and its projections.
-PartContents = tuple[Iterable["type[RecordPayload]"], Iterable[Projection]]
+PartContents = tuple[Iterable["type[PayloadModel]"], Iterable[Projection]]
 
 
 @dataclass(frozen=True)
@@ -53,9 +53,6 @@ class DeferredPart:
     record_types: frozenset[str]
     projections: tuple[DeclaredProjection, ...]
     load: Callable[[], PartContents] = field(compare=False, repr=False)
-    # Plain checks of some of its record types (True: the model surely accepts the payload),
-    # loaded without the package's models; a payload one accepts is not given to the model.
-    checks: Callable[[], Mapping[str, Callable[[Any], bool]]] | None = field(default=None, compare=False, repr=False)
 
 
 class RecordCatalog:
@@ -68,7 +65,7 @@ class RecordCatalog:
 
     def __init__(
         self,
-        record_types: Iterable[type[RecordPayload]] = (),
+        record_types: Iterable[type[PayloadModel]] = (),
         projections: Iterable[Projection] = (),
         *,
         builtins: bool = True,
@@ -77,8 +74,6 @@ class RecordCatalog:
         self._types = _by_name(record_types)
         self._parts = tuple(deferred)
         self._pending: dict[str, DeferredPart] = {}
-        self._part_of: dict[str, DeferredPart] = {}
-        self._checks: dict[str, Mapping[str, Callable[[Any], bool]]] = {}
         self._loaded: set[str] = set()
         self._lock = threading.RLock()
         self._rows: dict[str, Callable[[Envelope], Iterable[Row]]] = {}
@@ -88,7 +83,6 @@ class RecordCatalog:
                 if name in self._types or name in self._pending:
                     raise ValueError(f"record type {name!r} is given twice")
                 self._pending[name] = part
-                self._part_of[name] = part
             declared += [
                 Projection(p.name, p.version, p.tables, rows=_DeferredRows(self, part, p.name, p.consumes))
                 for p in part.projections
@@ -96,7 +90,7 @@ class RecordCatalog:
         self._projections = _checked((*(BUILTIN_PROJECTIONS if builtins else ()), *projections, *declared))
 
     @property
-    def record_types(self) -> Mapping[str, type[RecordPayload]]:
+    def record_types(self) -> Mapping[str, type[PayloadModel]]:
         """Every payload model by record type (loads every deferred package)."""
         self.load_all()
         return MappingProxyType(self._types)
@@ -130,7 +124,7 @@ class RecordCatalog:
                 self._pending.pop(name, None)
             self._loaded.add(part.package)
 
-    def _model(self, type_: str) -> type[RecordPayload] | None:
+    def _model(self, type_: str) -> type[PayloadModel] | None:
         part = self._pending.get(type_)
         if part is not None:
             self._load(part)
@@ -152,7 +146,7 @@ class RecordCatalog:
         """The same record types with exactly ``projections`` (no built-in ones added)."""
         return RecordCatalog(self.record_types.values(), projections, builtins=False)
 
-    def payload_model(self, type_: str) -> type[RecordPayload] | None:
+    def payload_model(self, type_: str) -> type[PayloadModel] | None:
         return self._model(type_)
 
     def validates(self, type_: str) -> bool:
@@ -162,23 +156,13 @@ class RecordCatalog:
     def validate(self, type_: str, payload: Any, *, field: str = "payload") -> None:
         """Raise :class:`InvalidInputError` naming the first bad field when ``payload`` breaks the
         model of ``type_``; a type the catalog does not list is not checked."""
-        part = self._part_of.get(type_)
-        if part is not None and part.checks is not None:
-            checks = self._checks.get(part.package)
-            if checks is None:
-                checks = self._checks.setdefault(part.package, part.checks())
-            check = checks.get(type_)
-            if check is not None and check(payload):
-                return
         model = self._model(type_)
         if model is not None:
-            from reviewtrail.ledger.records._types import validate_with
-
-            validate_with(model, type_, payload, field=field)
+            model.check_payload(type_, payload, field=field)
 
     def schemas(self) -> dict[str, dict[str, Any]]:
         """JSON Schema of every payload model, keyed by record type."""
-        return {t: m.model_json_schema(by_alias=True) for t, m in sorted(self.record_types.items())}
+        return {t: m.payload_schema() for t, m in sorted(self.record_types.items())}
 
 
 class _DeferredRows:
@@ -202,7 +186,7 @@ class _DeferredRows:
 
 
 def _check_declared(
-    part: DeferredPart, types: Mapping[str, type[RecordPayload]], projections: Mapping[str, Projection]
+    part: DeferredPart, types: Mapping[str, type[PayloadModel]], projections: Mapping[str, Projection]
 ) -> None:
     """A loaded package must hold exactly what its declaration says (a stale table is a bug)."""
     if set(types) != part.record_types:
@@ -219,8 +203,8 @@ def _check_declared(
         )
 
 
-def _by_name(record_types: Iterable[type[RecordPayload]]) -> dict[str, type[RecordPayload]]:
-    out: dict[str, type[RecordPayload]] = {}
+def _by_name(record_types: Iterable[type[PayloadModel]]) -> dict[str, type[PayloadModel]]:
+    out: dict[str, type[PayloadModel]] = {}
     for cls in record_types:
         name = getattr(cls, "record_type", None)
         if not isinstance(name, str):

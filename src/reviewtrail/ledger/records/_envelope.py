@@ -25,8 +25,8 @@ from reviewtrail.errors import InvalidInputError
 from reviewtrail.ledger.records._fields import PRIVACY_LEVELS, TYPE_PATTERN, Privacy, new_id
 
 if TYPE_CHECKING:
-    # The record to append is a pydantic model, loaded only where records are made
-    # (reviewtrail.ledger.records._new_record): reading and checking records never loads pydantic.
+    # The record to append is a msgspec model, loaded only where records are made
+    # (reviewtrail.ledger.records._new_record): reading and checking records never load it.
     from reviewtrail.cas import CasObjectRef, CasRef
     from reviewtrail.ledger.records._new_record import NewRecord
 

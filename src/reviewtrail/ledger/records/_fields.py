@@ -1,7 +1,7 @@
 """What a new record and a sealed envelope share: record type names, privacy levels, ids.
 
 Kept apart from the envelope so that the record to append (:mod:`reviewtrail.ledger.records._new_record`,
-a pydantic model) and the envelope (plain functions, no pydantic) both use it.
+a msgspec model) and the envelope (plain functions) both use it.
 """
 
 from __future__ import annotations

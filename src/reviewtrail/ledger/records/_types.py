@@ -1,24 +1,23 @@
-"""Typed record payloads: a pydantic model per ``name@version``, validated on append.
+"""Typed record payloads as pydantic models: the base of the payload models not yet msgspec
+models (:class:`reviewtrail._struct.PayloadStruct`), validated on append.
 
-Producers declare a payload model with :func:`record_type`, which names its type and nothing
-more: a package lists its models in its ``RECORD_TYPES``, and a ledger opened with a
-:class:`~reviewtrail.ledger.RecordCatalog` of them validates each appended payload against its
-model (field names are the wire names, via aliases).
+Producers declare a payload model with :func:`~reviewtrail.ledger.record_type`, which names its
+type and nothing more: a package lists its models in its ``RECORD_TYPES``, and a ledger opened
+with a :class:`~reviewtrail.ledger.RecordCatalog` of them validates each appended payload against
+its model (field names are the wire names, via aliases). Both kinds keep the catalog's protocol
+(:class:`~reviewtrail.ledger.records._model.PayloadModel`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.ledger.records._fields import TYPE_PATTERN, Privacy
-from reviewtrail.ledger.records._new_record import NewRecord
 
-__all__ = ["RecordPayload", "new_record", "record_type", "validate_with"]
+__all__ = ["RecordPayload", "validate_with"]
 
 
 class RecordPayload(BaseModel):
@@ -31,21 +30,16 @@ class RecordPayload(BaseModel):
     )
     record_type: ClassVar[str]
 
+    @classmethod
+    def check_payload(cls, type_: str, payload: Any, *, field: str = "payload") -> None:
+        validate_with(cls, type_, payload, field=field)
 
-M = TypeVar("M", bound=type[RecordPayload])
+    @classmethod
+    def payload_schema(cls) -> dict[str, Any]:
+        return cls.model_json_schema(by_alias=True)
 
-
-def record_type(type_: str) -> Callable[[M], M]:
-    """Class decorator: ``cls`` is the payload model of ``type_`` (``name@version``). Nothing is
-    registered: the model takes effect in a ledger whose catalog lists it."""
-    if TYPE_PATTERN.fullmatch(type_) is None:
-        raise ValueError(f"{type_!r} is not 'name@version'")
-
-    def name(cls: M) -> M:
-        cls.record_type = type_
-        return cls
-
-    return name
+    def payload_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
 
 
 def validate_with(model: type[RecordPayload], type_: str, payload: Any, *, field: str = "payload") -> None:
@@ -63,24 +57,3 @@ def _named(exc: ValidationError, type_: str, field: str) -> InvalidInputError:
     first = exc.errors()[0]
     loc = ".".join(str(p) for p in (field, *first["loc"]))
     return InvalidInputError(f"{first['msg']} (record type {type_})", field=loc)
-
-
-def new_record(
-    payload: RecordPayload,
-    *,
-    actor: str,
-    privacy: Privacy,
-    subject: str | None = None,
-    supersedes: str | None = None,
-    **extra: Any,
-) -> NewRecord:
-    """A :class:`NewRecord` whose type and payload come from a typed payload model."""
-    return NewRecord.make(
-        type=type(payload).record_type,
-        actor=actor,
-        privacy=privacy,
-        payload=payload.model_dump(mode="json", by_alias=True),
-        subject=subject,
-        supersedes=supersedes,
-        **extra,
-    )

@@ -10,36 +10,36 @@ written since records name their folder. Names and
 paths are not checked here: the trace reader (``trace_ledger_problems``) reports a record whose
 skill or run id it cannot use.
 
-:mod:`reviewtrail.tracing.custody._payload_checks` answers the same without pydantic for the payloads it
-is sure of; a change here is a change there (``tests/test_trace_save_fast_payloads.py``).
+The models are msgspec models (:mod:`reviewtrail._struct`): a save decodes its payloads with them
+and loads no pydantic.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from msgspec import Meta
 
-from reviewtrail._strict import IS_INT, StrictBool
+from reviewtrail._struct import Model, PayloadStruct
 from reviewtrail.cas import HEX_PATTERN, CasRef
-from reviewtrail.ledger import Projection, RecordPayload, record_type
+from reviewtrail.ledger import Projection, record_type
 from reviewtrail.tracing.custody._ledger_link import SAVE_BEGUN_TYPE, SAVE_TOKEN_PATTERN, TRACE_RECORD_TYPE
 from reviewtrail.tracing.files._origin import ORIGIN_PATTERN
 
 __all__ = ["PROJECTIONS", "RECORD_TYPES", "FileDigest", "ReviewCallRecord", "SaveBegunRecord"]
 
+Token = Annotated[str, Meta(pattern=SAVE_TOKEN_PATTERN)]
 
-class FileDigest(BaseModel):
+
+class FileDigest(Model, frozen=True):
     """``{"sha256": hex, "size": n}`` of the exact bytes of a file or event line."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    sha256: Annotated[str, Field(pattern=rf"^{HEX_PATTERN}$")]
-    size: Annotated[int, Field(ge=0), IS_INT]
+    sha256: Annotated[str, Meta(pattern=rf"^{HEX_PATTERN}$")]
+    size: Annotated[int, Meta(ge=0)]
 
 
 @record_type(TRACE_RECORD_TYPE)
-class ReviewCallRecord(RecordPayload):
+class ReviewCallRecord(PayloadStruct, frozen=True):
     """One reviewer call saved in ``.aris/traces`` and recorded in the ledger."""
 
     skill: str
@@ -50,22 +50,22 @@ class ReviewCallRecord(RecordPayload):
     response: CasRef | None = None
     files: dict[str, FileDigest] | None = None
     event: FileDigest | None = None
-    recovered: StrictBool | None = None
-    save: Annotated[str, Field(pattern=SAVE_TOKEN_PATTERN)] | None = None
-    origin: Annotated[str, Field(pattern=ORIGIN_PATTERN)] | None = None
+    recovered: bool | None = None
+    save: Token | None = None
+    origin: Annotated[str, Meta(pattern=ORIGIN_PATTERN)] | None = None
 
 
 @record_type(SAVE_BEGUN_TYPE)
-class SaveBegunRecord(RecordPayload):
+class SaveBegunRecord(PayloadStruct, frozen=True):
     """A trace save began: appended before the call's first file is written, so that
     ``verify --repair`` completes only saves the ledger saw begin (``save`` is the token of the
     save's pending marker and of the call's record)."""
 
-    save: Annotated[str, Field(pattern=SAVE_TOKEN_PATTERN)]
+    save: Token
     skill: str
     purpose: str
 
 
 # What this package adds to the application's record catalog (see reviewtrail.app).
-RECORD_TYPES: tuple[type[RecordPayload], ...] = (ReviewCallRecord, SaveBegunRecord)
+RECORD_TYPES: tuple[type[PayloadStruct], ...] = (ReviewCallRecord, SaveBegunRecord)
 PROJECTIONS: tuple[Projection, ...] = ()
