@@ -43,7 +43,7 @@ def packages() -> tuple[ModuleType, ...]:
     """Every package that adds record types or query tables, in the order their query tables are
     kept (imports them all)."""
     from reviewtrail import evidence, human_review, models, provenance, reviewer, tracing
-    from reviewtrail.store import _identity as identity
+    from reviewtrail.store import identity
 
     return (identity, evidence, provenance, models, reviewer, tracing, human_review)
 
@@ -113,7 +113,7 @@ def build_catalog() -> RecordCatalog:
     written are those of the packages loaded up front."""
     from reviewtrail._record_index import RECORD_INDEX
     from reviewtrail.ledger import KEY_RECORD_TYPES, DeferredPart, RecordCatalog
-    from reviewtrail.store import _identity as identity
+    from reviewtrail.store import identity
 
     # The store's own records: its identity, and the writer keys of its ledger.
     own = frozenset([identity.IDENTITY_TYPE, *KEY_RECORD_TYPES])
@@ -135,7 +135,7 @@ IDENTITY_PART = "_identity"
 
 
 def _identity_contents() -> tuple[Any, Any]:
-    from reviewtrail.store import _identity as identity
+    from reviewtrail.store import identity
 
     return identity.RECORD_TYPES, identity.PROJECTIONS
 

@@ -1,6 +1,6 @@
 """The payload model of the store's identity record (``store.identity@1``).
 
-A pydantic model, so it is kept out of :mod:`reviewtrail.store._identity`: opening and reading a store
+A pydantic model, so it is kept out of :mod:`reviewtrail.store.identity`: opening and reading a store
 never imports pydantic; validating the identity record (``init``, ``verify``, schemas) does.
 """
 
@@ -13,7 +13,7 @@ from reviewtrail.ledger import KEY_PAYLOADS, PayloadModel, RecordPayload, record
 __all__ = ["RECORD_TYPES", "StoreIdentity"]
 
 
-# reviewtrail.store._identity.IDENTITY_TYPE (not imported: that module loads this one); the catalog
+# reviewtrail.store.identity.IDENTITY_TYPE (not imported: that module loads this one); the catalog
 # refuses a model whose type differs from the one it was declared with.
 @record_type("store.identity@1")
 class StoreIdentity(RecordPayload):

@@ -27,7 +27,7 @@ from reviewtrail.errors import (
     StoreNotInitializedError,
 )
 from reviewtrail.ledger import GENESIS_HASH, Envelope, Ledger, RecordCatalog, open_ledger
-from reviewtrail.store._identity import (
+from reviewtrail.store.identity import (
     IDENTITY_TYPE,
     MARKER_FORMAT,
     StoreMarker,
