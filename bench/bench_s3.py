@@ -19,10 +19,11 @@ s3_put_many
     objects/s. Target: ratio >= 0.8.
 
 s3_cas_cat
-    What ``reviewtrail cas cat --out FILE`` does with an object in S3: :func:`reviewtrail.cas.save_verified`
-    of a 256 MiB object of random bytes (32 MiB with --quick) to a file, in one pass: ranged GETs
-    hashed in order into a temporary file beside the destination, renamed into place once the
-    whole object hashed to its address (nothing unverified is ever at the destination). Baseline, in the same run from the same server:
+    What ``reviewtrail cas cat --out FILE`` does with an object in S3:
+    :func:`reviewtrail.cas.save_verified` of a 256 MiB object of random bytes (32 MiB with --quick)
+    to a file, in one pass: ranged GETs hashed in order into a temporary file beside the
+    destination, renamed into place once the whole object hashed to its address (nothing
+    unverified is ever at the destination). Baseline, in the same run from the same server:
     boto3's ``download_file`` of the same object to a file, with its default transfer settings
     (ranged GETs of 8 MiB on 10 threads), which verifies nothing. A fresh output file each
     repetition. Figure: MiB/s of the object. Target: ratio >= 0.9.

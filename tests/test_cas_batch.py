@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
+import reviewtrail.cas as cas_api
 from conftest import run_cli
 from contracts.store_backend import StoreBackend
-import reviewtrail.cas as cas_api
 from reviewtrail.cas import FilesystemCas, S3Cas
 from reviewtrail.cas._s3_download import GET_PART
 from reviewtrail.errors import CorruptObjectError, InvalidInputError, ObjectNotFoundError
@@ -163,7 +163,7 @@ def test_saving_an_s3_object_downloads_and_hashes_it_once_beside_the_file(
     seen: list[str] = []
 
     def counted(n: int) -> None:
-        seen.extend([str(n)] + _leftovers(dest_dir))
+        seen.extend([str(n), *_leftovers(dest_dir)])
 
     cas_api.save_verified(cas, ref.hash, dest_dir / "out.bin", on_bytes=counted)
     assert (dest_dir / "out.bin").read_bytes() == data

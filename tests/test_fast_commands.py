@@ -55,9 +55,7 @@ def test_each_fast_command_declares_the_typer_commands_parameters(group: str, na
         )
         for p in _typer_params(group, name)
     ]
-    ours = [
-        (p.dest, p.kind, p.names, p.off, p.default, p.required, p.min, p.dir_okay, p.many) for p in command.params
-    ]
+    ours = [(p.dest, p.kind, p.names, p.off, p.default, p.required, p.min, p.dir_okay, p.many) for p in command.params]
     assert ours == declared
     for p in _typer_params(group, name):
         assert not p.envvar, p.name  # the fast path reads no environment variable

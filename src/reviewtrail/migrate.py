@@ -167,10 +167,11 @@ def migrate(
                 _copy_records(source.ledger, target_ledger, end, options.batch_size, report, tick)
             if cas is not source.cas:
                 _copy_objects(source.cas, cas, report, tick)
-            ledger = target_ledger if target_ledger is not None else source.ledger
-            _check_target(ledger, cas, source.cas, (end, end_hash), report, tick)
             if target_ledger is not None:
-                _compare_ledgers(source.ledger, target_ledger, end, report, tick)
+                _check_target(target_ledger, cas, source.cas, (end, end_hash), report, tick, source.ledger)
+                _compare_ledgers(source.ledger, target_ledger, end, report)
+            else:
+                _check_target(source.ledger, cas, source.cas, (end, end_hash), report, tick)
         finally:
             if target_ledger is not None:
                 target_ledger.close()
@@ -428,9 +429,13 @@ def _check_target(
     head: tuple[int, str | None],
     report: MigrateReport,
     tick: Progress,
+    source: Ledger | None = None,
 ) -> None:
     """The target's head must be the source's, and every object its records reference must be
-    in its CAS and hash right (read through its verified read, :data:`_OBJECT_THREADS` at once)."""
+    in its CAS and hash right (read through its verified read, :data:`_OBJECT_THREADS` at once).
+    With the ``source`` ledger, every record the target holds up to the head (every field, payload
+    bytes and hashes) must be the source's too: a problem names the first seq that differs. The
+    target's records are read once for both, in order beside the source's, a page at a time."""
     end, end_hash = head
     found = ledger.head()
     at: tuple[int, str | None] = (found.seq, found.hash) if found is not None else (0, None)
@@ -438,7 +443,20 @@ def _check_target(
         report.problem(f"the target ledger's head is seq {at[0]} ({at[1]}), the source's is seq {end} ({end_hash})")
     checked: set[tuple[str, str, int]] = set()
     first_use: list[tuple[str, tuple[str, str, int], Any]] = []  # each reference, as first met: by which record
-    for env in ledger.read(end=end) if end else ():
+    held = ledger.read(end=end) if end else iter(())
+    pairs = _pairs(source.read(end=end), held) if source is not None and end else ((None, env) for env in held)
+    differs: str | None = None
+    for seq, (mine, env) in enumerate(pairs, start=1):
+        if source is not None and differs is None:
+            if mine != env:
+                differs = (
+                    f"the target's record at seq {seq} differs from the source's: it holds {_describe(env)} where "
+                    f"the source has {_describe(mine)}"
+                )
+            else:
+                tick("comparing", 1, end)
+        if env is None:
+            continue
         try:
             refs = env.cas_refs
         except InvalidInputError as exc:
@@ -462,25 +480,19 @@ def _check_target(
                 f"{record} references {key[0] or 'sha256'}:{ref.hash} ({ref.size} bytes), "
                 f"which is not intact in the target's CAS ({where})"
             )
+    if differs is not None:
+        report.problem(differs)
 
 
-def _compare_ledgers(source: Ledger, target: Ledger, end: int, report: MigrateReport, tick: Progress) -> None:
-    """Every record the target holds up to ``end`` (every field, payload bytes and hashes), the
-    signature stored beside it and every row of every query table must be the source's: a problem
-    names the first seq that differs, and each table's first differing rows. Both sides are
-    streamed in order (records by seq, rows by key) and merged, so memory holds a page of each."""
+def _compare_ledgers(source: Ledger, target: Ledger, end: int, report: MigrateReport) -> None:
+    """The signature stored beside every record the target holds up to ``end``, and every row of
+    every query table, must be the source's (the records themselves are compared by
+    :func:`_check_target`): a problem names the first seq that differs, and each table's first
+    differing rows. Both sides are streamed in order (by seq, rows by key) and merged, so memory
+    holds a page of each."""
     from reviewtrail._row_diff import diff_table
     from reviewtrail.ledger import verify_reads
 
-    records = _pairs(source.read(end=end), target.read(end=end)) if end else iter(())
-    for at, (mine, held) in enumerate(records, start=1):
-        if mine != held:
-            report.problem(
-                f"the target's record at seq {at} differs from the source's: it holds {_describe(held)} where the "
-                f"source has {_describe(mine)}"
-            )
-            break
-        tick("comparing", 1, end)
     signatures = _pairs(source.signature_scan(end=end), target.signature_scan(end=end)) if end else iter(())
     for at, (mine_row, held_row) in enumerate(signatures, start=1):
         if mine_row != held_row:

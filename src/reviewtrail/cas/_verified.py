@@ -131,8 +131,9 @@ def save_many(
 ) -> list[Path | Exception]:
     """Each object to ``folder/<hex>`` (:func:`save_verified`), :data:`SAVE_THREADS` at a time;
     each address's file, or the error that stopped it (the others are written all the same), in
-    the order given (an address given twice, once). Every address is checked first (``InvalidInputError``, field ``hash``: nothing
-    is read), and ``folder`` must be a folder (field ``out_dir``)."""
+    the order given (an address given twice, once). Every address is checked first
+    (``InvalidInputError``, field ``hash``: nothing is read), and ``folder`` must be a folder
+    (field ``out_dir``)."""
     hexes = list(dict.fromkeys(parse_address(a, field="hash") for a in addresses))  # each once
     where = Path(folder)
     if not where.is_dir():
