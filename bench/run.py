@@ -19,6 +19,7 @@ import traceback
 from collections.abc import Callable
 
 import bench_cas
+import bench_cas_batch
 import bench_citations
 import bench_claims
 import bench_cli
@@ -49,6 +50,8 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
     "s3_put_file": (bench_s3.bench_put_file, "S3Cas.put_file of 1 GiB vs boto3 upload_file, same SeaweedFS"),
     "s3_put_many": (bench_s3.bench_put_many, "S3Cas.put_many of 10,000 x 4 KiB vs boto3 put_object, same threads"),
     "s3_cas_cat": (bench_s3.bench_cas_cat, "verified cas cat of 256 MiB from S3 vs boto3 download_file"),
+    "cas_put_batch": (bench_cas_batch.bench_put_batch, "cas put of 200 files in one process vs a process per file"),
+    "cas_cat_batch": (bench_cas_batch.bench_cat_batch, "cas cat of 200 objects in one process vs a process per object"),
     "ledger_sqlite": (bench_ledger.bench_sqlite, "SQLite ledger append, batches of 1,000 vs raw sqlite3"),
     "ledger_sqlite_prepared": (
         bench_ledger.bench_sqlite_prepared,

@@ -71,3 +71,19 @@ def test_a_failed_part_fails_the_download() -> None:
 
     with pytest.raises(OSError, match="connection reset"):
         download_in_parts(get, 100, "0" * 64, "o", io.BytesIO(), part=20, window=3)
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.binary(min_size=1, max_size=600), part=st.integers(1, 97), window=st.integers(1, 6))
+def test_into_a_file_each_part_is_written_at_its_place_after_what_was_there(
+    data: bytes, part: int, window: int
+) -> None:
+    import tempfile
+
+    with tempfile.TemporaryFile() as out:
+        out.write(b"head:")
+        get = _ranges(data, [], threading.Lock())
+        download_in_parts(get, len(data), hashlib.sha256(data).hexdigest(), "o", out, part=part, window=window)
+        out.write(b":tail")
+        out.seek(0)
+        assert out.read() == b"head:" + data + b":tail"

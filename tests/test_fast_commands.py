@@ -51,10 +51,11 @@ def test_each_fast_command_declares_the_typer_commands_parameters(group: str, na
             p.required,
             getattr(p.type, "min", None),
             getattr(p.type, "dir_okay", True),
+            p.param_type_name == "argument" and p.nargs == -1,
         )
         for p in _typer_params(group, name)
     ]
-    ours = [(p.dest, p.kind, p.names, p.off, p.default, p.required, p.min, p.dir_okay) for p in command.params]
+    ours = [(p.dest, p.kind, p.names, p.off, p.default, p.required, p.min, p.dir_okay, p.many) for p in command.params]
     assert ours == declared
     for p in _typer_params(group, name):
         assert not p.envvar, p.name  # the fast path reads no environment variable
@@ -88,9 +89,11 @@ def _fast_kwargs(args: list[str]) -> dict[str, Any] | None:
         ["ledger", "tail", "--", "-n"],
         ["ledger", "tail", "--typ", "a"],
         ["cas", "cat"],
-        ["cas", "cat", "a", "b"],
+        ["cas", "cat", "--out"],
+        ["cas", "cat", "a", "--out-dir"],
         ["cas", "cat", "--progress=yes", "a"],
         ["cas", "put", "."],
+        ["cas", "put", "small.txt", "."],
         ["cas", "put", ""],
         ["trace", "save", "--skill", "s"],
         ["trace", "save", "--purpose", "p"],
@@ -158,7 +161,10 @@ FULL_TRACE_SAVE = [
         ["ledger", "tail", "--type", "", "--subject", "-"],
         ["cas", "cat", "sha256:abc"],
         ["cas", "cat", "--no-progress", "abc", "--progress"],
+        ["cas", "cat", "a", "b", "--out-dir", "out", "c"],
+        ["cas", "cat", "a", "--out=small.txt"],
         ["cas", "put", "small.txt"],
+        ["cas", "put", "small.txt", "missing.txt", "small.txt", "--json"],
         ["cas", "put", "missing.txt", "--pool", "agent-state", "--media-type=text/plain", "--json", "--no-progress"],
         ["review", "queue"],
         ["review", "queue", "camp", "--version", "2", "--limit", "5", "--json"],
@@ -217,6 +223,10 @@ def test_a_process_prints_and_exits_as_the_typer_command_does(tmp_path: Path, mo
         (["cas", "cat", digest], True),
         (["cas", "cat", "sha256:" + "0" * 64], True),
         (["cas", "cat", "not-an-address"], True),
+        (["cas", "cat", digest, digest], True),
+        (["cas", "cat", digest, "--out-dir", "."], True),
+        (["cas", "cat", digest, "not-an-address", "--out-dir", "."], True),
+        (["cas", "put", "small.txt", "small.txt", "--json"], True),
         (["cas", "put", "small.txt", "--json"], True),
         (["cas", "put", "missing.txt"], True),
         (["cas", "put", "small.txt", "--pool", "nope", "--json"], True),

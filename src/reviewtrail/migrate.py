@@ -8,9 +8,9 @@ beside the records, each batch checked against the chain rule and the target's h
 tables get their rows as a rebuild from the chain gives them. Records are read a page at a time and
 written a batch at a time, so memory does not grow with the store. The CAS objects (both pools and
 the legacy layout, whose objects go to the ``data`` pool, where a bare ``{hash, size}`` reference
-finds them first) are streamed one at a time through the source's verified read: an object that does
-not hash to its address stops the copy (exit 4) before anything of it is published. Objects the
-target already holds intact are skipped.
+finds them first) are streamed through the source's verified read, a few at a time (threads): an
+object that does not hash to its address stops the copy (exit 4) before anything of it is published.
+Objects the target already holds intact are skipped.
 
 An interrupted migrate resumes: the records the target already holds must be the source's first
 records exactly (otherwise nothing is written and the first differing seq is named, exit 4), and
@@ -29,6 +29,7 @@ store").
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ _T = TypeVar("_T")
 DEFAULT_BATCH = 1000  # records per transaction of the target
 _BATCH_BYTES = 16 * 1024 * 1024  # payload bytes per transaction, whatever the batch size
 _MAX_PROBLEMS = 100  # problems listed in a report (the rest are counted)
+_OBJECT_THREADS = 8  # objects copied (and the target's objects re-hashed) at once
 
 # (phase, advance, total): "records" (counted), "bytes" (the objects' bytes), "checking" (records
 # whose references were checked), "comparing" (records compared with the source's).
@@ -165,10 +167,11 @@ def migrate(
                 _copy_records(source.ledger, target_ledger, end, options.batch_size, report, tick)
             if cas is not source.cas:
                 _copy_objects(source.cas, cas, report, tick)
-            ledger = target_ledger if target_ledger is not None else source.ledger
-            _check_target(ledger, cas, source.cas, (end, end_hash), report, tick)
             if target_ledger is not None:
-                _compare_ledgers(source.ledger, target_ledger, end, report, tick)
+                _check_target(target_ledger, cas, source.cas, (end, end_hash), report, tick, source.ledger)
+                _compare_ledgers(source.ledger, target_ledger, end, report)
+            else:
+                _check_target(source.ledger, cas, source.cas, (end, end_hash), report, tick)
         finally:
             if target_ledger is not None:
                 target_ledger.close()
@@ -338,43 +341,71 @@ def _describe(env: Envelope | None) -> str:
 
 # --- the objects ------------------------------------------------------------------------------
 def _copy_objects(source: CasStore, target: CasStore, report: MigrateReport, tick: Progress) -> None:
+    """Every object of the source the target does not hold intact, :data:`_OBJECT_THREADS` at a
+    time; the first failure (in listing order) is raised once the copies under way have ended,
+    the objects not yet begun left uncopied."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from reviewtrail.cas import is_hex
 
     total = 0
     if tick is not _no_progress:  # sizing every object costs a look at each: only for a progress bar
         total = sum(source.stored_size(loc, name) or 0 for loc, name in source.iter_objects())
+    lock = threading.Lock()
 
-    def counted(n: int) -> None:
-        report.bytes_copied += n
-        tick("bytes", n, total)
+    def advance(n: int, copied: bool = True) -> None:
+        with lock:
+            report.bytes_copied += n if copied else 0
+            tick("bytes", n, total)
 
+    listed: list[tuple[Location, str]] = []
     for location, name in source.iter_objects():
-        if not is_hex(name):
+        if is_hex(name):
+            listed.append((location, name))
+        else:
             report.notes.append(f"{location}: {name!r} is not a SHA-256 address (not an object); not copied")
-            continue
-        held = target.locate(name) if location == "legacy" else location
-        if held is not None and target.stored_size(held, name) is not None:
-            check = target.check_object(held, name)
-            if check.problem is not None:
-                raise CorruptObjectError(
-                    f"the target already holds {location}/sha256:{name}, corrupt ({check.problem}); "
-                    "nothing was copied over it"
-                )
-            report.objects_skipped += 1
-            tick("bytes", check.size, total)
-            continue
-        pool = "data" if location == "legacy" else location
+    with ThreadPoolExecutor(max_workers=_OBJECT_THREADS, thread_name_prefix="migrate-object") as pool:
+        futures = [pool.submit(_copy_object, source, target, loc, name, advance) for loc, name in listed]
         try:
-            with _source_reader(source, location, name) as reader:
-                ref = target.put_stream(reader, pool=pool, on_bytes=counted)  # type: ignore[arg-type]
-        except CorruptObjectError as exc:
+            for future in futures:
+                if future.result():
+                    report.objects_copied += 1
+                else:
+                    report.objects_skipped += 1
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+
+
+def _copy_object(
+    source: CasStore, target: CasStore, location: Location, name: str, advance: Callable[[int, bool], None]
+) -> bool:
+    """Copy one object (True), or find the target holding it intact already (False); ``advance``
+    is told the bytes copied, or those found (not copied). A corrupt copy in the target, or a
+    source object that does not hash, is raised."""
+    held = target.locate(name) if location == "legacy" else location
+    if held is not None and target.stored_size(held, name) is not None:
+        check = target.check_object(held, name)
+        if check.problem is not None:
             raise CorruptObjectError(
-                f"source object {location}/sha256:{name}: {exc}; migrate stopped and copied nothing of it "
-                "(run 'reviewtrail verify' on the source)"
-            ) from None
-        if ref.hash != name:  # the reader verified the bytes; a mismatch here is a bug, never copied silently
-            raise IntegrityError(f"object {location}/sha256:{name} was stored as {ref.digest}")
-        report.objects_copied += 1
+                f"the target already holds {location}/sha256:{name}, corrupt ({check.problem}); "
+                "nothing was copied over it"
+            )
+        advance(check.size, False)
+        return False
+    pool = "data" if location == "legacy" else location
+    try:
+        with _source_reader(source, location, name) as reader:
+            ref = target.put_stream(reader, pool=pool, on_bytes=advance)  # type: ignore[arg-type]
+    except CorruptObjectError as exc:
+        raise CorruptObjectError(
+            f"source object {location}/sha256:{name}: {exc}; migrate stopped and copied nothing of it "
+            "(run 'reviewtrail verify' on the source)"
+        ) from None
+    if ref.hash != name:  # the reader verified the bytes; a mismatch here is a bug, never copied silently
+        raise IntegrityError(f"object {location}/sha256:{name} was stored as {ref.digest}")
+    return True
 
 
 def _source_reader(source: CasStore, location: Location, name: str) -> VerifyingReader:
@@ -398,16 +429,34 @@ def _check_target(
     head: tuple[int, str | None],
     report: MigrateReport,
     tick: Progress,
+    source: Ledger | None = None,
 ) -> None:
     """The target's head must be the source's, and every object its records reference must be
-    in its CAS and hash right (read through its verified read)."""
+    in its CAS and hash right (read through its verified read, :data:`_OBJECT_THREADS` at once).
+    With the ``source`` ledger, every record the target holds up to the head (every field, payload
+    bytes and hashes) must be the source's too: a problem names the first seq that differs. The
+    target's records are read once for both, in order beside the source's, a page at a time."""
     end, end_hash = head
     found = ledger.head()
     at: tuple[int, str | None] = (found.seq, found.hash) if found is not None else (0, None)
     if at != (end, end_hash):
         report.problem(f"the target ledger's head is seq {at[0]} ({at[1]}), the source's is seq {end} ({end_hash})")
     checked: set[tuple[str, str, int]] = set()
-    for env in ledger.read(end=end) if end else ():
+    first_use: list[tuple[str, tuple[str, str, int], Any]] = []  # each reference, as first met: by which record
+    held = ledger.read(end=end) if end else iter(())
+    pairs = _pairs(source.read(end=end), held) if source is not None and end else ((None, env) for env in held)
+    differs: str | None = None
+    for seq, (mine, env) in enumerate(pairs, start=1):
+        if source is not None and differs is None:
+            if mine != env:
+                differs = (
+                    f"the target's record at seq {seq} differs from the source's: it holds {_describe(env)} where "
+                    f"the source has {_describe(mine)}"
+                )
+            else:
+                tick("comparing", 1, end)
+        if env is None:
+            continue
         try:
             refs = env.cas_refs
         except InvalidInputError as exc:
@@ -415,36 +464,35 @@ def _check_target(
             refs = []
         for ref in refs:
             key = (getattr(ref, "pool", ""), ref.hash, ref.size)
-            if key in checked:
-                continue
-            checked.add(key)
-            report.refs_checked += 1
-            if not cas.verify(ref):
-                where = "nor intact in the source's" if not source_cas.has(ref) else "though the source's holds it"
-                report.problem(
-                    f"ledger seq {env.seq} ({env.id}) references {key[0] or 'sha256'}:{ref.hash} ({ref.size} bytes), "
-                    f"which is not intact in the target's CAS ({where})"
-                )
+            if key not in checked:
+                checked.add(key)
+                first_use.append((f"ledger seq {env.seq} ({env.id})", key, ref))
         tick("checking", 1, end)
+    report.refs_checked += len(first_use)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=_OBJECT_THREADS, thread_name_prefix="migrate-check") as pool:
+        intact = list(pool.map(lambda use: cas.verify(use[2]), first_use))
+    for (record, key, ref), ok in zip(first_use, intact, strict=True):
+        if not ok:
+            where = "nor intact in the source's" if not source_cas.has(ref) else "though the source's holds it"
+            report.problem(
+                f"{record} references {key[0] or 'sha256'}:{ref.hash} ({ref.size} bytes), "
+                f"which is not intact in the target's CAS ({where})"
+            )
+    if differs is not None:
+        report.problem(differs)
 
 
-def _compare_ledgers(source: Ledger, target: Ledger, end: int, report: MigrateReport, tick: Progress) -> None:
-    """Every record the target holds up to ``end`` (every field, payload bytes and hashes), the
-    signature stored beside it and every row of every query table must be the source's: a problem
-    names the first seq that differs, and each table's first differing rows. Both sides are
-    streamed in order (records by seq, rows by key) and merged, so memory holds a page of each."""
+def _compare_ledgers(source: Ledger, target: Ledger, end: int, report: MigrateReport) -> None:
+    """The signature stored beside every record the target holds up to ``end``, and every row of
+    every query table, must be the source's (the records themselves are compared by
+    :func:`_check_target`): a problem names the first seq that differs, and each table's first
+    differing rows. Both sides are streamed in order (by seq, rows by key) and merged, so memory
+    holds a page of each."""
     from reviewtrail._row_diff import diff_table
     from reviewtrail.ledger import verify_reads
 
-    records = _pairs(source.read(end=end), target.read(end=end)) if end else iter(())
-    for at, (mine, held) in enumerate(records, start=1):
-        if mine != held:
-            report.problem(
-                f"the target's record at seq {at} differs from the source's: it holds {_describe(held)} where the "
-                f"source has {_describe(mine)}"
-            )
-            break
-        tick("comparing", 1, end)
     signatures = _pairs(source.signature_scan(end=end), target.signature_scan(end=end)) if end else iter(())
     for at, (mine_row, held_row) in enumerate(signatures, start=1):
         if mine_row != held_row:

@@ -37,6 +37,8 @@ from reviewtrail.cas._verified import (
     StoredObject,
     locate_object,
     object_state,
+    save_many,
+    save_verified,
     verified_chunks,
     write_verified,
 )
@@ -89,6 +91,8 @@ __all__ = [
     "parse_cas_url",
     "parse_digest",
     "refs_in",
+    "save_many",
+    "save_verified",
     "verified_chunks",
     "write_verified",
 ]

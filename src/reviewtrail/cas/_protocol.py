@@ -8,6 +8,7 @@ read and the typed-ref checks live here once.
 from __future__ import annotations
 
 import abc
+import contextlib
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -212,17 +213,44 @@ class CasStore(abc.ABC):
         on_bytes: ByteCallback | None = None,
     ) -> CasRef:
         """Store a file's bytes, hashing while copying (one pass, constant memory)."""
+        return self.put_files([path], pool=pool, media_type=media_type, on_bytes=on_bytes)[0]
+
+    def put_files(
+        self,
+        paths: Iterable[str | os.PathLike[str]],
+        *,
+        pool: Pool = "data",
+        media_type: str = DEFAULT_MEDIA_TYPE,
+        on_bytes: ByteCallback | None = None,
+    ) -> list[CasRef]:
+        """Store many files' bytes, each hashed while copied (one pass, constant memory), and
+        publish them together (one durability barrier for the batch; a remote store sends them a
+        few at a time). Every path is checked first: one that is not a readable regular file is
+        :class:`InvalidInputError` naming it, and nothing is stored. Their refs, in order."""
         from reviewtrail.cas._refs import CasRef
 
         pool = check_pool(pool)
         media_type = check_media_type(media_type)
-        p = os.fspath(path)
-        if not os.path.isfile(p):
-            raise InvalidInputError(f"{p!r} is not a readable regular file", field="path")
-        with open(p, "rb", buffering=0) as fh:
-            hexdigest, size, staged = self._stage_stream(pool, _counted(fh, on_bytes))
-        self._publish(pool, [(hexdigest, staged)])
-        return CasRef(pool=pool, digest=f"sha256:{hexdigest}", size=size, media_type=media_type)
+        names = [os.fspath(p) for p in paths]
+        for p in names:
+            if not os.path.isfile(p):
+                raise InvalidInputError(f"{p!r} is not a readable regular file", field="path")
+        staged: list[tuple[str, int, bytes | str]] = []
+        try:
+            for p in names:
+                with open(p, "rb", buffering=0) as fh:
+                    staged.append(self._stage_stream(pool, _counted(fh, on_bytes)))
+        except BaseException:
+            for _, _, content in staged:
+                if isinstance(content, str):  # a temporary file: never published
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(content)
+            raise
+        self._publish(pool, [(hexdigest, content) for hexdigest, _, content in staged])
+        return [
+            CasRef(pool=pool, digest=f"sha256:{hexdigest}", size=size, media_type=media_type)
+            for hexdigest, size, _ in staged
+        ]
 
     def put_stream(
         self,
@@ -319,6 +347,18 @@ class CasStore(abc.ABC):
             self.read(ref)  # raises the precise not-found or integrity error
             raise CorruptObjectError(f"object {ref} changed while being verified")
         return self.open(ref)
+
+    def copy_verified(self, ref: AnyRef, out: IO[bytes], *, on_bytes: ByteCallback | None = None) -> None:
+        """Write the object's bytes to ``out`` in one pass, hashing them as they go: a missing
+        object raises :class:`ObjectNotFoundError` before anything is written, and bytes that do
+        not hash to the address (or differ from the reference's size) :class:`CorruptObjectError`
+        once they were written, so ``out`` must be a place to discard then (a temporary file:
+        :func:`~reviewtrail.cas.save_verified`). ``on_bytes`` counts the bytes written."""
+        with self.open(ref) as reader:
+            while chunk := reader.read(CHUNK):
+                out.write(chunk)
+                if on_bytes is not None:
+                    on_bytes(len(chunk))
 
     def verify(self, ref: AnyRef, *, on_bytes: ByteCallback | None = None) -> bool:
         """True only when the object exists (in the ref's pool, for typed refs) and is intact."""

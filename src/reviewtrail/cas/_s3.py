@@ -15,8 +15,8 @@ interrupted multipart upload is aborted, so it leaves no object and no unfinishe
 ``put_file`` hashes the file, then sends it from the file itself (no copy); ``put_stream`` spools
 to a temporary file past a few MiB (constant memory); ``put_many`` sends with a pool of threads.
 Every read streams the body through the shared :class:`VerifyingReader`; a read that must be
-verified before its first byte is given (``cas cat``) downloads the object once, into a temporary
-file (:meth:`S3Cas.open_verified`).
+verified before its first byte is given (``cas cat``) downloads the object once, hashing it into
+a temporary file (:meth:`S3Cas.copy_verified`): beside the destination file, or in ``spool_dir``.
 """
 
 from __future__ import annotations
@@ -378,11 +378,22 @@ class S3Cas(CasStore):
         return self._head(self.key(location, name.removeprefix("sha256:")))
 
     def open_verified(self, ref: AnyRef, *, on_bytes: ByteCallback | None = None) -> IO[bytes] | VerifyingReader:
-        """The object's bytes once verified, downloaded once: hashed as it is copied to a temporary
-        file in ``spool_dir`` (the system's temporary folder when None), which is returned at its
-        start when the hash and size matched and removed when it is closed. An object larger than
-        one part comes as ranged GETs on a few threads (:mod:`._s3_download`), as boto3's
-        ``download_file`` fetches it."""
+        """The object's bytes once verified, downloaded once (:meth:`copy_verified`) into a
+        temporary file in ``spool_dir`` (the system's temporary folder when None), which is
+        returned at its start and removed when it is closed."""
+        spool = tempfile.TemporaryFile(dir=self.spool_dir)  # noqa: SIM115 (returned open to the caller)
+        try:
+            self.copy_verified(ref, spool, on_bytes=on_bytes)
+            spool.seek(0)
+        except BaseException:
+            spool.close()
+            raise
+        return spool
+
+    def copy_verified(self, ref: AnyRef, out: IO[bytes], *, on_bytes: ByteCallback | None = None) -> None:
+        """The object's bytes written to ``out`` as they are downloaded and hashed, in one pass.
+        An object larger than one part comes as ranged GETs on a few threads
+        (:mod:`._s3_download`), as boto3's ``download_file`` fetches it."""
         hexdigest, size, where = self._candidates(ref)
         for location in where:  # one HEAD each, as locate asks
             stored = self._head(self.key(location, hexdigest))
@@ -393,29 +404,18 @@ class S3Cas(CasStore):
         name = f"{location}/sha256:{hexdigest}"
         if size is not None and stored != size:
             raise CorruptObjectError(f"object {name} has {stored} bytes, its reference says {size}")
-        spool = tempfile.TemporaryFile(dir=self.spool_dir)  # noqa: SIM115 (returned open to the caller)
-        try:
-            if stored <= GET_PART:
-                with self.open(ref) as reader:
-                    while chunk := reader.read(CHUNK):
-                        spool.write(chunk)
-                        if on_bytes is not None:
-                            on_bytes(len(chunk))
-            else:
-                key = self.key(location, hexdigest)
-                download_in_parts(
-                    lambda first, last: self._get_range(key, name, first, last),
-                    stored,
-                    hexdigest,
-                    name,
-                    spool,
-                    on_bytes=on_bytes,
-                )
-            spool.seek(0)
-        except BaseException:
-            spool.close()
-            raise
-        return spool
+        if stored <= GET_PART:
+            super().copy_verified(ref, out, on_bytes=on_bytes)
+            return
+        key = self.key(location, hexdigest)
+        download_in_parts(
+            lambda first, last: self._get_range(key, name, first, last),
+            stored,
+            hexdigest,
+            name,
+            out,
+            on_bytes=on_bytes,
+        )
 
     # --- writes ---------------------------------------------------------------------------
     def _check_writable(self) -> None:

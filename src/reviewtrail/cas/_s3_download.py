@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import os
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO
@@ -37,16 +38,26 @@ def download_in_parts(
 ) -> None:
     """Write bytes ``[0, size)`` to ``out`` as ``get_range(first, last)`` gives them (``last``
     inclusive, as HTTP ranges are), hashing them in order; raise :class:`CorruptObjectError`
-    naming ``name`` when a part is short or long or the whole does not hash to ``hexdigest``."""
+    naming ``name`` when a part is short or long or the whole does not hash to ``hexdigest``.
+    When ``out`` is a file of the operating system, the thread that fetched a part writes it at
+    its place (``pwrite``), so hashing in order is all that is left to do one part at a time."""
     digest = hashlib.sha256()
     starts = iter(range(0, size, part))
     pending: collections.deque[tuple[int, Future[bytes]]] = collections.deque()
+    at = _file_position(out)
+
+    def fetch(start: int) -> bytes:
+        data = get_range(start, min(size, start + part) - 1)
+        if at is not None and len(data) == min(size, start + part) - start:
+            _pwrite_all(at[0], data, at[1] + start)
+        return data
+
     with ThreadPoolExecutor(max_workers=window, thread_name_prefix="cas-get") as pool:
 
         def more() -> None:
             start = next(starts, None)
             if start is not None:
-                pending.append((start, pool.submit(get_range, start, min(size, start + part) - 1)))
+                pending.append((start, pool.submit(fetch, start)))
 
         try:
             for _ in range(window):
@@ -60,7 +71,8 @@ def download_in_parts(
                         f"object {name} gave {len(data)} bytes at offset {start}, expected {expected}"
                     )
                 digest.update(data)
-                out.write(data)
+                if at is None:
+                    out.write(data)
                 if on_bytes is not None:
                     on_bytes(len(data))
                 more()
@@ -68,5 +80,25 @@ def download_in_parts(
             for _, future in pending:
                 future.cancel()
             raise
+    if at is not None:
+        out.seek(at[1] + size)
     if digest.hexdigest() != hexdigest:
         raise CorruptObjectError(f"object {name} does not hash to its address")
+
+
+def _file_position(out: IO[bytes]) -> tuple[int, int] | None:
+    """``(descriptor, offset)`` of a seekable file of the operating system (its buffer flushed),
+    or None for any other stream."""
+    try:
+        fd = out.fileno()
+        out.flush()
+        return fd, out.tell()
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _pwrite_all(fd: int, data: bytes, offset: int) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.pwrite(fd, view, offset)
+        view, offset = view[written:], offset + written

@@ -4,30 +4,40 @@
 says where an object is and how large (nothing hashed yet, for sizing a progress bar),
 :func:`object_state` re-hashes it, and :func:`verified_chunks` re-hashes the whole object before
 yielding its first byte, so a consumer never receives bytes of a corrupt object.
+:func:`save_verified` writes an object to a file in one pass (hashed into a temporary file beside
+it, renamed into place once it hashed right); :func:`save_many` does so for many, a few at a time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, BinaryIO, Literal
 
 from reviewtrail.cas._address import parse_address
 from reviewtrail.cas._protocol import CHUNK, ByteCallback, CasStore, Location, VerifyingReader
+from reviewtrail.errors import InvalidInputError, ReviewtrailError
 
 __all__ = [
     "ObjectState",
     "StoredObject",
     "locate_object",
     "object_state",
+    "save_many",
+    "save_verified",
     "state_of",
     "verified_chunks",
     "write_verified",
 ]
 
 ObjectState = Literal["missing", "intact", "corrupt"]
+
+#: How many objects :func:`save_many` fetches at once.
+SAVE_THREADS = 8
 
 
 @dataclass(frozen=True)
@@ -87,6 +97,58 @@ def write_verified(cas: CasStore, address: str, out: BinaryIO, *, on_bytes: Byte
             for chunk in _chunks(stream, on_bytes):
                 out.write(chunk)
     out.flush()
+
+
+def save_verified(
+    cas: CasStore, address: str, path: str | os.PathLike[str], *, on_bytes: ByteCallback | None = None
+) -> Path:
+    """Write the object to the file ``path`` in one pass: its bytes are hashed as they are written
+    to a temporary file beside ``path`` (``.NAME.XXXX.part``, made as ``open`` makes a file, under
+    the umask), which replaces ``path`` only once the whole object hashed to its address. A missing
+    object (``ObjectNotFoundError``) or a corrupt one (``CorruptObjectError``) leaves ``path`` as it
+    was and no temporary file. ``path`` naming a folder, or in a folder that does not exist, is
+    ``InvalidInputError`` (field ``out``) before anything is read. Returns ``path``."""
+    dest = Path(path)
+    if dest.is_dir():
+        raise InvalidInputError(f"{str(dest)!r} is a folder, not a file to write", field="out")
+    if not dest.absolute().parent.is_dir():
+        raise InvalidInputError(f"the folder of {str(dest)!r} does not exist", field="out")
+    tmp = dest.with_name(f".{dest.name}.{os.urandom(4).hex()}.part")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    try:
+        with open(fd, "wb") as out:
+            cas.copy_verified(address, out, on_bytes=on_bytes)
+        os.replace(tmp, dest)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return dest
+
+
+def save_many(
+    cas: CasStore, addresses: Sequence[str], folder: str | os.PathLike[str], *, on_bytes: ByteCallback | None = None
+) -> list[Path | Exception]:
+    """Each object to ``folder/<hex>`` (:func:`save_verified`), :data:`SAVE_THREADS` at a time;
+    each address's file, or the error that stopped it (the others are written all the same), in
+    the order given (an address given twice, once). Every address is checked first
+    (``InvalidInputError``, field ``hash``: nothing is read), and ``folder`` must be a folder
+    (field ``out_dir``)."""
+    hexes = list(dict.fromkeys(parse_address(a, field="hash") for a in addresses))  # each once
+    where = Path(folder)
+    if not where.is_dir():
+        raise InvalidInputError(f"{str(where)!r} is not a folder", field="out_dir")
+
+    def one(hexdigest: str) -> Path | Exception:
+        try:
+            return save_verified(cas, hexdigest, where / hexdigest, on_bytes=on_bytes)
+        except ReviewtrailError as exc:
+            return exc
+
+    from concurrent.futures import ThreadPoolExecutor  # only for a batch: cas cat of one never loads it
+
+    with ThreadPoolExecutor(max_workers=min(SAVE_THREADS, max(1, len(hexes))), thread_name_prefix="cas-save") as pool:
+        return list(pool.map(one, hexes))
 
 
 def _sendfile(stream: IO[bytes] | VerifyingReader, out: BinaryIO, on_bytes: ByteCallback | None) -> bool:

@@ -77,27 +77,60 @@ def ledger_tail(*, n: int, type: str | None, subject: str | None, as_json: bool)
 
 
 @handle_errors
-def cas_put(*, file: Path, pool: str, media_type: str, as_json: bool, progress: bool | None) -> None:
+def cas_put(*, files: list[Path], pool: str, media_type: str, as_json: bool, progress: bool | None) -> None:
     from reviewtrail.app import open_store
 
-    size = file.stat().st_size if file.is_file() else None
-    with open_store() as store, byte_progress(f"storing {file.name}", size, progress) as on_bytes:
-        ref = store.cas.put_file(file, pool=pool, media_type=media_type, on_bytes=on_bytes)  # type: ignore[arg-type]
+    size = sum(f.stat().st_size for f in files if f.is_file())
+    with open_store() as store, byte_progress(f"storing {_files_label(files)}", size, progress) as on_bytes:
+        refs = store.cas.put_files(files, pool=pool, media_type=media_type, on_bytes=on_bytes)  # type: ignore[arg-type]
     if as_json:
-        print_json(ref.to_json())
-    else:
+        print_json(refs[0].to_json() if len(refs) == 1 else [ref.to_json() for ref in refs])
+        return
+    for ref in refs:
         print(f"{ref.digest} {ref.size} {ref.pool} {ref.media_type}")
 
 
-@handle_errors
-def cas_cat(*, hash: str, progress: bool | None) -> None:
-    from reviewtrail.app import open_store
-    from reviewtrail.cas import locate_object, write_verified
+def _files_label(files: list[Path]) -> str:
+    return files[0].name if len(files) == 1 else f"{len(files)} files"
 
+
+@handle_errors
+def cas_cat(*, hashes: list[str], out: Path | None, out_dir: Path | None, progress: bool | None) -> None:
+    from reviewtrail.app import open_store
+    from reviewtrail.cas import locate_object, parse_address, save_many, save_verified, write_verified
+    from reviewtrail.errors import InvalidInputError
+
+    if out is not None and (out_dir is not None or len(hashes) > 1):
+        raise InvalidInputError("names the file of one object: give several to --out-dir instead", field="out")
+    if out is None and out_dir is None and len(hashes) > 1:
+        raise InvalidInputError("several objects are written to files: give --out-dir", field="out_dir")
+    hexes = [parse_address(address, field="hash") for address in hashes]  # all before anything is read
     with open_store() as store:
-        size = locate_object(store.cas, hash).size
+        if out_dir is not None:
+            _print_saved(save_many(store.cas, hexes, out_dir))
+            return
+        size = locate_object(store.cas, hashes[0]).size
+        if out is not None:
+            with byte_progress("downloading and verifying", size, progress) as on_bytes:
+                save_verified(store.cas, hexes[0], out, on_bytes=on_bytes)
+            print(f"{_digest(hexes[0])} {out}")
+            return
         with byte_progress("verifying, then writing", 2 * size if size else None, progress) as on_bytes:
-            write_verified(store.cas, hash, sys.stdout.buffer, on_bytes=on_bytes)
+            write_verified(store.cas, hashes[0], sys.stdout.buffer, on_bytes=on_bytes)
+
+
+def _print_saved(saved: list[Path | Exception]) -> None:
+    """A line per object written; then the first failure raised (the others written all the same)."""
+    for path in saved:
+        if isinstance(path, Path):
+            print(f"{_digest(path.name)} {path}")
+    failed = [e for e in saved if isinstance(e, Exception)]
+    if failed:
+        raise failed[0]
+
+
+def _digest(hexdigest: str) -> str:
+    return f"sha256:{hexdigest}"
 
 
 @handle_errors

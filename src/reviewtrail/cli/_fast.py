@@ -44,6 +44,7 @@ class Param(NamedTuple):
     min: int | None = None  # INT: the smallest value click accepts
     dir_okay: bool = True  # PATH: may name a folder
     off: tuple[str, ...] = ()  # TRISTATE: the names that set it to False
+    many: bool = False  # an argument: takes every argument given (one or more), as a list
 
 
 class Command(NamedTuple):
@@ -155,7 +156,7 @@ FAST: dict[tuple[str, str], Command] = {
     ),
     ("cas", "put"): Command(
         (
-            Param("file", PATH, required=True, dir_okay=False),
+            Param("files", PATH, required=True, dir_okay=False, many=True),
             _opt("pool", "--pool", default="data"),
             _opt("media_type", "--media-type", default="application/octet-stream"),
             _JSON,
@@ -163,7 +164,15 @@ FAST: dict[tuple[str, str], Command] = {
         ),
         "cas_put",
     ),
-    ("cas", "cat"): Command((Param("hash", STR, required=True), _PROGRESS), "cas_cat"),
+    ("cas", "cat"): Command(
+        (
+            Param("hashes", STR, required=True, many=True),
+            _opt("out", "--out", PATH, dir_okay=False),
+            _opt("out_dir", "--out-dir", PATH),
+            _PROGRESS,
+        ),
+        "cas_cat",
+    ),
     ("trace", "save"): Command(_TRACE_SAVE, "trace_save", bundled=True, empty_is_absent=True),
     ("review", "queue"): Command(
         (
@@ -213,6 +222,8 @@ def _value(param: Param, text: str) -> Any:
 def _take(param: Param, text: str, values: dict[str, Any]) -> None:
     if param.kind == MULTIPLE:
         values.setdefault(param.dest, []).append(text)
+    elif param.many:
+        values.setdefault(param.dest, []).append(_value(param, text))
     else:
         values[param.dest] = _value(param, text)
 
@@ -245,6 +256,8 @@ def parse(command: Command, args: Sequence[str]) -> dict[str, Any] | None:
                     return None
                 inline = rest.pop(0)
             _take(param, inline, values)
+        if arguments and arguments[-1].many:  # the last argument takes the rest
+            arguments[-1:] = [arguments[-1]] * max(1, len(given) - len(arguments) + 1)
         if len(given) > len(arguments):
             return None
         for param, text in zip(arguments, given, strict=False):

@@ -20,7 +20,7 @@ ProgressOpt = Annotated[bool | None, typer.Option("--progress/--no-progress", he
 
 @app.command("put")
 def put(
-    file: Annotated[Path, typer.Argument(help="File to store.", dir_okay=False)],
+    files: Annotated[list[Path], typer.Argument(help="Files to store (one or more).", dir_okay=False)],
     pool: Annotated[
         str, typer.Option(help="Pool: 'data' (workspace files) or 'agent-state' (agent run data).")
     ] = "data",
@@ -30,26 +30,38 @@ def put(
     as_json: JsonOpt = False,
     progress: ProgressOpt = None,
 ) -> None:
-    """Store a file's bytes; print its address (sha256:<hex>) and size.
+    """Store files' bytes; print each one's address (sha256:<hex>) and size, a line per file.
+
+    Several files are stored in one process and published together; with --json, one file prints
+    an object and several a list of them.
 
     Example: reviewtrail cas put results.csv --media-type text/csv --json
     """
-    _everyday.cas_put(file=file, pool=pool, media_type=media_type, as_json=as_json, progress=progress)
+    _everyday.cas_put(files=files, pool=pool, media_type=media_type, as_json=as_json, progress=progress)
 
 
 @app.command("cat")
 def cat(
-    hash: Annotated[str, typer.Argument(help="Address: 64 hex digits or sha256:<hex>.")],
+    hashes: Annotated[list[str], typer.Argument(help="Addresses: 64 hex digits or sha256:<hex> (one or more).")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write the one object to this file instead of stdout.", dir_okay=False)
+    ] = None,
+    out_dir: Annotated[
+        Path | None, typer.Option("--out-dir", help="Write each object to DIR/<hex> (several at once).")
+    ] = None,
     progress: ProgressOpt = None,
 ) -> None:
-    """Write an object's verified bytes to stdout.
+    """Write an object's verified bytes to stdout, or objects to files.
 
     Bytes are only written after the whole object has been verified; any
-    integrity failure writes nothing and exits 4. A progress bar (stderr) counts both passes.
+    integrity failure writes nothing and exits 4. To stdout, a progress bar (stderr) counts both
+    passes. With --out or --out-dir each object is downloaded once, hashed into a temporary file
+    beside its destination and renamed into place when it hashed right; a line per file is printed.
+    Several addresses need --out-dir.
 
     Example: reviewtrail cas cat sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824 > out
     """
-    _everyday.cas_cat(hash=hash, progress=progress)
+    _everyday.cas_cat(hashes=hashes, out=out, out_dir=out_dir, progress=progress)
 
 
 @app.command("verify")
