@@ -169,7 +169,7 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        from reviewtrail._version import __version__
+        from reviewtrail import __version__
 
         print(f"reviewtrail {__version__}")
         raise typer.Exit()
