@@ -256,7 +256,11 @@ def _export_item(state: ItemState, report: ExportReport) -> list[dict[str, Any]]
     """The row of an item's active decision, if it may become one; every other decision of the
     item is reported with its reason."""
     item_id = state.item_id
-    label = prompt_label(state.resolved.prompt.prompt)
+
+    def exclude(decision_id: str | None, disposition: str | None, field_: str, reason: str) -> None:
+        label = prompt_label(state.resolved.prompt.prompt)  # only for what is left out
+        report.excluded.append(ExportExclusion(item_id, decision_id, disposition, field_, reason, label))
+
     if not state.decisions:
         report.undecided += 1
     active_id = state.active.decision.decision_id if state.active else None
@@ -265,21 +269,19 @@ def _export_item(state: ItemState, report: ExportReport) -> list[dict[str, Any]]
         if fact.decision_id == active_id:
             continue
         reason = _inactive(active_id) if fact.decision_id in inactive else _never_counted()
-        report.excluded.append(
-            ExportExclusion(item_id, fact.decision_id, fact.decision.disposition, "decision", reason, label)
-        )
+        exclude(fact.decision_id, fact.decision.disposition, "decision", reason)
     invalid = "the item is invalid: " + "; ".join(state.resolved.problems) if state.resolved.problems else None
     if state.active is None:
         if invalid is not None:
-            report.excluded.append(ExportExclusion(item_id, None, None, "item", invalid, label))
+            exclude(None, None, "item", invalid)
         return []
     disposition = state.active.decision.decision.disposition
     if invalid is not None:  # whatever the decision, an item that no longer binds what it froze
-        report.excluded.append(ExportExclusion(item_id, active_id, disposition, "item", invalid, label))
+        exclude(active_id, disposition, "item", invalid)
         return []
     if state.refusal is not None or state.example is None:
         field_, reason = (state.refusal.field, state.refusal.problem) if state.refusal else ("item", "no facts")
-        report.excluded.append(ExportExclusion(item_id, active_id, disposition, field_, reason, label))
+        exclude(active_id, disposition, field_, reason)
         return []
     return [training_example_v4(state.example)]
 
