@@ -67,7 +67,8 @@ class Preloaded:
         self._derive((_ITEMS, _DECISIONS), ids, about_items)
         if item_rows is not None:
             self._check_item_rows(ids, item_rows)
-        prompts: list[str] = list(record_ids)
+        extra = list(dict.fromkeys(record_ids))
+        prompts: list[str] = list(extra)
         runs: list[str] = list(run_ids)
         for item_id in ids:
             for row in self._rows[_ITEMS][item_id]:
@@ -77,7 +78,8 @@ class Preloaded:
         runs = list(dict.fromkeys(runs))
         run_records = self._hold(ledger.records_about(runs, links=False))
         self._derive((_RUNS, _PARTS), runs, run_records)
-        self._derive((_TRIGGERS,), list(dict.fromkeys(record_ids)), run_records)
+        if extra:  # the runs' rows, given again, answer by trigger too
+            self._derive((_TRIGGERS,), extra, run_records)
         wanted = [p for p in dict.fromkeys(prompts) if p not in self._records]
         self._hold(list(ledger.checked_get_many(wanted, links=False).values()))
         self._load_supersessions(list(self._records), links=False)
