@@ -6,8 +6,8 @@ It does the work a sound export must do and nothing else: it pages through the c
 example rests on (the item and its decisions by subject, each run's records by subject, the
 prompt by id; prompts and runs read once, as they are shared across items), hashes each record's
 stored payload and header against its hashes and checks the next record's link to it, parses the
-payloads (C ``json``), recomputes each frozen candidate digest from the stored run and receipt
-bytes and checks it and the output event id against the item, checks the active decision against
+payloads (C ``json``), recomputes each run's candidate digest (once per run) from the stored run
+and receipt bytes and checks it and the output event id against the item, checks the active decision against
 its item, and writes the three export files and the manifest (temp file, fsync, rename). Only the
 shape the bench builds is handled (anything else is an AssertionError); the bench asserts that its
 files are byte-identical to the export's. Prints: examples, seconds, peak RSS (KiB).
@@ -27,6 +27,7 @@ _COLS = "seq, id, type, time, actor, privacy, subject, supersedes, payload, payl
 _S = json.encoder.encode_basestring  # type: ignore[attr-defined]
 _PAGE = 1000
 _CHUNK = 500
+_PARTS = ("candidate-run", "context-receipt", "review-response")
 
 
 def _canon(value: Any) -> bytes:
@@ -77,7 +78,7 @@ class Reader:
                 assert prev == by_seq[seq - 1], f"seq {seq}: link"
 
 
-def _digest(run: tuple[Any, ...], receipt: tuple[Any, ...], output: tuple[Any, ...]) -> str:
+def _digest(run: Any, receipt: Any, output: Any) -> str:
     agent, rp = run[12]["agent"], run[12]
     head = f'{{"catalogGeneration":{_text(agent["catalogGeneration"])},"contextManifest":'.encode()
     middle = (
@@ -133,7 +134,7 @@ def export(db: str, folder: str, campaign: str, version: int) -> int:
     kinds = ("training-example.v4", "trl-preference", "openai-preference")
     writers = [Writer(folder, f"{stem}.{kind}.jsonl") for kind in kinds]
     prompts: dict[str, tuple[Any, ...]] = {}
-    runs: dict[str, dict[str, tuple[Any, ...]]] = {}
+    runs: dict[str, dict[str, Any]] = {}
     after, examples = 0, 0
     while True:
         page = conn.execute(
@@ -149,8 +150,12 @@ def export(db: str, folder: str, campaign: str, version: int) -> int:
             about.setdefault(r[6], []).append(r)
         items = [next(r for r in about[row[0]] if r[2] == "stream.thought.review.item.created@1") for row in page]
         new_runs = [c["runId"] for it in items for c in it[12]["candidates"] if c["runId"] not in runs]
-        for r in reader.select("subject", list(dict.fromkeys(new_runs))):
+        fresh = list(dict.fromkeys(new_runs))
+        for r in reader.select("subject", fresh):
             runs.setdefault(r[6], {})[r[2].split("@")[0].rsplit(".", 1)[-1]] = r
+        for run_id in fresh:  # each run's digest once, however many items pair it
+            parts = runs[run_id]
+            parts["digest"] = _digest(parts["candidate-run"], parts["context-receipt"], parts["review-response"])
         new_prompts = [it[12]["promptEventId"] for it in items if it[12]["promptEventId"] not in prompts]
         for r in reader.select("id", list(dict.fromkeys(new_prompts))):
             prompts[r[1]] = r
@@ -184,7 +189,7 @@ def _example(
     item: tuple[Any, ...],
     about: list[tuple[Any, ...]],
     prompts: dict[str, tuple[Any, ...]],
-    runs: dict[str, dict[str, tuple[Any, ...]]],
+    runs: dict[str, dict[str, Any]],
     writers: list[Writer],
 ) -> int:
     ip = item[12]
@@ -203,12 +208,12 @@ def _example(
     texts, agents = [], []
     for frozen in ip["candidates"]:
         parts = runs[frozen["runId"]]
-        run, receipt, output = parts["candidate-run"], parts["context-receipt"], parts["review-response"]
+        run, output = parts["candidate-run"], parts["review-response"]
         assert run[12]["status"] == "completed" and output[1] == frozen["outputEventId"]
-        assert _digest(run, receipt, output) == frozen["digest"], "digest"
+        assert parts["digest"] == frozen["digest"], "digest"
         texts.append(output[12]["response"])
         agents.append(run[12]["agent"])
-    for r in (item, decision, prompt, *(p for run_id in run_ids for p in runs[run_id].values())):
+    for r in (item, decision, prompt, *(runs[run_id][k] for run_id in run_ids for k in _PARTS)):
         assert r[5] == "public-source"
     won = run_ids.index(d["preferred"])
     judgment: dict[str, Any] = {

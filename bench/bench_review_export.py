@@ -9,7 +9,8 @@ review_export_sqlite
     script that reads straight from SQLite the records each example rests on (the items and their
     decisions by subject, the runs' records by subject, the prompts by id, each shared record
     once), hashes each record's payload and header and checks the next record's link to it,
-    parses the payloads, recomputes every frozen candidate digest, checks the output event ids
+    parses the payloads, recomputes each run's candidate digest once and checks the
+    items' frozen digests and output event ids
     and the active decision against the item, and writes the three export files and the manifest
     (temp file, fsync, rename). The bench asserts its files are byte-identical to the export's.
 
@@ -121,8 +122,9 @@ def bench_export_sqlite(cfg: Config) -> Result:
             f"({records / exported:.2f} records per example); median of {reps}, interleaved, child processes",
             "floor: a plain script (bench/_export_floor.py) reads straight from SQLite the records each example "
             "rests on, hashes each record's payload and header and checks the next record's link to it, parses "
-            "the payloads, recomputes the frozen candidate digests, checks the links of item, runs and decision, "
-            "and writes the three files and the manifest byte-identical to ours (asserted)",
+            "the payloads, recomputes each run's candidate digest once and checks the items' frozen ones, checks "
+            "the links of item, runs and decision, and writes the three files and the manifest byte-identical to "
+            "ours (asserted)",
         ],
     )
 
