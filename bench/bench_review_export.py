@@ -11,7 +11,8 @@ review_export_sqlite
     once), hashes each record's payload and header and checks the next record's link to it,
     parses the payloads, recomputes each run's candidate digest once and checks the items' frozen
     digests and output event ids and the active decision against the item, and writes the three
-    export files and the manifest (temp file, fsync, rename). The bench asserts its files are byte-identical to the export's.
+    export files and the manifest (temp file, fsync, rename). The bench asserts its files are
+    byte-identical to the export's.
 
 review_export_memory
     Peak RSS (VmHWM) of a child process exporting 10,000 and 100,000 examples (1,000 and 10,000
