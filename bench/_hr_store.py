@@ -1,10 +1,17 @@
 """Building a large human-review store for the benchmarks: prompts, candidate runs, frozen items
 and decisions, made with the library's own record builders and appended in batches of 1,000.
 
-Per item: one prompt, two candidate runs (run, context receipt, output: six records) and the
-item, eight records. Decisions (each superseding the item's previous one) fill the ledger up to
-the wanted record count; they go to the items recorded first, as a reviewer working through the
-queue in order would leave them, so the queue's first page must skip every decided item.
+:func:`build_review_store` (the queue and decide benchmarks): per item, one prompt, two candidate
+runs (run, context receipt, output: six records) and the item, eight records. Decisions (each
+superseding the item's previous one) fill the ledger up to the wanted record count; they go to the
+items recorded first, as a reviewer working through the queue in order would leave them, so the
+queue's first page must skip every decided item.
+
+:func:`build_campaign_store` (the export benchmarks): the shape of a real campaign. Each prompt is
+answered once by each of :data:`CAMPAIGN_AGENTS` agents, and every pair of its runs is an item, so
+prompts and runs are shared across items; most items are decided once (every 50th is left open,
+every 50th decided twice, the second superseding the first): about 2.4 ledger records per
+exported example.
 """
 
 from __future__ import annotations
@@ -31,12 +38,16 @@ from reviewtrail.human_review import (
 from reviewtrail.ledger import NewRecord
 from reviewtrail.store import Store
 
-__all__ = ["CAMPAIGN", "build_review_store"]
+__all__ = ["CAMPAIGN", "CAMPAIGN_AGENTS", "build_campaign_store", "build_review_store"]
 
 CAMPAIGN = ("bench-campaign", 1)
 BATCH = 1_000
-_AGENTS = tuple(
-    AgentIdentity.model_validate(
+#: Candidate agents per prompt in :func:`build_campaign_store` (the most a prompt may name: 120 items per prompt).
+CAMPAIGN_AGENTS = 16
+
+
+def _agent(x: str) -> AgentIdentity:
+    return AgentIdentity.model_validate(
         {
             "id": f"agent-{x}",
             "model": f"model-{x}",
@@ -46,11 +57,13 @@ _AGENTS = tuple(
             "catalogGeneration": "gen-1",
         }
     )
-    for x in ("a", "b")
-)
 
 
-def _prompt(n: int) -> ReviewPrompt:
+_AGENTS = tuple(_agent(x) for x in ("a", "b"))
+_MANY = tuple(_agent(f"c{i:02d}") for i in range(CAMPAIGN_AGENTS))
+
+
+def _prompt(n: int, agents: tuple[AgentIdentity, ...] = _AGENTS) -> ReviewPrompt:
     return ReviewPrompt.model_validate(
         {
             "campaign": {"id": CAMPAIGN[0], "version": CAMPAIGN[1], "label": "Benchmark campaign"},
@@ -65,7 +78,7 @@ def _prompt(n: int) -> ReviewPrompt:
                 "allowedReasonCodes": ["wrong-policy"],
                 "allowedResponseTags": ["verbose"],
             },
-            "candidateAgentIds": [a.id for a in _AGENTS],
+            "candidateAgentIds": [a.id for a in agents],
             "externalExportEligible": True,
         }
     )
@@ -75,12 +88,14 @@ def _payload_hash(record: NewRecord) -> str:
     return hashlib.sha256(canonical_json(record.payload)).hexdigest()
 
 
-def _one_item(n: int) -> tuple[list[NewRecord], ReviewItem]:
-    prompt_record = new_prompt_record(_prompt(n), "public-source")
-    ref = PromptRef(prompt_record.id, _payload_hash(prompt_record), _prompt(n))
+def _prompt_runs(n: int, agents: tuple[AgentIdentity, ...]) -> tuple[list[NewRecord], PromptRef, list[Any]]:
+    """A prompt and one completed run of each agent on it: the records and each run's facts."""
+    prompt = _prompt(n, agents)
+    prompt_record = new_prompt_record(prompt, "public-source")
+    ref = PromptRef(prompt_record.id, _payload_hash(prompt_record), prompt)
     records = [prompt_record]
     facts = []
-    for agent in _AGENTS:
+    for agent in agents:
         outcome = RunOutcome(
             "2026-11-30T10:00:00Z", "2026-11-30T10:00:01Z", response=f"{agent.id} answers customer {n}: credit."
         )
@@ -97,6 +112,11 @@ def _one_item(n: int) -> tuple[list[NewRecord], ReviewItem]:
                 output_privacy="public-source",
             )
         )
+    return records, ref, facts
+
+
+def _one_item(n: int) -> tuple[list[NewRecord], ReviewItem]:
+    records, ref, facts = _prompt_runs(n, _AGENTS)
     item = new_item_record_of(ref, "public-source", facts[0], facts[1])
     records.append(item)
     return records, ReviewItem.model_validate(item.payload)
@@ -157,3 +177,32 @@ def build_review_store(store: Store, *, items: int, records: int) -> list[Review
     if pending:
         store.append(pending)
     return every
+
+
+def build_campaign_store(store: Store, *, items: int) -> int:
+    """Fill ``store`` with ``items`` items of one campaign in the shape of a real campaign (see
+    the module's docstring); the number of records appended."""
+    appended = 0
+    pending: list[NewRecord] = []
+    n = 0
+    while n < items:
+        records, ref, facts = _prompt_runs(n, _MANY)
+        pending += records
+        for i, first in enumerate(facts):
+            for second in facts[i + 1 :]:
+                if n >= items:
+                    break
+                item_record = new_item_record_of(ref, "public-source", first, second)
+                pending.append(item_record)
+                if n % 50 != 49:
+                    item = ReviewItem.model_validate(item_record.payload)
+                    decision = _decision(item, n, None)
+                    pending.append(decision)
+                    if n % 50 == 0:
+                        pending.append(_decision(item, n + 1, decision.id))
+                n += 1
+        if len(pending) >= BATCH or n >= items:
+            store.append(pending)
+            appended += len(pending)
+            pending = []
+    return appended

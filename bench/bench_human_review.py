@@ -16,24 +16,16 @@ review_decide_sqlite / review_decide_postgres
     <= 5 ms on PostgreSQL. Baseline:
     appending one small record (a campaign-settings record) with ``store.append``, p95.
 
-review_export_sqlite
-    ``export_campaign`` of the whole campaign: every item resolved and re-checked, the active
-    decisions of the decided half exported as v4 rows plus TRL and OpenAI files and the manifest.
-    Figure: examples/s. Target >= 20,000 examples/s. Baseline: the same number of items read raw
-    from the items table and written as JSON lines (no resolution, no checks). Also printed: the
-    read-and-hash floor of ``verify_store`` over the same ledger, and the most examples/s an export
-    could reach if it did nothing but read and hash every record its items rest on.
+review_export_sqlite and review_export_memory: bench_review_export.py (a campaign of real shape).
 """
 
 from __future__ import annotations
 
 import atexit
-import json
 import math
 import shutil
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -44,7 +36,6 @@ from typing import Any
 
 from _hr_store import CAMPAIGN, build_review_store
 from _util import BENCH_DIR, WORK_ROOT, Config, Result, verdict
-from bench_verify import READ_AND_HASH
 from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
 from reviewtrail.human_review import (
@@ -52,7 +43,6 @@ from reviewtrail.human_review import (
     ReviewItem,
     campaign_settings,
     decide,
-    export_campaign,
     new_campaign_record,
     review_queue,
 )
@@ -239,50 +229,3 @@ def bench_decide_postgres(cfg: Config) -> Result:
             "review_decide_postgres", "SKIP", target=f"p95 <= {DECIDE_POSTGRES_MS:g} ms", notes=[f"skipped: {built}"]
         )
     return _decide("review_decide_postgres", built, cfg.size(DECISIONS, 50), DECIDE_POSTGRES_MS)
-
-
-def bench_export_sqlite(cfg: Config) -> Result:
-    built = _sqlite(cfg)
-    root = Path(tempfile.mkdtemp(prefix="review-export-", dir=WORK_ROOT))
-    try:
-        with open_store(built.settings) as store:
-            t0 = time.perf_counter()
-            report = export_campaign(store, CAMPAIGN[0], CAMPAIGN[1], root / "out")
-            seconds = time.perf_counter() - t0
-        exported = report.exported
-        if exported == 0:
-            raise AssertionError("the export wrote no example")
-        t0 = time.perf_counter()
-        with sqlite3.connect(built.settings.database_url.removeprefix("sqlite:///")) as conn:
-            rows = conn.execute(
-                "SELECT item_id, record_id, prompt_event_id, seq FROM rt_p_hr_items ORDER BY seq LIMIT ?", (exported,)
-            ).fetchall()
-        with (root / "baseline.jsonl").open("w", encoding="utf-8") as out:
-            for row in rows:
-                out.write(json.dumps({"item": row[0], "record": row[1], "prompt": row[2], "seq": row[3]}) + "\n")
-        base = time.perf_counter() - t0
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-    floor = subprocess.run(
-        [sys.executable, "-c", READ_AND_HASH, built.settings.database_url.removeprefix("sqlite:///")],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
-    floor_rows, floor_seconds = int(floor[0]), float(floor[1])
-    ours_rate, base_rate = exported / seconds, exported / base
-    return Result(
-        "review_export_sqlite",
-        verdict(ours_rate >= 20_000),
-        ours=f"{ours_rate:,.0f} examples/s ({seconds:.2f} s)",
-        baseline=f"{base_rate:,.0f} rows/s (raw rows as JSON lines)",
-        ratio=base / seconds,
-        target=">= 20,000 examples/s",
-        notes=[
-            f"{exported:,} examples from {len(built.items):,} items in {built.records:,} records; one run",
-            f"read-and-hash floor, same run: {floor_rows:,} records read and SHA-256-ed in {floor_seconds:.2f} s "
-            f"(plain Python, no parsing, no rules): a sound export that reads every record its items rest on "
-            f"can reach at most {exported / floor_seconds:,.0f} examples/s here; ours is "
-            f"{floor_seconds / seconds:.2f}x that floor",
-        ],
-    )

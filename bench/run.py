@@ -32,6 +32,7 @@ import bench_payloads
 import bench_pg_writers
 import bench_provenance
 import bench_review
+import bench_review_export
 import bench_review_flow
 import bench_review_session
 import bench_s3
@@ -134,7 +135,14 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
     "verify_store": (bench_verify.bench_verify, "verify of 1,000,000 records vs reading the rows and SHA-256-ing them"),
     "review_queue_sqlite": (bench_human_review.bench_queue_sqlite, "review queue first page, 100,000 items (SQLite)"),
     "review_decide_sqlite": (bench_human_review.bench_decide_sqlite, "review decide p95, 100,000 items (SQLite)"),
-    "review_export_sqlite": (bench_human_review.bench_export_sqlite, "review export examples/s (SQLite)"),
+    "review_export_sqlite": (
+        bench_review_export.bench_export_sqlite,
+        "review export examples/s, a campaign of real shape, vs the sound floor (SQLite)",
+    ),
+    "review_export_memory": (
+        bench_review_export.bench_export_memory,
+        "review export peak RSS at 100,000 vs 10,000 examples",
+    ),
     "review_queue_postgres": (
         bench_human_review.bench_queue_postgres,
         "review queue first page, 100,000 items (PostgreSQL)",

@@ -39,17 +39,28 @@ def _listing(out: Path) -> tuple[list[str], dict[str, bytes]]:
 
 
 def _die_at(monkeypatch: pytest.MonkeyPatch, writes: int) -> None:
-    """The process dies at the ``writes``-th file replaced."""
-    real = dataset_manifest.replace_file
+    """The process dies at the ``writes``-th file put in place (each written file renamed into
+    place, then the manifest replaced)."""
+    real_place, real_replace = dataset_manifest.place_file, dataset_manifest.replace_file
     count = {"n": 0}
 
-    def replace(path: Any, data: bytes, **kw: Any) -> None:
+    def dies(path: Path, data: bytes) -> bool:
         count["n"] += 1
         if count["n"] == writes:
-            Path(path).with_name(f".{Path(path).name}.dead.tmp").write_bytes(data[: len(data) // 2])
-            raise Killed
-        real(path, data, **kw)
+            path.with_name(f".{path.name}.dead.tmp").write_bytes(data[: len(data) // 2])
+        return count["n"] == writes
 
+    def place(staged: Path, target: Path) -> None:
+        if dies(target, staged.read_bytes()):
+            raise Killed
+        real_place(staged, target)
+
+    def replace(path: Any, data: bytes, **kw: Any) -> None:
+        if dies(Path(path), data):
+            raise Killed
+        real_replace(path, data, **kw)
+
+    monkeypatch.setattr(dataset_manifest, "place_file", place)
     monkeypatch.setattr(dataset_manifest, "replace_file", replace)
 
 

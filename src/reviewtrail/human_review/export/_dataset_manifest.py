@@ -14,23 +14,31 @@ import hashlib
 import json
 import os
 import re
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from reviewtrail._durable import replace_file
+from reviewtrail._durable import fsync_dir, replace_file
 from reviewtrail.canonical import canonical_json
 from reviewtrail.errors import ConflictError, InvalidInputError
-from reviewtrail.human_review.export._export_folder import load_manifest, remove_journal, write_journal
+from reviewtrail.human_review.export._export_folder import (
+    load_manifest,
+    remove_journal,
+    rewrite_journal,
+    write_journal,
+)
 from reviewtrail.human_review.rules._export_rows import TRAINING_EXAMPLE_V4
 
 __all__ = [
     "MANIFEST_NAME",
     "MANIFEST_VERSION",
+    "ExportFiles",
     "append_to_manifest",
     "dataset_manifest",
     "file_entry",
     "jsonl_bytes",
+    "place_file",
     "write_export",
     "write_exports",
 ]
@@ -50,8 +58,7 @@ def jsonl_bytes(rows: Iterable[Mapping[str, Any]]) -> bytes:
 
 def file_entry(name: str, schema_version: str, data: bytes) -> dict[str, Any]:
     """The manifest entry of a JSONL file's bytes (without its ledger head)."""
-    if not _NAME.match(name) or name == MANIFEST_NAME:
-        raise InvalidInputError(f"{name!r} is not a plain file name", field="name")
+    _check_name(name)
     return {
         "name": name,
         "schemaVersion": schema_version,
@@ -59,6 +66,11 @@ def file_entry(name: str, schema_version: str, data: bytes) -> dict[str, Any]:
         "bytes": len(data),
         "sha256": hashlib.sha256(data).hexdigest(),
     }
+
+
+def _check_name(name: str) -> None:
+    if not _NAME.match(name) or name == MANIFEST_NAME:
+        raise InvalidInputError(f"{name!r} is not a plain file name", field="name")
 
 
 def dataset_manifest(
@@ -123,27 +135,116 @@ def write_exports(
     ledger_head_seq: int | None = None,
 ) -> dict[str, Any]:
     """Write each ``(name, rows, schema_version)`` as a JSONL file in ``directory``, then list
-    them all in the directory's manifest with one write, so the manifest never lists part of
-    them. Each file is written to a temporary file and renamed into place, the manifest last;
-    before the first, the folder's journal records the names and SHA-256 about to be written, and
-    it is removed after the manifest. An existing file of one of the names, or a journal left by
-    an interrupted export, is a conflict. Returns the manifest."""
+    them all in the directory's manifest with one write (:class:`ExportFiles`). Returns the
+    manifest."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
-    datas = [(name, jsonl_bytes(rows)) for name, rows, _ in files]
-    entries = [file_entry(name, schema, data) for (name, data), (_, _, schema) in zip(datas, files, strict=True)]
-    new = dataset_manifest(entries, ledger_head=ledger_head, ledger_head_seq=ledger_head_seq)
-    for name, _ in datas:
-        if (folder / name).exists():
-            raise ConflictError(f"{name} already exists in {folder}", field="name")
-    manifest_path = folder / MANIFEST_NAME
-    if os.path.lexists(manifest_path):  # whatever is there must be a manifest (a folder is exit 2)
-        manifest = append_to_manifest(load_manifest(manifest_path, field="manifest")[1], new)
-    else:
-        manifest = new
-    write_journal(folder, [(e["name"], e["sha256"]) for e in entries], [*(n for n, _ in datas), MANIFEST_NAME])
-    for name, data in datas:
-        replace_file(folder / name, data)
-    replace_file(manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False).encode("utf-8") + b"\n")
-    remove_journal(folder)
-    return manifest
+    with ExportFiles(folder, [(name, schema) for name, _, schema in files]) as out:
+        for index, (_, rows, _) in enumerate(files):
+            for row in rows:
+                out.write(index, row)
+        return out.commit(ledger_head=ledger_head, ledger_head_seq=ledger_head_seq)
+
+
+class _Staged:
+    """One file being written: its temporary file (``.<name>.<random>.tmp``), rows, bytes, SHA-256."""
+
+    def __init__(self, folder: Path, name: str, schema_version: str) -> None:
+        self.name, self.schema_version = name, schema_version
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
+        self.tmp = Path(tmp)
+        self.handle = os.fdopen(fd, "wb")
+        self.sha256 = hashlib.sha256()
+        self.rows = self.bytes = 0
+
+    def write(self, line: bytes) -> None:
+        self.handle.write(line)
+        self.sha256.update(line)
+        self.rows += 1
+        self.bytes += len(line)
+
+    def entry(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "schemaVersion": self.schema_version,
+            "rows": self.rows,
+            "bytes": self.bytes,
+            "sha256": self.sha256.hexdigest(),
+        }
+
+
+class ExportFiles:
+    """The JSONL files of one export, written as their rows come and listed in the folder's
+    manifest at the end, so memory does not grow with the export.
+
+    Entering checks the names (an existing file of one of them is a conflict) and the existing
+    manifest (whatever is there must be a manifest), then journals the temporary files about to
+    be written (``._export_folder``) before the first byte. :meth:`write` adds a row (one RFC
+    8785 line, :func:`jsonl_bytes`) to a file's temporary file. :meth:`commit` makes each file
+    durable, journals its name and SHA-256, renames each into place (:func:`place_file`), then
+    writes the manifest (temp file and rename) and removes the journal: the manifest never lists
+    part of an export. Leaving without a commit (a refusal, an error) removes the temporary files
+    and the journal; a process killed part way leaves only what the journal names."""
+
+    def __init__(self, folder: Path, files: Sequence[tuple[str, str]]) -> None:
+        self.folder = folder
+        for name, _ in files:
+            _check_name(name)
+            if (folder / name).exists():
+                raise ConflictError(f"{name} already exists in {folder}", field="name")
+        _unique([{"name": name} for name, _ in files])
+        self._manifest_path = folder / MANIFEST_NAME
+        self._existing: dict[str, Any] | None = None
+        if os.path.lexists(self._manifest_path):  # whatever is there must be a manifest (a folder is exit 2)
+            self._existing = load_manifest(self._manifest_path, field="manifest")[1]
+            append_to_manifest(self._existing, {"files": [{"name": name} for name, _ in files]})
+        self._files = files
+        self._staged: list[_Staged] = []
+        self._done = False
+
+    def __enter__(self) -> ExportFiles:
+        write_journal(self.folder, [], [*(name for name, _ in self._files), MANIFEST_NAME])
+        try:
+            self._staged = [_Staged(self.folder, name, schema) for name, schema in self._files]
+        except BaseException:
+            self._abort()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if not self._done:
+            self._abort()
+
+    def write(self, index: int, row: Mapping[str, Any]) -> None:
+        """Add ``row`` to the ``index``-th file."""
+        self._staged[index].write(canonical_json(dict(row), field="row") + b"\n")
+
+    def commit(self, *, ledger_head: str, ledger_head_seq: int | None = None) -> dict[str, Any]:
+        """Put the files in place and list them in the manifest; returns the manifest."""
+        entries = [staged.entry() for staged in self._staged]
+        new = dataset_manifest(entries, ledger_head=ledger_head, ledger_head_seq=ledger_head_seq)
+        manifest = new if self._existing is None else append_to_manifest(self._existing, new)
+        for staged in self._staged:
+            staged.handle.flush()
+            os.fsync(staged.handle.fileno())
+            staged.handle.close()
+        names = [e["name"] for e in entries]
+        rewrite_journal(self.folder, [(e["name"], e["sha256"]) for e in entries], [*names, MANIFEST_NAME])
+        self._done = True  # from here on, what a failure leaves is the journal's to clear
+        for staged in self._staged:
+            place_file(staged.tmp, self.folder / staged.name)
+        replace_file(self._manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False).encode("utf-8") + b"\n")
+        remove_journal(self.folder)
+        return manifest
+
+    def _abort(self) -> None:
+        for staged in self._staged:
+            staged.handle.close()
+            staged.tmp.unlink(missing_ok=True)
+        remove_journal(self.folder)
+
+
+def place_file(staged: Path, target: Path) -> None:
+    """Rename the durable temporary file ``staged`` to ``target`` and make the name durable."""
+    os.replace(staged, target)
+    fsync_dir(target.parent)

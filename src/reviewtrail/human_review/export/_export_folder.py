@@ -3,9 +3,10 @@ the files it is about to write, and clears only what a killed export journaled
 (docs/human-review.md, "Exporting a campaign").
 
 Before it writes anything, an export records its intent in the folder's journal
-(:data:`JOURNAL_NAME`): the name and SHA-256 of each file it will write, and the names whose
-temporary files (``_durable.replace_file``'s ``.<name>.<random>.tmp``) it may leave. The journal is
-made durable before the first file and removed after the manifest. A journal still present means
+(:data:`JOURNAL_NAME`): the names whose temporary files (``.<name>.<random>.tmp``) it may leave;
+once those are written in full, and before the first is renamed into place, the journal is
+replaced by one that also holds the name and SHA-256 of each file. The journal is made durable
+before the first byte is written and removed after the manifest. A journal still present means
 an export was killed: the next export removes each journaled file that the manifest does not
 list and whose bytes still have the journaled SHA-256 (so it is exactly what that export wrote),
 the journaled names' temporary files, then the journal. Nothing else is ever removed: a file that
@@ -26,7 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from reviewtrail._durable import fsync_dir
+from reviewtrail._durable import fsync_dir, replace_file
 from reviewtrail.canonical import loads_document
 from reviewtrail.errors import ConflictError, InvalidInputError
 from reviewtrail.inputs import read_regular
@@ -39,6 +40,7 @@ __all__ = [
     "journaled_names",
     "load_manifest",
     "remove_journal",
+    "rewrite_journal",
     "write_journal",
 ]
 
@@ -74,11 +76,6 @@ def write_journal(folder: Path, files: Sequence[tuple[str, str]], temporaries: S
     """Record, durably and before anything is written, the ``(name, sha256)`` of each file an
     export will write and the names whose temporary files it may leave. A journal already there
     (an export killed before :func:`clear_debris` ran) is a conflict (field ``out``)."""
-    doc = {
-        "journalVersion": _JOURNAL_VERSION,
-        "files": [{"name": name, "sha256": sha256} for name, sha256 in files],
-        "temporaries": list(temporaries),
-    }
     path = folder / JOURNAL_NAME
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -89,10 +86,25 @@ def write_journal(folder: Path, files: Sequence[tuple[str, str]], temporaries: S
             field="out",
         ) from None
     with os.fdopen(fd, "wb") as handle:
-        handle.write(json.dumps(doc, indent=2).encode("utf-8") + b"\n")
+        handle.write(_journal(files, temporaries))
         handle.flush()
         os.fsync(handle.fileno())
     fsync_dir(folder)
+
+
+def rewrite_journal(folder: Path, files: Sequence[tuple[str, str]], temporaries: Sequence[str]) -> None:
+    """Replace the folder's journal (atomically and durably) once the files it will name are
+    written in full and their SHA-256 known, before the first of them is put in place."""
+    replace_file(folder / JOURNAL_NAME, _journal(files, temporaries))
+
+
+def _journal(files: Sequence[tuple[str, str]], temporaries: Sequence[str]) -> bytes:
+    doc = {
+        "journalVersion": _JOURNAL_VERSION,
+        "files": [{"name": name, "sha256": sha256} for name, sha256 in files],
+        "temporaries": list(temporaries),
+    }
+    return json.dumps(doc, indent=2).encode("utf-8") + b"\n"
 
 
 def remove_journal(folder: Path) -> None:

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.campaigns._campaigns import require_campaign
 from reviewtrail.human_review.export._adapters import to_openai_preference, to_trl_preference
-from reviewtrail.human_review.export._dataset_manifest import MANIFEST_NAME, write_exports
+from reviewtrail.human_review.export._dataset_manifest import MANIFEST_NAME, ExportFiles
 from reviewtrail.human_review.export._export_folder import clear_debris, export_lock, load_manifest
 from reviewtrail.human_review.reads._campaign_read import ItemState, campaign_item_states, campaign_training
 from reviewtrail.human_review.rules._export_rows import TRAINING_EXAMPLE_V4, training_example_v4
 from reviewtrail.human_review.rules._labels import prompt_label
-from reviewtrail.ledger import signed_reads
+from reviewtrail.ledger import Ledger, signed_reads
 from reviewtrail.store import Progress, Store
 
 if TYPE_CHECKING:
@@ -171,11 +171,13 @@ def export_campaign(
     """Export a campaign version's training examples into ``out_dir``: the
     ``thoughtstream.training-example.v4`` file and its TRL and OpenAI preference files, each
     listed in ``manifest.json`` with the same ledger head (the head when the export began; every
-    read is made from that one state). Returns what was written and every decision left out.
+    read is made from that one state). The files are written as the items are read (memory
+    does not grow with the campaign) and appear, with their manifest entries, only when whole.
+    Returns what was written and every decision left out.
 
     ``trusted_keys``: every record the export reads must be signed by one of these keys (not
     after its revocation); the first that is not is refused (exit 4, naming its seq and type)
-    before anything is written (:func:`~reviewtrail.ledger.signed_reads`: checked on the reads
+    and nothing is left written (:func:`~reviewtrail.ledger.signed_reads`: checked on the reads
     themselves)."""
     ledger = store.ledger
     require_campaign(ledger, campaign_id, version)
@@ -187,36 +189,40 @@ def export_campaign(
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InvalidInputError(f"cannot create the folder {folder}: {exc.strerror or exc}", field="out") from None
-    rows: list[dict[str, Any]] = []
     signed = signed_reads(ledger, trusted_keys) if trusted_keys is not None else contextlib.nullcontext()
     with ledger.snapshot(), _refused_leaves_nothing(folder, created), signed, _collector_paused():
         head = ledger.head()
         if head is None:
             raise InvalidInputError("the ledger is empty: there is nothing to export", field="campaign")
         report = ExportReport(campaign_id, version, str(folder), head.hash)
-        training = campaign_training(ledger, campaign_id, version)
-        total = ledger.count("hr_items", campaign_id=campaign_id, campaign_version=version)
-        for state in campaign_item_states(ledger, campaign_id, version, training_enabled=training):
-            report.items += 1
-            rows.extend(_export_item(state, report))
-            if progress is not None:
-                progress("items", 1, total)
-    report.exported = len(rows)
-    outputs = {
-        "training-example.v4": rows,
-        "trl-preference": to_trl_preference(rows),
-        "openai-preference": to_openai_preference(rows),
-    }
-    with export_lock(folder):  # a killed export's files are cleared, never numbered past
-        clear_debris(folder, campaign_file_pattern(campaign_id, version), MANIFEST_NAME)
-        report.number = _next_number(folder, campaign_id, version)
-        named = [
-            (export_file_name(campaign_id, version, report.number, kind), data, EXPORT_KINDS[kind])
-            for kind, data in outputs.items()
-        ]
-        manifest = write_exports(folder, named, ledger_head=head.hash, ledger_head_seq=head.seq)
+        with export_lock(folder):  # a killed export's files are cleared, never numbered past
+            clear_debris(folder, campaign_file_pattern(campaign_id, version), MANIFEST_NAME)
+            report.number = _next_number(folder, campaign_id, version)
+            named = [(export_file_name(campaign_id, version, report.number, k), v) for k, v in EXPORT_KINDS.items()]
+            with ExportFiles(folder, named) as out:
+                _write_rows(out, ledger, report, progress)
+                manifest = out.commit(ledger_head=head.hash, ledger_head_seq=head.seq)
     report.files.extend(manifest["files"][-len(named) :])
     return report
+
+
+def _write_rows(out: ExportFiles, ledger: Ledger, report: ExportReport, progress: Progress | None) -> None:
+    """Write the rows of the campaign's items into ``out`` as they are read: each v4 row, then
+    its TRL and OpenAI preference rows."""
+    campaign_id, version = report.campaign_id, report.version
+    training = campaign_training(ledger, campaign_id, version)
+    total = ledger.count("hr_items", campaign_id=campaign_id, campaign_version=version)
+    for state in campaign_item_states(ledger, campaign_id, version, training_enabled=training):
+        report.items += 1
+        for row in _export_item(state, report):
+            out.write(0, row)
+            for trl in to_trl_preference([row]):
+                out.write(1, trl)
+            for openai in to_openai_preference([row]):
+                out.write(2, openai)
+            report.exported += 1
+        if progress is not None:
+            progress("items", 1, total)
 
 
 @contextlib.contextmanager
@@ -250,7 +256,11 @@ def _export_item(state: ItemState, report: ExportReport) -> list[dict[str, Any]]
     """The row of an item's active decision, if it may become one; every other decision of the
     item is reported with its reason."""
     item_id = state.item_id
-    label = prompt_label(state.resolved.prompt.prompt)
+
+    def exclude(decision_id: str | None, disposition: str | None, field_: str, reason: str) -> None:
+        label = prompt_label(state.resolved.prompt.prompt)  # only for what is left out
+        report.excluded.append(ExportExclusion(item_id, decision_id, disposition, field_, reason, label))
+
     if not state.decisions:
         report.undecided += 1
     active_id = state.active.decision.decision_id if state.active else None
@@ -259,21 +269,19 @@ def _export_item(state: ItemState, report: ExportReport) -> list[dict[str, Any]]
         if fact.decision_id == active_id:
             continue
         reason = _inactive(active_id) if fact.decision_id in inactive else _never_counted()
-        report.excluded.append(
-            ExportExclusion(item_id, fact.decision_id, fact.decision.disposition, "decision", reason, label)
-        )
+        exclude(fact.decision_id, fact.decision.disposition, "decision", reason)
     invalid = "the item is invalid: " + "; ".join(state.resolved.problems) if state.resolved.problems else None
     if state.active is None:
         if invalid is not None:
-            report.excluded.append(ExportExclusion(item_id, None, None, "item", invalid, label))
+            exclude(None, None, "item", invalid)
         return []
     disposition = state.active.decision.decision.disposition
     if invalid is not None:  # whatever the decision, an item that no longer binds what it froze
-        report.excluded.append(ExportExclusion(item_id, active_id, disposition, "item", invalid, label))
+        exclude(active_id, disposition, "item", invalid)
         return []
     if state.refusal is not None or state.example is None:
         field_, reason = (state.refusal.field, state.refusal.problem) if state.refusal else ("item", "no facts")
-        report.excluded.append(ExportExclusion(item_id, active_id, disposition, field_, reason, label))
+        exclude(active_id, disposition, field_, reason)
         return []
     return [training_example_v4(state.example)]
 

@@ -17,14 +17,16 @@ unchanged over it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from reviewtrail.errors import IntegrityError
 from reviewtrail.human_review.records._projection import HUMAN_REVIEW_PROJECTION
 from reviewtrail.ledger import Envelope, Ledger
 
 __all__ = ["Preloaded"]
+
+T = TypeVar("T")
 
 # The (table, column) reads answered from the records held: by item, and by run.
 _ITEMS = ("hr_items", "item_id")
@@ -58,13 +60,15 @@ class Preloaded:
         self._by: dict[str, list[str]] = {}
         self._rows: dict[tuple[str, str], dict[Any, list[dict[str, Any]]]] = {}
         self._given: set[str] = set()  # the records whose rows the reads held have been given
+        self._memo: dict[tuple[str, str], Any] = {}
         ids = list(dict.fromkeys(item_ids))
         # Each record's own hashes are checked as it is read; the links of all of them at the end.
         about_items = self._hold(ledger.records_about(ids, links=False))
         self._derive((_ITEMS, _DECISIONS), ids, about_items)
         if item_rows is not None:
             self._check_item_rows(ids, item_rows)
-        prompts: list[str] = list(record_ids)
+        extra = list(dict.fromkeys(record_ids))
+        prompts: list[str] = list(extra)
         runs: list[str] = list(run_ids)
         for item_id in ids:
             for row in self._rows[_ITEMS][item_id]:
@@ -74,7 +78,8 @@ class Preloaded:
         runs = list(dict.fromkeys(runs))
         run_records = self._hold(ledger.records_about(runs, links=False))
         self._derive((_RUNS, _PARTS), runs, run_records)
-        self._derive((_TRIGGERS,), list(dict.fromkeys(record_ids)), run_records)
+        if extra:  # the runs' rows, given again, answer by trigger too
+            self._derive((_TRIGGERS,), extra, run_records)
         wanted = [p for p in dict.fromkeys(prompts) if p not in self._records]
         self._hold(list(ledger.checked_get_many(wanted, links=False).values()))
         self._load_supersessions(list(self._records), links=False)
@@ -112,6 +117,15 @@ class Preloaded:
                 return [dict(r) for r in held[value]]
         return self._ledger.rows(table, **where)
 
+    def memo(self, key: tuple[str, str], make: Callable[[], T]) -> T:
+        """What ``make()`` gives, made once for ``key`` (what is read and how, e.g. a run's
+        candidate) while the records held stay the same: items of a page share prompts and runs,
+        which are then resolved once for all of them. :meth:`include` forgets every answer."""
+        if key in self._memo:
+            return self._memo[key]  # type: ignore[no-any-return]
+        made = self._memo[key] = make()
+        return made
+
     def include(self, records: list[Envelope]) -> None:
         """Hold ``records`` (read afresh, e.g. an item's decisions after an append) too: each new
         one adds its rows to the reads held and its supersessions. A record already held without
@@ -119,6 +133,7 @@ class Preloaded:
         fresh = [env for env in records if env.id not in self._given]
         if not fresh:
             return
+        self._memo.clear()
         unheld = [env for env in fresh if env.id not in self._records]
         self._hold(fresh)
         by_table: dict[str, list[tuple[str, dict[Any, list[dict[str, Any]]]]]] = {}

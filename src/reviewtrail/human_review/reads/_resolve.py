@@ -9,11 +9,13 @@ Amendments are followed by :mod:`._chains`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from reviewtrail.errors import NotFoundError
+from reviewtrail.human_review.reads._bulk_resolve import Preloaded
 from reviewtrail.human_review.reads._candidates import candidate_parts
 from reviewtrail.human_review.reads._chains import (
     Current,
@@ -50,6 +52,8 @@ __all__ = [
     "runs_over",
     "stricter",
 ]
+
+T = TypeVar("T")
 
 
 def run_facts(ledger: Records, run_id: str) -> RunFacts | None:
@@ -119,6 +123,11 @@ def _candidate(ledger: Records, run_id: str) -> tuple[CandidateFacts, str, str] 
     return facts, ReviewResponse.model_validate(parts.output.payload_value).response, digest
 
 
+def _memo(ledger: Records, key: tuple[str, str], make: Callable[[], T]) -> T:
+    """``make()``, made once per key over a preloaded page (prompts and runs shared by its items)."""
+    return ledger.memo(key, make) if isinstance(ledger, Preloaded) else make()
+
+
 def prompt_ref(ledger: Records, prompt_event_id: str) -> tuple[PromptRef, Current]:
     """The review prompt a run or item names, as recorded (a prompt is never rebound to a
     correction: an amended prompt makes its items invalid)."""
@@ -155,12 +164,12 @@ def resolve_item(ledger: Records, item_id: str) -> ResolvedItem:
         raise NotFoundError(f"no review item {item_id}", field="item")
     env = ledger.get(rows[0]["record_id"])
     item = ReviewItem.model_validate(env.payload_value)
-    ref, prompt_now = prompt_ref(ledger, item.prompt_event_id)
+    ref, prompt_now = _memo(ledger, ("prompt", item.prompt_event_id), partial(prompt_ref, ledger, item.prompt_event_id))
     item_now = current(ledger, env)
     candidates = {}
     digests = {}
     for run_id in item.run_ids():
-        found = _candidate(ledger, run_id)
+        found = _memo(ledger, ("candidate", run_id), partial(_candidate, ledger, run_id))
         if found is not None:
             candidates[run_id] = (found[0], found[1])
             digests[run_id] = found[2]

@@ -1,0 +1,137 @@
+"""An export streams: its rows reach the files while the campaign is still read, a refusal part
+way leaves nothing written, and the prompts and runs a page of items shares are resolved once
+(docs/human-review.md, "Exporting a campaign")."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.support.human_review import add_item, add_prompt, add_run, new_store
+from tests.test_human_review_export_job import decide, manifest
+
+import reviewtrail.human_review.export._export_job as export_job
+import reviewtrail.human_review.reads._resolve as resolve
+from reviewtrail.errors import IntegrityError
+from reviewtrail.human_review import ReviewItem, ReviewResponse, campaign_settings, export_campaign
+from reviewtrail.human_review.reads._bulk_resolve import Preloaded
+from reviewtrail.ledger import new_record
+from reviewtrail.store import Store
+
+AGENTS = ("agent-a", "agent-b", "agent-c", "agent-d")
+
+
+def _shared(tmp_path: Path, prompts: int = 2) -> tuple[Store, list[ReviewItem], int]:
+    """``prompts`` prompts, each answered by the four agents, every pair of its runs an item
+    (six per prompt, each run in three), each item decided; the store, its items, its runs."""
+    store = new_store(tmp_path)
+    campaign_settings(store, "camp", 1, training=True)
+    items = []
+    for _ in range(prompts):
+        prompt = add_prompt(store, agents=AGENTS)
+        runs = [add_run(store, prompt, agent) for agent in AGENTS]
+        items += [add_item(store, prompt, a, b) for a, b in itertools.combinations(runs, 2)]
+    for item in items:
+        decide(store, item, "prefer")
+    return store, items, prompts * len(AGENTS)
+
+
+def _staged_bytes(out: Path) -> int:
+    return sum(p.stat().st_size for p in out.iterdir() if p.name.endswith(".tmp"))
+
+
+def test_rows_reach_the_files_while_the_campaign_is_still_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store, items, _ = _shared(tmp_path)
+    out = tmp_path / "out"
+    real = export_job.campaign_item_states
+    seen: list[int] = []
+
+    def states(*args: Any, **kw: Any) -> Iterator[Any]:
+        for n, state in enumerate(real(*args, **kw)):
+            if n == len(items) - 1:  # before the last item is read: the rows so far are written
+                seen.append(_staged_bytes(out))
+            yield state
+
+    monkeypatch.setattr(export_job, "campaign_item_states", states)
+    report = export_campaign(store, "camp", 1, out)
+    assert report.exported == len(items)
+    assert seen and seen[0] > 0
+    assert _staged_bytes(out) == 0  # and once done, only whole files remain
+    store.close()
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_a_refusal_part_way_leaves_the_folder_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, existing: bool
+) -> None:
+    store, items, _ = _shared(tmp_path)
+    out = tmp_path / "out"
+    if existing:
+        export_campaign(store, "camp", 1, out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()} if existing else None
+    real = export_job.campaign_item_states
+
+    def states(*args: Any, **kw: Any) -> Iterator[Any]:
+        for n, state in enumerate(real(*args, **kw)):
+            if n == len(items) - 1:
+                assert _staged_bytes(out) > 0  # rows were written before the refusal
+                raise IntegrityError("ledger seq 7: hash does not match the envelope", field="ledger")
+            yield state
+
+    monkeypatch.setattr(export_job, "campaign_item_states", states)
+    with pytest.raises(IntegrityError):
+        export_campaign(store, "camp", 1, out)
+    if existing:
+        assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    else:
+        assert not out.exists()  # the folder the export made is gone, with nothing in it
+    monkeypatch.undo()
+    report = export_campaign(store, "camp", 1, out)
+    assert report.number == (2 if existing else 1)
+    assert [f["rows"] for f in manifest(out)["files"]][-3:] == [len(items)] * 3
+    store.close()
+
+
+def test_a_page_resolves_each_shared_run_and_prompt_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store, items, runs = _shared(tmp_path)
+    calls = {"candidate": 0, "prompt": 0}
+    real_candidate, real_prompt = resolve._candidate, resolve.prompt_ref
+
+    def candidate(*args: Any) -> Any:
+        calls["candidate"] += 1
+        return real_candidate(*args)
+
+    def prompt(*args: Any) -> Any:
+        calls["prompt"] += 1
+        return real_prompt(*args)
+
+    monkeypatch.setattr(resolve, "_candidate", candidate)
+    monkeypatch.setattr(resolve, "prompt_ref", prompt)
+    report = export_campaign(store, "camp", 1, tmp_path / "out")
+    assert report.exported == len(items) == 12
+    assert calls == {"candidate": runs, "prompt": 2}  # not two candidates and a prompt per item
+    store.close()
+
+
+def test_a_page_forgets_what_it_resolved_when_records_are_included(tmp_path: Path) -> None:
+    store, items, _ = _shared(tmp_path, prompts=1)
+    item = items[0]
+    with store.ledger.snapshot():
+        page = Preloaded(store.ledger, [item.item_id], store.ledger.stored_rows("hr_items", item_id=item.item_id))
+        assert resolve.resolve_item(page, item.item_id).valid
+    # The first candidate's output corrected: it is no longer what the item froze.
+    frozen = item.candidates[0]
+    record = new_record(
+        ReviewResponse(response="a different answer"),
+        actor="runner",
+        privacy="public-source",
+        subject=frozen.run_id,
+        supersedes=frozen.output_event_id,
+    )
+    [env] = store.append([record])
+    page.include([env])
+    assert not resolve.resolve_item(page, item.item_id).valid
+    store.close()
