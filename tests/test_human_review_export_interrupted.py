@@ -14,6 +14,7 @@ from tests.support.human_review import campaign_with_items, new_store
 from tests.test_human_review_export_job import decide
 
 import reviewtrail.human_review.export._dataset_manifest as dataset_manifest
+import reviewtrail.human_review.export._export_folder as export_folder
 from reviewtrail.errors import ConflictError
 from reviewtrail.human_review import campaign_settings, export_campaign
 from reviewtrail.store import Store
@@ -81,6 +82,32 @@ def test_a_killed_export_lists_no_partial_export_and_the_rerun_ends_as_an_uninte
         assert names in ([], NAMES)
     report = export_campaign(store, "camp", 1, out)
     assert report.number == 1
+    assert _listing(out) == _listing(reference)  # the same files, the same bytes, nothing else
+    store.close()
+
+
+def test_an_export_killed_while_its_journal_is_rewritten_leaves_nothing_after_the_rerun(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The journal is rewritten (with the files' SHA-256) through a temporary file beside it; a
+    kill before that file is renamed leaves it behind, and the next export removes it with the
+    rest of what the killed export journaled."""
+    store = _store(tmp_path)
+    reference = tmp_path / "reference"
+    export_campaign(store, "camp", 1, reference)
+    out = tmp_path / "out"
+
+    def dies(path: Any, data: bytes, **_kw: Any) -> None:
+        Path(path).with_name(f".{Path(path).name}.k1ll3d.tmp").write_bytes(data[: len(data) // 2])
+        raise Killed
+
+    with monkeypatch.context() as patch:
+        patch.setattr(export_folder, "replace_file", dies)
+        patch.setattr(dataset_manifest.ExportFiles, "_abort", lambda _self: None)  # a dead process cleans nothing
+        with pytest.raises(Killed):
+            export_campaign(store, "camp", 1, out)
+    assert (out / f".{export_folder.JOURNAL_NAME}.k1ll3d.tmp").exists()
+    assert export_campaign(store, "camp", 1, out).number == 1
     assert _listing(out) == _listing(reference)  # the same files, the same bytes, nothing else
     store.close()
 

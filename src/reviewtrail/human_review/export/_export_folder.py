@@ -181,7 +181,10 @@ def clear_debris(folder: Path, pattern: re.Pattern[str], manifest_name: str) -> 
             if path.name in files and path.name not in listed:
                 ours = _is_ours(path, files[path.name])
             else:
-                ours = bool(temp and temp["name"] in temps) and path.is_file() and not path.is_symlink()
+                # the journaled names' temporary files, and the journal's own (a kill while it was
+                # rewritten): both are written only by an export, under the folder's lock
+                named = temp is not None and (temp["name"] in temps or temp["name"] == JOURNAL_NAME)
+                ours = named and path.is_file() and not path.is_symlink()
             if ours:
                 path.unlink()
                 removed.append(path.name)

@@ -280,32 +280,6 @@ class Ledger:
             found += self.recorder.select_rows_in(table, column, wanted[i : i + IN_CHUNK], filters)
         return self._checked(table, found)
 
-    def rows_in_with_records(
-        self, table: str, column: str, values: Iterable[Any], **where: Any
-    ) -> list[tuple[dict[str, Any], Envelope]]:
-        """:meth:`rows_in`, each row with the record it rests on, read in the same pass: the
-        rows are checked exactly as :meth:`rows` checks them, and a caller that needs the
-        records (all of them) does not read them again."""
-        wanted = [v for v in dict.fromkeys(values) if v is not None]
-        filters = self._table_where(table, {**where, column: None})
-        del filters[column]
-        found: list[dict[str, Any]] = []
-        for i in range(0, len(wanted), IN_CHUNK):
-            found += self.recorder.select_rows_in(table, column, wanted[i : i + IN_CHUNK], filters)
-        if not found:
-            return []
-        records: dict[int, Envelope] = {}
-        self._check_rows(table, found, records)
-        out = []
-        for row in found:
-            record = records.get(row[ROW_SEQ])
-            if record is None:
-                problem = f"query table {table}: row names record seq {row[ROW_SEQ]}, which is not in the ledger"
-                raise IntegrityError(f"{problem}; run 'reviewtrail verify'", field=table)
-            del row[ROW_SEQ]
-            out.append((row, record))
-        return out
-
     def get_many(self, record_ids: Iterable[str]) -> dict[str, Envelope]:
         """The records with these ids that exist, by id (one read for many ids; like :meth:`get`)."""
         return self.recorder.get_many(record_ids)
