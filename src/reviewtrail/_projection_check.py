@@ -26,7 +26,7 @@ from operator import itemgetter
 from typing import Any
 
 from reviewtrail._row_diff import MAX_REPORTED_PER_TABLE, diff_table
-from reviewtrail.ledger import ROW_SEQ, Envelope, Ledger, verify_reads
+from reviewtrail.ledger import ROW_SEQ, Envelope, Ledger, row_makers, verify_reads
 
 __all__ = ["MAX_REPORTED_PER_TABLE", "ProjectionCheck"]
 
@@ -39,7 +39,7 @@ class ProjectionCheck:
     def __init__(self, ledger: Ledger, *, after_seq: int = 0, batch: int = _BATCH) -> None:
         self._ledger = ledger
         self._tables = ledger.tables
-        self._projections = tuple(ledger.projections)
+        self._makers = row_makers(ledger.projections)
         self._after = after_seq
         self._batch = batch
         self._pending: dict[str, list[tuple[Any, ...]]] = {t: [] for t in self._tables}
@@ -79,15 +79,18 @@ class ProjectionCheck:
     def add(self, env: Envelope) -> None:
         rows: list[tuple[str, tuple[Any, ...]]] = []
         seq = env.seq
+        values = self._values
         try:
-            for projection in self._projections:
-                for table, row in projection.rows(env):
-                    rows.append((table, (*self._values[table](row), seq)))
+            for make in self._makers(env):
+                for table, row in make(env):
+                    rows.append((table, (*values[table](row), seq)))
         except Exception:
             return  # a record that gives no rows (damaged, or of a shape its projection refuses)
+        if not rows:
+            return
         pending = self._pending
-        for table, values in rows:
-            pending[table].append(values)
+        for table, row_values in rows:
+            pending[table].append(row_values)
         self._held += len(rows)
         if self._held >= self._batch:
             self._flush()

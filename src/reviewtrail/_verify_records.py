@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reviewtrail._projection_check import ProjectionCheck
-from reviewtrail.cas import BARE_SEARCH, CasRef, CasStore, Location, refs_in
+from reviewtrail.cas import BARE_SEARCH, CasObjectRef, CasRef, CasStore, Location, refs_in
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.ledger import Envelope, Ledger, VerifyReads, chain_problems, verify_reads
 
@@ -31,6 +31,7 @@ __all__ = ["SPLIT_AT_LEAST", "ObjectIndex", "WalkResult", "spare_core", "walk_re
 # (phase, advance, total)
 Tick = Callable[[str, int, int], None]
 _ABSENT = -1
+_SOUND_MAX = 4096
 
 
 class ObjectIndex:
@@ -43,6 +44,9 @@ class ObjectIndex:
         self._absent: set[tuple[Location, str]] = set()
         self.checked = 0
         self.problems: list[str] = []
+        # References found intact with their size, by identity (references of the same values are
+        # mostly one object: see cas._refs), each kept so that its id is not reused; bounded.
+        self.sound: dict[int, CasObjectRef | CasRef] = {}
 
     def _check(self, key: tuple[Location, str]) -> None:
         assert self._cas is not None
@@ -78,16 +82,24 @@ def ref_problems(env: Envelope, objects: ObjectIndex) -> tuple[list[str], int]:
     except (InvalidInputError, ValueError) as exc:
         return [f"ledger seq {env.seq} ({env.id}): unreadable CAS reference: {exc}"], 0
     problems: list[str] = []
+    sound = objects.sound
     for ref in refs:
+        if id(ref) in sound:  # this very reference was found intact, with its size, before
+            continue
         where: tuple[Location, ...] = (ref.pool,) if isinstance(ref, CasRef) else BARE_SEARCH
-        label = f"ledger seq {env.seq} ({env.id}) -> {ref.digest}"
         found = objects.find(where, ref.hash)
         if found is None:
-            problems.append(f"{label}: object missing from {', '.join(where)}")
+            problem = f"object missing from {', '.join(where)}"
         elif found in objects.bad:
-            problems.append(f"{label}: object {found[0]}/{ref.digest} is corrupt")
+            problem = f"object {found[0]}/{ref.digest} is corrupt"
         elif objects.intact[found] != ref.size:
-            problems.append(f"{label}: size {ref.size} recorded, object has {objects.intact[found]} bytes")
+            problem = f"size {ref.size} recorded, object has {objects.intact[found]} bytes"
+        else:
+            if len(sound) >= _SOUND_MAX:
+                sound.clear()
+            sound[id(ref)] = ref
+            continue
+        problems.append(f"ledger seq {env.seq} ({env.id}) -> {ref.digest}: {problem}")
     return problems, len(refs)
 
 

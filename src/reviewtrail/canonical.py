@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
-import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -299,54 +299,68 @@ def loads_document(data: bytes | str, **options: Any) -> Any:
         raise json.JSONDecodeError("nested too deeply to read", text[:80], 0) from None
 
 
-class _NotPlain(Exception):
-    """A number or constant the fast canonical check leaves to the general one."""
+# What the fast canonical check must leave to the general one, found in one pass over the bytes
+# (mapped by ``_MARKS``, then searched): a lead byte of a code point at or above U+D000 (keys
+# holding such characters may sort differently by UTF-16 code unit), mapped to ``!``; and an
+# integer of sixteen digits or more (it may be beyond 2**53 - 1, which reads as a double). In
+# bytes an encoder gives back, a number starts the value or follows ``:``, ``,`` or ``[``: these
+# and the minus sign map to ``:``, digits to ``0``. A digit run in a string can only send bytes
+# to the general check, never past it.
+_MARKS = bytes(
+    b"0"[0] if chr(b) in "0123456789" else b":"[0] if chr(b) in ":,[-" else b"!"[0] if b >= 0xED else b"."[0]
+    for b in range(256)
+)
+_LONG_INT = b":" + b"0" * 16
 
 
-def _not_plain(text: str) -> Any:
-    raise _NotPlain(text)
+def _refuse_float(text: str) -> Any:
+    raise ValueError(text)
 
 
-def _short_int(text: str) -> int:
-    if len(text) > 15:  # maybe beyond 2**53 - 1, which reads as a double
-        raise _NotPlain(text)
-    return int(text)
+@functools.cache
+def _fast() -> tuple[Any, Any, type[Exception], type[Exception]]:
+    """msgspec's JSON decoder (refusing every float) and sorted-key encoder, made on first use:
+    loaded only by what checks stored payloads."""
+    import msgspec
 
-
-_STRICT_PLAIN_DECODER = json.JSONDecoder(parse_float=_not_plain, parse_int=_short_int, parse_constant=_not_plain)
-# The first UTF-8 lead byte of code points at or above U+D000: keys holding such characters may
-# sort differently by UTF-16 code unit, so bytes holding any are left to the general check.
-_HIGH_BYTE = re.compile(rb"[\xed-\xff]")
+    return (
+        msgspec.json.Decoder(float_hook=_refuse_float).decode,
+        msgspec.json.Encoder(order="sorted").encode,
+        msgspec.ValidationError,
+        msgspec.DecodeError,
+    )
 
 
 def is_canonical(data: bytes) -> bool:
-    """Whether ``data`` is exactly the RFC 8785 form of the JSON value it holds.
-
-    Bytes holding only objects, arrays, strings, booleans, null and integers of at most fifteen
-    characters, with no character at or above U+D000, are checked at C speed: for such values RFC
-    8785 is sorted-key, separator-free JSON without ASCII escaping (see ``_PLAIN_DUMPS``), so the
-    bytes are canonical exactly when that encoding of their parse gives them back. Anything else
-    (floats, long integers, NaN, high characters) takes the general check."""
+    """Whether ``data`` is exactly the RFC 8785 form of the JSON value it holds."""
     return canonical_value(data)[0]
 
 
 def canonical_value(data: bytes) -> tuple[bool, Any]:
     """``(is_canonical(data), value)``: when the bytes are canonical, ``value`` is what
     :func:`loads_json` gives for them (parsed once, for callers that read the value too);
-    otherwise it is ``None`` and means nothing."""
-    if data.isascii() or _HIGH_BYTE.search(data) is None:
+    otherwise it is ``None`` and means nothing.
+
+    Bytes holding only objects, arrays, strings, booleans, null and integers of at most fifteen
+    digits, with no character at or above U+D000, are checked at C speed, with one decode and one
+    encode: for such values RFC 8785 is what msgspec's sorted-key encoder writes (strings escape
+    only quote, backslash and control characters, ``\\u00xx`` lowercase; keys sort by code
+    point, which is UTF-16 order below U+D000), and msgspec reads them as :func:`loads_json`
+    does, so the bytes are canonical exactly when that encoding of their parse gives them back.
+    What msgspec cannot read (malformed JSON or UTF-8, a lone surrogate, too deep a nesting) has
+    no canonical form; anything else (floats, long integers, high characters) takes the general
+    check."""
+    marks = data.translate(_MARKS)
+    if marks.find(b"!") == -1 and marks.find(_LONG_INT) == -1 and not marks.startswith(_LONG_INT[1:]):
+        decode, encode, has_float, malformed = _fast()
         try:
-            value = _STRICT_PLAIN_DECODER.decode(data.decode("utf-8"))
-        except _NotPlain:
+            value = decode(data)
+        except has_float:
             pass
-        except (UnicodeDecodeError, ValueError, RecursionError):
+        except (malformed, RecursionError):
             return False, None
         else:
-            try:
-                same = _PLAIN_DUMPS(value).encode("utf-8") == data
-            except UnicodeEncodeError:  # a lone surrogate, written as an escape
-                return False, None
-            return (True, value) if same else (False, None)
+            return (True, value) if encode(value) == data else (False, None)
     try:
         value = loads_canonical(data)
     except CanonicalJSONError:

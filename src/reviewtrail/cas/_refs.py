@@ -146,21 +146,21 @@ def refs_in(value: Any) -> list[CasObjectRef | CasRef]:
     """
     found: list[CasObjectRef | CasRef] = []
     stack: list[Any] = [value]
+    pop, push, leaves = stack.pop, stack.extend, _LEAVES
     while stack:
-        item = stack.pop()
-        if type(item) in _LEAVES:
+        item = pop()
+        if type(item) in leaves:
             continue
         if isinstance(item, dict):
             keys = item.keys()
             if keys == _OBJECT_KEYS:
                 found.append(_validate_ref(CasObjectRef, item))
-                continue
-            if keys == _TYPED_KEYS:
+            elif keys == _TYPED_KEYS:
                 found.append(_validate_ref(CasRef, item))
-                continue
-            stack.extend(item.values())
+            else:  # what holds nothing is not stacked
+                push([v for v in item.values() if type(v) not in leaves])
         elif isinstance(item, (list, tuple)):
-            stack.extend(item)
+            push([v for v in item if type(v) not in leaves])
     return found
 
 

@@ -84,7 +84,9 @@ class RecordCatalog:
                     raise ValueError(f"record type {name!r} is given twice")
                 self._pending[name] = part
             declared += [
-                Projection(p.name, p.version, p.tables, rows=_DeferredRows(self, part, p.name, p.consumes))
+                Projection(
+                    p.name, p.version, p.tables, rows=_DeferredRows(self, part, p.name, p.consumes), types=p.consumes
+                )
                 for p in part.projections
             ]
         self._projections = _checked((*(BUILTIN_PROJECTIONS if builtins else ()), *projections, *declared))

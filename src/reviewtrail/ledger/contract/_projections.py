@@ -78,6 +78,8 @@ class Projection:
     version: int
     tables: tuple[ProjectionTable, ...]
     rows: Callable[[Envelope], Iterable[Row]] = field(compare=False)
+    # The record types ``rows`` can give rows for (``None``: any): others are not offered to it.
+    types: frozenset[str] | None = field(default=None, compare=False)
 
     def table(self, name: str) -> ProjectionTable:
         for t in self.tables:
@@ -92,18 +94,13 @@ def _cas_ref_rows(env: Envelope) -> Iterable[Row]:
     refs = env.cas_refs
     if not refs:
         return ()
-    from reviewtrail.cas import CasObjectRef  # loaded already: the refs are its instances
-
-    return [
-        ("cas_refs", {"seq": env.seq, "hash": ref.hash, "size": ref.size, "pool": _pool(ref, CasObjectRef)})
-        for ref in refs
-    ]
+    seq = env.seq
+    # A typed reference has a pool; a bare one (``{hash, size}``) has none: "".
+    return [("cas_refs", {"seq": seq, "hash": ref.hash, "size": ref.size, "pool": _pool(ref)}) for ref in refs]
 
 
-def _pool(ref: Any, bare: type[Any]) -> str:
-    """A typed reference's pool; ``""`` for a bare one (an instance of ``bare``)."""
-    pool = None if isinstance(ref, bare) else ref.pool
-    return pool or ""
+def _pool(ref: Any) -> str:
+    return getattr(ref, "pool", None) or ""
 
 
 def _supersession_rows(env: Envelope) -> Iterable[Row]:

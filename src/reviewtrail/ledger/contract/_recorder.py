@@ -38,6 +38,7 @@ __all__ = [
     "projection_rows",
     "refuse_known_ids",
     "refuse_unless_extends",
+    "row_makers",
     "seal_batch",
 ]
 
@@ -125,17 +126,43 @@ def refuse_known_ids(records: Iterable[NewRecord], known: Container[str]) -> Non
             raise ConflictError(f"a record with id {r.id!r} already exists", field="id")
 
 
+RowMaker = Callable[[Envelope], Iterable[Row]]
+
+
+def row_makers(projections: Iterable[Projection]) -> Callable[[Envelope], Sequence[RowMaker]]:
+    """For a record, the row functions of ``projections`` that can give it rows: those of its
+    type (a projection's ``types``), and not the built-in ones for a record that supersedes
+    nothing and holds no CAS reference (most records), which give none. Chosen once per type."""
+    listed = tuple(projections)
+    chosen: dict[tuple[Any, bool], list[RowMaker]] = {}
+
+    def pick(env: Envelope) -> Sequence[RowMaker]:
+        quiet = env.supersedes is None and not may_hold_refs(env.payload)
+        key = (env.type, quiet)
+        makers = chosen.get(key)
+        if makers is None:
+            makers = [
+                p.rows
+                for p in listed
+                if (p.types is None or env.type in p.types) and not (quiet and p.rows in QUIET_ROWS)
+            ]
+            if len(chosen) < _TYPES_CHOSEN_MAX:
+                chosen[key] = makers
+        return makers
+
+    return pick
+
+
+_TYPES_CHOSEN_MAX = 4096  # record types (as stored, odd ones too) whose row functions are kept
+
+
 def projection_rows(envelopes: Iterable[Envelope], projections: Iterable[Projection]) -> list[Row]:
     """The rows ``projections`` derive from ``envelopes``, each tagged with its record's seq."""
-    makers = [p.rows for p in projections]
-    # The built-in projections give no row for a record that supersedes nothing and holds no CAS
-    # reference (most records): for those they are not called.
-    others = [rows for rows in makers if rows not in QUIET_ROWS]
+    makers = row_makers(projections)
     out: list[Row] = []
     add = out.append
     for env in envelopes:
-        quiet = env.supersedes is None and not may_hold_refs(env.payload)
-        for rows in others if quiet else makers:
+        for rows in makers(env):
             for table, row in rows(env):
                 add((table, {**row, ROW_SEQ: env.seq}))
     return out

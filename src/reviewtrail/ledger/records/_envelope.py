@@ -11,6 +11,7 @@ Chain rule (documented in docs/architecture.md)::
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import operator
@@ -87,9 +88,8 @@ class Envelope:
         :class:`InvalidInputError`. Canonical bytes with no ``"size":`` hold none."""
         if not may_hold_refs(self.payload):
             return []
-        from reviewtrail.cas import refs_in
-
-        return refs_in(self.payload_value)
+        refs: list[CasObjectRef | CasRef] = _cas().refs_in(self.payload_value)
+        return refs
 
     def payload_json(self) -> Any:
         return self.payload_value
@@ -100,6 +100,14 @@ class Envelope:
         doc["payload"] = self.payload_json()
         doc["hash"] = self.hash
         return doc
+
+
+@functools.cache
+def _cas() -> Any:
+    """The CAS package (its references), loaded by the first record that may hold one."""
+    import reviewtrail.cas
+
+    return reviewtrail.cas
 
 
 def header_of(env: Envelope) -> dict[str, Any]:
@@ -132,11 +140,16 @@ def envelope_hash(env: Envelope) -> str | None:
     ``None`` when a field is of a type no sealed record has. The header's RFC 8785 form is written
     directly: its keys are fixed, already in order, and its values are strings, a seq and nulls."""
     seq, subject, supersedes = env.seq, env.subject, env.supersedes
-    texts = (env.actor, env.id, env.payload_hash, env.prev_hash, env.privacy, env.time, env.type)
     if (
         type(seq) is not int
         or not -_SAFE_SEQ <= seq <= _SAFE_SEQ
-        or not all(type(t) is str for t in texts)
+        or type(env.actor) is not str
+        or type(env.id) is not str
+        or type(env.payload_hash) is not str
+        or type(env.prev_hash) is not str
+        or type(env.privacy) is not str
+        or type(env.time) is not str
+        or type(env.type) is not str
         or not (subject is None or type(subject) is str)
         or not (supersedes is None or type(supersedes) is str)
     ):
