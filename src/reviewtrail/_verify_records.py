@@ -77,8 +77,11 @@ def ref_problems(env: Envelope, objects: ObjectIndex) -> tuple[list[str], int]:
     """Problems with the CAS references of one record (already checked by ``chain_problems``), and
     how many references it holds."""
     try:
-        # A canonical payload was parsed by the record check; any other is searched as parsed.
-        refs = env.cas_refs if "payload_value" in env.__dict__ else refs_in(env.payload_value)
+        # A canonical payload was parsed by the record check; any other is searched as parsed, and
+        # what is found is kept for its query-table rows (found once either way).
+        if "payload_value" not in env.__dict__:
+            env.__dict__["cas_refs"] = refs_in(env.payload_value)
+        refs = env.cas_refs
     except (InvalidInputError, ValueError) as exc:
         return [f"ledger seq {env.seq} ({env.id}): unreadable CAS reference: {exc}"], 0
     problems: list[str] = []
