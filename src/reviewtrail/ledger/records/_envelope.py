@@ -436,11 +436,10 @@ def record_problems(env: Envelope) -> list[str]:
 
     A canonical payload's parsed value is kept as ``env.payload_value``, so what reads the payload
     next (CAS references, query-table rows) does not parse it again."""
-    where = f"ledger seq {env.seq} ({env.id})"
     problems: list[str] = []
     payload = env.payload
     if hashlib.sha256(payload).hexdigest() != env.payload_hash:
-        problems.append(f"{where}: payload does not hash to payloadHash")
+        problems.append("payload does not hash to payloadHash")
     canonical, value = canonical_value(payload)
     if canonical:
         env.__dict__["payload_value"] = value  # what the cached property would parse, parsed once
@@ -448,16 +447,30 @@ def record_problems(env: Envelope) -> list[str]:
         try:
             canonical_json(loads_json(payload))
         except (ValueError, InvalidInputError):
-            problems.append(f"{where}: payload is not valid JSON")
+            problems.append("payload is not valid JSON")
         else:
-            problems.append(f"{where}: payload bytes are not canonical JSON")
-    if type(env.type) is not str or TYPE_PATTERN.fullmatch(env.type) is None:
-        problems.append(f"{where}: type {env.type!r} is not 'name@version'")
+            problems.append("payload bytes are not canonical JSON")
+    if type(env.type) is not str or (env.type not in _SOUND_TYPES and not _sound_type(env.type)):
+        problems.append(f"type {env.type!r} is not 'name@version'")
     if env.privacy not in PRIVACY_LEVELS:
-        problems.append(f"{where}: privacy {env.privacy!r} is not one of {', '.join(PRIVACY_LEVELS)}")
+        problems.append(f"privacy {env.privacy!r} is not one of {', '.join(PRIVACY_LEVELS)}")
     if envelope_hash(env) != env.hash:
-        problems.append(f"{where}: hash does not match the envelope")
-    return problems
+        problems.append("hash does not match the envelope")
+    if not problems:
+        return problems
+    return [f"ledger seq {env.seq} ({env.id}): {problem}" for problem in problems]
+
+
+# Record types already found to be 'name@version' (bounded): most records repeat a few.
+_SOUND_TYPES: set[str] = set()
+
+
+def _sound_type(text: str) -> bool:
+    if TYPE_PATTERN.fullmatch(text) is None:
+        return False
+    if len(_SOUND_TYPES) < 4096:
+        _SOUND_TYPES.add(text)
+    return True
 
 
 def chain_problems(
