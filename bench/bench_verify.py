@@ -14,7 +14,7 @@ verify_memory
     counted here.)
 
 verify_store
-    ``Store.verify()`` of the large store (every object re-hashed, every record checked, every
+    ``verify_store(store)`` of the large store (every object re-hashed, every record checked, every
     query table recomputed and compared) in records/s, against the hash-and-chain floor measured in
     the same run: one cursor over ``rt_records`` in seq order and, per row, SHA-256 of the payload
     and of the other fields joined, and its prevHash compared with the hash before it (in plain
@@ -39,13 +39,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from _util import WORK_ROOT, Config, Result, measure, rate, verdict
-from reviewtrail._verify_records import spare_core
 from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
 from reviewtrail.ledger import NewRecord, new_record
 from reviewtrail.ledger.records._envelope import format_time, new_id
 from reviewtrail.provenance import ExecutionRun, create_session
 from reviewtrail.store import Store
+from reviewtrail.verify import spare_core, verify_store
 
 _OBJECTS = 100
 
@@ -219,7 +219,7 @@ def bench_verify(cfg: Config) -> Result:
         os.sync()
         split.append(spare_core())  # what verify will decide: a second process for the later half, or not
         t0 = time.perf_counter()
-        report = store.verify()
+        report = verify_store(store)
         elapsed = time.perf_counter() - t0
         if not report.ok:
             raise AssertionError(report.problems[:3])

@@ -21,6 +21,7 @@ from reviewtrail.human_review.campaigns._run_claims import CLAIMS_FOLDER, RunCla
 from reviewtrail.ledger import Envelope
 from reviewtrail.models import ModelBackend, ScriptedBackend
 from reviewtrail.store import Store
+from reviewtrail.verify import verify_store
 from support.human_review import add_prompt, add_run, new_store
 
 
@@ -207,7 +208,7 @@ def test_a_claims_folder_replaced_by_a_symlink_is_reported(tmp_path: Path) -> No
         elsewhere = tmp_path / "elsewhere"
         elsewhere.mkdir()
         (tmp_path / "store" / CLAIMS_FOLDER).symlink_to(elsewhere)
-        problems = store.verify().problems
+        problems = verify_store(store).problems
     finally:
         store.close()
     assert any(p.startswith(f"{CLAIMS_FOLDER} is not a plain folder") for p in problems), problems

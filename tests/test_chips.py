@@ -17,6 +17,7 @@ from reviewtrail.config import ReviewerSettings, Settings
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.ledger import new_record
 from reviewtrail.store import Store
+from reviewtrail.verify import verify_store
 
 QUICK = ReviewerSettings(tier="quick")
 
@@ -131,7 +132,7 @@ def test_record_claims_resolves_chips_and_records_the_alias_map(store: Store) ->
     assert recorded.alias_map is not None and recorded.alias_map.turn_id == "t1"
     digest = recorded.claims[0].source["digest"]  # type: ignore[index]
     assert alias_maps_for(store, digest=digest) == {"ev1": [evidence_id], "ev2": ["ev-nothing"]}
-    assert store.verify().ok
+    assert verify_store(store).ok
     doc = recorded.to_json()
     assert doc["aliasMap"]["aliases"] == {"ev1": evidence_id, "ev2": "ev-nothing"}
 

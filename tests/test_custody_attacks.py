@@ -27,6 +27,7 @@ from reviewtrail.errors import (
     StorageFullError,
 )
 from reviewtrail.ledger import NewRecord
+from reviewtrail.verify import verify_store
 
 runner = CliRunner()
 
@@ -279,7 +280,7 @@ def test_disk_full_during_append_is_a_clear_error_and_writes_nothing(tmp_path: P
             store.append([NewRecord(type="t.big@1", actor="x", privacy="private", payload={"text": big})])
         assert store.ledger.head() == before
     with open_store(settings) as store:
-        assert store.verify().ok
+        assert verify_store(store).ok
 
 
 def test_a_read_only_store_is_read_and_verified_and_refuses_writes(
@@ -315,7 +316,7 @@ def test_a_read_only_store_is_read_and_verified_and_refuses_writes(
 def test_read_only_open_refuses_appends_in_the_library(tmp_path: Path) -> None:
     settings = populated(tmp_path / "s")
     with open_store(settings, read_only=True) as store:
-        assert store.verify().ok
+        assert verify_store(store).ok
         with pytest.raises(ReadOnlyStoreError):
             store.append([NewRecord(type="u.x@1", actor="a", privacy="private", payload={})])
         with pytest.raises(ReadOnlyStoreError):

@@ -14,6 +14,7 @@ from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
 from reviewtrail.errors import BackendUnavailableError, ConfigError, IntegrityError, LedgerMissingError
 from reviewtrail.ledger import NewRecord
+from reviewtrail.verify import verify_store
 
 
 def _init(root: Path, url: str) -> Settings:
@@ -49,17 +50,17 @@ def test_emptied_postgres_records_and_disabled_triggers_are_reported(tmp_path: P
     settings = _init(tmp_path / "s", pg_url)
     _sql(pg_url, "ALTER TABLE rt_records DISABLE TRIGGER rt_records_no_change")
     with open_store(settings) as store:
-        problems = store.verify().problems
+        problems = verify_store(store).problems
     assert any("rt_records_no_change" in p and "disabled" in p for p in problems), problems
     _sql(pg_url, "DELETE FROM rt_records")
     with pytest.raises(LedgerMissingError, match="emptied or replaced"):
         open_store(settings)
     with open_store(settings, check_identity=False) as store:
-        problems = store.verify().problems
+        problems = verify_store(store).problems
     assert any("identity record" in p for p in problems)
     _sql(pg_url, "DROP TRIGGER rt_records_no_truncate ON rt_records")
     with open_store(settings, check_identity=False) as store:
-        assert any("rt_records_no_truncate" in p and "dropped" in p for p in store.verify().problems)
+        assert any("rt_records_no_truncate" in p and "dropped" in p for p in verify_store(store).problems)
 
 
 @pytest.mark.postgres
@@ -67,10 +68,10 @@ def test_query_rows_edited_on_postgres_are_reported(tmp_path: Path, pg_url: str)
     settings = _init(tmp_path / "s", pg_url)
     _sql(pg_url, "UPDATE rt_p_cas_refs SET size = 1")
     with open_store(settings) as store:
-        problems = store.verify().problems
+        problems = verify_store(store).problems
         assert any("query table cas_refs" in p and "edited" in p for p in problems), problems
         store.ledger.rebuild_projections()
-        assert store.verify().ok
+        assert verify_store(store).ok
 
 
 @pytest.mark.postgres
@@ -81,7 +82,7 @@ def test_a_lost_connection_mid_append_is_retried_once(tmp_path: Path, pg_url: st
         _sql(pg_url, f"SELECT pg_terminate_backend({pid})")
         [env] = store.append([NewRecord(type="t.b@1", actor="x", privacy="private", payload={"n": 1})])
         assert env.seq == 3 and store.ledger.get(env.id) == env
-        assert store.verify().ok
+        assert verify_store(store).ok
 
 
 @pytest.mark.postgres
@@ -132,7 +133,7 @@ def test_verify_while_others_write_has_no_false_alarms(
             while store.ledger.head().seq < 5:  # type: ignore[union-attr]
                 threading.Event().wait(0.05)
             for _ in range(20):
-                report = store.verify()
+                report = verify_store(store)
                 alarms.extend(report.problems)
                 seen.append(report.records_checked)
     finally:
@@ -142,7 +143,7 @@ def test_verify_while_others_write_has_no_false_alarms(
     assert alarms == []
     assert seen[-1] > seen[0], "the writers really wrote while verify ran"
     with open_store(settings) as store:
-        final = store.verify()
+        final = verify_store(store)
     assert final.ok, final.problems
     assert json.dumps(final.to_json())
 
@@ -156,7 +157,7 @@ def test_a_foreign_trigger_on_postgres_is_reported(tmp_path: Path, pg_url: str) 
         "CREATE TRIGGER sneaky BEFORE INSERT ON rt_p_cas_refs FOR EACH ROW EXECUTE FUNCTION drop_rows()",
     )
     with open_store(settings) as store:
-        problems = store.verify().problems
+        problems = verify_store(store).problems
     assert any("trigger sneaky on rt_p_cas_refs is not reviewtrail's own" in p for p in problems), problems
 
 
@@ -174,7 +175,7 @@ def test_a_rule_that_swallows_appends_fails_the_append_and_is_reported(tmp_path:
         with pytest.raises(IntegrityError, match="was not stored as sealed") as err:
             store.append([NewRecord(type="t.b@1", actor="x", privacy="private", payload={"n": 1})])
         assert err.value.exit_code == 4 and store.ledger.head() == head
-        problems = store.verify().problems
+        problems = verify_store(store).problems
     assert any("rule swallow on rt_records" in p for p in problems), problems
 
 
@@ -188,7 +189,7 @@ def test_a_rule_that_swallows_query_rows_fails_the_append(tmp_path: Path, pg_url
         with pytest.raises(IntegrityError, match="query table rt_p_cas_refs, 0 stored"):
             store.append([NewRecord(type="t.a@1", actor="x", privacy="private", payload={"f": ref.to_json()})])
         assert store.ledger.head() == head
-        assert any("rule swallow on rt_p_cas_refs" in p for p in store.verify().problems)
+        assert any("rule swallow on rt_p_cas_refs" in p for p in verify_store(store).problems)
 
 
 @pytest.mark.postgres
@@ -200,7 +201,7 @@ def test_a_trigger_function_replaced_by_a_no_op_is_reported(tmp_path: Path, pg_u
         "BEGIN IF false THEN RAISE EXCEPTION 'ledger records are append-only'; END IF; RETURN OLD; END $$",
     )
     with open_store(settings) as store:
-        problems = store.verify().problems
+        problems = verify_store(store).problems
     assert any("function rt_append_only behind trigger rt_records_no_change was replaced" in p for p in problems)
 
 
@@ -216,7 +217,7 @@ def test_a_trigger_that_never_fires_is_reported(tmp_path: Path, pg_url: str) -> 
         "FOR EACH ROW WHEN (false) EXECUTE FUNCTION let_it()",
     )
     with open_store(settings) as store:
-        problems = store.verify().problems
+        problems = verify_store(store).problems
     assert any("trigger rt_records_no_change on rt_records was replaced" in p for p in problems), problems
 
 
@@ -230,7 +231,7 @@ def test_a_stored_replica_role_is_reported_and_refuses_appends(tmp_path: Path, p
     _sql(pg_url, f"ALTER {target} SET session_replication_role = replica")
     try:
         with open_store(settings) as store:
-            problems = store.verify().problems
+            problems = verify_store(store).problems
             with pytest.raises(IntegrityError, match="session_replication_role is 'replica'") as err:
                 store.append([NewRecord(type="t.b@1", actor="x", privacy="private", payload={"n": 1})])
             assert err.value.exit_code == 4
@@ -246,7 +247,7 @@ def test_a_replica_role_in_the_session_is_reported_and_refuses_appends(tmp_path:
     settings = _init(tmp_path / "s", pg_url)
     with open_store(settings) as store:
         store.ledger.recorder._conn.execute("SET session_replication_role = replica")  # type: ignore[attr-defined]
-        assert any("'replica' in this session" in p for p in store.verify().problems)
+        assert any("'replica' in this session" in p for p in verify_store(store).problems)
         with pytest.raises(IntegrityError, match="refusing to write"):
             store.append([NewRecord(type="t.b@1", actor="x", privacy="private", payload={"n": 1})])
 
@@ -256,13 +257,13 @@ def test_a_dropped_query_table_on_postgres_is_an_integrity_failure(tmp_path: Pat
     settings = _init(tmp_path / "s", pg_url)
     _sql(pg_url, "DROP TABLE rt_p_cas_refs")
     with open_store(settings) as store:
-        problems = store.verify().problems
+        problems = verify_store(store).problems
         assert any("rt_p_cas_refs was dropped" in p for p in problems), problems
         with pytest.raises(IntegrityError, match="rt_p_cas_refs") as err:
             store.ledger.rows("cas_refs")
         assert err.value.exit_code == 4
         store.ledger.rebuild_projections()
-        assert store.verify().ok
+        assert verify_store(store).ok
 
 
 @pytest.mark.postgres
@@ -294,7 +295,7 @@ def test_a_row_level_security_policy_hiding_a_record_from_verify_is_refused(
         assert conn.execute(f"SELECT count(*) FROM {table}").fetchone() == (head - 1 if table == "rt_records" else 0,)
     for who in (verifier, settings):
         with open_store(who, check_identity=False) as store, pytest.raises(ConfigError) as refused:
-            store.verify()
+            verify_store(store)
         assert refused.value.exit_code == 5
         assert (
             f"row-level security is enabled on {table} with policy rt_hide_last (SELECT to {role} using (seq < {head}))"
@@ -305,7 +306,7 @@ def test_a_row_level_security_policy_hiding_a_record_from_verify_is_refused(
     assert code == 5 and "rt_hide_last" in err and "verify refuses" in err, err
     _sql(url, f"ALTER TABLE {table} DISABLE ROW LEVEL SECURITY")  # the policy stays, inert: every row is seen
     with open_store(verifier, check_identity=False) as store:
-        report = store.verify()
+        report = verify_store(store)
     assert report.ok and report.head_seq == head, report.problems
 
 
@@ -321,4 +322,4 @@ def test_row_level_security_with_no_policy_is_refused(tmp_path: Path, pg_url: st
         open_store(settings) as store,
         pytest.raises(ConfigError, match="rt_p_cas_refs \\(forced on its owner too\\) with no policy"),
     ):
-        store.verify()
+        verify_store(store)

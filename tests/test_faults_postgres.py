@@ -35,6 +35,7 @@ import pytest
 
 from conftest import need
 from reviewtrail.errors import EXIT_BACKEND
+from reviewtrail.verify import verify_store
 from support.faults import Writer, base_env, cli, in_flight, print_figures
 from support.pgserver import PgServer, find_bindir
 
@@ -283,4 +284,4 @@ def test_one_process_reads_and_appends_again_once_the_server_is_back(crash_pg: P
                 with pytest.raises(BackendUnavailableError):
                     store.ledger.head()
         assert [e.seq for e in store.ledger.tail(2)] == [first.seq, second.seq]
-        assert store.verify().problems == []
+        assert verify_store(store).problems == []

@@ -23,6 +23,7 @@ from reviewtrail.human_review import (
 )
 from reviewtrail.ledger import new_record
 from reviewtrail.store import Store
+from reviewtrail.verify import verify_store
 from support.human_review import add_item, add_prompt, add_run, campaign_with_items, new_store
 
 # Provenance values chosen so that a scan of any output for them cannot miss.
@@ -402,7 +403,7 @@ def test_a_decided_item_leaves_the_open_items_table_and_verify_rebuilds_it_the_s
     rows = store.ledger.rows("hr_open")
     open_ids = sorted(r["item_id"] for r in rows if r["item_seq"] is not None)
     assert open_ids == sorted(i.item_id for i in items[1:])
-    assert store.verify().ok
+    assert verify_store(store).ok
     store.ledger.rebuild_projections()
     assert store.ledger.rows("hr_open") == rows
     store.close()

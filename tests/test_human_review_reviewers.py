@@ -365,8 +365,8 @@ def test_from_a_checkpoint_a_key_claimed_before_it_keeps_its_first_row() -> None
     """verify --since: a record after the checkpoint giving a key a record before it claimed (a
     chain recorded before the key) is not an edit in a table whose first row stays; in a table
     whose later row replaces the earlier, the same stored row is reported as edited."""
-    from reviewtrail._row_diff import diff_table
     from reviewtrail.ledger import ProjectionTable
+    from reviewtrail.verify import diff_table
 
     columns = (("item_id", "text"), ("follows", "text"), ("record_id", "text"))
     before = ("item-1", "", "first", 3)  # claimed at seq 3, before the checkpoint at seq 5

@@ -37,6 +37,7 @@ from reviewtrail.models import (
     retry_wait,
 )
 from reviewtrail.store import Store
+from reviewtrail.verify import verify_store
 
 KEY = "sk-test-retry-4b1d"
 MESSAGES = [{"role": "user", "content": "Is the ablation in table 2 fair?"}]
@@ -240,7 +241,7 @@ def test_invoke_records_every_attempt_on_the_manifest(server: ScriptedServer, st
     ]
     assert [a.status for a in result.manifest.attempts or ()] == [429, 502, 200]
     assert sleeps == [2.0, 2.0]
-    assert store.verify().ok
+    assert verify_store(store).ok
 
 
 def test_calls_without_retries_record_their_one_attempt(server: ScriptedServer, store: Store) -> None:

@@ -39,6 +39,7 @@ from reviewtrail.models import (
     price,
 )
 from reviewtrail.store import Store
+from reviewtrail.verify import verify_store
 from support.fake_llm_server import FakeLLMServer
 
 KEY = "sk-test-3f9c0a7d-never-print-me"
@@ -354,7 +355,7 @@ def test_invoke_records_manifest_and_usage_atomically(server: FakeLLMServer, sto
     }
     assert m_env.payload_value["startedAt"].endswith("Z")
 
-    report = store.verify()
+    report = verify_store(store)
     assert report.ok, report.problems
     assert report.refs_checked == 3
 
@@ -371,7 +372,7 @@ def test_invoke_with_scripted_backend_records_unknown_cost(store: Store) -> None
     assert usage.cost.amount is None and usage.call_type == "paper-vision"
     assert result.completion.text == "Looks right."
     assert store.cas.read(manifest.response) == b"Looks right."
-    assert store.verify().ok
+    assert verify_store(store).ok
 
 
 def m_payload(result: Any) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from reviewtrail.app import open_store
 from reviewtrail.config import Settings
 from reviewtrail.errors import EXIT_BACKEND, EXIT_INTEGRITY, ReviewtrailError
 from reviewtrail.human_review import decide, review_queue
+from reviewtrail.verify import verify_store
 from support.human_review import campaign_with_items, new_store
 
 
@@ -51,7 +52,7 @@ def test_a_dropped_query_table_is_exit_4_for_verify_and_the_queue(tmp_path: Path
     settings = _store_with_items(tmp_path, pg_url)
     _sql(pg_url, "DROP TABLE rt_p_hr_open")
     with open_store(settings) as store:
-        problems = store.verify().problems
+        problems = verify_store(store).problems
         assert any("hr_open" in p and "dropped" in p for p in problems), problems
         with pytest.raises(ReviewtrailError) as err:
             review_queue(store, "camp", 1, limit=5)
@@ -69,4 +70,4 @@ def test_a_rule_that_swallows_query_rows_is_refused_before_the_decision_counts(t
             decide(store, item, {"disposition": "prefer", "preferred": "A", "strength": "slight"}, reviewer="rev-1")
         assert err.value.exit_code in (EXIT_BACKEND, EXIT_INTEGRITY), err.value
         assert store.ledger.head() == head  # nothing was appended
-        assert any("swallow" in p or "rule" in p for p in store.verify().problems)
+        assert any("swallow" in p or "rule" in p for p in verify_store(store).problems)

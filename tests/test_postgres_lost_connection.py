@@ -23,6 +23,7 @@ import pytest
 from reviewtrail.app import open_store
 from reviewtrail.config import Settings
 from reviewtrail.errors import EXIT_BACKEND
+from reviewtrail.verify import verify_store
 from support.human_review import campaign_with_items, new_store
 
 pytestmark = pytest.mark.postgres
@@ -111,7 +112,7 @@ def pg_store(tmp_path: Path, pg_url: str) -> tuple[Path, str, list[str]]:
 
 def _verify_problems(root: Path, url: str) -> list[str]:
     with open_store(Settings(store=root, database_url=url)) as store:
-        return store.verify().problems
+        return verify_store(store).problems
 
 
 def test_reads_stop_with_exit_5_naming_the_database(tmp_path: Path, pg_store: tuple[Path, str, list[str]]) -> None:

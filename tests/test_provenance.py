@@ -25,6 +25,7 @@ from reviewtrail.provenance import (
     versions_of,
 )
 from reviewtrail.store import Store
+from reviewtrail.verify import verify_store
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
@@ -70,7 +71,7 @@ def test_a_run_is_recorded_with_every_seed_field(store: Store) -> None:
     assert store.cas.read(deriv.payload_value["content"]["digest"]) == b"A"
     assert deriv.payload_value["content"]["pool"] == "data"
     assert list_artifacts(store, "paper-1") == [], "an ordinary run never creates an artifact version"
-    assert store.verify().ok
+    assert verify_store(store).ok
 
 
 def test_failures_timeouts_and_bad_input(store: Store) -> None:
@@ -120,7 +121,7 @@ def test_versions_lineage_and_a_deleted_session(store: Store, tmp_path: Path) ->
     after = lineage(store, "report", 1)
     assert any("source session deleted" in n for n in after.notes)
     assert store.cas.read(get_version(store, "report", 1).version.content["digest"]) == b"line 1\nline 2\n"
-    assert store.verify().ok
+    assert verify_store(store).ok
 
 
 def test_uploads_and_declare_errors(store: Store, tmp_path: Path) -> None:
@@ -249,4 +250,4 @@ def test_concurrent_declarations_never_share_a_version_number(store: Store) -> N
         t.join()
     assert errors == []
     assert [v.version.version for v in versions_of(store, "shared")] == list(range(1, 21))
-    assert store.verify().ok
+    assert verify_store(store).ok

@@ -27,6 +27,7 @@ from reviewtrail.provenance import create_session, declare_artifact, get_version
 from reviewtrail.reviewer import get_review, review_artifact, review_checkpoint, summarize
 from reviewtrail.reviewer._records import SUMMARY_LIMIT, ReviewFinding
 from reviewtrail.store import Store
+from reviewtrail.verify import verify_store
 from support.pdf import minimal_pdf
 
 QUICK = ReviewerSettings(tier="quick")
@@ -120,7 +121,7 @@ def test_quick_review_accepts_backed_numbers(store: Store) -> None:
     assert versions_of(store, "report.md") == before, "a review never changes the artifact"
     [shown] = get_review(store, "report.md")
     assert shown.run.review_run_id == outcome.run.review_run_id and len(shown.run.summary) <= SUMMARY_LIMIT
-    assert store.verify().ok
+    assert verify_store(store).ok
 
 
 def test_quick_review_flags_unbacked_failed_and_foreign_numbers(store: Store) -> None:

@@ -18,6 +18,7 @@ from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
 from reviewtrail.errors import IntegrityError
 from reviewtrail.ledger import NewRecord, make_checkpoint
+from reviewtrail.verify import verify_store
 
 APPEND_ONLY = {
     "rt_records_no_update": "CREATE TRIGGER rt_records_no_update BEFORE UPDATE ON rt_records "
@@ -74,12 +75,12 @@ def test_a_marker_rewritten_without_identity_is_refused_and_init_restores_it(tmp
         open_store(settings)
     assert err.value.exit_code == 4
     with open_store(settings, check_identity=False) as store:
-        report = store.verify()
+        report = verify_store(store)
     assert not report.ok and not report.chain_ok
     assert any("marker names no identity" in p for p in report.problems), report.problems
     init_store(settings).close()  # adopts the ledger's identity record again
     with open_store(settings) as store:
-        assert store.store_id is not None and store.verify().ok
+        assert store.store_id is not None and verify_store(store).ok
 
 
 def test_a_rewritten_marker_over_an_emptied_ledger_is_reported(tmp_path: Path) -> None:
@@ -90,7 +91,7 @@ def test_a_rewritten_marker_over_an_emptied_ledger_is_reported(tmp_path: Path) -
         for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name LIKE 'rt_p_%'"):
             conn.execute(f"DELETE FROM {name}")
     with open_store(settings, check_identity=False) as store:
-        problems = store.verify().problems
+        problems = verify_store(store).problems
     assert any("is empty but the CAS holds 1 object(s)" in p for p in problems), problems
 
 
@@ -107,7 +108,7 @@ def test_an_older_store_without_identity_still_verifies(tmp_path: Path) -> None:
         ledger.append([NewRecord(type="t.note@1", actor="x", privacy="private", payload={"n": 1})])
     _downgrade(settings)
     with open_store(settings) as store:
-        report = store.verify()
+        report = verify_store(store)
     assert report.ok, report.problems
     assert any("no recorded identity" in n for n in report.notes)
 
@@ -137,7 +138,7 @@ def test_a_symlinked_store_file_is_reported_by_verify(tmp_path: Path) -> None:
         shutil.copy(marker, outside)
         marker.unlink()
         marker.symlink_to(outside)
-        problems = store.verify().problems
+        problems = verify_store(store).problems
     assert any("reviewtrail-store.json is a symlink" in p for p in problems), problems
 
 

@@ -14,6 +14,7 @@ from reviewtrail.config import Settings
 from reviewtrail.errors import InvalidInputError, StoreNotInitializedError
 from reviewtrail.ledger import MemoryLedger, NewRecord
 from reviewtrail.store import Store
+from reviewtrail.verify import verify_store
 
 
 def make_store(tmp_path: Path) -> Store:
@@ -37,7 +38,7 @@ def populate(store: Store) -> list[CasRef]:
 def test_intact_store_verifies(tmp_path: Path) -> None:
     with make_store(tmp_path) as store:
         populate(store)
-        report = store.verify()
+        report = verify_store(store)
     assert report.ok, report.problems
     assert (report.objects_checked, report.records_checked, report.refs_checked) == (2, 4, 2)  # + identity
 
@@ -46,7 +47,7 @@ def test_verify_reports_progress(tmp_path: Path) -> None:
     seen: list[tuple[str, int, int]] = []
     with make_store(tmp_path) as store:
         populate(store)
-        store.verify(progress=lambda phase, adv, total: seen.append((phase, adv, total)))
+        verify_store(store, progress=lambda phase, adv, total: seen.append((phase, adv, total)))
     assert seen.count(("objects", 1, 2)) == 2 and seen.count(("records", 1, 4)) == 4
 
 
@@ -63,11 +64,11 @@ def test_every_byte_of_every_object_is_covered(tmp_path: Path) -> None:
                 changed = bytearray(original)
                 changed[i] ^= 0x20
                 path.write_bytes(bytes(changed))
-                report = store.verify()
+                report = verify_store(store)
                 assert not report.ok
                 assert any(ref.hash in p for p in report.problems), (i, report.problems)
             path.write_bytes(original)
-        assert store.verify().ok
+        assert verify_store(store).ok
 
 
 def test_every_byte_of_every_record_is_covered(tmp_path: Path) -> None:
@@ -93,7 +94,7 @@ def test_every_byte_of_every_record_is_covered(tmp_path: Path) -> None:
                 conn.commit()
                 settings = Settings(store=tmp_path / "store", database_url=f"sqlite:///{db}")
                 with open_store(settings, check_identity=False) as store:
-                    report = store.verify()
+                    report = verify_store(store)
                 assert not report.ok, (seq, col, i)
                 conn.execute(f"UPDATE rt_records SET {col} = ? WHERE seq = ?", (value, seq))
                 conn.commit()
@@ -104,7 +105,7 @@ def test_every_byte_of_every_record_is_covered(tmp_path: Path) -> None:
     conn.commit()
     conn.close()
     with open_store(Settings(store=tmp_path / "store", database_url=f"sqlite:///{db}")) as store:
-        assert store.verify().ok
+        assert verify_store(store).ok
 
 
 def test_missing_and_wrong_size_references_are_reported(tmp_path: Path) -> None:
@@ -124,7 +125,7 @@ def test_missing_and_wrong_size_references_are_reported(tmp_path: Path) -> None:
             ),
         ]
     )
-    problems = store.verify().problems
+    problems = verify_store(store).problems
     assert any("seq 1" in p and "missing" in p for p in problems)
     assert any("seq 2" in p and "size 4" in p for p in problems)
     assert any("seq 3" in p and "agent-state" in p for p in problems)
@@ -150,16 +151,16 @@ def test_legacy_objects_are_verified(tmp_path: Path) -> None:
         store.append(
             [NewRecord(type="t.a@1", actor="x", privacy="private", payload={"f": {"hash": h, "size": len(data)}})]
         )
-        assert store.verify().ok
+        assert verify_store(store).ok
         legacy.write_bytes(data + b"!")
-        problems = store.verify().problems
+        problems = verify_store(store).problems
         assert any(h in p and "legacy" in p for p in problems)
 
 
 def test_stray_files_in_blobs_are_reported(tmp_path: Path) -> None:
     with make_store(tmp_path) as store:
         (tmp_path / "store" / "versioning" / "data" / "blobs" / "sha256" / "tmp-123").write_bytes(b"x")
-        problems = store.verify().problems
+        problems = verify_store(store).problems
     assert any("stray file 'tmp-123'" in p for p in problems)
 
 
@@ -172,7 +173,7 @@ def test_init_is_idempotent_and_keeps_data(tmp_path: Path) -> None:
     with make_store(tmp_path) as store:
         populate(store)
     with make_store(tmp_path) as store:
-        assert store.verify().ok
+        assert verify_store(store).ok
         head = store.ledger.head()
         assert head is not None and head.seq == 4  # the identity record, then populate's three
 
@@ -187,17 +188,17 @@ def test_interrupted_write_leftovers_are_noted_and_cleanable(tmp_path: Path) -> 
         old.write_bytes(b"partial")
         fresh.write_bytes(b"in progress")
         os.utime(old, (1_000_000, 1_000_000))
-        report = store.verify()
+        report = verify_store(store)
         # Mentioned at once, with their size (a fresh one may be a write in progress: a note, not a problem).
         assert report.ok and len(report.notes) == 1 and "2 temporary file(s) (18 bytes)" in report.notes[0]
         cas = store.cas
         assert isinstance(cas, FilesystemCas)
         assert cas.clean_ingest() == [old]
         assert fresh.exists() and not old.exists()
-        assert ["1 temporary file(s) (11 bytes)" in n for n in store.verify().notes] == [True]
+        assert ["1 temporary file(s) (11 bytes)" in n for n in verify_store(store).notes] == [True]
         fresh.unlink()
-        assert store.verify().notes == []
-        assert store.verify().objects_checked == 2
+        assert verify_store(store).notes == []
+        assert verify_store(store).objects_checked == 2
 
 
 def test_rows_outside_the_chain_and_a_cut_tail_are_reported(tmp_path: Path) -> None:
@@ -213,7 +214,7 @@ def test_rows_outside_the_chain_and_a_cut_tail_are_reported(tmp_path: Path) -> N
     )
     conn.commit()
     with open_store(settings) as store:
-        assert any("rows stored" in p for p in store.verify().problems)
+        assert any("rows stored" in p for p in verify_store(store).problems)
     conn.execute("DROP TRIGGER rt_records_no_delete")
     conn.execute("DELETE FROM rt_records WHERE seq = 0")
     conn.execute("DELETE FROM rt_records WHERE seq = 5")  # the last record; seq 1..4 still chain
@@ -221,7 +222,7 @@ def test_rows_outside_the_chain_and_a_cut_tail_are_reported(tmp_path: Path) -> N
     conn.close()
     with open_store(settings) as store:
         assert [e.seq for e in store.ledger.read()] == [1, 2, 3, 4]
-        problems = store.verify().problems
+        problems = verify_store(store).problems
     assert any("beyond the last record" in p for p in problems), problems
 
 
@@ -230,6 +231,6 @@ def test_a_folder_named_like_an_object_is_a_problem_not_a_crash(tmp_path: Path) 
         populate(store)
         bogus = tmp_path / "store" / "versioning" / "data" / "blobs" / "sha256" / ("ab" * 32)
         bogus.mkdir()
-        report = store.verify()
+        report = verify_store(store)
         assert not report.ok and any("ab" * 32 in p and "not a regular file" in p for p in report.problems)
         assert store.cas.verify("ab" * 32) is False

@@ -13,6 +13,7 @@ from reviewtrail.app import ProjectStores, init_store, open_store
 from reviewtrail.config import Settings
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.tracing import ReviewCall, record_call, trace_review, traced_review, verify_traces
+from reviewtrail.verify import verify_store
 
 ENV: dict[str, str] = {}
 
@@ -207,13 +208,13 @@ def test_traces_are_recorded_in_the_store_when_one_exists(tmp_path: Path, monkey
         assert payload["meta"]["acceptance_status"] == "accepted"
         assert "prompt" not in meta_only.payload_value and "response" not in meta_only.payload_value
         assert b"hidden" not in meta_only.payload
-        assert store.verify().ok
+        assert verify_store(store).ok
         # tampering with the stored response is caught by reviewtrail verify
         ref = payload["response"]
         path = store.root / "versioning" / "agent-state" / "blobs" / "sha256" / ref["digest"].split(":")[1]  # type: ignore[operator]
         path.chmod(0o644)
         path.write_bytes(b"forged review")
-        assert not store.verify().ok
+        assert not verify_store(store).ok
 
 
 def test_verify_catches_forged_labels_and_changed_responses(tmp_path: Path) -> None:

@@ -39,6 +39,7 @@ from reviewtrail.models import (
     reprice,
 )
 from reviewtrail.store import Store
+from reviewtrail.verify import verify_store
 from support.fake_llm_server import FakeLLMServer
 
 KEY = "sk-test-usage-0000"
@@ -256,7 +257,7 @@ def test_manifest_records_cache_split_models_response_id_and_finish_reason(serve
     assert (wire["responseId"], wire["finishReason"], wire["provider"]) == ("msg_local_1", "end_turn", "anthropic")
     # The usage record carries the same token split (and still no text).
     assert result.usage_envelope.payload_value["usage"] == wire["usage"]
-    assert store.verify().ok
+    assert verify_store(store).ok
 
 
 def test_a_record_can_be_repriced_from_what_it_holds(server: FakeLLMServer, store: Store) -> None:

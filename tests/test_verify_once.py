@@ -18,11 +18,13 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import reviewtrail.cas
-from reviewtrail import _verify_records, canonical
+import reviewtrail.verify._records as verify_records
+from reviewtrail import canonical
 from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
 from reviewtrail.ledger import Envelope, NewRecord, Projection, ProjectionTable, compute_hash
 from reviewtrail.ledger.records._envelope import header_of
+from reviewtrail.verify import verify_store
 
 
 def _settings(root: Path) -> Settings:
@@ -63,7 +65,7 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
         return real(value)
 
     monkeypatch.setattr(reviewtrail.cas, "refs_in", refs_in)
-    monkeypatch.setattr(_verify_records, "refs_in", refs_in)
+    monkeypatch.setattr(verify_records, "refs_in", refs_in)
     return searched
 
 
@@ -84,7 +86,7 @@ def test_each_record_s_references_are_found_once(
         seq = _rewrite_last(tmp_path, json.dumps({"f": ref, "g": [ref], "n": 2}).encode())
     searched = _counting(monkeypatch)
     with open_store(_settings(tmp_path)) as store:
-        report = store.verify()
+        report = verify_store(store)
     assert report.refs_checked == 3
     assert [value["n"] for value in searched] == [1, 2], searched  # once per record holding references
     if canonical_form:

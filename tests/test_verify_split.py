@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-import reviewtrail._verify_records as verify_records
+import reviewtrail.verify._records as verify_records
 from reviewtrail.app import init_store
 from reviewtrail.config import Settings
 from reviewtrail.ledger import NewRecord
-from reviewtrail.store import VerifyReport
+from reviewtrail.verify import VerifyReport, verify_store
 
 
 def report_of(settings: Settings, *, split: bool, monkeypatch: pytest.MonkeyPatch) -> VerifyReport:
@@ -28,7 +28,7 @@ def report_of(settings: Settings, *, split: bool, monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(verify_records._Second, "start", classmethod(counted))
     with init_store(settings) as store:
-        report = store.verify()
+        report = verify_store(store)
     assert started == ([True] if split else [])
     return report
 
@@ -96,7 +96,7 @@ def test_a_second_process_that_fails_leaves_the_walk_to_the_first(
     monkeypatch.setattr(verify_records, "SPLIT_AT_LEAST", 10)
     monkeypatch.setattr(verify_records, "spare_core", lambda: True)
     with init_store(settings) as store:
-        two = store.verify()
+        two = verify_store(store)
     assert two.problems == one.problems and two.records_checked == one.records_checked == 41
 
 
@@ -143,7 +143,7 @@ def test_no_second_process_without_a_spare_core(monkeypatch: pytest.MonkeyPatch)
 def test_a_first_half_that_fails_leaves_no_scratch_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import tempfile
 
-    import reviewtrail._projection_check as projection_check
+    import reviewtrail.verify._projections as projection_check
 
     settings = build(tmp_path)
     scratch = tmp_path / "tmp"
@@ -160,5 +160,5 @@ def test_a_first_half_that_fails_leaves_no_scratch_rows(tmp_path: Path, monkeypa
 
     monkeypatch.setattr(projection_check.ProjectionCheck, "add", failing)
     with init_store(settings) as store, pytest.raises(RuntimeError, match="first half"):
-        store.verify()
+        verify_store(store)
     assert list(scratch.iterdir()) == []

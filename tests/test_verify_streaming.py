@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-import reviewtrail._projection_check as projection_check
+import reviewtrail.verify._projections as projection_check
 from reviewtrail.app import init_store
 from reviewtrail.cas import MemoryCas
 from reviewtrail.config import Settings
@@ -26,6 +26,7 @@ from reviewtrail.ledger import (
     verify_reads,
 )
 from reviewtrail.store import Store
+from reviewtrail.verify import verify_store
 
 MAX = projection_check.MAX_REPORTED_PER_TABLE
 
@@ -142,7 +143,7 @@ def test_streamed_comparison_reports_what_the_in_memory_one_did(
         want = reference_problems(store.ledger)
         assert sum("… and" in p for p in want) == 1 and len(want) > MAX  # truncated and not
         assert streamed(store.ledger) == want
-        report = store.verify()
+        report = verify_store(store)
         assert [p for p in report.problems if p.startswith("query table")] == want
 
 
@@ -212,7 +213,7 @@ def test_sqlite_finds_ids_used_twice_in_the_rows(tmp_path: Path) -> None:
     conn.close()
     with init_store(settings) as store:
         assert verify_reads(store.ledger).repeated_ids(start=1, end=5) == {4: envs[0].id}
-        problems = store.verify().problems
+        problems = verify_store(store).problems
     assert f"ledger seq 4: id {envs[0].id} used twice" in problems
 
 
@@ -257,17 +258,17 @@ def test_postgres_since_looks_up_rows_a_later_record_gives(tmp_path: Path, pg_ur
     with init_store(settings) as store:
         fill(store, 60)
         anchor = store.ledger.records_at([31])[31]
-        assert store.verify(since=(31, anchor.hash)).ok
+        assert verify_store(store, since=(31, anchor.hash)).ok
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("DELETE FROM rt_p_supersessions WHERE rt_seq = 41")  # given by a record after seq 31
         conn.execute("UPDATE rt_p_supersessions SET rt_seq = 20 WHERE rt_seq = 50")  # now names an earlier one
         conn.execute("DELETE FROM rt_p_supersessions WHERE rt_seq = 11")  # only earlier records give it
     with init_store(settings) as store:
-        report = store.verify(since=(31, anchor.hash))
+        report = verify_store(store, since=(31, anchor.hash))
         assert report.records_checked == 30 and report.since is not None
         rows = [p for p in report.problems if p.startswith("query table")]
         assert len(rows) == 2, rows
         assert "is missing (record seq 41 gives it)" in rows[0]
         assert "was edited: rt_seq=20 (chain: 50)" in rows[1]
-        assert len([p for p in store.verify().problems if p.startswith("query table")]) == 3
-        assert store.verify(since=(31, "0" * 64)).chain_ok is False
+        assert len([p for p in verify_store(store).problems if p.startswith("query table")]) == 3
+        assert verify_store(store, since=(31, "0" * 64)).chain_ok is False

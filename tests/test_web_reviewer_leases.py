@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from reviewtrail.human_review import LEASE_FILE, history, queue_key
+from reviewtrail.verify import verify_store
 from reviewtrail.web import new_capability
 from reviewtrail.web._capability import Capability, load_capability
 from reviewtrail.web._reviewer_header import sign_reviewer
@@ -123,7 +124,7 @@ def test_two_reviewers_through_the_proxy_never_get_the_same_open_card_and_a_skip
     # Leases are kept beside the store; the ledger holds the three decisions and nothing else.
     assert ledger_head(store) is not None and store.ledger.head_seq() == (head[0] if head else 0) + 3
     assert {holder for _, holder in leases_held(team["root"])} == {f"reviewer:{a['reviewer']}"}
-    assert store.verify().ok
+    assert verify_store(store).ok
 
 
 def _signed_get(inspector: Inspector, capability: Capability, path: str, reviewer: str, **sent: Any) -> httpx.Response:

@@ -1,7 +1,7 @@
 """``reviewtrail verify``: the whole custody check, and ``--repair``.
 
 One call gathers every check that commands' reads depend on: the store itself (objects, chain,
-identity, layout files, append-only guards, query tables; see :meth:`Store.verify`), runs and
+identity, layout files, append-only guards, query tables; see :func:`reviewtrail.verify.verify_store`), runs and
 session removals that a crash interrupted, reviewer-call trace files against their records,
 and the checkpoints the caller kept. ``repair=True`` then completes what can be completed
 from the chain: query tables are rebuilt, interrupted runs recorded, session removals finished,
@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reviewtrail.store import Progress, Store, VerifyReport
+from reviewtrail.store import Progress, Store
+from reviewtrail.verify import VerifyReport, verify_store
 
 if TYPE_CHECKING:
     from reviewtrail.ledger import TrustedKeys
@@ -185,7 +186,7 @@ def audit(store: Store, options: AuditOptions, progress: Progress | None = None)
         )
     trusted = _trusted_keys(options)
     if options.since is None:
-        report = store.verify(progress, trusted_keys=trusted, read_data=options.read_data)
+        report = verify_store(store, progress, trusted_keys=trusted, read_data=options.read_data)
     else:
         report = _verify_since(store, options, options.since, progress, trusted)
     projection_problems = [p for p in report.problems if p.startswith("query table ")]
@@ -241,7 +242,7 @@ def _verify_since(
             "without --since to check the whole store"
         )
         return report
-    report = store.verify(progress, since=(seq, str(checkpoint["headHash"])), trusted_keys=trusted)
+    report = verify_store(store, progress, since=(seq, str(checkpoint["headHash"])), trusted_keys=trusted)
     if report.since is not None:
         report.since["checkpoint"] = str(path)
     if not keys and "signature" in checkpoint:

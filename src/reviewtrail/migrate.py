@@ -490,8 +490,8 @@ def _compare_ledgers(source: Ledger, target: Ledger, end: int, report: MigrateRe
     :func:`_check_target`): a problem names the first seq that differs, and each table's first
     differing rows. Both sides are streamed in order (by seq, rows by key) and merged, so memory
     holds a page of each."""
-    from reviewtrail._row_diff import diff_table
     from reviewtrail.ledger import verify_reads
+    from reviewtrail.verify import diff_table
 
     signatures = _pairs(source.signature_scan(end=end), target.signature_scan(end=end)) if end else iter(())
     for at, (mine_row, held_row) in enumerate(signatures, start=1):

@@ -26,6 +26,7 @@ from reviewtrail.config import Settings
 from reviewtrail.errors import EXIT_BACKEND, BackendUnavailableError, InvalidInputError
 from reviewtrail.models import MANIFEST_TYPE, USAGE_TYPE, ModelBackend, RetryPolicy, invoke
 from reviewtrail.store import Store
+from reviewtrail.verify import verify_store
 from support.fake_llm_server import FakeLLMServer
 
 __all__ = ["ANSWER", "KEY", "MESSAGES", "SYSTEM", "HttpModelBackendContract", "ModelBackendContract", "no_sleep"]
@@ -154,7 +155,7 @@ class ModelBackendContract(abc.ABC):
         assert store.cas.read(manifest.input_messages) == canonical_json(MESSAGES)
         assert store.cas.read(manifest.response) == ANSWER.encode()
         assert result.usage.manifest_id == m_env.id
-        report = store.verify()
+        report = verify_store(store)
         assert report.ok, report.problems
 
     def test_failed_call_appends_nothing(self, store: Store) -> None:

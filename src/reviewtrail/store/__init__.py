@@ -1,4 +1,5 @@
-"""The store: one CAS and one ledger, opened from settings, with the identity that names them.
+"""The store: one CAS and one ledger, opened from settings, with the identity that names them
+(verified by :func:`reviewtrail.verify.verify_store`).
 
 Public API::
 
@@ -8,6 +9,6 @@ Public API::
         store.cas.put(b"...")
 """
 
-from reviewtrail.store._store import STORE_FORMAT, Progress, Store, VerifyReport
+from reviewtrail.store._store import STORE_FORMAT, Progress, Store
 
-__all__ = ["STORE_FORMAT", "Progress", "Store", "VerifyReport"]
+__all__ = ["STORE_FORMAT", "Progress", "Store"]

@@ -1,4 +1,4 @@
-"""A reviewtrail store: one CAS and one ledger, opened from settings, verified as a whole.
+"""A reviewtrail store: one CAS and one ledger, opened from settings.
 
 The store knows no record type of its own beyond its identity: :meth:`Store.open` and
 :meth:`Store.init` take the :class:`~reviewtrail.ledger.RecordCatalog` its ledger validates and
@@ -11,7 +11,6 @@ import contextlib
 import fcntl
 import os
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,13 +19,12 @@ from reviewtrail.cas import CasStore, open_cas, parse_cas_url
 from reviewtrail.config import STORE_MARKER as _MARKER
 from reviewtrail.config import Settings, sqlite_path
 from reviewtrail.errors import (
-    ConfigError,
     IntegrityError,
     InvalidInputError,
     LedgerMissingError,
     StoreNotInitializedError,
 )
-from reviewtrail.ledger import GENESIS_HASH, Envelope, Ledger, RecordCatalog, open_ledger
+from reviewtrail.ledger import Envelope, Ledger, RecordCatalog, open_ledger
 from reviewtrail.store.identity import (
     IDENTITY_TYPE,
     MARKER_FORMAT,
@@ -39,10 +37,9 @@ from reviewtrail.store.identity import (
 )
 
 if TYPE_CHECKING:
-    from reviewtrail._verify_records import ObjectIndex
-    from reviewtrail.ledger import FileSigner, NewRecord, TrustedKeys
+    from reviewtrail.ledger import FileSigner, NewRecord
 
-__all__ = ["STORE_FORMAT", "Progress", "Store", "VerifyReport"]
+__all__ = ["STORE_FORMAT", "Progress", "Store"]
 
 STORE_FORMAT = 1
 # What a store folder holds besides its marker: a folder with any of these but no marker lost it.
@@ -52,42 +49,6 @@ _STORE_FOLDERS = ("workspaces", "workspaces/.locks", "runs-pending", "cas", "cam
 
 # (phase, advance, total) — total is known up front for every phase.
 Progress = Callable[[str, int, int], None]
-
-
-@dataclass
-class VerifyReport:
-    objects_checked: int = 0
-    records_checked: int = 0
-    refs_checked: int = 0
-    rows_checked: int = 0
-    problems: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    repairs: list[str] = field(default_factory=list)
-    store_id: str | None = None
-    head_seq: int = 0
-    head_hash: str | None = None
-    chain_ok: bool = True  # the records themselves (identity, links, hashes) are sound
-    # verify --since: {"seq", "hash", "checkpoint", "checked"}, what was checked from which checkpoint
-    since: dict[str, object] | None = None
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "ok": self.ok,
-            "storeId": self.store_id,
-            "head": {"seq": self.head_seq, "hash": self.head_hash},
-            "objectsChecked": self.objects_checked,
-            "recordsChecked": self.records_checked,
-            "refsChecked": self.refs_checked,
-            "rowsChecked": self.rows_checked,
-            "problems": list(self.problems),
-            "notes": list(self.notes),
-            "repairs": list(self.repairs),
-            "since": None if self.since is None else dict(self.since),
-        }
 
 
 class Store:
@@ -235,171 +196,18 @@ class Store:
                     )
         return self.ledger.append(batch)
 
-    # --- verification ---------------------------------------------------------------------
-    def verify(
-        self,
-        progress: Progress | None = None,
-        *,
-        since: tuple[int, str] | None = None,
-        trusted_keys: TrustedKeys | None = None,
-        read_data: bool = True,
-    ) -> VerifyReport:
-        """Check the whole store against its chain, in one consistent snapshot of the ledger.
+    # --- what verify asks of a store (reviewtrail.verify.verify_store) --------------------
+    def identity_problems(self) -> list[str]:
+        """What is wrong with the identity record the marker names (or, under an older marker
+        naming none, with an identity record the ledger holds anyway)."""
+        return _identity_check(self.ledger, self.marker) if self.marker is not None else []
 
-        The ledger is read first (one read transaction), then every CAS object is re-hashed, then
-        every record is checked (links, hashes, CAS references) and every query table is
-        recomputed from the records and compared. Objects and records written by others during
-        the run are outside the snapshot's records and are never reported as tampering. Memory
-        holds a page of records and one entry per CAS object, not one per record or row.
+    def emptied_problem(self, objects: int) -> str:
+        """An empty ledger beside a CAS holding ``objects`` objects, under a marker naming no identity."""
+        return _emptied_problem(self.ledger, objects)
 
-        ``since`` (the seq and head hash of a checkpoint already verified): the record at that
-        seq must still have that hash; then only the records after it are checked (links from
-        that hash on, hashes, their CAS references, re-hashing the objects they name) and the
-        query-table rows they give. Records before it, objects no such record names and rows
-        only earlier records give are not looked at.
-
-        Every record's signature is held to the chain's writer keys and, with ``trusted_keys``, to
-        those keys (:func:`~reviewtrail.ledger.signature_problems`), in the same snapshot.
-
-        ``read_data=False`` lists the objects instead of reading them (restic's ``check`` without
-        ``--read-data``): every object a record names must be there with the size its reference
-        says, and every stored name must be an address, but no byte is read, so a flipped byte in an
-        object is not seen. For a large bucket it costs a listing, not a download of the store.
-        """
-        from reviewtrail._projection_check import ProjectionCheck
-        from reviewtrail._verify_records import ObjectIndex, walk_records
-        from reviewtrail.ledger import signature_problems
-
-        report = VerifyReport(store_id=self.store_id)
-        if since is not None:
-            report.since = {
-                "seq": since[0],
-                "hash": since[1],
-                "checked": f"only what follows seq {since[0]} of a verified checkpoint (records up to it were not)",
-            }
-        tick = progress or (lambda phase, advance, total: None)
-        hidden = self.ledger.hidden_row_problems()
-        if hidden:
-            raise ConfigError(
-                f"{self.ledger.describe()}: verify refuses, as it may not see every row: {'; '.join(hidden)}. "
-                "Disable it (ALTER TABLE ... DISABLE ROW LEVEL SECURITY) or drop the policies, then verify again",
-                field="database",
-            )
-        with self.ledger.snapshot():
-            head = self.ledger.head()
-            if head is not None:
-                report.head_seq, report.head_hash = head.seq, head.hash
-            identity = _identity_check(self.ledger, self.marker) if self.marker is not None else []
-            report.problems.extend(identity)
-            report.problems.extend(self._furniture_problems())
-            if since is None and not read_data:
-                objects = self._list_objects(report, tick)
-            elif since is None:
-                objects = self._verify_objects(report, tick, count_bytes=progress is not None)
-            else:
-                objects = ObjectIndex(self.cas)
-                anchor = self._anchor_problems(since, head)
-                identity.extend(anchor)  # the chain itself: nothing after a moved anchor can be trusted
-                report.problems.extend(anchor)
-            if head is None and objects.intact and self.marker is not None and self.marker.store_id is None:
-                identity.append(_emptied_problem(self.ledger, len(objects.intact)))
-                report.problems.append(identity[-1])
-            total = head.seq if head is not None else 0
-            with ProjectionCheck(self.ledger, after_seq=since[0] if since is not None else 0) as projections:
-                walk = walk_records(
-                    self.ledger, end=total, objects=objects, projections=projections, after=since, tick=tick
-                )
-                report.records_checked, report.refs_checked = walk.records, walk.refs_checked
-                report.problems.extend(walk.chain)
-                report.problems.extend(walk.refs)
-                report.problems.extend(objects.problems)
-                report.objects_checked += objects.checked
-                count_problems = self._count_problems(head, walk.records, since[0] if since is not None else 0)
-                report.problems.extend(count_problems)
-                report.chain_ok = not (identity or walk.chain or count_problems)
-                report.problems.extend(projections.problems())
-                report.rows_checked = projections.rows_checked
-            signatures = signature_problems(
-                self.ledger, end=total, after=since[0] if since is not None else 0, trusted=trusted_keys
-            )
-            report.problems.extend(signatures.problems)
-            if signatures.signed or signatures.required_from is not None or trusted_keys is not None:
-                report.notes.append(signatures.note())
-        if self.marker is not None and self.marker.store_id is None:
-            report.notes.append(
-                "this store has no recorded identity (made by an older version); run 'reviewtrail init'"
-            )
-        note = self.cas.unfinished_writes_note()
-        if note is not None:
-            report.notes.append(note)
-        return report
-
-    def _anchor_problems(self, since: tuple[int, str], head: Envelope | None) -> list[str]:
-        """The record a checkpoint anchors must still be there with its hash (read in verify's snapshot)."""
-        seq, expected = since
-        if seq == 0:
-            return [] if expected == GENESIS_HASH else ["the checkpoint is at seq 0 with a hash other than genesis"]
-        last = head.seq if head is not None else 0
-        found = self.ledger.records_at([seq]).get(seq)
-        if last < seq:
-            return [f"the checkpoint is at seq {seq} but the ledger ends at seq {last}: records were cut from its end"]
-        if found is None:
-            return [f"the ledger has no record at seq {seq}, which the checkpoint anchors"]
-        if found.hash != expected:
-            return [
-                f"the record at seq {seq} has hash {found.hash}, the checkpoint says {expected}: the history up to "
-                "the checkpoint was rewritten"
-            ]
-        return []
-
-    def _list_objects(self, report: VerifyReport, tick: Progress) -> ObjectIndex:
-        """The objects as listed, with their stored sizes, none read (``verify --no-read-data``)."""
-        from reviewtrail._verify_records import ObjectIndex
-        from reviewtrail.cas import is_hex
-
-        objects = ObjectIndex()
-        listed = 0
-        for location, name, size in self.cas.object_sizes():
-            listed += 1
-            if not is_hex(name):
-                objects.bad.add((location, name))
-                report.problems.append(f"{location}: stray file {name!r} is not a SHA-256 address")
-            elif size is None:
-                objects.bad.add((location, name))
-                report.problems.append(f"{location}/sha256:{name}: vanished while listing")
-            else:
-                objects.intact[(location, name)] = size
-            tick("objects", 1, 0)
-        report.notes.append(
-            f"{listed} object(s) listed, not read: present and of the size their references say, but their bytes "
-            "were not re-hashed; 'reviewtrail verify' (--read-data, the default) re-hashes every object"
-        )
-        return objects
-
-    def _verify_objects(self, report: VerifyReport, tick: Progress, *, count_bytes: bool) -> ObjectIndex:
-        from reviewtrail._verify_records import ObjectIndex
-
-        names = list(self.cas.iter_objects())
-        objects = ObjectIndex()
-        on_bytes = None
-        if count_bytes:  # sizing every object first costs an open each: only for a progress bar
-            total_bytes = sum(self.cas.stored_size(location, name) or 0 for location, name in names)
-
-            def on_bytes(n: int) -> None:
-                tick("bytes", n, total_bytes)
-
-        for location, name in names:
-            check = self.cas.check_object(location, name, on_bytes)
-            report.objects_checked += 1
-            if check.problem is None:
-                objects.intact[(location, name)] = check.size
-            else:
-                objects.bad.add((location, name))
-                report.problems.append(check.problem)
-            tick("objects", 1, len(names))
-        return objects
-
-    def _furniture_problems(self) -> list[str]:
+    def furniture_problems(self) -> list[str]:
+        """The store's own folders and marker, the CAS's and the ledger's guards, as found."""
         problems: list[str] = []
         problems.extend(self.cas.furniture_problems())
         if self.root is not None:
@@ -411,27 +219,6 @@ class Store:
             if problem is not None:
                 problems.append(f"the store marker {_MARKER} {problem}")
         problems.extend(self.ledger.guard_problems())
-        return problems
-
-    def _count_problems(self, head: Envelope | None, read: int, after: int = 0) -> list[str]:
-        problems: list[str] = []
-        if head is not None and read != head.seq - after:
-            what = f"{read} records were read" if not after else f"{read} records after seq {after} were read"
-            problems.append(f"ledger: head is seq {head.seq} but {what}")
-        chain = read + after
-        count, low, high = self.ledger.stats()
-        if count != chain or (count and (low != 1 or high != count)):
-            problems.append(
-                f"ledger: {count} rows stored (seq {low}..{high}) but {chain} form the chain "
-                "(rows outside 1..head were added or removed)"
-            )
-        top = high or 0
-        for table, seq in sorted(self.ledger.projected_seq_max().items()):
-            if seq > top:
-                problems.append(
-                    f"ledger: query table {table} refers to seq {seq}, beyond the last record {top} "
-                    "(records were removed from the end)"
-                )
         return problems
 
 

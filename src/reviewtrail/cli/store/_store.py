@@ -12,7 +12,7 @@ from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json
 from reviewtrail.cli._progress import PROGRESS_HELP
 
 if TYPE_CHECKING:
-    from reviewtrail.store import VerifyReport
+    from reviewtrail.verify import VerifyReport
 
 __all__ = ["init", "verify"]
 

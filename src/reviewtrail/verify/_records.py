@@ -21,10 +21,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewtrail._projection_check import ProjectionCheck
 from reviewtrail.cas import BARE_SEARCH, CasObjectRef, CasRef, CasStore, Location, refs_in
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.ledger import Envelope, Ledger, VerifyReads, chain_problems, verify_reads
+from reviewtrail.verify._projections import ProjectionCheck
 
 __all__ = ["SPLIT_AT_LEAST", "ObjectIndex", "WalkResult", "spare_core", "walk_records"]
 

@@ -8,7 +8,7 @@ missing one was deleted, and any that differs was edited; each is reported with 
 
 Neither side is held in memory: recomputed rows are upserted, in batches, into a scratch SQLite
 database in a temporary folder (``$TMPDIR``; removed afterwards), then each table is read from
-both sides ordered by key and merged (:mod:`reviewtrail._row_diff`).
+both sides ordered by key and merged (:mod:`reviewtrail.verify._row_diff`).
 
 From a checkpoint (``after_seq``), only the records after it are replayed: a key one of them
 gives must hold its last row, and a stored row naming one of them must be one they give. A row
@@ -25,8 +25,8 @@ from collections.abc import Callable
 from operator import itemgetter
 from typing import Any
 
-from reviewtrail._row_diff import MAX_REPORTED_PER_TABLE, diff_table
 from reviewtrail.ledger import ROW_SEQ, Envelope, Ledger, row_makers, verify_reads
+from reviewtrail.verify._row_diff import MAX_REPORTED_PER_TABLE, diff_table
 
 __all__ = ["MAX_REPORTED_PER_TABLE", "ProjectionCheck"]
 
