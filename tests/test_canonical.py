@@ -218,3 +218,40 @@ def test_a_key_given_twice_in_one_object_is_refused_at_any_depth(text: str, key:
 def test_a_document_without_repeated_keys_reads_as_json_reads_it(value: Any) -> None:
     text = json.dumps(value)
     assert json.loads(text, object_pairs_hook=unique_members("payload")) == json.loads(text)
+
+
+@given(json_values.filter(lambda v: isinstance(v, (dict, list))))
+def test_the_c_speed_encoding_is_rfc8785_or_declines(value: Any) -> None:
+    """msgspec's sorted-key encoding is kept only where it is RFC 8785 byte for byte; anything
+    else is declined (None) and left to the general path."""
+    from reviewtrail.canonical import _dump_at_c_speed
+
+    fast = _dump_at_c_speed(value)
+    if fast is not None:
+        assert fast == rfc8785.dumps(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [math.nan],  # msgspec writes null
+        {"a": (1, 2)},  # a tuple reads back as a list
+        {1: "one"},  # a key that is not a string
+        [1.5],  # a float: its ECMAScript form may differ
+        {"\ue000": 1, "\U0001f600": 2},  # keys whose UTF-16 order differs from code point order
+        [2**53],  # beyond the safe integers
+        [b"bytes"],  # msgspec writes base64
+    ],
+    ids=["nan", "tuple", "int-key", "float", "high-keys", "long-int", "bytes"],
+)
+def test_the_c_speed_encoding_declines_what_it_may_get_wrong(value: Any) -> None:
+    from reviewtrail.canonical import _dump_at_c_speed
+
+    assert _dump_at_c_speed(value) is None
+
+
+def test_the_c_speed_encoding_takes_plain_values() -> None:
+    from reviewtrail.canonical import _dump_at_c_speed
+
+    value = {"b": [1, "two\n\u2028\x7f", None, True], "a": {"é": -3}}
+    assert _dump_at_c_speed(value) == rfc8785.dumps(value)
