@@ -255,3 +255,36 @@ def test_the_c_speed_encoding_takes_plain_values() -> None:
 
     value = {"b": [1, "two\n\u2028\x7f", None, True], "a": {"é": -3}}
     assert _dump_at_c_speed(value) == rfc8785.dumps(value)
+
+
+def _typed(value: Any) -> Any:
+    """``value`` with each scalar's type beside it (1 and 1.0 and True differ), dict order kept."""
+    if isinstance(value, dict):
+        return ("dict", [(k, _typed(v)) for k, v in value.items()])
+    if isinstance(value, list):
+        return ("list", [_typed(v) for v in value])
+    return (type(value).__name__, "nan" if isinstance(value, float) and math.isnan(value) else value)
+
+
+@given(wide_values, st.sampled_from([None, 0, 2]), st.booleans())
+@example([1234567890123456789], None, False)
+@example({"a": 1, "a ": [1e400]}, 1, True)
+def test_json_bytes_read_as_json_reads_them(value: Any, indent: int | None, repeat_a_key: bool) -> None:
+    """Bytes read at C speed give what json.loads (integers beyond 2**53 as doubles) gives, type
+    for type, whatever the spacing, long integers, NaN or repeated keys; or the same refusal."""
+    from reviewtrail.canonical import _parse_int
+
+    try:
+        text = json.dumps(value, indent=indent, ensure_ascii=bool(indent))
+    except (UnicodeEncodeError, ValueError):
+        return
+    if repeat_a_key and text.startswith("{") and text != "{}":
+        text = '{"k": 1, "k": [2],' + text[1:]
+    data = text.encode("utf-8", "surrogatepass")
+    try:
+        expected = json.loads(text, parse_int=_parse_int)
+    except ValueError:
+        with pytest.raises(ValueError):
+            loads_json(data)
+        return
+    assert _typed(loads_json(data)) == _typed(expected)
