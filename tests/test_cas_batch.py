@@ -135,6 +135,33 @@ def test_what_cat_refuses_before_reading_anything(store_env: Path, args: list[st
     assert f"error: {field}: " in err, err
 
 
+@pytest.mark.parametrize(
+    ("where", "field"),
+    [
+        (["--out", "store/versioning/data/blobs/sha256/{other}"], "out"),  # over another object
+        (["--out", "store/ledger.copy"], "out"),
+        (["--out-dir", "store/versioning/data/blobs/sha256"], "out_dir"),
+        (["--out-dir", "inside"], "out_dir"),  # a symlink into the store
+    ],
+    ids=["over-an-object", "in-the-store", "into-the-pool", "through-a-symlink"],
+)
+def test_cat_never_writes_into_the_store(store_env: Path, where: list[str], field: str) -> None:
+    """Objects are copied out of the store: a destination inside it (or its CAS), however named,
+    is refused before anything is read, and every object stays as it was."""
+    assert run_cli("init")[0] == 0
+    first, other = (a.removeprefix("sha256:") for a in _put(store_env, b"one\n", b"other\n"))
+    (store_env / "inside").symlink_to(store_env / "store")
+    args = [part.format(other=other) for part in where]
+    code, out, err = run_cli("cas", "cat", first, *args)
+    assert code == 2 and out == "", err
+    assert f"error: {field}: " in err and "inside the store" in err, err
+    for hexdigest, data in ((first, b"one\n"), (other, b"other\n")):
+        code, out, err = run_cli("cas", "cat", hexdigest)
+        assert code == 0 and out == data.decode(), err
+    assert not (store_env / "store" / "ledger.copy").exists()
+    assert _leftovers(store_env / "store" / "versioning" / "data" / "blobs" / "sha256") == []
+
+
 # --- the library, on S3: one pass, beside the destination -------------------------------------
 
 

@@ -141,6 +141,9 @@ class FilesystemCas(CasStore):
         """:meth:`clean_ingest`, as paths."""
         return [str(p) for p in self.clean_ingest(older_than)]
 
+    def local_folder(self) -> Path:
+        return self.root
+
     def unfinished_writes_note(self) -> str | None:
         """The temporary files now in ``ingest/``, with their bytes, for ``verify``."""
         temps = self.stale_ingest(older_than=0)

@@ -26,6 +26,8 @@ from reviewtrail.cas._address import (
 from reviewtrail.errors import CorruptObjectError, InvalidInputError, ObjectNotFoundError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     # The references are pydantic models (reviewtrail.cas._refs), loaded where one is made or
     # given: reading an object by its address never loads pydantic.
     from reviewtrail.cas._refs import CasObjectRef, CasRef
@@ -425,6 +427,11 @@ class CasStore(abc.ABC):
     def clean_staging(self, older_than: float = 3600.0) -> list[str]:
         """Remove :meth:`stale_staging`'s leftovers; the lines of those removed. Objects are never touched."""
         return []
+
+    def local_folder(self) -> Path | None:
+        """The folder on this machine that holds the objects, which nothing but the CAS may
+        write into; None for a backend that keeps them elsewhere (a server)."""
+        return None
 
     def unfinished_writes_note(self) -> str | None:
         """A note for ``verify`` on the writes now unfinished (in progress, or left by interrupted

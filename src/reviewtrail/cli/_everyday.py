@@ -106,6 +106,9 @@ def cas_cat(*, hashes: list[str], out: Path | None, out_dir: Path | None, progre
         raise InvalidInputError("several objects are written to files: give --out-dir", field="out_dir")
     hexes = [parse_address(address, field="hash") for address in hashes]  # all before anything is read
     with open_store() as store:
+        for target, field in ((out, "out"), (out_dir, "out_dir")):
+            if target is not None:
+                store.refuse_inside(target, field=field)
         if out_dir is not None:
             _print_saved(save_many(store.cas, hexes, out_dir))
             return

@@ -206,6 +206,18 @@ class Store:
         """An empty ledger beside a CAS holding ``objects`` objects, under a marker naming no identity."""
         return _emptied_problem(self.ledger, objects)
 
+    def refuse_inside(self, path: Path, *, field: str) -> None:
+        """:class:`InvalidInputError` naming ``field`` when ``path`` (a file or folder to write)
+        is inside the store's folder or its CAS's: objects are copied out of the store, and a
+        file put in place there could stand in for an object or a ledger."""
+        target = path.resolve()
+        for folder in (self.root, self.cas.local_folder()):
+            if folder is not None and target.is_relative_to(folder.resolve()):
+                raise InvalidInputError(
+                    f"{str(path)!r} is inside the store ({folder}): objects are written out of it, never into it",
+                    field=field,
+                )
+
     def furniture_problems(self) -> list[str]:
         """The store's own folders and marker, the CAS's and the ledger's guards, as found."""
         problems: list[str] = []
