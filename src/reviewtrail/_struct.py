@@ -20,7 +20,7 @@ import re
 import types
 import typing
 from datetime import datetime
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
 import msgspec
 
@@ -45,6 +45,11 @@ class FieldProblem(InvalidInputError):
 
 class Model(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """Base of every msgspec model: frozen, unknown fields refused, fields given by keyword."""
+
+    @classmethod
+    def read(cls, value: Any, *, field: str = "payload") -> Self:
+        """The model from its JSON value (a stored payload): :func:`decode` at ``field``."""
+        return decode(cls, value, field=field)
 
 
 class PayloadStruct(Model, frozen=True):
@@ -125,7 +130,6 @@ _WANTED = {
     "str": "Input should be a valid string",
     "object": "Input should be a valid dictionary",
     "array": "Input should be a valid list",
-    "float": "Input should be a valid number",
 }
 
 
@@ -154,6 +158,8 @@ def _words(message: str, tp: Any) -> str:
             return f"must be an integer, not {got}"
         if want == "bool":
             return f"must be a boolean (true or false), not {got}"
+        if want == "float":
+            return f"must be a number, not {got}"
         return _WANTED.get(want, message)
     bound = _BOUND.match(message)
     if bound is not None:
