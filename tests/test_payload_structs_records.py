@@ -91,15 +91,61 @@ def test_a_run_refuses_a_boolean_for_its_timeout() -> None:
     assert str(info.value) == "payload.timeoutSeconds: must be a number, not a boolean"
 
 
+H = "a" * 64
+USAGE = {
+    "startedAt": "2026-01-01T00:00:00Z", "endedAt": "2026-01-01T00:00:01Z", "callType": "task", "usage": {},
+    "cost": {"amount": None, "source": "unknown"}, "durationMs": 1, "manifestId": "m", "manifestHash": H,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        ({**USAGE, "manifestHash": "x"},
+         "payload.manifestHash: Value error, 'x' is not 64 lowercase hex digits (the manifest record's payloadHash)"),
+        ({**USAGE, "startedAt": "2026-01-01T00:00:00"}, "payload.startedAt: Input should have timezone info"),
+        ({**USAGE, "startedAt": "yesterday"}, "payload.startedAt: Input should be a valid datetime"),
+        ({**USAGE, "cost": {"amount": "1", "source": "unknown"}},
+         "payload.cost: Value error, amount is null exactly when source is 'unknown'"),
+        ({**USAGE, "cost": {"amount": "1e3", "source": "genai-prices"}},
+         "payload.cost.amount: Value error, '1e3' is not a non-negative decimal like '0.0075'"),
+        ({**USAGE, "usage": {"cacheWrite5mTokens": -1}},
+         "payload.usage.cacheWrite5mTokens: Input should be greater than or equal to 0"),
+        ({**USAGE, "durationMs": True}, "payload.durationMs: must be an integer, not a boolean"),
+        ({**{k: v for k, v in USAGE.items() if k != "durationMs"}, "duration_ms": 1},
+         "payload.duration_ms: Extra inputs are not permitted"),
+    ],
+)  # fmt: skip
+def test_a_usage_refusal_names_the_wire_field_and_the_problem(payload: dict[str, Any], message: str) -> None:
+    type_ = "provenance.model-usage@1"
+    assert refusal(type_, payload) == f"{message} (record type {type_})"
+
+
+def test_a_usage_reads_back_to_the_payload_it_was_read_from() -> None:
+    from reviewtrail.models._records import ModelInvocationUsage
+
+    written = {**USAGE, "usage": {"inputTokens": 3, "outputTokens": None, "totalTokens": None, "cacheReadTokens": 1}}
+    usage = ModelInvocationUsage.read(written)
+    times = {"startedAt": "2026-01-01T00:00:00.000000Z", "endedAt": "2026-01-01T00:00:01.000000Z"}
+    assert usage.payload_json() == {
+        **written,
+        **times,
+        "cost": {"amount": None, "currency": "USD", "source": "unknown"},
+    }
+
+
 MODELS: dict[str, tuple[str, ...]] = {
     "reviewtrail.store.identity": ("StoreIdentity",),
     "reviewtrail.reviewer._records": ("ArtifactReviewRun", "ReviewFinding", "CheckResult"),
     "reviewtrail.provenance.records._records": (
         "SessionCreated", "SessionDeleted", "ExecutionRun", "ArtifactDerivation", "ArtifactVersion",
     ),
+    "reviewtrail.models": (
+        "PromptManifest", "ModelInvocationUsage", "SkillRef", "TokenUsage", "HttpAttempt", "CallError", "Cost",
+    ),
 }  # fmt: skip
 #: Packages whose record models load without pydantic (the reviewer's rests on evidence's).
-PYDANTIC_FREE = ("reviewtrail.store.identity", "reviewtrail.provenance.records._records")
+PYDANTIC_FREE = ("reviewtrail.store.identity", "reviewtrail.provenance.records._records", "reviewtrail.models")
 
 
 @pytest.mark.parametrize("module", sorted(MODELS))

@@ -126,6 +126,10 @@ _BOUNDS = {
     "<=": "less than or equal to",
     "<": "less than",
 }
+_SAID = {
+    "Expected `datetime` with a timezone component": "Input should have timezone info",
+    "Invalid RFC3339 encoded datetime": "Input should be a valid datetime",
+}
 _WANTED = {
     "str": "Input should be a valid string",
     "object": "Input should be a valid dictionary",
@@ -150,6 +154,8 @@ def problem(exc: msgspec.ValidationError, model: type[Any], value: Any) -> tuple
 
 
 def _words(message: str, tp: Any) -> str:
+    if message in _SAID:
+        return _SAID[message]
     expected = _EXPECTED.match(message)
     if expected is not None:
         want = expected["want"].removesuffix(" | null")
@@ -282,7 +288,7 @@ def _object(model: type[msgspec.Struct], defs: dict[str, Any]) -> dict[str, Any]
         if not _is_struct(_bare(f.type)):
             schema["title"] = f.encode_name.title().replace("_", " ")
         if f.default is not msgspec.NODEFAULT:
-            schema["default"] = msgspec.to_builtins(f.default)
+            schema["default"] = msgspec.json.decode(_encode(f.default))  # its JSON value: a tuple as a list
         if f.required:
             required.append(f.encode_name)
         properties[f.encode_name] = schema
@@ -325,7 +331,9 @@ def _schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
     if origin is typing.Annotated:
         out = _schema(args[0], defs)
         for meta in args[1:]:
-            if isinstance(meta, msgspec.Meta):
+            if isinstance(meta, msgspec.Meta) and meta.extra_json_schema is not None:
+                out.update(meta.extra_json_schema)  # the constraints as published, written as they are
+            elif isinstance(meta, msgspec.Meta):
                 out.update({key: getattr(meta, name) for name, key in _META.items() if getattr(meta, name) is not None})
         return out
     if tp is Any:

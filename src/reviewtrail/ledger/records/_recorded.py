@@ -8,11 +8,10 @@ from typing import Any, Generic, TypeVar
 
 from reviewtrail._struct import PayloadStruct
 from reviewtrail.ledger.records._envelope import Envelope
-from reviewtrail.ledger.records._model import PayloadModel
 
 __all__ = ["Recorded"]
 
-P = TypeVar("P", bound=PayloadModel)
+P = TypeVar("P", bound=PayloadStruct)
 
 
 @dataclass(frozen=True)
@@ -25,9 +24,7 @@ class Recorded(Generic[P]):
     @classmethod
     def of(cls, model: type[P], envelope: Envelope) -> Recorded[P]:
         """The payload of ``envelope`` read as ``model``."""
-        if isinstance(model, type) and issubclass(model, PayloadStruct):
-            return cls(model.read(envelope.payload_value), envelope)
-        return cls(model.model_validate(envelope.payload_value), envelope)  # type: ignore[attr-defined]
+        return cls(model.read(envelope.payload_value), envelope)
 
     @property
     def id(self) -> str:
