@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from conftest import init_cli_store, run_cli
 from reviewtrail._struct import decode
-from reviewtrail.cas import _ref_models as cas_ref_models
+from reviewtrail.cas import _refs as cas_refs
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.evidence import _records as evidence_records
 from reviewtrail.evidence._evidence import parse_origin
@@ -46,7 +46,7 @@ MODULES = (
     reviewer_records,
     model_records,
     _call_record,
-    cas_ref_models,
+    cas_refs,
 )
 NOT_AN_INT = "must be an integer, not a boolean"
 NOT_A_NUMBER = "must be a number, not a boolean"
