@@ -159,6 +159,23 @@ def test_an_evidence_refusal_names_the_wire_field_and_the_problem(
     assert refusal(type_, payload) == f"{message} (record type {type_})"
 
 
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        ({"kind": "nope"}, "origin.kind: Input tag 'nope' found using 'kind' does not match any of the expected tags: "
+                           "'mcp-record', 'paper', 'execution', 'artifact', 'remote-job', 'user-input'"),
+        ({}, "origin.kind: Unable to extract tag using discriminator 'kind'"),
+        ({"kind": "paper", "paperId": "x", "page": 0}, "origin.paper.page: Input should be greater than or equal to 1"),
+    ],
+)  # fmt: skip
+def test_an_origin_refusal_names_the_kind_in_pydantics_words(doc: dict[str, Any], message: str) -> None:
+    from reviewtrail.evidence import parse_origin
+
+    with pytest.raises(InvalidInputError) as info:
+        parse_origin(doc)
+    assert str(info.value) == message
+
+
 def test_an_origin_is_read_by_its_kind_and_keeps_its_kind_when_written() -> None:
     from reviewtrail.evidence import parse_origin
     from reviewtrail.evidence._records import PaperOrigin

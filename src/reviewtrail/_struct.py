@@ -152,6 +152,9 @@ def problem(exc: msgspec.ValidationError, model: type[Any], value: Any) -> tuple
         return (*path, bad, "[key]"), _words(message, keys[0] if keys else None)
     if isinstance(cause, FieldProblem):
         return ((*path, cause.field) if cause.field else path), f"Value error, {cause.message}"
+    tag_words = _tag_words(message, path, model, value)
+    if tag_words is not None:
+        return tag_words
     for pattern, named in (("Object contains unknown field `", "Extra inputs are not permitted"),
                            ("Object missing required field `", "Field required")):  # fmt: skip
         if message.startswith(pattern):
@@ -211,6 +214,24 @@ def _resolve(raw: str, model: type[Any], value: Any) -> tuple[str, ...]:
             out.append(tagged[1])
             tp = tagged[0]
     return tuple(out)
+
+
+def _tag_words(message: str, path: tuple[str, ...], model: Any, value: Any) -> tuple[tuple[str, ...], str] | None:
+    """The refusal of a missing or unknown tag of tagged models, in pydantic's words (at the tag)."""
+    lacking = "Object missing required field `"
+    missing = message.startswith(lacking)
+    parent = path if missing else path[:-1]
+    options = typing.get_args(_bare(_type_at(model, parent))) if path or missing else ()
+    tags = [_tag(o) for o in options if _is_struct(o) and _tag(o)[0]]
+    named = message[len(lacking) : -1] if missing else (path[-1] if path else None)
+    if not tags or named != tags[0][0]:
+        return None
+    field = str(tags[0][0])
+    if missing:
+        return (*parent, field), f"Unable to extract tag using discriminator {field!r}"
+    given = _step_into_path(value, path, model)
+    expected = ", ".join(repr(tag) for _, tag in tags)
+    return path, f"Input tag '{given}' found using {field!r} does not match any of the expected tags: {expected}"
 
 
 def _tagged(tp: Any, value: Any) -> tuple[Any, Any] | None:
