@@ -160,7 +160,7 @@ def test_review_distinguishes_missing_evidence_and_a_broken_chain(store: Store, 
     from reviewtrail.evidence import EvidenceItem, record_alias_map
     from reviewtrail.provenance import get_version
 
-    broken = EvidenceItem.model_validate({"evidenceId": "ev-broken", "origin": {"kind": "execution", "runId": "r-x"}})
+    broken = EvidenceItem.read({"evidenceId": "ev-broken", "origin": {"kind": "execution", "runId": "r-x"}})
     store.append([new_record(broken, actor="test", privacy="private")])
     text = "Claim [ev1], repeated [EV1], and another source [ev2].\n"
     _upload(store, tmp_path, text)

@@ -276,7 +276,7 @@ def test_old_records_with_the_former_codes_stay_readable(store: Store, tmp_path:
 
     _upload(store, tmp_path, "r.md", "A [1].\n\n## References\n1. X 2020\n2. Y 2021\n", "text/markdown")
     first = review_artifact(store, "r.md", settings=QUICK)
-    old = first.run.model_dump(mode="json", by_alias=True, exclude_none=True)
+    old = {k: v for k, v in first.run.payload_json().items() if v is not None}
     for key in ("reusedFromReviewId", "configuration", "configurationDigest", "contentDigest"):
         old.pop(key, None)
     old["reviewRunId"] = "old-run"
@@ -284,7 +284,7 @@ def test_old_records_with_the_former_codes_stay_readable(store: Store, tmp_path:
         {"code": "CITATION_MARKER_MISSING", "severity": "warning", "check": "citation", "message": "uncited"}
     ]
     old["decision"] = "ACCEPT_AND_PROCEED"
-    record = new_record(ArtifactReviewRun.model_validate(old), actor="old", privacy="private", subject="artifact:x")
+    record = new_record(ArtifactReviewRun.read(old), actor="old", privacy="private", subject="artifact:x")
     store.append([record])
     [shown] = get_review(store, "old-run")
     assert shown.run.findings[0].code == "CITATION_MARKER_MISSING" and shown.run.decision == "ACCEPT_AND_PROCEED"

@@ -10,6 +10,7 @@ import json
 import re
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -168,7 +169,7 @@ def _reference_claims(store: Store, reply: str, aliases: dict[str, str]) -> list
         out.append(
             {
                 "text": x.text,
-                "citations": [c.model_dump(mode="json", by_alias=True) for c in citations],
+                "citations": [msgspec.to_builtins(c) for c in citations],
                 "numeric": x.numeric,
                 "sentenceStart": x.sentence_start,
                 "sentenceEnd": x.sentence_end,
@@ -184,16 +185,16 @@ def test_record_claims_equals_claims_built_at_once(evidence_store: Any, reply: s
     result = record_claims(store, reply, turn_id="t1", aliases=aliases, dry_run=True)
     claims = list(result.claims)
     keys = ("text", "citations", "numeric", "sentenceStart", "sentenceEnd")
-    got = [{k: c.model_dump(mode="json", by_alias=True)[k] for k in keys} for c in claims]
+    got = [{k: c.payload_json()[k] for k in keys} for c in claims]
     assert got == _reference_claims(store, reply, aliases)
-    assert [c.model_dump() for c in result.claims[::-1]] == [c.model_dump() for c in reversed(claims)]
+    assert [c.payload_json() for c in result.claims[::-1]] == [c.payload_json() for c in reversed(claims)]
     if claims:
         assert result.claims[-1] == claims[-1] and result.claims[0] == claims[0]
     unresolved = [(c.claim_id, x.raw) for c in claims for x in c.citations if not x.resolved]
     assert result.unresolved == unresolved and result.unresolved_count == len(unresolved)
     summaries = [(i, t, list(marks)) for i, t, marks in result.summaries()]
     assert summaries == [(c.claim_id, c.text, [(x.raw, x.resolved) for x in c.citations]) for c in claims]
-    dumped = [{**c.model_dump(mode="json", by_alias=True), "recordId": None} for c in claims]
+    dumped = [{**c.payload_json(), "recordId": None} for c in claims]
     assert result.to_json()["claims"] == dumped
     written = "".join(json.JSONEncoder(ensure_ascii=False, indent=2).iterencode(result.to_json(stream=True)))
     assert written == json.dumps(result.to_json(), ensure_ascii=False, indent=2)

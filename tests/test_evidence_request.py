@@ -47,7 +47,7 @@ def store(tmp_path: Path) -> Iterator[Store]:
 
 
 def _origin(store: Store, evidence_id: str) -> dict[str, object]:
-    return get_evidence(store, evidence_id).model_dump(mode="json", by_alias=True)["origin"]  # type: ignore[no-any-return]
+    return get_evidence(store, evidence_id).payload_json()["origin"]  # type: ignore[no-any-return]
 
 
 def test_a_paper_keeps_only_its_quote_hash(store: Store) -> None:

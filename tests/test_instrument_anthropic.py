@@ -95,7 +95,7 @@ def test_a_message_is_recorded_as_the_wire_carried_it(wire: WireServer, project:
     }
     expected = price("anthropic", "claude-sonnet-4-5-20250929", 180, 12, cache_read_tokens=60, cache_write_tokens=20)
     assert expected.source == "genai-prices"
-    assert call.manifest["cost"] == expected.model_dump(mode="json")
+    assert call.manifest["cost"] == expected.to_json()
     assert call.usage["manifestHash"] == call.manifest_hash and call.usage["cost"] == call.manifest["cost"]
 
 

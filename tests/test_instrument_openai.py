@@ -82,7 +82,7 @@ def test_a_chat_completion_is_recorded_as_the_wire_carried_it(wire: WireServer, 
     assert call.manifest["usage"] == {"inputTokens": 21, "outputTokens": 9, "totalTokens": 30, "cacheReadTokens": 5}
     expected = price("openai", sent["model"], 21, 9, cache_read_tokens=5)
     assert expected.source == "genai-prices"
-    assert call.manifest["cost"] == expected.model_dump(mode="json")
+    assert call.manifest["cost"] == expected.to_json()
     assert "outcome" not in call.manifest and "error" not in call.manifest
     assert call.usage["manifestId"] == call.manifest_id
     assert call.usage["manifestHash"] == call.manifest_hash

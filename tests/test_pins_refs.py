@@ -9,7 +9,6 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from reviewtrail._struct import json_schema
 from reviewtrail.cas import (
     DIGEST_PATTERN,
     HEX_PATTERN,
@@ -426,46 +425,3 @@ def test_references_pickle_and_copy_as_themselves() -> None:
             assert type(back) is type(ref)
             assert back == ref
             assert repr(back) == repr(ref)
-
-
-def test_a_payload_model_validates_and_serializes_its_references() -> None:
-    from pydantic import BaseModel, ValidationError
-
-    from reviewtrail.cas import _ref_models
-
-    class Payload(BaseModel):
-        ref: CasRef
-        obj: CasObjectRef
-
-    given_ref = CasRef(pool="data", digest="sha256:" + HEX, size=1)
-    payload = Payload(ref=given_ref, obj={"hash": HEX, "size": 2})  # type: ignore[arg-type]
-    assert payload.ref is given_ref
-    assert type(payload.obj) is CasObjectRef
-    assert payload.obj == CasObjectRef(hash=HEX, size=2)
-    read = Payload.model_validate({"ref": {**TYPED, "mediaType": "a/b"}, "obj": {"hash": HEX, "size": 2}})
-    assert type(read.ref) is CasRef
-    assert read.ref == CasRef(pool="data", digest="sha256:" + HEX, size=1, media_type="a/b")
-    digest = "sha256:" + HEX
-    assert read.model_dump() == {
-        "ref": {"pool": "data", "digest": digest, "size": 1, "media_type": "a/b"},
-        "obj": {"hash": HEX, "size": 2},
-    }
-    assert read.model_dump_json(by_alias=True) == (
-        f'{{"ref":{{"pool":"data","digest":"{digest}","size":1,"mediaType":"a/b"}},"obj":{{"hash":"{HEX}","size":2}}}}'
-    )
-    held = Payload.model_construct(ref=_ref_models.CasRef(pool="data", digest=digest, size=1), obj=read.obj)
-    assert held.model_dump(by_alias=True)["ref"] == {
-        "pool": "data",
-        "digest": digest,
-        "size": 1,
-        "mediaType": "application/octet-stream",
-    }
-    schema = Payload.model_json_schema()
-    assert schema["properties"] == {"ref": {"$ref": "#/$defs/CasRef"}, "obj": {"$ref": "#/$defs/CasObjectRef"}}
-    assert schema["$defs"]["CasRef"]["required"] == ["pool", "digest", "size"]
-    assert Payload.model_json_schema(mode="serialization")["$defs"]["CasObjectRef"]["required"] == ["hash", "size"]
-    assert json_schema(CasRef)["properties"]["mediaType"]["default"] == "application/octet-stream"
-
-    with pytest.raises(ValidationError) as info:
-        Payload.model_validate({"ref": {**TYPED, "size": -1}, "obj": {"hash": HEX, "size": 2}})
-    assert info.value.errors()[0]["loc"] == ("ref", "size")

@@ -20,7 +20,7 @@ class _Claim:
 
 
 def _chip(evidence_id: str | None, resolved: bool, target: str | None, alias: str = "ev1") -> ClaimCitation:
-    return ClaimCitation.model_validate(
+    return ClaimCitation.read(
         {"type": "chip", "id": alias, "raw": f"[{alias}]", "resolved": resolved, "target": target,
          "alias": alias, "evidenceId": evidence_id}
     )  # fmt: skip

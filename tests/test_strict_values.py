@@ -14,6 +14,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 import yaml
 from hypothesis import given
@@ -21,7 +22,8 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from conftest import init_cli_store, run_cli
-from reviewtrail.cas import _ref_models as cas_ref_models
+from reviewtrail._struct import decode
+from reviewtrail.cas import _refs as cas_refs
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.evidence import _records as evidence_records
 from reviewtrail.evidence._evidence import parse_origin
@@ -44,7 +46,7 @@ MODULES = (
     reviewer_records,
     model_records,
     _call_record,
-    cas_ref_models,
+    cas_refs,
 )
 NOT_AN_INT = "must be an integer, not a boolean"
 NOT_A_NUMBER = "must be a number, not a boolean"
@@ -61,15 +63,26 @@ def _scalar(annotation: Any) -> type | None:
     return annotation if annotation in (int, bool, float) else None
 
 
+def _fields(model: type) -> list[tuple[str, Any]]:
+    """(wire name, annotation) of each field of a pydantic or msgspec model."""
+    if issubclass(model, msgspec.Struct):
+        return [(f.encode_name, f.type) for f in msgspec.structs.fields(model)]
+    return [(info.alias or name, info.annotation) for name, info in model.model_fields.items()]  # type: ignore[attr-defined]
+
+
 def _scalar_fields() -> list[tuple[type[BaseModel], str, type]]:
     out = []
     for module in MODULES:
         for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, BaseModel) and value.__module__ == module.__name__:
-                for name, info in value.model_fields.items():
-                    kind = _scalar(info.annotation)
+            if (
+                isinstance(value, type)
+                and issubclass(value, (BaseModel, msgspec.Struct))
+                and value.__module__ == module.__name__
+            ):
+                for name, annotation in _fields(value):
+                    kind = _scalar(annotation)
                     if kind is not None:
-                        out.append((value, info.alias or name, kind))
+                        out.append((value, name, kind))
     return sorted(out, key=lambda f: (f[0].__name__, f[1]))
 
 
@@ -97,6 +110,14 @@ def test_the_fields_are_found() -> None:
 
 
 def _errors(model: type[BaseModel], doc: dict[str, Any], *, as_json: bool) -> list[Any]:
+    if issubclass(model, msgspec.Struct):  # one check, of the JSON form, whatever the input was
+        try:
+            decode(model, doc, field="$")
+        except InvalidInputError as exc:
+            words = str(exc).removeprefix(f"{exc.field}: ")
+            kind = "strict_type" if words.startswith("must be") else "other"
+            return [{"loc": tuple((exc.field or "$").split(".")[1:]), "msg": words, "type": kind}]
+        return []
     try:
         if as_json:
             model.model_validate_json(json.dumps(doc), strict=True)

@@ -17,7 +17,6 @@ import pytest
 from genai_prices import extract_usage
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import ValidationError
 
 from reviewtrail.app import init_store
 from reviewtrail.config import Settings
@@ -263,7 +262,7 @@ def test_manifest_records_cache_split_models_response_id_and_finish_reason(serve
 def test_a_record_can_be_repriced_from_what_it_holds(server: FakeLLMServer, store: Store) -> None:
     server.usage_anthropic = ANTHROPIC_USAGE
     result = invoke(store, AnthropicBackend(KEY, "claude-sonnet-4-5", base_url=server.url), MESSAGES)
-    stored = PromptManifest.model_validate(store.ledger.get(result.manifest_envelope.id).payload_value)
+    stored = PromptManifest.read(store.ledger.get(result.manifest_envelope.id).payload_value)
     assert reprice(stored) == stored.cost == Cost(amount="0.02211", source="genai-prices")
     # An earlier moment picks the prices then in force: the record's own time is what counts.
     assert reprice(stored, at=stored.started_at) == stored.cost
@@ -299,7 +298,7 @@ def _old_manifest(store: Store) -> dict[str, Any]:
 
 def test_records_written_before_the_new_fields_stay_readable_and_round_trip(store: Store) -> None:
     old = _old_manifest(store)
-    manifest = PromptManifest.model_validate(old)
+    manifest = PromptManifest.read(old)
     assert (manifest.provider, manifest.requested_model, manifest.response_id, manifest.attempts) == (
         None,
         None,
@@ -308,9 +307,9 @@ def test_records_written_before_the_new_fields_stay_readable_and_round_trip(stor
     )
     assert manifest.usage.cache_write_1h_tokens is None
     # Read and written back, an old record is exactly what it was.
-    assert manifest.model_dump(mode="json", by_alias=True) == old
+    assert manifest.payload_json() == old
     [env] = store.append([NewRecord(type=MANIFEST_TYPE, actor="old-writer", privacy="private", payload=old)])
-    assert PromptManifest.model_validate(env.payload_value).usage.input_tokens == 12
+    assert PromptManifest.read(env.payload_value).usage.input_tokens == 12
     assert reprice(manifest) == Cost.unknown()  # no provider recorded: never guessed
 
 
@@ -343,11 +342,11 @@ def test_usage_record_cache_split_is_optional_and_checked() -> None:
         "manifestHash": "ef" * 32,
         "callType": "task",
     }
-    usage = ModelInvocationUsage.model_validate(doc)
+    usage = ModelInvocationUsage.read(doc)
     assert usage.usage.cache_read_tokens == 2 and usage.usage.cache_write_tokens is None
-    assert usage.model_dump(mode="json", by_alias=True) == doc
-    with pytest.raises(ValidationError):
-        TokenUsage.model_validate({"cacheWrite5mTokens": -1})
+    assert usage.payload_json() == doc
+    with pytest.raises(InvalidInputError):
+        TokenUsage.read({"cacheWrite5mTokens": -1})
     assert USAGE_TYPE == "provenance.model-usage@1"
 
 
@@ -393,9 +392,9 @@ def test_sonnet_45_price_follows_the_published_rates(uncached: int, read: int, f
     )
 )
 def test_token_usage_round_trips_and_leaves_out_unreported_cache_counts(doc: dict[str, Any]) -> None:
-    usage = TokenUsage.model_validate(doc)
-    dumped = usage.model_dump(mode="json", by_alias=True)
-    assert TokenUsage.model_validate(dumped) == usage
+    usage = TokenUsage.read(doc)
+    dumped = usage.to_json()
+    assert TokenUsage.read(dumped) == usage
     for key in ("inputTokens", "outputTokens", "totalTokens"):
         assert dumped[key] == doc.get(key)  # the original three are always written
     for key in ("cacheReadTokens", "cacheWriteTokens", "cacheWrite5mTokens", "cacheWrite1hTokens"):

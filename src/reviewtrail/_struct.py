@@ -15,12 +15,13 @@ constraints (``msgspec.Meta``).
 
 from __future__ import annotations
 
+import ast
 import inspect
 import re
 import types
 import typing
 from datetime import datetime
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
 import msgspec
 
@@ -45,6 +46,11 @@ class FieldProblem(InvalidInputError):
 
 class Model(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """Base of every msgspec model: frozen, unknown fields refused, fields given by keyword."""
+
+    @classmethod
+    def read(cls, value: Any, *, field: str = "payload") -> Self:
+        """The model from its JSON value (a stored payload): :func:`decode` at ``field``."""
+        return decode(cls, value, field=field)
 
 
 class PayloadStruct(Model, frozen=True):
@@ -101,7 +107,7 @@ _encode = msgspec.json.Encoder().encode
 
 # --- refusals in pydantic's words ----------------------------------------------------------
 
-_AT = re.compile(r"^(?P<message>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
+_AT = re.compile(r"^(?P<message>.*?)(?: - at (?P<key>`key` in )?`\$(?P<path>[^`]*)`)?$", re.S)
 _STEP = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
 _EXPECTED = re.compile(r"^Expected `(?P<want>[^`]+)`, got `(?P<got>[^`]+)`$")
 _BOUND = re.compile(r"^Expected `(?:int|float)` (?P<op>>=|>|<=|<) (?P<n>\S+)$")
@@ -121,11 +127,14 @@ _BOUNDS = {
     "<=": "less than or equal to",
     "<": "less than",
 }
+_SAID = {
+    "Expected `datetime` with a timezone component": "Input should have timezone info",
+    "Invalid RFC3339 encoded datetime": "Input should be a valid datetime",
+}
 _WANTED = {
     "str": "Input should be a valid string",
     "object": "Input should be a valid dictionary",
     "array": "Input should be a valid list",
-    "float": "Input should be a valid number",
 }
 
 
@@ -136,8 +145,16 @@ def problem(exc: msgspec.ValidationError, model: type[Any], value: Any) -> tuple
     assert found is not None
     message, raw = found["message"], found["path"] or ""
     path = _resolve(raw, model, value)
+    if found["key"]:  # a mapping's key refused: the first key its type refuses, as pydantic named it
+        keys = typing.get_args(_bare(_type_at(model, path)))[:1]
+        at = _step_into_path(value, path, model)
+        bad = next((k for k, _ in _items(at) if keys and not _accepts(keys[0], k)), "...")
+        return (*path, bad, "[key]"), _words(message, keys[0] if keys else None)
     if isinstance(cause, FieldProblem):
         return ((*path, cause.field) if cause.field else path), f"Value error, {cause.message}"
+    tag_words = _tag_words(message, path, model, value)
+    if tag_words is not None:
+        return tag_words
     for pattern, named in (("Object contains unknown field `", "Extra inputs are not permitted"),
                            ("Object missing required field `", "Field required")):  # fmt: skip
         if message.startswith(pattern):
@@ -146,6 +163,8 @@ def problem(exc: msgspec.ValidationError, model: type[Any], value: Any) -> tuple
 
 
 def _words(message: str, tp: Any) -> str:
+    if message in _SAID:
+        return _SAID[message]
     expected = _EXPECTED.match(message)
     if expected is not None:
         want = expected["want"].removesuffix(" | null")
@@ -154,6 +173,8 @@ def _words(message: str, tp: Any) -> str:
             return f"must be an integer, not {got}"
         if want == "bool":
             return f"must be a boolean (true or false), not {got}"
+        if want == "float":
+            return f"must be a number, not {got}"
         return _WANTED.get(want, message)
     bound = _BOUND.match(message)
     if bound is not None:
@@ -162,8 +183,9 @@ def _words(message: str, tp: Any) -> str:
     if length is not None:
         most = "at least" if length["op"] == ">=" else "at most"
         return f"String should have {most} {length['n']} character{'' if length['n'] == '1' else 's'}"
-    if message.startswith("Expected `str` matching regex "):
-        return "String should match pattern " + message.removeprefix("Expected `str` matching regex ")
+    if message.startswith("Expected `str` matching regex "):  # the pattern as written, not its repr
+        pattern = ast.literal_eval(message.removeprefix("Expected `str` matching regex "))
+        return f"String should match pattern '{pattern}'"
     if message.startswith("Invalid enum value "):
         values = [repr(v) for v in _literal_values(tp)]
         if values:
@@ -176,17 +198,61 @@ def _resolve(raw: str, model: type[Any], value: Any) -> tuple[str, ...]:
     """msgspec's path (``.files[...].size``) with each mapping's key found in ``value``."""
     out: list[str] = []
     tp: Any = model
-    for name, index in _STEP.findall(raw):
+    for name, index in [("", ""), *_STEP.findall(raw)]:
         step = name or index
         if step == "...":  # a mapping's value: the first key whose value the mapping's type refuses
             value_type = _mapping_value(tp)
             step = next((k for k, v in _items(value) if not _accepts(value_type, v)), "...")
             tp = value_type
-        else:
+        elif step:
             tp = _child(tp, step)
-        out.append(step)
-        value = _step_into(value, step)
+        if step:
+            out.append(step)
+            value = _step_into(value, step)
+        tagged = _tagged(tp, value)
+        if tagged is not None:  # one of tagged models: pydantic named the tag in the path
+            out.append(tagged[1])
+            tp = tagged[0]
     return tuple(out)
+
+
+def _tag_words(message: str, path: tuple[str, ...], model: Any, value: Any) -> tuple[tuple[str, ...], str] | None:
+    """The refusal of a missing or unknown tag of tagged models, in pydantic's words (at the tag)."""
+    lacking = "Object missing required field `"
+    missing = message.startswith(lacking)
+    parent = path if missing else path[:-1]
+    options = typing.get_args(_bare(_type_at(model, parent))) if path or missing else ()
+    tags = [_tag(o) for o in options if _is_struct(o) and _tag(o)[0]]
+    named = message[len(lacking) : -1] if missing else (path[-1] if path else None)
+    if not tags or named != tags[0][0]:
+        return None
+    field = str(tags[0][0])
+    if missing:
+        return (*parent, field), f"Unable to extract tag using discriminator {field!r}"
+    given = _step_into_path(value, path, model)
+    expected = ", ".join(repr(tag) for _, tag in tags)
+    return path, f"Input tag '{given}' found using {field!r} does not match any of the expected tags: {expected}"
+
+
+def _tagged(tp: Any, value: Any) -> tuple[Any, Any] | None:
+    """The model of a union of tagged models that ``value`` names by its tag, and the tag."""
+    options = typing.get_args(_bare(tp)) if _is_union(_bare(tp)) else ()
+    for option in options:
+        field, tag = _tag(option) if _is_struct(option) else (None, None)
+        if field is not None and isinstance(value, dict) and value.get(field) == tag:
+            return option, tag
+    return None
+
+
+def _step_into_path(value: Any, path: tuple[str, ...], model: Any) -> Any:
+    tp = model
+    for step in path:
+        tagged = _tagged(tp, value)
+        if tagged is not None and step == tagged[1]:
+            tp = tagged[0]
+            continue
+        value, tp = _step_into(value, step), _child(tp, step)
+    return value
 
 
 def _items(value: Any) -> list[tuple[str, Any]]:
@@ -224,6 +290,9 @@ def _bare(tp: Any) -> Any:
 
 def _child(tp: Any, step: str) -> Any:
     tp = _bare(tp)
+    for option in typing.get_args(tp) if _is_union(tp) else ():  # the model a tag names
+        if _is_struct(option) and _tag(option)[1] == step:
+            return option
     if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
         for f in msgspec.structs.fields(tp):
             if f.encode_name == step:
@@ -271,12 +340,15 @@ def json_schema(model: type[msgspec.Struct]) -> dict[str, Any]:
 def _object(model: type[msgspec.Struct], defs: dict[str, Any]) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     required: list[str] = []
+    tag_field, tag = _tag(model)
+    if tag_field is not None:  # a tagged model's tag: a field of its own in pydantic's form
+        properties[tag_field] = {"const": tag, "default": tag, "title": tag_field.title(), "type": "string"}
     for f in msgspec.structs.fields(model):
         schema = _schema(f.type, defs)
         if not _is_struct(_bare(f.type)):
             schema["title"] = f.encode_name.title().replace("_", " ")
         if f.default is not msgspec.NODEFAULT:
-            schema["default"] = msgspec.to_builtins(f.default)
+            schema["default"] = msgspec.json.decode(_encode(f.default))  # its JSON value: a tuple as a list
         if f.required:
             required.append(f.encode_name)
         properties[f.encode_name] = schema
@@ -288,6 +360,11 @@ def _object(model: type[msgspec.Struct], defs: dict[str, Any]) -> dict[str, Any]
     if required:
         out["required"] = required
     return {**out, "title": model.__name__, "type": "object"}
+
+
+def _tag(model: Any) -> tuple[str | None, Any]:
+    config = model.__struct_config__
+    return config.tag_field, config.tag
 
 
 def _is_struct(tp: Any) -> bool:
@@ -319,7 +396,9 @@ def _schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
     if origin is typing.Annotated:
         out = _schema(args[0], defs)
         for meta in args[1:]:
-            if isinstance(meta, msgspec.Meta):
+            if isinstance(meta, msgspec.Meta) and meta.extra_json_schema is not None:
+                out.update(meta.extra_json_schema)  # the constraints as published, written as they are
+            elif isinstance(meta, msgspec.Meta):
                 out.update({key: getattr(meta, name) for name, key in _META.items() if getattr(meta, name) is not None})
         return out
     if tp is Any:
@@ -331,6 +410,10 @@ def _schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
             defs[tp.__name__] = {}  # taken before its fields, so a model that holds itself ends
             defs[tp.__name__] = _object(tp, defs)
         return {"$ref": f"#/$defs/{tp.__name__}"}
+    if _is_union(tp) and all(_is_struct(a) and _tag(a)[0] for a in args):  # tagged: pydantic's discriminator
+        refs = [_schema(a, defs) for a in args]
+        mapping = {_tag(a)[1]: ref["$ref"] for a, ref in zip(args, refs, strict=True)}
+        return {"discriminator": {"mapping": mapping, "propertyName": _tag(args[0])[0]}, "oneOf": refs}
     if _is_union(tp):
         return {"anyOf": [_schema(a, defs) for a in args]}
     if origin is typing.Literal:
@@ -339,7 +422,10 @@ def _schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
         out = {"const": args[0]} if len(args) == 1 else {"enum": list(args)}
         return {**out, "type": kind} if kind else out
     if origin is dict:
-        value = args[1] if args else Any
+        key, value = args if args else (str, Any)
+        pattern = _schema(key, defs).get("pattern")
+        if pattern is not None:  # keys of a pattern
+            return {"patternProperties": {pattern: _schema(value, defs)}, "type": "object"}
         return {"additionalProperties": True if value is Any else _schema(value, defs), "type": "object"}
     if origin in (list, tuple) and args:
         return {"items": _schema(args[0], defs), "type": "array"}

@@ -2,15 +2,13 @@
 
 A reference is a msgspec model (:mod:`reviewtrail._struct`): made by its constructor or decoded
 from its JSON object, it is checked by the same rules (``__post_init__``), and found in a payload
-by shape (:func:`refs_in`). A payload model with a reference field (a msgspec model) decodes and
-describes it with this class; a pydantic payload model not yet converted validates and describes
-it with :mod:`reviewtrail.cas._ref_models` and gets back this class
-(``__get_pydantic_core_schema__``). The address rules are in :mod:`reviewtrail.cas._address`.
+by shape (:func:`refs_in`). A payload model with a reference field decodes and describes it with
+this class. The address rules are in :mod:`reviewtrail.cas._address`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 
@@ -28,10 +26,6 @@ from reviewtrail.cas._address import (
     parse_digest,
 )
 from reviewtrail.errors import InvalidInputError
-
-if TYPE_CHECKING:
-    from pydantic import GetCoreSchemaHandler
-    from pydantic_core import CoreSchema
 
 __all__ = ["CasObjectRef", "CasRef", "refs_in"]
 
@@ -60,7 +54,7 @@ def _rule(check: Any, value: object, field: str) -> None:
 
 
 class _Ref:
-    """What both references share: read from a JSON object and described inside pydantic models."""
+    """What both references share: read from a JSON object."""
 
     __slots__ = ()
 
@@ -74,14 +68,6 @@ class _Ref:
         except msgspec.ValidationError as exc:
             path, words = problem(exc, cls, obj)
             raise InvalidInputError(words, field=".".join(path) or "ref") from exc
-
-    @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
-        """Inside a pydantic payload model: validated, serialized and described by the pydantic
-        form of the reference (kept until those models are msgspec models)."""
-        from reviewtrail.cas._ref_models import core_schema
-
-        return core_schema(cls, handler)
 
 
 class CasObjectRef(_Ref, Model, frozen=True):

@@ -56,7 +56,7 @@ def alias_map_record(
     for value, name in ((turn_id, "turnId"), (review_run_id, "reviewRunId")):
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise InvalidInputError(f"must be a non-empty string or None, not {value!r}", field=name)
-    return AliasMap.model_validate(
+    return AliasMap.read(
         {
             "aliases": parse_aliases(aliases),
             "turnId": turn_id,

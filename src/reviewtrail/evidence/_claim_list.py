@@ -14,6 +14,8 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, overload
 
+import msgspec
+
 from reviewtrail.evidence._claims import Citation, ClaimSpan, citation_at
 from reviewtrail.evidence._records import Claim, ClaimCitation
 
@@ -108,7 +110,7 @@ class ClaimList(Sequence[Claim]):
 
     def _json_claim(self, i: int, record_id: str | None) -> dict[str, Any]:
         _, _, first, stop, base = self._claims[5 * i : 5 * i + 5]
-        doc = self._shell(i).model_dump(mode="json", by_alias=True)
+        doc = self._shell(i).payload_json()
         doc["citations"] = LazyList(stop - first, lambda n: self._json_citation(first + n, base + n))
         return {**doc, "recordId": record_id}
 
@@ -118,7 +120,7 @@ class ClaimList(Sequence[Claim]):
         if key not in self._dumps:
             if len(self._dumps) >= 4096:
                 self._dumps.clear()
-            self._dumps[key] = self._citation(k, outcome).model_dump(mode="json", by_alias=True)
+            self._dumps[key] = msgspec.to_builtins(self._citation(k, outcome))
         return self._dumps[key]
 
     def unresolved(self) -> list[tuple[str, str]]:

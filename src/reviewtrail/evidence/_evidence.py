@@ -6,8 +6,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+import msgspec
 
+from reviewtrail._struct import decode
 from reviewtrail.canonical import canonical_sha256
 from reviewtrail.errors import InvalidInputError, NotFoundError
 from reviewtrail.evidence._aliases import alias_map_record, chip_citation
@@ -42,17 +43,13 @@ __all__ = [
     "resolve_citation",
 ]
 
-_ORIGIN = TypeAdapter(EvidenceOrigin)
 _PAPER_TYPES = ("doi", "arxiv", "pmid", "pmc", "paper", "isbn")
 _KNOWN_CITATIONS = 4096  # citations whose resolution one record_claims call remembers (one query each)
 
 
 def parse_origin(doc: dict[str, Any]) -> Any:
-    try:
-        return _ORIGIN.validate_python(doc)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise InvalidInputError(first["msg"], field="origin." + ".".join(str(p) for p in first["loc"])) from exc
+    """The origin ``doc`` describes; a refused field is named under its kind (``origin.paper.page``)."""
+    return decode(EvidenceOrigin, doc, field="origin")  # type: ignore[arg-type]
 
 
 def _paper_key(type_: str, id_: str) -> str:
@@ -67,7 +64,7 @@ def full_text_retrieved(store: Store, paper_id: str | None) -> bool:
 
 
 def _identity(origin: Any) -> dict[str, Any]:
-    doc: dict[str, Any] = origin.model_dump(mode="json", by_alias=True)
+    doc: dict[str, Any] = msgspec.to_builtins(origin)
     doc.pop("fullTextRetrieved", None)
     return doc
 
@@ -92,11 +89,11 @@ def add_evidence(store: Store, origin: Any, *, label: str | None = None, actor: 
             raise NotFoundError(f"no recorded version {origin.version} of {origin.name}", field="origin.version")
         recorded = store.ledger.get(match[0]["record_id"]).payload_value
         # Name and content come from the recorded version, never from the caller.
-        origin = origin.model_copy(update={"name": recorded["name"], "content": recorded["content"]})
+        origin = msgspec.structs.replace(origin, name=recorded["name"], content=recorded["content"])
     if kind == "paper":
-        origin = origin.model_copy(update={"paper_id": normalize_paper_id(origin.paper_id)})
+        origin = msgspec.structs.replace(origin, paper_id=normalize_paper_id(origin.paper_id))
     if kind == "mcp-record" and origin.paper_id:
-        origin = origin.model_copy(update={"paper_id": normalize_paper_id(origin.paper_id)})
+        origin = msgspec.structs.replace(origin, paper_id=normalize_paper_id(origin.paper_id))
     if kind in ("paper", "mcp-record"):
         claimed = origin.full_text_retrieved
         actual = full_text_retrieved(store, origin.paper_id)
@@ -105,7 +102,7 @@ def add_evidence(store: Store, origin: Any, *, label: str | None = None, actor: 
                 f"fullTextRetrieved is true only after a successful PDF extraction of {origin.paper_id}",
                 field="origin.fullTextRetrieved",
             )
-        origin = origin.model_copy(update={"full_text_retrieved": actual})
+        origin = msgspec.structs.replace(origin, full_text_retrieved=actual)
     evidence_id = "ev-" + canonical_sha256(_identity(origin))[:24]
     if store.ledger.rows("ev_items", evidence_id=evidence_id):
         return evidence_id, False
@@ -118,7 +115,7 @@ def get_evidence(store: Store, evidence_id: str) -> EvidenceItem:
     rows = store.ledger.rows("ev_items", evidence_id=evidence_id)
     if not rows:
         raise NotFoundError(f"no evidence item {evidence_id}", field="evidence")
-    return EvidenceItem.model_validate(store.ledger.get(rows[0]["record_id"]).payload_value)
+    return EvidenceItem.read(store.ledger.get(rows[0]["record_id"]).payload_value)
 
 
 def resolve_citation(store: Store, type_: str, id_: str) -> str | None:
@@ -195,15 +192,14 @@ class RecordedClaims:
             return {
                 "claims": self.claims.json_claims(ids),
                 "unresolved": self.claims.json_unresolved(),
-                "aliasMap": None if self.alias_map is None else self.alias_map.model_dump(mode="json", by_alias=True),
+                "aliasMap": None if self.alias_map is None else self.alias_map.payload_json(),
             }
         return {
             "claims": [
-                {**c.model_dump(mode="json", by_alias=True), "recordId": record_id}
-                for c, record_id in zip(self.claims, ids, strict=True)
+                {**c.payload_json(), "recordId": record_id} for c, record_id in zip(self.claims, ids, strict=True)
             ],
             "unresolved": [{"claimId": cid, "citation": raw} for cid, raw in self.unresolved],
-            "aliasMap": None if self.alias_map is None else self.alias_map.model_dump(mode="json", by_alias=True),
+            "aliasMap": None if self.alias_map is None else self.alias_map.payload_json(),
         }
 
 
@@ -274,13 +270,13 @@ def get_claim(store: Store, claim_id: str) -> Claim:
     rows = store.ledger.rows("ev_claims", claim_id=claim_id)
     if not rows:
         raise NotFoundError(f"no claim {claim_id}", field="claim")
-    return Claim.model_validate(store.ledger.get(rows[0]["record_id"]).payload_value)
+    return Claim.read(store.ledger.get(rows[0]["record_id"]).payload_value)
 
 
 def claims_for(store: Store, *, review_run_id: str | None = None, turn_id: str | None = None) -> list[Claim]:
     where = {k: v for k, v in (("review_run_id", review_run_id), ("turn_id", turn_id)) if v is not None}
     rows = sorted(store.ledger.rows("ev_claims", **where), key=lambda r: r["seq"])
-    return [Claim.model_validate(store.ledger.get(r["record_id"]).payload_value) for r in rows]
+    return [Claim.read(store.ledger.get(r["record_id"]).payload_value) for r in rows]
 
 
 def link_evidence(
@@ -300,7 +296,7 @@ def link_evidence(
 def links_of(store: Store, claim_id: str) -> list[tuple[EvidenceLink, EvidenceItem]]:
     out = []
     for row in sorted(store.ledger.rows("ev_links", claim_id=claim_id), key=lambda r: r["seq"]):
-        link = EvidenceLink.model_validate(store.ledger.get(row["record_id"]).payload_value)
+        link = EvidenceLink.read(store.ledger.get(row["record_id"]).payload_value)
         out.append((link, get_evidence(store, link.evidence_id)))
     return out
 
@@ -346,13 +342,15 @@ def record_pdf_extraction(store: Store, paper_id: str, pdf: bytes, *, actor: str
         if not error
         else None
     )
-    record = PdfExtraction(
-        paper_id=paper_id,
-        status="failed" if error else "succeeded",
-        pages=pages,
-        text=text_ref,
-        source=source,
-        error=error,
+    record = PdfExtraction.read(
+        {
+            "paperId": paper_id,
+            "status": "failed" if error else "succeeded",
+            "pages": pages,
+            "text": text_ref,
+            "source": source,
+            "error": error,
+        }
     )
     store.append([new_record(record, actor=actor, privacy="private", subject=f"paper:{paper_id}")])
     return record

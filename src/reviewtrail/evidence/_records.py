@@ -4,13 +4,13 @@ and evidence")."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from msgspec import Meta
 
-from reviewtrail._strict import IS_INT, StrictBool, StrictInt
+from reviewtrail._struct import FieldProblem, Model, PayloadStruct
 from reviewtrail.cas import DIGEST_PATTERN, CasRef
-from reviewtrail.ledger import Envelope, Projection, ProjectionTable, RecordPayload, record_type
+from reviewtrail.ledger import Envelope, Projection, ProjectionTable, record_type
 
 __all__ = [
     "ALIAS_MAP",
@@ -52,18 +52,23 @@ RELATIONS: tuple[Relation, ...] = ("supports", "context", "contradicts")
 Ref = dict[str, Any]
 
 
-class _Part(BaseModel):
-    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid")
+NonEmpty = Annotated[str, Meta(min_length=1)]
 
 
-class McpRecordOrigin(_Part):
-    kind: Literal["mcp-record"] = "mcp-record"
-    server: str = Field(min_length=1)
-    record_type: str = Field(alias="recordType", min_length=1)
-    record_id: str = Field(alias="recordId", min_length=1)
-    content_scope: Literal["curated-record", "abstract", "metadata"] = Field(alias="contentScope")
-    paper_id: str | None = Field(default=None, alias="paperId")  # the paper this record describes, if any
-    full_text_retrieved: StrictBool = Field(default=False, alias="fullTextRetrieved")
+class _Origin(Model, frozen=True, kw_only=True, rename="camel", tag_field="kind"):
+    """An evidence item's origin: its ``kind`` (the tag that tells the origins apart) and fields."""
+
+    kind: ClassVar[str]
+
+
+class McpRecordOrigin(_Origin, frozen=True, tag="mcp-record"):
+    kind: ClassVar[Literal["mcp-record"]] = "mcp-record"
+    server: NonEmpty
+    record_type: NonEmpty
+    record_id: NonEmpty
+    content_scope: Literal["curated-record", "abstract", "metadata"]
+    paper_id: str | None = None  # the paper this record describes, if any
+    full_text_retrieved: bool = False
 
 
 def normalize_paper_id(value: str) -> str:
@@ -76,71 +81,68 @@ def normalize_paper_id(value: str) -> str:
     return f"{scheme}:{rest.lower() if scheme == 'doi' else rest}"
 
 
-class PaperOrigin(_Part):
-    kind: Literal["paper"] = "paper"
-    paper_id: str = Field(alias="paperId", min_length=1)  # doi:..., arxiv:..., pmid:...
-    page: Annotated[int, Field(ge=1), IS_INT] | None = None
-    quote_hash: str | None = Field(default=None, alias="quoteHash", pattern=rf"^{DIGEST_PATTERN}$")
-    full_text_retrieved: StrictBool = Field(default=False, alias="fullTextRetrieved")
+class PaperOrigin(_Origin, frozen=True, tag="paper"):
+    kind: ClassVar[Literal["paper"]] = "paper"
+    paper_id: NonEmpty  # doi:..., arxiv:..., pmid:...
+    page: Annotated[int, Meta(ge=1)] | None = None
+    quote_hash: Annotated[str, Meta(pattern=rf"^{DIGEST_PATTERN}$")] | None = None
+    full_text_retrieved: bool = False
 
 
-class ExecutionOrigin(_Part):
-    kind: Literal["execution"] = "execution"
-    run_id: str = Field(alias="runId", min_length=1)
+class ExecutionOrigin(_Origin, frozen=True, tag="execution"):
+    kind: ClassVar[Literal["execution"]] = "execution"
+    run_id: NonEmpty
     output: Ref | None = None  # the stdout or file ref this evidence points at
 
 
-class ArtifactOrigin(_Part):
-    kind: Literal["artifact"] = "artifact"
-    artifact_id: str = Field(alias="artifactId")
+class ArtifactOrigin(_Origin, frozen=True, tag="artifact"):
+    kind: ClassVar[Literal["artifact"]] = "artifact"
+    artifact_id: str
     name: str
-    version: StrictInt = Field(ge=1)
+    version: Annotated[int, Meta(ge=1)]
     content: Ref
 
 
-class RemoteJobOrigin(_Part):
-    kind: Literal["remote-job"] = "remote-job"
-    job_id: str = Field(alias="jobId", min_length=1)
+class RemoteJobOrigin(_Origin, frozen=True, tag="remote-job"):
+    kind: ClassVar[Literal["remote-job"]] = "remote-job"
+    job_id: NonEmpty
     output: Ref | None = None
 
 
-class UserInputOrigin(_Part):
-    kind: Literal["user-input"] = "user-input"
+class UserInputOrigin(_Origin, frozen=True, tag="user-input"):
+    kind: ClassVar[Literal["user-input"]] = "user-input"
     content: Ref
 
 
-EvidenceOrigin = Annotated[
-    McpRecordOrigin | PaperOrigin | ExecutionOrigin | ArtifactOrigin | RemoteJobOrigin | UserInputOrigin,
-    Field(discriminator="kind"),
-]
+EvidenceOrigin = McpRecordOrigin | PaperOrigin | ExecutionOrigin | ArtifactOrigin | RemoteJobOrigin | UserInputOrigin
 
 
-class ClaimCitation(_Part):
+class ClaimCitation(Model, frozen=True, kw_only=True, rename="camel"):
     type: str
     id: str
     raw: str
-    resolved: StrictBool
+    resolved: bool
     target: str | None = None  # what it resolved to: "evidence:<id>", "execution:<id>", "artifact:<name>@<v>"
     # A chip ([EV1]): its alias ("ev1") and the evidence id the turn's alias map gave it (None: no mapping).
-    alias: str | None = Field(default=None, pattern=CHIP_ALIAS)
-    evidence_id: str | None = Field(default=None, alias="evidenceId")
+    alias: Annotated[str, Meta(pattern=CHIP_ALIAS)] | None = None
+    evidence_id: str | None = None
 
 
 @record_type(CLAIM)
-class Claim(RecordPayload):
-    claim_id: str = Field(alias="claimId")
+class Claim(PayloadStruct, frozen=True, kw_only=True, rename="camel"):
+    claim_id: str
     text: str
     citations: list[ClaimCitation]
-    review_run_id: str | None = Field(alias="reviewRunId")
-    turn_id: str | None = Field(alias="turnId")
-    numeric: StrictBool
+    review_run_id: str | None
+    turn_id: str | None
+    numeric: bool
     source: Ref | None = None  # the reply it was extracted from (CAS)
-    sentence_start: StrictInt = Field(alias="sentenceStart")
-    sentence_end: StrictInt = Field(alias="sentenceEnd")
+    sentence_start: int
+    sentence_end: int
 
 
 @record_type(ALIAS_MAP)
-class AliasMap(RecordPayload):
+class AliasMap(PayloadStruct, frozen=True, kw_only=True, rename="camel"):
     """What a turn's chips point at: ``aliases`` maps ``ev1`` (lower case) to an evidence id.
 
     It applies to a text by content (``source``: the CAS reference of the reply it was given with)
@@ -148,51 +150,47 @@ class AliasMap(RecordPayload):
     a mapping to evidence that is not recorded.
     """
 
-    aliases: dict[Annotated[str, Field(pattern=CHIP_ALIAS)], Annotated[str, Field(pattern=r"^\S+$")]]
-    turn_id: str | None = Field(default=None, alias="turnId")
-    review_run_id: str | None = Field(default=None, alias="reviewRunId")
+    aliases: dict[Annotated[str, Meta(pattern=CHIP_ALIAS)], Annotated[str, Meta(pattern=r"^\S+$")]]
+    turn_id: str | None = None
+    review_run_id: str | None = None
     source: CasRef | None = None  # a real CAS reference: Store.append checks the object exists
-    artifact_id: str | None = Field(default=None, alias="artifactId")
-    artifact_version: Annotated[int, Field(ge=1), IS_INT] | None = Field(default=None, alias="artifactVersion")
+    artifact_id: str | None = None
+    artifact_version: Annotated[int, Meta(ge=1)] | None = None
 
-    @model_validator(mode="after")
-    def _target(self) -> AliasMap:
+    def __post_init__(self) -> None:
         if (self.artifact_id is None) != (self.artifact_version is None):
-            raise ValueError("artifactId and artifactVersion go together")
-        return self
+            raise FieldProblem(None, "artifactId and artifactVersion go together")
 
 
 @record_type(EVIDENCE_ITEM)
-class EvidenceItem(RecordPayload):
-    evidence_id: str = Field(alias="evidenceId")
+class EvidenceItem(PayloadStruct, frozen=True, rename="camel"):
+    evidence_id: str
     origin: EvidenceOrigin
     label: str | None = None
 
 
 @record_type(EVIDENCE_LINK)
-class EvidenceLink(RecordPayload):
-    claim_id: str = Field(alias="claimId")
-    evidence_id: str = Field(alias="evidenceId")
+class EvidenceLink(PayloadStruct, frozen=True, rename="camel"):
+    claim_id: str
+    evidence_id: str
     relation: Relation
 
 
 @record_type(PDF_EXTRACTION)
-class PdfExtraction(RecordPayload):
-    paper_id: str = Field(alias="paperId", min_length=1, pattern=r"^\S+$")
+class PdfExtraction(PayloadStruct, frozen=True, rename="camel"):
+    paper_id: Annotated[str, Meta(min_length=1, pattern=r"^\S+$")]
     status: Literal["succeeded", "failed"]
-    pages: StrictInt | None = None
+    pages: int | None = None
     text: CasRef | None = None  # a real CAS reference: Store.append checks the object exists
     source: CasRef | None = None
     error: str | None = None
 
-    @model_validator(mode="after")
-    def _outcome(self) -> PdfExtraction:
+    def __post_init__(self) -> None:
         # Only a real extraction may make fullTextRetrieved true: success needs the text and no error.
         if self.status == "succeeded" and (self.text is None or self.source is None or self.error is not None):
-            raise ValueError("a succeeded extraction needs its text and its source PDF, and no error")
+            raise FieldProblem(None, "a succeeded extraction needs its text and its source PDF, and no error")
         if self.status == "failed" and not self.error:
-            raise ValueError("a failed extraction needs its error")
-        return self
+            raise FieldProblem(None, "a failed extraction needs its error")
 
 
 def origin_key(origin: dict[str, Any]) -> str:
@@ -319,5 +317,5 @@ EVIDENCE_PROJECTION = Projection(
 )
 
 # What this package adds to the application's record catalog (see reviewtrail.app).
-RECORD_TYPES: tuple[type[RecordPayload], ...] = (Claim, AliasMap, EvidenceItem, EvidenceLink, PdfExtraction)
+RECORD_TYPES: tuple[type[PayloadStruct], ...] = (Claim, AliasMap, EvidenceItem, EvidenceLink, PdfExtraction)
 PROJECTIONS: tuple[Projection, ...] = (EVIDENCE_PROJECTION,)

@@ -260,11 +260,4 @@ def _call_records(
 def _skill_ref(value: SkillRef | Mapping[str, Any], index: int) -> SkillRef:
     if isinstance(value, SkillRef):
         return value
-    from pydantic import ValidationError
-
-    try:
-        return SkillRef.model_validate(dict(value))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise InvalidInputError(first["msg"], field=f"skill_refs[{index}].{loc}".rstrip(".")) from exc
+    return SkillRef.read(dict(value), field=f"skill_refs[{index}]")

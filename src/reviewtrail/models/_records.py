@@ -12,21 +12,12 @@ import re
 from datetime import UTC, datetime
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import (
-    AwareDatetime,
-    BaseModel,
-    ConfigDict,
-    Field,
-    SerializerFunctionWrapHandler,
-    field_serializer,
-    field_validator,
-    model_serializer,
-    model_validator,
-)
+import msgspec
+from msgspec import Meta, field
 
-from reviewtrail._strict import IS_INT, StrictInt
+from reviewtrail._struct import FieldProblem, Model, PayloadStruct
 from reviewtrail.cas import CasRef, is_digest, is_hex
-from reviewtrail.ledger import Projection, RecordPayload, record_type
+from reviewtrail.ledger import Projection, record_type
 
 __all__ = [
     "CALL_OUTCOMES",
@@ -66,8 +57,9 @@ CALL_OUTCOMES: tuple[CallOutcome, ...] = ("incomplete", "failed")
 
 _DECIMAL = re.compile(r"(0|[1-9][0-9]*)(\.[0-9]+)?")
 
-Count = Annotated[int, Field(ge=0), IS_INT] | None
-Text = Annotated[str, Field(min_length=1)] | None
+Count = Annotated[int, Meta(ge=0)] | None
+Text = Annotated[str, Meta(min_length=1)] | None
+Time = Annotated[datetime, Meta(tz=True)]
 
 
 def _wire_time(moment: datetime) -> str:
@@ -75,50 +67,62 @@ def _wire_time(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _drop_unset(model: BaseModel, data: Any, names: frozenset[str]) -> Any:
-    """``data`` without the keys of ``names`` whose value is ``None`` (under field name or alias)."""
-    if not isinstance(data, dict):
-        return data
-    for name in names:
-        alias = type(model).model_fields[name].alias
-        for key in (name, alias):
-            if key is not None and key in data and data[key] is None:
-                del data[key]
-    return data
+def _json(value: Any) -> Any:
+    """``value``'s JSON form: a part's fields of ``OMIT_IF_NONE`` left out when ``None``, times as
+    the ledger writes them."""
+    if isinstance(value, _Part | _Timed):
+        omit = value.OMIT_IF_NONE
+        return {
+            f.encode_name: _json(v)
+            for f in msgspec.structs.fields(value)
+            if (v := getattr(value, f.name)) is not None or f.name not in omit
+        }
+    if isinstance(value, tuple | list):
+        return [_json(v) for v in value]
+    if isinstance(value, datetime):
+        return _wire_time(value)
+    return msgspec.to_builtins(value)
 
 
-class _OmitUnset(BaseModel):
+class _Part(Model, frozen=True, kw_only=True, rename="camel"):
     # Fields added after records were first written: left out of the payload when None, so a
     # record written before them reads back and serializes to exactly what it was.
-    _OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset()
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset()
 
-    @model_serializer(mode="wrap")
-    def _omit_unset(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return _drop_unset(self, handler(self), self._OMIT_IF_NONE)
-
-
-class _Part(_OmitUnset):
-    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid", defer_build=True)
+    def to_json(self) -> dict[str, Any]:
+        """The part's JSON form under its wire names."""
+        out: dict[str, Any] = _json(self)
+        return out
 
 
-class SkillRef(_Part):
+class SkillRef(_Part, frozen=True):
     """A skill the call was made with: its id, content hash (``sha256:<hex>``), version and revision."""
 
-    id: str = Field(min_length=1)
-    content_hash: str = Field(alias="contentHash")
+    id: Annotated[str, Meta(min_length=1)]
+    content_hash: str
     version: str | None = None
     revision: str | None = None
     specialist: str | None = None
 
-    @field_validator("content_hash")
-    @classmethod
-    def _hash(cls, v: str) -> str:
-        if not is_digest(v):
-            raise ValueError(f"{v!r} is not 'sha256:' followed by 64 lowercase hex digits")
-        return v
+    def __post_init__(self) -> None:
+        if not is_digest(self.content_hash):
+            raise FieldProblem(
+                "contentHash", f"{self.content_hash!r} is not 'sha256:' followed by 64 lowercase hex digits"
+            )
 
 
-class TokenUsage(_Part):
+_TOKENS = {
+    "input_tokens": "inputTokens",
+    "output_tokens": "outputTokens",
+    "total_tokens": "totalTokens",
+    "cache_read_tokens": "cacheReadTokens",
+    "cache_write_tokens": "cacheWriteTokens",
+    "cache_write_5m_tokens": "cacheWrite5mTokens",  # "5m", where rename="camel" would write "5M"
+    "cache_write_1h_tokens": "cacheWrite1hTokens",
+}
+
+
+class TokenUsage(_Part, frozen=True, rename=_TOKENS):
     """Token counts as the provider reported them; ``None`` where it reported nothing.
 
     ``inputTokens`` counts every input token, cached ones included; the cache counts say how
@@ -127,17 +131,17 @@ class TokenUsage(_Part):
     provider of the manifest, these are what the call is priced from.
     """
 
-    _OMIT_IF_NONE = frozenset(
+    OMIT_IF_NONE = frozenset(
         {"cache_read_tokens", "cache_write_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens"}
     )
 
-    input_tokens: Count = Field(default=None, alias="inputTokens")
-    output_tokens: Count = Field(default=None, alias="outputTokens")
-    total_tokens: Count = Field(default=None, alias="totalTokens")
-    cache_read_tokens: Count = Field(default=None, alias="cacheReadTokens")
-    cache_write_tokens: Count = Field(default=None, alias="cacheWriteTokens")
-    cache_write_5m_tokens: Count = Field(default=None, alias="cacheWrite5mTokens")
-    cache_write_1h_tokens: Count = Field(default=None, alias="cacheWrite1hTokens")
+    input_tokens: Count = None
+    output_tokens: Count = None
+    total_tokens: Count = None
+    cache_read_tokens: Count = None
+    cache_write_tokens: Count = None
+    cache_write_5m_tokens: Count = None
+    cache_write_1h_tokens: Count = None
 
     @classmethod
     def of(
@@ -162,66 +166,62 @@ class TokenUsage(_Part):
         )
 
 
-class HttpAttempt(_Part):
+class HttpAttempt(_Part, frozen=True):
     """One HTTP request of a call: the status it got and, when another attempt followed, the
     ``Retry-After`` the server sent (as received) and the wait chosen before retrying."""
 
-    _OMIT_IF_NONE = frozenset({"retry_after", "wait_ms"})
+    OMIT_IF_NONE = frozenset({"retry_after", "wait_ms"})
 
-    status: StrictInt = Field(ge=100, le=599)
-    retry_after: str | None = Field(default=None, alias="retryAfter", max_length=200)
-    wait_ms: Count = Field(default=None, alias="waitMs")
+    status: Annotated[int, Meta(ge=100, le=599)]
+    retry_after: Annotated[str, Meta(max_length=200)] | None = None
+    wait_ms: Count = None
 
 
-class CallError(_Part):
+class CallError(_Part, frozen=True):
     """Why a call gave no whole answer: the exception's type and message, and the HTTP status the
     endpoint answered with (none when no answer came: a timeout, a refused connection)."""
 
-    _OMIT_IF_NONE = frozenset({"status"})
+    OMIT_IF_NONE = frozenset({"status"})
 
-    type: str = Field(min_length=1, max_length=200)
-    message: str = Field(max_length=4000)
-    status: StrictInt | None = Field(default=None, ge=100, le=599)
+    type: Annotated[str, Meta(min_length=1, max_length=200)]
+    message: Annotated[str, Meta(max_length=4000)]
+    # published as pydantic described it: the bounds as "ge" and "le" beside the union
+    status: Annotated[int, Meta(ge=100, le=599, extra_json_schema={"ge": 100, "le": 599})] | None = None
 
 
-class Cost(_Part):
+class Cost(_Part, frozen=True):
     """A price in USD as a decimal string, or ``None`` with source ``unknown``: never invented."""
 
     amount: str | None = None
     currency: Literal["USD"] = "USD"
     source: CostSource = "unknown"
 
-    @field_validator("amount")
-    @classmethod
-    def _amount(cls, v: str | None) -> str | None:
-        if v is not None and _DECIMAL.fullmatch(v) is None:
-            raise ValueError(f"{v!r} is not a non-negative decimal like '0.0075'")
-        return v
-
-    @model_validator(mode="after")
-    def _consistent(self) -> Cost:
+    def __post_init__(self) -> None:
+        if self.amount is not None and _DECIMAL.fullmatch(self.amount) is None:
+            raise FieldProblem("amount", f"{self.amount!r} is not a non-negative decimal like '0.0075'")
         if (self.amount is None) != (self.source == "unknown"):
-            raise ValueError("amount is null exactly when source is 'unknown'")
-        return self
+            raise FieldProblem(None, "amount is null exactly when source is 'unknown'")
 
     @classmethod
     def unknown(cls) -> Cost:
         return cls(amount=None, source="unknown")
 
 
-class _Timed(RecordPayload, _OmitUnset):
-    started_at: AwareDatetime = Field(alias="startedAt")
-    ended_at: AwareDatetime = Field(alias="endedAt")
-    # Any string on read, so records written with older call types stay readable.
-    call_type: str = Field(alias="callType", min_length=1)
+class _Timed(PayloadStruct, frozen=True, kw_only=True, rename="camel"):
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset()
 
-    @field_serializer("started_at", "ended_at")
-    def _time(self, moment: datetime) -> str:
-        return _wire_time(moment)
+    started_at: Time
+    ended_at: Time
+    # Any string on read, so records written with older call types stay readable.
+    call_type: Annotated[str, Meta(min_length=1)]
+
+    def payload_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = _json(self)
+        return out
 
 
 @record_type(MANIFEST_TYPE)
-class PromptManifest(_Timed):
+class PromptManifest(_Timed, frozen=True, kw_only=True, rename="camel"):
     """One model turn: who answered, from where, with what input, settings and result.
 
     ``model`` is the model that answered (as reported, else as requested). The optional audit
@@ -237,7 +237,7 @@ class PromptManifest(_Timed):
     ``*tool_use`` content blocks): a call answered by tool calls alone has an empty ``response``.
     """
 
-    _OMIT_IF_NONE = frozenset(
+    OMIT_IF_NONE = frozenset(
         {
             "provider",
             "requested_model",
@@ -251,39 +251,37 @@ class PromptManifest(_Timed):
         }
     )
 
-    model: str = Field(min_length=1)
-    endpoint_host: str = Field(alias="endpointHost", min_length=1)
-    system_prompt: CasRef | None = Field(alias="systemPrompt")
-    input_messages: CasRef = Field(alias="inputMessages")
+    model: Annotated[str, Meta(min_length=1)]
+    endpoint_host: Annotated[str, Meta(min_length=1)]
+    system_prompt: CasRef | None
+    input_messages: CasRef
     response: CasRef
-    skill_refs: tuple[SkillRef, ...] = Field(default=(), alias="skillRefs")
+    skill_refs: tuple[SkillRef, ...] = ()
     specialist: str | None = None
     usage: TokenUsage
     cost: Cost
-    runtime_settings: dict[str, Any] = Field(default_factory=dict, alias="runtimeSettings")
-    redaction_status: RedactionStatus = Field(alias="redactionStatus")
-    session_id: str | None = Field(default=None, alias="sessionId")
+    runtime_settings: dict[str, Any] = field(default_factory=dict)
+    redaction_status: RedactionStatus
+    session_id: str | None = None
     provider: Text = None
-    requested_model: Text = Field(default=None, alias="requestedModel")
-    reported_model: Text = Field(default=None, alias="reportedModel")
-    response_id: Text = Field(default=None, alias="responseId")
-    finish_reason: Text = Field(default=None, alias="finishReason")
+    requested_model: Text = None
+    reported_model: Text = None
+    response_id: Text = None
+    finish_reason: Text = None
     attempts: tuple[HttpAttempt, ...] | None = None
     outcome: CallOutcome | None = None
     error: CallError | None = None
-    tool_calls: CasRef | None = Field(default=None, alias="toolCalls")
+    tool_calls: CasRef | None = None
 
-    @model_validator(mode="after")
-    def _error_of_failure(self) -> PromptManifest:
+    def __post_init__(self) -> None:
         if self.outcome == "failed" and self.error is None:
-            raise ValueError("a failed call names its error")
+            raise FieldProblem(None, "a failed call names its error")
         if self.outcome is None and self.error is not None:
-            raise ValueError("a completed call has no error")
-        return self
+            raise FieldProblem(None, "a completed call has no error")
 
 
 @record_type(USAGE_TYPE)
-class ModelInvocationUsage(_Timed):
+class ModelInvocationUsage(_Timed, frozen=True, kw_only=True, rename="camel"):
     """Tokens, cost and time of one call, and its manifest: no prompt or response text, ever.
 
     ``manifestHash`` is the manifest record's ``payloadHash`` (SHA-256 of its RFC 8785 payload
@@ -292,18 +290,18 @@ class ModelInvocationUsage(_Timed):
 
     usage: TokenUsage
     cost: Cost
-    duration_ms: StrictInt = Field(alias="durationMs", ge=0)
-    manifest_id: str = Field(alias="manifestId", min_length=1)
-    manifest_hash: str = Field(alias="manifestHash")
+    duration_ms: Annotated[int, Meta(ge=0)]
+    manifest_id: Annotated[str, Meta(min_length=1)]
+    manifest_hash: str
 
-    @field_validator("manifest_hash")
-    @classmethod
-    def _hash(cls, v: str) -> str:
-        if not is_hex(v):
-            raise ValueError(f"{v!r} is not 64 lowercase hex digits (the manifest record's payloadHash)")
-        return v
+    def __post_init__(self) -> None:
+        if not is_hex(self.manifest_hash):
+            raise FieldProblem(
+                "manifestHash",
+                f"{self.manifest_hash!r} is not 64 lowercase hex digits (the manifest record's payloadHash)",
+            )
 
 
 # What this package adds to the application's record catalog (see reviewtrail.app).
-RECORD_TYPES: tuple[type[RecordPayload], ...] = (PromptManifest, ModelInvocationUsage)
+RECORD_TYPES: tuple[type[PayloadStruct], ...] = (PromptManifest, ModelInvocationUsage)
 PROJECTIONS: tuple[Projection, ...] = ()

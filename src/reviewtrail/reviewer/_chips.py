@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from reviewtrail.evidence import ClaimCitation, alias_maps_for, chain_problem, chip_citation, get_evidence
 from reviewtrail.provenance import VersionInfo
 from reviewtrail.reviewer._chip_rule import ChipFacts, chip_findings, needs_chain
@@ -38,7 +40,7 @@ def resolve_chip(store: Store, chip: Any, mapping: dict[str, list[str]]) -> Clai
     ids = [recorded] if recorded else mapping.get(chip.alias, [])
     resolved = chip_citation(store, chip, ids)
     if len(ids) > 1:  # keep every candidate visible to the check below
-        return resolved.model_copy(update={"evidence_id": None, "target": "ambiguous:" + ",".join(ids)})
+        return msgspec.structs.replace(resolved, evidence_id=None, target="ambiguous:" + ",".join(ids))
     return resolved
 
 

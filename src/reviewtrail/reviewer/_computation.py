@@ -68,7 +68,7 @@ def artifact_claims(store: Store, info: VersionInfo, text: str | None) -> list[t
         for link_row in store.ledger.rows("ev_links", evidence_id=row["evidence_id"]):
             rows = store.ledger.rows("ev_claims", claim_id=link_row["claim_id"])
             if rows:
-                claim = Claim.model_validate(store.ledger.get(rows[0]["record_id"]).payload_value)
+                claim = Claim.read(store.ledger.get(rows[0]["record_id"]).payload_value)
                 # Resolve again now: a target recorded after the claim counts.
                 out.append((claim, (claim, _resolve_all(store, claim.citations, mapping))))
     return out

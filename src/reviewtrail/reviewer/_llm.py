@@ -15,7 +15,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from reviewtrail.config import ReviewerSettings, TraceSettings
 from reviewtrail.errors import ConfigError
@@ -137,7 +137,10 @@ def _parse(text: str, check: str) -> tuple[str | None, list[ReviewFinding], bool
         code = _CODE.sub("_", str(item.get("code", "LLM_FINDING")).upper())[:60].strip("_") or "LLM_FINDING"
         if not code[0].isalpha() or len(code) < 3:
             code = f"LLM_{code}"
-        severity = item.get("severity") if item.get("severity") in ("error", "warning", "info") else "warning"
+        said = item.get("severity")
+        severity: Literal["error", "warning", "info"] = (
+            "error" if said == "error" else "info" if said == "info" else "warning"
+        )
         out.append(
             ReviewFinding(code=code, severity=severity, check=check, message=str(item.get("message", ""))[:2000])
         )

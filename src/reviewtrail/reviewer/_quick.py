@@ -12,6 +12,7 @@ The citation check is recorded for every kind (``skipped`` when it does not appl
 from __future__ import annotations
 
 import json
+from typing import Literal
 
 from reviewtrail.provenance import VersionInfo
 from reviewtrail.reviewer._citations import check_citations
@@ -22,7 +23,11 @@ from reviewtrail.store import Store
 
 __all__ = ["check_structure", "quick_checks"]
 
-_STATUS = {"ACCEPT_AND_PROCEED": "passed", "REVISE_AND_RETRY": "failed", "SKIPPED": "skipped"}
+_STATUS: dict[str, Literal["passed", "failed", "skipped"]] = {
+    "ACCEPT_AND_PROCEED": "passed",
+    "REVISE_AND_RETRY": "failed",
+    "SKIPPED": "skipped",
+}
 
 
 def _unreadable(check: str, info: VersionInfo, why: str) -> tuple[CheckResult, list[ReviewFinding]]:

@@ -10,12 +10,12 @@ Earlier records have none of them and are therefore never reused.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from msgspec import Meta, field
 
-from reviewtrail._strict import StrictInt
-from reviewtrail.ledger import Envelope, Projection, ProjectionTable, RecordPayload, record_type
+from reviewtrail._struct import Model, PayloadStruct
+from reviewtrail.ledger import Envelope, Projection, ProjectionTable, record_type
 from reviewtrail.reviewer._finding_codes import FindingCode, check_finding_code
 
 __all__ = [
@@ -38,17 +38,13 @@ Severity = Literal["error", "warning", "info"]
 SUMMARY_LIMIT = 1000
 
 
-class _Part(BaseModel):
-    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid")
-
-
-class ReviewFinding(_Part):
-    code: str = Field(pattern=r"^[A-Z][A-Z0-9_]{2,63}$")
+class ReviewFinding(Model, frozen=True, rename="camel"):
+    code: Annotated[str, Meta(pattern=r"^[A-Z][A-Z0-9_]{2,63}$")]
     severity: Severity
     message: str
     check: str  # citation | structure | computation | smart | deep
     location: dict[str, Any] | None = None
-    evidence_refs: list[str] = Field(default_factory=list, alias="evidenceRefs")
+    evidence_refs: list[str] = field(default_factory=list)
 
     @classmethod
     def new(
@@ -73,34 +69,34 @@ class ReviewFinding(_Part):
         )
 
 
-class CheckResult(_Part):
+class CheckResult(Model, frozen=True):
     check: str
     status: Literal["passed", "failed", "inconclusive", "skipped"]
     detail: str | None = None
 
 
 @record_type(REVIEW_RUN)
-class ArtifactReviewRun(RecordPayload):
-    review_run_id: str = Field(alias="reviewRunId")
-    artifact_id: str = Field(alias="artifactId")
-    project_id: str = Field(alias="projectId")
+class ArtifactReviewRun(PayloadStruct, frozen=True, rename="camel"):
+    review_run_id: str
+    artifact_id: str
+    project_id: str
     name: str
-    version: StrictInt
-    version_record_id: str = Field(alias="versionRecordId")
+    version: int
+    version_record_id: str
     tier: Literal["quick", "smart", "deep"]
     trigger: Literal["cli", "api", "review_checkpoint"]
     checks: list[CheckResult]
     findings: list[ReviewFinding]
     decision: Decision
-    summary: str = Field(max_length=SUMMARY_LIMIT)
-    started_at: str = Field(alias="startedAt")
-    ended_at: str = Field(alias="endedAt")
-    prompt_manifest_ids: list[str] = Field(default_factory=list, alias="promptManifestIds")
-    trace_paths: list[str] = Field(default_factory=list, alias="tracePaths")
+    summary: Annotated[str, Meta(max_length=SUMMARY_LIMIT)]
+    started_at: str
+    ended_at: str
+    prompt_manifest_ids: list[str] = field(default_factory=list)
+    trace_paths: list[str] = field(default_factory=list)
     configuration: dict[str, Any] | None = None
-    configuration_digest: str | None = Field(None, alias="configurationDigest")
-    content_digest: str | None = Field(None, alias="contentDigest")
-    reused_from_review_id: str | None = Field(None, alias="reusedFromReviewId")
+    configuration_digest: str | None = None
+    content_digest: str | None = None
+    reused_from_review_id: str | None = None
 
 
 def _rows(env: Envelope) -> Iterable[tuple[str, dict[str, Any]]]:
@@ -141,5 +137,5 @@ REVIEW_PROJECTION = Projection(
 )
 
 # What this package adds to the application's record catalog (see reviewtrail.app).
-RECORD_TYPES: tuple[type[RecordPayload], ...] = (ArtifactReviewRun,)
+RECORD_TYPES: tuple[type[PayloadStruct], ...] = (ArtifactReviewRun,)
 PROJECTIONS: tuple[Projection, ...] = (REVIEW_PROJECTION,)

@@ -86,7 +86,7 @@ def find_reusable(
         envelope = store.ledger.get(row["record_id"])
         if envelope.type != REVIEW_RUN:
             continue
-        run = ArtifactReviewRun.model_validate(envelope.payload_value)
+        run = ArtifactReviewRun.read(envelope.payload_value)
         if (
             run.version_record_id == info.envelope.id
             and run.content_digest == content_digest

@@ -15,6 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
+
 from reviewtrail.config import ReviewerSettings, TraceSettings
 from reviewtrail.errors import ConfigError, InvalidInputError, NotFoundError
 from reviewtrail.ledger import Recorded, format_time, new_id, new_record
@@ -201,16 +203,15 @@ def _record_reuse(
     store: Store, earlier: ArtifactReviewRun, *, trigger: Trigger, started: str, actor: str
 ) -> ReviewOutcome:
     """A review of its own that reuses ``earlier``'s checks, findings, decision and summary."""
-    run = earlier.model_copy(
-        update={
-            "review_run_id": new_id(),
-            "trigger": trigger,
-            "started_at": started,
-            "ended_at": format_time(datetime.now(UTC)),
-            "prompt_manifest_ids": [],
-            "trace_paths": [],
-            "reused_from_review_id": earlier.review_run_id,
-        }
+    run = msgspec.structs.replace(
+        earlier,
+        review_run_id=new_id(),
+        trigger=trigger,
+        started_at=started,
+        ended_at=format_time(datetime.now(UTC)),
+        prompt_manifest_ids=[],
+        trace_paths=[],
+        reused_from_review_id=earlier.review_run_id,
     )
     return _append(store, run, actor)
 
@@ -254,5 +255,5 @@ def get_review(store: Store, ref: str, project_id: str = DEFAULT_PROJECT) -> lis
     out = []
     for row in sorted(rows, key=lambda r: r["seq"]):
         env = store.ledger.get(row["record_id"])
-        out.append(ReviewOutcome(ArtifactReviewRun.model_validate(env.payload_value), env))
+        out.append(ReviewOutcome(ArtifactReviewRun.read(env.payload_value), env))
     return out

@@ -1,14 +1,17 @@
 """The payload model of the store's identity record (``store.identity@1``).
 
-A pydantic model, so it is kept out of :mod:`reviewtrail.store.identity`: opening and reading a store
-never imports pydantic; validating the identity record (``init``, ``verify``, schemas) does.
+A msgspec model (:mod:`reviewtrail._struct`), kept out of :mod:`reviewtrail.store.identity`: opening
+and reading a store loads no model; validating the identity record (``init``, ``verify``, schemas) does.
 """
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Annotated
 
-from reviewtrail.ledger import KEY_PAYLOADS, PayloadModel, RecordPayload, record_type
+from msgspec import Meta
+
+from reviewtrail._struct import PayloadStruct
+from reviewtrail.ledger import KEY_PAYLOADS, PayloadModel, record_type
 
 __all__ = ["RECORD_TYPES", "StoreIdentity"]
 
@@ -16,11 +19,11 @@ __all__ = ["RECORD_TYPES", "StoreIdentity"]
 # reviewtrail.store.identity.IDENTITY_TYPE (not imported: that module loads this one); the catalog
 # refuses a model whose type differs from the one it was declared with.
 @record_type("store.identity@1")
-class StoreIdentity(RecordPayload):
+class StoreIdentity(PayloadStruct, frozen=True, rename="camel"):
     """The first record of a store: its id and the kind of ledger it was created on."""
 
-    store_id: str = Field(alias="storeId", min_length=1, max_length=200)
-    ledger_kind: str = Field(alias="ledgerKind", pattern=r"^(sqlite|postgresql|memory)$")
+    store_id: Annotated[str, Meta(min_length=1, max_length=200)]
+    ledger_kind: Annotated[str, Meta(pattern=r"^(sqlite|postgresql|memory)$")]
 
 
 # What the store itself adds to the application's record catalog (see reviewtrail.app): its identity,

@@ -38,8 +38,8 @@ __all__ = [
 IDENTITY_TYPE = "store.identity@1"
 MARKER_FORMAT = 1
 # What the store itself adds to the application's record catalog (see reviewtrail.app): no query
-# table, and the payload model of its identity record, ``StoreIdentity`` (a pydantic model, in
-# reviewtrail.store._identity_payload, loaded on first use: opening a store never loads pydantic).
+# table, and the payload model of its identity record, ``StoreIdentity`` (a msgspec model, in
+# reviewtrail.store._identity_payload, loaded on first use: opening a store loads no model).
 PROJECTIONS: tuple[Projection, ...] = ()
 
 

@@ -116,7 +116,7 @@ def claims_ls(
     with open_store() as store:
         claims = claims_for(store, review_run_id=review_run, turn_id=turn)
     if as_json:
-        print_json([c.model_dump(mode="json", by_alias=True) for c in claims])
+        print_json([c.payload_json() for c in claims])
         return
     table(
         "claims",
@@ -208,7 +208,7 @@ def evidence_ls(
 
     with open_store() as store:
         links = links_of(store, claim)
-    docs = [{"relation": link.relation, **item.model_dump(mode="json", by_alias=True)} for link, item in links]
+    docs = [{"relation": link.relation, **item.payload_json()} for link, item in links]
     if as_json:
         print_json(docs)
         return
@@ -242,7 +242,7 @@ def evidence_extract_pdf(
     with open_store() as store:
         record = record_pdf_extraction(store, paper, data)
     if as_json:
-        print_json(record.model_dump(mode="json", by_alias=True))
+        print_json(record.payload_json())
     else:
         print(f"{paper}: extraction {record.status}" + (f" ({record.error})" if record.error else ""))
 

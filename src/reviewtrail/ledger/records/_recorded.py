@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from reviewtrail._struct import PayloadStruct
 from reviewtrail.ledger.records._envelope import Envelope
-from reviewtrail.ledger.records._types import RecordPayload
 
 __all__ = ["Recorded"]
 
-P = TypeVar("P", bound=RecordPayload)
+P = TypeVar("P", bound=PayloadStruct)
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class Recorded(Generic[P]):
     @classmethod
     def of(cls, model: type[P], envelope: Envelope) -> Recorded[P]:
         """The payload of ``envelope`` read as ``model``."""
-        return cls(model.model_validate(envelope.payload_value), envelope)
+        return cls(model.read(envelope.payload_value), envelope)
 
     @property
     def id(self) -> str:
@@ -32,6 +32,6 @@ class Recorded(Generic[P]):
 
     def to_json(self) -> dict[str, Any]:
         """The payload's wire form with ``recordId``, the envelope's id."""
-        doc = self.record.model_dump(mode="json", by_alias=True)
+        doc = self.record.payload_json()
         doc["recordId"] = self.envelope.id
         return doc

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from msgspec import Meta, field
 
-from reviewtrail._strict import StrictBool, StrictFloat, StrictInt
-from reviewtrail.ledger import Envelope, Projection, ProjectionTable, RecordPayload, record_type
+from reviewtrail._struct import PayloadStruct
+from reviewtrail.ledger import Envelope, Projection, ProjectionTable, record_type
 
 __all__ = [
     "ARTIFACT_VERSION",
@@ -53,87 +53,85 @@ def artifact_id_for(project_id: str, name: str) -> str:
 
 
 @record_type(SESSION)
-class SessionCreated(RecordPayload):
-    session_id: str = Field(alias="sessionId")
-    project_id: str = Field(alias="projectId")
+class SessionCreated(PayloadStruct, frozen=True, rename="camel"):
+    session_id: str
+    project_id: str
     workspace: str
-    created_at: str = Field(alias="createdAt")
+    created_at: str
 
 
 @record_type(SESSION_DELETED)
-class SessionDeleted(RecordPayload):
-    session_id: str = Field(alias="sessionId")
-    deleted_at: str = Field(alias="deletedAt")
-    workspace_removed: StrictBool = Field(alias="workspaceRemoved")
+class SessionDeleted(PayloadStruct, frozen=True, rename="camel"):
+    session_id: str
+    deleted_at: str
+    workspace_removed: bool
 
 
 @record_type(EXECUTION_RUN)
-class ExecutionRun(RecordPayload):
-    run_id: str = Field(alias="runId")
-    session_id: str = Field(alias="sessionId")
-    tool_name: str = Field(alias="toolName")
+class ExecutionRun(PayloadStruct, frozen=True, kw_only=True, rename="camel"):
+    run_id: str
+    session_id: str
+    tool_name: str
     language: Literal["python", "bash"]
     code: Ref
     stdout: Ref | None
     stderr: Ref | None
-    stdout_truncated: StrictBool = Field(alias="stdoutTruncated")
-    stderr_truncated: StrictBool = Field(alias="stderrTruncated")
-    exit_code: StrictInt | None = Field(alias="exitCode")
-    started_at: str = Field(alias="startedAt")
-    ended_at: str = Field(alias="endedAt")
-    environment_revision_id: str = Field(alias="environmentRevisionId")
-    kernel_mode: Literal["one-shot", "persistent"] = Field(alias="kernelMode")
-    kernel_id: str | None = Field(alias="kernelId")
-    permission_epoch_id: str = Field(alias="permissionEpochId")
-    network_policy: Literal["none", "allowlist"] = Field(default="none", alias="networkPolicy")
-    network_access_revision: str | None = Field(alias="networkAccessRevision")
+    stdout_truncated: bool
+    stderr_truncated: bool
+    exit_code: int | None
+    started_at: str
+    ended_at: str
+    environment_revision_id: str
+    kernel_mode: Literal["one-shot", "persistent"]
+    kernel_id: str | None
+    permission_epoch_id: str
+    network_policy: Literal["none", "allowlist"] = "none"
+    network_access_revision: str | None
     sandbox: Literal["bubblewrap"] = "bubblewrap"
-    created_files: list[str] = Field(alias="createdFiles")
-    modified_files: list[str] = Field(alias="modifiedFiles")
+    created_files: list[str]
+    modified_files: list[str]
     status: RunStatus
-    working_directory: str = Field(alias="workingDirectory")
-    env_snapshot: Ref | None = Field(alias="envSnapshot")
-    timeout_seconds: StrictFloat = Field(alias="timeoutSeconds")
+    working_directory: str
+    env_snapshot: Ref | None
+    timeout_seconds: float
     error: str | None = None
     # Optional (absent from older records): the allowlist, its pinned addresses and the proxy's
     # decisions ({host, port, decision: allowed|denied, reason, time, method, address|error});
     # the resource limits the run had and the one it hit.
-    network_allowlist: list[str] | None = Field(default=None, alias="networkAllowlist")
-    network_resolve: dict[str, str] | None = Field(default=None, alias="networkResolve")
-    network_decisions: list[dict[str, Any]] | None = Field(default=None, alias="networkDecisions")
-    network_decisions_dropped: StrictInt | None = Field(default=None, alias="networkDecisionsDropped")
-    resource_limits: dict[str, StrictInt] | None = Field(default=None, alias="resourceLimits")
-    limit_exceeded: Literal["memory", "procs", "file-size", "output", "time"] | None = Field(
-        default=None, alias="limitExceeded"
-    )
+    network_allowlist: list[str] | None = None
+    network_resolve: dict[str, str] | None = None
+    network_decisions: list[dict[str, Any]] | None = None
+    network_decisions_dropped: int | None = None
+    resource_limits: dict[str, int] | None = None
+    limit_exceeded: Literal["memory", "procs", "file-size", "output", "time"] | None = None
     # Optional (absent from older records): which mechanism enforced each limit, e.g.
     # {"memory": "cgroup-v1", "procs": "cgroup-v1", "file-size": "rlimit-fsize", ...}.
-    enforced_by: dict[str, str] | None = Field(default=None, alias="enforcedBy")
+    enforced_by: dict[str, str] | None = None
 
 
 @record_type(DERIVATION)
-class ArtifactDerivation(RecordPayload):
+class ArtifactDerivation(PayloadStruct, frozen=True, rename="camel"):
     path: str
     content: Ref
-    execution_run_ids: list[str] = Field(alias="executionRunIds")
-    session_id: str = Field(alias="sessionId")
-    previous_content: Ref | None = Field(default=None, alias="previousContent")
+    execution_run_ids: list[str]
+    session_id: str
+    previous_content: Ref | None = None
 
 
 @record_type(ARTIFACT_VERSION)
-class ArtifactVersion(RecordPayload):
-    artifact_id: str = Field(alias="artifactId")
-    project_id: str = Field(alias="projectId")
+class ArtifactVersion(PayloadStruct, frozen=True, kw_only=True, rename="camel"):
+    artifact_id: str
+    project_id: str
     name: str
-    version: StrictInt = Field(ge=1)
+    version: Annotated[int, Meta(ge=1)]
     origin: Origin
     content: Ref
-    session_snapshot: dict[str, Any] | None = Field(alias="sessionSnapshot")
-    source_path: str | None = Field(default=None, alias="sourcePath")
-    derivation_ids: list[str] = Field(default_factory=list, alias="derivationIds")
-    prompt_manifest_id: str | None = Field(default=None, alias="promptManifestId")
-    external_ref: str | None = Field(default=None, alias="externalRef")
-    created_at: str = Field(alias="createdAt")
+    session_snapshot: dict[str, Any] | None
+    source_path: str | None = None
+    derivation_ids: list[str] = field(default_factory=list)
+    prompt_manifest_id: str | None = None
+    external_ref: str | None = None
+    created_at: str
 
 
 def _rows(env: Envelope) -> Iterable[tuple[str, dict[str, Any]]]:
@@ -229,7 +227,7 @@ PROVENANCE_PROJECTION = Projection(
 )
 
 # What this package adds to the application's record catalog (see reviewtrail.app).
-RECORD_TYPES: tuple[type[RecordPayload], ...] = (
+RECORD_TYPES: tuple[type[PayloadStruct], ...] = (
     SessionCreated,
     SessionDeleted,
     ExecutionRun,

@@ -146,7 +146,7 @@ def decide_run(facts: RunFacts, stored: Sequence[StoredFile]) -> tuple[Execution
         run_id=facts.run_id,
         session_id=facts.session_id,
         tool_name=facts.tool_name,
-        language=facts.lang,
+        language=facts.lang,  # type: ignore[arg-type]  # checked when the record is appended
         code=facts.code_ref,
         stdout=facts.stdout,
         stderr=facts.stderr,
