@@ -13,6 +13,7 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
+from reviewtrail._struct import parse
 from reviewtrail.canonical import canonical_json
 from reviewtrail.human_review import (
     AgentIdentity,
@@ -36,7 +37,8 @@ __all__ = ["CAMPAIGN", "build_review_store"]
 CAMPAIGN = ("bench-campaign", 1)
 BATCH = 1_000
 _AGENTS = tuple(
-    AgentIdentity.model_validate(
+    parse(
+        AgentIdentity,
         {
             "id": f"agent-{x}",
             "model": f"model-{x}",
@@ -44,14 +46,16 @@ _AGENTS = tuple(
             "executionAdapter": "chat-completions@1",
             "learnedAdapter": None,
             "catalogGeneration": "gen-1",
-        }
+        },
+        field="payload",
     )
     for x in ("a", "b")
 )
 
 
 def _prompt(n: int) -> ReviewPrompt:
-    return ReviewPrompt.model_validate(
+    return parse(
+        ReviewPrompt,
         {
             "campaign": {"id": CAMPAIGN[0], "version": CAMPAIGN[1], "label": "Benchmark campaign"},
             "scenarioFamily": f"family-{n % 4}",
@@ -67,7 +71,8 @@ def _prompt(n: int) -> ReviewPrompt:
             },
             "candidateAgentIds": [a.id for a in _AGENTS],
             "externalExportEligible": True,
-        }
+        },
+        field="payload",
     )
 
 
@@ -88,7 +93,7 @@ def _one_item(n: int) -> tuple[list[NewRecord], ReviewItem]:
         records += [run, receipt, output]
         facts.append(
             candidate_facts(
-                CandidateRun.model_validate(run.payload),
+                parse(CandidateRun, run.payload, field="payload"),
                 run.payload,
                 output_event_id=output.id,
                 output_payload_hash=_payload_hash(output),
@@ -99,7 +104,7 @@ def _one_item(n: int) -> tuple[list[NewRecord], ReviewItem]:
         )
     item = new_item_record_of(ref, "public-source", facts[0], facts[1])
     records.append(item)
-    return records, ReviewItem.model_validate(item.payload)
+    return records, parse(ReviewItem, item.payload, field="payload")
 
 
 def _decision(item: ReviewItem, k: int, supersedes: str | None) -> NewRecord:
@@ -112,7 +117,9 @@ def _decision(item: ReviewItem, k: int, supersedes: str | None) -> NewRecord:
         "submissionId": f"bench-{item.item_id}-{k}",
         "supersedes": supersedes,
     }
-    return new_decision_record(ReviewDecision.model_validate(payload), "public-source", actor=f"reviewer-{k % 3}")
+    return new_decision_record(
+        parse(ReviewDecision, payload, field="payload"), "public-source", actor=f"reviewer-{k % 3}"
+    )
 
 
 def _batches(items: int, records: int) -> Iterator[tuple[list[NewRecord], list[ReviewItem]]]:

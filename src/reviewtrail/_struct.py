@@ -26,7 +26,7 @@ import msgspec
 
 from reviewtrail.errors import InvalidInputError
 
-__all__ = ["FieldProblem", "Model", "PayloadStruct", "decode", "json_schema", "problem"]
+__all__ = ["FieldProblem", "Model", "PayloadStruct", "decode", "json_schema", "parse", "problem", "read", "words"]
 
 S = TypeVar("S", bound=msgspec.Struct)
 
@@ -77,7 +77,27 @@ def _decoder(model: type[S]) -> msgspec.json.Decoder[S]:
     return decoder
 
 
-def decode(model: type[S], value: Any, *, field: str, where: str = "") -> S:
+def read(model: type[S], data: bytes, *, field: str = "payload") -> S:
+    """``model`` from stored JSON bytes (a record's payload), decoded once; a refusal as
+    :func:`decode` words it."""
+    try:
+        return _decoder(model).decode(data)
+    except msgspec.ValidationError:
+        return decode(model, msgspec.json.decode(data), field=field)
+
+
+def words(exc: InvalidInputError) -> str:
+    """A refusal's problem without the field it names."""
+    return str(exc).removeprefix(f"{exc.field}: ") if exc.field else str(exc)
+
+
+def parse(model: type[S], value: Any, *, field: str) -> S:
+    """:func:`decode`, a refused field named by its path in ``value`` alone (``field`` when the
+    value as a whole is refused): for input that is not yet a record's payload."""
+    return decode(model, value, field=field, within=False)
+
+
+def decode(model: type[S], value: Any, *, field: str, where: str = "", within: bool = True) -> S:
     """``model`` from a Python value, checked in its JSON form (what a reader of the record sees);
     a refusal as :class:`InvalidInputError` at ``field`` (``where`` ends its message).
 
@@ -89,7 +109,8 @@ def decode(model: type[S], value: Any, *, field: str, where: str = "") -> S:
         return _decoder(model).decode(_encode(value))
     except msgspec.ValidationError as exc:
         path, words = problem(exc, model, value)
-        raise InvalidInputError(f"{words}{where}", field=".".join((field, *path))) from exc
+        named = ".".join((field, *path)) if within else ".".join(path) or field
+        raise InvalidInputError(f"{words}{where}", field=named) from exc
     except RecursionError as exc:
         raise InvalidInputError("nested too deeply to check", field=field) from exc
     except (TypeError, ValueError, OverflowError, msgspec.DecodeError) as exc:
@@ -321,6 +342,10 @@ def _schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
         for meta in args[1:]:
             if isinstance(meta, msgspec.Meta):
                 out.update({key: getattr(meta, name) for name, key in _META.items() if getattr(meta, name) is not None})
+        if out.get("type") in ("array", "object"):  # a length bounds a list's items, a mapping's keys
+            for length, bound in (("minLength", "min"), ("maxLength", "max")):
+                if length in out:
+                    out[bound + ("Items" if out["type"] == "array" else "Properties")] = out.pop(length)
         return out
     if tp is Any:
         return {}

@@ -13,6 +13,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from reviewtrail._strict import IS_FLOAT
+from reviewtrail._struct import parse
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.campaigns._yaml_marks import Locate, key_lines, nearest, read_yaml
 from reviewtrail.human_review.records._records import Ident
@@ -96,9 +97,8 @@ class AgentConfig(_Spec):
 
     def identity(self) -> AgentIdentity:
         """The agent as recorded on its runs."""
-        return AgentIdentity.model_validate(
-            self.model_dump(mode="json", by_alias=True, exclude={"backend", "settings"})
-        )
+        fields = self.model_dump(mode="json", by_alias=True, exclude={"backend", "settings"})
+        return parse(AgentIdentity, fields, field="agent")
 
 
 class _AgentsFile(_Spec):

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from reviewtrail._struct import read
 from reviewtrail.errors import NotFoundError
 from reviewtrail.human_review.reads._candidates import candidate_parts
 from reviewtrail.human_review.reads._chains import (
@@ -59,9 +60,9 @@ def run_facts(ledger: Records, run_id: str) -> RunFacts | None:
     if state is None:
         return None
     return RunFacts(
-        run=CandidateRun.model_validate(state.run.content.payload_value),
+        run=read(CandidateRun, state.run.content.payload),
         seq=state.run.original_seq,
-        receipts=tuple(ContextReceipt.model_validate(r.content.payload_value) for r in state.receipts),
+        receipts=tuple(read(ContextReceipt, r.content.payload) for r in state.receipts),
         outputs=tuple(o.content.id for o in state.outputs),
     )
 
@@ -111,19 +112,19 @@ def _candidate(ledger: Records, run_id: str) -> tuple[CandidateFacts, str, str] 
     parts = candidate_parts(ledger, run_id)
     if parts is None:
         return None
-    run = CandidateRun.model_validate(parts.run.payload_value)
+    run = read(CandidateRun, parts.run.payload)
     if run.status != "completed":
         return None
     facts = candidate_facts(run, parts.run.payload_value, **parts.recorded_facts())
     digest = candidate_digest_of(facts, parts.run.payload, parts.receipt.payload)
-    return facts, ReviewResponse.model_validate(parts.output.payload_value).response, digest
+    return facts, read(ReviewResponse, parts.output.payload).response, digest
 
 
 def prompt_ref(ledger: Records, prompt_event_id: str) -> tuple[PromptRef, Current]:
     """The review prompt a run or item names, as recorded (a prompt is never rebound to a
     correction: an amended prompt makes its items invalid)."""
     env = ledger.get(prompt_event_id)
-    prompt = ReviewPrompt.model_validate(env.payload_value)
+    prompt = read(ReviewPrompt, env.payload)
     return PromptRef(env.id, env.payload_hash, prompt), current(ledger, env)
 
 
@@ -154,7 +155,7 @@ def resolve_item(ledger: Records, item_id: str) -> ResolvedItem:
     if not rows:
         raise NotFoundError(f"no review item {item_id}", field="item")
     env = ledger.get(rows[0]["record_id"])
-    item = ReviewItem.model_validate(env.payload_value)
+    item = read(ReviewItem, env.payload)
     ref, prompt_now = prompt_ref(ledger, item.prompt_event_id)
     item_now = current(ledger, env)
     candidates = {}
@@ -193,7 +194,7 @@ def item_decisions(ledger: Records, item: ReviewItem, prompt: ReviewPrompt) -> l
     facts = []
     for row in sorted(ledger.rows("hr_decisions", item_id=item.item_id), key=lambda r: r["seq"]):
         env = ledger.get(row["record_id"])
-        decision = ReviewDecision.model_validate(env.payload_value)
+        decision = read(ReviewDecision, env.payload)
         valid = check_decision(decision, item, prompt.criterion) is None
         facts.append(DecisionFact(env.id, env.seq, decision, valid))
     return facts
