@@ -1,8 +1,8 @@
 """Reading human-review records as they stand now: amendments applied, candidate facts recomputed
 (docs/human-review.md, "Amendments" and "Re-check"). Every decision, history and export path
 resolves an item through :func:`resolve_item`, so a frozen pair is checked against the current
-records each time and never rebound to other bytes; the review queue reads the same records as
-plain payloads, by the same rules, and gives the same card (:mod:`._queue`).
+records each time and never rebound to other bytes; the review queue's cards are built from it
+(:mod:`._queue`).
 
 Amendments are followed by :mod:`._chains`.
 """
