@@ -32,6 +32,7 @@ from reviewtrail.human_review.rules._decision_rules import (
     active_decisions,
     check_decision,
 )
+from reviewtrail.human_review.rules._frozen import blind
 from reviewtrail.human_review.rules._item_rules import CandidateFacts, candidate_digest_of, item_problems
 from reviewtrail.human_review.rules._run_rules import PromptRef, RunFacts
 from reviewtrail.ledger import Privacy
@@ -41,6 +42,7 @@ __all__ = [
     "Records",
     "ResolvedItem",
     "active_decision",
+    "blinded_problems",
     "candidate_facts",
     "current",
     "item_decisions",
@@ -203,3 +205,11 @@ def item_decisions(ledger: Records, item: ReviewItem, prompt: ReviewPrompt) -> l
 def active_decision(facts: list[DecisionFact], item_id: str) -> ActiveDecision | None:
     """The one active decision among ``facts`` of an item, or None."""
     return active_decisions(facts).get(item_id)
+
+
+def blinded_problems(resolved: ResolvedItem) -> tuple[str, ...]:
+    """The item's problems with every run id replaced by its position and every output event id
+    withheld, so that saying why an item is invalid reveals nothing a blinded card hides."""
+    withheld = [value for c in resolved.item.candidates for value in (c.output_event_id, c.digest)]
+    withheld += [facts.output_event_id for facts, _ in resolved.candidates.values()]
+    return blind(resolved.problems, resolved.item.display_order, withheld)

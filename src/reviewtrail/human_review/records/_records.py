@@ -9,7 +9,7 @@ make records (``new_*_record``) apply the rules that tie a payload to its envelo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
 from msgspec import Meta
@@ -40,7 +40,10 @@ from reviewtrail.human_review.records._record_names import (
     prompt_digest,
 )
 from reviewtrail.human_review.records._self_identification import NAMED, Named
-from reviewtrail.ledger import NewRecord, Privacy, new_record, record_type
+from reviewtrail.ledger import new_record, record_type
+
+if TYPE_CHECKING:
+    from reviewtrail.ledger import NewRecord, Privacy
 
 __all__ = [
     "ACTOR",

@@ -8,7 +8,7 @@ subject is the run id. Run, receipt and output records of one run are appended i
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
 from msgspec import Meta
@@ -24,7 +24,10 @@ from reviewtrail.human_review.records._record_names import (
     TRAINING_RECEIPT,
 )
 from reviewtrail.human_review.records._records import CampaignRef, Ident, Label, _Part
-from reviewtrail.ledger import NewRecord, Privacy, new_record, record_type
+from reviewtrail.ledger import new_record, record_type
+
+if TYPE_CHECKING:
+    from reviewtrail.ledger import NewRecord, Privacy
 
 __all__ = [
     "ERROR_MAX_CHARS",

@@ -89,7 +89,7 @@ def card(resolved: ResolvedItem, *, decided: bool) -> QueueCard:
     """The blinded card of an item resolved through its payload models: candidates in its display
     order; an invalid item shows why (in positions, never run or event ids) and withholds its
     responses."""
-    from reviewtrail.human_review.session._reveal import blinded_problems
+    from reviewtrail.human_review.reads._resolve import blinded_problems
 
     item, prompt = resolved.item, resolved.prompt
     candidates = []
