@@ -347,7 +347,9 @@ def test_a_correction_appended_by_hand_cannot_reopen_a_reclassified_record(tmp_p
             payload["response"] = "A corrected answer."
         else:
             payload["toolEvidence"] = []
-        record = parse({RUN: RunRecord, RECEIPT: ContextReceipt, RESPONSE: ReviewResponse}[type_], payload, field="payload")
+        record = parse(
+            {RUN: RunRecord, RECEIPT: ContextReceipt, RESPONSE: ReviewResponse}[type_], payload, field="payload"
+        )
         store.append([new_record(record, actor="t", privacy="public-source", subject=run_id, supersedes=old.id)])
         found = run_candidate(store.ledger, run_id)
         assert found is not None

@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from reviewtrail import app
 from reviewtrail._struct import parse
@@ -227,3 +229,32 @@ def test_a_superseding_decision_names_the_earlier_record_in_its_envelope() -> No
 def test_an_item_record_is_about_its_item() -> None:
     rec = new_item_record(parse(ReviewItem, item_wire(), field="payload"), "private")
     assert rec.subject == "item-1" and rec.type == ReviewItem.record_type
+
+
+@given(ident=st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9._:@/-]{0,20}\Z"))
+def test_an_identifier_is_the_whole_text_a_final_newline_is_refused(ident: str) -> None:
+    """A pattern holds the whole text: Python's ``$`` would also pass a final newline."""
+    assert parse(ReviewDecision, decision_wire(itemId=ident), field="payload").item_id == ident
+    for field in ("itemId", "submissionId", "supersedes"):
+        with pytest.raises(InvalidInputError, match="String should match pattern") as err:
+            parse(ReviewDecision, decision_wire(**{field: ident + "\n"}), field="payload")
+        assert err.value.field == field
+        with pytest.raises(InvalidInputError) as stored:
+            ledger().append(
+                [
+                    NewRecord.make(
+                        type=ReviewDecision.record_type,
+                        actor="a",
+                        privacy="private",
+                        payload=decision_wire(**{field: ident + "\n"}),
+                    )
+                ]
+            )
+        assert stored.value.field == f"records[0].payload.{field}"
+
+
+@pytest.mark.parametrize(("value", "kind"), [(True, "a boolean"), ("0.5", "a string"), ([0.5], "a list")])
+def test_a_confidence_that_is_not_a_number_is_named(value: Any, kind: str) -> None:
+    with pytest.raises(InvalidInputError) as err:
+        parse(ReviewDecision, decision_wire(confidence=value), field="payload")
+    assert (err.value.field, str(err.value)) == ("confidence", f"confidence: must be a number, not {kind}")

@@ -26,7 +26,18 @@ import msgspec
 
 from reviewtrail.errors import InvalidInputError
 
-__all__ = ["FieldProblem", "Model", "PayloadStruct", "decode", "json_schema", "parse", "problem", "read", "words"]
+__all__ = [
+    "FieldProblem",
+    "Model",
+    "PayloadStruct",
+    "decode",
+    "json_schema",
+    "parse",
+    "problem",
+    "read",
+    "whole",
+    "words",
+]
 
 S = TypeVar("S", bound=msgspec.Struct)
 
@@ -150,6 +161,17 @@ _WANTED = {
 }
 
 
+#: A pattern's end of text. Python's ``$`` also matches before a final newline, so a model's
+#: pattern ends with ``\Z`` (:func:`whole`), published and worded as ``$`` (JSON Schema's end).
+_END = r"\Z"
+_END_SHOWN = "\\\\Z'"
+
+
+def whole(pattern: str) -> str:
+    """``pattern`` (anchored ``^...$``) matching the whole text only, for ``msgspec.Meta``."""
+    return pattern.removesuffix("$") + _END
+
+
 def problem(exc: msgspec.ValidationError, model: type[Any], value: Any) -> tuple[tuple[str, ...], str]:
     """The field path (wire names, keys, indexes) and the words of a decoder's refusal."""
     cause = exc.__cause__
@@ -175,6 +197,8 @@ def _words(message: str, tp: Any) -> str:
             return f"must be an integer, not {got}"
         if want == "bool":
             return f"must be a boolean (true or false), not {got}"
+        if want == "float" and expected["got"] != "object":
+            return f"must be a number, not {got}"
         return _WANTED.get(want, message)
     bound = _BOUND.match(message)
     if bound is not None:
@@ -184,7 +208,8 @@ def _words(message: str, tp: Any) -> str:
         most = "at least" if length["op"] == ">=" else "at most"
         return f"String should have {most} {length['n']} character{'' if length['n'] == '1' else 's'}"
     if message.startswith("Expected `str` matching regex "):
-        return "String should match pattern " + message.removeprefix("Expected `str` matching regex ")
+        shown = message.removeprefix("Expected `str` matching regex ").replace(_END_SHOWN, "$'")
+        return "String should match pattern " + shown
     if message.startswith("Invalid enum value "):
         values = [repr(v) for v in _literal_values(tp)]
         if values:
@@ -342,6 +367,8 @@ def _schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
         for meta in args[1:]:
             if isinstance(meta, msgspec.Meta):
                 out.update({key: getattr(meta, name) for name, key in _META.items() if getattr(meta, name) is not None})
+                if "pattern" in out and out["pattern"].endswith(_END):
+                    out["pattern"] = out["pattern"].removesuffix(_END) + "$"
         if out.get("type") in ("array", "object"):  # a length bounds a list's items, a mapping's keys
             for length, bound in (("minLength", "min"), ("maxLength", "max")):
                 if length in out:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-from reviewtrail._struct import FieldProblem, Model, PayloadStruct
+from reviewtrail._struct import FieldProblem, Model, PayloadStruct, whole
 from reviewtrail.cas import DIGEST_PATTERN
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.records._record_names import (
@@ -93,9 +93,9 @@ DISPOSITIONS: tuple[Disposition, ...] = ("prefer", "tie", "correct", "underdeter
 Strength = Literal["slight", "strong"]
 
 # Identifiers: printable, no spaces, bounded.
-Ident = Annotated[str, Meta(min_length=1, max_length=200, pattern=IDENT_PATTERN)]
+Ident = Annotated[str, Meta(min_length=1, max_length=200, pattern=whole(IDENT_PATTERN))]
 # Allowlisted reason codes and response tags: lower-case tokens.
-Token = Annotated[str, Meta(min_length=1, max_length=64, pattern=CODE_PATTERN)]
+Token = Annotated[str, Meta(min_length=1, max_length=64, pattern=whole(CODE_PATTERN))]
 Label = Annotated[str, Meta(min_length=1, max_length=LABEL_MAX_CHARS)]
 Version = Annotated[int, Meta(ge=1)]
 Share = Annotated[float, Meta(ge=0.0, le=1.0)]
@@ -182,7 +182,7 @@ class ReviewResponse(PayloadStruct, frozen=True, kw_only=True, rename="camel"):
 class ItemCandidate(_Part, frozen=True, kw_only=True):
     run_id: Ident
     output_event_id: Ident
-    digest: Annotated[str, Meta(pattern=rf"^{DIGEST_PATTERN}$")]
+    digest: Annotated[str, Meta(pattern=whole(rf"^{DIGEST_PATTERN}$"))]
 
 
 class CandidateSelfIdentification(_Part, frozen=True, kw_only=True):

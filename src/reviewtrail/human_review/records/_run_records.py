@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-from reviewtrail._struct import FieldProblem, PayloadStruct
+from reviewtrail._struct import FieldProblem, PayloadStruct, whole
 from reviewtrail.cas import DIGEST_PATTERN
 from reviewtrail.human_review.records._record_names import (
     ACTOR,
@@ -56,10 +56,10 @@ RUN_STATUSES: tuple[RunStatus, ...] = ("completed", "failed")
 RunOrigin = Literal["local", "imported"]
 RUN_ORIGINS: tuple[RunOrigin, ...] = ("local", "imported")
 
-Digest = Annotated[str, Meta(pattern=rf"^{DIGEST_PATTERN}$")]
+Digest = Annotated[str, Meta(pattern=whole(rf"^{DIGEST_PATTERN}$"))]
 Name = Annotated[str, Meta(min_length=1, max_length=200)]
 Timestamp = Annotated[str, Meta(min_length=1, max_length=64)]
-Hex = Annotated[str, Meta(pattern=r"^[0-9a-f]{64}$")]
+Hex = Annotated[str, Meta(pattern=whole(r"^[0-9a-f]{64}$"))]
 Problem = Annotated[str, Meta(min_length=1, max_length=ERROR_MAX_CHARS)]
 
 
@@ -140,7 +140,7 @@ class ReceiptFile(_Part, frozen=True, kw_only=True):
     """An export file a training receipt binds: its name, the SHA-256 of its bytes and the hash of
     the ledger head it was exported from."""
 
-    name: Annotated[str, Meta(min_length=1, max_length=255, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
+    name: Annotated[str, Meta(min_length=1, max_length=255, pattern=whole(r"^[A-Za-z0-9][A-Za-z0-9._-]*$"))]
     sha256: Hex
     ledger_head: Hex
 
