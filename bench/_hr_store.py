@@ -20,6 +20,7 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
+from reviewtrail._struct import parse
 from reviewtrail.canonical import canonical_json
 from reviewtrail.human_review import (
     AgentIdentity,
@@ -47,7 +48,8 @@ CAMPAIGN_AGENTS = 16
 
 
 def _agent(x: str) -> AgentIdentity:
-    return AgentIdentity.model_validate(
+    return parse(
+        AgentIdentity,
         {
             "id": f"agent-{x}",
             "model": f"model-{x}",
@@ -55,7 +57,8 @@ def _agent(x: str) -> AgentIdentity:
             "executionAdapter": "chat-completions@1",
             "learnedAdapter": None,
             "catalogGeneration": "gen-1",
-        }
+        },
+        field="payload",
     )
 
 
@@ -64,7 +67,8 @@ _MANY = tuple(_agent(f"c{i:02d}") for i in range(CAMPAIGN_AGENTS))
 
 
 def _prompt(n: int, agents: tuple[AgentIdentity, ...] = _AGENTS) -> ReviewPrompt:
-    return ReviewPrompt.model_validate(
+    return parse(
+        ReviewPrompt,
         {
             "campaign": {"id": CAMPAIGN[0], "version": CAMPAIGN[1], "label": "Benchmark campaign"},
             "scenarioFamily": f"family-{n % 4}",
@@ -80,7 +84,8 @@ def _prompt(n: int, agents: tuple[AgentIdentity, ...] = _AGENTS) -> ReviewPrompt
             },
             "candidateAgentIds": [a.id for a in agents],
             "externalExportEligible": True,
-        }
+        },
+        field="payload",
     )
 
 
@@ -103,7 +108,7 @@ def _prompt_runs(n: int, agents: tuple[AgentIdentity, ...]) -> tuple[list[NewRec
         records += [run, receipt, output]
         facts.append(
             candidate_facts(
-                CandidateRun.model_validate(run.payload),
+                parse(CandidateRun, run.payload, field="payload"),
                 run.payload,
                 output_event_id=output.id,
                 output_payload_hash=_payload_hash(output),
@@ -119,7 +124,7 @@ def _one_item(n: int) -> tuple[list[NewRecord], ReviewItem]:
     records, ref, facts = _prompt_runs(n, _AGENTS)
     item = new_item_record_of(ref, "public-source", facts[0], facts[1])
     records.append(item)
-    return records, ReviewItem.model_validate(item.payload)
+    return records, parse(ReviewItem, item.payload, field="payload")
 
 
 def _decision(item: ReviewItem, k: int, supersedes: str | None) -> NewRecord:
@@ -132,7 +137,9 @@ def _decision(item: ReviewItem, k: int, supersedes: str | None) -> NewRecord:
         "submissionId": f"bench-{item.item_id}-{k}",
         "supersedes": supersedes,
     }
-    return new_decision_record(ReviewDecision.model_validate(payload), "public-source", actor=f"reviewer-{k % 3}")
+    return new_decision_record(
+        parse(ReviewDecision, payload, field="payload"), "public-source", actor=f"reviewer-{k % 3}"
+    )
 
 
 def _batches(items: int, records: int) -> Iterator[tuple[list[NewRecord], list[ReviewItem]]]:
@@ -195,7 +202,7 @@ def build_campaign_store(store: Store, *, items: int) -> int:
                 item_record = new_item_record_of(ref, "public-source", first, second)
                 pending.append(item_record)
                 if n % 50 != 49:
-                    item = ReviewItem.model_validate(item_record.payload)
+                    item = parse(ReviewItem, item_record.payload, field="payload")
                     decision = _decision(item, n, None)
                     pending.append(decision)
                     if n % 50 == 0:

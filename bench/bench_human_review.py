@@ -36,6 +36,7 @@ from typing import Any
 
 from _hr_store import CAMPAIGN, build_review_store
 from _util import BENCH_DIR, WORK_ROOT, Config, Result, verdict
+from reviewtrail._struct import parse
 from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
 from reviewtrail.human_review import (
@@ -189,8 +190,10 @@ def _decide(name: str, built: Built, count: int, target_ms: float) -> Result:
             ours.append(time.perf_counter() - t0)
             if not result.active:
                 raise AssertionError("the new decision should be active")
-            settings = CampaignSettings.model_validate(
-                {"campaignId": f"bench-base-{n}", "version": 1, "trainingEnabled": bool(n % 2)}
+            settings = parse(
+                CampaignSettings,
+                {"campaignId": f"bench-base-{n}", "version": 1, "trainingEnabled": bool(n % 2)},
+                field="payload",
             )
             t0 = time.perf_counter()
             store.append([new_campaign_record(settings)])

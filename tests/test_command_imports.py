@@ -52,19 +52,16 @@ STORE = {
     "reviewtrail.ledger",
     "reviewtrail.store",
 }
-# What a command whose records the ledger checks against payload models adds: the strict value
-# types the models are declared with. Making, finding and checking CAS references loads no model
-# (cas put loads the store only).
-REFERENCES = STORE | {"reviewtrail._strict", "reviewtrail._struct"}
 # The msgspec model base: the CAS references and the payload models converted to msgspec are built
 # on it (a command that makes or finds a reference loads it, and msgspec, but no pydantic).
 STRUCT = {"reviewtrail._struct"}
-# Human review loads its modules on first use: reading the queue and deciding need no model backend.
-HUMAN_REVIEW = REFERENCES | {"reviewtrail.human_review"}
-# Reading the queue builds no payload model: it reads the records as plain payloads (and holds the
-# query-table rows against them by the package's projection), so it loads neither the models nor
-# the strict value types they are declared with.
-HUMAN_REVIEW_READ = STORE | {"reviewtrail.human_review"}
+# Human review loads its modules on first use: deciding checks the decision with the package's
+# msgspec payload models (no pydantic, no strict value types).
+HUMAN_REVIEW = STORE | STRUCT | {"reviewtrail.human_review"}
+# Reading the queue reads its records through the package's msgspec payload models (and the ledger
+# holds the query-table rows against them): the model base, but not the strict value types of the
+# pydantic models, nor pydantic.
+HUMAN_REVIEW_READ = STORE | STRUCT | {"reviewtrail.human_review"}
 # The fast path: the entry point, the command bodies, printing and progress bars; no typer app.
 FAST_CLI = {
     "reviewtrail.cli._fast",
@@ -84,8 +81,8 @@ REVIEW_CLI = CLI_BASE | {
 }
 NEVER = {"reviewtrail.reviewer", "reviewtrail.evidence", "reviewtrail.provenance"}
 # Reading records or an object by its address (ledger tail, cas cat), storing one (cas put), the
-# review queue and a trace save (its payloads pass the package's plain checks) load no heavy
-# library; the ledger's check of a decision against its model (review decide) still loads pydantic.
+# review queue and a trace save load no heavy library; review decide loads typer (not the fast path)
+# and no pydantic: the decision's payload models are msgspec models.
 READ_LIBRARIES: list[str] = []
 
 
@@ -175,7 +172,7 @@ def test_review_queue_and_decide_load_human_review_and_the_store(project: Projec
     )
     assert packages == HUMAN_REVIEW
     assert cli == REVIEW_CLI
-    assert libraries == ["pydantic", "typer"]
+    assert libraries == ["typer"]
 
 
 def test_no_everyday_command_loads_the_reviewer_evidence_or_provenance(project: Project) -> None:

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import init_cli_store, open_cli_store, run_cli
+from reviewtrail._struct import parse
 from reviewtrail.errors import ConflictError, InvalidInputError, NotFoundError
 from reviewtrail.human_review import (
     RECEIPT,
@@ -269,7 +270,7 @@ def amend(store: Store, item: ReviewItem, which: int, change: tuple[str, Any]) -
         correct_output(store, item.candidates[which].output_event_id, "corrected: " + value)
     elif kind == "receipt":
         now = current(store.ledger, part(store, run_id, RECEIPT))
-        receipt = ContextReceipt.model_validate({**now.content.payload_value, **RECEIPT_CHANGES[value]})
+        receipt = parse(ContextReceipt, {**now.content.payload_value, **RECEIPT_CHANGES[value]}, field="payload")
         correction = new_record(receipt, actor="test", privacy=now.privacy, subject=run_id, supersedes=now.content.id)
         store.append([correction])
     else:
@@ -346,7 +347,9 @@ def test_a_correction_appended_by_hand_cannot_reopen_a_reclassified_record(tmp_p
             payload["response"] = "A corrected answer."
         else:
             payload["toolEvidence"] = []
-        record = {RUN: RunRecord, RECEIPT: ContextReceipt, RESPONSE: ReviewResponse}[type_].model_validate(payload)
+        record = parse(
+            {RUN: RunRecord, RECEIPT: ContextReceipt, RESPONSE: ReviewResponse}[type_], payload, field="payload"
+        )
         store.append([new_record(record, actor="t", privacy="public-source", subject=run_id, supersedes=old.id)])
         found = run_candidate(store.ledger, run_id)
         assert found is not None

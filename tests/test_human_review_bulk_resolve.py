@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from tests.support.human_review import add_item, add_prompt, add_run, as_recorded_before_decision_links, new_store
 
 import reviewtrail.human_review.export._export_job as export_job
+from reviewtrail._struct import parse
 from reviewtrail.errors import IntegrityError
 from reviewtrail.human_review import (
     ReviewDecision,
@@ -81,7 +82,7 @@ def _decide(
         wire["supersedes"] = last
     elif last is not None:
         as_recorded_before_decision_links(root, item.item_id)
-    record = new_decision_record(ReviewDecision.model_validate(wire), privacy, actor="reviewer")  # type: ignore[arg-type]
+    record = new_decision_record(parse(ReviewDecision, wire, field="payload"), privacy, actor="reviewer")  # type: ignore[arg-type]
     [env] = store.append([record])
     return env.id
 

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.human_review import campaign_with_items, new_store
 
+from reviewtrail._struct import parse
 from reviewtrail.errors import IntegrityError
 from reviewtrail.human_review import (
     ReviewDecision,
@@ -42,7 +43,9 @@ def decide(store: Store, item: ReviewItem, *, supersedes: str | None = None) -> 
     }
     if supersedes is not None:
         wire["supersedes"] = supersedes
-    [env] = store.append([new_decision_record(ReviewDecision.model_validate(wire), "public-source", actor="rev-1")])
+    [env] = store.append(
+        [new_decision_record(parse(ReviewDecision, wire, field="payload"), "public-source", actor="rev-1")]
+    )
     return env
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from reviewtrail._struct import parse
 from reviewtrail.human_review import (
     DISPOSITIONS,
     Criterion,
@@ -22,7 +24,8 @@ from reviewtrail.human_review import (
 )
 
 DIGEST = "sha256:" + "ab" * 32
-CRITERION = Criterion.model_validate(
+CRITERION = parse(
+    Criterion,
     {
         "id": "helpful",
         "version": 2,
@@ -30,9 +33,11 @@ CRITERION = Criterion.model_validate(
         "instructions": "Prefer the answer that uses the evidence.",
         "allowedReasonCodes": ["unsupported", "wrong-number", "off-topic"],
         "allowedResponseTags": ["verbose", "terse", "rude"],
-    }
+    },
+    field="payload",
 )
-ITEM = ReviewItem.model_validate(
+ITEM = parse(
+    ReviewItem,
     {
         "itemId": "item-1",
         "campaign": {"id": "c1", "version": 1},
@@ -43,7 +48,8 @@ ITEM = ReviewItem.model_validate(
             {"runId": "run-b", "outputEventId": "o-b", "digest": DIGEST},
         ],
         "displayOrder": ["run-b", "run-a"],
-    }
+    },
+    field="payload",
 )
 FOR_DISPOSITION: dict[str, dict[str, Any]] = {
     "prefer": {"preferred": "run-b", "strength": "slight"},
@@ -55,7 +61,7 @@ def decision(disposition: str = "prefer", **changes: Any) -> ReviewDecision:
     wire: dict[str, Any] = {"itemId": "item-1", "disposition": disposition, "submissionId": "s-1"}
     wire.update(FOR_DISPOSITION.get(disposition, {}))
     wire.update(changes)
-    return ReviewDecision.model_validate(wire)
+    return parse(ReviewDecision, wire, field="payload")
 
 
 @pytest.mark.parametrize("disposition", DISPOSITIONS)
@@ -91,7 +97,7 @@ def test_each_violation_is_refused_naming_its_field(disposition: str, changes: d
 
 
 def test_a_decision_is_judged_by_the_items_own_criterion() -> None:
-    other = CRITERION.model_copy(update={"version": 3})
+    other = msgspec.structs.replace(CRITERION, **{"version": 3})
     refusal = check_decision(decision(), ITEM, other)
     assert refusal is not None and refusal.field == "criterion"
 
@@ -118,7 +124,7 @@ def test_each_refusal_says_what_is_wrong(disposition: str, changes: dict[str, An
 
 
 def test_a_decision_of_another_criterion_is_refused_naming_the_items() -> None:
-    refusal = check_decision(decision(), ITEM, CRITERION.model_copy(update={"version": 3}))
+    refusal = check_decision(decision(), ITEM, msgspec.structs.replace(CRITERION, **{"version": 3}))
     assert refusal == Refusal("criterion", "the item is judged by criterion helpful@2")
 
 
@@ -127,7 +133,7 @@ def test_more_values_than_allowed_are_refused_even_past_the_payload_model(field:
     # The payload model already bounds both lists; the rule holds on its own for a decision built
     # without it.
     values = ["unsupported", "wrong-number", "off-topic"] if field == "reasonCodes" else ["verbose", "terse", "rude"]
-    made = ReviewDecision.model_construct(**{**decision("tie").__dict__, _python(field): values})
+    made = msgspec.structs.replace(decision("tie"), **{_python(field): values})
     assert check_decision(made, ITEM, CRITERION) == Refusal(field, "at most 2 values")
 
 

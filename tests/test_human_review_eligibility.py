@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from reviewtrail._struct import parse
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review import (
     DISPOSITIONS,
@@ -38,11 +40,12 @@ FOR_DISPOSITION: dict[str, dict[str, Any]] = {
 def decision(disposition: str, use_for_training: bool = True) -> ReviewDecision:
     wire: dict[str, Any] = {"itemId": "item-1", "disposition": disposition, "submissionId": "s-1"}
     wire.update(FOR_DISPOSITION.get(disposition, {}), useForTraining=use_for_training)
-    return ReviewDecision.model_validate(wire)
+    return parse(ReviewDecision, wire, field="payload")
 
 
 def prompt(eligible: bool) -> ReviewPrompt:
-    return ReviewPrompt.model_validate(
+    return parse(
+        ReviewPrompt,
         {
             "campaign": {"id": "c1", "version": 1, "label": "Canary"},
             "scenarioFamily": "refusals",
@@ -50,7 +53,8 @@ def prompt(eligible: bool) -> ReviewPrompt:
             "criterion": {"id": "helpful", "version": 1, "label": "Helpful", "instructions": "Prefer the clearer."},
             "candidateAgentIds": ["agent-a", "agent-b"],
             "externalExportEligible": eligible,
-        }
+        },
+        field="payload",
     )
 
 
@@ -148,7 +152,7 @@ def test_training_is_enabled_only_by_the_campaigns_latest_settings() -> None:
     assert training_enabled([(5, off), (3, on)], "c1", 1) is False
     assert training_enabled([(3, off), (5, on)], "c1", 1) is True
     assert training_enabled([(5, on)], "c1", 2) is False
-    assert training_enabled([(5, on.model_copy(update={"campaign_id": "c2"}))], "c1", 1) is False
+    assert training_enabled([(5, msgspec.structs.replace(on, **{"campaign_id": "c2"}))], "c1", 1) is False
 
 
 def test_the_chain_join_takes_every_record_of_the_chain() -> None:

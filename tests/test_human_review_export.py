@@ -9,11 +9,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
+from reviewtrail._struct import parse
 from reviewtrail.errors import ConflictError, InvalidInputError
 from reviewtrail.human_review import (
     DISPOSITIONS,
@@ -57,7 +59,8 @@ VALIDATOR = Draft202012Validator(schema())
 
 
 def make_prompt(campaign: str = "camp-1", *, evidence: str | None = "the facts", eligible: bool = True) -> ReviewPrompt:
-    return ReviewPrompt.model_validate(
+    return parse(
+        ReviewPrompt,
         {
             "campaign": {"id": campaign, "version": 2, "label": "canary"},
             "scenarioFamily": "refusals",
@@ -73,12 +76,14 @@ def make_prompt(campaign: str = "camp-1", *, evidence: str | None = "the facts",
             },
             "candidateAgentIds": ["agent-a", "agent-b"],
             "externalExportEligible": eligible,
-        }
+        },
+        field="payload",
     )
 
 
 def make_facts(run: str, output: str, secret: str = "SECRETVALUE", model: str = "model-x") -> CandidateFacts:
-    return CandidateFacts.model_validate(
+    return parse(
+        CandidateFacts,
         {
             "runId": run,
             "run": {"status": "completed", "token": secret, "actor": secret + "ACTOR"},
@@ -93,7 +98,8 @@ def make_facts(run: str, output: str, secret: str = "SECRETVALUE", model: str = 
             "catalogGeneration": "gen-7",
             "runPrivacy": "public-source",
             "outputPrivacy": "public-source",
-        }
+        },
+        field="payload",
     )
 
 
@@ -115,7 +121,8 @@ def make_case(
     out_a, out_b = outputs
     fa, fb = make_facts(run_a, out_a, secret, "model-a"), make_facts(run_b, out_b, secret, "model-b")
     iid = item_id(prompt_event, "helpful", 1, run_a, run_b)
-    item = ReviewItem.model_validate(
+    item = parse(
+        ReviewItem,
         {
             "itemId": iid,
             "campaign": {"id": "camp-1", "version": 2},
@@ -126,7 +133,8 @@ def make_case(
                 {"runId": run_b, "outputEventId": out_b, "digest": candidate_digest(fb)},
             ],
             "displayOrder": [run_b, run_a],
-        }
+        },
+        field="payload",
     )
     wire: dict[str, Any] = {
         "itemId": iid,
@@ -142,7 +150,7 @@ def make_case(
         wire |= {"replacement": "the corrected answer."}
     wire |= decision
     candidates = {run_a: (fa, "answer from a."), run_b: (fb, "answer from b.")}
-    return make_prompt(evidence=evidence), item, ReviewDecision.model_validate(wire), candidates
+    return make_prompt(evidence=evidence), item, parse(ReviewDecision, wire, field="payload"), candidates
 
 
 def facts_of(disposition: str, *, active: bool = True, privacy: ChainPrivacy = PUBLIC, **kw: Any) -> ExampleFacts:
@@ -203,7 +211,7 @@ def test_a_correct_row_chooses_the_replacement_and_rejects_both_candidates() -> 
 
 def test_a_prompt_without_evidence_gives_a_row_without_evidence() -> None:
     prompt, item, decision, candidates = make_case("prefer")
-    bare = prompt.model_copy(update={"evidence": None})
+    bare = msgspec.structs.replace(prompt, **{"evidence": None})
     row = training_example_v4(
         example_facts(
             bare,
@@ -243,7 +251,7 @@ def test_an_inactive_or_not_externally_eligible_decision_is_refused(change: dict
 
 def test_a_prompt_not_preauthorized_or_a_disabled_campaign_is_refused() -> None:
     prompt, item, decision, candidates = make_case("prefer")
-    closed = prompt.model_copy(update={"external_export_eligible": False})
+    closed = msgspec.structs.replace(prompt, **{"external_export_eligible": False})
     for p, enabled in ((closed, True), (prompt, False)):
         facts = example_facts(
             p,
@@ -264,7 +272,7 @@ def test_an_item_whose_digest_no_longer_holds_or_a_missing_candidate_is_refused(
     prompt, item, decision, candidates = make_case("prefer")
     run_a = item.run_ids()[0]
     changed = dict(candidates)
-    changed[run_a] = (candidates[run_a][0].model_copy(update={"model": "model-z"}), "answer from a.")
+    changed[run_a] = (msgspec.structs.replace(candidates[run_a][0], **{"model": "model-z"}), "answer from a.")
     missing = {k: v for k, v in candidates.items() if k != run_a}
     for current in (changed, missing):
         facts = example_facts(
@@ -284,7 +292,7 @@ def test_an_item_whose_digest_no_longer_holds_or_a_missing_candidate_is_refused(
 
 def test_a_decision_that_does_not_fit_its_item_is_refused() -> None:
     prompt, item, decision, candidates = make_case("prefer")
-    other = decision.model_copy(update={"preferred": "ZNOTACANDIDATE"})
+    other = msgspec.structs.replace(decision, **{"preferred": "ZNOTACANDIDATE"})
     with pytest.raises(InvalidInputError) as err:
         example_facts(
             prompt,
@@ -346,7 +354,7 @@ def test_no_id_note_or_payload_secret_of_the_inputs_appears_in_a_row(
         reasonCodes=reasons,
         responseTags=tags,
     )
-    prompt = prompt.model_copy(update={"prompt": prompt_text, "evidence": evidence})
+    prompt = msgspec.structs.replace(prompt, **{"prompt": prompt_text, "evidence": evidence})
     facts = example_facts(
         prompt,
         item,
@@ -590,7 +598,7 @@ def test_only_an_active_externally_eligible_prefer_or_correct_becomes_a_row(
     disposition: str, active: bool, use_for_training: bool, enabled: bool, preauthorized: bool, chain: list[str]
 ) -> None:
     prompt, item, decision, candidates = make_case(disposition, useForTraining=use_for_training)
-    prompt = prompt.model_copy(update={"external_export_eligible": preauthorized})
+    prompt = msgspec.structs.replace(prompt, **{"external_export_eligible": preauthorized})
     privacy = ChainPrivacy(*chain)
     facts = example_facts(
         prompt,

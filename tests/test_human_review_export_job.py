@@ -21,6 +21,7 @@ from tests.support.human_review import (
     new_store,
 )
 
+from reviewtrail._struct import parse
 from reviewtrail.human_review import (
     ReviewDecision,
     ReviewItem,
@@ -64,7 +65,7 @@ def decide(
         wire["supersedes"] = supersedes
     if note is not None:
         wire["note"] = note
-    record = new_decision_record(ReviewDecision.model_validate(wire), privacy, actor=actor)  # type: ignore[arg-type]
+    record = new_decision_record(parse(ReviewDecision, wire, field="payload"), privacy, actor=actor)  # type: ignore[arg-type]
     [env] = store.append([record])
     return env
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from reviewtrail._struct import parse
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review import (
     RESPONSE_MAX_CHARS,
@@ -33,7 +34,8 @@ from reviewtrail.human_review.rules._export_rows import (
 )
 
 PUBLIC = ChainPrivacy(*(["public-source"] * 7))
-PROMPT = ReviewPrompt.model_validate(
+PROMPT = parse(
+    ReviewPrompt,
     {
         "campaign": {"id": "camp", "version": 2, "label": "Camp"},
         "scenarioFamily": "refunds",
@@ -49,12 +51,14 @@ PROMPT = ReviewPrompt.model_validate(
         },
         "candidateAgentIds": ["agent-a", "agent-b"],
         "externalExportEligible": True,
-    }
+    },
+    field="payload",
 )
 
 
 def facts_of(run_id: str, model: str, learned: str | None = None) -> CandidateFacts:
-    return CandidateFacts.model_validate(
+    return parse(
+        CandidateFacts,
         {
             "runId": run_id,
             "run": {"runId": run_id, "status": "completed"},
@@ -69,7 +73,8 @@ def facts_of(run_id: str, model: str, learned: str | None = None) -> CandidateFa
             "catalogGeneration": "gen-1",
             "runPrivacy": "public-source",
             "outputPrivacy": "public-source",
-        }
+        },
+        field="payload",
     )
 
 
@@ -99,7 +104,7 @@ def decision(disposition: str = "prefer", **changes: Any) -> ReviewDecision:
     if disposition == "correct":
         wire["replacement"] = "Refunds within 30 days of delivery."
     wire.update(changes)
-    return ReviewDecision.model_validate(wire)
+    return parse(ReviewDecision, wire, field="payload")
 
 
 def made(made_decision: ReviewDecision | None = None, **kwargs: Any) -> ExampleFacts:

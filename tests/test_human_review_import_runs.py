@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from conftest import init_cli_store, open_cli_store, run_cli
+from reviewtrail._struct import parse
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review import RECEIPT, RESPONSE, RUN, CandidateRun, import_runs, prompt_text_hash
 from reviewtrail.ledger import Envelope
@@ -80,7 +81,7 @@ def test_valid_runs_are_recorded_as_imported_and_pairable(tmp_path: Path) -> Non
     report = import_runs(store, jsonl(a, b))
     doc = report.to_json()
     assert (doc["imported"], doc["alreadyPresent"], doc["pairable"], doc["excluded"]) == (2, 0, 2, 0)
-    runs = [CandidateRun.model_validate(e.payload_value) for e in of_type(store, RUN)]
+    runs = [parse(CandidateRun, e.payload_value, field="payload") for e in of_type(store, RUN)]
     assert [r.origin for r in runs] == ["imported", "imported"]
     outputs = of_type(store, RESPONSE)
     assert sorted(e.subject or "" for e in outputs) == sorted([a["run"]["runId"], b["run"]["runId"]])

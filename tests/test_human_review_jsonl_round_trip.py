@@ -11,6 +11,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from reviewtrail._struct import parse
 from reviewtrail.human_review import (
     ReviewDecision,
     campaign_settings,
@@ -58,7 +59,9 @@ def test_raw_line_separators_survive_import_review_and_export(tmp_path: Path) ->
             "submissionId": f"s-{uuid.uuid4().hex}",
             "useForTraining": True,
         }
-        store.append([new_decision_record(ReviewDecision.model_validate(wire), "public-source", actor="reviewer-1")])
+        store.append(
+            [new_decision_record(parse(ReviewDecision, wire, field="payload"), "public-source", actor="reviewer-1")]
+        )
         export_campaign(store, "camp", 1, tmp_path / "out")
     finally:
         store.close()

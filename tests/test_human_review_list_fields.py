@@ -7,9 +7,9 @@ import json
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
 from tests.test_human_review_records import prompt_wire
 
+from reviewtrail._struct import parse
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review import ReviewPrompt, parse_campaign_file
 
@@ -23,10 +23,9 @@ CASES = [
 
 @pytest.mark.parametrize(("wire", "loc"), CASES)
 def test_a_value_twice_is_refused_at_its_list(wire: dict[str, Any], loc: tuple[str, ...]) -> None:
-    with pytest.raises(ValidationError) as err:
-        ReviewPrompt.model_validate(wire)
-    [error] = err.value.errors()
-    assert error["loc"] == loc and "twice" in error["msg"]
+    with pytest.raises(InvalidInputError) as err:
+        parse(ReviewPrompt, wire, field="payload")
+    assert err.value.field == ".".join(loc) and "twice" in str(err.value)
 
 
 @pytest.mark.parametrize(("wire", "loc"), CASES)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import init_cli_store, open_cli_store, run_cli
+from reviewtrail._struct import parse
 from reviewtrail.app import open_store
 from reviewtrail.config import Settings
 from reviewtrail.errors import NotFoundError
@@ -31,7 +32,7 @@ from support.human_review import add_item, add_prompt, add_run, new_store
 
 
 def items_of(store: Store) -> list[ReviewItem]:
-    return [ReviewItem.model_validate(e.payload_value) for e in store.ledger.read() if e.type == ITEM]
+    return [parse(ReviewItem, e.payload_value, field="payload") for e in store.ledger.read() if e.type == ITEM]
 
 
 def test_three_declared_agents_give_three_items_over_their_unordered_pairs(tmp_path: Path) -> None:

@@ -6,9 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
+from hypothesis import given
+from hypothesis import strategies as st
 
 from reviewtrail import app
+from reviewtrail._struct import parse
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review import (
     EVIDENCE_MAX_CHARS,
@@ -108,8 +110,8 @@ def test_the_records_have_the_exact_type_names() -> None:
     ],
 )
 def test_wire_names_round_trip_and_the_ledger_accepts_them(model: Any, wire: dict[str, Any]) -> None:
-    value = model.model_validate(wire)
-    dumped = value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    value = parse(model, wire, field="payload")
+    dumped = {k: v for k, v in value.payload_json().items() if v is not None}
     assert {k: v for k, v in dumped.items() if k in wire} == wire
     [env] = ledger().append([NewRecord.make(type=model.record_type, actor="a", privacy="private", payload=dumped)])
     assert env.type == model.record_type
@@ -148,9 +150,11 @@ def test_the_ledger_refuses_out_of_bound_payloads_naming_the_field(
 
 def test_criterion_instructions_are_bounded() -> None:
     criterion = dict(prompt_wire()["criterion"], instructions="x" * (INSTRUCTIONS_MAX_CHARS + 1))
-    with pytest.raises(ValidationError, match="instructions"):
-        ReviewPrompt.model_validate(prompt_wire(criterion=criterion))
-    ReviewPrompt.model_validate(prompt_wire(criterion=dict(criterion, instructions="x" * INSTRUCTIONS_MAX_CHARS)))
+    with pytest.raises(InvalidInputError, match="instructions"):
+        parse(ReviewPrompt, prompt_wire(criterion=criterion), field="payload")
+    parse(
+        ReviewPrompt, prompt_wire(criterion=dict(criterion, instructions="x" * INSTRUCTIONS_MAX_CHARS)), field="payload"
+    )
 
 
 @pytest.mark.parametrize(
@@ -161,8 +165,8 @@ def test_criterion_instructions_are_bounded() -> None:
     ],
 )
 def test_prompt_lists_hold_no_value_twice(wire: dict[str, Any]) -> None:
-    with pytest.raises(ValidationError, match="twice"):
-        ReviewPrompt.model_validate(wire)
+    with pytest.raises(InvalidInputError, match="twice"):
+        parse(ReviewPrompt, wire, field="payload")
 
 
 @pytest.mark.parametrize(
@@ -176,50 +180,81 @@ def test_prompt_lists_hold_no_value_twice(wire: dict[str, Any]) -> None:
     ],
 )
 def test_an_item_is_two_distinct_runs_in_run_id_order_shown_in_a_permutation(changes: dict[str, Any]) -> None:
-    with pytest.raises(ValidationError):
-        ReviewItem.model_validate(item_wire(**changes))
+    with pytest.raises(InvalidInputError):
+        parse(ReviewItem, item_wire(**changes), field="payload")
 
 
 @pytest.mark.parametrize("privacy", ["private", "sensitive"])
 def test_only_a_public_source_prompt_may_be_eligible_for_external_export(privacy: Any) -> None:
-    prompt = ReviewPrompt.model_validate(prompt_wire())
+    prompt = parse(ReviewPrompt, prompt_wire(), field="payload")
     with pytest.raises(InvalidInputError) as err:
         new_prompt_record(prompt, privacy)
     assert err.value.field == "externalExportEligible"
-    kept = ReviewPrompt.model_validate(prompt_wire(externalExportEligible=False))
+    kept = parse(ReviewPrompt, prompt_wire(externalExportEligible=False), field="payload")
     assert new_prompt_record(kept, privacy).privacy == privacy
 
 
 def test_a_public_source_prompt_record_keeps_its_payload_and_privacy() -> None:
-    prompt = ReviewPrompt.model_validate(prompt_wire())
+    prompt = parse(ReviewPrompt, prompt_wire(), field="payload")
     rec = new_prompt_record(prompt, "public-source")
     assert rec.type == ReviewPrompt.record_type and rec.privacy == "public-source"
-    assert rec.payload == prompt.model_dump(mode="json", by_alias=True)
+    assert rec.payload == prompt.payload_json()
     assert rec.payload["externalExportEligible"] is True and rec.subject == "c1"
 
 
 def test_export_eligibility_defaults_to_false_and_training_to_disabled() -> None:
     wire = prompt_wire()
     del wire["externalExportEligible"]
-    assert ReviewPrompt.model_validate(wire).external_export_eligible is False
-    assert CampaignSettings.model_validate({"campaignId": "c1", "version": 1}).training_enabled is False
+    assert parse(ReviewPrompt, wire, field="payload").external_export_eligible is False
+    assert parse(CampaignSettings, {"campaignId": "c1", "version": 1}, field="payload").training_enabled is False
     assert new_campaign_record(CampaignSettings(campaign_id="c1", version=1)).privacy == "private"
 
 
 def test_a_superseding_decision_names_the_earlier_record_in_its_envelope() -> None:
     store = ledger()
-    first = ReviewDecision.model_validate(decision_wire())
+    first = parse(ReviewDecision, decision_wire(), field="payload")
     [env] = store.append([new_decision_record(first, "private")])
-    second = ReviewDecision.model_validate(decision_wire(disposition="tie", supersedes=env.id, submissionId="s-2"))
+    second = parse(
+        ReviewDecision, decision_wire(disposition="tie", supersedes=env.id, submissionId="s-2"), field="payload"
+    )
     rec = new_decision_record(second, "private")
     assert rec.supersedes == env.id and rec.subject == "item-1"
     store.append([rec])
     assert list(store.superseded_by(env.id)) == [rec.id]
-    dangling = ReviewDecision.model_validate(decision_wire(supersedes="nothing-here", submissionId="s-3"))
+    dangling = parse(ReviewDecision, decision_wire(supersedes="nothing-here", submissionId="s-3"), field="payload")
     with pytest.raises(InvalidInputError):
         store.append([new_decision_record(dangling, "private")])
 
 
 def test_an_item_record_is_about_its_item() -> None:
-    rec = new_item_record(ReviewItem.model_validate(item_wire()), "private")
+    rec = new_item_record(parse(ReviewItem, item_wire(), field="payload"), "private")
     assert rec.subject == "item-1" and rec.type == ReviewItem.record_type
+
+
+@given(ident=st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9._:@/-]{0,20}\Z"))
+def test_an_identifier_is_the_whole_text_a_final_newline_is_refused(ident: str) -> None:
+    """A pattern holds the whole text: Python's ``$`` would also pass a final newline."""
+    assert parse(ReviewDecision, decision_wire(itemId=ident), field="payload").item_id == ident
+    for field in ("itemId", "submissionId", "supersedes"):
+        with pytest.raises(InvalidInputError, match="String should match pattern") as err:
+            parse(ReviewDecision, decision_wire(**{field: ident + "\n"}), field="payload")
+        assert err.value.field == field
+        with pytest.raises(InvalidInputError) as stored:
+            ledger().append(
+                [
+                    NewRecord.make(
+                        type=ReviewDecision.record_type,
+                        actor="a",
+                        privacy="private",
+                        payload=decision_wire(**{field: ident + "\n"}),
+                    )
+                ]
+            )
+        assert stored.value.field == f"records[0].payload.{field}"
+
+
+@pytest.mark.parametrize(("value", "kind"), [(True, "a boolean"), ("0.5", "a string"), ([0.5], "a list")])
+def test_a_confidence_that_is_not_a_number_is_named(value: Any, kind: str) -> None:
+    with pytest.raises(InvalidInputError) as err:
+        parse(ReviewDecision, decision_wire(confidence=value), field="payload")
+    assert (err.value.field, str(err.value)) == ("confidence", f"confidence: must be a number, not {kind}")

@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import run_cli, run_wide, use_store
+from reviewtrail._struct import parse
 from reviewtrail.audit import AuditOptions, audit
 from reviewtrail.errors import ConfigError, ConflictError, InvalidInputError
 from reviewtrail.human_review import (
@@ -250,7 +251,9 @@ def test_two_first_decisions_recorded_before_the_rule_rebuild_keeping_the_first(
         first = decide(store, item.item_id, {"disposition": "tie"}, reviewer="ann")
         _edit(db, "DELETE FROM rt_p_hr_decision_links WHERE record_id = ?", first.decision_id)
         assert any("hr_decision_links" in p for p in audit(store, AuditOptions()).problems)
-        payload = ReviewDecision.model_validate({"itemId": item.item_id, "disposition": "skip", "submissionId": "old"})
+        payload = parse(
+            ReviewDecision, {"itemId": item.item_id, "disposition": "skip", "submissionId": "old"}, field="payload"
+        )
         [second] = store.append([new_decision_record(payload, "public-source", actor=ACTOR)])
         problems = audit(store, AuditOptions()).problems
         assert any("hr_decision_links" in p and "edited" in p for p in problems), problems

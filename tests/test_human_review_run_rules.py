@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 
+from reviewtrail._struct import parse
 from reviewtrail.human_review import (
     EXCLUSION_CODES,
     CandidateRun,
@@ -23,14 +25,16 @@ from reviewtrail.human_review import (
 
 HASH = "ab" * 32
 OTHER_HASH = "cd" * 32
-PROMPT = ReviewPrompt.model_validate(
+PROMPT = parse(
+    ReviewPrompt,
     {
         "campaign": {"id": "camp", "version": 2, "label": "Camp"},
         "scenarioFamily": "refunds",
         "prompt": "A customer asks for a refund. Reply.",
         "criterion": {"id": "faithful", "version": 1, "label": "Faithful", "instructions": "Prefer the faithful."},
         "candidateAgentIds": ["agent-a", "agent-b", "agent-c"],
-    }
+    },
+    field="payload",
 )
 REF = PromptRef(event_id="prompt-1", payload_hash=HASH, prompt=PROMPT)
 
@@ -53,7 +57,7 @@ def run(run_id: str = "run-1", agent_id: str = "agent-a", **changes: Any) -> Can
         "promptHash": "sha256:" + HASH,
     }
     wire.update(changes)
-    return CandidateRun.model_validate(wire)
+    return parse(CandidateRun, wire, field="payload")
 
 
 def given_input(**changes: Any) -> dict[str, Any]:
@@ -68,7 +72,7 @@ def receipt(**changes: Any) -> ContextReceipt:
         "externalActionAuthority": False,
     }
     wire.update(changes)
-    return ContextReceipt.model_validate(wire)
+    return parse(ContextReceipt, wire, field="payload")
 
 
 def facts(
@@ -221,7 +225,7 @@ def test_a_receipt_with_every_fault_names_each_in_order() -> None:
 
 def test_a_run_with_every_fault_names_each_in_the_order_checked() -> None:
     bad = run(status="failed", error="boom", triggerEventId="prompt-9", campaign={"id": "x", "version": 1})
-    bad = bad.model_copy(update={"agent": run(agent_id="agent-z").agent})
+    bad = msgspec.structs.replace(bad, **{"agent": run(agent_id="agent-z").agent})
     codes = [e.code for e in run_exclusions(facts(bad, outputs=(), receipts=()), REF)]
     assert codes == ["not-completed", "other-trigger", "other-campaign", "undeclared-agent", "no-output", "no-receipt"]
     assert codes == [c for c in EXCLUSION_CODES if c in codes]

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from conftest import init_cli_store, open_cli_store, run_cli
+from reviewtrail._struct import parse
 from reviewtrail.errors import ConfigError, NotFoundError
 from reviewtrail.human_review import (
     RECEIPT,
@@ -101,7 +102,7 @@ def test_a_run_records_the_prompt_whole_as_the_only_message_and_its_manifest(tmp
         assert call.messages == [{"role": "user", "content": prompt.payload_value["prompt"]}]
         assert call.system is None
     for env in records(store, RUN):
-        run = CandidateRun.model_validate(env.payload_value)
+        run = parse(CandidateRun, env.payload_value, field="payload")
         assert env.privacy == "private" and run.origin == "local" and run.status == "completed"
         manifest = store.ledger.get(run.prompt_manifest_id or "")
         assert manifest.type == "provenance.prompt-manifest@1" and manifest.privacy == "private"
@@ -133,7 +134,7 @@ def test_a_backend_failure_is_recorded_never_paired_and_retried_alone(tmp_path: 
     assert failed.agent_id == "agent-b" and "BackendUnavailableError" in (failed.problem or "")
     ok, excluded = pairable(store, prompt)
     assert list(ok) == ["agent-a"] and excluded == {failed.run_id: ["not-completed", "no-output"]}
-    run = CandidateRun.model_validate(records(store, RUN)[-1].payload_value)
+    run = parse(CandidateRun, records(store, RUN)[-1].payload_value, field="payload")
     assert run.status == "failed" and run.error and run.prompt_manifest_id is None
 
     calls: list[str] = []
@@ -146,7 +147,7 @@ def test_a_backend_failure_is_recorded_never_paired_and_retried_alone(tmp_path: 
     assert calls == ["agent-b"]
     [retried] = [e for e in second.entries if e.status == "recorded"]
     assert retried.agent_id == "agent-b" and retried.retry_of == failed.run_id
-    assert CandidateRun.model_validate(records(store, RUN)[-1].payload_value).retry_of == failed.run_id
+    assert parse(CandidateRun, records(store, RUN)[-1].payload_value, field="payload").retry_of == failed.run_id
     ok, excluded = pairable(store, prompt)
     assert ok["agent-b"] == retried.run_id and excluded == {failed.run_id: ["replaced"]}
 
@@ -159,7 +160,7 @@ def test_an_invalid_response_is_recorded_with_its_problem_and_no_output(tmp_path
     report = run_campaign(store, "camp", 1, agents("agent-a", "agent-b", agent_b=scripted))
     [bad] = [e for e in report.entries if e.status == "invalid-output"]
     assert bad.agent_id == "agent-b" and bad.problem
-    run = CandidateRun.model_validate(records(store, RUN)[-1].payload_value)
+    run = parse(CandidateRun, records(store, RUN)[-1].payload_value, field="payload")
     assert run.status == "completed" and run.output_problem == bad.problem
     assert [e.subject for e in records(store, RESPONSE)] != [] and bad.run_id not in {
         e.subject for e in records(store, RESPONSE)

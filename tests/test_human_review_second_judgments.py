@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from reviewtrail._struct import parse
 from reviewtrail.canonical import canonical_json
 from reviewtrail.errors import ConflictError, InvalidInputError
 from reviewtrail.human_review import (
@@ -91,10 +92,9 @@ def test_selection_point_known_answers() -> None:
 
 def test_record_known_answers() -> None:
     """The second judgment's payload bytes, and a settings record without a share is what it was."""
-    judgment = SecondJudgment.model_validate(
-        {"itemId": "item-1", "comparedWith": "dec-1", "disposition": "prefer", "preferred": "run-a",
-         "strength": "slight", "reasonCodes": ["wrong-policy"], "submissionId": "sub-1"}
-    )  # fmt: skip
+    wire = {"itemId": "item-1", "comparedWith": "dec-1", "disposition": "prefer", "preferred": "run-a",
+            "strength": "slight", "reasonCodes": ["wrong-policy"], "submissionId": "sub-1"}  # fmt: skip
+    judgment = parse(SecondJudgment, wire, field="payload")
     record = new_second_judgment_record(judgment, "private", actor="bob")
     assert (record.type, record.subject, record.supersedes) == ("human-review.second-judgment@1", "item-1", None)
     assert canonical_json(record.payload).decode() == (
@@ -102,7 +102,7 @@ def test_record_known_answers() -> None:
         '"preferred":"run-a","reasonCodes":["wrong-policy"],"replacement":null,"responseTags":[],'
         '"strength":"slight","submissionId":"sub-1"}'
     )
-    settings = CampaignSettings.model_validate({"campaignId": "camp", "version": 1, "trainingEnabled": True})
+    settings = parse(CampaignSettings, {"campaignId": "camp", "version": 1, "trainingEnabled": True}, field="payload")
     assert (
         canonical_json(new_campaign_record(settings).payload)
         == b'{"campaignId":"camp","trainingEnabled":true,"version":1}'
@@ -182,8 +182,10 @@ def test_per_reviewer_and_per_pair_counts_add_up(pairs: list[JudgmentPair]) -> N
 
 def _fact(seq: int, reviewer: str, compared: str = "d1", *, sid: str | None = None, valid: bool = True,
           disposition: str = "tie") -> SecondJudgmentFact:  # fmt: skip
-    judgment = SecondJudgment.model_validate(
-        {"itemId": "i", "comparedWith": compared, "disposition": disposition, "submissionId": sid or f"s{seq}"}
+    judgment = parse(
+        SecondJudgment,
+        {"itemId": "i", "comparedWith": compared, "disposition": disposition, "submissionId": sid or f"s{seq}"},
+        field="payload",
     )
     return SecondJudgmentFact(f"r{seq}", seq, reviewer, judgment, valid)
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from reviewtrail._struct import parse
 from reviewtrail.canonical import canonical_json
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review import (
@@ -117,14 +118,14 @@ DIGEST_NO_LEARNED_ADAPTER = "sha256:7f044e81eed2de1fbc1b5f7bd7d0082d3e72aa31f8fb
 
 
 def test_candidate_digest_known_answers() -> None:
-    facts = CandidateFacts.model_validate(FACTS)
+    facts = parse(CandidateFacts, FACTS, field="payload")
     assert candidate_digest(facts) == DIGEST
-    no_adapter = CandidateFacts.model_validate({**FACTS, "learnedAdapter": None})
+    no_adapter = parse(CandidateFacts, {**FACTS, "learnedAdapter": None}, field="payload")
     assert candidate_digest(no_adapter) == DIGEST_NO_LEARNED_ADAPTER
 
 
 def test_the_spliced_candidate_digest_known_answer() -> None:
-    facts = CandidateFacts.model_validate(FACTS)
+    facts = parse(CandidateFacts, FACTS, field="payload")
     run_bytes, manifest_bytes = canonical_json(facts.run), canonical_json(facts.context_manifest)
     assert candidate_digest_of(facts, run_bytes, manifest_bytes) == DIGEST
 
@@ -148,8 +149,8 @@ def test_the_candidate_digest_is_sha256_of_these_bytes() -> None:
 
 
 def _pair() -> tuple[ReviewItem, dict[str, CandidateFacts]]:
-    a = CandidateFacts.model_validate(FACTS)
-    b = CandidateFacts.model_validate({**FACTS, "runId": "run-b", "outputEventId": "out-b"})
+    a = parse(CandidateFacts, FACTS, field="payload")
+    b = parse(CandidateFacts, {**FACTS, "runId": "run-b", "outputEventId": "out-b"}, field="payload")
     made = item_id("prompt-1", "helpful", 1, "run-a", "run-b")
     item = ReviewItem(
         item_id=made,
@@ -177,7 +178,7 @@ def test_the_re_check_takes_the_digests_it_is_given() -> None:
 def test_the_re_check_computes_a_digest_it_is_not_given() -> None:
     item, current = _pair()
     changed_b = {**FACTS, "runId": "run-b", "outputEventId": "out-b", "model": "gpt-4"}
-    changed = {**current, "run-b": CandidateFacts.model_validate(changed_b)}
+    changed = {**current, "run-b": parse(CandidateFacts, changed_b, field="payload")}
     problems = item_problems(item, changed, {"run-a": item.candidates[0].digest})
     assert len(problems) == 1 and problems[0].startswith("candidate run-b: the digest differs")
 
@@ -215,14 +216,16 @@ def test_the_docs_list_every_exclusion_code_in_order() -> None:
 
 # --- the item record ----------------------------------------------------------------------------
 
-PROMPT = ReviewPrompt.model_validate(
+PROMPT = parse(
+    ReviewPrompt,
     {
         "campaign": {"id": "camp", "version": 1, "label": "Camp"},
         "scenarioFamily": "refunds",
         "prompt": "A customer asks for a refund. Reply.",
         "criterion": {"id": "helpful", "version": 1, "label": "Helpful", "instructions": "Prefer the helpful."},
         "candidateAgentIds": ["agent-a", "agent-b"],
-    }
+    },
+    field="payload",
 )
 ITEM_HEAD = (
     '{"campaign":{"id":"camp","version":1},"candidates":[{"digest":"' + DIGEST + '","outputEventId":"out-a",'
@@ -236,8 +239,8 @@ def test_an_item_record_known_answer_with_and_without_self_identification() -> N
     # The selfIdentification field is beside the frozen pair: the item id, the digests and every
     # other byte of the payload are those of an item recorded before the field existed.
     ref = PromptRef(event_id="prompt-1", payload_hash="ab" * 32, prompt=PROMPT)
-    a = CandidateFacts.model_validate(FACTS)
-    b = CandidateFacts.model_validate({**FACTS, "runId": "run-b", "outputEventId": "out-b"})
+    a = parse(CandidateFacts, FACTS, field="payload")
+    b = parse(CandidateFacts, {**FACTS, "runId": "run-b", "outputEventId": "out-b"}, field="payload")
     unchecked = new_item_record_of(ref, "public-source", a, b)
     assert canonical_json(unchecked.payload).decode() == ITEM_HEAD + "}"
     flags = [CandidateSelfIdentification(run_id="run-b", named=["own-model", "other-provider"])]

@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import run_cli
+from reviewtrail._struct import parse
 from reviewtrail.human_review import DecisionFact, ReviewDecision, ReviewItem, decide, history, item_open
 from reviewtrail.human_review.records._projection import response_text_digest
 from reviewtrail.human_review.session._reveal_gate import open_by_decisions, withheld_statement
@@ -156,7 +157,7 @@ def test_an_item_is_open_exactly_while_its_active_decision_is_none_or_a_skip(cha
     facts, previous = [], None
     for seq, disposition in enumerate(chain, start=1):
         wire = {"itemId": "item-1", "disposition": disposition, "submissionId": f"s-{seq}"}
-        decision = ReviewDecision.model_validate({**wire, **({"supersedes": previous} if previous else {})})
+        decision = parse(ReviewDecision, {**wire, **({"supersedes": previous} if previous else {})}, field="payload")
         facts.append(DecisionFact(f"d-{seq}", seq, decision))
         previous = f"d-{seq}"
     assert open_by_decisions(facts, "item-1") == (not chain or chain[-1] == "skip")

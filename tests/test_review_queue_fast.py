@@ -1,7 +1,6 @@
-"""The review queue builds its cards from the records as plain payloads (no pydantic model): each
-card must be the one the model path gives (``card(resolve_item(...))``), whatever was amended, and
-a query-table row the chain does not support must be refused (exit 4) in the very words of the
-ledger's own checked read."""
+"""The review queue's cards: the same card over a page preloaded in bulk and over the live ledger,
+whatever was amended, and a query-table row the chain does not support refused (exit 4) in the
+very words of the ledger's own checked read."""
 
 from __future__ import annotations
 
@@ -23,11 +22,10 @@ from reviewtrail.human_review import (
     decide,
     queue_key,
     reclassify,
-    resolve_item,
     review_queue,
 )
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
-from reviewtrail.human_review.session._queue import card, queue_card
+from reviewtrail.human_review.session._queue import queue_card
 from reviewtrail.ledger import Envelope
 from reviewtrail.store import Store
 from support.human_review import add_item, add_prompt, add_run, campaign_with_items, new_store
@@ -49,8 +47,8 @@ def _every_item(store: Store) -> list[str]:
 
 
 def _assert_same_cards(store: Store) -> int:
-    """Every item's card, read as plain payloads, is the model path's card: over a page preloaded
-    in bulk and over the live ledger. The number of invalid cards."""
+    """Every item's card over a page preloaded in bulk is its card over the live ledger. The number
+    of invalid cards."""
     ledger = store.ledger
     ids = _every_item(store)
     invalid = 0
@@ -58,14 +56,13 @@ def _assert_same_cards(store: Store) -> int:
         page = Preloaded(ledger, ids, ledger.rows_in("hr_items", "item_id", ids))
         for item_id in ids:
             decided = bool(ledger.rows("hr_decisions", item_id=item_id))
-            for records in (page, ledger):
-                plain = queue_card(records, item_id, decided=decided)
-                assert plain == card(resolve_item(records, item_id), decided=decided)
-            invalid += not plain.valid
+            live = queue_card(ledger, item_id, decided=decided)
+            assert queue_card(page, item_id, decided=decided) == live
+            invalid += not live.valid
     return invalid
 
 
-def test_cards_read_plain_are_the_model_paths_cards_whatever_was_amended(store: Store) -> None:
+def test_cards_are_the_same_over_a_preloaded_page_whatever_was_amended(store: Store) -> None:
     items = campaign_with_items(store, 9)
     # Text beyond ASCII, no evidence, an empty allowlist.
     prompt = add_prompt(store, text="Une cliente écrit : « où est ma commande ? » 🚚", evidence=None, reasons=())
@@ -164,9 +161,8 @@ def test_an_edited_prompt_row_is_refused_in_the_ledgers_words(store: Store, tmp_
 
 
 def test_many_chosen_items_are_checked_by_the_ledgers_read(store: Store, tmp_path: Path) -> None:
-    """Beyond the rows read one by one, the item rows are one checked read of the ledger."""
-    from reviewtrail.human_review.reads._table_reads import ROWS_ONE_BY_ONE
-
+    """The item rows of many chosen items are one checked read of the ledger."""
+    ROWS_ONE_BY_ONE = 50
     items = campaign_with_items(store, ROWS_ONE_BY_ONE + 1)
     assert len(review_queue(store, limit=ROWS_ONE_BY_ONE + 1)) == ROWS_ONE_BY_ONE + 1
     _edit(tmp_path, "UPDATE rt_p_hr_items SET prompt_event_id = 'elsewhere' WHERE item_id = ?", items[-1].item_id)

@@ -7,9 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
-from pydantic import ValidationError
 
+from reviewtrail._struct import parse
+from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review import ITEM, ReviewItem, campaign_coverage, campaign_standings, materialize
 from reviewtrail.human_review.session._reveal import CandidateProvenance, candidate_provenance
 from reviewtrail.ledger import Envelope
@@ -19,7 +21,7 @@ from test_human_review_export_job import decide
 
 
 def items_of(store: Store) -> dict[frozenset[str], ReviewItem]:
-    found = [ReviewItem.model_validate(e.payload_value) for e in store.ledger.read() if e.type == ITEM]
+    found = [parse(ReviewItem, e.payload_value, field="payload") for e in store.ledger.read() if e.type == ITEM]
     return {frozenset(i.run_ids()): i for i in found}
 
 
@@ -49,7 +51,7 @@ def test_materialize_flags_the_candidates_whose_text_names_an_identity(tmp_path:
         report = materialize(store, "camp", 1)
         items = items_of(store)
         flagged = items[frozenset((a, b))]
-        assert [x.model_dump(by_alias=True) for x in flagged.self_identification or []] == [
+        assert [msgspec.to_builtins(x) for x in flagged.self_identification or []] == [
             {"runId": a, "named": ["own-model"]}
         ]
         assert flagged.self_identifying() is True
@@ -112,8 +114,8 @@ def test_an_item_recorded_before_the_check_reads_as_not_checked(tmp_path: Path) 
         a, b = two_runs(store, prompt, "As GPT 4o: 30 days.", "30 days.")
         materialize(store, "camp", 1)
         item = items_of(store)[frozenset((a, b))]
-        older = item.model_copy(update={"self_identification": None})
-        assert "selfIdentification" not in older.model_dump(mode="json", by_alias=True)
+        older = msgspec.structs.replace(item, **{"self_identification": None})
+        assert "selfIdentification" not in older.payload_json()
         assert older.self_identifying() is None and older.named_by(a) is None
         shown = _provenance(store, older)
         assert shown[a].named is None and shown[a].self_identifying() == "not checked"
@@ -149,15 +151,15 @@ def _payload(**changes: Any) -> dict[str, Any]:
     ],
 )
 def test_an_item_refuses_a_flag_that_is_not_one_of_its_candidates_once_in_order(flags: list[Any]) -> None:
-    with pytest.raises(ValidationError):
-        ReviewItem.model_validate(_payload(selfIdentification=flags))
+    with pytest.raises(InvalidInputError):
+        parse(ReviewItem, _payload(selfIdentification=flags), field="payload")
 
 
 def test_an_item_reads_flags_in_candidate_order() -> None:
     flags = [{"runId": "run-a", "named": ["other-agent"]}, {"runId": "run-b", "named": ["own-adapter"]}]
-    item = ReviewItem.model_validate(_payload(selfIdentification=flags))
-    assert item.model_dump(mode="json", by_alias=True)["selfIdentification"] == flags
-    assert ReviewItem.model_validate(_payload(selfIdentification=None)).self_identifying() is None
+    item = parse(ReviewItem, _payload(selfIdentification=flags), field="payload")
+    assert item.payload_json()["selfIdentification"] == flags
+    assert parse(ReviewItem, _payload(selfIdentification=None), field="payload").self_identifying() is None
 
 
 def test_coverage_counts_self_identifying_items_and_standings_and_position_bias_leave_them_out(

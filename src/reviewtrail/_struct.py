@@ -27,7 +27,18 @@ import msgspec
 
 from reviewtrail.errors import InvalidInputError
 
-__all__ = ["FieldProblem", "Model", "PayloadStruct", "decode", "json_schema", "problem"]
+__all__ = [
+    "FieldProblem",
+    "Model",
+    "PayloadStruct",
+    "decode",
+    "json_schema",
+    "parse",
+    "problem",
+    "read",
+    "whole",
+    "words",
+]
 
 S = TypeVar("S", bound=msgspec.Struct)
 
@@ -83,7 +94,27 @@ def _decoder(model: type[S]) -> msgspec.json.Decoder[S]:
     return decoder
 
 
-def decode(model: type[S], value: Any, *, field: str, where: str = "") -> S:
+def read(model: type[S], data: bytes, *, field: str = "payload") -> S:
+    """``model`` from stored JSON bytes (a record's payload), decoded once; a refusal as
+    :func:`decode` words it."""
+    try:
+        return _decoder(model).decode(data)
+    except msgspec.ValidationError:
+        return decode(model, msgspec.json.decode(data), field=field)
+
+
+def words(exc: InvalidInputError) -> str:
+    """A refusal's problem without the field it names."""
+    return str(exc).removeprefix(f"{exc.field}: ") if exc.field else str(exc)
+
+
+def parse(model: type[S], value: Any, *, field: str) -> S:
+    """:func:`decode`, a refused field named by its path in ``value`` alone (``field`` when the
+    value as a whole is refused): for input that is not yet a record's payload."""
+    return decode(model, value, field=field, within=False)
+
+
+def decode(model: type[S], value: Any, *, field: str, where: str = "", within: bool = True) -> S:
     """``model`` from a Python value, checked in its JSON form (what a reader of the record sees);
     a refusal as :class:`InvalidInputError` at ``field`` (``where`` ends its message).
 
@@ -95,7 +126,8 @@ def decode(model: type[S], value: Any, *, field: str, where: str = "") -> S:
         return _decoder(model).decode(_encode(value))
     except msgspec.ValidationError as exc:
         path, words = problem(exc, model, value)
-        raise InvalidInputError(f"{words}{where}", field=".".join((field, *path))) from exc
+        named = ".".join((field, *path)) if within else ".".join(path) or field
+        raise InvalidInputError(f"{words}{where}", field=named) from exc
     except RecursionError as exc:
         raise InvalidInputError("nested too deeply to check", field=field) from exc
     except (TypeError, ValueError, OverflowError, msgspec.DecodeError) as exc:
@@ -138,6 +170,16 @@ _WANTED = {
 }
 
 
+#: A pattern's end of text. Python's ``$`` also matches before a final newline, so a model's
+#: pattern ends with ``\Z`` (:func:`whole`), published and worded as ``$`` (JSON Schema's end).
+_END = r"\Z"
+
+
+def whole(pattern: str) -> str:
+    """``pattern`` (anchored ``^...$``) matching the whole text only, for ``msgspec.Meta``."""
+    return pattern.removesuffix("$") + _END
+
+
 def problem(exc: msgspec.ValidationError, model: type[Any], value: Any) -> tuple[tuple[str, ...], str]:
     """The field path (wire names, keys, indexes) and the words of a decoder's refusal."""
     cause = exc.__cause__
@@ -173,7 +215,7 @@ def _words(message: str, tp: Any) -> str:
             return f"must be an integer, not {got}"
         if want == "bool":
             return f"must be a boolean (true or false), not {got}"
-        if want == "float":
+        if want == "float" and expected["got"] != "object":
             return f"must be a number, not {got}"
         return _WANTED.get(want, message)
     bound = _BOUND.match(message)
@@ -185,6 +227,8 @@ def _words(message: str, tp: Any) -> str:
         return f"String should have {most} {length['n']} character{'' if length['n'] == '1' else 's'}"
     if message.startswith("Expected `str` matching regex "):  # the pattern as written, not its repr
         pattern = ast.literal_eval(message.removeprefix("Expected `str` matching regex "))
+        if pattern.endswith(_END):  # a whole-text pattern is shown as published, ending in $
+            pattern = pattern.removesuffix(_END) + "$"
         return f"String should match pattern '{pattern}'"
     if message.startswith("Invalid enum value "):
         values = [repr(v) for v in _literal_values(tp)]
@@ -400,6 +444,12 @@ def _schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
                 out.update(meta.extra_json_schema)  # the constraints as published, written as they are
             elif isinstance(meta, msgspec.Meta):
                 out.update({key: getattr(meta, name) for name, key in _META.items() if getattr(meta, name) is not None})
+                if "pattern" in out and out["pattern"].endswith(_END):
+                    out["pattern"] = out["pattern"].removesuffix(_END) + "$"
+        if out.get("type") in ("array", "object"):  # a length bounds a list's items, a mapping's keys
+            for length, bound in (("minLength", "min"), ("maxLength", "max")):
+                if length in out:
+                    out[bound + ("Items" if out["type"] == "array" else "Properties")] = out.pop(length)
         return out
     if tp is Any:
         return {}

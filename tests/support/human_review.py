@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from reviewtrail._struct import parse
 from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
 from reviewtrail.human_review import (
@@ -86,7 +87,7 @@ def agent(agent_id: str, **changes: Any) -> AgentIdentity:
         "catalogGeneration": "gen-1",
     }
     wire.update(changes)
-    return AgentIdentity.model_validate(wire)
+    return parse(AgentIdentity, wire, field="payload")
 
 
 def add_run(
@@ -128,7 +129,7 @@ def add_item(store: Store, prompt: Envelope, run_a: str, run_b: str) -> ReviewIt
     ref, now = prompt_ref(store.ledger, prompt.id)
     record = item_record(store.ledger, ref, now.privacy, run_a, run_b)
     store.append([record])
-    return ReviewItem.model_validate(record.payload)
+    return parse(ReviewItem, record.payload, field="payload")
 
 
 def campaign_with_items(store: Store, n: int = 2, **entry: Any) -> list[ReviewItem]:

@@ -18,6 +18,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from reviewtrail import app
+from reviewtrail._struct import parse
 from reviewtrail.config import Settings, sqlite_path
 from reviewtrail.human_review import ReviewDecision, ReviewItem, campaign_settings, new_decision_record
 from reviewtrail.ledger import (
@@ -119,7 +120,7 @@ def decision(item: ReviewItem, *, supersedes: str | None = None) -> NewRecord:
     }
     if supersedes is not None:
         wire["supersedes"] = supersedes
-    return new_decision_record(ReviewDecision.model_validate(wire), "public-source", actor="rev-test")
+    return new_decision_record(parse(ReviewDecision, wire, field="payload"), "public-source", actor="rev-test")
 
 
 def signed_store(root: Path, url: str | None = None, *, items: int = 2) -> SignedStore:

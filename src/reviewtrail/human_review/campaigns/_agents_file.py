@@ -13,9 +13,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from reviewtrail._strict import IS_FLOAT
+from reviewtrail._struct import parse
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.campaigns._yaml_marks import Locate, key_lines, nearest, read_yaml
-from reviewtrail.human_review.records._records import Ident
+from reviewtrail.human_review.records._record_names import IDENT_PATTERN
 from reviewtrail.human_review.records._run_records import AgentIdentity
 
 __all__ = [
@@ -37,6 +38,7 @@ MAX_SCRIPTED_RESPONSES = 1_000
 EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
 Url = Annotated[str, Field(pattern=r"^https?://[^\s]+$", max_length=2_000)]
 Name = Annotated[str, Field(min_length=1, max_length=200)]
+Ident = Annotated[str, Field(min_length=1, max_length=200, pattern=IDENT_PATTERN)]
 Timeout = Annotated[float, Field(gt=0, le=3_600), IS_FLOAT]
 
 
@@ -96,9 +98,8 @@ class AgentConfig(_Spec):
 
     def identity(self) -> AgentIdentity:
         """The agent as recorded on its runs."""
-        return AgentIdentity.model_validate(
-            self.model_dump(mode="json", by_alias=True, exclude={"backend", "settings"})
-        )
+        fields = self.model_dump(mode="json", by_alias=True, exclude={"backend", "settings"})
+        return parse(AgentIdentity, fields, field="agent")
 
 
 class _AgentsFile(_Spec):

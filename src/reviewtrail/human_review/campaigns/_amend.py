@@ -10,8 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import ValidationError
-
+from reviewtrail._struct import parse, read, words
 from reviewtrail.errors import ConflictError, InvalidInputError, NotFoundError
 from reviewtrail.human_review.reads._resolve import current
 from reviewtrail.human_review.records._records import ACTOR, PROMPT, RESPONSE, ReviewResponse
@@ -23,7 +22,7 @@ from reviewtrail.human_review.records._run_records import (
     new_reclassification_record,
 )
 from reviewtrail.human_review.rules._eligibility import PRIVACY_ORDER
-from reviewtrail.ledger import Envelope, Ledger, Privacy, RecordPayload, new_record
+from reviewtrail.ledger import Envelope, Ledger, PayloadModel, Privacy, new_record
 from reviewtrail.store import Store
 
 __all__ = ["AMENDABLE", "Amendment", "correct_output", "correct_run", "reclassify"]
@@ -60,11 +59,6 @@ def _record(ledger: Ledger, record_id: str, field: str) -> Envelope:
         raise NotFoundError(f"no record with id {record_id!r}", field=field) from None
 
 
-def _invalid(exc: ValidationError, default: str) -> InvalidInputError:
-    err = exc.errors()[0]
-    return InvalidInputError(err["msg"], field=".".join(str(p) for p in err["loc"]) or default)
-
-
 def reclassify(store: Store, record_id: str, privacy: str, *, reason: str, actor: str = ACTOR) -> Amendment:
     """Make a prompt, run, context-receipt or output record stricter: append a
     ``human-review.privacy-reclassification@1`` superseding the record as it stands now (its
@@ -89,10 +83,8 @@ def reclassify(store: Store, record_id: str, privacy: str, *, reason: str, actor
             field="privacy",
         )
     target = now.content
-    try:
-        payload = PrivacyReclassification.model_validate({"targetId": target.id, "privacy": privacy, "reason": reason})
-    except ValidationError as exc:
-        raise _invalid(exc, "reason") from None
+    fields = {"targetId": target.id, "privacy": privacy, "reason": reason}
+    payload = parse(PrivacyReclassification, fields, field="reason")
     [appended] = store.append([new_reclassification_record(payload, target.subject, actor=actor)])
     return Amendment("reclassified", kind, target.id, appended.id, appended.privacy)  # type: ignore[arg-type]
 
@@ -107,10 +99,10 @@ def correct_output(store: Store, output_event_id: str, response: str, *, actor: 
         raise InvalidInputError(f"record {output_event_id} is a {env.type} record, not an output", field="output")
     now = current(store.ledger, env)
     try:
-        corrected = ReviewResponse.model_validate({"response": response})
-    except ValidationError as exc:
-        raise InvalidInputError(exc.errors()[0]["msg"], field="response") from None
-    if ReviewResponse.model_validate(now.content.payload_value) == corrected:
+        corrected = parse(ReviewResponse, {"response": response}, field="response")
+    except InvalidInputError as exc:
+        raise InvalidInputError(words(exc), field="response") from None
+    if read(ReviewResponse, now.content.payload) == corrected:
         raise InvalidInputError(
             "the response is the output as it stands; there is nothing to correct", field="response"
         )
@@ -134,11 +126,8 @@ def correct_run(store: Store, run_id: str, *, actor: str = ACTOR, **changes: Any
             wire[key] = {**wire[key], **value}
         else:
             wire[key] = value
-    try:
-        run = CandidateRun.model_validate(wire)
-    except ValidationError as exc:
-        raise _invalid(exc, "run") from None
-    if run == CandidateRun.model_validate(now.content.payload_value):
+    run = parse(CandidateRun, wire, field="run")
+    if run == read(CandidateRun, now.content.payload):
         raise InvalidInputError("the changes leave the run record as it stands", field="changes")
     return _append_correction(store, "run", now.content, run, now.privacy, actor)
 
@@ -158,7 +147,7 @@ def _current_run(ledger: Ledger, run_id: str) -> Envelope:
 
 
 def _append_correction(
-    store: Store, kind: str, target: Envelope, payload: RecordPayload, privacy: Privacy, actor: str
+    store: Store, kind: str, target: Envelope, payload: PayloadModel, privacy: Privacy, actor: str
 ) -> Amendment:
     record = new_record(payload, actor=actor, privacy=privacy, subject=target.subject, supersedes=target.id)
     [appended] = store.append([record])

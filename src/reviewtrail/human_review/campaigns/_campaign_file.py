@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
 import yaml
-from pydantic import ValidationError
 
+from reviewtrail._struct import parse, words
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.campaigns._yaml_marks import Locate, key_lines, nearest, read_yaml
 from reviewtrail.human_review.records._records import ReviewPrompt
@@ -72,11 +72,11 @@ def _entry(index: int, line: int, value: Any, locate: Locate) -> CampaignEntry:
         if privacy not in _PRIVACY:
             raise _Bad("privacy", f"must be one of {', '.join(_PRIVACY)} (got {privacy!r})", locate.get(("privacy",)))
         try:
-            prompt = ReviewPrompt.model_validate(fields)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = tuple(str(part) for part in err["loc"])
-            raise _Bad(".".join(loc) or "entry", err["msg"], nearest(locate, loc)) from None
+            prompt = parse(ReviewPrompt, fields, field="entry")
+        except InvalidInputError as exc:
+            named = str(exc.field)
+            loc = () if named == "entry" else tuple(named.split("."))
+            raise _Bad(named, words(exc), nearest(locate, loc)) from None
         if prompt.external_export_eligible and privacy != "public-source":
             raise _Bad(
                 "externalExportEligible",

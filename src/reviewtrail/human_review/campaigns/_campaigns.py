@@ -6,10 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
+from reviewtrail._struct import parse
 from reviewtrail.canonical import canonical_sha256
-from reviewtrail.errors import InvalidInputError, NotFoundError
+from reviewtrail.errors import NotFoundError
 from reviewtrail.human_review.campaigns._campaign_file import FileFormat, file_format, parse_campaign_file
 from reviewtrail.human_review.reads._campaign_read import latest_settings
 from reviewtrail.human_review.records._records import (
@@ -163,11 +162,7 @@ def campaign_settings(
     fields: dict[str, Any] = {"campaignId": campaign_id, "version": version, "trainingEnabled": bool(want_training)}
     if want_share or share:  # absent while no share was ever asked for, as before the field existed
         fields["secondJudgmentShare"] = want_share
-    try:
-        wanted = CampaignSettings.model_validate(fields)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise InvalidInputError(err["msg"], field=".".join(str(p) for p in err["loc"]) or "campaign") from None
+    wanted = parse(CampaignSettings, fields, field="campaign")
     [env] = store.append([new_campaign_record(wanted, supersedes=record_id, actor=actor)])
     return SettingsView(campaign_id, version, want_training, env.id, changed=True, second_judgment_share=want_share)
 

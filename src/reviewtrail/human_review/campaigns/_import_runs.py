@@ -19,9 +19,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import msgspec
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reviewtrail._strict import kind_of
+from reviewtrail._struct import decode
 from reviewtrail.errors import InvalidInputError, NotFoundError
 from reviewtrail.human_review.campaigns._campaign_file import jsonl_lines
 from reviewtrail.human_review.campaigns._run_batch import response_problem
@@ -203,10 +205,7 @@ def _check_line(store: Store, number: int, raw: str) -> _Checked:
         line = _Line.model_validate(value)
     except ValidationError as exc:
         raise _bad(number, "", exc) from None
-    try:
-        run = CandidateRun.model_validate({**line.run, "origin": "imported"})
-    except ValidationError as exc:
-        raise _bad(number, "run", exc) from None
+    run = decode(CandidateRun, {**line.run, "origin": "imported"}, field=f"line {number}: run")
     trigger = _record_or_none(store, run.trigger_event_id)  # read once: the receipt's check and the trigger's
     receipt = None
     if line.receipt is not None:
@@ -217,10 +216,7 @@ def _check_line(store: Store, number: int, raw: str) -> _Checked:
                 f"must be a boolean (true or false), not {kind_of(authority)}",
                 field=f"line {number}: receipt.externalActionAuthority",
             )
-        try:
-            receipt = ContextReceipt.model_validate(line.receipt)
-        except ValidationError as exc:
-            raise _bad(number, "receipt", exc) from None
+        receipt = decode(ContextReceipt, line.receipt, field=f"line {number}: receipt")
         if receipt.run_id != run.run_id:
             raise InvalidInputError(
                 f"the receipt names run {receipt.run_id}, not {run.run_id}", field=f"line {number}: receipt.runId"
@@ -231,7 +227,7 @@ def _check_line(store: Store, number: int, raw: str) -> _Checked:
     if problems:
         given = [run.output_problem] if run.output_problem else []
         joined = "; ".join([*given, *problems])[:ERROR_MAX_CHARS]
-        run = run.model_copy(update={"output_problem": joined})
+        run = msgspec.structs.replace(run, output_problem=joined)
     return _Checked(number, run, receipt, valid, line.privacy)
 
 

@@ -7,8 +7,9 @@ import hashlib
 import uuid
 from dataclasses import dataclass
 
-from pydantic import ValidationError
+import msgspec
 
+from reviewtrail._struct import parse, words
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.reads._resolve import run_candidate
 from reviewtrail.human_review.records._records import (
@@ -60,9 +61,9 @@ def prompt_text_hash(prompt: str) -> str:
 def response_problem(text: object) -> str | None:
     """Why ``text`` is not a contract-valid review response, or None."""
     try:
-        ReviewResponse.model_validate({"response": text})
-    except ValidationError as exc:
-        return f"the output is not a valid review response: {exc.errors()[0]['msg']}"
+        parse(ReviewResponse, {"response": text}, field="response")
+    except InvalidInputError as exc:
+        return f"the output is not a valid review response: {words(exc)}"
     return None
 
 
@@ -95,28 +96,26 @@ def run_records(
     error; an invalid response is kept out and the run says why (``outputProblem``)."""
     rid = run_id or new_run_id()
     problem = response_problem(outcome.response) if outcome.error is None else None
-    try:
-        run = CandidateRun.model_validate(
-            {
-                "runId": rid,
-                "campaign": {"id": prompt.prompt.campaign.id, "version": prompt.prompt.campaign.version},
-                "triggerEventId": prompt.event_id,
-                "agent": agent.model_dump(mode="json", by_alias=True),
-                "status": "failed" if outcome.error is not None else "completed",
-                "origin": origin,
-                "startedAt": outcome.started_at,
-                "endedAt": outcome.ended_at,
-                "promptHash": prompt_text_hash(prompt.prompt.prompt),
-                "promptManifestId": outcome.prompt_manifest_id,
-                "trace": outcome.trace,
-                "retryOf": retry_of,
-                "error": outcome.error[:2000] if outcome.error is not None else None,
-                "outputProblem": problem,
-            }
-        )
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise InvalidInputError(err["msg"], field=".".join(str(p) for p in err["loc"]) or "run") from None
+    run = parse(
+        CandidateRun,
+        {
+            "runId": rid,
+            "campaign": {"id": prompt.prompt.campaign.id, "version": prompt.prompt.campaign.version},
+            "triggerEventId": prompt.event_id,
+            "agent": msgspec.to_builtins(agent),
+            "status": "failed" if outcome.error is not None else "completed",
+            "origin": origin,
+            "startedAt": outcome.started_at,
+            "endedAt": outcome.ended_at,
+            "promptHash": prompt_text_hash(prompt.prompt.prompt),
+            "promptManifestId": outcome.prompt_manifest_id,
+            "trace": outcome.trace,
+            "retryOf": retry_of,
+            "error": outcome.error[:2000] if outcome.error is not None else None,
+            "outputProblem": problem,
+        },
+        field="run",
+    )
     receipt = ContextReceipt(
         run_id=rid,
         inputs=[ContextInput(event_id=prompt.event_id, payload_hash=prompt.payload_hash, inclusion="whole")],

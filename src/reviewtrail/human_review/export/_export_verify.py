@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reviewtrail._struct import read
 from reviewtrail.errors import IntegrityError, InvalidInputError
 from reviewtrail.human_review.export._dataset_manifest import MANIFEST_NAME
 from reviewtrail.human_review.export._export_folder import (
@@ -280,7 +281,7 @@ def _check_receipts(ledger: Ledger, entries: list[dict[str, Any]], result: Expor
     listed = {str(e.get("name")): e for e in entries}
     for row in sorted(ledger.rows("hr_training_receipts"), key=lambda r: r["seq"]):
         env = ledger.get(row["record_id"])
-        receipt = TrainingReceipt.model_validate(env.payload_value)
+        receipt = read(TrainingReceipt, env.payload)
         shown = {
             "recordId": env.id,
             "campaign": {"id": receipt.campaign.id, "version": receipt.campaign.version},

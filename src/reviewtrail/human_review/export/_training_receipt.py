@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
+from reviewtrail._struct import parse
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.campaigns._campaigns import require_campaign
 from reviewtrail.human_review.export._export_job import campaign_files
@@ -120,21 +119,17 @@ def record_training_receipt(
     proof = prove_export_manifest(store, export_manifest, data, manifest)
     proof.check(field="export-manifest")
     digest = proof.manifest_sha256
-    try:
-        payload = TrainingReceipt.model_validate(
-            {
-                "campaign": {"id": campaign_id, "version": version},
-                "exportManifestSha256": digest,
-                "checkpoint": checkpoint,
-                "evaluation": evaluation,
-                "exportFiles": [
-                    {"name": e["name"], "sha256": e["sha256"], "ledgerHead": e["ledgerHead"]} for e in listed
-                ],
-            }
-        )
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise InvalidInputError(err["msg"], field=".".join(str(p) for p in err["loc"]) or "receipt") from None
+    payload = parse(
+        TrainingReceipt,
+        {
+            "campaign": {"id": campaign_id, "version": version},
+            "exportManifestSha256": digest,
+            "checkpoint": checkpoint,
+            "evaluation": evaluation,
+            "exportFiles": [{"name": e["name"], "sha256": e["sha256"], "ledgerHead": e["ledgerHead"]} for e in listed],
+        },
+        field="receipt",
+    )
     [env] = store.append([new_training_receipt_record(payload, privacy=privacy)])
     names = tuple(str(e["name"]) for e in listed)
     return ReceiptResult(env.id, campaign_id, version, checkpoint, digest, names, env.privacy)

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from reviewtrail._struct import read
 from reviewtrail.errors import IntegrityError, InvalidInputError
 from reviewtrail.human_review.campaigns._campaigns import require_campaign
 from reviewtrail.human_review.export._export_job import campaign_files
@@ -146,7 +147,7 @@ def _receipts(ledger: Ledger, campaign_id: str, version: int) -> list[dict[str, 
     checked), never from the ``hr_training_receipts`` query table."""
     out = []
     for env in ledger.records_about([campaign_id], type=TRAINING_RECEIPT):
-        receipt = TrainingReceipt.model_validate(env.payload_value)
+        receipt = read(TrainingReceipt, env.payload)
         if (receipt.campaign.id, receipt.campaign.version) != (campaign_id, version):
             continue
         out.append(

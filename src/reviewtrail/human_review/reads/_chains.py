@@ -4,8 +4,7 @@ and output records. A record is *amended* by later records that name it in the e
 ``supersedes``: a record of the same type is a correction (it becomes the current content), and a
 ``human-review.privacy-reclassification@1`` makes its privacy stricter.
 
-Nothing here reads a payload: every read path (the models of :mod:`._resolve`, the plain payloads
-of the review queue) follows amendments by these rules.
+Nothing here reads a payload: every read path (:mod:`._resolve`) follows amendments by these rules.
 """
 
 from __future__ import annotations

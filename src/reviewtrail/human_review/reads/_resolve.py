@@ -1,8 +1,8 @@
 """Reading human-review records as they stand now: amendments applied, candidate facts recomputed
 (docs/human-review.md, "Amendments" and "Re-check"). Every decision, history and export path
 resolves an item through :func:`resolve_item`, so a frozen pair is checked against the current
-records each time and never rebound to other bytes; the review queue reads the same records as
-plain payloads, by the same rules, and gives the same card (:mod:`._queue`).
+records each time and never rebound to other bytes; the review queue's cards are built from it
+(:mod:`._queue`).
 
 Amendments are followed by :mod:`._chains`.
 """
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
 
+from reviewtrail._struct import read
 from reviewtrail.errors import NotFoundError
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
 from reviewtrail.human_review.reads._candidates import candidate_parts
@@ -33,6 +34,7 @@ from reviewtrail.human_review.rules._decision_rules import (
     active_decisions,
     check_decision,
 )
+from reviewtrail.human_review.rules._frozen import blind
 from reviewtrail.human_review.rules._item_rules import CandidateFacts, candidate_digest_of, item_problems
 from reviewtrail.human_review.rules._run_rules import PromptRef, RunFacts
 from reviewtrail.ledger import Privacy
@@ -42,6 +44,7 @@ __all__ = [
     "Records",
     "ResolvedItem",
     "active_decision",
+    "blinded_problems",
     "candidate_facts",
     "current",
     "item_decisions",
@@ -63,9 +66,9 @@ def run_facts(ledger: Records, run_id: str) -> RunFacts | None:
     if state is None:
         return None
     return RunFacts(
-        run=CandidateRun.model_validate(state.run.content.payload_value),
+        run=read(CandidateRun, state.run.content.payload),
         seq=state.run.original_seq,
-        receipts=tuple(ContextReceipt.model_validate(r.content.payload_value) for r in state.receipts),
+        receipts=tuple(read(ContextReceipt, r.content.payload) for r in state.receipts),
         outputs=tuple(o.content.id for o in state.outputs),
     )
 
@@ -115,12 +118,12 @@ def _candidate(ledger: Records, run_id: str) -> tuple[CandidateFacts, str, str] 
     parts = candidate_parts(ledger, run_id)
     if parts is None:
         return None
-    run = CandidateRun.model_validate(parts.run.payload_value)
+    run = read(CandidateRun, parts.run.payload)
     if run.status != "completed":
         return None
     facts = candidate_facts(run, parts.run.payload_value, **parts.recorded_facts())
     digest = candidate_digest_of(facts, parts.run.payload, parts.receipt.payload)
-    return facts, ReviewResponse.model_validate(parts.output.payload_value).response, digest
+    return facts, read(ReviewResponse, parts.output.payload).response, digest
 
 
 def _memo(ledger: Records, key: tuple[str, str], make: Callable[[], T]) -> T:
@@ -132,7 +135,7 @@ def prompt_ref(ledger: Records, prompt_event_id: str) -> tuple[PromptRef, Curren
     """The review prompt a run or item names, as recorded (a prompt is never rebound to a
     correction: an amended prompt makes its items invalid)."""
     env = ledger.get(prompt_event_id)
-    prompt = ReviewPrompt.model_validate(env.payload_value)
+    prompt = read(ReviewPrompt, env.payload)
     return PromptRef(env.id, env.payload_hash, prompt), current(ledger, env)
 
 
@@ -163,7 +166,7 @@ def resolve_item(ledger: Records, item_id: str) -> ResolvedItem:
     if not rows:
         raise NotFoundError(f"no review item {item_id}", field="item")
     env = ledger.get(rows[0]["record_id"])
-    item = ReviewItem.model_validate(env.payload_value)
+    item = read(ReviewItem, env.payload)
     ref, prompt_now = _memo(ledger, ("prompt", item.prompt_event_id), partial(prompt_ref, ledger, item.prompt_event_id))
     item_now = current(ledger, env)
     candidates = {}
@@ -202,7 +205,7 @@ def item_decisions(ledger: Records, item: ReviewItem, prompt: ReviewPrompt) -> l
     facts = []
     for row in sorted(ledger.rows("hr_decisions", item_id=item.item_id), key=lambda r: r["seq"]):
         env = ledger.get(row["record_id"])
-        decision = ReviewDecision.model_validate(env.payload_value)
+        decision = read(ReviewDecision, env.payload)
         valid = check_decision(decision, item, prompt.criterion) is None
         facts.append(DecisionFact(env.id, env.seq, decision, valid))
     return facts
@@ -211,3 +214,11 @@ def item_decisions(ledger: Records, item: ReviewItem, prompt: ReviewPrompt) -> l
 def active_decision(facts: list[DecisionFact], item_id: str) -> ActiveDecision | None:
     """The one active decision among ``facts`` of an item, or None."""
     return active_decisions(facts).get(item_id)
+
+
+def blinded_problems(resolved: ResolvedItem) -> tuple[str, ...]:
+    """The item's problems with every run id replaced by its position and every output event id
+    withheld, so that saying why an item is invalid reveals nothing a blinded card hides."""
+    withheld = [value for c in resolved.item.candidates for value in (c.output_event_id, c.digest)]
+    withheld += [facts.output_event_id for facts, _ in resolved.candidates.values()]
+    return blind(resolved.problems, resolved.item.display_order, withheld)

@@ -4,6 +4,7 @@ a read of the query tables (:mod:`._projection`)."""
 
 from __future__ import annotations
 
+from reviewtrail._struct import PayloadStruct
 from reviewtrail.human_review.records._records import (
     CampaignSettings,
     ReviewDecision,
@@ -18,11 +19,10 @@ from reviewtrail.human_review.records._run_records import (
     PrivacyReclassification,
     TrainingReceipt,
 )
-from reviewtrail.ledger import RecordPayload
 
 __all__ = ["RECORD_TYPES"]
 
-RECORD_TYPES: tuple[type[RecordPayload], ...] = (
+RECORD_TYPES: tuple[type[PayloadStruct], ...] = (
     ReviewPrompt,
     ReviewResponse,
     ReviewItem,

@@ -8,11 +8,13 @@ make records (``new_*_record``) apply the rules that tie a payload to its envelo
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+import msgspec
+from msgspec import Meta
 
-from reviewtrail._strict import IS_FLOAT, StrictBool, StrictInt
+from reviewtrail._struct import FieldProblem, Model, PayloadStruct, whole
 from reviewtrail.cas import DIGEST_PATTERN
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.records._record_names import (
@@ -38,13 +40,10 @@ from reviewtrail.human_review.records._record_names import (
     prompt_digest,
 )
 from reviewtrail.human_review.records._self_identification import NAMED, Named
-from reviewtrail.ledger import (
-    NewRecord,
-    Privacy,
-    RecordPayload,
-    new_record,
-    record_type,
-)
+from reviewtrail.ledger import new_record, record_type
+
+if TYPE_CHECKING:
+    from reviewtrail.ledger import NewRecord, Privacy
 
 __all__ = [
     "ACTOR",
@@ -94,109 +93,111 @@ DISPOSITIONS: tuple[Disposition, ...] = ("prefer", "tie", "correct", "underdeter
 Strength = Literal["slight", "strong"]
 
 # Identifiers: printable, no spaces, bounded.
-Ident = Annotated[str, Field(min_length=1, max_length=200, pattern=IDENT_PATTERN)]
+Ident = Annotated[str, Meta(min_length=1, max_length=200, pattern=whole(IDENT_PATTERN))]
 # Allowlisted reason codes and response tags: lower-case tokens.
-Token = Annotated[str, Field(min_length=1, max_length=64, pattern=CODE_PATTERN)]
-Label = Annotated[str, Field(min_length=1, max_length=LABEL_MAX_CHARS)]
+Token = Annotated[str, Meta(min_length=1, max_length=64, pattern=whole(CODE_PATTERN))]
+Label = Annotated[str, Meta(min_length=1, max_length=LABEL_MAX_CHARS)]
+Version = Annotated[int, Meta(ge=1)]
+Share = Annotated[float, Meta(ge=0.0, le=1.0)]
+Response = Annotated[str, Meta(min_length=1, max_length=RESPONSE_MAX_CHARS)]
+Note = Annotated[str, Meta(min_length=1, max_length=NOTE_MAX_CHARS)]
+ReasonCodes = Annotated[list[Token], Meta(max_length=MAX_REASON_CODES)]
+ResponseTags = Annotated[list[Token], Meta(max_length=MAX_RESPONSE_TAGS)]
+Allowlist = Annotated[list[Token], Meta(max_length=MAX_ALLOWLIST)]
 
 
-class _Part(BaseModel):
-    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid")
+class _Part(Model, frozen=True, rename="camel"):
+    """Base of the parts of the payloads: wire names in camel case."""
 
 
-def _unique(values: list[str], field: str) -> None:
+def _unique(values: Sequence[str], field: str) -> None:
     if len(set(values)) != len(values):
-        raise ValueError(f"{field} lists a value twice")
+        raise FieldProblem(field, f"{field} lists a value twice")
 
 
-class CampaignIdentity(_Part):
+def _without_none(out: dict[str, Any], key: str) -> dict[str, Any]:
+    """``out`` without ``key`` when it is null (a field written only when set)."""
+    if out.get(key, 0) is None:
+        del out[key]
+    return out
+
+
+class CampaignIdentity(_Part, frozen=True, kw_only=True):
     id: Ident
-    version: StrictInt = Field(ge=1)
+    version: Version
     label: Label
 
 
-class CampaignRef(_Part):
+class CampaignRef(_Part, frozen=True, kw_only=True):
     """A campaign version, as items and runs name it."""
 
     id: Ident
-    version: StrictInt = Field(ge=1)
+    version: Version
 
 
-class CriterionIdentity(_Part):
+class CriterionIdentity(_Part, frozen=True, kw_only=True):
     id: Ident
-    version: StrictInt = Field(ge=1)
+    version: Version
 
 
-class Criterion(_Part):
+class Criterion(_Part, frozen=True, kw_only=True):
     id: Ident
-    version: StrictInt = Field(ge=1)
+    version: Version
     label: Label
-    instructions: str = Field(min_length=1, max_length=INSTRUCTIONS_MAX_CHARS)
-    allowed_reason_codes: list[Token] = Field(
-        default_factory=list, alias="allowedReasonCodes", max_length=MAX_ALLOWLIST
-    )
-    allowed_response_tags: list[Token] = Field(
-        default_factory=list, alias="allowedResponseTags", max_length=MAX_ALLOWLIST
-    )
+    instructions: Annotated[str, Meta(min_length=1, max_length=INSTRUCTIONS_MAX_CHARS)]
+    allowed_reason_codes: Allowlist = msgspec.field(default_factory=list)
+    allowed_response_tags: Allowlist = msgspec.field(default_factory=list)
 
-    @field_validator("allowed_reason_codes", "allowed_response_tags")
-    @classmethod
-    def _lists(cls, values: list[str], info: ValidationInfo) -> list[str]:
-        _unique(values, cls.model_fields[str(info.field_name)].alias or str(info.field_name))
-        return values
+    def __post_init__(self) -> None:
+        _unique(self.allowed_reason_codes, "allowedReasonCodes")
+        _unique(self.allowed_response_tags, "allowedResponseTags")
 
     def identity(self) -> CriterionIdentity:
         return CriterionIdentity(id=self.id, version=self.version)
 
 
 @record_type(PROMPT)
-class ReviewPrompt(RecordPayload):
+class ReviewPrompt(PayloadStruct, frozen=True, kw_only=True, rename="camel"):
     """A source event: one prompt of a campaign, the shared trigger of every candidate run over it."""
 
     campaign: CampaignIdentity
-    scenario_family: Label = Field(alias="scenarioFamily")
-    prompt: str = Field(min_length=1, max_length=PROMPT_MAX_CHARS)
-    evidence: str | None = Field(default=None, min_length=1, max_length=EVIDENCE_MAX_CHARS)
+    scenario_family: Label
+    prompt: Annotated[str, Meta(min_length=1, max_length=PROMPT_MAX_CHARS)]
+    evidence: Annotated[str, Meta(min_length=1, max_length=EVIDENCE_MAX_CHARS)] | None = None
     criterion: Criterion
-    candidate_agent_ids: list[Ident] = Field(alias="candidateAgentIds", min_length=2, max_length=MAX_CANDIDATE_AGENTS)
-    external_export_eligible: StrictBool = Field(default=False, alias="externalExportEligible")
+    candidate_agent_ids: Annotated[list[Ident], Meta(min_length=2, max_length=MAX_CANDIDATE_AGENTS)]
+    external_export_eligible: bool = False
 
-    @field_validator("candidate_agent_ids")
-    @classmethod
-    def _agents(cls, values: list[str]) -> list[str]:
-        _unique(values, "candidateAgentIds")
-        return values
+    def __post_init__(self) -> None:
+        _unique(self.candidate_agent_ids, "candidateAgentIds")
 
 
 @record_type(RESPONSE)
-class ReviewResponse(RecordPayload):
+class ReviewResponse(PayloadStruct, frozen=True, kw_only=True, rename="camel"):
     """The one output of a candidate run over a review prompt."""
 
-    response: str = Field(min_length=1, max_length=RESPONSE_MAX_CHARS)
+    response: Response
 
 
-class ItemCandidate(_Part):
-    run_id: Ident = Field(alias="runId")
-    output_event_id: Ident = Field(alias="outputEventId")
-    digest: str = Field(pattern=rf"^{DIGEST_PATTERN}$")
+class ItemCandidate(_Part, frozen=True, kw_only=True):
+    run_id: Ident
+    output_event_id: Ident
+    digest: Annotated[str, Meta(pattern=whole(rf"^{DIGEST_PATTERN}$"))]
 
 
-class CandidateSelfIdentification(_Part):
+class CandidateSelfIdentification(_Part, frozen=True, kw_only=True):
     """A candidate whose text names a candidate's identity: its run id and what it names
     (``own-model``, ``other-provider``...; :mod:`._self_identification`)."""
 
-    run_id: Ident = Field(alias="runId")
-    named: list[Named] = Field(min_length=1, max_length=len(NAMED))
+    run_id: Ident
+    named: Annotated[list[Named], Meta(min_length=1, max_length=len(NAMED))]
 
-    @field_validator("named")
-    @classmethod
-    def _named(cls, values: list[str]) -> list[str]:
-        _unique(values, "named")
-        return values
+    def __post_init__(self) -> None:
+        _unique(self.named, "named")
 
 
 @record_type(ITEM)
-class ReviewItem(RecordPayload):
+class ReviewItem(PayloadStruct, frozen=True, kw_only=True, rename="camel"):
     """One frozen pair of candidate runs over one prompt and criterion.
 
     ``candidates`` are kept ordered by ``runId``; ``displayOrder`` is the two run ids in the
@@ -205,27 +206,26 @@ class ReviewItem(RecordPayload):
     none, absent (None) in items recorded before it was checked. It is in neither the item id
     nor any candidate digest."""
 
-    item_id: Ident = Field(alias="itemId")
+    item_id: Ident
     campaign: CampaignRef
-    prompt_event_id: Ident = Field(alias="promptEventId")
+    prompt_event_id: Ident
     criterion: CriterionIdentity
-    candidates: list[ItemCandidate] = Field(min_length=2, max_length=2)
-    display_order: list[Ident] = Field(alias="displayOrder", min_length=2, max_length=2)
-    self_identification: list[CandidateSelfIdentification] | None = Field(
-        default=None, alias="selfIdentification", max_length=2, exclude_if=lambda value: value is None
-    )
+    candidates: Annotated[list[ItemCandidate], Meta(min_length=2, max_length=2)]
+    display_order: Annotated[list[Ident], Meta(min_length=2, max_length=2)]
+    self_identification: Annotated[list[CandidateSelfIdentification], Meta(max_length=2)] | None = None
 
-    @model_validator(mode="after")
-    def _pair(self) -> ReviewItem:
+    def __post_init__(self) -> None:
         runs = [c.run_id for c in self.candidates]
         if runs[0] >= runs[1]:
-            raise ValueError("candidates must be two distinct runs ordered by runId")
+            raise FieldProblem(None, "candidates must be two distinct runs ordered by runId")
         if sorted(self.display_order) != runs:
-            raise ValueError("displayOrder must list the two candidates' run ids")
+            raise FieldProblem(None, "displayOrder must list the two candidates' run ids")
         flagged = [f.run_id for f in self.self_identification or ()]
         if flagged != [run for run in runs if run in flagged]:
-            raise ValueError("selfIdentification must name candidates' run ids, once each, in candidate order")
-        return self
+            raise FieldProblem(None, "selfIdentification must name candidates' run ids, once each, in candidate order")
+
+    def payload_json(self) -> dict[str, Any]:
+        return _without_none(super().payload_json(), "selfIdentification")
 
     def run_ids(self) -> tuple[str, str]:
         return self.candidates[0].run_id, self.candidates[1].run_id
@@ -242,60 +242,61 @@ class ReviewItem(RecordPayload):
 
 
 @record_type(DECISION)
-class ReviewDecision(RecordPayload):
+class ReviewDecision(PayloadStruct, frozen=True, kw_only=True, rename="camel"):
     """One reviewer's decision on one item. Which fields go with which disposition, and the
     allowlists, are checked by :func:`reviewtrail.human_review.check_decision`."""
 
-    item_id: Ident = Field(alias="itemId")
+    item_id: Ident
     disposition: Disposition
     preferred: Ident | None = None  # the runId of the winning candidate (prefer)
     strength: Strength | None = None  # prefer only
-    replacement: str | None = Field(default=None, min_length=1, max_length=RESPONSE_MAX_CHARS)  # correct only
-    confidence: Annotated[float, Field(ge=0.0, le=1.0), IS_FLOAT] | None = None
-    reason_codes: list[Token] = Field(default_factory=list, alias="reasonCodes", max_length=MAX_REASON_CODES)
-    response_tags: list[Token] = Field(default_factory=list, alias="responseTags", max_length=MAX_RESPONSE_TAGS)
-    note: str | None = Field(default=None, min_length=1, max_length=NOTE_MAX_CHARS)
-    use_for_training: StrictBool = Field(default=False, alias="useForTraining")
+    replacement: Response | None = None  # correct only
+    confidence: Share | None = None
+    reason_codes: ReasonCodes = msgspec.field(default_factory=list)
+    response_tags: ResponseTags = msgspec.field(default_factory=list)
+    note: Note | None = None
+    use_for_training: bool = False
     supersedes: Ident | None = None  # the id of the decision record this one replaces
-    submission_id: Ident = Field(alias="submissionId")
+    submission_id: Ident
 
 
 @record_type(CAMPAIGN)
-class CampaignSettings(RecordPayload):
+class CampaignSettings(PayloadStruct, frozen=True, kw_only=True, rename="camel"):
     """A campaign's settings; a later record for the same campaign and version supersedes it."""
 
-    campaign_id: Ident = Field(alias="campaignId")
-    version: StrictInt = Field(ge=1)
-    training_enabled: StrictBool = Field(default=False, alias="trainingEnabled")
+    campaign_id: Ident
+    version: Version
+    training_enabled: bool = False
     # The share of items (0 to 1) that get a second judgment, for agreement; absent: none (0).
-    second_judgment_share: Annotated[float, Field(ge=0.0, le=1.0), IS_FLOAT] | None = Field(
-        default=None, alias="secondJudgmentShare", exclude_if=lambda value: value is None
-    )
+    second_judgment_share: Share | None = None
+
+    def payload_json(self) -> dict[str, Any]:
+        return _without_none(super().payload_json(), "secondJudgmentShare")
 
 
 @record_type(SECOND_JUDGMENT)
-class SecondJudgment(RecordPayload):
+class SecondJudgment(PayloadStruct, frozen=True, kw_only=True, rename="camel"):
     """A second reviewer's judgment of an item another reviewer decided, recorded to measure
     agreement (docs/human-review.md, "Second judgments"). It names the active decision it was
     compared with; it is never a decision: never active, never superseding, never exported. Its
     fields are a decision's judgment fields, checked by the same rules."""
 
-    item_id: Ident = Field(alias="itemId")
-    compared_with: Ident = Field(alias="comparedWith")  # the id of the decision record judged again
+    item_id: Ident
+    compared_with: Ident  # the id of the decision record judged again
     disposition: Disposition
     preferred: Ident | None = None
     strength: Strength | None = None
-    replacement: str | None = Field(default=None, min_length=1, max_length=RESPONSE_MAX_CHARS)
-    confidence: Annotated[float, Field(ge=0.0, le=1.0), IS_FLOAT] | None = None
-    reason_codes: list[Token] = Field(default_factory=list, alias="reasonCodes", max_length=MAX_REASON_CODES)
-    response_tags: list[Token] = Field(default_factory=list, alias="responseTags", max_length=MAX_RESPONSE_TAGS)
-    note: str | None = Field(default=None, min_length=1, max_length=NOTE_MAX_CHARS)
-    submission_id: Ident = Field(alias="submissionId")
+    replacement: Response | None = None
+    confidence: Share | None = None
+    reason_codes: ReasonCodes = msgspec.field(default_factory=list)
+    response_tags: ResponseTags = msgspec.field(default_factory=list)
+    note: Note | None = None
+    submission_id: Ident
 
     def as_decision(self) -> ReviewDecision:
         """The judgment as a decision's fields (never recorded as one), to check it by the decision rules."""
-        fields = self.model_dump(by_alias=True, exclude={"compared_with"})
-        return ReviewDecision.model_validate(fields)
+        shared = set(ReviewDecision.__struct_fields__)
+        return ReviewDecision(**{name: getattr(self, name) for name in self.__struct_fields__ if name in shared})
 
 
 def new_prompt_record(payload: ReviewPrompt, privacy: Privacy, *, actor: str = ACTOR) -> NewRecord:

@@ -8,10 +8,12 @@ subject is the run id. Run, receipt and output records of one run are appended i
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+import msgspec
+from msgspec import Meta
 
+from reviewtrail._struct import FieldProblem, PayloadStruct, whole
 from reviewtrail.cas import DIGEST_PATTERN
 from reviewtrail.human_review.records._record_names import (
     ACTOR,
@@ -22,7 +24,10 @@ from reviewtrail.human_review.records._record_names import (
     TRAINING_RECEIPT,
 )
 from reviewtrail.human_review.records._records import CampaignRef, Ident, Label, _Part
-from reviewtrail.ledger import NewRecord, Privacy, RecordPayload, new_record, record_type
+from reviewtrail.ledger import new_record, record_type
+
+if TYPE_CHECKING:
+    from reviewtrail.ledger import NewRecord, Privacy
 
 __all__ = [
     "ERROR_MAX_CHARS",
@@ -51,107 +56,107 @@ RUN_STATUSES: tuple[RunStatus, ...] = ("completed", "failed")
 RunOrigin = Literal["local", "imported"]
 RUN_ORIGINS: tuple[RunOrigin, ...] = ("local", "imported")
 
-Digest = Annotated[str, Field(pattern=rf"^{DIGEST_PATTERN}$")]
-Name = Annotated[str, Field(min_length=1, max_length=200)]
-Timestamp = Annotated[str, Field(min_length=1, max_length=64)]
+Digest = Annotated[str, Meta(pattern=whole(rf"^{DIGEST_PATTERN}$"))]
+Name = Annotated[str, Meta(min_length=1, max_length=200)]
+Timestamp = Annotated[str, Meta(min_length=1, max_length=64)]
+Hex = Annotated[str, Meta(pattern=whole(r"^[0-9a-f]{64}$"))]
+Problem = Annotated[str, Meta(min_length=1, max_length=ERROR_MAX_CHARS)]
 
 
-class AgentIdentity(_Part):
+class AgentIdentity(_Part, frozen=True, kw_only=True):
     """A candidate agent: model + provider + execution adapter + optional learned adapter +
     catalog generation. Every field is training-relevant provenance."""
 
     id: Ident
     model: Name
     provider: Name
-    execution_adapter: Ident = Field(alias="executionAdapter")
-    learned_adapter: Ident | None = Field(default=None, alias="learnedAdapter")
-    catalog_generation: Ident = Field(alias="catalogGeneration")
+    execution_adapter: Ident
+    learned_adapter: Ident | None = None
+    catalog_generation: Ident
 
 
 @record_type(RUN)
-class CandidateRun(RecordPayload):
+class CandidateRun(PayloadStruct, frozen=True, kw_only=True, rename="camel"):
     """One candidate agent's run over one review prompt (its trigger). Its record's subject is the
     run id; a correction is a later record of the same run id that supersedes it."""
 
-    run_id: Ident = Field(alias="runId")
+    run_id: Ident
     campaign: CampaignRef
-    trigger_event_id: Ident = Field(alias="triggerEventId")
+    trigger_event_id: Ident
     agent: AgentIdentity
     status: RunStatus
     origin: RunOrigin = "local"
-    started_at: Timestamp = Field(alias="startedAt")
-    ended_at: Timestamp = Field(alias="endedAt")
-    prompt_hash: Digest = Field(alias="promptHash")
-    prompt_manifest_id: Ident | None = Field(default=None, alias="promptManifestId")
+    started_at: Timestamp
+    ended_at: Timestamp
+    prompt_hash: Digest
+    prompt_manifest_id: Ident | None = None
     trace: Ident | None = None
-    retry_of: Ident | None = Field(default=None, alias="retryOf")
-    error: str | None = Field(default=None, min_length=1, max_length=ERROR_MAX_CHARS)
+    retry_of: Ident | None = None
+    error: Problem | None = None
     # Set when the run produced an output that is not a contract-valid review response (so no
     # output event was recorded): why it was refused.
-    output_problem: str | None = Field(default=None, min_length=1, max_length=ERROR_MAX_CHARS, alias="outputProblem")
+    output_problem: Problem | None = None
 
-    @model_validator(mode="after")
-    def _error_only_when_failed(self) -> CandidateRun:
+    def __post_init__(self) -> None:
         if (self.status == "failed") != (self.error is not None):
-            raise ValueError("a failed run carries an error and a completed run carries none")
-        return self
+            raise FieldProblem(None, "a failed run carries an error and a completed run carries none")
 
 
-class ContextInput(_Part):
+class ContextInput(_Part, frozen=True, kw_only=True):
     """One input of a run's context: which event, its payload hash, and how it was included."""
 
-    event_id: Ident = Field(alias="eventId")
-    payload_hash: str = Field(alias="payloadHash", pattern=r"^[0-9a-f]{64}$")
+    event_id: Ident
+    payload_hash: Hex
     inclusion: Literal["whole", "projected"]
-    payload_fields: list[Name] | None = Field(default=None, alias="payloadFields")
+    payload_fields: list[Name] | None = None
 
 
 @record_type(RECEIPT)
-class ContextReceipt(RecordPayload):
+class ContextReceipt(PayloadStruct, frozen=True, kw_only=True, rename="camel"):
     """What a run's context held, as recorded fields a validator checks: its inputs, the tool
     evidence it gained and whether it had external action authority. Its subject is the run id."""
 
-    run_id: Ident = Field(alias="runId")
-    inputs: list[ContextInput] = Field(max_length=64)
-    tool_evidence: list[Ident] = Field(default_factory=list, alias="toolEvidence", max_length=64)
-    external_action_authority: bool = Field(alias="externalActionAuthority")
+    run_id: Ident
+    inputs: Annotated[list[ContextInput], Meta(max_length=64)]
+    tool_evidence: Annotated[list[Ident], Meta(max_length=64)] = msgspec.field(default_factory=list)
+    external_action_authority: bool
 
 
 @record_type(RECLASSIFICATION)
-class PrivacyReclassification(RecordPayload):
+class PrivacyReclassification(PayloadStruct, frozen=True, kw_only=True, rename="camel"):
     """Makes an earlier prompt, run or output record stricter: the envelope's ``supersedes`` names
     the record, and ``privacy`` (also the envelope privacy) is its new level. Never more open."""
 
-    target_id: Ident = Field(alias="targetId")
+    target_id: Ident
     privacy: Literal["public-source", "private", "sensitive"]
-    reason: str = Field(min_length=1, max_length=ERROR_MAX_CHARS)
+    reason: Problem
 
 
 #: The most export files a training receipt binds (a thousand exports of three files).
 RECEIPT_FILES_MAX = 3_000
 
 
-class ReceiptFile(_Part):
+class ReceiptFile(_Part, frozen=True, kw_only=True):
     """An export file a training receipt binds: its name, the SHA-256 of its bytes and the hash of
     the ledger head it was exported from."""
 
-    name: str = Field(min_length=1, max_length=255, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
-    ledger_head: str = Field(alias="ledgerHead", pattern=r"^[0-9a-f]{64}$")
+    name: Annotated[str, Meta(min_length=1, max_length=255, pattern=whole(r"^[A-Za-z0-9][A-Za-z0-9._-]*$"))]
+    sha256: Hex
+    ledger_head: Hex
 
 
 @record_type(TRAINING_RECEIPT)
-class TrainingReceipt(RecordPayload):
+class TrainingReceipt(PayloadStruct, frozen=True, kw_only=True, rename="camel"):
     """A checkpoint trained outside from one exact export (by manifest digest, and by the name,
     SHA-256 and ledger head of each export file of the campaign version the manifest listed),
     with its held-out evaluation results. Private by default and never exported."""
 
     campaign: CampaignRef
-    export_manifest_sha256: str = Field(alias="exportManifestSha256", pattern=r"^[0-9a-f]{64}$")
+    export_manifest_sha256: Hex
     checkpoint: Name
     evaluation: dict[str, Any]
     label: Label | None = None
-    export_files: list[ReceiptFile] | None = Field(default=None, alias="exportFiles", max_length=RECEIPT_FILES_MAX)
+    export_files: Annotated[list[ReceiptFile], Meta(max_length=RECEIPT_FILES_MAX)] | None = None
 
 
 def new_reclassification_record(

@@ -1,7 +1,6 @@
 """What a frozen review item binds, as plain values: the candidate digest, the re-check of the
 frozen pair and its blinded wording (docs/human-review.md, "Review items", "Re-check" and
-"Blinding"). Every read path words an item's problems through these, whether it reads the records
-as payload models (:mod:`._resolve`) or as plain payloads (the review queue, :mod:`._queue`).
+"Blinding"). Every read path (:mod:`._resolve`) words an item's problems through these.
 """
 
 from __future__ import annotations

@@ -9,8 +9,9 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+import msgspec
 
+from reviewtrail._struct import Model
 from reviewtrail.canonical import canonical_json
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.records._records import CandidateSelfIdentification, ReviewItem, ReviewPrompt
@@ -68,33 +69,36 @@ def displayed_runs(item_id: str, run_a: str, run_b: str) -> tuple[str, str]:
     return runs[first], runs[second]
 
 
-class CandidateFacts(BaseModel):
+class CandidateFacts(Model, frozen=True, rename="camel"):
     """Every training-relevant fact of one candidate, as recorded; the digest covers them all.
 
     ``run`` holds the completed run's own fields (status, trigger, agent, times...) and
     ``contextManifest`` the context receipt's manifest, each exactly as recorded."""
 
-    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid")
-
-    run_id: str = Field(alias="runId")
+    run_id: str
     run: dict[str, Any]
-    output_event_id: str = Field(alias="outputEventId")
-    output_payload_hash: str = Field(alias="outputPayloadHash")
-    context_manifest: dict[str, Any] = Field(alias="contextManifest")
+    output_event_id: str
+    output_payload_hash: str
+    context_manifest: dict[str, Any]
     model: str
     provider: str
-    prompt_hash: str = Field(alias="promptHash")
-    execution_adapter: str = Field(alias="executionAdapter")
-    learned_adapter: str | None = Field(alias="learnedAdapter")
-    catalog_generation: str = Field(alias="catalogGeneration")
-    run_privacy: Privacy = Field(alias="runPrivacy")
-    output_privacy: Privacy = Field(alias="outputPrivacy")
+    prompt_hash: str
+    execution_adapter: str
+    learned_adapter: str | None
+    catalog_generation: str
+    run_privacy: Privacy
+    output_privacy: Privacy
+
+    def wire(self) -> dict[str, Any]:
+        """The facts as JSON values under their wire names."""
+        out: dict[str, Any] = msgspec.to_builtins(self)
+        return out
 
 
 def candidate_digest(facts: CandidateFacts) -> str:
     """``sha256:`` + SHA-256 of the RFC 8785 bytes of every field of ``facts`` (wire names, with
     ``digestVersion``): a change to any of them gives another digest."""
-    return facts_digest(facts.model_dump(mode="json", by_alias=True))
+    return facts_digest(facts.wire())
 
 
 def candidate_digest_of(facts: CandidateFacts, run_bytes: bytes, manifest_bytes: bytes) -> str:

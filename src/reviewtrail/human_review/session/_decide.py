@@ -9,8 +9,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
+import msgspec
 
+from reviewtrail._struct import parse
 from reviewtrail.errors import ConflictError, IntegrityError, InvalidInputError, NotFoundError
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
 from reviewtrail.human_review.reads._resolve import ResolvedItem, item_decisions, resolve_item
@@ -278,12 +279,8 @@ def _decision(wire: dict[str, Any], resolved: ResolvedItem, submission_id: str) 
     preferred = wire.get("preferred")
     if isinstance(preferred, str):
         wire["preferred"] = preferred_run(resolved.item, preferred)
-    try:
-        return ReviewDecision.model_validate({**wire, "itemId": resolved.item.item_id, "submissionId": submission_id})
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(part) for part in err["loc"]) or "decision"
-        raise InvalidInputError(err["msg"], field=field) from None
+    fields = {**wire, "itemId": resolved.item.item_id, "submissionId": submission_id}
+    return parse(ReviewDecision, fields, field="decision")
 
 
 def _check_supersedes(records: Preloaded, supersedes: str | None, item_id: str) -> None:
@@ -327,7 +324,7 @@ def _check_not_replacing(records: Preloaded, facts: list[DecisionFact], decision
             )
         return decision
     if supersedes is None and active is not None and current.decision.disposition == SKIP:
-        return decision.model_copy(update={"supersedes": current.decision_id})
+        return msgspec.structs.replace(decision, supersedes=current.decision_id)
     who = reviewer_label(records.get(current.decision_id).actor)
     said = "that supersedes nothing" if supersedes is None else f"superseding {supersedes}, which is not it,"
     raise ConflictError(

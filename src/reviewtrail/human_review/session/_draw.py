@@ -19,7 +19,6 @@ from typing import Any
 
 from reviewtrail.human_review.campaigns._campaigns import require_campaign
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
-from reviewtrail.human_review.reads._table_reads import checked_page, checked_rows_in
 from reviewtrail.human_review.rules._queue_rules import in_queue_of
 from reviewtrail.human_review.session._lease import Leases, reviewer_holder
 from reviewtrail.human_review.session._queue import QueueCard, queue_card
@@ -66,7 +65,7 @@ def _queue(store: Store, campaign_id: str, version: int, reviewer: str) -> Itera
     where: dict[str, Any] = {"campaign_id": campaign_id, "campaign_version": version}
     after = None
     while True:
-        rows = checked_page(ledger, "hr_open", where, order_by="queue_key", after=after, limit=_PAGE)
+        rows = ledger.page("hr_open", where, order_by="queue_key", after=after, limit=_PAGE)
         yield from (str(r["item_id"]) for r in rows)
         if len(rows) < _PAGE:
             break
@@ -76,14 +75,14 @@ def _queue(store: Store, campaign_id: str, version: int, reviewer: str) -> Itera
 
 
 def _in_campaign(ledger: Ledger, item_ids: set[str], campaign: tuple[str, int]) -> list[str]:
-    rows = checked_rows_in(ledger, "hr_items", "item_id", sorted(item_ids))
+    rows = ledger.rows_in("hr_items", "item_id", sorted(item_ids))
     return [str(r["item_id"]) for r in rows if (r["campaign_id"], r["campaign_version"]) == campaign]
 
 
 def _card(ledger: Ledger, item_id: str, reviewer: str) -> QueueCard | None:
     """The item's card, read from the records, when it is still in the reviewer's queue and valid."""
     with ledger.snapshot():
-        records = Preloaded(ledger, [item_id], checked_rows_in(ledger, "hr_items", "item_id", [item_id]))
+        records = Preloaded(ledger, [item_id], ledger.rows_in("hr_items", "item_id", [item_id]))
         marks = decision_marks(records.rows("hr_decisions", item_id=item_id)).get(item_id, [])
         if not in_queue_of(reviewer, marks) and not second_judgment_due_for(ledger, item_id, reviewer):
             return None

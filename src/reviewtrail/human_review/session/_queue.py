@@ -1,14 +1,9 @@
 """The review queue: blinded cards, unresolved items first (docs/human-review.md, "The queue and
 history").
 
-The queue reads the records its cards rest on as plain payloads and builds no payload model: the
-rules are those every other read path resolves an item by (:func:`~._resolve.resolve_item`):
+A card is the item as every other read path resolves it (:func:`~._resolve.resolve_item`):
 amendments followed by :mod:`._chains`, candidates recomputed and the frozen pair re-checked by
-:mod:`._frozen`, each payload checked as its model would check it (:mod:`._plain_records`, which
-leaves a payload its model would refuse to the model, so it is refused in the model's words), and
-query-table rows held against their records by this package's projection (:mod:`._table_reads`).
-So ``review queue`` loads neither pydantic nor the models, and a card is the one
-``resolve_item`` gives (tests/test_review_queue_fast.py holds the two to each other).
+:mod:`._frozen`, each payload read by its msgspec model. ``review queue`` loads no pydantic.
 """
 
 from __future__ import annotations
@@ -18,16 +13,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from reviewtrail.errors import InvalidInputError, NotFoundError
+from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
-from reviewtrail.human_review.reads._candidates import Candidate, current_candidate
-from reviewtrail.human_review.reads._chains import Records, amended_problems, current, stricter
+from reviewtrail.human_review.reads._chains import Records, stricter
 from reviewtrail.human_review.reads._listed import check_listed
-from reviewtrail.human_review.reads._plain_records import review_item, review_prompt
-from reviewtrail.human_review.reads._table_reads import checked_page, checked_rows_in
 from reviewtrail.human_review.records._projection import SKIP
 from reviewtrail.human_review.records._record_names import DECISION, ITEM
-from reviewtrail.human_review.rules._frozen import POSITIONS, blind, frozen_problems
+from reviewtrail.human_review.rules._frozen import POSITIONS
 from reviewtrail.human_review.rules._queue_rules import ItemState
 from reviewtrail.human_review.session._skipped import check_state, skipped_open
 from reviewtrail.ledger import Ledger, Privacy
@@ -96,8 +88,8 @@ class QueueCard:
 def card(resolved: ResolvedItem, *, decided: bool) -> QueueCard:
     """The blinded card of an item resolved through its payload models: candidates in its display
     order; an invalid item shows why (in positions, never run or event ids) and withholds its
-    responses. :func:`queue_card` gives the same card from the records as plain payloads."""
-    from reviewtrail.human_review.session._reveal import blinded_problems
+    responses."""
+    from reviewtrail.human_review.reads._resolve import blinded_problems
 
     item, prompt = resolved.item, resolved.prompt
     candidates = []
@@ -134,71 +126,15 @@ def card(resolved: ResolvedItem, *, decided: bool) -> QueueCard:
 
 
 def queue_card(ledger: Records, item_id: str, *, decided: bool) -> QueueCard:
-    """The blinded card of ``item_id``, read from the records as plain payloads: the card
-    ``card(resolve_item(ledger, item_id), decided=decided)`` gives, with the same errors."""
-    rows = ledger.rows("hr_items", item_id=item_id)
-    if not rows:
-        raise NotFoundError(f"no review item {item_id}", field="item")
-    env = ledger.get(rows[0]["record_id"])
-    item = review_item(env.payload_value)
-    prompt_env = ledger.get(item["promptEventId"])
-    prompt = review_prompt(prompt_env.payload_value)
-    prompt_now = current(ledger, prompt_env)
-    item_now = current(ledger, env)
-    frozen = [(c["runId"], c["outputEventId"], c["digest"]) for c in item["candidates"]]
-    found: dict[str, Candidate] = {}
-    for run_id, _, _ in frozen:
-        candidate = current_candidate(ledger, run_id)
-        if candidate is not None:
-            found[run_id] = candidate
-    now = {run: (c.facts["runId"], c.facts["outputEventId"]) for run, c in found.items()}
-    problems = frozen_problems(frozen, now, lambda run: found[run].digest)
-    problems = amended_problems(ledger, prompt_env.id, prompt_now.amended, env, item_now.amended) + problems
-    valid = not problems
-    candidates = []
-    for position, run_id in zip(POSITIONS, item["displayOrder"], strict=True):
-        shown = found.get(run_id)
-        candidates.append(QueueCandidate(position, shown.response if shown is not None and valid else None))
-    withheld = [value for _, output_event_id, digest in frozen for value in (output_event_id, digest)]
-    withheld += [c.facts["outputEventId"] for c in found.values()]
-    criterion = prompt["criterion"]
-    return QueueCard(
-        item_id=item["itemId"],
-        campaign_id=item["campaign"]["id"],
-        campaign_version=item["campaign"]["version"],
-        scenario_family=prompt["scenarioFamily"],
-        prompt=prompt["prompt"],
-        evidence=prompt.get("evidence"),
-        criterion={
-            "id": criterion["id"],
-            "version": criterion["version"],
-            "label": criterion["label"],
-            "instructions": criterion["instructions"],
-            "allowedReasonCodes": list(criterion.get("allowedReasonCodes", ())),
-            "allowedResponseTags": list(criterion.get("allowedResponseTags", ())),
-        },
-        candidates=(candidates[0], candidates[1]),
-        valid=valid,
-        problems=blind(problems, item["displayOrder"], withheld),
-        decided=decided,
-        privacy=_joined(
-            prompt_now.privacy,
-            item_now.privacy,
-            *(level for run_id, _, _ in frozen for level in _plain_levels(found.get(run_id))),
-        ),
-    )
+    """The blinded card of ``item_id``: ``card(resolve_item(ledger, item_id), decided=decided)``."""
+    from reviewtrail.human_review.reads._resolve import resolve_item
 
-
-def _plain_levels(found: Candidate | None) -> tuple[Privacy, Privacy]:
-    """A candidate's run and output privacy in force; both sensitive when the candidate is not
-    found: what cannot be read is never taken as public."""
-    if found is None:
-        return ("sensitive", "sensitive")
-    return (found.facts["runPrivacy"], found.facts["outputPrivacy"])
+    return card(resolve_item(ledger, item_id), decided=decided)
 
 
 def _model_levels(found: tuple[CandidateFacts, str] | None) -> tuple[Privacy, Privacy]:
-    """:func:`_plain_levels` of a candidate resolved through its model."""
+    """A candidate's run and output privacy in force; both sensitive when the candidate is not
+    found: what cannot be read is never taken as public."""
     if found is None:
         return ("sensitive", "sensitive")
     return (found[0].run_privacy, found[0].output_privacy)
@@ -249,7 +185,7 @@ def review_queue(
             return []
         # The cards shown are resolved from one bulk read of what they rest on.
         ids = [item_id for item_id, _ in chosen]
-        records = Preloaded(ledger, ids, checked_rows_in(ledger, "hr_items", "item_id", ids))
+        records = Preloaded(ledger, ids, ledger.rows_in("hr_items", "item_id", ids))
         for item_id, state in chosen:
             check_state(records, item_id, state)
         return [queue_card(records, item_id, decided=state == "judged") for item_id, state in chosen]
@@ -265,8 +201,8 @@ def _filters(ledger: Ledger, campaign_id: str | None, version: int | None) -> li
     versions: list[int] = []
     while True:  # the campaign's versions, one index seek each
         after = versions[-1] if versions else None
-        rows = checked_page(
-            ledger, "hr_prompts", {"campaign_id": campaign_id}, order_by="campaign_version", after=after, limit=1
+        rows = ledger.page(
+            "hr_prompts", {"campaign_id": campaign_id}, order_by="campaign_version", after=after, limit=1
         )
         if not rows:
             return [{"campaign_id": campaign_id, "campaign_version": v} for v in versions]
@@ -292,7 +228,7 @@ def _pages(ledger: Ledger, where: dict[str, Any], size: int, open_only: bool) ->
     table, order = ("hr_open", "queue_key") if open_only else ("hr_items", "seq")
     after = None
     while True:
-        rows = checked_page(ledger, table, where, order_by=order, after=after, limit=size)
+        rows = ledger.page(table, where, order_by=order, after=after, limit=size)
         if not open_only:
             upto = rows[-1][order] if len(rows) == size else None
             campaign = (where["campaign_id"], where["campaign_version"]) if where else None

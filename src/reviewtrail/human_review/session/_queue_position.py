@@ -20,7 +20,6 @@ from typing import Any
 
 from reviewtrail.errors import IntegrityError, InvalidInputError
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
-from reviewtrail.human_review.reads._table_reads import checked_page, checked_rows_in
 from reviewtrail.human_review.rules._queue_rules import ItemState
 from reviewtrail.human_review.session._queue import QUEUE_MAX, QueueCard, queue_card
 from reviewtrail.human_review.session._skipped import check_state, skipped_open
@@ -55,7 +54,7 @@ def queue_position(store: Store, campaign_id: str, version: int, position: int) 
     with ledger.snapshot():
         # The never-judged card at this offset and the one after it: two rows say the card is
         # open with more after it, and nothing need be counted.
-        rows = checked_page(ledger, "hr_open", where, order_by="queue_key", after=None, limit=2, offset=position - 1)
+        rows = ledger.page("hr_open", where, order_by="queue_key", after=None, limit=2, offset=position - 1)
         cards: int | None = None
         state: ItemState = "never-judged"
         item_id = str(rows[0]["item_id"]) if rows else None
@@ -79,7 +78,7 @@ def queue_position(store: Store, campaign_id: str, version: int, position: int) 
                 )
         assert item_id is not None
         more = position < QUEUE_MAX and (cards is None or position < cards)
-        records = Preloaded(ledger, [item_id], checked_rows_in(ledger, "hr_items", "item_id", [item_id]))
+        records = Preloaded(ledger, [item_id], ledger.rows_in("hr_items", "item_id", [item_id]))
         check_state(records, item_id, state)
         return QueuePosition(position, queue_card(records, item_id, decided=state == "judged"), more, cards)
 
@@ -88,13 +87,11 @@ def _judged_at(ledger: Ledger, where: dict[str, Any], nth: int, skipped: set[str
     """The ``nth`` (1-based) judged item of the campaign version in the order recorded: its
     decided items (``hr_items`` within ``hr_decided``) other than the ``skipped`` ones."""
     if not skipped:
-        rows = checked_page(
-            ledger, "hr_items", where, order_by="seq", after=None, limit=1, offset=nth - 1, within="hr_decided"
-        )
+        rows = ledger.page("hr_items", where, order_by="seq", after=None, limit=1, offset=nth - 1, within="hr_decided")
         return str(rows[0]["item_id"]) if rows else None
     after = None
     while True:  # the skipped items are few beside a page: passed over as they come
-        rows = checked_page(ledger, "hr_items", where, order_by="seq", after=after, limit=500, within="hr_decided")
+        rows = ledger.page("hr_items", where, order_by="seq", after=after, limit=500, within="hr_decided")
         for row in rows:
             if str(row["item_id"]) not in skipped:
                 nth -= 1

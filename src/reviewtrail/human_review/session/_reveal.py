@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from reviewtrail.human_review.reads._resolve import Records, ResolvedItem, run_facts
+from reviewtrail.human_review.reads._resolve import Records, blinded_problems, run_facts
 from reviewtrail.human_review.records._records import ReviewItem
-from reviewtrail.human_review.rules._frozen import POSITIONS, blind
+from reviewtrail.human_review.rules._frozen import POSITIONS
 from reviewtrail.human_review.session._reveal_gate import reveal_gate
 
 __all__ = [
@@ -29,14 +29,6 @@ def position_run(item: ReviewItem, position: str) -> str | None:
     if position not in POSITIONS:
         return None
     return item.display_order[POSITIONS.index(position)]
-
-
-def blinded_problems(resolved: ResolvedItem) -> tuple[str, ...]:
-    """The item's problems with every run id replaced by its position and every output event id
-    withheld, so that saying why an item is invalid reveals nothing a blinded card hides."""
-    withheld = [value for c in resolved.item.candidates for value in (c.output_event_id, c.digest)]
-    withheld += [facts.output_event_id for facts, _ in resolved.candidates.values()]
-    return blind(resolved.problems, resolved.item.display_order, withheld)
 
 
 @dataclass(frozen=True)

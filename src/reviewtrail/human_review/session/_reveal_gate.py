@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reviewtrail._struct import read
 from reviewtrail.errors import NotFoundError
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
 from reviewtrail.human_review.reads._resolve import Records, item_decisions, prompt_ref
@@ -51,7 +52,7 @@ def item_open(records: Records, item_id: str) -> bool:
     item_rows = records.rows("hr_items", item_id=item_id)
     if not item_rows:
         raise NotFoundError(f"no review item {item_id}", field="item")
-    item = ReviewItem.model_validate(records.get(item_rows[0]["record_id"]).payload_value)
+    item = read(ReviewItem, records.get(item_rows[0]["record_id"]).payload)
     ref, _ = prompt_ref(records, item.prompt_event_id)
     if open_by_decisions(item_decisions(records, item, ref.prompt), item_id):
         return True

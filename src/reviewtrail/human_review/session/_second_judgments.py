@@ -10,11 +10,11 @@ import contextlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from reviewtrail._struct import read
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
 from reviewtrail.human_review.reads._campaign_read import campaign_item_pages, latest_settings
 from reviewtrail.human_review.reads._resolve import Records, ResolvedItem, item_decisions, resolve_item
-from reviewtrail.human_review.reads._table_reads import checked_rows_in
 from reviewtrail.human_review.records._records import (
     SECOND_JUDGMENT,
     ReviewDecision,
@@ -64,7 +64,7 @@ def second_judgment_facts(envs: Iterable[Envelope], resolved: ResolvedItem) -> l
     for env in envs:
         if env.type != SECOND_JUDGMENT or env.subject != resolved.item.item_id:
             continue
-        judgment = SecondJudgment.model_validate(env.payload_value)
+        judgment = read(SecondJudgment, env.payload)
         valid = check_decision(judgment.as_decision(), resolved.item, resolved.prompt.criterion) is None
         out.append(SecondJudgmentFact(env.id, env.seq, env.actor, judgment, valid))
     return sorted(out, key=lambda f: f.seq)
@@ -147,7 +147,7 @@ def pending_second_judgments(ledger: Ledger, item_ids: Sequence[str], *, snapsho
     of its own, or (``snapshot=False``) the one the caller holds."""
     out: set[str] = set()
     with ledger.snapshot() if snapshot else contextlib.nullcontext():
-        rows = checked_rows_in(ledger, "hr_items", "item_id", item_ids)
+        rows = ledger.rows_in("hr_items", "item_id", item_ids)
         shares: dict[tuple[str, int], float] = {}
         for row in rows:
             key = (str(row["campaign_id"]), int(row["campaign_version"]))
@@ -195,7 +195,7 @@ def second_judgments_due(store: Store, campaign_id: str, version: int, reviewer:
 def second_judgment_due_for(ledger: Ledger, item_id: str, reviewer: str) -> bool:
     """Whether ``reviewer`` is due to judge ``item_id`` again now, by the rule of
     :func:`second_judgments_due` (read within the caller's snapshot, if any)."""
-    rows = checked_rows_in(ledger, "hr_items", "item_id", [item_id])
+    rows = ledger.rows_in("hr_items", "item_id", [item_id])
     if not rows:
         return False
     campaign_id, version = str(rows[0]["campaign_id"]), int(rows[0]["campaign_version"])
@@ -210,7 +210,8 @@ def record_second_judgment(
 ) -> Envelope:
     """Append ``actor``'s second judgment of the decision ``compared_with``, with the judgment
     fields of ``decision`` (already checked against the item; ``useForTraining`` is not kept)."""
-    fields = decision.model_dump(by_alias=True, exclude={"use_for_training", "supersedes"}, exclude_none=True)
-    judgment = SecondJudgment.model_validate({**fields, "comparedWith": compared_with})
+    shared = set(SecondJudgment.__struct_fields__)
+    fields = {name: getattr(decision, name) for name in decision.__struct_fields__ if name in shared}
+    judgment = SecondJudgment(**fields, compared_with=compared_with)
     [env] = store.append([new_second_judgment_record(judgment, privacy, actor=actor)])
     return env

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from reviewtrail.human_review.campaigns._campaigns import require_campaign
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
 from reviewtrail.human_review.reads._campaign_read import campaign_training, item_state
-from reviewtrail.human_review.reads._table_reads import checked_rows_in
 from reviewtrail.human_review.rules._queue_rules import in_queue_of
 from reviewtrail.human_review.session._queue import QUEUE_MAX, QueueCard, queue_card, review_queue
 from reviewtrail.human_review.session._session import DecisionUse, SessionProgress
@@ -39,7 +38,7 @@ def decision_use(store: Store, item_id: str) -> DecisionUse:
     rule coverage and export apply (:func:`~._campaign_read.item_state`)."""
     ledger = store.ledger
     with ledger.snapshot():
-        rows = checked_rows_in(ledger, "hr_items", "item_id", [item_id])
+        rows = ledger.rows_in("hr_items", "item_id", [item_id])
         campaign = (str(rows[0]["campaign_id"]), int(rows[0]["campaign_version"])) if rows else None
         enabled = campaign is not None and campaign_training(ledger, *campaign)
         state = item_state(Preloaded(ledger, [item_id], rows), item_id, training_enabled=enabled)
@@ -119,7 +118,7 @@ class SessionQueue:
         """The blinded card of ``item_id``, decided or not, read from the records."""
         ledger = self.ledger
         with ledger.snapshot():
-            records = Preloaded(ledger, [item_id], checked_rows_in(ledger, "hr_items", "item_id", [item_id]))
+            records = Preloaded(ledger, [item_id], ledger.rows_in("hr_items", "item_id", [item_id]))
             marks = decision_marks(records.rows("hr_decisions", item_id=item_id)).get(item_id, [])
             return queue_card(records, item_id, decided=not in_queue_of(self._reviewer, marks))
 

@@ -19,7 +19,6 @@ from typing import Any
 
 from reviewtrail.errors import IntegrityError
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
-from reviewtrail.human_review.reads._table_reads import checked_page, checked_rows_in
 from reviewtrail.human_review.rules._queue_rules import (
     DecisionMark,
     ItemState,
@@ -56,13 +55,13 @@ def skipped_open(
     wanted = None if campaigns is None else set(campaigns)
     after = None
     while True:
-        rows = checked_page(ledger, "hr_decided", None, order_by="skip_key", after=after, limit=size)
+        rows = ledger.page("hr_decided", None, order_by="skip_key", after=after, limit=size)
         ids = [str(r["item_id"]) for r in rows]
         if ids:
-            of = _campaign_of(checked_rows_in(ledger, "hr_items", "item_id", ids))
+            of = _campaign_of(ledger.rows_in("hr_items", "item_id", ids))
             ids = [i for i in ids if i in of and (wanted is None or of[i] in wanted)]
         if ids:
-            marks = decision_marks(checked_rows_in(ledger, "hr_decisions", "item_id", ids))
+            marks = decision_marks(ledger.rows_in("hr_decisions", "item_id", ids))
             yield from (i for i in ids if in_queue_of(reviewer, marks.get(i, ())))
         if len(rows) < size:
             return
@@ -101,10 +100,10 @@ class OwnCounts:
 def own_counts(ledger: Ledger, campaign: tuple[str, int], reviewer: str) -> OwnCounts:
     """``reviewer``'s counts on ``campaign`` (campaign, version), read by the reviewer's
     decisions (the ``hr_decisions`` index on ``actor``): their cost is that reviewer's decisions."""
-    mine = {str(r["item_id"]) for r in checked_rows_in(ledger, "hr_decisions", "actor", [reviewer])}
-    of = _campaign_of(checked_rows_in(ledger, "hr_items", "item_id", mine))
+    mine = {str(r["item_id"]) for r in ledger.rows_in("hr_decisions", "actor", [reviewer])}
+    of = _campaign_of(ledger.rows_in("hr_items", "item_id", mine))
     items = [i for i in mine if of.get(i) == campaign]
-    marks = decision_marks(checked_rows_in(ledger, "hr_decisions", "item_id", items))
+    marks = decision_marks(ledger.rows_in("hr_decisions", "item_id", items))
     decided = skipped = 0
     for item_id in items:
         item = marks.get(item_id, [])
