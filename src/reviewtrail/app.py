@@ -131,7 +131,7 @@ def build_catalog() -> RecordCatalog:
 
 # The catalog's name for the store's own part (listed in ``RecordCatalog.loaded`` once its
 # payload model is loaded).
-IDENTITY_PART = "_identity"
+IDENTITY_PART = "identity"
 
 
 def _identity_contents() -> tuple[Any, Any]:
