@@ -56,7 +56,7 @@ def _build(root: Path, records: int, objects: int) -> Any:
 
     settings = Settings(store=root / "store", database_url=f"sqlite:///{root / 'store' / 'ledger.sqlite'}")
     with init_store(settings) as store:
-        refs = [store.cas.put(os.urandom(_OBJECT)).model_dump(by_alias=True) for _ in range(objects)]
+        refs = [store.cas.put(os.urandom(_OBJECT)).to_json() for _ in range(objects)]
         every = max(1, records // objects)
         for start in range(0, records, _BATCH):
             batch = []

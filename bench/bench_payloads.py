@@ -52,10 +52,28 @@ PAYLOAD: dict[str, Any] = {
 
 def _pydantic_model() -> Any:
     """``ReviewCallRecord`` as a pydantic model, as it stood before it was a msgspec model."""
-    from pydantic import BaseModel, ConfigDict, Field
+    from pydantic import BaseModel, ConfigDict, Field, field_validator
 
     from reviewtrail._strict import IS_INT, StrictBool
-    from reviewtrail.cas._ref_models import CasRef
+    from reviewtrail.cas import Pool, parse_digest
+    from reviewtrail.cas._address import DEFAULT_MEDIA_TYPE, check_media_type
+
+    class CasRef(BaseModel):
+        model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+        pool: Pool
+        digest: str
+        size: Annotated[int, Field(ge=0), IS_INT]
+        media_type: str = Field(default=DEFAULT_MEDIA_TYPE, alias="mediaType")
+
+        @field_validator("digest")
+        @classmethod
+        def _digest(cls, v: str) -> str:
+            return parse_digest(v, field="digest")
+
+        @field_validator("media_type")
+        @classmethod
+        def _media(cls, v: str) -> str:
+            return check_media_type(v)
 
     class FileDigest(BaseModel):
         model_config = ConfigDict(frozen=True, extra="forbid")
