@@ -280,7 +280,7 @@ def loads_json(data: bytes | str) -> Any:
 # long may be beyond 2**53 - 1, which json reads as a double and msgspec as an integer). msgspec
 # reads every other JSON value as json does; what it refuses (NaN, a lone surrogate, too deep a
 # nesting, malformed bytes) is read, or refused, by json.
-_DIGIT_RUNS = bytes(b"0"[0] if chr(b).isdigit() else b"."[0] for b in range(256))
+_DIGIT_RUNS = bytes(b"0"[0] if b in b"0123456789" else b"."[0] for b in range(256))
 _SIXTEEN_DIGITS = b"0" * 16
 _UNREAD = object()
 
