@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from conftest import need
 from reviewtrail.app import init_store
 from reviewtrail.config import ReviewerSettings, Settings
+from reviewtrail.errors import ConfigError
 from reviewtrail.models import MANIFEST_TYPE, ScriptedBackend
 from reviewtrail.models._http import endpoint_parts
 from reviewtrail.provenance import create_session, declare_artifact, run_code
@@ -213,20 +214,30 @@ def test_what_names_no_server_gives_no_server_attributes(value: str) -> None:
 
 
 _LABEL = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?", fullmatch=True)
+# A host name's last label is never all digits (RFC 3696, 2): dotted digits are an IPv4 address.
+_TOP_LABEL = st.from_regex(r"[a-z]([a-z0-9-]{0,10}[a-z0-9])?", fullmatch=True)
 
 
 @given(
     scheme=st.sampled_from(["http", "https"]),
-    labels=st.lists(_LABEL, min_size=1, max_size=4),
+    labels=st.lists(_LABEL, min_size=0, max_size=3),
+    top=_TOP_LABEL,
     port=st.one_of(st.none(), st.integers(1, 65535)),
 )
 def test_every_endpoint_a_backend_records_reads_back_as_its_host_and_port(
-    scheme: str, labels: list[str], port: int | None
+    scheme: str, labels: list[str], top: str, port: int | None
 ) -> None:
-    host = ".".join(labels)
+    host = ".".join([*labels, top])
     _, recorded = endpoint_parts(f"{scheme}://{host}{'' if port is None else f':{port}'}/v1")
     expected = port if port is not None else (443 if scheme == "https" else 80)
     assert server_endpoint(recorded, one_label=True) == (host, expected)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0000", "0.0.0.00", "1.2.3.999"])
+def test_dotted_digits_that_are_no_ipv4_address_are_not_a_url(host: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        endpoint_parts(f"https://{host}/v1")
+    assert caught.value.field == "base_url"
 
 
 # --- calls recorded by an instrumented SDK client --------------------------------------------------
