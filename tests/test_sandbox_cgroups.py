@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -137,10 +139,34 @@ def test_the_groups_hold_the_limits_and_are_removed() -> None:
     try:
         assert int((group.groups["memory"] / "memory.limit_in_bytes").read_text()) == 300 * MiB
         assert int((group.groups["pids"] / "pids.max").read_text()) == 12 + _cgroup.OWN_PROCESSES
+        assert "oom_kill_disable 1" in (group.groups["memory"] / "memory.oom_control").read_text().splitlines()
         assert group.exceeded() is None
     finally:
         group.close()
     assert not group.groups["memory"].exists() and not group.groups["pids"].exists()
+
+
+def test_a_process_past_the_limit_is_held_not_killed_until_the_host_kills_the_group() -> None:
+    """The kernel holds a process at the limit (no OOM kill that a shell could outlive); the host sees
+    it at once, keeps seeing it, and closing the group kills it."""
+    need(cgroup_support() is None, f"no control group can be made here: {cgroup_support()}")
+    group = create_run_cgroup(ResourceLimits(max_memory=64 * MiB, max_procs=8), name=f"t-{uuid.uuid4().hex}")
+    assert group is not None
+    hog = "import sys\nb = bytearray(200 << 20)\nprint('survived')"
+    proc = subprocess.Popen(group.wrap([sys.executable, "-c", hog]), stdout=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while group.exceeded() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert group.exceeded() == "memory"
+        time.sleep(0.2)
+        assert proc.poll() is None  # held at the limit, alive: nothing it runs next can run
+        assert group.exceeded() == "memory"  # still seen, after the kernel's own flag is read
+    finally:
+        group.close()
+    out, _ = proc.communicate(timeout=10)
+    assert (proc.returncode, out) == (-signal.SIGKILL, b"")
+    assert not group.groups["memory"].exists()
 
 
 def test_a_persistent_kernel_is_held_by_its_group(ws: Path, made: list[RunCgroup]) -> None:

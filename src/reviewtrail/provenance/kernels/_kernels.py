@@ -75,6 +75,7 @@ from reviewtrail.provenance.sandbox._plan import DEFAULT_MAX_OUTPUT, SandboxResu
 __all__ = ["PythonKernel", "ShellKernel"]
 
 _POLL = 0.05
+_WATCH = 0.02  # seconds between reads of the kernel's control groups while it runs code
 _GRACE = 5.0
 _START_TIMEOUT = 30.0
 
@@ -202,11 +203,14 @@ class _Kernel:
         while True:
             if cancel is not None and cancel.is_set():
                 return "cancelled", None
+            if self._cgroup is not None and self._cgroup.exceeded() is not None:
+                return "limit", None  # the kernel holds the worker at its limit: killed below
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return "timeout", None
+            step = remaining if cancel is None else min(remaining, _POLL)
             try:
-                frame = self._replies.get(timeout=min(remaining, _POLL) if cancel is not None else remaining)
+                frame = self._replies.get(timeout=step if self._cgroup is None else min(step, _WATCH))
             except queue.Empty:
                 continue
             return ("replied", frame) if frame is not None else ("exited", None)
@@ -252,6 +256,8 @@ class _Kernel:
                 outcome, frame = "exited", None
             if outcome in ("timeout", "cancelled"):
                 self._kill("timed out" if outcome == "timeout" else "cancelled")
+            elif outcome == "limit" and self._cgroup is not None:
+                self._kill(f"hit its {self._cgroup.exceeded()} limit")
             elif outcome == "exited":
                 self._reap()
             ended_at = datetime.now(UTC)
@@ -272,6 +278,8 @@ class _Kernel:
                 status = "succeeded" if exit_code == 0 else "failed"
             elif outcome == "exited":
                 status, exit_code, error = "failed", self._proc.returncode, f"the kernel {self._dead}"
+            elif outcome == "limit":
+                status, exit_code = "failed", 128 + 9
             elif outcome == "timeout":
                 error = f"timed out after {timeout:g} s; the kernel was killed"
             else:

@@ -10,8 +10,13 @@ has its own cgroup namespace, no ``/sys``, and no capabilities.
 - **memory**: ``memory.limit_in_bytes`` and ``memory.memsw.limit_in_bytes`` (when swap is
   accounted) are ``--max-memory``. The kernel charges anonymous memory, shared memory
   (``mmap(MAP_SHARED | MAP_ANONYMOUS)``) and the sandbox's tmpfs ``/tmp`` pages to the group, and
-  the sandbox's own processes (bubblewrap, the supervisor) count too. Past the limit the kernel
-  kills a process of the group; ``memory.oom_control`` counts it (``oom_kill``).
+  the sandbox's own processes (bubblewrap, the supervisor) count too. The group's OOM killer is
+  switched off (``memory.oom_control``): past the limit a process of the group waits instead of
+  dying, the kernel signals an eventfd (``cgroup.event_control``), and the host, which reads it
+  every few milliseconds, kills every process of the sandbox at once. So a run that passed its
+  limit does nothing more (no shell goes on to its next command after the kernel killed one
+  child). Where the kernel cannot switch it off, it kills a process itself (``oom_kill``) and the
+  host kills the rest.
 - **procs**: ``pids.max`` is ``--max-procs`` plus the sandbox's own processes
   (:data:`OWN_PROCESSES`); a fork past it fails, and ``pids.events`` counts it (``max``).
 
@@ -107,6 +112,10 @@ class RunCgroup:
     groups: dict[str, Path]
     # The kernel's counts (OOM kills, refused forks) already accounted for (:meth:`settle`).
     _seen: tuple[int, int] = (0, 0)
+    # The eventfd the kernel signals at each OOM of the memory group (None where it cannot).
+    _oom_events: int | None = None
+    # An OOM was seen since the groups were made (or last settled).
+    _out_of_memory: bool = False
 
     def wrap(self, argv: list[str]) -> list[str]:
         """``argv`` started inside the groups: its first process joins them, then ``exec``s it."""
@@ -122,7 +131,11 @@ class RunCgroup:
         """The limit the kernel enforced since the groups were made (or last :meth:`settle`d), if
         any (memory first): a process killed for memory, or a fork refused."""
         oom, refused = self._counts()
-        if oom > self._seen[0]:
+        if not self._out_of_memory:
+            self._out_of_memory = (
+                oom > self._seen[0] or _signalled(self._oom_events) or _under_oom(self.groups["memory"])
+            )
+        if self._out_of_memory:
             return "memory"
         if refused > self._seen[1]:
             return "procs"
@@ -132,12 +145,17 @@ class RunCgroup:
         """Take what the kernel enforced so far as accounted for (a persistent kernel, after one
         evaluation)."""
         self._seen = self._counts()
+        _signalled(self._oom_events)
+        self._out_of_memory = False
 
     def close(self) -> None:
         """Kill what is left in the groups and remove them."""
         for group in self.groups.values():
             _empty(group)
             _remove(group)
+        if self._oom_events is not None:
+            os.close(self._oom_events)
+            self._oom_events = None
 
 
 def create_run_cgroup(limits: ResourceLimits, name: str | None = None) -> RunCgroup | None:
@@ -161,6 +179,8 @@ def create_run_cgroup(limits: ResourceLimits, name: str | None = None) -> RunCgr
         if memsw.exists():  # swap is accounted: swapped-out pages count too
             memsw.write_text(str(limits.max_memory))
         (groups["pids"] / "pids.max").write_text(str(limits.max_procs + OWN_PROCESSES))
+        with contextlib.suppress(OSError):  # a kernel without it kills one process itself
+            (memory / "memory.oom_control").write_text("1")
     except BaseException as exc:
         for group in groups.values():
             _remove(group)
@@ -170,7 +190,36 @@ def create_run_cgroup(limits: ResourceLimits, name: str | None = None) -> RunCgr
                 field="limits",
             ) from None
         raise
-    return RunCgroup(groups)
+    return RunCgroup(groups, _oom_events=_oom_eventfd(groups["memory"]))
+
+
+def _oom_eventfd(memory: Path) -> int | None:
+    """An eventfd the kernel signals at each OOM of the group ``memory``; None where it cannot."""
+    events = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+    try:
+        control = os.open(memory / "memory.oom_control", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            (memory / "cgroup.event_control").write_text(f"{events} {control}")
+        finally:
+            os.close(control)
+    except OSError:
+        os.close(events)
+        return None
+    return events
+
+
+def _signalled(events: int | None) -> bool:
+    """Whether the kernel signalled ``events`` since it was last read (reading it clears it)."""
+    if events is None:
+        return False
+    try:
+        return os.eventfd_read(events) > 0
+    except BlockingIOError:
+        return False
+
+
+def _under_oom(memory: Path) -> bool:
+    return _field(memory / "memory.oom_control", "under_oom") > 0
 
 
 def run_cgroup(limits: ResourceLimits) -> RunCgroup | None:
