@@ -62,16 +62,24 @@ HUMAN_REVIEW = STORE | STRUCT | {"reviewtrail.human_review"}
 # holds the query-table rows against them): the model base, but not the strict value types of the
 # pydantic models, nor pydantic.
 HUMAN_REVIEW_READ = STORE | STRUCT | {"reviewtrail.human_review"}
-# The fast path: the entry point, the command bodies, printing and progress bars; no typer app.
+# The fast path: the entry point, the commands' declaration and bodies, printing and progress bars;
+# no typer app.
 FAST_CLI = {
     "reviewtrail.cli._fast",
+    "reviewtrail.cli._everyday_options",
     "reviewtrail.cli._output",
     "reviewtrail.cli._everyday",
     "reviewtrail.cli._progress",
 }
-CLI_BASE = {"reviewtrail.cli._fast", "reviewtrail.cli._app", "reviewtrail.cli._output"}
+CLI_BASE = {
+    "reviewtrail.cli._fast",
+    "reviewtrail.cli._everyday_options",
+    "reviewtrail.cli._app",
+    "reviewtrail.cli._output",
+}
 REVIEW_CLI = CLI_BASE | {
     "reviewtrail.cli._everyday",
+    "reviewtrail.cli._everyday_commands",
     "reviewtrail.cli.review",
     "reviewtrail.cli.review._review",
     "reviewtrail.cli.review._decide",

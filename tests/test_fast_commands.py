@@ -14,14 +14,15 @@ import pytest
 
 from conftest import init_cli_store, run_wide
 from reviewtrail.cli import _everyday, _fast
+from reviewtrail.cli import _everyday_options as options
 from reviewtrail.cli._app import _click_command
 
 KINDS = {
-    "StringParamType": _fast.STR,
-    "IntParamType": _fast.INT,
-    "IntRange": _fast.INT,
-    "FloatParamType": _fast.FLOAT,
-    "TyperPath": _fast.PATH,
+    "StringParamType": options.STR,
+    "IntParamType": options.INT,
+    "IntRange": options.INT,
+    "FloatParamType": options.FLOAT,
+    "TyperPath": options.PATH,
 }
 
 
@@ -31,16 +32,16 @@ def _typer_params(group: str, name: str) -> list[Any]:
 
 def _kind(param: Any) -> str:
     if getattr(param, "is_flag", False):
-        return _fast.TRISTATE if param.secondary_opts else _fast.FLAG
+        return options.TRISTATE if param.secondary_opts else options.FLAG
     if param.multiple:
         assert type(param.type).__name__ == "StringParamType"
-        return _fast.MULTIPLE
+        return options.MULTIPLE
     return KINDS[type(param.type).__name__]
 
 
-@pytest.mark.parametrize(("group", "name"), sorted(_fast.FAST))
-def test_each_fast_command_declares_the_typer_commands_parameters(group: str, name: str) -> None:
-    command = _fast.FAST[(group, name)]
+@pytest.mark.parametrize(("group", "name"), sorted(options.FAST))
+def test_click_reads_each_declaration_as_the_fast_path_does(group: str, name: str) -> None:
+    command = options.FAST[(group, name)]
     declared = [
         (
             p.name,
@@ -61,14 +62,14 @@ def test_each_fast_command_declares_the_typer_commands_parameters(group: str, na
         assert not p.envvar, p.name  # the fast path reads no environment variable
         assert getattr(p.type, "max", None) is None, p.name
         assert not getattr(p.type, "min_open", False), p.name
-        if _kind(p) == _fast.PATH:
+        if _kind(p) == options.PATH:
             assert (p.type.exists, p.type.file_okay, p.type.readable, p.type.writable) == (False, True, True, False)
             assert (p.type.resolve_path, p.type.allow_dash) == (False, False)
     assert callable(getattr(_everyday, command.run))
 
 
 def _fast_kwargs(args: list[str]) -> dict[str, Any] | None:
-    command = _fast.FAST[(args[0], args[1])]
+    command = options.FAST[(args[0], args[1])]
     return _fast.parse(command, args[2:])
 
 
@@ -121,7 +122,7 @@ def test_completion_and_other_commands_go_to_typer(monkeypatch: pytest.MonkeyPat
 
 def _typer_kwargs(args: list[str], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """What the typer command gives its _everyday function for ``args``."""
-    command = _fast.FAST[(args[0], args[1])]
+    command = options.FAST[(args[0], args[1])]
     seen: dict[str, Any] = {}
 
     def capture(**kwargs: Any) -> None:

@@ -3,16 +3,18 @@
 ``ledger tail``, ``cas put``, ``cas cat``, ``trace save`` and ``review queue`` run many times a
 day, often from scripts (``trace save`` once per reviewer call), so their start-up matters more
 than any other command's. Building the typer command tree and importing typer, click and rich
-costs more than the work of such a command; this module parses a plain use of one of them itself
-and calls the same function the typer command calls (:mod:`reviewtrail.cli._everyday`).
+costs more than the work of such a command; this module parses a plain use of one of them itself,
+with the one declaration of their parameters the typer commands are built from
+(:mod:`reviewtrail.cli._everyday_options`), and calls the same function they call
+(:mod:`reviewtrail.cli._everyday`).
 
 Only what it is sure to read as click would is taken: known options, as ``--name value``,
 ``--name=value`` or ``-n value``, values that do not start with ``-`` (``-`` alone is a value),
 integers of ASCII digits within the option's range, paths click would accept as they are, the
 right number of arguments. Anything else (``--help``, an unknown or malformed option, a missing
 required one, shell completion) goes to the typer app, which then prints its own help, error and
-exit code, byte for byte as before. ``tests/test_fast_commands.py`` checks each command's options
-here against its typer declaration, and both paths' output and exit code against each other.
+exit code, byte for byte as before. ``tests/test_fast_commands.py`` checks that click reads each
+declaration as this parser does, and both paths' output and exit code against each other.
 """
 
 from __future__ import annotations
@@ -23,38 +25,12 @@ import stat
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
+from reviewtrail.cli._everyday_options import FAST, FLAG, FLOAT, INT, MULTIPLE, PATH, TRISTATE, Command, Param, call
 from reviewtrail.cli._output import EXIT_PIPE_CLOSED, silence_stdout, stdout_is_closed
 
-__all__ = ["FAST", "Command", "Param", "main", "parse"]
-
-# The kinds of value a parameter takes.
-STR, INT, FLOAT, PATH, FLAG, TRISTATE, MULTIPLE = "str", "int", "float", "path", "flag", "tristate", "multiple"
-
-
-class Param(NamedTuple):
-    """An option (``names`` given) or an argument (``names`` empty) of a fast command."""
-
-    dest: str
-    kind: str
-    names: tuple[str, ...] = ()
-    default: Any = None
-    required: bool = False
-    min: int | None = None  # INT: the smallest value click accepts
-    dir_okay: bool = True  # PATH: may name a folder
-    off: tuple[str, ...] = ()  # TRISTATE: the names that set it to False
-    many: bool = False  # an argument: takes every argument given (one or more), as a list
-
-
-class Command(NamedTuple):
-    params: tuple[Param, ...]
-    run: str  # the function of reviewtrail.cli._everyday that does the work
-    # ``options=``: the function takes every parameter but ``as_json`` as one dict (trace save).
-    bundled: bool = False
-    # An option given as "" is not given (trace save: the drop-in helper's callers pass "" for
-    # every value they lack); required options keep "", and the command names it.
-    empty_is_absent: bool = False
+__all__ = ["drop_empty_options", "main", "parse"]
 
 
 def drop_empty_options(args: list[str]) -> list[str]:
@@ -80,112 +56,6 @@ def drop_empty_options(args: list[str]) -> list[str]:
             out += rest
             break
     return out
-
-
-def _opt(dest: str, name: str, kind: str = STR, default: Any = None, **more: Any) -> Param:
-    return Param(dest, kind, (name,), default, **more)
-
-
-_JSON = _opt("as_json", "--json", FLAG, False)
-_PROGRESS = Param("progress", TRISTATE, ("--progress",), None, off=("--no-progress",))
-
-_TRACE_SAVE = (
-    _opt("skill", "--skill", required=True),
-    _opt("purpose", "--purpose", required=True),
-    *(
-        _opt(dest, "--" + dest.replace("_", "-"))
-        for dest in (
-            "backend",
-            "tool",
-            "executor",
-            "executor_model",
-            "requested_reviewer_model",
-            "reported_reviewer_model",
-            "model",
-            "effort",
-            "thread_id",
-            "agent_id",
-        )
-    ),
-    _opt("prompt_file", "--prompt-file", PATH),
-    _opt("response_file", "--response-file", PATH),
-    _opt("prompt", "--prompt"),
-    _opt("response", "--response"),
-    _opt("status", "--status", default="ok"),
-    _opt("verdict", "--verdict"),
-    _opt("review_completed", "--review-completed", FLAG, False),
-    _opt("review_scope_complete", "--review-scope-complete", FLAG, False),
-    _opt("review_positive", "--review-positive", FLAG, False),
-    _opt("gate", "--gate", FLAG, False),
-    _opt("score", "--score", FLOAT),
-    _opt("trace_mode", "--trace-mode"),
-    _opt("files_referenced", "--files-referenced", MULTIPLE),
-    _opt("duration_ms", "--duration-ms", INT, min=0),
-    _opt("identity_validated", "--identity-validated", FLAG, False),
-    *(
-        _opt(dest, "--" + dest.replace("_", "-"))
-        for dest in (
-            "fallback_reason",
-            "reviewer_profile",
-            "memory_hash",
-            "executor_family",
-            "reviewer_family",
-            "independence_verified",
-        )
-    ),
-    _opt("native_evidence", "--native-evidence", PATH),
-    _opt("reviewer_kind", "--reviewer-kind", default="model"),
-    _opt("input_tokens", "--input-tokens", INT, min=0),
-    _opt("output_tokens", "--output-tokens", INT, min=0),
-    _opt("skill_args", "--skill-args"),
-    _opt("run_id", "--run-id"),
-    _opt("project_dir", "--project-dir", PATH),
-    _JSON,
-)
-
-# (group, command): its parameters, in the typer command's order.
-FAST: dict[tuple[str, str], Command] = {
-    ("ledger", "tail"): Command(
-        (
-            Param("n", INT, ("-n", "--lines"), 20, min=1),
-            _opt("type", "--type"),
-            _opt("subject", "--subject"),
-            _JSON,
-        ),
-        "ledger_tail",
-    ),
-    ("cas", "put"): Command(
-        (
-            Param("files", PATH, required=True, dir_okay=False, many=True),
-            _opt("pool", "--pool", default="data"),
-            _opt("media_type", "--media-type", default="application/octet-stream"),
-            _JSON,
-            _PROGRESS,
-        ),
-        "cas_put",
-    ),
-    ("cas", "cat"): Command(
-        (
-            Param("hashes", STR, required=True, many=True),
-            _opt("out", "--out", PATH, dir_okay=False),
-            _opt("out_dir", "--out-dir", PATH),
-            _PROGRESS,
-        ),
-        "cas_cat",
-    ),
-    ("trace", "save"): Command(_TRACE_SAVE, "trace_save", bundled=True, empty_is_absent=True),
-    ("review", "queue"): Command(
-        (
-            Param("campaign", STR),
-            _opt("version", "--version", INT),
-            _opt("limit", "--limit", INT, 20),
-            _opt("reviewer", "--reviewer", STR),
-            _JSON,
-            _opt("trusted_keys", "--trusted-keys", PATH),
-        ),
-        "review_queue",
-    ),
-}
 
 
 class _NotPlain(Exception):
@@ -279,13 +149,7 @@ def _fast_call(args: list[str]) -> Callable[[], None] | None:
     values = parse(command, args[2:])
     if values is None:
         return None
-    from reviewtrail.cli import _everyday
-
-    run = getattr(_everyday, command.run)
-    if command.bundled:
-        as_json = values.pop("as_json")
-        return lambda: run(options=values, as_json=as_json)
-    return lambda: run(**values)
+    return lambda: call(command, values)
 
 
 def _run_fast(call: Callable[[], None]) -> None:

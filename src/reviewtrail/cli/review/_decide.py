@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from reviewtrail.cli import _everyday
+from reviewtrail.cli._everyday_commands import everyday_command
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, read_text_file, table
 
 if TYPE_CHECKING:
@@ -35,31 +36,17 @@ def register(app: typer.Typer) -> None:
     app.command("history")(history)
 
 
-def queue(
-    campaign: Annotated[str | None, typer.Argument(help="Only items of this campaign.")] = None,
-    version: Annotated[int | None, typer.Option("--version", help="Only items of this campaign version.")] = None,
-    limit: Annotated[int, typer.Option("--limit", help="At most this many cards (1 to 1,000).")] = 20,
-    reviewer: Annotated[
-        str | None, typer.Option("--reviewer", help="This reviewer's queue: the items they skipped left out.")
-    ] = None,
-    as_json: JsonOpt = False,
-    trusted_keys: TrustedKeysOpt = None,
-) -> None:
+queue = everyday_command(
+    "review",
+    "queue",
     """Show review cards, open items first (never judged, then skipped), blinded: the prompt, the
     evidence, the criterion and candidates A and B, never who produced them. An item whose
     recorded runs, outputs or prompt changed after it was frozen is shown as invalid, its
     responses withheld.
 
     Example: reviewtrail review queue support-triage --version 1 --limit 5 --reviewer rev-07 --json
-    """
-    _everyday.review_queue(
-        campaign=campaign,
-        version=version,
-        limit=limit,
-        reviewer=reviewer,
-        as_json=as_json,
-        trusted_keys=trusted_keys,
-    )
+    """,
+)
 
 
 @handle_errors

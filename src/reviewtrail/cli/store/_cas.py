@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from reviewtrail.cli import _everyday
+from reviewtrail.cli._everyday_commands import everyday_command
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json
 from reviewtrail.cli._progress import PROGRESS_HELP, byte_progress
 
@@ -18,40 +17,24 @@ JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
 ProgressOpt = Annotated[bool | None, typer.Option("--progress/--no-progress", help=PROGRESS_HELP, show_default=False)]
 
 
-@app.command("put")
-def put(
-    files: Annotated[list[Path], typer.Argument(help="Files to store (one or more).", dir_okay=False)],
-    pool: Annotated[
-        str, typer.Option(help="Pool: 'data' (workspace files) or 'agent-state' (agent run data).")
-    ] = "data",
-    media_type: Annotated[str, typer.Option("--media-type", help="Media type recorded in the typed ref.")] = (
-        "application/octet-stream"
-    ),
-    as_json: JsonOpt = False,
-    progress: ProgressOpt = None,
-) -> None:
-    """Store files' bytes; print each one's address (sha256:<hex>) and size, a line per file.
+put = app.command("put")(
+    everyday_command(
+        "cas",
+        "put",
+        """Store files' bytes; print each one's address (sha256:<hex>) and size, a line per file.
 
     Several files are stored in one process and published together; with --json, one file prints
     an object and several a list of them.
 
     Example: reviewtrail cas put results.csv --media-type text/csv --json
-    """
-    _everyday.cas_put(files=files, pool=pool, media_type=media_type, as_json=as_json, progress=progress)
-
-
-@app.command("cat")
-def cat(
-    hashes: Annotated[list[str], typer.Argument(help="Addresses: 64 hex digits or sha256:<hex> (one or more).")],
-    out: Annotated[
-        Path | None, typer.Option("--out", help="Write the one object to this file instead of stdout.", dir_okay=False)
-    ] = None,
-    out_dir: Annotated[
-        Path | None, typer.Option("--out-dir", help="Write each object to DIR/<hex> (several at once).")
-    ] = None,
-    progress: ProgressOpt = None,
-) -> None:
-    """Write an object's verified bytes to stdout, or objects to files.
+    """,
+    )
+)
+cat = app.command("cat")(
+    everyday_command(
+        "cas",
+        "cat",
+        """Write an object's verified bytes to stdout, or objects to files.
 
     Bytes are only written after the whole object has been verified; any
     integrity failure writes nothing and exits 4. To stdout, a progress bar (stderr) counts both
@@ -60,8 +43,9 @@ def cat(
     Several addresses need --out-dir.
 
     Example: reviewtrail cas cat sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824 > out
-    """
-    _everyday.cas_cat(hashes=hashes, out=out, out_dir=out_dir, progress=progress)
+    """,
+    )
+)
 
 
 @app.command("verify")

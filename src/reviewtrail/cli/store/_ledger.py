@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from reviewtrail.cli import _everyday
+from reviewtrail.cli._everyday_commands import everyday_command
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json
 
 __all__ = ["app", "append", "checkpoint", "show", "tail"]
@@ -16,20 +16,16 @@ app = typer.Typer(help="The append-only, hash-chained ledger.", no_args_is_help=
 JsonOpt = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
 
 
-@app.command("tail")
-def tail(
-    n: Annotated[int, typer.Option("-n", "--lines", min=1, help="How many records.")] = 20,
-    type: Annotated[
-        str | None, typer.Option("--type", help="'name@version' exactly, or 'name' for every version.")
-    ] = None,
-    subject: Annotated[str | None, typer.Option("--subject", help="Only records about this subject.")] = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Show the last records, oldest first.
+tail = app.command("tail")(
+    everyday_command(
+        "ledger",
+        "tail",
+        """Show the last records, oldest first.
 
     Example: reviewtrail ledger tail -n 5 --type cas.note --json
-    """
-    _everyday.ledger_tail(n=n, type=type, subject=subject, as_json=as_json)
+    """,
+    )
+)
 
 
 @app.command("show")

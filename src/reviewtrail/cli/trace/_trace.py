@@ -9,9 +9,9 @@ from typing import Annotated
 import typer
 
 from reviewtrail.cli import _everyday
+from reviewtrail.cli._everyday_commands import everyday_command
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json
 from reviewtrail.cli.trace import _debug, _export
-from reviewtrail.cli.trace import _save_options as o
 
 __all__ = ["EXIT_NOT_POSITIVE", "app", "family", "gate", "install_helper", "resolve_helper", "save", "verify"]
 
@@ -24,51 +24,11 @@ ProjectOpt = Annotated[
 ]
 
 
-@app.command("save")
-def save(
-    skill: o.Skill,
-    purpose: o.Purpose,
-    backend: o.Backend = None,
-    tool: o.Tool = None,
-    executor: o.Executor = None,
-    executor_model: o.ExecutorModel = None,
-    requested_reviewer_model: o.RequestedReviewerModel = None,
-    reported_reviewer_model: o.ReportedReviewerModel = None,
-    model: o.Model = None,
-    effort: o.Effort = None,
-    thread_id: o.ThreadId = None,
-    agent_id: o.AgentId = None,
-    prompt_file: o.PromptFile = None,
-    response_file: o.ResponseFile = None,
-    prompt: o.Prompt = None,
-    response: o.Response = None,
-    status: o.Status = "ok",
-    verdict: o.Verdict = None,
-    review_completed: o.ReviewCompleted = False,
-    review_scope_complete: o.ReviewScopeComplete = False,
-    review_positive: o.ReviewPositive = False,
-    gate: o.Gate = False,
-    score: o.Score = None,
-    trace_mode: o.TraceModeOpt = None,
-    files_referenced: o.FilesReferenced = None,
-    duration_ms: o.DurationMs = None,
-    identity_validated: o.IdentityValidated = False,
-    fallback_reason: o.FallbackReason = None,
-    reviewer_profile: o.ReviewerProfile = None,
-    memory_hash: o.MemoryHash = None,
-    executor_family: o.ExecutorFamily = None,
-    reviewer_family: o.ReviewerFamily = None,
-    independence_verified: o.IndependenceVerified = None,
-    native_evidence: o.NativeEvidence = None,
-    reviewer_kind: o.ReviewerKind = "model",
-    input_tokens: o.InputTokens = None,
-    output_tokens: o.OutputTokens = None,
-    skill_args: o.SkillArgs = None,
-    run_id: o.RunId = None,
-    project_dir: ProjectOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Save one reviewer call as a trace (drop-in for save_trace.sh; it accepts every flag of the reference helper).
+save = app.command("save")(
+    everyday_command(
+        "trace",
+        "save",
+        """Save one reviewer call as a trace (drop-in for save_trace.sh; it accepts every flag of the reference helper).
 
     Family and independence flags are the caller's claims: recorded as declared_*, never used by the
     rules; a claim the rules contradict is named in declared_mismatches and warned about.
@@ -76,9 +36,9 @@ def save(
     Example: reviewtrail trace save --skill research-review --purpose initial-review --backend grok
     --executor codex --executor-model gpt-6-astra --reported-reviewer-model grok-4 --prompt-file p.txt
     --response-file r.md --status ok --verdict ready --review-completed --review-scope-complete
-    """
-    options = {name: value for name, value in locals().items() if name != "as_json"}  # the options, by name
-    _everyday.trace_save(options=options, as_json=as_json)
+    """,
+    )
+)
 
 
 @app.command("gate")
