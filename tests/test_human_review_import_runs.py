@@ -11,9 +11,17 @@ from typing import Any
 import pytest
 
 from conftest import init_cli_store, open_cli_store, run_cli
-from reviewtrail._struct import parse
+from reviewtrail._struct import parse, words
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.human_review import RECEIPT, RESPONSE, RUN, CandidateRun, import_runs, prompt_text_hash
+from reviewtrail.human_review import (
+    MAX_IMPORT_OUTPUTS,
+    RECEIPT,
+    RESPONSE,
+    RUN,
+    CandidateRun,
+    import_runs,
+    prompt_text_hash,
+)
 from reviewtrail.ledger import Envelope
 from reviewtrail.store import Store
 from support.human_review import add_prompt, new_store, prompt_entry
@@ -275,6 +283,15 @@ def test_a_malformed_file_is_refused_whole_and_changes_nothing(tmp_path: Path, c
         import_runs(store, good + "\n" + bad + "\n")
     assert caught.value.field == field
     assert store.ledger.head() == head
+
+
+def test_too_many_outputs_are_refused_in_words(tmp_path: Path) -> None:
+    store = new_store(tmp_path)
+    line = run_line(add_prompt(store), "agent-a", outputs=[{"response": "x"}] * (MAX_IMPORT_OUTPUTS + 1))
+    with pytest.raises(InvalidInputError) as caught:
+        import_runs(store, json.dumps(line) + "\n")
+    assert caught.value.field == "line 1: outputs"
+    assert words(caught.value) == f"List should have at most {MAX_IMPORT_OUTPUTS} items"
 
 
 def test_an_empty_file_is_refused(tmp_path: Path) -> None:

@@ -143,7 +143,8 @@ _AT = re.compile(r"^(?P<message>.*?)(?: - at (?P<key>`key` in )?`\$(?P<path>[^`]
 _STEP = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
 _EXPECTED = re.compile(r"^Expected `(?P<want>[^`]+)`, got `(?P<got>[^`]+)`$")
 _BOUND = re.compile(r"^Expected `(?:int|float)` (?P<op>>=|>|<=|<) (?P<n>\S+)$")
-_LENGTH = re.compile(r"^Expected `str` of length (?P<op>>=|<=) (?P<n>\d+)$")
+_LENGTH = re.compile(r"^Expected `(?P<kind>str|array|object)` of length (?P<op>>=|<=) (?P<n>\d+)$")
+_LENGTH_WORDS = {"str": ("String", "character"), "array": ("List", "item"), "object": ("Dictionary", "item")}
 _KINDS = {
     "bool": "a boolean",
     "int": "an integer",
@@ -224,7 +225,8 @@ def _words(message: str, tp: Any) -> str:
     length = _LENGTH.match(message)
     if length is not None:
         most = "at least" if length["op"] == ">=" else "at most"
-        return f"String should have {most} {length['n']} character{'' if length['n'] == '1' else 's'}"
+        what, unit = _LENGTH_WORDS[length["kind"]]
+        return f"{what} should have {most} {length['n']} {unit}{'' if length['n'] == '1' else 's'}"
     if message.startswith("Expected `str` matching regex "):  # the pattern as written, not its repr
         pattern = ast.literal_eval(message.removeprefix("Expected `str` matching regex "))
         if pattern.endswith(_END):  # a whole-text pattern is shown as published, ending in $

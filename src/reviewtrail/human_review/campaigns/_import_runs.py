@@ -17,13 +17,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reviewtrail._strict import kind_of
-from reviewtrail._struct import decode
+from reviewtrail._struct import Model, decode, parse, words
 from reviewtrail.errors import InvalidInputError, NotFoundError
 from reviewtrail.human_review.campaigns._campaign_file import jsonl_lines
 from reviewtrail.human_review.campaigns._run_batch import response_problem
@@ -43,16 +42,14 @@ __all__ = ["MAX_IMPORT_OUTPUTS", "ImportRunsReport", "ImportedRun", "import_runs
 MAX_IMPORT_OUTPUTS = 16
 
 
-class _Output(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _Output(Model, frozen=True, kw_only=True):
     response: str
 
 
-class _Line(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _Line(Model, frozen=True, kw_only=True):
     run: dict[str, Any]
     receipt: dict[str, Any] | None = None
-    outputs: list[_Output] = Field(max_length=MAX_IMPORT_OUTPUTS)
+    outputs: Annotated[list[_Output], msgspec.Meta(max_length=MAX_IMPORT_OUTPUTS)]
     privacy: Privacy
 
 
@@ -187,12 +184,6 @@ def _check_file(store: Store, text: str) -> list[_Checked]:
     return out
 
 
-def _bad(number: int, where: str, exc: ValidationError) -> InvalidInputError:
-    err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"])
-    return InvalidInputError(err["msg"], field=f"line {number}: {where}{'.' if where and loc else ''}{loc}")
-
-
 def _check_line(store: Store, number: int, raw: str) -> _Checked:
     try:
         value = json.loads(raw)
@@ -202,9 +193,9 @@ def _check_line(store: Store, number: int, raw: str) -> _Checked:
     if not isinstance(value, dict):
         raise InvalidInputError("a line is a JSON object", field=f"line {number}: line")
     try:
-        line = _Line.model_validate(value)
-    except ValidationError as exc:
-        raise _bad(number, "", exc) from None
+        line = parse(_Line, value, field="line")
+    except InvalidInputError as exc:
+        raise InvalidInputError(words(exc), field=f"line {number}: {exc.field}") from None
     run = decode(CandidateRun, {**line.run, "origin": "imported"}, field=f"line {number}: run")
     trigger = _record_or_none(store, run.trigger_event_id)  # read once: the receipt's check and the trigger's
     receipt = None
