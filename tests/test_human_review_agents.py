@@ -118,6 +118,40 @@ def test_json_errors_name_the_entry_and_field() -> None:
     assert caught.value.field == "agents[1].catalogGeneration"
 
 
+@pytest.mark.parametrize(
+    ("changes", "field", "problem"),
+    [
+        ({"backend": {"kind": "openai", "timeout": 0}}, "agents[0].backend.timeout", "Input should be greater than 0"),
+        (
+            {"backend": {"kind": "openai", "timeout": True}},
+            "agents[0].backend.timeout",
+            "must be a number, not a boolean",
+        ),
+        (
+            {"backend": {"kind": "gemini"}},
+            "agents[0].backend.kind",
+            "Input tag 'gemini' found using 'kind' does not match any of the expected tags: "
+            "'openai', 'anthropic', 'scripted'",
+        ),
+        (
+            {"backend": {"kind": "scripted"}},
+            "agents[0].backend",
+            "a scripted backend has either responses or a template",
+        ),
+        (
+            {"backend": {"kind": "scripted", "responses": []}},
+            "agents[0].backend.responses",
+            "List should have at least 1 item",
+        ),
+        ({"settings": {str(i): i for i in range(33)}}, "agents[0].settings", "Dictionary should have at most 32 items"),
+    ],
+)
+def test_a_refusal_says_what_is_wrong(changes: dict[str, Any], field: str, problem: str) -> None:
+    with pytest.raises(InvalidInputError) as caught:
+        parse_agents_file(json.dumps({"agents": [entry("agent-a", **changes)]}), "agents.json")
+    assert (caught.value.field, str(caught.value)) == (field, f"{field}: {problem}")
+
+
 REQUIRED = ("id", "model", "provider", "executionAdapter", "catalogGeneration", "backend")
 BAD_VALUES: dict[str, Any] = {
     "id": "has space",

@@ -282,7 +282,7 @@ def test_cli_campaign_run_refuses_a_bad_agents_file(tmp_path: Path, monkeypatch:
     )
     assert run_cli("campaign", "import", "prompts.jsonl")[0] == 0
     code, _, err = run_cli("campaign", "run", "camp", "--version", "1", "--agents", "agents.yaml")
-    assert code == 2 and "line 8: agents[1].model" in err
+    assert code == 2 and "line 9: agents[1].modle: Extra inputs are not permitted" in err  # the misspelt key
 
 
 def test_cli_campaign_run_draws_a_progress_bar_on_stderr_when_asked(

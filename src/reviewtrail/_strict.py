@@ -14,26 +14,9 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator
 from pydantic_core import PydanticCustomError
 
-__all__ = ["IS_BOOL", "IS_FLOAT", "IS_INT", "StrictBool", "StrictFloat", "StrictInt", "kind_of"]
+from reviewtrail._struct import kind_of
 
-
-def kind_of(value: Any) -> str:
-    """What a value is, in JSON terms: ``a boolean``, ``an integer``, ``a string``..."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a decimal number"
-    if isinstance(value, str):
-        return "a string"
-    if value is None:
-        return "null"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return f"a {type(value).__name__}"
+__all__ = ["IS_BOOL", "IS_FLOAT", "IS_INT", "StrictBool", "StrictFloat", "StrictInt"]
 
 
 def _int(value: Any) -> Any:

@@ -33,6 +33,7 @@ __all__ = [
     "PayloadStruct",
     "decode",
     "json_schema",
+    "kind_of",
     "parse",
     "problem",
     "read",
@@ -176,6 +177,25 @@ _WANTED = {
 _END = r"\Z"
 
 
+def kind_of(value: Any) -> str:
+    """What a value is, in JSON terms: ``a boolean``, ``an integer``, ``a string``..."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a decimal number"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return f"a {type(value).__name__}"
+
+
 def whole(pattern: str) -> str:
     """``pattern`` (anchored ``^...$``) matching the whole text only, for ``msgspec.Meta``."""
     return pattern.removesuffix("$") + _END
@@ -221,7 +241,7 @@ def _words(message: str, tp: Any) -> str:
         return _WANTED.get(want, message)
     bound = _BOUND.match(message)
     if bound is not None:
-        return f"Input should be {_BOUNDS[bound['op']]} {bound['n']}"
+        return f"Input should be {_BOUNDS[bound['op']]} {bound['n'].removesuffix('.0')}"  # a bound as written
     length = _LENGTH.match(message)
     if length is not None:
         most = "at least" if length["op"] == ">=" else "at most"

@@ -12,7 +12,7 @@ from typing import Annotated, Any, TypeVar
 
 import msgspec
 
-from reviewtrail._struct import FieldProblem, Model, problem
+from reviewtrail._struct import FieldProblem, Model, kind_of, problem
 from reviewtrail.cas._address import (
     DEFAULT_MEDIA_TYPE,
     DIGEST_PREFIX,
@@ -37,8 +37,6 @@ def _size(value: object) -> None:
     if type(value) is int and value >= 0:
         return
     if type(value) is not int:
-        from reviewtrail._strict import kind_of
-
         raise FieldProblem("size", f"must be an integer, not {kind_of(value)}")
     if value < 0:
         raise FieldProblem("size", "Input should be greater than or equal to 0")

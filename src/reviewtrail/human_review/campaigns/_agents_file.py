@@ -7,13 +7,13 @@ environment variable that holds its key."""
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
+import msgspec
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from msgspec import Meta
 
-from reviewtrail._strict import IS_FLOAT
-from reviewtrail._struct import parse
+from reviewtrail._struct import FieldProblem, Model, parse, whole, words
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.campaigns._yaml_marks import Locate, key_lines, nearest, read_yaml
 from reviewtrail.human_review.records._record_names import IDENT_PATTERN
@@ -35,75 +35,67 @@ MAX_AGENTS = 64
 #: Canned answers one scripted backend may hold.
 MAX_SCRIPTED_RESPONSES = 1_000
 
-EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
-Url = Annotated[str, Field(pattern=r"^https?://[^\s]+$", max_length=2_000)]
-Name = Annotated[str, Field(min_length=1, max_length=200)]
-Ident = Annotated[str, Field(min_length=1, max_length=200, pattern=IDENT_PATTERN)]
-Timeout = Annotated[float, Field(gt=0, le=3_600), IS_FLOAT]
+EnvName = Annotated[str, Meta(pattern=whole(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"))]
+Url = Annotated[str, Meta(pattern=whole(r"^https?://[^\s]+$"), max_length=2_000)]
+Name = Annotated[str, Meta(min_length=1, max_length=200)]
+Ident = Annotated[str, Meta(min_length=1, max_length=200, pattern=whole(IDENT_PATTERN))]
+Timeout = Annotated[float, Meta(gt=0, le=3_600)]
 
 
-class _Spec(BaseModel):
-    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid")
-
-
-class OpenAIBackendSpec(_Spec):
+class OpenAIBackendSpec(Model, frozen=True, kw_only=True, rename="camel", tag_field="kind", tag="openai"):
     """An OpenAI-compatible chat-completions endpoint; ``apiKeyEnv`` names the variable holding
     its key (omitted: no key is sent, for a local server)."""
 
-    kind: Literal["openai"]
     endpoint: Url = "https://api.openai.com/v1"
-    api_key_env: EnvName | None = Field(default=None, alias="apiKeyEnv")
+    api_key_env: EnvName | None = None
     timeout: Timeout = 120.0
 
 
-class AnthropicBackendSpec(_Spec):
+class AnthropicBackendSpec(Model, frozen=True, kw_only=True, rename="camel", tag_field="kind", tag="anthropic"):
     """The Anthropic Messages API; ``apiKeyEnv`` names the variable holding its key."""
 
-    kind: Literal["anthropic"]
     endpoint: Url = "https://api.anthropic.com"
-    api_key_env: EnvName = Field(alias="apiKeyEnv")
+    api_key_env: EnvName
     timeout: Timeout = 120.0
 
 
-class ScriptedBackendSpec(_Spec):
+class ScriptedBackendSpec(Model, frozen=True, kw_only=True, rename="camel", tag_field="kind", tag="scripted"):
     """Canned answers, no network: ``responses`` (the n-th call gets the n-th, cycling) or a
     ``template`` in which ``{prompt}`` and ``{agent}`` are replaced by the prompt and agent id."""
 
-    kind: Literal["scripted"]
-    responses: list[str] | None = Field(default=None, min_length=1, max_length=MAX_SCRIPTED_RESPONSES)
-    template: str | None = Field(default=None, min_length=1, max_length=100_000)
+    responses: Annotated[list[str], Meta(min_length=1, max_length=MAX_SCRIPTED_RESPONSES)] | None = None
+    template: Annotated[str, Meta(min_length=1, max_length=100_000)] | None = None
 
-    @model_validator(mode="after")
-    def _one_source(self) -> ScriptedBackendSpec:
+    def __post_init__(self) -> None:
         if (self.responses is None) == (self.template is None):
-            raise ValueError("a scripted backend has either responses or a template")
-        return self
+            raise FieldProblem(None, "a scripted backend has either responses or a template")
 
 
-BackendSpec = Annotated[OpenAIBackendSpec | AnthropicBackendSpec | ScriptedBackendSpec, Field(discriminator="kind")]
+BackendSpec = OpenAIBackendSpec | AnthropicBackendSpec | ScriptedBackendSpec
 
 
-class AgentConfig(_Spec):
+class AgentConfig(Model, frozen=True, kw_only=True, rename="camel"):
     """One candidate agent: its identity (recorded on every run) and its backend (not recorded:
     the prompt manifest of each call records the endpoint host and model)."""
 
     id: Ident
     model: Name
     provider: Name
-    execution_adapter: Ident = Field(alias="executionAdapter")
-    learned_adapter: Ident | None = Field(default=None, alias="learnedAdapter")
-    catalog_generation: Ident = Field(alias="catalogGeneration")
+    execution_adapter: Ident
+    learned_adapter: Ident | None = None
+    catalog_generation: Ident
     backend: BackendSpec
-    settings: dict[str, Any] = Field(default_factory=dict, max_length=32)
+    settings: Annotated[dict[str, Any], Meta(max_length=32)] = msgspec.field(default_factory=dict)
 
     def identity(self) -> AgentIdentity:
         """The agent as recorded on its runs."""
-        fields = self.model_dump(mode="json", by_alias=True, exclude={"backend", "settings"})
+        fields = msgspec.to_builtins(self)
+        del fields["backend"], fields["settings"]
         return parse(AgentIdentity, fields, field="agent")
 
 
-class _AgentsFile(_Spec):
-    agents: list[AgentConfig] = Field(min_length=1, max_length=MAX_AGENTS)
+class _AgentsFile(Model, frozen=True, kw_only=True):
+    agents: Annotated[list[AgentConfig], Meta(min_length=1, max_length=MAX_AGENTS)]
 
 
 def parse_agents_file(text: str, name: str = "") -> list[AgentConfig]:
@@ -115,13 +107,10 @@ def parse_agents_file(text: str, name: str = "") -> list[AgentConfig]:
     if not isinstance(value, dict):
         raise InvalidInputError("an agents file is a mapping with the key 'agents'", field=_at(locate, ()) + "file")
     try:
-        parsed = _AgentsFile.model_validate(value)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = _wire_loc(err["loc"])
-        if err["type"] in ("union_tag_invalid", "union_tag_not_found"):
-            loc = (*loc, "kind")
-        raise InvalidInputError(err["msg"].removeprefix("Value error, "), field=_at(locate, loc) + _path(loc)) from None
+        parsed = parse(_AgentsFile, value, field="file")
+    except InvalidInputError as exc:
+        loc = _wire_loc(tuple(exc.field.split("."))) if exc.field and exc.field != "file" else ()
+        raise InvalidInputError(words(exc).removeprefix("Value error, "), field=_at(locate, loc) + _path(loc)) from None
     seen: dict[str, int] = {}
     for index, agent in enumerate(parsed.agents):
         if agent.id in seen:
@@ -136,14 +125,9 @@ def parse_agents_file(text: str, name: str = "") -> list[AgentConfig]:
 _KINDS = frozenset({"openai", "anthropic", "scripted"})
 
 
-def _wire_loc(loc: tuple[int | str, ...]) -> tuple[str, ...]:
-    """The error location in wire names, without the union tag pydantic adds after ``backend``."""
-    out: list[str] = []
-    for part in loc:
-        if out and out[-1] == "backend" and part in _KINDS:
-            continue
-        out.append(str(part))
-    return tuple(out)
+def _wire_loc(loc: tuple[str, ...]) -> tuple[str, ...]:
+    """The error location in wire names, without the union tag named after ``backend``."""
+    return tuple(part for i, part in enumerate(loc) if not (i and loc[i - 1] == "backend" and part in _KINDS))
 
 
 def _path(loc: tuple[str, ...]) -> str:

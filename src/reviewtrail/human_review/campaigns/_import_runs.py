@@ -21,7 +21,6 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from reviewtrail._strict import kind_of
 from reviewtrail._struct import Model, decode, parse, words
 from reviewtrail.errors import InvalidInputError, NotFoundError
 from reviewtrail.human_review.campaigns._campaign_file import jsonl_lines
@@ -201,12 +200,6 @@ def _check_line(store: Store, number: int, raw: str) -> _Checked:
     receipt = None
     if line.receipt is not None:
         line.receipt["inputs"] = _prompt_hashes(trigger, number, run.trigger_event_id, line.receipt.get("inputs"))
-        authority = line.receipt.get("externalActionAuthority")
-        if "externalActionAuthority" in line.receipt and not isinstance(authority, bool):
-            raise InvalidInputError(
-                f"must be a boolean (true or false), not {kind_of(authority)}",
-                field=f"line {number}: receipt.externalActionAuthority",
-            )
         receipt = decode(ContextReceipt, line.receipt, field=f"line {number}: receipt")
         if receipt.run_id != run.run_id:
             raise InvalidInputError(
