@@ -15,9 +15,12 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+import reviewtrail.verify._records as verify_records
+from reviewtrail import canonical, cas
 from reviewtrail.app import init_store
 from reviewtrail.canonical import canonical_json, loads_json
 from reviewtrail.cas import CasObjectRef, CasRef, FilesystemCas
@@ -258,3 +261,32 @@ def test_a_seq_beyond_the_safe_integers_has_no_hash_even_one_written_with_its_di
     text = canonical_json(header).replace(b'"seq":9007199254740991', f'"seq":{seq}'.encode())
     records[1] = dataclasses.replace(env, seq=seq, hash=hashlib.sha256(env.prev_hash.encode() + text).hexdigest())
     assert f"ledger seq {seq} ({env.id}): hash does not match the envelope" in list(chain_problems(ledger.read()))
+
+
+def test_each_record_is_parsed_once_encoded_once_and_its_references_found_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """verify parses each canonical payload once and encodes it once (the canonical check), never
+    through the general encoder, and finds its references once for both the reference check and
+    the cas_refs rows."""
+    settings, _ = _sqlite_store(tmp_path)
+    with init_store(settings) as store:
+        _fill_repeated_refs(store)
+        records = store.ledger.head_seq()
+        decode, encode, *errors = canonical._fast()
+        calls = {"decode": 0, "encode": 0, "refs": 0}
+
+        def counted(name: str, function: Any) -> Any:
+            def call(*args: Any) -> Any:
+                calls[name] += 1
+                return function(*args)
+
+            return call
+
+        monkeypatch.setattr(canonical, "_fast", lambda: (counted("decode", decode), counted("encode", encode), *errors))
+        monkeypatch.setattr(canonical, "canonical_json", lambda *a, **k: pytest.fail("the general encoder ran"))
+        monkeypatch.setattr(verify_records, "refs_in", counted("refs", verify_records.refs_in))
+        monkeypatch.setattr(cas, "refs_in", counted("refs", cas.refs_in))
+        report = verify_store(store)
+    assert report.ok and report.records_checked == records == 6
+    assert calls == {"decode": records, "encode": records, "refs": 4}  # 4 records hold references
