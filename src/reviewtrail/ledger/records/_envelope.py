@@ -432,6 +432,7 @@ def record_problems(env: Envelope) -> list[str]:
     if (
         canonical
         and hashlib.sha256(payload).hexdigest() == env.payload_hash
+        and type(env.type) is str
         and env.type in _SOUND_TYPES
         and env.privacy in PRIVACY_LEVELS
         and envelope_hash(env) == env.hash
