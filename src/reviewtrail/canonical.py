@@ -405,7 +405,11 @@ def canonical_value(data: bytes) -> tuple[bool, Any]:
     no canonical form; anything else (floats, long integers, high characters) takes the general
     check."""
     marks = data.translate(_MARKS)
-    if marks.find(b"!") == -1 and marks.find(_LONG_INT) == -1 and not marks.startswith(_LONG_INT[1:]):
+    if (
+        (data.isascii() or marks.find(b"!") == -1)  # ASCII bytes hold no lead byte of a high character
+        and marks.find(_LONG_INT) == -1
+        and not marks.startswith(_LONG_INT[1:])
+    ):
         decode, encode, has_float, malformed = _fast()
         try:
             value = decode(data)

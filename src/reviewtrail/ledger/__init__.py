@@ -35,6 +35,7 @@ from reviewtrail.ledger.records._envelope import (
     chain_problems,
     compute_hash,
     format_time,
+    may_hold_refs,
     new_id,
 )
 from reviewtrail.ledger.records._reserved import is_reserved_type
@@ -180,6 +181,7 @@ __all__ = [
     "load_public_key",
     "load_trusted_keys",
     "make_checkpoint",
+    "may_hold_refs",
     "new_id",
     "new_record",
     "new_signing_key",

@@ -77,13 +77,10 @@ class ProjectionCheck:
         return self._upserts[table].split()[2]
 
     def add(self, env: Envelope) -> None:
-        rows: list[tuple[str, tuple[Any, ...]]] = []
         seq = env.seq
         values = self._values
         try:
-            for make in self._makers(env):
-                for table, row in make(env):
-                    rows.append((table, (*values[table](row), seq)))
+            rows = [(table, (*values[table](row), seq)) for make in self._makers(env) for table, row in make(env)]
         except Exception:
             return  # a record that gives no rows (damaged, or of a shape its projection refuses)
         if not rows:

@@ -23,7 +23,7 @@ from typing import Any
 
 from reviewtrail.cas import BARE_SEARCH, CasObjectRef, CasRef, CasStore, Location, refs_in
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.ledger import Envelope, Ledger, VerifyReads, chain_problems, verify_reads
+from reviewtrail.ledger import Envelope, Ledger, VerifyReads, chain_problems, may_hold_refs, verify_reads
 from reviewtrail.verify._projections import ProjectionCheck
 
 __all__ = ["SPLIT_AT_LEAST", "ObjectIndex", "WalkResult", "spare_core", "walk_records"]
@@ -76,15 +76,21 @@ class ObjectIndex:
 def ref_problems(env: Envelope, objects: ObjectIndex) -> tuple[list[str], int]:
     """Problems with the CAS references of one record (already checked by ``chain_problems``), and
     how many references it holds."""
+    known = env.__dict__
     try:
-        # A canonical payload was parsed by the record check; any other is searched as parsed, and
-        # what is found is kept for its query-table rows (found once either way).
-        if "payload_value" not in env.__dict__:
-            env.__dict__["cas_refs"] = refs_in(env.payload_value)
-        refs = env.cas_refs
+        # A canonical payload was parsed by the record check, and holds no reference unless its
+        # bytes hold "size":; any other is searched as parsed. What is found is kept for the
+        # record's query-table rows (found once either way).
+        if "payload_value" not in known:
+            refs = refs_in(env.payload_value)
+        elif not may_hold_refs(env.payload):
+            refs = []
+        else:
+            refs = refs_in(known["payload_value"])
     except (InvalidInputError, ValueError) as exc:
         return [f"ledger seq {env.seq} ({env.id}): unreadable CAS reference: {exc}"], 0
-    problems: list[str] = []
+    known["cas_refs"] = refs
+    problems: list[str] = _NONE
     sound = objects.sound
     for ref in refs:
         if id(ref) in sound:  # this very reference was found intact, with its size, before
@@ -102,8 +108,13 @@ def ref_problems(env: Envelope, objects: ObjectIndex) -> tuple[list[str], int]:
                 sound.clear()
             sound[id(ref)] = ref
             continue
+        if problems is _NONE:
+            problems = []
         problems.append(f"ledger seq {env.seq} ({env.id}) -> {ref.digest}: {problem}")
     return problems, len(refs)
+
+
+_NONE: list[str] = []  # no problem (never added to)
 
 
 @dataclass
@@ -191,16 +202,20 @@ class _Step:
         tick, objects = self.tick, self.objects
 
         def records() -> Iterator[Envelope]:
+            add, refs, walked, env = projections.add, 0, 0, None
             for env in self.ledger.read(start=start, end=end):
-                result.records += 1
+                walked += 1
                 if tick is not None:
                     tick("records", 1, self.total)
                 yield env
                 # chain_problems has checked this record (and kept its parsed payload) by now.
                 found, count = ref_problems(env, objects)
-                result.refs.extend(found)
-                result.refs_checked += count
-                projections.add(env)
+                if found:
+                    result.refs.extend(found)
+                refs += count
+                add(env)
+            result.records, result.refs_checked = walked, refs
+            if env is not None:
                 result.last = (env.seq, env.hash)
 
         result.chain = list(chain_problems(records(), after=after, repeated_ids=self.repeated))

@@ -122,7 +122,7 @@ def verify_store(
             report.problems.append(identity[-1])
         total = head.seq if head is not None else 0
         with ProjectionCheck(ledger, after_seq=since[0] if since is not None else 0) as projections:
-            walk = walk_records(ledger, end=total, objects=objects, projections=projections, after=since, tick=tick)
+            walk = walk_records(ledger, end=total, objects=objects, projections=projections, after=since, tick=progress)
             report.records_checked, report.refs_checked = walk.records, walk.refs_checked
             report.problems.extend(walk.chain)
             report.problems.extend(walk.refs)

@@ -119,10 +119,14 @@ def row_to_env(row: Sequence[Any]) -> Envelope:
     payload = values["payload"]
     if type(payload) is not bytes:
         values["payload"] = bytes(payload) if isinstance(payload, (bytearray, memoryview)) else str(payload).encode()
-    # The frozen dataclass, filled without its per-field __setattr__ (reads make many of them).
-    env = object.__new__(Envelope)
-    env.__dict__.update(values)
+    # The frozen dataclass, given its fields without its per-field __setattr__ (reads make many).
+    env = _new(Envelope)
+    _set(env, "__dict__", values)
     return env
+
+
+_new = object.__new__
+_set = object.__setattr__
 
 
 def row_to_signature(key_id: Any, sig: Any) -> RecordSignature:

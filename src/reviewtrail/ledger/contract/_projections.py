@@ -95,6 +95,10 @@ def _cas_ref_rows(env: Envelope) -> Iterable[Row]:
     if not refs:
         return ()
     seq = env.seq
+    if len(refs) > 1:
+        # Equal references give equal rows: each once, where it was last named (a later row with
+        # the same key replaces an earlier one, so the last of each decides, as before).
+        refs = list(dict.fromkeys(reversed(refs)))[::-1]
     # A typed reference has a pool; a bare one (``{hash, size}``) has none: "".
     return [("cas_refs", {"seq": seq, "hash": ref.hash, "size": ref.size, "pool": _pool(ref)}) for ref in refs]
 

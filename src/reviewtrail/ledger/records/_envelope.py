@@ -138,29 +138,20 @@ _SAFE_SEQ = 2**53 - 1
 def envelope_hash(env: Envelope) -> str | None:
     """The hash ``env``'s fields give (``compute_hash(env.prev_hash, header_of(env))``), or
     ``None`` when a field is of a type no sealed record has. The header's RFC 8785 form is written
-    directly: its keys are fixed, already in order, and its values are strings, a seq and nulls."""
-    seq, subject, supersedes = env.seq, env.subject, env.supersedes
-    if (
-        type(seq) is not int
-        or not -_SAFE_SEQ <= seq <= _SAFE_SEQ
-        or type(env.actor) is not str
-        or type(env.id) is not str
-        or type(env.payload_hash) is not str
-        or type(env.prev_hash) is not str
-        or type(env.privacy) is not str
-        or type(env.time) is not str
-        or type(env.type) is not str
-        or not (subject is None or type(subject) is str)
-        or not (supersedes is None or type(supersedes) is str)
-    ):
+    directly: its keys are fixed, already in order, and its values are strings, a seq and nulls
+    (the string encoder refuses anything else, which then takes the general path)."""
+    seq = env.seq
+    if type(seq) is int and -_SAFE_SEQ <= seq <= _SAFE_SEQ:
         try:
-            return compute_hash(env.prev_hash, header_of(env))
-        except (InvalidInputError, TypeError, AttributeError):
+            fields = (env.id, env.type, env.time, env.actor, env.privacy, env.subject, env.supersedes)
+            return _header_hash(env.prev_hash, seq, *fields, env.payload_hash)
+        except UnicodeEncodeError:  # a lone surrogate: no canonical form, so no record could have it
             return None
+        except TypeError:  # a field that is not text (or null where null is allowed)
+            pass
     try:
-        fields = (env.id, env.type, env.time, env.actor, env.privacy, subject, supersedes)
-        return _header_hash(env.prev_hash, seq, *fields, env.payload_hash)
-    except UnicodeEncodeError:  # a lone surrogate: no canonical form, so no record could have it
+        return compute_hash(env.prev_hash, header_of(env))
+    except (InvalidInputError, TypeError, AttributeError):
         return None
 
 
@@ -436,13 +427,23 @@ def record_problems(env: Envelope) -> list[str]:
 
     A canonical payload's parsed value is kept as ``env.payload_value``, so what reads the payload
     next (CAS references, query-table rows) does not parse it again."""
-    problems: list[str] = []
     payload = env.payload
+    canonical, value = canonical_value(payload)
+    if (
+        canonical
+        and hashlib.sha256(payload).hexdigest() == env.payload_hash
+        and type(env.type) is str
+        and env.type in _SOUND_TYPES
+        and env.privacy in PRIVACY_LEVELS
+        and envelope_hash(env) == env.hash
+    ):  # a sound record (the usual one), found sound without building its list of problems
+        env.__dict__["payload_value"] = value  # what the cached property would parse, parsed once
+        return []
+    problems: list[str] = []
     if hashlib.sha256(payload).hexdigest() != env.payload_hash:
         problems.append("payload does not hash to payloadHash")
-    canonical, value = canonical_value(payload)
     if canonical:
-        env.__dict__["payload_value"] = value  # what the cached property would parse, parsed once
+        env.__dict__["payload_value"] = value
     else:
         try:
             canonical_json(loads_json(payload))
@@ -456,8 +457,6 @@ def record_problems(env: Envelope) -> list[str]:
         problems.append(f"privacy {env.privacy!r} is not one of {', '.join(PRIVACY_LEVELS)}")
     if envelope_hash(env) != env.hash:
         problems.append("hash does not match the envelope")
-    if not problems:
-        return problems
     return [f"ledger seq {env.seq} ({env.id}): {problem}" for problem in problems]
 
 
@@ -498,6 +497,8 @@ def chain_problems(
             seen_ids.add(env.id)
         elif env.seq in repeated_ids:
             yield f"ledger seq {env.seq}: id {repeated_ids[env.seq]} used twice"
-        yield from record_problems(env)
+        problems = record_problems(env)
+        if problems:
+            yield from problems
         prev_hash = env.hash
         expected_seq = env.seq + 1
