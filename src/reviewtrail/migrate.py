@@ -29,9 +29,10 @@ store").
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -56,9 +57,10 @@ DEFAULT_BATCH = 1000  # records per transaction of the target
 _BATCH_BYTES = 16 * 1024 * 1024  # payload bytes per transaction, whatever the batch size
 _MAX_PROBLEMS = 100  # problems listed in a report (the rest are counted)
 _OBJECT_THREADS = 8  # objects copied (and the target's objects re-hashed) at once
+_COMPARE_CHUNK = 20_000  # records compared by one digest of each side
 
-# (phase, advance, total): "records" (counted), "bytes" (the objects' bytes), "checking" (records
-# whose references were checked), "comparing" (records compared with the source's).
+# (phase, advance, total): "records" (counted), "bytes" (the objects' bytes), "checking" (the
+# distinct object references checked), "comparing" (records compared with the source's).
 Progress = Callable[[str, int, int], None]
 
 
@@ -159,19 +161,25 @@ def migrate(
         end, end_hash = (head.seq, head.hash) if head is not None else (0, None)
         report.head_seq, report.head_hash = end, end_hash
         target_ledger = _open_target_ledger(to_db, catalog) if ledger_moves and to_db else None
+        refs: _Refs = {}
         try:
             if target_ledger is not None:  # checked before anything of the target is written
                 report.records_present = _common_start(source.ledger, target_ledger, end)
             cas = _open_target_cas(to_cas, settings) if cas_moves and to_cas else source.cas
+            copied: list[tuple[int, str]] | None = None
             if target_ledger is not None:
-                _copy_records(source.ledger, target_ledger, end, options.batch_size, report, tick)
+                copied = _copy_records(source.ledger, target_ledger, end, options.batch_size, report, tick, refs)
+            else:
+                _gather_refs(source.ledger.read(end=end) if end else iter(()), refs, report)
             if cas is not source.cas:
                 _copy_objects(source.cas, cas, report, tick)
             if target_ledger is not None:
-                _check_target(target_ledger, cas, source.cas, (end, end_hash), report, tick, source.ledger)
+                _check_target(
+                    target_ledger, cas, source.cas, (end, end_hash), report, tick, refs, (source.ledger, copied)
+                )
                 _compare_ledgers(source.ledger, target_ledger, end, report)
             else:
-                _check_target(source.ledger, cas, source.cas, (end, end_hash), report, tick)
+                _check_target(source.ledger, cas, source.cas, (end, end_hash), report, tick, refs)
         finally:
             if target_ledger is not None:
                 target_ledger.close()
@@ -271,19 +279,83 @@ def _open_target_cas(url: str, settings: Settings) -> CasStore:
 
 
 # --- the records ------------------------------------------------------------------------------
+# The first use of each distinct object reference (pool, hash, size): the record that names it, and it.
+_Refs = dict[tuple[str, str, int], tuple[str, Any]]
+
+
 def _copy_records(
-    source: Ledger, target: Ledger, end: int, batch_size: int, report: MigrateReport, tick: Progress
-) -> None:
+    source: Ledger, target: Ledger, end: int, batch_size: int, report: MigrateReport, tick: Progress, refs: _Refs
+) -> list[tuple[int, str]] | None:
     """The source's records after those the target holds (:func:`_common_start`), up to ``end``,
-    with the signatures the source stores beside them."""
+    with the signatures the source stores beside them, in one transaction of the target
+    (:meth:`Ledger.copy_sealed`): killed or failing, it leaves the target as it was. The
+    references of every record up to ``end`` are gathered in ``refs`` on the way; copied from
+    seq 1, the records' digests (:class:`_Digests`) are returned."""
     present = report.records_present
     if present:
         tick("records", present, end)
+        _gather_refs(source.read(end=present), refs, report)
     if present >= end:
-        return
-    for batch, signatures in _batches(source, present + 1, end, batch_size):
-        report.records_copied += len(target.append_sealed(batch, signatures=signatures))
-        tick("records", len(batch), end)
+        return None
+    digests = _Digests() if not present else None
+
+    def runs() -> Iterator[tuple[list[Envelope], Any]]:
+        for batch, signatures in _batches(source, present + 1, end, batch_size):
+            _gather_refs(batch, refs, report)
+            if digests is not None:
+                digests.add(batch)
+            yield batch, signatures
+            tick("records", len(batch), end)
+
+    report.records_copied += target.copy_sealed(runs())
+    return digests.finish() if digests is not None else None
+
+
+class _Digests:
+    """:meth:`Ledger.records_digest` of each :data:`_COMPARE_CHUNK` seqs of the records copied
+    from seq 1, taken from them on the way (the source is not read again to compare)."""
+
+    def __init__(self) -> None:
+        self.done: list[tuple[int, str]] = []
+        self._sha = hashlib.sha256()
+        self._count = 0
+
+    def add(self, envelopes: list[Envelope]) -> None:
+        from reviewtrail.ledger import record_text
+
+        for env in envelopes:
+            self._sha.update(record_text(env).encode("utf-8", "surrogatepass"))
+            self._count += 1
+            if self._count == _COMPARE_CHUNK:
+                self._close()
+
+    def _close(self) -> None:
+        self.done.append((self._count, self._sha.hexdigest()))
+        self._sha, self._count = hashlib.sha256(), 0
+
+    def finish(self) -> list[tuple[int, str]]:
+        if self._count:
+            self._close()
+        return self.done
+
+
+def _gather_refs(envelopes: Iterable[Envelope], refs: _Refs, report: MigrateReport) -> None:
+    """Each reference of ``envelopes`` not in ``refs`` yet, with the record that names it first; a
+    malformed one is a problem of the report."""
+    from reviewtrail.ledger import may_hold_refs
+
+    for env in envelopes:
+        if not may_hold_refs(env.payload):
+            continue
+        try:
+            found = env.cas_refs
+        except InvalidInputError as exc:
+            report.problem(f"ledger seq {env.seq} ({env.id}): a malformed CAS reference ({exc})")
+            continue
+        for ref in found:
+            key = (getattr(ref, "pool", ""), ref.hash, ref.size)
+            if key not in refs:
+                refs[key] = (f"ledger seq {env.seq} ({env.id})", ref)
 
 
 def _batches(source: Ledger, start: int, end: int, batch_size: int) -> Iterator[tuple[list[Envelope], Any]]:
@@ -308,15 +380,14 @@ def _common_start(source: Ledger, target: Ledger, end: int) -> int:
     have = target.head_seq()
     if have == 0:
         return 0
-    upto = min(have, end)
-    if upto:
-        for at, (mine, held) in enumerate(_pairs(source.read(end=upto), target.read(end=upto)), start=1):
-            if mine != held:
-                raise IntegrityError(
-                    f"the target ledger {target.describe()} differs from the source at seq {at}: it holds "
-                    f"{_describe(held)} where the source has {_describe(mine)}; it was not written to",
-                    field="to",
-                )
+    differs = _first_difference(source, target, min(have, end), _no_progress)
+    if differs is not None:
+        at, mine, held = differs
+        raise IntegrityError(
+            f"the target ledger {target.describe()} differs from the source at seq {at}: it holds "
+            f"{_describe(held)} where the source has {_describe(mine)}; it was not written to",
+            field="to",
+        )
     if have > end:
         raise IntegrityError(
             f"the target ledger {target.describe()} differs from the source at seq {end + 1}: it holds {have} records, "
@@ -324,6 +395,30 @@ def _common_start(source: Ledger, target: Ledger, end: int) -> int:
             field="to",
         )
     return have
+
+
+def _first_difference(
+    source: Ledger, target: Ledger, upto: int, tick: Progress, known: list[tuple[int, str]] | None = None
+) -> tuple[int, Envelope | None, Envelope | None] | None:
+    """The first seq up to ``upto`` where the two ledgers' records differ (in any field or payload
+    byte), with each one's record there, or ``None``. Compared by :meth:`Ledger.records_digest`,
+    :data:`_COMPARE_CHUNK` records at a time (the source's digest taken beside the target's, or
+    ``known`` from the copy); only a chunk whose digests differ is read, to name the seq."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    ahead = known or []
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="migrate-compare") as pool:
+        for chunk, start in enumerate(range(1, upto + 1, _COMPARE_CHUNK)):
+            stop = min(start + _COMPARE_CHUNK - 1, upto)
+            pending = None if chunk < len(ahead) else pool.submit(source.records_digest, start, stop)
+            held = target.records_digest(start, stop)
+            if held != (ahead[chunk] if pending is None else pending.result()):
+                pairs = _pairs(source.read(start=start, end=stop), target.read(start=start, end=stop))
+                for seq, (a, b) in enumerate(pairs, start=start):
+                    if a != b:
+                        return seq, a, b
+            tick("comparing", stop - start + 1, upto)
+    return None
 
 
 def _pairs(a: Iterator[_T], b: Iterator[_T]) -> Iterator[tuple[_T | None, _T | None]]:
@@ -429,59 +524,45 @@ def _check_target(
     head: tuple[int, str | None],
     report: MigrateReport,
     tick: Progress,
-    source: Ledger | None = None,
+    refs: _Refs,
+    source: tuple[Ledger, list[tuple[int, str]] | None] | None = None,
 ) -> None:
-    """The target's head must be the source's, and every object its records reference must be
-    in its CAS and hash right (read through its verified read, :data:`_OBJECT_THREADS` at once).
-    With the ``source`` ledger, every record the target holds up to the head (every field, payload
-    bytes and hashes) must be the source's too: a problem names the first seq that differs. The
-    target's records are read once for both, in order beside the source's, a page at a time."""
+    """The target's head must be the source's, and every object in ``refs`` (what the records
+    reference) must be in its CAS and hash right (read through its verified read,
+    :data:`_OBJECT_THREADS` at once). With the ``source`` ledger (and the digests of the records
+    copied, if any), every record the target holds up to the head (every field, payload bytes and
+    hashes) must be the source's too (:func:`_first_difference`): a problem names the first seq
+    that differs."""
+    from concurrent.futures import ThreadPoolExecutor
+
     end, end_hash = head
     found = ledger.head()
     at: tuple[int, str | None] = (found.seq, found.hash) if found is not None else (0, None)
     if at != (end, end_hash):
         report.problem(f"the target ledger's head is seq {at[0]} ({at[1]}), the source's is seq {end} ({end_hash})")
-    checked: set[tuple[str, str, int]] = set()
-    first_use: list[tuple[str, tuple[str, str, int], Any]] = []  # each reference, as first met: by which record
-    held = ledger.read(end=end) if end else iter(())
-    pairs = _pairs(source.read(end=end), held) if source is not None and end else ((None, env) for env in held)
-    differs: str | None = None
-    for seq, (mine, env) in enumerate(pairs, start=1):
-        if source is not None and differs is None:
-            if mine != env:
-                differs = (
-                    f"the target's record at seq {seq} differs from the source's: it holds {_describe(env)} where "
-                    f"the source has {_describe(mine)}"
-                )
-            else:
-                tick("comparing", 1, end)
-        if env is None:
-            continue
-        try:
-            refs = env.cas_refs
-        except InvalidInputError as exc:
-            report.problem(f"ledger seq {env.seq} ({env.id}): a malformed CAS reference ({exc})")
-            refs = []
-        for ref in refs:
-            key = (getattr(ref, "pool", ""), ref.hash, ref.size)
-            if key not in checked:
-                checked.add(key)
-                first_use.append((f"ledger seq {env.seq} ({env.id})", key, ref))
-        tick("checking", 1, end)
-    report.refs_checked += len(first_use)
-    from concurrent.futures import ThreadPoolExecutor
+    differs = _first_difference(source[0], ledger, end, tick, source[1]) if source is not None and end else None
+    report.refs_checked += len(refs)
+
+    def intact(ref: Any) -> bool:
+        ok = cas.verify(ref)
+        tick("checking", 1, len(refs))
+        return ok
 
     with ThreadPoolExecutor(max_workers=_OBJECT_THREADS, thread_name_prefix="migrate-check") as pool:
-        intact = list(pool.map(lambda use: cas.verify(use[2]), first_use))
-    for (record, key, ref), ok in zip(first_use, intact, strict=True):
+        held = list(pool.map(intact, (ref for _, ref in refs.values())))
+    for ((pool_name, digest, size), (record, ref)), ok in zip(refs.items(), held, strict=True):
         if not ok:
             where = "nor intact in the source's" if not source_cas.has(ref) else "though the source's holds it"
             report.problem(
-                f"{record} references {key[0] or 'sha256'}:{ref.hash} ({ref.size} bytes), "
+                f"{record} references {pool_name or 'sha256'}:{digest} ({size} bytes), "
                 f"which is not intact in the target's CAS ({where})"
             )
     if differs is not None:
-        report.problem(differs)
+        seq, mine, held_env = differs
+        report.problem(
+            f"the target's record at seq {seq} differs from the source's: it holds {_describe(held_env)} where "
+            f"the source has {_describe(mine)}"
+        )
 
 
 def _compare_ledgers(source: Ledger, target: Ledger, end: int, report: MigrateReport) -> None:

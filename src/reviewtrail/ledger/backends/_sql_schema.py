@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COLUMNS",
+    "EMPTY_DIGEST",
     "INDEX_ONLY_MIGRATIONS",
     "MIGRATIONS",
     "READ_ONLY_OPTIONAL",
@@ -26,6 +27,7 @@ __all__ = [
     "SIGNATURES_MIGRATION",
     "SIGNATURE_COLUMNS",
     "Cursor",
+    "digest_sql",
     "env_row",
     "filter_sql",
     "row_to_env",
@@ -34,6 +36,8 @@ __all__ = [
     "upsert_sql",
 ]
 
+#: What ``records_digest`` gives for no record: the SHA-256 of nothing.
+EMPTY_DIGEST = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 COLUMNS = "seq, id, type, time, actor, privacy, subject, supersedes, payload, payload_hash, prev_hash, hash"
 
 
@@ -149,6 +153,32 @@ def env_row(env: Envelope) -> tuple[Any, ...]:
         env.payload_hash,
         env.prev_hash,
         env.hash,
+    )
+
+
+def digest_sql(dialect: str) -> str:
+    """The query of ``Recorder.records_digest`` (parameters: the first and the last seq): how many
+    records, and the SHA-256 in hex of their ``record_text`` joined in seq order, written in SQL.
+    PostgreSQL hashes with ``sha256`` and ``concat`` (which reads a null as nothing); SQLite with
+    ``rt_sha256``, a function its connections are given, joining the rows of an ordered subquery
+    (3.40 has no ORDER BY in an aggregate)."""
+    texts = ("id", "type", "time", "actor", "privacy", "subject", "supersedes")
+    hashes = ("payload_hash", "prev_hash", "hash")
+    if dialect == "postgresql":
+        parts = ["seq", "';'"]
+        for column in texts:
+            parts += [f"length({column})", "':'", column]
+        parts.append("encode(sha256(payload), 'hex')")
+        for column in hashes:
+            parts += [f"length({column})", "':'", column]
+        row = f"concat({', '.join(parts)})"
+        joined = f"encode(sha256(convert_to(string_agg({row}, '' ORDER BY seq), 'UTF8')), 'hex')"
+        return f"SELECT COUNT(*), {joined} FROM rt_records WHERE seq >= ? AND seq <= ?"
+    field = "coalesce(length({0}) || ':' || {0}, ':')".format
+    row = " || ".join(["seq || ';'", *map(field, texts), "rt_sha256(payload)", *map(field, hashes)])
+    return (
+        f"SELECT COUNT(*), rt_sha256(group_concat(r, '')) FROM (SELECT {row} AS r FROM rt_records "
+        "WHERE seq >= ? AND seq <= ? ORDER BY seq)"
     )
 
 

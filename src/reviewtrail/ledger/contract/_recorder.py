@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import hashlib
 import re
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from datetime import datetime
@@ -30,12 +31,14 @@ if TYPE_CHECKING:
 __all__ = [
     "IN_CHUNK",
     "Recorder",
+    "SealedRun",
     "Stamp",
     "TypeFilter",
     "check_range",
     "missing",
     "parse_type_filter",
     "projection_rows",
+    "record_text",
     "refuse_known_ids",
     "refuse_unless_extends",
     "row_makers",
@@ -168,6 +171,19 @@ def projection_rows(envelopes: Iterable[Envelope], projections: Iterable[Project
     return out
 
 
+def record_text(env: Envelope) -> str:
+    """Every field of one record as text: the seq and ``;``, each string as ``LENGTH:VALUE``
+    (``:`` for null), the payload as its SHA-256 in hex. What :meth:`Recorder.records_digest`
+    hashes; the SQL recorders write the same text in SQL (``_sql_schema.digest_sql``)."""
+    parts = [f"{env.seq};"]
+    for value in (env.id, env.type, env.time, env.actor, env.privacy, env.subject, env.supersedes):
+        parts.append(":" if value is None else f"{len(str(value))}:{value}")
+    parts.append(hashlib.sha256(env.payload).hexdigest())
+    for value in (env.payload_hash, env.prev_hash, env.hash):
+        parts.append(f"{len(str(value))}:{value}")
+    return "".join(parts)
+
+
 def check_range(start: int, end: int | None, limit: int | None) -> None:
     if start < 1:
         raise InvalidInputError("must be >= 1", field="start")
@@ -179,6 +195,10 @@ def check_range(start: int, end: int | None, limit: int | None) -> None:
 
 def missing(record_id: str) -> NotFoundError:
     return NotFoundError(f"no record with id {record_id!r}", field="id")
+
+
+#: A run of sealed records that follow each other, with the signatures of some of them (by seq).
+SealedRun = tuple[list[Envelope], dict[int, "RecordSignature"]]
 
 
 class Stamp(Protocol):
@@ -214,10 +234,12 @@ class Recorder(abc.ABC):
         and its signatures (``stamp``) in one transaction."""
 
     @abc.abstractmethod
-    def append_sealed(self, envelopes: list[Envelope], signatures: dict[int, RecordSignature]) -> list[Envelope]:
-        """Store sealed records that follow each other after checking, in the write transaction,
-        that the first extends the head (:func:`refuse_unless_extends`); their projection rows as
-        a replay writes them; the ``signatures`` of some of them (by seq) beside them."""
+    def append_sealed(self, runs: Iterable[SealedRun]) -> int:
+        """Store runs of sealed records that follow each other, all in one transaction, after
+        checking in it that the first record extends the head (:func:`refuse_unless_extends`);
+        their projection rows as a replay writes them; the signatures of some of them (by seq)
+        beside them. ``runs`` is read inside the transaction: whatever it raises leaves the
+        ledger as it was. Returns how many records were stored."""
 
     @abc.abstractmethod
     def rebuild_projections(self) -> None:
@@ -323,6 +345,16 @@ class Recorder(abc.ABC):
     def seqs_of_type(self, type: str, *, after: int = 0, upto: int | None = None) -> list[int]:
         """The seqs of the records of ``type`` in ``(after, upto]``, in order."""
         return [env.seq for env in self.read(start=after + 1, end=upto, type=type)]
+
+    def records_digest(self, start: int, end: int) -> tuple[int, str]:
+        """How many records ``start..end`` holds, and the SHA-256 of their :func:`record_text`
+        joined in seq order: ledgers holding the same records there give the same pair, whatever
+        their backends, and any field or payload byte that differs changes it."""
+        digest, count = hashlib.sha256(), 0
+        for env in self.read(start=start, end=end):
+            digest.update(record_text(env).encode("utf-8", "surrogatepass"))
+            count += 1
+        return count, digest.hexdigest()
 
     def signature_scan(self, *, start: int = 1, end: int | None = None) -> Iterator[tuple[int, str, str, Any]]:
         """``(seq, type, hash, signature or None)`` of every record with ``start <= seq <= end``,
