@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from reviewtrail.cas import CasStore, Location, VerifyingReader
     from reviewtrail.config import Settings
     from reviewtrail.ledger import Envelope, Ledger, RecordCatalog
+    from reviewtrail.store import Store
 
 __all__ = ["DEFAULT_BATCH", "MigrateOptions", "MigrateReport", "migrate"]
 
@@ -166,18 +167,12 @@ def migrate(
             if target_ledger is not None:  # checked before anything of the target is written
                 report.records_present = _common_start(source.ledger, target_ledger, end)
             cas = _open_target_cas(to_cas, settings) if cas_moves and to_cas else source.cas
-            copied: list[tuple[int, str]] | None = None
-            if target_ledger is not None:
-                copied = _copy_records(source.ledger, target_ledger, end, options.batch_size, report, tick, refs)
-            else:
-                _gather_refs(source.ledger.read(end=end) if end else iter(()), refs, report)
-            if cas is not source.cas:
-                _copy_objects(source.cas, cas, report, tick)
+            copied = _copy_both(source, (target_ledger, cas), end, options.batch_size, report, tick, refs)
             if target_ledger is not None:
                 _check_target(
                     target_ledger, cas, source.cas, (end, end_hash), report, tick, refs, (source.ledger, copied)
                 )
-                _compare_ledgers(source.ledger, target_ledger, end, report)
+                _compare_ledgers(source.ledger, target_ledger, report)
             else:
                 _check_target(source.ledger, cas, source.cas, (end, end_hash), report, tick, refs)
         finally:
@@ -278,6 +273,40 @@ def _open_target_cas(url: str, settings: Settings) -> CasStore:
     return open_cas(url, store=settings.store, s3=settings.s3, create=True, field="cas_to")
 
 
+def _copy_both(
+    source: Store,
+    target: tuple[Ledger | None, CasStore],
+    end: int,
+    batch_size: int,
+    report: MigrateReport,
+    tick: Progress,
+    refs: _Refs,
+) -> list[tuple[int, str]] | None:
+    """The records (:func:`_copy_records`, when the ledger moves; otherwise their references
+    gathered) and the objects (:func:`_copy_objects`, when the CAS moves) copied side by side: the
+    objects by threads of their own while the target database stores the records. A failure of
+    the records stops the objects not yet begun and is raised once those under way have ended; a
+    failure of the objects is raised once the records are copied."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    ledger, cas = target
+    stop = threading.Event()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="migrate-objects") as side:
+        objects = side.submit(_copy_objects, source.cas, cas, report, tick, stop) if cas is not source.cas else None
+        try:
+            if ledger is None:
+                _gather_refs(source.ledger.read(end=end) if end else iter(()), refs, report)
+                copied = None
+            else:
+                copied = _copy_records(source.ledger, ledger, end, batch_size, report, tick, refs)
+        except BaseException:
+            stop.set()
+            raise
+        if objects is not None:
+            objects.result()
+    return copied
+
+
 # --- the records ------------------------------------------------------------------------------
 # The first use of each distinct object reference (pool, hash, size): the record that names it, and it.
 _Refs = dict[tuple[str, str, int], tuple[str, Any]]
@@ -303,7 +332,7 @@ def _copy_records(
         for batch, signatures in _batches(source, present + 1, end, batch_size):
             _gather_refs(batch, refs, report)
             if digests is not None:
-                digests.add(batch)
+                digests.add(batch, signatures)
             yield batch, signatures
             tick("records", len(batch), end)
 
@@ -320,11 +349,11 @@ class _Digests:
         self._sha = hashlib.sha256()
         self._count = 0
 
-    def add(self, envelopes: list[Envelope]) -> None:
+    def add(self, envelopes: list[Envelope], signatures: dict[int, Any]) -> None:
         from reviewtrail.ledger import record_text
 
         for env in envelopes:
-            self._sha.update(record_text(env).encode("utf-8", "surrogatepass"))
+            self._sha.update(record_text(env, signatures.get(env.seq)).encode("utf-8", "surrogatepass"))
             self._count += 1
             if self._count == _COMPARE_CHUNK:
                 self._close()
@@ -380,7 +409,7 @@ def _common_start(source: Ledger, target: Ledger, end: int) -> int:
     have = target.head_seq()
     if have == 0:
         return 0
-    differs = _first_difference(source, target, min(have, end), _no_progress)
+    differs, _ = _differences(source, target, min(have, end), _no_progress)
     if differs is not None:
         at, mine, held = differs
         raise IntegrityError(
@@ -397,27 +426,44 @@ def _common_start(source: Ledger, target: Ledger, end: int) -> int:
     return have
 
 
-def _first_difference(
+# Where two ledgers part: the first seq, and what each holds there (a record, or a signature row).
+_Apart = tuple[int, Any, Any]
+
+
+def _differences(
     source: Ledger, target: Ledger, upto: int, tick: Progress, known: list[tuple[int, str]] | None = None
-) -> tuple[int, Envelope | None, Envelope | None] | None:
+) -> tuple[_Apart | None, _Apart | None]:
     """The first seq up to ``upto`` where the two ledgers' records differ (in any field or payload
-    byte), with each one's record there, or ``None``. Compared by :meth:`Ledger.records_digest`,
-    :data:`_COMPARE_CHUNK` records at a time (the source's digest taken beside the target's, or
-    ``known`` from the copy); only a chunk whose digests differ is read, to name the seq."""
+    byte), and the first where the signatures beside them differ, each with what either holds
+    there, or ``None``. Compared by :meth:`Ledger.records_digest`, :data:`_COMPARE_CHUNK` records
+    at a time (the source's digest taken beside the target's, or ``known`` from the copy); only a
+    chunk whose digests differ is read, to name the seq."""
     from concurrent.futures import ThreadPoolExecutor
 
     ahead = known or []
+    record: _Apart | None = None
+    signature: _Apart | None = None
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="migrate-compare") as pool:
         for chunk, start in enumerate(range(1, upto + 1, _COMPARE_CHUNK)):
             stop = min(start + _COMPARE_CHUNK - 1, upto)
             pending = None if chunk < len(ahead) else pool.submit(source.records_digest, start, stop)
             held = target.records_digest(start, stop)
             if held != (ahead[chunk] if pending is None else pending.result()):
-                pairs = _pairs(source.read(start=start, end=stop), target.read(start=start, end=stop))
-                for seq, (a, b) in enumerate(pairs, start=start):
-                    if a != b:
-                        return seq, a, b
+                record = record or _apart(source.read(start=start, end=stop), target.read(start=start, end=stop), start)
+                signature = signature or _apart(
+                    source.signature_scan(start=start, end=stop), target.signature_scan(start=start, end=stop), start
+                )
+                if record is not None and signature is not None:
+                    break
             tick("comparing", stop - start + 1, upto)
+    return record, signature
+
+
+def _apart(mine: Iterator[Any], held: Iterator[Any], start: int) -> _Apart | None:
+    """The first place (counted from seq ``start``) where two runs read in seq order differ."""
+    for seq, (a, b) in enumerate(_pairs(mine, held), start=start):
+        if a != b:
+            return seq, a, b
     return None
 
 
@@ -435,10 +481,12 @@ def _describe(env: Envelope | None) -> str:
 
 
 # --- the objects ------------------------------------------------------------------------------
-def _copy_objects(source: CasStore, target: CasStore, report: MigrateReport, tick: Progress) -> None:
+def _copy_objects(
+    source: CasStore, target: CasStore, report: MigrateReport, tick: Progress, stop: threading.Event
+) -> None:
     """Every object of the source the target does not hold intact, :data:`_OBJECT_THREADS` at a
     time; the first failure (in listing order) is raised once the copies under way have ended,
-    the objects not yet begun left uncopied."""
+    the objects not yet begun left uncopied (as they are once ``stop`` is set)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from reviewtrail.cas import is_hex
@@ -459,13 +507,18 @@ def _copy_objects(source: CasStore, target: CasStore, report: MigrateReport, tic
             listed.append((location, name))
         else:
             report.notes.append(f"{location}: {name!r} is not a SHA-256 address (not an object); not copied")
+
+    def copy(location: Location, name: str) -> bool | None:
+        return None if stop.is_set() else _copy_object(source, target, location, name, advance)
+
     with ThreadPoolExecutor(max_workers=_OBJECT_THREADS, thread_name_prefix="migrate-object") as pool:
-        futures = [pool.submit(_copy_object, source, target, loc, name, advance) for loc, name in listed]
+        futures = [pool.submit(copy, loc, name) for loc, name in listed]
         try:
             for future in futures:
-                if future.result():
+                done = future.result()
+                if done:
                     report.objects_copied += 1
-                else:
+                elif done is not None:
                     report.objects_skipped += 1
         except BaseException:
             for future in futures:
@@ -531,8 +584,8 @@ def _check_target(
     reference) must be in its CAS and hash right (read through its verified read,
     :data:`_OBJECT_THREADS` at once). With the ``source`` ledger (and the digests of the records
     copied, if any), every record the target holds up to the head (every field, payload bytes and
-    hashes) must be the source's too (:func:`_first_difference`): a problem names the first seq
-    that differs."""
+    hashes) and the signature beside it must be the source's too (:func:`_differences`): a
+    problem names the first seq that differs."""
     from concurrent.futures import ThreadPoolExecutor
 
     end, end_hash = head
@@ -540,7 +593,9 @@ def _check_target(
     at: tuple[int, str | None] = (found.seq, found.hash) if found is not None else (0, None)
     if at != (end, end_hash):
         report.problem(f"the target ledger's head is seq {at[0]} ({at[1]}), the source's is seq {end} ({end_hash})")
-    differs = _first_difference(source[0], ledger, end, tick, source[1]) if source is not None and end else None
+    differs, signature = (
+        _differences(source[0], ledger, end, tick, source[1]) if source is not None and end else (None, None)
+    )
     report.refs_checked += len(refs)
 
     def intact(ref: Any) -> bool:
@@ -563,25 +618,22 @@ def _check_target(
             f"the target's record at seq {seq} differs from the source's: it holds {_describe(held_env)} where "
             f"the source has {_describe(mine)}"
         )
+    if signature is not None:
+        seq, mine, held_row = signature
+        report.problem(
+            f"the target's signature of seq {seq} differs from the source's: it holds "
+            f"{_signature_label(held_row)} where the source has {_signature_label(mine)}"
+        )
 
 
-def _compare_ledgers(source: Ledger, target: Ledger, end: int, report: MigrateReport) -> None:
-    """The signature stored beside every record the target holds up to ``end``, and every row of
-    every query table, must be the source's (the records themselves are compared by
-    :func:`_check_target`): a problem names the first seq that differs, and each table's first
-    differing rows. Both sides are streamed in order (by seq, rows by key) and merged, so memory
-    holds a page of each."""
+def _compare_ledgers(source: Ledger, target: Ledger, report: MigrateReport) -> None:
+    """No signature may stand where the target holds no record, and every row of every query
+    table must be the source's (the records and the signatures beside them are compared by
+    :func:`_check_target`): a problem names each table's first differing rows. Both sides are
+    streamed in order (rows by key) and merged, so memory holds a page of each."""
     from reviewtrail.ledger import verify_reads
     from reviewtrail.verify import diff_table
 
-    signatures = _pairs(source.signature_scan(end=end), target.signature_scan(end=end)) if end else iter(())
-    for at, (mine_row, held_row) in enumerate(signatures, start=1):
-        if mine_row != held_row:
-            report.problem(
-                f"the target's signature of seq {at} differs from the source's: it holds "
-                f"{_signature_label(held_row)} where the source has {_signature_label(mine_row)}"
-            )
-            break
     stray = target.stray_signatures(limit=1)
     if stray:
         report.problem(f"the target holds a signature at seq {stray[0]}, where it holds no record")

@@ -516,7 +516,7 @@ class SqlRecorder(Recorder):
 
     def records_digest(self, start: int, end: int) -> tuple[int, str]:
         with self._read() as cur:
-            cur.execute(self._q(digest_sql(self.dialect)), (start, end))
+            cur.execute(self._q(digest_sql(self.dialect, signatures=self._has_signatures)), (start, end))
             count, digest = cur.fetchone()
         return int(count), str(digest) if count else EMPTY_DIGEST
 

@@ -171,9 +171,10 @@ def projection_rows(envelopes: Iterable[Envelope], projections: Iterable[Project
     return out
 
 
-def record_text(env: Envelope) -> str:
-    """Every field of one record as text: the seq and ``;``, each string as ``LENGTH:VALUE``
-    (``:`` for null), the payload as its SHA-256 in hex. What :meth:`Recorder.records_digest`
+def record_text(env: Envelope, signature: RecordSignature | None = None) -> str:
+    """Every field of one record and of the signature stored beside it as text: the seq and
+    ``;``, each string as ``LENGTH:VALUE`` (``:`` for null), the payload as its SHA-256 in hex,
+    the signature's key id and its bytes (``LENGTH:HEX``). What :meth:`Recorder.records_digest`
     hashes; the SQL recorders write the same text in SQL (``_sql_schema.digest_sql``)."""
     parts = [f"{env.seq};"]
     for value in (env.id, env.type, env.time, env.actor, env.privacy, env.subject, env.supersedes):
@@ -181,6 +182,10 @@ def record_text(env: Envelope) -> str:
     parts.append(hashlib.sha256(env.payload).hexdigest())
     for value in (env.payload_hash, env.prev_hash, env.hash):
         parts.append(f"{len(str(value))}:{value}")
+    if signature is None:
+        parts.append("::")
+    else:
+        parts.append(f"{len(signature.key_id)}:{signature.key_id}{len(signature.value)}:{signature.value.hex()}")
     return "".join(parts)
 
 
@@ -348,11 +353,13 @@ class Recorder(abc.ABC):
 
     def records_digest(self, start: int, end: int) -> tuple[int, str]:
         """How many records ``start..end`` holds, and the SHA-256 of their :func:`record_text`
-        joined in seq order: ledgers holding the same records there give the same pair, whatever
-        their backends, and any field or payload byte that differs changes it."""
+        (each with its signature) joined in seq order: ledgers holding the same records and
+        signatures there give the same pair, whatever their backends, and any field, payload byte
+        or signature byte that differs changes it."""
         digest, count = hashlib.sha256(), 0
+        signatures = self.signatures_at(range(start, end + 1))
         for env in self.read(start=start, end=end):
-            digest.update(record_text(env).encode("utf-8", "surrogatepass"))
+            digest.update(record_text(env, signatures.get(env.seq)).encode("utf-8", "surrogatepass"))
             count += 1
         return count, digest.hexdigest()
 
