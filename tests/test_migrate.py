@@ -330,9 +330,7 @@ def tamper_record(project: Project, seq: int) -> None:
 
 
 @pytest.mark.parametrize("held", [0, 5])
-def test_a_tampered_source_is_refused_and_the_target_left_as_it_was(
-    source: Project, pg_url: str, held: int
-) -> None:
+def test_a_tampered_source_is_refused_and_the_target_left_as_it_was(source: Project, pg_url: str, held: int) -> None:
     """A record that does not hash, late in the source: exit 4 naming it, and nothing of this run is
     in the target (whatever it held before stays, and the next run goes on from there)."""
     from reviewtrail.app import catalog
