@@ -2,24 +2,25 @@
 (SQLite and the store folder's files to PostgreSQL and an object store, and back) without losing
 anything.
 
-The ledger is copied record by record in seq order with :meth:`Ledger.append_sealed`: the target
+The ledger is copied record by record in seq order with :meth:`Ledger.copy_sealed`: the target
 holds the same chain byte for byte (ids, headers, payload bytes, hashes), with the signatures stored
-beside the records, each batch checked against the chain rule and the target's head, and its query
-tables get their rows as a rebuild from the chain gives them. Records are read a page at a time and
-written a batch at a time, so memory does not grow with the store. The CAS objects (both pools and
-the legacy layout, whose objects go to the ``data`` pool, where a bare ``{hash, size}`` reference
-finds them first) are streamed through the source's verified read, a few at a time (threads): an
-object that does not hash to its address stops the copy (exit 4) before anything of it is published.
-Objects the target already holds intact are skipped.
+beside the records, each run checked against the chain rule and the first against the target's
+head, all in one transaction of the target (killed or failing, it leaves the target as it was), and
+its query tables get their rows as a rebuild from the chain gives them. Records are read a page at a
+time and written a run at a time, so memory does not grow with the store. The CAS objects (both
+pools and the legacy layout, whose objects go to the ``data`` pool, where a bare ``{hash, size}``
+reference finds them first) are streamed through the source's verified read, a few at a time
+(threads), beside the records: an object that does not hash to its address stops the copy (exit 4)
+before anything of it is published. Objects the target already holds intact are skipped.
 
-An interrupted migrate resumes: the records the target already holds must be the source's first
-records exactly (otherwise nothing is written and the first differing seq is named, exit 4), and
-the copy continues after them. At the end the target's head must be the source's (seq and hash),
-every object a record references must be in the target and hash right (read back through the
-target's verified read), and every record, every signature beside it and every query-table row the
-target holds must be the source's (both read in order, a page at a time, and merged); anything else
-is a problem in the report (exit 4), naming the first seq, or the table and key, that differs. A
-migrate run again over a finished copy checks all of it again.
+The records a target already holds must be the source's first records exactly (otherwise nothing
+is written and the first differing seq is named, exit 4), and the copy continues after them. At the
+end the target's head must be the source's (seq and hash), every object a record references must be
+in the target and hash right (read back through the target's verified read), and every record,
+every signature beside it and every query-table row the target holds must be the source's (the
+records and signatures by digests of a chunk of seqs, a chunk read only when they differ; the rows
+read in order and merged); anything else is a problem in the report (exit 4), naming the first seq,
+or the table and key, that differs. A migrate run again over a finished copy checks all of it again.
 
 The source is the configured store, opened read-only; the store folder's marker names the
 identity record, which the target then holds too, so pointing ``REVIEWTRAIL_DATABASE_URL`` and
@@ -54,8 +55,8 @@ __all__ = ["DEFAULT_BATCH", "MigrateOptions", "MigrateReport", "migrate"]
 
 _T = TypeVar("_T")
 
-DEFAULT_BATCH = 1000  # records per transaction of the target
-_BATCH_BYTES = 16 * 1024 * 1024  # payload bytes per transaction, whatever the batch size
+DEFAULT_BATCH = 1000  # records per run written to the target
+_BATCH_BYTES = 16 * 1024 * 1024  # payload bytes per run, whatever the batch size
 _MAX_PROBLEMS = 100  # problems listed in a report (the rest are counted)
 _OBJECT_THREADS = 8  # objects copied (and the target's objects re-hashed) at once
 _COMPARE_CHUNK = 20_000  # records compared by one digest of each side
@@ -69,7 +70,7 @@ Progress = Callable[[str, int, int], None]
 class MigrateOptions:
     """Where the store goes: ``database_url`` (``sqlite:///PATH`` or ``postgresql://…``) and
     ``cas_url`` (``file:///ABS/PATH`` or ``s3://bucket/prefix``); ``None`` leaves that part where
-    it is. ``batch_size``: records per transaction of the target."""
+    it is. ``batch_size``: records per run written to the target (all in one transaction)."""
 
     database_url: str | None = None
     cas_url: str | None = None
