@@ -55,7 +55,7 @@ __all__ = ["DEFAULT_BATCH", "MigrateOptions", "MigrateReport", "migrate"]
 
 _T = TypeVar("_T")
 
-DEFAULT_BATCH = 1000  # records per run written to the target
+DEFAULT_BATCH = 10_000  # records per run written to the target
 _BATCH_BYTES = 16 * 1024 * 1024  # payload bytes per run, whatever the batch size
 _MAX_PROBLEMS = 100  # problems listed in a report (the rest are counted)
 _OBJECT_THREADS = 8  # objects copied (and the target's objects re-hashed) at once
@@ -397,10 +397,16 @@ def _batches(source: Ledger, start: int, end: int, batch_size: int) -> Iterator[
         batch.append(env)
         size += len(env.payload)
         if len(batch) >= batch_size or size >= _BATCH_BYTES:
-            yield batch, source.signatures_at(e.seq for e in batch)
+            yield batch, _signatures(source, batch)
             batch, size = [], 0
     if batch:
-        yield batch, source.signatures_at(e.seq for e in batch)
+        yield batch, _signatures(source, batch)
+
+
+def _signatures(source: Ledger, batch: list[Envelope]) -> dict[int, Any]:
+    """The signatures the source stores beside a batch of records that follow each other (one
+    read of the seqs it spans)."""
+    return {seq: sig for seq, _, _, sig in source.signed_scan(start=batch[0].seq, end=batch[-1].seq)}
 
 
 def _common_start(source: Ledger, target: Ledger, end: int) -> int:
@@ -594,9 +600,6 @@ def _check_target(
     at: tuple[int, str | None] = (found.seq, found.hash) if found is not None else (0, None)
     if at != (end, end_hash):
         report.problem(f"the target ledger's head is seq {at[0]} ({at[1]}), the source's is seq {end} ({end_hash})")
-    differs, signature = (
-        _differences(source[0], ledger, end, tick, source[1]) if source is not None and end else (None, None)
-    )
     report.refs_checked += len(refs)
 
     def intact(ref: Any) -> bool:
@@ -605,7 +608,11 @@ def _check_target(
         return ok
 
     with ThreadPoolExecutor(max_workers=_OBJECT_THREADS, thread_name_prefix="migrate-check") as pool:
-        held = list(pool.map(intact, (ref for _, ref in refs.values())))
+        verified = pool.map(intact, (ref for _, ref in refs.values()))  # re-hashed while the records are compared
+        differs, signature = (
+            _differences(source[0], ledger, end, tick, source[1]) if source is not None and end else (None, None)
+        )
+        held = list(verified)
     for ((pool_name, digest, size), (record, ref)), ok in zip(refs.items(), held, strict=True):
         if not ok:
             where = "nor intact in the source's" if not source_cas.has(ref) else "though the source's holds it"

@@ -28,7 +28,7 @@ def migrate(
     ] = None,
     batch_size: Annotated[
         int, typer.Option("--batch-size", min=1, help="Records per run written to the target ledger.")
-    ] = 1000,
+    ] = 10_000,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
     progress: Annotated[
         bool | None, typer.Option("--progress/--no-progress", help=PROGRESS_HELP, show_default=False)

@@ -61,6 +61,8 @@ _SCANS = itertools.count(1)
 # stderr through logging's last resort, before that message; an application that configures logging
 # still receives it (propagation is untouched).
 logging.getLogger("psycopg").addHandler(logging.NullHandler())
+# The types of rt_records' columns (COLUMNS order), as a binary COPY writes them.
+_COPY_TYPES = ["bigint", *["text"] * 7, "bytea", *["text"] * 3]
 _ROWS_PER_INSERT = 1000  # rows per INSERT of an append (12,000 parameters; PostgreSQL takes 65,535)
 _WIDTH = 12
 
@@ -283,8 +285,10 @@ class PostgresRecorder(SqlRecorder):
             raise self._denied(exc) from None
 
     def _insert_sealed(self, cur: Cursor, envelopes: list[Envelope]) -> None:
-        """The rows of sealed records with one ``COPY``: no statement to parse, no parameter to bind."""
-        with cast(Any, cur).copy(f"COPY rt_records ({COLUMNS}) FROM STDIN") as copy:
+        """The rows of sealed records with one binary ``COPY``: no statement to parse, no parameter
+        to bind, no value written as text."""
+        with cast(Any, cur).copy(f"COPY rt_records ({COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(_COPY_TYPES)
             for env in envelopes:
                 copy.write_row(env_row(env))
 

@@ -176,17 +176,25 @@ def record_text(env: Envelope, signature: RecordSignature | None = None) -> str:
     ``;``, each string as ``LENGTH:VALUE`` (``:`` for null), the payload as its SHA-256 in hex,
     the signature's key id and its bytes (``LENGTH:HEX``). What :meth:`Recorder.records_digest`
     hashes; the SQL recorders write the same text in SQL (``_sql_schema.digest_sql``)."""
-    parts = [f"{env.seq};"]
-    for value in (env.id, env.type, env.time, env.actor, env.privacy, env.subject, env.supersedes):
-        parts.append(":" if value is None else f"{len(str(value))}:{value}")
-    parts.append(hashlib.sha256(env.payload).hexdigest())
-    for value in (env.payload_hash, env.prev_hash, env.hash):
-        parts.append(f"{len(str(value))}:{value}")
+    subject, supersedes = env.subject, env.supersedes
+    try:
+        fields = (
+            f"{env.seq};{len(env.id)}:{env.id}{len(env.type)}:{env.type}{len(env.time)}:{env.time}"
+            f"{len(env.actor)}:{env.actor}{len(env.privacy)}:{env.privacy}"
+            f"{':' if subject is None else f'{len(subject)}:{subject}'}"
+            f"{':' if supersedes is None else f'{len(supersedes)}:{supersedes}'}"
+            f"{hashlib.sha256(env.payload).hexdigest()}{len(env.payload_hash)}:{env.payload_hash}"
+            f"{len(env.prev_hash)}:{env.prev_hash}{len(env.hash)}:{env.hash}"
+        )
+    except TypeError:  # a field of a type no sealed record has (as read from a tampered row): as SQL writes it
+        texts = (env.id, env.type, env.time, env.actor, env.privacy, subject, supersedes)
+        parts = [f"{env.seq};", *(":" if v is None else f"{len(str(v))}:{v}" for v in texts)]
+        parts.append(hashlib.sha256(env.payload).hexdigest())
+        parts += [f"{len(str(v))}:{v}" for v in (env.payload_hash, env.prev_hash, env.hash)]
+        fields = "".join(parts)
     if signature is None:
-        parts.append("::")
-    else:
-        parts.append(f"{len(signature.key_id)}:{signature.key_id}{len(signature.value)}:{signature.value.hex()}")
-    return "".join(parts)
+        return f"{fields}::"
+    return f"{fields}{len(signature.key_id)}:{signature.key_id}{len(signature.value)}:{signature.value.hex()}"
 
 
 def check_range(start: int, end: int | None, limit: int | None) -> None:
