@@ -353,8 +353,9 @@ class _Digests:
     def add(self, envelopes: list[Envelope], signatures: dict[int, Any]) -> None:
         from reviewtrail.ledger import record_text
 
-        for env in envelopes:
-            self._sha.update(record_text(env, signatures.get(env.seq)).encode("utf-8", "surrogatepass"))
+        for env in envelopes:  # a payload that does not hash to its payloadHash fails the copy (copy_sealed)
+            text = record_text(env, signatures.get(env.seq), payload_sha=env.payload_hash)
+            self._sha.update(text.encode("utf-8", "surrogatepass"))
             self._count += 1
             if self._count == _COMPARE_CHUNK:
                 self._close()

@@ -171,25 +171,28 @@ def projection_rows(envelopes: Iterable[Envelope], projections: Iterable[Project
     return out
 
 
-def record_text(env: Envelope, signature: RecordSignature | None = None) -> str:
+def record_text(env: Envelope, signature: RecordSignature | None = None, *, payload_sha: str | None = None) -> str:
     """Every field of one record and of the signature stored beside it as text: the seq and
     ``;``, each string as ``LENGTH:VALUE`` (``:`` for null), the payload as its SHA-256 in hex,
     the signature's key id and its bytes (``LENGTH:HEX``). What :meth:`Recorder.records_digest`
-    hashes; the SQL recorders write the same text in SQL (``_sql_schema.digest_sql``)."""
+    hashes; the SQL recorders write the same text in SQL (``_sql_schema.digest_sql``).
+    ``payload_sha``: the payload's SHA-256 when it is known already (a record checked against
+    its ``payloadHash``), so it is not hashed again."""
     subject, supersedes = env.subject, env.supersedes
+    sha = payload_sha or hashlib.sha256(env.payload).hexdigest()
     try:
         fields = (
             f"{env.seq};{len(env.id)}:{env.id}{len(env.type)}:{env.type}{len(env.time)}:{env.time}"
             f"{len(env.actor)}:{env.actor}{len(env.privacy)}:{env.privacy}"
             f"{':' if subject is None else f'{len(subject)}:{subject}'}"
             f"{':' if supersedes is None else f'{len(supersedes)}:{supersedes}'}"
-            f"{hashlib.sha256(env.payload).hexdigest()}{len(env.payload_hash)}:{env.payload_hash}"
+            f"{sha}{len(env.payload_hash)}:{env.payload_hash}"
             f"{len(env.prev_hash)}:{env.prev_hash}{len(env.hash)}:{env.hash}"
         )
     except TypeError:  # a field of a type no sealed record has (as read from a tampered row): as SQL writes it
         texts = (env.id, env.type, env.time, env.actor, env.privacy, subject, supersedes)
         parts = [f"{env.seq};", *(":" if v is None else f"{len(str(v))}:{v}" for v in texts)]
-        parts.append(hashlib.sha256(env.payload).hexdigest())
+        parts.append(sha)
         parts += [f"{len(str(v))}:{v}" for v in (env.payload_hash, env.prev_hash, env.hash)]
         fields = "".join(parts)
     if signature is None:
