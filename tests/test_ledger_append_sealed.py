@@ -132,3 +132,131 @@ def test_the_first_record_links_to_genesis() -> None:
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+# --- copy_sealed: runs of a chain in one transaction; records_digest: the same on every backend --------
+def indexes_of(ledger: Ledger) -> list[tuple[str, str]]:
+    """The records table's indexes (name, definition) of a SQL ledger; none for the memory one."""
+    if isinstance(ledger, MemoryLedger):
+        return []
+    url = str(getattr(ledger, "url", ""))
+    if url.startswith("postgresql"):
+        import psycopg
+
+        with psycopg.connect(url) as conn:
+            found = conn.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'rt_records'")
+            return sorted((str(n), str(d)) for n, d in found.fetchall())
+    import sqlite3
+
+    with sqlite3.connect(str(getattr(ledger, "path", ""))) as conn:
+        found = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'rt_records'")
+        return sorted((str(n), str(d)) for n, d in found.fetchall())
+
+
+@pytest.mark.parametrize("held", [0, 2])
+def test_runs_copied_are_one_transaction(make: Any, held: int) -> None:
+    """A run found unsound (its bytes do not hash, or it does not follow the run before it) after
+    others were stored leaves the ledger as it was: records, query rows and indexes."""
+    chain = source_chain()
+    target = make()
+    target.append_sealed(chain[:held])
+    before = [e.hash for e in target.read()] if held else [], rows_of(target), indexes_of(target)
+    assert len(before[2]) >= 5 or isinstance(target, MemoryLedger)  # the keys and four secondary indexes
+    altered = dataclasses.replace(chain[8], payload=b'{"n":666}')
+    with pytest.raises(IntegrityError, match=r"ledger seq 9 .*payload does not hash.*nothing was written"):
+        target.copy_sealed([(chain[held:5], {}), (chain[5:8], {}), ([altered, *chain[9:]], {})])
+    with pytest.raises(IntegrityError, match="does not follow seq 5"):
+        target.copy_sealed([(chain[held:5], {}), (chain[6:], {})])
+    assert ([e.hash for e in target.read()] if target.head_seq() else [], rows_of(target), indexes_of(target)) == before
+    assert target.copy_sealed([(chain[held:5], {}), (chain[5:], {})]) == len(chain) - held
+    reference = MemoryLedger()
+    reference.append_sealed(chain)
+    assert list(target.read()) == chain and rows_of(target) == rows_of(reference)
+    assert indexes_of(target) == before[2]
+
+
+ODD = ['quote " back \\ slash', "3:abc", "ä ö ü", "日本語", "😀", "colon:", "x" * 300, "12"]
+
+
+def odd_chain() -> tuple[list[Envelope], dict[int, Any]]:
+    """Records whose texts hold what a joined text could confuse (digits and colons, quotes, wide
+    characters), with and without a subject, and signatures beside some of them."""
+    from reviewtrail.ledger import RecordSignature
+
+    source = MemoryLedger()
+    first = source.append([rec(i, actor=text, subject=ODD[-1 - i] if i % 3 else None) for i, text in enumerate(ODD)])
+    source.append([rec(50, supersedes=first[1].id, payload={"s": "日本", "file": {"hash": "cd" * 32, "size": 1}})])
+    chain = list(source.read())
+    signatures = {e.seq: RecordSignature(f"key-{e.seq}", bytes([e.seq]) * 64) for e in chain if e.seq % 2}
+    return chain, signatures
+
+
+def test_records_digest_is_the_same_on_every_backend(make: Any) -> None:
+    chain, signatures = odd_chain()
+    target = make()
+    assert target.copy_sealed([(chain[:4], signatures), (chain[4:], signatures)]) == len(chain)
+    reference = MemoryLedger()  # the digest written in Python, over the same records and signatures
+    reference.append_sealed(chain, signatures=signatures)
+    end = len(chain)
+    for start, stop in [(1, end), (2, 5), (end, end), (end + 1, end + 9)]:
+        assert target.records_digest(start, stop) == reference.records_digest(start, stop), (start, stop)
+    assert target.records_digest(1, end)[0] == end and target.records_digest(end + 1, end + 9)[0] == 0
+    unsigned = MemoryLedger()
+    unsigned.append_sealed(chain)
+    assert unsigned.records_digest(1, end) != reference.records_digest(1, end)
+
+
+EDITS = [
+    "UPDATE rt_records SET actor = actor || 'x' WHERE seq = 3",
+    "UPDATE rt_records SET subject = '' WHERE seq = 1",
+    "UPDATE rt_records SET subject = NULL WHERE seq = 2",
+    "UPDATE rt_records SET time = '2020-01-01T00:00:00.000000Z' WHERE seq = 4",
+    "UPDATE rt_records SET payload = ? WHERE seq = 5",
+    "UPDATE rt_signatures SET sig = ? WHERE seq = 1",
+    "UPDATE rt_signatures SET key_id = 'key-x' WHERE seq = 3",
+    "DELETE FROM rt_signatures WHERE seq = 5",
+    "INSERT INTO rt_signatures (seq, key_id, sig) VALUES (2, 'key-2', ?)",
+]
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.mark.parametrize("edit", EDITS)
+def test_any_field_edited_changes_the_digest(
+    request: pytest.FixtureRequest, tmp_path: Path, kind: str, edit: str
+) -> None:
+    chain, signatures = odd_chain()
+    url = str(request.getfixturevalue("pg_server").new_database()) if kind == "postgres" else ""
+    url = url or f"sqlite:///{tmp_path / 'l.sqlite'}"
+    with open_ledger(url) as ledger:
+        ledger.append_sealed(chain, signatures=signatures)
+        before = ledger.records_digest(1, len(chain))
+    params = (b'{"n":5 }',) if "payload" in edit else (bytes(64),) if "?" in edit else ()
+    if kind == "postgres":
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("SET session_replication_role = replica")  # the append-only triggers off
+            conn.execute(edit.replace("?", "%s"), params)  # type: ignore[arg-type]
+    else:
+        import sqlite3
+
+        with sqlite3.connect(tmp_path / "l.sqlite") as conn:
+            for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
+                conn.execute(f"DROP TRIGGER {name}")
+            conn.execute(edit, params)
+    with open_ledger(url, create=False) as ledger:
+        after = ledger.records_digest(1, len(chain))
+        assert after[0] == len(chain) and after != before
+        assert ledger.records_digest(6, len(chain)) == python_digest(chain[5:], signatures)
+
+
+def python_digest(chain: list[Envelope], signatures: dict[int, Any]) -> tuple[int, str]:
+    """The digest the memory ledger (Python) gives of a run of ``chain`` with its ``signatures``."""
+    import hashlib
+
+    from reviewtrail.ledger import record_text
+
+    digest = hashlib.sha256()
+    for env in chain:
+        digest.update(record_text(env, signatures.get(env.seq)).encode())
+    return len(chain), digest.hexdigest()

@@ -232,11 +232,12 @@ def test_signed_records_keep_their_signatures(tmp_path: Path, pg_url: str) -> No
     assert verified.code == 0, verified.describe()
 
 
-# --- killed at any point, then run again -----------------------------------------------------------
+# --- killed or failing at any point: the target as it was, then run again -----------------------------
 KILLER = """
 import os, signal, sys
+from reviewtrail import migrate
 from reviewtrail.cas import FilesystemCas
-from reviewtrail.ledger.backends._sql import SqlLedger, SqlRecorder
+from reviewtrail.ledger.backends._sql import SqlRecorder
 
 where, after = sys.argv[1], int(sys.argv[2])
 calls = [0]
@@ -249,10 +250,18 @@ def dying(original):
         return original(*args, **kwargs)
     return call
 
-if where == "in-a-transaction":  # the batch inserted and read back, its query rows not yet written
+def dying_at_the_end(original):  # every run read and checked, the last ones not yet committed
+    def call(*args, **kwargs):
+        yield from original(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGKILL)
+    return call
+
+if where == "in-a-run":  # a run inserted and read back, its query rows not yet written
     SqlRecorder._refuse_unless_stored_as_sealed = dying(SqlRecorder._refuse_unless_stored_as_sealed)
-elif where == "between-batches":  # a batch committed, the next not begun
-    SqlLedger.append_sealed = dying(SqlLedger.append_sealed)
+elif where == "between-runs":  # runs stored, the next not begun
+    SqlRecorder._store_sealed = dying(SqlRecorder._store_sealed)
+elif where == "after-the-last-run":
+    migrate._batches = dying_at_the_end(migrate._batches)
 else:  # an object's bytes staged in the target's ingest folder, not yet published
     FilesystemCas._publish = dying(FilesystemCas._publish)
 sys.argv = ["reviewtrail", "migrate", *sys.argv[3:]]
@@ -261,10 +270,26 @@ main()
 """
 
 
-@pytest.mark.parametrize(("where", "after"), [("in-a-transaction", 3), ("between-batches", 4), ("an-object", 2)])
-def test_a_migrate_killed_anywhere_resumes(
+def record_indexes(url: str) -> list[tuple[str, str]]:
+    """The indexes of the PostgreSQL ledger's records table, by name, with their definitions."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'rt_records' ORDER BY 1")
+        return [(str(name), str(ddl)) for name, ddl in rows.fetchall()]
+
+
+@pytest.mark.parametrize(
+    ("where", "after"), [("in-a-run", 3), ("between-runs", 4), ("after-the-last-run", 0), ("an-object", 2)]
+)
+def test_a_migrate_killed_anywhere_leaves_the_target_as_it_was_and_runs_again(
     source: Project, pg_url: str, tmp_path: Path, where: str, after: int
 ) -> None:
+    from reviewtrail.app import catalog
+
+    open_ledger(pg_url, catalog=catalog()).close()  # an empty ledger: its tables and indexes
+    indexes = record_indexes(pg_url)
+    assert len(indexes) == 6
     cas = tmp_path / "objects"
     args = ["--to", pg_url, "--cas-to", f"file://{cas}", "--batch-size", "7"]
     killed = subprocess.run(
@@ -278,18 +303,50 @@ def test_a_migrate_killed_anywhere_resumes(
     assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()[-2000:]
     head = len(records(source_url(source)))
     present = len(records(pg_url))
-    if where == "an-object":
-        assert present == head and 0 < len(objects(cas)) < len(objects(source.store))
+    assert record_indexes(pg_url) == indexes  # the indexes a bulk load drops are there again
+    if where == "an-object":  # the records are copied beside the objects: committed whole, or not at all
+        assert present in (0, head) and 0 < len(objects(cas)) < len(objects(source.store))
     else:
-        assert present == 7 * after and 0 < present < head
+        assert present == 0 and tables(pg_url) == {name: [] for name in tables(pg_url)}
     result = migrate(source, *args)
     assert result.code == 0, result.describe()
     report = result.json()
     assert report["records"] == {"copied": head - present, "alreadyPresent": present}
     assert report["objects"]["copied"] + report["objects"]["skipped"] == len(objects(source.store))
     assert_same_store(source, pg_url, cas)
+    assert record_indexes(pg_url) == indexes
     verified, _ = verify(source, target_env(pg_url, cas))
     assert verified.code == 0, verified.describe()
+
+
+def tamper_record(project: Project, seq: int) -> None:
+    """Change one byte of the payload of the source's record at ``seq`` (its hashes no longer hold)."""
+    import sqlite3
+
+    with sqlite3.connect(project.db) as conn:
+        conn.execute("DROP TRIGGER IF EXISTS rt_records_no_update")
+        conn.execute("UPDATE rt_records SET payload = CAST(replace(CAST(payload AS TEXT), '}', ' }') AS BLOB) "
+                     "WHERE seq = ?", (seq,))  # fmt: skip
+
+
+@pytest.mark.parametrize("held", [0, 5])
+def test_a_tampered_source_is_refused_and_the_target_left_as_it_was(source: Project, pg_url: str, held: int) -> None:
+    """A record that does not hash, late in the source: exit 4 naming it, and nothing of this run is
+    in the target (whatever it held before stays, and the next run goes on from there)."""
+    from reviewtrail.app import catalog
+
+    head = len(records(source_url(source)))
+    with open_ledger(source_url(source), create=False, read_only=True) as src:
+        chain = list(src.read(end=held)) if held else []
+    with open_ledger(pg_url, catalog=catalog()) as target:
+        target.append_sealed(chain)
+    before = records(pg_url), tables(pg_url)
+    tamper_record(source, head - 2)
+    result = migrate(source, "--to", pg_url, "--batch-size", "4")
+    assert result.code == 4, result.describe()
+    assert f"ledger seq {head - 2} (" in result.err and "payload does not hash to payloadHash" in result.err
+    assert result.json()["error"]["type"] == "IntegrityError"
+    assert (records(pg_url), tables(pg_url)) == before
 
 
 # --- a target holding another chain ----------------------------------------------------------------

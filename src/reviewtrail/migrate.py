@@ -2,24 +2,25 @@
 (SQLite and the store folder's files to PostgreSQL and an object store, and back) without losing
 anything.
 
-The ledger is copied record by record in seq order with :meth:`Ledger.append_sealed`: the target
+The ledger is copied record by record in seq order with :meth:`Ledger.copy_sealed`: the target
 holds the same chain byte for byte (ids, headers, payload bytes, hashes), with the signatures stored
-beside the records, each batch checked against the chain rule and the target's head, and its query
-tables get their rows as a rebuild from the chain gives them. Records are read a page at a time and
-written a batch at a time, so memory does not grow with the store. The CAS objects (both pools and
-the legacy layout, whose objects go to the ``data`` pool, where a bare ``{hash, size}`` reference
-finds them first) are streamed through the source's verified read, a few at a time (threads): an
-object that does not hash to its address stops the copy (exit 4) before anything of it is published.
-Objects the target already holds intact are skipped.
+beside the records, each run checked against the chain rule and the first against the target's
+head, all in one transaction of the target (killed or failing, it leaves the target as it was), and
+its query tables get their rows as a rebuild from the chain gives them. Records are read a page at a
+time and written a run at a time, so memory does not grow with the store. The CAS objects (both
+pools and the legacy layout, whose objects go to the ``data`` pool, where a bare ``{hash, size}``
+reference finds them first) are streamed through the source's verified read, a few at a time
+(threads), beside the records: an object that does not hash to its address stops the copy (exit 4)
+before anything of it is published. Objects the target already holds intact are skipped.
 
-An interrupted migrate resumes: the records the target already holds must be the source's first
-records exactly (otherwise nothing is written and the first differing seq is named, exit 4), and
-the copy continues after them. At the end the target's head must be the source's (seq and hash),
-every object a record references must be in the target and hash right (read back through the
-target's verified read), and every record, every signature beside it and every query-table row the
-target holds must be the source's (both read in order, a page at a time, and merged); anything else
-is a problem in the report (exit 4), naming the first seq, or the table and key, that differs. A
-migrate run again over a finished copy checks all of it again.
+The records a target already holds must be the source's first records exactly (otherwise nothing
+is written and the first differing seq is named, exit 4), and the copy continues after them. At the
+end the target's head must be the source's (seq and hash), every object a record references must be
+in the target and hash right (read back through the target's verified read), and every record,
+every signature beside it and every query-table row the target holds must be the source's (the
+records and signatures by digests of a chunk of seqs, a chunk read only when they differ; the rows
+read in order and merged); anything else is a problem in the report (exit 4), naming the first seq,
+or the table and key, that differs. A migrate run again over a finished copy checks all of it again.
 
 The source is the configured store, opened read-only; the store folder's marker names the
 identity record, which the target then holds too, so pointing ``REVIEWTRAIL_DATABASE_URL`` and
@@ -29,9 +30,10 @@ store").
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -47,18 +49,20 @@ if TYPE_CHECKING:
     from reviewtrail.cas import CasStore, Location, VerifyingReader
     from reviewtrail.config import Settings
     from reviewtrail.ledger import Envelope, Ledger, RecordCatalog
+    from reviewtrail.store import Store
 
 __all__ = ["DEFAULT_BATCH", "MigrateOptions", "MigrateReport", "migrate"]
 
 _T = TypeVar("_T")
 
-DEFAULT_BATCH = 1000  # records per transaction of the target
-_BATCH_BYTES = 16 * 1024 * 1024  # payload bytes per transaction, whatever the batch size
+DEFAULT_BATCH = 10_000  # records per run written to the target
+_BATCH_BYTES = 16 * 1024 * 1024  # payload bytes per run, whatever the batch size
 _MAX_PROBLEMS = 100  # problems listed in a report (the rest are counted)
 _OBJECT_THREADS = 8  # objects copied (and the target's objects re-hashed) at once
+_COMPARE_CHUNK = 20_000  # records compared by one digest of each side
 
-# (phase, advance, total): "records" (counted), "bytes" (the objects' bytes), "checking" (records
-# whose references were checked), "comparing" (records compared with the source's).
+# (phase, advance, total): "records" (counted), "bytes" (the objects' bytes), "checking" (the
+# distinct object references checked), "comparing" (records compared with the source's).
 Progress = Callable[[str, int, int], None]
 
 
@@ -66,7 +70,7 @@ Progress = Callable[[str, int, int], None]
 class MigrateOptions:
     """Where the store goes: ``database_url`` (``sqlite:///PATH`` or ``postgresql://…``) and
     ``cas_url`` (``file:///ABS/PATH`` or ``s3://bucket/prefix``); ``None`` leaves that part where
-    it is. ``batch_size``: records per transaction of the target."""
+    it is. ``batch_size``: records per run written to the target (all in one transaction)."""
 
     database_url: str | None = None
     cas_url: str | None = None
@@ -159,19 +163,19 @@ def migrate(
         end, end_hash = (head.seq, head.hash) if head is not None else (0, None)
         report.head_seq, report.head_hash = end, end_hash
         target_ledger = _open_target_ledger(to_db, catalog) if ledger_moves and to_db else None
+        refs: _Refs = {}
         try:
             if target_ledger is not None:  # checked before anything of the target is written
                 report.records_present = _common_start(source.ledger, target_ledger, end)
             cas = _open_target_cas(to_cas, settings) if cas_moves and to_cas else source.cas
+            copied = _copy_both(source, (target_ledger, cas), end, options.batch_size, report, tick, refs)
             if target_ledger is not None:
-                _copy_records(source.ledger, target_ledger, end, options.batch_size, report, tick)
-            if cas is not source.cas:
-                _copy_objects(source.cas, cas, report, tick)
-            if target_ledger is not None:
-                _check_target(target_ledger, cas, source.cas, (end, end_hash), report, tick, source.ledger)
-                _compare_ledgers(source.ledger, target_ledger, end, report)
+                _check_target(
+                    target_ledger, cas, source.cas, (end, end_hash), report, tick, refs, (source.ledger, copied)
+                )
+                _compare_ledgers(source.ledger, target_ledger, report)
             else:
-                _check_target(source.ledger, cas, source.cas, (end, end_hash), report, tick)
+                _check_target(source.ledger, cas, source.cas, (end, end_hash), report, tick, refs)
         finally:
             if target_ledger is not None:
                 target_ledger.close()
@@ -270,20 +274,119 @@ def _open_target_cas(url: str, settings: Settings) -> CasStore:
     return open_cas(url, store=settings.store, s3=settings.s3, create=True, field="cas_to")
 
 
+def _copy_both(
+    source: Store,
+    target: tuple[Ledger | None, CasStore],
+    end: int,
+    batch_size: int,
+    report: MigrateReport,
+    tick: Progress,
+    refs: _Refs,
+) -> list[tuple[int, str]] | None:
+    """The records (:func:`_copy_records`, when the ledger moves; otherwise their references
+    gathered) and the objects (:func:`_copy_objects`, when the CAS moves) copied side by side: the
+    objects by threads of their own while the target database stores the records. A failure of
+    the records stops the objects not yet begun and is raised once those under way have ended; a
+    failure of the objects is raised once the records are copied."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    ledger, cas = target
+    stop = threading.Event()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="migrate-objects") as side:
+        objects = side.submit(_copy_objects, source.cas, cas, report, tick, stop) if cas is not source.cas else None
+        try:
+            if ledger is None:
+                _gather_refs(source.ledger.read(end=end) if end else iter(()), refs, report)
+                copied = None
+            else:
+                copied = _copy_records(source.ledger, ledger, end, batch_size, report, tick, refs)
+        except BaseException:
+            stop.set()
+            raise
+        if objects is not None:
+            objects.result()
+    return copied
+
+
 # --- the records ------------------------------------------------------------------------------
+# The first use of each distinct object reference (pool, hash, size): the record that names it, and it.
+_Refs = dict[tuple[str, str, int], tuple[str, Any]]
+
+
 def _copy_records(
-    source: Ledger, target: Ledger, end: int, batch_size: int, report: MigrateReport, tick: Progress
-) -> None:
+    source: Ledger, target: Ledger, end: int, batch_size: int, report: MigrateReport, tick: Progress, refs: _Refs
+) -> list[tuple[int, str]] | None:
     """The source's records after those the target holds (:func:`_common_start`), up to ``end``,
-    with the signatures the source stores beside them."""
+    with the signatures the source stores beside them, in one transaction of the target
+    (:meth:`Ledger.copy_sealed`): killed or failing, it leaves the target as it was. The
+    references of every record up to ``end`` are gathered in ``refs`` on the way; copied from
+    seq 1, the records' digests (:class:`_Digests`) are returned."""
     present = report.records_present
     if present:
         tick("records", present, end)
+        _gather_refs(source.read(end=present), refs, report)
     if present >= end:
-        return
-    for batch, signatures in _batches(source, present + 1, end, batch_size):
-        report.records_copied += len(target.append_sealed(batch, signatures=signatures))
-        tick("records", len(batch), end)
+        return None
+    digests = _Digests() if not present else None
+
+    def runs() -> Iterator[tuple[list[Envelope], Any]]:
+        for batch, signatures in _batches(source, present + 1, end, batch_size):
+            _gather_refs(batch, refs, report)
+            if digests is not None:
+                digests.add(batch, signatures)
+            yield batch, signatures
+            tick("records", len(batch), end)
+
+    report.records_copied += target.copy_sealed(runs())
+    return digests.finish() if digests is not None else None
+
+
+class _Digests:
+    """:meth:`Ledger.records_digest` of each :data:`_COMPARE_CHUNK` seqs of the records copied
+    from seq 1, taken from them on the way (the source is not read again to compare)."""
+
+    def __init__(self) -> None:
+        self.done: list[tuple[int, str]] = []
+        self._sha = hashlib.sha256()
+        self._count = 0
+
+    def add(self, envelopes: list[Envelope], signatures: dict[int, Any]) -> None:
+        from reviewtrail.ledger import record_text
+
+        for env in envelopes:  # a payload that does not hash to its payloadHash fails the copy (copy_sealed)
+            text = record_text(env, signatures.get(env.seq), payload_sha=env.payload_hash)
+            self._sha.update(text.encode("utf-8", "surrogatepass"))
+            self._count += 1
+            if self._count == _COMPARE_CHUNK:
+                self._close()
+
+    def _close(self) -> None:
+        self.done.append((self._count, self._sha.hexdigest()))
+        self._sha, self._count = hashlib.sha256(), 0
+
+    def finish(self) -> list[tuple[int, str]]:
+        if self._count:
+            self._close()
+        return self.done
+
+
+def _gather_refs(envelopes: Iterable[Envelope], refs: _Refs, report: MigrateReport) -> None:
+    """Each reference of ``envelopes`` not in ``refs`` yet, with the record that names it first; a
+    malformed one is a problem of the report."""
+    from reviewtrail.ledger import may_hold_refs
+
+    for env in envelopes:
+        if not may_hold_refs(env.payload):
+            continue
+        try:
+            found = env.cas_refs
+        except InvalidInputError as exc:
+            report.problem(f"ledger seq {env.seq} ({env.id}): a malformed CAS reference ({exc})")
+            continue
+        for ref in found:
+            key = (getattr(ref, "pool", ""), ref.hash, ref.size)
+            if key not in refs:
+                refs[key] = (f"ledger seq {env.seq} ({env.id})", ref)
 
 
 def _batches(source: Ledger, start: int, end: int, batch_size: int) -> Iterator[tuple[list[Envelope], Any]]:
@@ -295,10 +398,16 @@ def _batches(source: Ledger, start: int, end: int, batch_size: int) -> Iterator[
         batch.append(env)
         size += len(env.payload)
         if len(batch) >= batch_size or size >= _BATCH_BYTES:
-            yield batch, source.signatures_at(e.seq for e in batch)
+            yield batch, _signatures(source, batch)
             batch, size = [], 0
     if batch:
-        yield batch, source.signatures_at(e.seq for e in batch)
+        yield batch, _signatures(source, batch)
+
+
+def _signatures(source: Ledger, batch: list[Envelope]) -> dict[int, Any]:
+    """The signatures the source stores beside a batch of records that follow each other (one
+    read of the seqs it spans)."""
+    return {seq: sig for seq, _, _, sig in source.signed_scan(start=batch[0].seq, end=batch[-1].seq)}
 
 
 def _common_start(source: Ledger, target: Ledger, end: int) -> int:
@@ -308,15 +417,14 @@ def _common_start(source: Ledger, target: Ledger, end: int) -> int:
     have = target.head_seq()
     if have == 0:
         return 0
-    upto = min(have, end)
-    if upto:
-        for at, (mine, held) in enumerate(_pairs(source.read(end=upto), target.read(end=upto)), start=1):
-            if mine != held:
-                raise IntegrityError(
-                    f"the target ledger {target.describe()} differs from the source at seq {at}: it holds "
-                    f"{_describe(held)} where the source has {_describe(mine)}; it was not written to",
-                    field="to",
-                )
+    differs, _ = _differences(source, target, min(have, end), _no_progress)
+    if differs is not None:
+        at, mine, held = differs
+        raise IntegrityError(
+            f"the target ledger {target.describe()} differs from the source at seq {at}: it holds "
+            f"{_describe(held)} where the source has {_describe(mine)}; it was not written to",
+            field="to",
+        )
     if have > end:
         raise IntegrityError(
             f"the target ledger {target.describe()} differs from the source at seq {end + 1}: it holds {have} records, "
@@ -324,6 +432,47 @@ def _common_start(source: Ledger, target: Ledger, end: int) -> int:
             field="to",
         )
     return have
+
+
+# Where two ledgers part: the first seq, and what each holds there (a record, or a signature row).
+_Apart = tuple[int, Any, Any]
+
+
+def _differences(
+    source: Ledger, target: Ledger, upto: int, tick: Progress, known: list[tuple[int, str]] | None = None
+) -> tuple[_Apart | None, _Apart | None]:
+    """The first seq up to ``upto`` where the two ledgers' records differ (in any field or payload
+    byte), and the first where the signatures beside them differ, each with what either holds
+    there, or ``None``. Compared by :meth:`Ledger.records_digest`, :data:`_COMPARE_CHUNK` records
+    at a time (the source's digest taken beside the target's, or ``known`` from the copy); only a
+    chunk whose digests differ is read, to name the seq."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    ahead = known or []
+    record: _Apart | None = None
+    signature: _Apart | None = None
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="migrate-compare") as pool:
+        for chunk, start in enumerate(range(1, upto + 1, _COMPARE_CHUNK)):
+            stop = min(start + _COMPARE_CHUNK - 1, upto)
+            pending = None if chunk < len(ahead) else pool.submit(source.records_digest, start, stop)
+            held = target.records_digest(start, stop)
+            if held != (ahead[chunk] if pending is None else pending.result()):
+                record = record or _apart(source.read(start=start, end=stop), target.read(start=start, end=stop), start)
+                signature = signature or _apart(
+                    source.signature_scan(start=start, end=stop), target.signature_scan(start=start, end=stop), start
+                )
+                if record is not None and signature is not None:
+                    break
+            tick("comparing", stop - start + 1, upto)
+    return record, signature
+
+
+def _apart(mine: Iterator[Any], held: Iterator[Any], start: int) -> _Apart | None:
+    """The first place (counted from seq ``start``) where two runs read in seq order differ."""
+    for seq, (a, b) in enumerate(_pairs(mine, held), start=start):
+        if a != b:
+            return seq, a, b
+    return None
 
 
 def _pairs(a: Iterator[_T], b: Iterator[_T]) -> Iterator[tuple[_T | None, _T | None]]:
@@ -340,10 +489,12 @@ def _describe(env: Envelope | None) -> str:
 
 
 # --- the objects ------------------------------------------------------------------------------
-def _copy_objects(source: CasStore, target: CasStore, report: MigrateReport, tick: Progress) -> None:
+def _copy_objects(
+    source: CasStore, target: CasStore, report: MigrateReport, tick: Progress, stop: threading.Event
+) -> None:
     """Every object of the source the target does not hold intact, :data:`_OBJECT_THREADS` at a
     time; the first failure (in listing order) is raised once the copies under way have ended,
-    the objects not yet begun left uncopied."""
+    the objects not yet begun left uncopied (as they are once ``stop`` is set)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from reviewtrail.cas import is_hex
@@ -364,13 +515,18 @@ def _copy_objects(source: CasStore, target: CasStore, report: MigrateReport, tic
             listed.append((location, name))
         else:
             report.notes.append(f"{location}: {name!r} is not a SHA-256 address (not an object); not copied")
+
+    def copy(location: Location, name: str) -> bool | None:
+        return None if stop.is_set() else _copy_object(source, target, location, name, advance)
+
     with ThreadPoolExecutor(max_workers=_OBJECT_THREADS, thread_name_prefix="migrate-object") as pool:
-        futures = [pool.submit(_copy_object, source, target, loc, name, advance) for loc, name in listed]
+        futures = [pool.submit(copy, loc, name) for loc, name in listed]
         try:
             for future in futures:
-                if future.result():
+                done = future.result()
+                if done:
                     report.objects_copied += 1
-                else:
+                elif done is not None:
                     report.objects_skipped += 1
         except BaseException:
             for future in futures:
@@ -429,78 +585,64 @@ def _check_target(
     head: tuple[int, str | None],
     report: MigrateReport,
     tick: Progress,
-    source: Ledger | None = None,
+    refs: _Refs,
+    source: tuple[Ledger, list[tuple[int, str]] | None] | None = None,
 ) -> None:
-    """The target's head must be the source's, and every object its records reference must be
-    in its CAS and hash right (read through its verified read, :data:`_OBJECT_THREADS` at once).
-    With the ``source`` ledger, every record the target holds up to the head (every field, payload
-    bytes and hashes) must be the source's too: a problem names the first seq that differs. The
-    target's records are read once for both, in order beside the source's, a page at a time."""
+    """The target's head must be the source's, and every object in ``refs`` (what the records
+    reference) must be in its CAS and hash right (read through its verified read,
+    :data:`_OBJECT_THREADS` at once). With the ``source`` ledger (and the digests of the records
+    copied, if any), every record the target holds up to the head (every field, payload bytes and
+    hashes) and the signature beside it must be the source's too (:func:`_differences`): a
+    problem names the first seq that differs."""
+    from concurrent.futures import ThreadPoolExecutor
+
     end, end_hash = head
     found = ledger.head()
     at: tuple[int, str | None] = (found.seq, found.hash) if found is not None else (0, None)
     if at != (end, end_hash):
         report.problem(f"the target ledger's head is seq {at[0]} ({at[1]}), the source's is seq {end} ({end_hash})")
-    checked: set[tuple[str, str, int]] = set()
-    first_use: list[tuple[str, tuple[str, str, int], Any]] = []  # each reference, as first met: by which record
-    held = ledger.read(end=end) if end else iter(())
-    pairs = _pairs(source.read(end=end), held) if source is not None and end else ((None, env) for env in held)
-    differs: str | None = None
-    for seq, (mine, env) in enumerate(pairs, start=1):
-        if source is not None and differs is None:
-            if mine != env:
-                differs = (
-                    f"the target's record at seq {seq} differs from the source's: it holds {_describe(env)} where "
-                    f"the source has {_describe(mine)}"
-                )
-            else:
-                tick("comparing", 1, end)
-        if env is None:
-            continue
-        try:
-            refs = env.cas_refs
-        except InvalidInputError as exc:
-            report.problem(f"ledger seq {env.seq} ({env.id}): a malformed CAS reference ({exc})")
-            refs = []
-        for ref in refs:
-            key = (getattr(ref, "pool", ""), ref.hash, ref.size)
-            if key not in checked:
-                checked.add(key)
-                first_use.append((f"ledger seq {env.seq} ({env.id})", key, ref))
-        tick("checking", 1, end)
-    report.refs_checked += len(first_use)
-    from concurrent.futures import ThreadPoolExecutor
+    report.refs_checked += len(refs)
+
+    def intact(ref: Any) -> bool:
+        ok = cas.verify(ref)
+        tick("checking", 1, len(refs))
+        return ok
 
     with ThreadPoolExecutor(max_workers=_OBJECT_THREADS, thread_name_prefix="migrate-check") as pool:
-        intact = list(pool.map(lambda use: cas.verify(use[2]), first_use))
-    for (record, key, ref), ok in zip(first_use, intact, strict=True):
+        verified = pool.map(intact, (ref for _, ref in refs.values()))  # re-hashed while the records are compared
+        differs, signature = (
+            _differences(source[0], ledger, end, tick, source[1]) if source is not None and end else (None, None)
+        )
+        held = list(verified)
+    for ((pool_name, digest, size), (record, ref)), ok in zip(refs.items(), held, strict=True):
         if not ok:
             where = "nor intact in the source's" if not source_cas.has(ref) else "though the source's holds it"
             report.problem(
-                f"{record} references {key[0] or 'sha256'}:{ref.hash} ({ref.size} bytes), "
+                f"{record} references {pool_name or 'sha256'}:{digest} ({size} bytes), "
                 f"which is not intact in the target's CAS ({where})"
             )
     if differs is not None:
-        report.problem(differs)
+        seq, mine, held_env = differs
+        report.problem(
+            f"the target's record at seq {seq} differs from the source's: it holds {_describe(held_env)} where "
+            f"the source has {_describe(mine)}"
+        )
+    if signature is not None:
+        seq, mine, held_row = signature
+        report.problem(
+            f"the target's signature of seq {seq} differs from the source's: it holds "
+            f"{_signature_label(held_row)} where the source has {_signature_label(mine)}"
+        )
 
 
-def _compare_ledgers(source: Ledger, target: Ledger, end: int, report: MigrateReport) -> None:
-    """The signature stored beside every record the target holds up to ``end``, and every row of
-    every query table, must be the source's (the records themselves are compared by
-    :func:`_check_target`): a problem names the first seq that differs, and each table's first
-    differing rows. Both sides are streamed in order (by seq, rows by key) and merged, so memory
-    holds a page of each."""
+def _compare_ledgers(source: Ledger, target: Ledger, report: MigrateReport) -> None:
+    """No signature may stand where the target holds no record, and every row of every query
+    table must be the source's (the records and the signatures beside them are compared by
+    :func:`_check_target`): a problem names each table's first differing rows. Both sides are
+    streamed in order (rows by key) and merged, so memory holds a page of each."""
     from reviewtrail.ledger import verify_reads
     from reviewtrail.verify import diff_table
 
-    signatures = _pairs(source.signature_scan(end=end), target.signature_scan(end=end)) if end else iter(())
-    for at, (mine_row, held_row) in enumerate(signatures, start=1):
-        if mine_row != held_row:
-            report.problem(
-                f"the target's signature of seq {at} differs from the source's: it holds "
-                f"{_signature_label(held_row)} where the source has {_signature_label(mine_row)}"
-            )
-            break
     stray = target.stray_signatures(limit=1)
     if stray:
         report.problem(f"the target holds a signature at seq {stray[0]}, where it holds no record")

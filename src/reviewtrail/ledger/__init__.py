@@ -18,7 +18,7 @@ from reviewtrail.ledger.contract._catalog import EMPTY_CATALOG, DeclaredProjecti
 from reviewtrail.ledger.contract._head import LedgerHead, ledger_head
 from reviewtrail.ledger.contract._projections import BUILTIN_PROJECTIONS, ROW_SEQ, Projection, ProjectionTable
 from reviewtrail.ledger.contract._protocol import Ledger
-from reviewtrail.ledger.contract._recorder import Recorder, projection_rows, row_makers
+from reviewtrail.ledger.contract._recorder import Recorder, projection_rows, record_text, row_makers
 from reviewtrail.ledger.keys._writer_keys import (
     KEY_DECLARED,
     KEY_RECORD_TYPES,
@@ -188,6 +188,7 @@ __all__ = [
     "open_ledger",
     "projection_rows",
     "public_key_id",
+    "record_text",
     "record_type",
     "require_signatures",
     "revoke_key",

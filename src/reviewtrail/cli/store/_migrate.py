@@ -27,8 +27,8 @@ def migrate(
         typer.Option("--cas-to", help="The target CAS: file:///ABSOLUTE/PATH or s3://BUCKET/PREFIX."),
     ] = None,
     batch_size: Annotated[
-        int, typer.Option("--batch-size", min=1, help="Records per transaction of the target ledger.")
-    ] = 1000,
+        int, typer.Option("--batch-size", min=1, help="Records per run written to the target ledger.")
+    ] = 10_000,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
     progress: Annotated[
         bool | None, typer.Option("--progress/--no-progress", help=PROGRESS_HELP, show_default=False)
@@ -37,16 +37,18 @@ def migrate(
     """Copy the whole store to another ledger database and/or CAS, then check the copy.
 
     The records are copied in seq order, exactly as they are (same ids, payload bytes and hashes;
-    each batch checked against the chain) with their signatures, and the target's query tables
-    are built from them.
+    each run checked against the chain) with their signatures, all in one transaction of the
+    target, and the target's query tables are built from them.
     Every CAS object (both pools; the legacy layout's objects go to the data pool) is streamed
-    through a verified read; objects the target already holds intact are skipped. Omit --to or
-    --cas-to to leave that part where it is. The source (the configured store) is only read.
+    through a verified read, beside the records; objects the target already holds intact are
+    skipped. Omit --to or --cas-to to leave that part where it is. The source (the configured
+    store) is only read.
 
-    Interrupted (killed, connection lost), it resumes when run again: the target's records must
-    be the source's first records exactly, and the copy continues after them. A target holding
-    another chain is refused (exit 4, naming the first seq that differs) and not written to; a
-    source object that does not hash stops the copy (exit 4), and nothing of it is copied.
+    Interrupted (killed, connection lost) or failing, it leaves the target ledger as it was; run
+    again, it completes the copy. A target that already holds records must hold the source's first
+    records exactly, and the copy continues after them. A target holding another chain is refused
+    (exit 4, naming the first seq that differs) and not written to; a source record or object that
+    does not hash stops the copy (exit 4), and nothing of the records is written.
 
     At the end the target's head must be the source's (seq and hash), every object a record
     references must be in the target's CAS and hash right, and every record, signature and

@@ -15,6 +15,7 @@ from reviewtrail.ledger.contract._projections import Projection, ProjectionTable
 from reviewtrail.ledger.contract._protocol import Ledger, catalog_of
 from reviewtrail.ledger.contract._recorder import (
     Recorder,
+    SealedRun,
     Stamp,
     check_range,
     parse_type_filter,
@@ -73,27 +74,35 @@ class MemoryRecorder(Recorder):
             if env.type in KEY_RECORD_TYPES:
                 yield key_row(env.seq, env.type, env.hash, env.payload, self._signed.get(env.seq))
 
-    def append_sealed(self, envelopes: list[Envelope], signatures: dict[int, RecordSignature]) -> list[Envelope]:
+    def append_sealed(self, runs: Iterable[SealedRun]) -> int:
         with self._lock:
             last = self._records[-1] if self._records else None
-            refuse_unless_extends(self.describe(), (last.seq, last.hash) if last else None, envelopes[0])
-            for env in envelopes:
-                if env.id in self._by_id:
-                    raise ConflictError(f"a record with id {env.id!r} already exists", field="id")
             staged = {table: dict(rows) for table, rows in self._tables_data.items()}
-            for table, row in self.projection_rows(envelopes):  # as a rebuild from the chain writes them
-                spec = self.tables[table]
-                key = tuple(row[k] for k in spec.key)
-                if key in staged[table] and spec.on_conflict != "update":
-                    if spec.on_conflict == "error":
-                        raise ConflictError(f"{table}: a row with this key is already recorded", field=table)
-                    continue
-                staged[table][key] = dict(row)
-            self._records.extend(envelopes)
-            self._by_id.update((e.id, e) for e in envelopes)
-            self._signed.update(signatures)
+            records: list[Envelope] = []
+            ids: set[str] = set()
+            signed: dict[int, RecordSignature] = {}
+            for envelopes, signatures in runs:
+                if not records:
+                    refuse_unless_extends(self.describe(), (last.seq, last.hash) if last else None, envelopes[0])
+                for env in envelopes:
+                    if env.id in self._by_id or env.id in ids:
+                        raise ConflictError(f"a record with id {env.id!r} already exists", field="id")
+                    ids.add(env.id)
+                for table, row in self.projection_rows(envelopes):  # as a rebuild from the chain writes them
+                    spec = self.tables[table]
+                    key = tuple(row[k] for k in spec.key)
+                    if key in staged[table] and spec.on_conflict != "update":
+                        if spec.on_conflict == "error":
+                            raise ConflictError(f"{table}: a row with this key is already recorded", field=table)
+                        continue
+                    staged[table][key] = dict(row)
+                records.extend(envelopes)
+                signed.update(signatures)
+            self._records.extend(records)
+            self._by_id.update((e.id, e) for e in records)
+            self._signed.update(signed)
             self._tables_data = staged
-            return envelopes
+            return len(records)
 
     def read(
         self,

@@ -16,7 +16,7 @@ import logging
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from reviewtrail.errors import (
     BackendUnavailableError,
@@ -35,7 +35,7 @@ from reviewtrail.ledger.backends._sql import (
     SqlRecorder,
     insert_chunks,
 )
-from reviewtrail.ledger.backends._sql_schema import COLUMNS, upsert_sql
+from reviewtrail.ledger.backends._sql_schema import COLUMNS, env_row, upsert_sql
 from reviewtrail.ledger.contract._key_state import KEY_ROWS_SQL
 from reviewtrail.ledger.contract._projections import Projection, Row
 from reviewtrail.ledger.contract._protocol import catalog_of
@@ -61,6 +61,8 @@ _SCANS = itertools.count(1)
 # stderr through logging's last resort, before that message; an application that configures logging
 # still receives it (propagation is untouched).
 logging.getLogger("psycopg").addHandler(logging.NullHandler())
+# The types of rt_records' columns (COLUMNS order), as a binary COPY writes them.
+_COPY_TYPES = ["bigint", *["text"] * 7, "bytea", *["text"] * 3]
 _ROWS_PER_INSERT = 1000  # rows per INSERT of an append (12,000 parameters; PostgreSQL takes 65,535)
 _WIDTH = 12
 
@@ -84,7 +86,9 @@ def _insert_sql(rows: int) -> str:
 class PostgresRecorder(SqlRecorder):
     dialect = "postgresql"
     types: ClassVar[dict[str, str]] = {"BLOB": "BYTEA", "BIGINT": "BIGINT"}
-    hash_at_seq = "(?::text[])[CAST(seq - ? + 1 AS INTEGER)]"
+    # A slice of the batch's hashes joined (bytea: found in place, where a text array or a UTF-8
+    # text is walked from its start for every row).
+    hash_at_seq = "convert_from(substr(?::bytea, CAST(seq - ? AS INTEGER) * 64 + 1, 64), 'UTF8')"
     append_only_ddl: ClassVar[list[str]] = [
         """CREATE OR REPLACE FUNCTION rt_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN RAISE EXCEPTION 'ledger records are append-only'; END $$""",
@@ -261,7 +265,7 @@ class PostgresRecorder(SqlRecorder):
                 read_back = conn.cursor()
                 read_back.execute(
                     self._q(_READ_BACK.format(HASH_AT=self.hash_at_seq)),
-                    (text_array([e.hash for e in envs]), envs[0].seq, envs[0].seq, len(envs) + 1),
+                    (self._sealed_hashes(envs), envs[0].seq, envs[0].seq, len(envs) + 1),
                 )
                 try:
                     self._write_rows(conn.cursor(), self.projection_rows(envs))  # answered: round trip 2
@@ -280,12 +284,22 @@ class PostgresRecorder(SqlRecorder):
         except psycopg.errors.InsufficientPrivilege as exc:
             raise self._denied(exc) from None
 
-    def _insert_records(self, cur: Cursor, columns: list[Any]) -> None:
-        import psycopg
+    def _insert_sealed(self, cur: Cursor, envelopes: list[Envelope]) -> None:
+        """The rows of sealed records with one binary ``COPY``: no statement to parse, no parameter
+        to bind, no value written as text."""
+        with cast(Any, cur).copy(f"COPY rt_records ({COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(_COPY_TYPES)
+            for env in envelopes:
+                copy.write_row(env_row(env))
 
-        raw = psycopg.RawCursor(self._conn)
-        for rows, params in insert_chunks(columns, _ROWS_PER_INSERT):
-            raw.execute(_insert_sql(rows), params)
+    def _droppable_indexes(self, cur: Cursor) -> list[tuple[str, str]]:
+        cur.execute(
+            "SELECT quote_ident(i.relname), pg_get_indexdef(i.oid) FROM pg_index x "
+            "JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid "
+            "WHERE t.oid = 'rt_records'::regclass AND pg_has_role(t.relowner, 'USAGE') "
+            "AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid) ORDER BY i.relname"
+        )
+        return [(str(name), str(ddl)) for name, ddl in cur.fetchall()]
 
     def _refuse_unless_stored(self, read_back: Any, envs: list[Envelope]) -> None:
         """The read-back of an append (see ``SqlRecorder.append``): exactly the batch's seqs, each

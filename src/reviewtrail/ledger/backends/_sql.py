@@ -16,12 +16,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from reviewtrail.errors import ConflictError, IntegrityError, LedgerMissingError, ReadOnlyStoreError
 from reviewtrail.ledger.backends._sql_schema import (
     COLUMNS,
+    EMPTY_DIGEST,
     MIGRATIONS,
     READ_ONLY_OPTIONAL,
     SCHEMA_VERSION,
     SIGNATURE_COLUMNS,
     SIGNATURES_MIGRATION,
     Cursor,
+    digest_sql,
     env_row,
     filter_sql,
     row_to_env,
@@ -35,6 +37,7 @@ from reviewtrail.ledger.contract._projections import ROW_SEQ, Projection, Projec
 from reviewtrail.ledger.contract._protocol import Ledger
 from reviewtrail.ledger.contract._recorder import (
     Recorder,
+    SealedRun,
     Stamp,
     check_range,
     projection_rows,
@@ -324,8 +327,8 @@ class SqlRecorder(Recorder):
         return found
 
     def _sealed_hashes(self, envs: list[Envelope]) -> Any:
-        """The batch's hashes in seq order, as the parameter ``hash_at_seq`` takes them."""
-        return [e.hash for e in envs]
+        """The batch's hashes in seq order, joined, as the parameter ``hash_at_seq`` takes them."""
+        return "".join([e.hash for e in envs]).encode("ascii")
 
     def _insert_records(self, cur: Cursor, columns: list[Any]) -> None:
         """Insert sealed ``rt_records`` rows: ``columns`` holds each row's 12 values in turn
@@ -407,30 +410,57 @@ class SqlRecorder(Recorder):
                 field="ledger",
             )
 
-    def append_sealed(self, envelopes: list[Envelope], signatures: dict[int, RecordSignature]) -> list[Envelope]:
+    def append_sealed(self, runs: Iterable[SealedRun]) -> int:
+        """One transaction. Into an empty ledger the records table's secondary indexes are
+        dropped first and built again once every run is stored (a bulk load sorts each index
+        once instead of growing it row by row); a failure rolls the drop back with the rest."""
+        stored = 0
         with self._write_txn() as cur:
             cur.execute("SELECT seq, hash FROM rt_records ORDER BY seq DESC LIMIT 1")
             last = cur.fetchone()
-            refuse_unless_extends(self.describe(), (int(last[0]), str(last[1])) if last else None, envelopes[0])
-            try:
-                self._insert_records(cur, [value for env in envelopes for value in env_row(env)])
-            except Exception as exc:
-                if self._is_unique_violation(exc):
-                    first, final = envelopes[0].seq, envelopes[-1].seq
-                    raise ConflictError(
-                        f"{self.describe()} already holds the id of a record of seq {first}..{final} "
-                        f"({str(exc).splitlines()[0]}); nothing was written",
-                        field="id",
-                    ) from None
-                raise
-            signed = [env for env in envelopes if env.seq in signatures]
-            if signed:
-                self._insert_signatures(cur, signed, [signatures[env.seq] for env in signed])
-                cur.execute(self._q(SIGNATURES_READ_BACK), (envelopes[0].seq, envelopes[-1].seq))
-                self._refuse_unless_signed(int(cur.fetchone()[0]), signed)
-            self._refuse_unless_stored_as_sealed(cur, envelopes)
-            self._write_rows(cur, self.projection_rows(envelopes), replay=True)
-        return envelopes
+            head = (int(last[0]), str(last[1])) if last else None
+            rebuilt = self._droppable_indexes(cur) if head is None else []
+            for name, _ in rebuilt:
+                cur.execute(f"DROP INDEX {name}")
+            for envelopes, signatures in runs:
+                if not stored:
+                    refuse_unless_extends(self.describe(), head, envelopes[0])
+                self._store_sealed(cur, envelopes, signatures)
+                stored += len(envelopes)
+            for _, ddl in rebuilt:
+                cur.execute(ddl)
+        return stored
+
+    def _droppable_indexes(self, cur: Cursor) -> list[tuple[str, str]]:
+        """(name, the statement that creates it) of the records table's indexes that no key
+        constraint needs (the seq and id keys stay) and that this connection may drop."""
+        return []
+
+    def _store_sealed(self, cur: Cursor, envelopes: list[Envelope], signatures: dict[int, RecordSignature]) -> None:
+        """One run of :meth:`append_sealed`: its records, their signatures, the read-back of
+        both, and the run's projection rows as a replay writes them."""
+        try:
+            self._insert_sealed(cur, envelopes)
+        except Exception as exc:
+            if self._is_unique_violation(exc):
+                first, final = envelopes[0].seq, envelopes[-1].seq
+                raise ConflictError(
+                    f"{self.describe()} already holds the id of a record of seq {first}..{final} "
+                    f"({str(exc).splitlines()[0]}); nothing was written",
+                    field="id",
+                ) from None
+            raise
+        signed = [env for env in envelopes if env.seq in signatures]
+        if signed:
+            self._insert_signatures(cur, signed, [signatures[env.seq] for env in signed])
+            cur.execute(self._q(SIGNATURES_READ_BACK), (envelopes[0].seq, envelopes[-1].seq))
+            self._refuse_unless_signed(int(cur.fetchone()[0]), signed)
+        self._refuse_unless_stored_as_sealed(cur, envelopes)
+        self._write_rows(cur, self.projection_rows(envelopes), replay=True)
+
+    def _insert_sealed(self, cur: Cursor, envelopes: list[Envelope]) -> None:
+        """Insert the ``rt_records`` rows of sealed envelopes."""
+        self._insert_records(cur, [value for env in envelopes for value in env_row(env)])
 
     def _refuse_unless_stored_as_sealed(self, cur: Cursor, envs: list[Envelope]) -> None:
         """The read-back of an append (see :meth:`append`): exactly the batch's seqs, each
@@ -483,6 +513,12 @@ class SqlRecorder(Recorder):
                 remaining -= len(rows)
             if len(rows) < page:
                 return
+
+    def records_digest(self, start: int, end: int) -> tuple[int, str]:
+        with self._read() as cur:
+            cur.execute(self._q(digest_sql(self.dialect, signatures=self._has_signatures)), (start, end))
+            count, digest = cur.fetchone()
+        return int(count), str(digest) if count else EMPTY_DIGEST
 
     def head(self) -> Envelope | None:
         with self._read() as cur:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COLUMNS",
+    "EMPTY_DIGEST",
     "INDEX_ONLY_MIGRATIONS",
     "MIGRATIONS",
     "READ_ONLY_OPTIONAL",
@@ -26,6 +27,7 @@ __all__ = [
     "SIGNATURES_MIGRATION",
     "SIGNATURE_COLUMNS",
     "Cursor",
+    "digest_sql",
     "env_row",
     "filter_sql",
     "row_to_env",
@@ -34,6 +36,8 @@ __all__ = [
     "upsert_sql",
 ]
 
+#: What ``records_digest`` gives for no record: the SHA-256 of nothing.
+EMPTY_DIGEST = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 COLUMNS = "seq, id, type, time, actor, privacy, subject, supersedes, payload, payload_hash, prev_hash, hash"
 
 
@@ -153,6 +157,49 @@ def env_row(env: Envelope) -> tuple[Any, ...]:
         env.payload_hash,
         env.prev_hash,
         env.hash,
+    )
+
+
+def digest_sql(dialect: str, *, signatures: bool = True) -> str:
+    """The query of ``Recorder.records_digest`` (parameters: the first and the last seq): how many
+    records, and the SHA-256 in hex of their ``record_text`` (each with the signature beside it;
+    none without a ``signatures`` table) joined in seq order, written in SQL. PostgreSQL hashes
+    with ``sha256`` and ``concat`` (which reads a null as nothing); SQLite with ``rt_sha256``, a
+    function its connections are given, joining the rows of an ordered subquery (3.40 has no
+    ORDER BY in an aggregate)."""
+    texts = ("id", "type", "time", "actor", "privacy", "subject", "supersedes")
+    hashes = ("payload_hash", "prev_hash", "hash")
+    joined = "rt_records r LEFT JOIN rt_signatures s ON s.seq = r.seq" if signatures else "rt_records r"
+    where = "WHERE r.seq >= ? AND r.seq <= ?"
+    if dialect == "postgresql":
+        parts = ["r.seq", "';'"]
+        for column in texts:
+            parts += [f"length(r.{column})", "':'", f"r.{column}"]
+        parts.append("encode(sha256(r.payload), 'hex')")
+        for column in hashes:
+            parts += [f"length(r.{column})", "':'", f"r.{column}"]
+        if signatures:
+            parts += ["length(s.key_id)", "':'", "s.key_id", "length(s.sig)", "':'", "encode(s.sig, 'hex')"]
+        else:
+            parts.append("'::'")
+        row = f"concat({', '.join(parts)})"
+        digest = f"encode(sha256(convert_to(string_agg({row}, '' ORDER BY r.seq), 'UTF8')), 'hex')"
+        return f"SELECT COUNT(*), {digest} FROM {joined} {where}"
+    field = "coalesce(length({0}) || ':' || {0}, ':')".format
+    signed = (
+        "coalesce(length(s.key_id) || ':' || s.key_id, ':') || coalesce(length(s.sig) || ':' || lower(hex(s.sig)), ':')"
+    )
+    row = " || ".join(
+        [
+            "r.seq || ';'",
+            *(field(f"r.{c}") for c in texts),
+            "rt_sha256(r.payload)",
+            *(field(f"r.{c}") for c in hashes),
+            signed if signatures else "'::'",
+        ]
+    )
+    return (
+        f"SELECT COUNT(*), rt_sha256(group_concat(t, '')) FROM (SELECT {row} AS t FROM {joined} {where} ORDER BY r.seq)"
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import itertools
 import os
 import re
@@ -32,7 +33,6 @@ from reviewtrail.ledger.backends._sql import SIGNATURES_DROPPED, Cursor, SqlLedg
 from reviewtrail.ledger.backends._sql_schema import COLUMNS
 from reviewtrail.ledger.contract._projections import Projection
 from reviewtrail.ledger.contract._protocol import catalog_of
-from reviewtrail.ledger.records._envelope import Envelope
 
 __all__ = ["SqliteLedger", "SqliteRecorder"]
 
@@ -73,6 +73,14 @@ def _insert_sql(rows: int, nulls: tuple[int, ...] = (), text_payload: bool = Fal
 @functools.cache
 def _kept(nulls: tuple[int, ...]) -> tuple[bool, ...]:
     return tuple(i not in nulls for i in range(12))
+
+
+def _sha256_hex(value: bytes | str | None) -> str | None:
+    """``rt_sha256(X)`` in this module's connections: the SHA-256 in hex of a blob, or of a
+    text's UTF-8 bytes (``records_digest``)."""
+    if value is None:
+        return None
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass") if isinstance(value, str) else value).hexdigest()
 
 
 def _normalized(sql: str) -> str:
@@ -133,6 +141,7 @@ class SqliteRecorder(SqlRecorder):
             else:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=FULL")
+            conn.create_function("rt_sha256", 1, _sha256_hex, deterministic=True)
         except sqlite3.Error as exc:
             if conn is not None:
                 conn.close()
@@ -147,6 +156,7 @@ class SqliteRecorder(SqlRecorder):
         uri = f"file:{urllib.parse.quote(self.path)}?mode=ro&immutable=1"
         try:
             conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            conn.create_function("rt_sha256", 1, _sha256_hex, deterministic=True)
             conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
         except sqlite3.Error as exc:
             self._raise(exc, "open")
@@ -277,9 +287,6 @@ class SqliteRecorder(SqlRecorder):
         cur.execute(_ID_KEY)
         return cur.fetchone() is not None
 
-    def _sealed_hashes(self, envs: list[Envelope]) -> Any:
-        return "".join([e.hash for e in envs]).encode("ascii")
-
     def _insert_records(self, cur: Cursor, columns: list[Any]) -> None:
         # sqlite3 binds None and bytes through its adapter lookup, which costs more per value than
         # the rest of a row's binding. So a column that is null in every row of the batch (a
@@ -302,6 +309,13 @@ class SqliteRecorder(SqlRecorder):
                 text_payload = False
         for count, chunk in insert_chunks(params, self._rows_per_insert, width):
             cur.execute(_insert_sql(count, nulls, text_payload), chunk)
+
+    def _droppable_indexes(self, cur: Cursor) -> list[tuple[str, str]]:
+        cur.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'rt_records' "
+            "AND sql IS NOT NULL ORDER BY name"
+        )
+        return [('"' + str(name).replace('"', '""') + '"', str(sql)) for name, sql in cur.fetchall()]
 
     def _migration_lock(self, cur: Cursor) -> None:
         """BEGIN IMMEDIATE already excludes other writers."""

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from reviewtrail.errors import IntegrityError, InvalidInputError, NotFoundError
+from reviewtrail.ledger.contract._ahead import read_ahead
 from reviewtrail.ledger.contract._catalog import EMPTY_CATALOG, RecordCatalog
 from reviewtrail.ledger.contract._gate_scope import ACTIVE_GATE
 from reviewtrail.ledger.contract._key_state import KeyRow, KeyState, refuse_unallowed
@@ -31,13 +32,13 @@ _ID = operator.attrgetter("id")
 _TYPE = operator.attrgetter("type")
 
 
-def sealed_batch_problem(envelopes: Sequence[Envelope]) -> str | None:
+def sealed_batch_problem(envelopes: Sequence[Envelope], *, after: Envelope | None = None) -> str | None:
     """What makes ``envelopes`` (records sealed elsewhere, to be appended as they are) not one run
     of a chain, or ``None``: each record's stored bytes must hash to its hashes
     (:func:`stored_problem`), each must follow the one before it (the next seq, linked to its
-    hash), and no id may appear twice."""
+    hash; the first, ``after`` when given), and no id may appear twice."""
     ids: set[str] = set()
-    before: Envelope | None = None
+    before = after
     for env in envelopes:
         problem = stored_problem(env)
         if problem is not None:
@@ -49,6 +50,24 @@ def sealed_batch_problem(envelopes: Sequence[Envelope]) -> str | None:
         ids.add(env.id)
         before = env
     return None
+
+
+def _checked_runs(
+    runs: Iterable[tuple[Sequence[Envelope], Mapping[int, RecordSignature]]],
+) -> Iterator[tuple[list[Envelope], dict[int, RecordSignature]]]:
+    """The runs of :meth:`Ledger.copy_sealed`, each checked as it is read (:func:`sealed_batch_problem`,
+    linked to the run before it), with the signatures of its own records only."""
+    before: Envelope | None = None
+    for envelopes, signatures in runs:
+        batch = list(envelopes)
+        if not batch:
+            continue
+        problem = sealed_batch_problem(batch, after=before)
+        if problem is not None:
+            raise IntegrityError(f"{problem}; nothing was written", field="records")
+        seqs = range(batch[0].seq, batch[-1].seq + 1)
+        yield batch, {s: sig for s, sig in signatures.items() if s in seqs}
+        before = batch[-1]
 
 
 def row_problem(
@@ -192,28 +211,31 @@ class Ledger:
     def append_sealed(
         self, envelopes: Iterable[Envelope], *, signatures: Mapping[int, RecordSignature] | None = None
     ) -> list[Envelope]:
-        """Append records sealed by another ledger exactly as they are (seq, id, header, payload
-        bytes and hashes): the next run of a chain being copied, in one transaction.
-
-        Each record's bytes must hash to its hashes and link to the one before it, and the first
-        must extend this ledger's head (the seq after it, linked to its hash), or nothing is
-        written: a record that does not hash is :class:`IntegrityError`, a batch that does not
-        extend the head (or repeats a recorded id) :class:`ConflictError`. Payloads are not
-        validated again (their hashes prove they are the bytes their writer validated); the query
-        tables get the rows the records give, as a rebuild from the chain gives them.
-
-        ``signatures``: the records' signatures by seq (those of the batch that have one, as the
-        source stores them: :meth:`signatures_at`), stored beside them in the same transaction.
-        They are copied as they are; ``verify`` holds them to the keys."""
+        """Append records sealed by another ledger exactly as they are: one run of
+        :meth:`copy_sealed`, with the signatures of some of them by seq."""
         batch = list(envelopes)
-        if not batch:
-            return []
+        if batch:
+            self.copy_sealed([(batch, signatures or {})])
+        return batch
+
+    def copy_sealed(self, runs: Iterable[tuple[Sequence[Envelope], Mapping[int, RecordSignature]]]) -> int:
+        """Append runs of records sealed by another ledger exactly as they are (seq, id, header,
+        payload bytes and hashes): a chain being copied, all in one transaction, read a run at a
+        time (memory holds a run). Returns how many records were appended.
+
+        Each record's bytes must hash to its hashes and link to the one before it (across runs
+        too), and the first must extend this ledger's head (the seq after it, linked to its hash),
+        or nothing is written: a record that does not hash is :class:`IntegrityError`, a run that
+        does not extend the head (or repeats a recorded id) :class:`ConflictError`. Payloads are
+        not validated again (their hashes prove they are the bytes their writer validated); the
+        query tables get the rows the records give, as a rebuild from the chain gives them.
+
+        Each run comes with the signatures of its records by seq (those that have one, as the
+        source stores them: :meth:`signatures_at`), stored beside them. They are copied as they
+        are; ``verify`` holds them to the keys. The runs are read and checked by a thread of their
+        own (:func:`read_ahead`), while the backend stores the run before."""
         self.recorder.refuse_if_read_only()
-        problem = sealed_batch_problem(batch)
-        if problem is not None:
-            raise IntegrityError(f"{problem}; nothing was written", field="records")
-        seqs = {env.seq for env in batch}
-        return self.recorder.append_sealed(batch, {s: sig for s, sig in (signatures or {}).items() if s in seqs})
+        return self.recorder.append_sealed(read_ahead(_checked_runs(runs)))
 
     # --- reads ----------------------------------------------------------------------------
     def read(
@@ -509,6 +531,12 @@ class Ledger:
     def verify(self) -> Iterator[str]:
         """Every problem in the chain: gaps, broken links, altered records."""
         return chain_problems(self.read())
+
+    def records_digest(self, start: int, end: int) -> tuple[int, str]:
+        """How many records ``start..end`` holds, and a SHA-256 of every field and payload byte of
+        each in seq order, as stored (nothing is checked): two ledgers of any backends give the
+        same pair exactly when they hold the same records there."""
+        return self.recorder.records_digest(start, end)
 
     # --- signatures -----------------------------------------------------------------------
     def signatures_at(self, seqs: Iterable[int]) -> dict[int, RecordSignature]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import hashlib
 import re
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from datetime import datetime
@@ -30,12 +31,14 @@ if TYPE_CHECKING:
 __all__ = [
     "IN_CHUNK",
     "Recorder",
+    "SealedRun",
     "Stamp",
     "TypeFilter",
     "check_range",
     "missing",
     "parse_type_filter",
     "projection_rows",
+    "record_text",
     "refuse_known_ids",
     "refuse_unless_extends",
     "row_makers",
@@ -168,6 +171,35 @@ def projection_rows(envelopes: Iterable[Envelope], projections: Iterable[Project
     return out
 
 
+def record_text(env: Envelope, signature: RecordSignature | None = None, *, payload_sha: str | None = None) -> str:
+    """Every field of one record and of the signature stored beside it as text: the seq and
+    ``;``, each string as ``LENGTH:VALUE`` (``:`` for null), the payload as its SHA-256 in hex,
+    the signature's key id and its bytes (``LENGTH:HEX``). What :meth:`Recorder.records_digest`
+    hashes; the SQL recorders write the same text in SQL (``_sql_schema.digest_sql``).
+    ``payload_sha``: the payload's SHA-256 when it is known already (a record checked against
+    its ``payloadHash``), so it is not hashed again."""
+    subject, supersedes = env.subject, env.supersedes
+    sha = payload_sha or hashlib.sha256(env.payload).hexdigest()
+    try:
+        fields = (
+            f"{env.seq};{len(env.id)}:{env.id}{len(env.type)}:{env.type}{len(env.time)}:{env.time}"
+            f"{len(env.actor)}:{env.actor}{len(env.privacy)}:{env.privacy}"
+            f"{':' if subject is None else f'{len(subject)}:{subject}'}"
+            f"{':' if supersedes is None else f'{len(supersedes)}:{supersedes}'}"
+            f"{sha}{len(env.payload_hash)}:{env.payload_hash}"
+            f"{len(env.prev_hash)}:{env.prev_hash}{len(env.hash)}:{env.hash}"
+        )
+    except TypeError:  # a field of a type no sealed record has (as read from a tampered row): as SQL writes it
+        texts = (env.id, env.type, env.time, env.actor, env.privacy, subject, supersedes)
+        parts = [f"{env.seq};", *(":" if v is None else f"{len(str(v))}:{v}" for v in texts)]
+        parts.append(sha)
+        parts += [f"{len(str(v))}:{v}" for v in (env.payload_hash, env.prev_hash, env.hash)]
+        fields = "".join(parts)
+    if signature is None:
+        return f"{fields}::"
+    return f"{fields}{len(signature.key_id)}:{signature.key_id}{len(signature.value)}:{signature.value.hex()}"
+
+
 def check_range(start: int, end: int | None, limit: int | None) -> None:
     if start < 1:
         raise InvalidInputError("must be >= 1", field="start")
@@ -179,6 +211,10 @@ def check_range(start: int, end: int | None, limit: int | None) -> None:
 
 def missing(record_id: str) -> NotFoundError:
     return NotFoundError(f"no record with id {record_id!r}", field="id")
+
+
+#: A run of sealed records that follow each other, with the signatures of some of them (by seq).
+SealedRun = tuple[list[Envelope], dict[int, "RecordSignature"]]
 
 
 class Stamp(Protocol):
@@ -214,10 +250,12 @@ class Recorder(abc.ABC):
         and its signatures (``stamp``) in one transaction."""
 
     @abc.abstractmethod
-    def append_sealed(self, envelopes: list[Envelope], signatures: dict[int, RecordSignature]) -> list[Envelope]:
-        """Store sealed records that follow each other after checking, in the write transaction,
-        that the first extends the head (:func:`refuse_unless_extends`); their projection rows as
-        a replay writes them; the ``signatures`` of some of them (by seq) beside them."""
+    def append_sealed(self, runs: Iterable[SealedRun]) -> int:
+        """Store runs of sealed records that follow each other, all in one transaction, after
+        checking in it that the first record extends the head (:func:`refuse_unless_extends`);
+        their projection rows as a replay writes them; the signatures of some of them (by seq)
+        beside them. ``runs`` is read inside the transaction: whatever it raises leaves the
+        ledger as it was. Returns how many records were stored."""
 
     @abc.abstractmethod
     def rebuild_projections(self) -> None:
@@ -323,6 +361,18 @@ class Recorder(abc.ABC):
     def seqs_of_type(self, type: str, *, after: int = 0, upto: int | None = None) -> list[int]:
         """The seqs of the records of ``type`` in ``(after, upto]``, in order."""
         return [env.seq for env in self.read(start=after + 1, end=upto, type=type)]
+
+    def records_digest(self, start: int, end: int) -> tuple[int, str]:
+        """How many records ``start..end`` holds, and the SHA-256 of their :func:`record_text`
+        (each with its signature) joined in seq order: ledgers holding the same records and
+        signatures there give the same pair, whatever their backends, and any field, payload byte
+        or signature byte that differs changes it."""
+        digest, count = hashlib.sha256(), 0
+        signatures = self.signatures_at(range(start, end + 1))
+        for env in self.read(start=start, end=end):
+            digest.update(record_text(env, signatures.get(env.seq)).encode("utf-8", "surrogatepass"))
+            count += 1
+        return count, digest.hexdigest()
 
     def signature_scan(self, *, start: int = 1, end: int | None = None) -> Iterator[tuple[int, str, str, Any]]:
         """``(seq, type, hash, signature or None)`` of every record with ``start <= seq <= end``,
