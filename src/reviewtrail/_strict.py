@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator
 from pydantic_core import PydanticCustomError
 
-from reviewtrail._struct import kind_of
+from reviewtrail.errors import kind_of
 
 __all__ = ["IS_BOOL", "IS_FLOAT", "IS_INT", "StrictBool", "StrictFloat", "StrictInt"]
 

@@ -33,7 +33,6 @@ __all__ = [
     "PayloadStruct",
     "decode",
     "json_schema",
-    "kind_of",
     "parse",
     "problem",
     "read",
@@ -175,25 +174,6 @@ _WANTED = {
 #: A pattern's end of text. Python's ``$`` also matches before a final newline, so a model's
 #: pattern ends with ``\Z`` (:func:`whole`), published and worded as ``$`` (JSON Schema's end).
 _END = r"\Z"
-
-
-def kind_of(value: Any) -> str:
-    """What a value is, in JSON terms: ``a boolean``, ``an integer``, ``a string``..."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a decimal number"
-    if isinstance(value, str):
-        return "a string"
-    if value is None:
-        return "null"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return f"a {type(value).__name__}"
 
 
 def whole(pattern: str) -> str:

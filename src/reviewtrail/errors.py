@@ -30,6 +30,7 @@ __all__ = [
     "ReviewtrailError",
     "StorageFullError",
     "StoreNotInitializedError",
+    "kind_of",
 ]
 
 EXIT_OK = 0
@@ -118,3 +119,22 @@ class StorageFullError(BackendUnavailableError):
 
 class ReadOnlyStoreError(BackendUnavailableError):
     """The store was opened without write access, and the command writes."""
+
+
+def kind_of(value: object) -> str:
+    """What a value is, in JSON terms: ``a boolean``, ``an integer``, ``a string``..."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a decimal number"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return f"a {type(value).__name__}"

@@ -12,7 +12,7 @@ from typing import Annotated, Any, TypeVar
 
 import msgspec
 
-from reviewtrail._struct import FieldProblem, Model, kind_of, problem
+from reviewtrail._struct import FieldProblem, Model, problem
 from reviewtrail.cas._address import (
     DEFAULT_MEDIA_TYPE,
     DIGEST_PREFIX,
@@ -25,7 +25,7 @@ from reviewtrail.cas._address import (
     is_hex,
     parse_digest,
 )
-from reviewtrail.errors import InvalidInputError
+from reviewtrail.errors import InvalidInputError, kind_of
 
 __all__ = ["CasObjectRef", "CasRef", "refs_in"]
 
