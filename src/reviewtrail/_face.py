@@ -1,0 +1,76 @@
+"""A package's face, written once (PEP 562).
+
+A face re-exports each public name in the form type checkers read as a re-export, the redundant
+alias: ``from reviewtrail.pkg._module import Name as Name``. A face that must stay light to import
+puts those lines under ``if typing.TYPE_CHECKING:`` and ends with::
+
+    if not typing.TYPE_CHECKING:
+        __getattr__, __dir__ = _face.lazy(__name__)
+
+At run time the face reads its own re-exports from its source (on the first name asked for, never
+at import) and loads each name from its module on first use: ``__all__`` is the list of them, so
+every name is written once. A face that must not name a module in an import (the top-level
+package would then sit above it in the layers) passes ``{module: names}`` instead.
+"""
+
+import importlib
+import re
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+__all__ = ["lazy", "reexports"]
+
+# ``from reviewtrail.x import A as A, B as B`` on one line or in parentheses, comments allowed.
+_FROM = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.MULTILINE)
+_COMMENT = re.compile(r"#[^\n]*")
+
+
+def reexports(package: str, source: str) -> dict[str, str]:
+    """Each name ``source`` re-exports (``from <package>.<module> import Name as Name``) → its
+    module. A renamed import of the package's own modules is refused: one name per thing."""
+    found: dict[str, str] = {}
+    for module, names in _FROM.findall(source):
+        if not module.startswith(f"{package}."):
+            continue
+        for item in _COMMENT.sub("", names).strip("() \n").split(","):
+            parts = item.split()
+            if len(parts) != 3 or parts[1] != "as":
+                continue  # imported for the face's own use, not re-exported
+            if parts[0] != parts[2]:
+                raise ImportError(f"{package} renames {module}.{parts[0]} as {parts[2]}: a face keeps one name")
+            if found.setdefault(parts[2], module) != module:
+                raise ImportError(f"{package} re-exports {parts[2]} twice")
+    return found
+
+
+def lazy(
+    package: str, named: Mapping[str, Iterable[str]] | None = None
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The face's ``__getattr__`` and ``__dir__``: ``__all__`` and every re-exported name, loaded
+    from its module on first use and kept in the face. ``named`` maps a module to more names, for a
+    face whose re-exports cannot all stand in its source as imports."""
+    table: dict[str, str] = {}
+
+    def names() -> dict[str, str]:
+        if not table:
+            with open(str(sys.modules[package].__file__), encoding="utf-8") as face:
+                table.update(reexports(package, face.read()))
+            table.update({name: module for module, listed in (named or {}).items() for name in listed})
+        return table
+
+    def getattr_(name: str) -> Any:
+        if name == "__all__":
+            value: Any = list(names())
+        else:
+            module = names().get(name)
+            if module is None:
+                raise AttributeError(f"module {package!r} has no attribute {name!r}")
+            value = getattr(importlib.import_module(module), name)
+        vars(sys.modules[package])[name] = value
+        return value
+
+    def dir_() -> list[str]:
+        return sorted({*vars(sys.modules[package]), *names()})
+
+    return getattr_, dir_
