@@ -41,6 +41,7 @@ main()
 # the record to append, the payload models nor the CAS reference models.
 STORE = {
     "reviewtrail._durable",
+    "reviewtrail._face",
     "reviewtrail._version",
     "reviewtrail._record_index",
     "reviewtrail.app",

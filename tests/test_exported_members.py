@@ -19,13 +19,14 @@ PACKAGES = sorted(p.parent.name for p in SRC.glob("*/__init__.py"))
 
 def _public_names(module: types.ModuleType) -> set[str]:
     """Names a ``from package import *`` caller could mean: not private, not a submodule, not the
-    ``annotations`` future flag."""
-    defined = {
+    ``annotations`` future flag (``dir`` lists the names a lazy face loads on first use too)."""
+    return {
         name
-        for name, value in vars(module).items()
-        if not name.startswith("_") and not isinstance(value, types.ModuleType) and name != "annotations"
-    }
-    return defined | set(getattr(module, "_LAZY", {}))  # names a package loads on first use
+        for name in dir(module)
+        if not name.startswith("_")
+        and not isinstance(vars(module).get(name), types.ModuleType)
+        and name != "annotations"
+    } | set(getattr(module, "_LAZY", {}))
 
 
 def _sources() -> list[Path]:
@@ -98,7 +99,7 @@ def test_no_export_is_a_second_name(name: str) -> None:
     tree = ast.parse((SRC / name / "__init__.py").read_text(encoding="utf-8"))
     renamed = [
         f"{node.module}.{alias.name} as {alias.asname}"
-        for node in tree.body
+        for node in ast.walk(tree)
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(f"reviewtrail.{name}.")
         for alias in node.names
         if alias.asname not in (None, alias.name)
