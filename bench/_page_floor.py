@@ -25,7 +25,8 @@ import uvicorn
 
 from reviewtrail.app import open_store
 from reviewtrail.config import Settings
-from reviewtrail.human_review import RESPONSE_MAX_CHARS, queue_position
+from reviewtrail.human_review.records import RESPONSE_MAX_CHARS
+from reviewtrail.human_review.session import queue_position
 from reviewtrail.web._app import _templates
 from reviewtrail.web._bind import bind_loopback
 from reviewtrail.web._keys import DECISION_KEYS, NAVIGATION_KEYS

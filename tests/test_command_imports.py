@@ -20,7 +20,8 @@ from reviewtrail.store import Store
 from support.human_review import campaign_with_items, new_store
 
 # Prints, at exit, every loaded reviewtrail module as its package (``reviewtrail.cas``), the
-# command modules (``reviewtrail.cli.store._cas``), and which optional heavy libraries were imported.
+# command modules (``reviewtrail.cli.store._cas``), which optional heavy libraries were imported, and
+# human review's modules.
 PROBE = """
 import atexit, json, sys
 def report():
@@ -29,7 +30,8 @@ def report():
     cli = sorted(m for m in names if m.startswith("reviewtrail.cli."))
     heavy = ("psycopg", "cryptography", "jsonschema", "httpx", "rich", "typer", "click", "pydantic")
     libraries = sorted(m for m in heavy if m in sys.modules)
-    sys.stderr.write("\\nLOADED " + json.dumps([packages, cli, libraries]) + "\\n")
+    parts = sorted(m for m in names if m.startswith("reviewtrail.human_review."))
+    sys.stderr.write("\\nLOADED " + json.dumps([packages, cli, libraries, parts]) + "\\n")
 atexit.register(report)
 sys.argv[0] = "reviewtrail"
 from reviewtrail.cli import main
@@ -100,6 +102,7 @@ class Project:
         self.root = root
         self.digest = digest
         self.item_id = item_id
+        self.human_review: list[str] = []  # human review's modules the last command loaded
         self.env = {
             **{k: v for k, v in os.environ.items() if not k.startswith(("REVIEWTRAIL_", "ARIS_"))},
             "REVIEWTRAIL_STORE": str(root / "store"),
@@ -114,7 +117,7 @@ class Project:
         )
         assert proc.returncode == 0, proc.stderr
         line = next(x for x in proc.stderr.splitlines() if x.startswith("LOADED "))
-        packages, cli, libraries = json.loads(line.removeprefix("LOADED "))
+        packages, cli, libraries, self.human_review = json.loads(line.removeprefix("LOADED "))
         return set(packages), set(cli), libraries
 
 
@@ -182,6 +185,41 @@ def test_review_queue_and_decide_load_human_review_and_the_store(project: Projec
     assert packages == HUMAN_REVIEW
     assert cli == REVIEW_CLI
     assert libraries == ["typer"]
+
+
+# What ``review queue`` loads of human review: the parts' faces, the queue and what it reads with
+# (the records as they stand, the rules, the record types); no decision, reveal, history, session,
+# campaign, export or quality module.
+QUEUE_PARTS = {
+    "reviewtrail.human_review.reads",
+    "reviewtrail.human_review.reads._bulk_resolve",
+    "reviewtrail.human_review.reads._candidates",
+    "reviewtrail.human_review.reads._chains",
+    "reviewtrail.human_review.reads._listed",
+    "reviewtrail.human_review.reads._resolve",
+    "reviewtrail.human_review.records",
+    "reviewtrail.human_review.records._projection",
+    "reviewtrail.human_review.records._record_names",
+    "reviewtrail.human_review.records._record_types",
+    "reviewtrail.human_review.records._records",
+    "reviewtrail.human_review.records._run_records",
+    "reviewtrail.human_review.records._self_identification",
+    "reviewtrail.human_review.rules",
+    "reviewtrail.human_review.rules._decision_rules",
+    "reviewtrail.human_review.rules._frozen",
+    "reviewtrail.human_review.rules._item_rules",
+    "reviewtrail.human_review.rules._queue_rules",
+    "reviewtrail.human_review.rules._reviewers",
+    "reviewtrail.human_review.rules._run_rules",
+    "reviewtrail.human_review.session",
+    "reviewtrail.human_review.session._queue",
+    "reviewtrail.human_review.session._skipped",
+}
+
+
+def test_review_queue_loads_only_the_human_review_modules_it_uses(project: Project) -> None:
+    project.loaded("review", "queue")
+    assert set(project.human_review) == QUEUE_PARTS
 
 
 def test_no_everyday_command_loads_the_reviewer_evidence_or_provenance(project: Project) -> None:

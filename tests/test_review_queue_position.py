@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from reviewtrail.app import open_store
 from reviewtrail.config import Settings
 from reviewtrail.errors import IntegrityError, InvalidInputError
-from reviewtrail.human_review import QUEUE_MAX, decide, queue_position, review_queue
+from reviewtrail.human_review.session import QUEUE_MAX, decide, queue_position, review_queue
 from reviewtrail.store import Store
 from support.human_review import add_item, add_prompt, add_run, new_store
 

@@ -26,7 +26,9 @@ from reviewtrail.errors import InvalidInputError, NotFoundError, ReviewtrailErro
 
 if TYPE_CHECKING:
     from reviewtrail.audit import VerifyStatus
-    from reviewtrail.human_review import CampaignSummary, Coverage, History, OwnCounts, QueueCard, SessionProgress
+    from reviewtrail.human_review.campaigns import CampaignSummary
+    from reviewtrail.human_review.quality import Coverage
+    from reviewtrail.human_review.session import History, OwnCounts, QueueCard, SessionProgress
     from reviewtrail.ledger import Envelope
     from reviewtrail.provenance import LineageGraph, VersionDiff, VersionInfo
     from reviewtrail.reviewer import ReviewOutcome
@@ -66,7 +68,7 @@ class Reads:
         return self._stores.store()
 
     def campaigns(self) -> list[CampaignSummary]:
-        from reviewtrail.human_review import list_campaigns
+        from reviewtrail.human_review.campaigns import list_campaigns
 
         with self._store() as store:
             return list_campaigns(store)
@@ -75,7 +77,8 @@ class Reads:
         """Card ``position`` of the queue of ``campaign_id`` version ``version``: exit 3 (field
         ``campaign``) for a version with no prompt, exit 2 (field ``card``) for a position out of
         the queue's range, exit 3 (field ``card``) past its last card."""
-        from reviewtrail.human_review import QUEUE_MAX, queue_position, require_campaign
+        from reviewtrail.human_review.campaigns import require_campaign
+        from reviewtrail.human_review.session import QUEUE_MAX, queue_position
 
         if not 1 <= position <= QUEUE_MAX:
             raise InvalidInputError(f"must be from 1 to {QUEUE_MAX}, got {position}", field="card")
@@ -95,14 +98,14 @@ class Reads:
     def progress(self, campaign_id: str, version: int) -> SessionProgress:
         """The status line's counts (:func:`~reviewtrail.human_review.campaign_progress`): exit 3
         (field ``campaign``) for a version with no prompt."""
-        from reviewtrail.human_review import campaign_progress
+        from reviewtrail.human_review.session import campaign_progress
 
         _check_version(version)
         with self._store() as store:
             return campaign_progress(store, campaign_id, version)
 
     def history(self, item_id: str) -> History:
-        from reviewtrail.human_review import history
+        from reviewtrail.human_review.session import history
 
         with self._store() as store:
             return history(store, item_id)
@@ -110,7 +113,7 @@ class Reads:
     def blinded_card(self, item_id: str) -> QueueCard:
         """The item's blinded card (prompt, evidence, criterion, candidates A and B in display
         order, no producer), for changing its decision judged blinded."""
-        from reviewtrail.human_review import queue_card
+        from reviewtrail.human_review.session import queue_card
 
         with self._store() as store, store.ledger.snapshot():
             return queue_card(store.ledger, item_id, decided=True)
@@ -118,7 +121,7 @@ class Reads:
     def coverage(self, campaign_id: str, version: int) -> Coverage:
         """``campaign coverage``: exit 3 (field ``campaign``) for a version with no prompt, exit 2
         (field ``version``) for a version no ledger could hold."""
-        from reviewtrail.human_review import campaign_coverage
+        from reviewtrail.human_review.quality import campaign_coverage
 
         if not 1 <= version <= _INT64_MAX:
             raise InvalidInputError(f"must be from 1 to {_INT64_MAX}, got {version}", field="version")

@@ -49,7 +49,7 @@ from reviewtrail.web._nonces import NonceBook
 if TYPE_CHECKING:
     from starlette.requests import Request
 
-    from reviewtrail.human_review import DecisionResult, DecisionUse, Leases, OwnCounts, QueueCard
+    from reviewtrail.human_review.session import DecisionResult, DecisionUse, Leases, OwnCounts, QueueCard
     from reviewtrail.store import Store
 
 __all__ = ["DecisionWrites", "TooLargeError"]
@@ -85,7 +85,8 @@ class DecisionWrites:
         return JSONResponse(answer, status_code=200 if result.resubmitted else 201)
 
     def _decide(self, submission: SignedDecision) -> tuple[DecisionResult, DecisionUse]:
-        from reviewtrail.human_review import DecisionInput, DecisionUse, decide, decision_use
+        from reviewtrail.human_review.rules import DecisionInput
+        from reviewtrail.human_review.session import DecisionUse, decide, decision_use
 
         with self._lock:
             result = decide(
@@ -96,7 +97,7 @@ class DecisionWrites:
                 reviewer=submission.reviewer,
                 campaign=(submission.campaign_id, submission.campaign_version),
             )
-            from reviewtrail.human_review import reviewer_holder
+            from reviewtrail.human_review.session import reviewer_holder
 
             self._book().release(submission.item_id, holder=reviewer_holder(submission.reviewer))
             if result.compared_with is not None:
@@ -127,7 +128,7 @@ class DecisionWrites:
     def draw(self, campaign_id: str, version: int, reviewer: str) -> tuple[QueueCard | None, OwnCounts]:
         """``reviewer``'s next card of the campaign version, leased to them (None: none left to
         them), and their own counts."""
-        from reviewtrail.human_review import draw_card, own_counts
+        from reviewtrail.human_review.session import draw_card, own_counts
 
         with self._lock:
             card = draw_card(self._store, campaign_id, version, reviewer, self._book())
@@ -135,7 +136,8 @@ class DecisionWrites:
 
     def own(self, campaign_id: str, version: int, reviewer: str) -> OwnCounts:
         """``reviewer``'s own counts on the campaign version."""
-        from reviewtrail.human_review import own_counts, require_campaign
+        from reviewtrail.human_review.campaigns import require_campaign
+        from reviewtrail.human_review.session import own_counts
 
         with self._lock:
             require_campaign(self._store.ledger, campaign_id, version)
@@ -144,7 +146,7 @@ class DecisionWrites:
     def _book(self) -> Leases:
         """The leases, opened on first use (beside the store: never the ledger)."""
         if self._leases is None:
-            from reviewtrail.human_review import Leases
+            from reviewtrail.human_review.session import Leases
 
             self._leases = Leases(self._store)
         return self._leases
