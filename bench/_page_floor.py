@@ -5,7 +5,7 @@
 chooses, prints ``{"host": ..., "port": ...}`` and serves with uvicorn (httptools, as the inspector)
 in WORKERS forked processes sharing the socket. Each process opens the store read-only once and
 answers every request with the page of card 1: the card read through the indexes and checked
-against its records (:func:`reviewtrail.human_review.queue_position`, as the inspector's reads
+against its records (:func:`reviewtrail.human_review.session.queue_position`, as the inspector's reads
 call it) and the inspector's own ``review.html`` template rendered with the same context. What it
 leaves out is what the inspector adds around that work: FastAPI's routing and parameters, the
 Host and method guard, the security headers, the render threads (the work runs on the event loop),

@@ -43,7 +43,7 @@ _OURS = """
 import sys, time
 from reviewtrail.app import open_store
 from reviewtrail.config import Settings
-from reviewtrail.human_review import export_campaign
+from reviewtrail.human_review.export import export_campaign
 from pathlib import Path
 settings = Settings(store=Path(sys.argv[1]), database_url=f"sqlite:///{sys.argv[2]}")
 with open_store(settings) as store:

@@ -1,5 +1,5 @@
 """One decision input: ``review decide``, the inspector's write route and the MCP tool build the
-same :class:`~reviewtrail.human_review.DecisionInput` and hand it to ``decide`` typed, so each
+same :class:`~reviewtrail.human_review.rules.DecisionInput` and hand it to ``decide`` typed, so each
 check has one rule: exactly one disposition, a position in either case, the record's bounds,
 no silent replacement, and a skip never replacing a judgment (docs/human-review.md, "Deciding")."""
 

@@ -1,5 +1,5 @@
 """Card K of a campaign version's queue, found through the query tables' indexes
-(:func:`~reviewtrail.human_review.queue_position`): the K-th card of the whole queue, open items
+(:func:`~reviewtrail.human_review.session.queue_position`): the K-th card of the whole queue, open items
 first then decided ones, on SQLite and on PostgreSQL."""
 
 from __future__ import annotations

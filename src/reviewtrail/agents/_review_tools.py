@@ -91,7 +91,7 @@ def _param(name: str, annotation: Any, default: Any = None) -> inspect.Parameter
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
 
 
-# What ``review decide`` takes besides the decision itself (:class:`~reviewtrail.human_review.DecisionInput`).
+# What ``review decide`` takes besides the decision itself (:class:`~reviewtrail.human_review.rules.DecisionInput`).
 DECIDE_EXTRAS = (
     _param(
         "item",

@@ -2,16 +2,16 @@
 stores opened read-only. Reads run side by side: each takes a store of its own from a
 :class:`~._store_pool.StorePool` (its own connection to the ledger) and no lock is shared by
 every read. A card is found by its position through the query tables' indexes
-(:func:`~reviewtrail.human_review.queue_position`), at the cost of one card wherever it stands.
+(:func:`~reviewtrail.human_review.session.queue_position`), at the cost of one card wherever it stands.
 
 Besides the review pages' reads: campaign coverage (``campaign coverage``), the artifact catalog,
 lineage and diff (``artifact ls|show|diff``, ``provenance``), a run's recorded environment (read
 from the CAS as ``cas cat`` does), the Reviewer Specialist's review runs (``review show``), the
 project's reviewer-call traces (``trace ls|show|divergence|verify``) and the ledger head.
 
-Nothing here adds provenance to a card: a :class:`~reviewtrail.human_review.QueueCard` holds no
+Nothing here adds provenance to a card: a :class:`~reviewtrail.human_review.session.QueueCard` holds no
 run, agent, model, provider or adapter, and the page is drawn from it alone. Who produced A and
-B comes only from :func:`~reviewtrail.human_review.history`, which reveals it through the reveal
+B comes only from :func:`~reviewtrail.human_review.session.history`, which reveals it through the reveal
 gate once the item has a decision.
 """
 
@@ -96,7 +96,7 @@ class Reads:
         _check_version(version)
 
     def progress(self, campaign_id: str, version: int) -> SessionProgress:
-        """The status line's counts (:func:`~reviewtrail.human_review.campaign_progress`): exit 3
+        """The status line's counts (:func:`~reviewtrail.human_review.session.campaign_progress`): exit 3
         (field ``campaign``) for a version with no prompt."""
         from reviewtrail.human_review.session import campaign_progress
 

@@ -9,7 +9,7 @@ In this order, and nothing is appended unless every step passes:
 3. its nonce, claimed once in the durable nonce book (a replay: 401);
 4. only then the body: at most 64 KiB (413), hashed against the signed digest (401);
 5. the fixed decision schema (:class:`~._decision.SignedDecision`: 400, naming the field);
-6. :func:`~reviewtrail.human_review.decide`, as ``review decide`` calls it, for the reviewer the
+6. :func:`~reviewtrail.human_review.session.decide`, as ``review decide`` calls it, for the reviewer the
    proxy signed and on an item of the campaign version named (its refusals: 400, 404, 409); the
    answer adds whether the item's active decision is export-eligible or evaluation-only
    (``use``, as ``review session`` says it).
@@ -22,7 +22,7 @@ The reviewer's lease on the item (:meth:`DecisionWrites.draw`) ends with their d
 
 The same authority draws a signed-in reviewer's next card (:meth:`DecisionWrites.draw`): the
 reviewer the proxy vouches for (:mod:`._reviewer_header`, its nonce claimed in the same book) is
-leased the first card of their queue no one else holds (:func:`~reviewtrail.human_review.draw_card`).
+leased the first card of their queue no one else holds (:func:`~reviewtrail.human_review.session.draw_card`).
 Leases are kept beside the store (never in the ledger), on this route's writable store.
 """
 

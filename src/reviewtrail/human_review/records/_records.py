@@ -244,7 +244,7 @@ class ReviewItem(PayloadStruct, frozen=True, kw_only=True, rename="camel"):
 @record_type(DECISION)
 class ReviewDecision(PayloadStruct, frozen=True, kw_only=True, rename="camel"):
     """One reviewer's decision on one item. Which fields go with which disposition, and the
-    allowlists, are checked by :func:`reviewtrail.human_review.check_decision`."""
+    allowlists, are checked by :func:`reviewtrail.human_review.rules.check_decision`."""
 
     item_id: Ident
     disposition: Disposition
