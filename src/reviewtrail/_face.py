@@ -53,10 +53,10 @@ def lazy(
     table: dict[str, str] = {}
 
     def names() -> dict[str, str]:
-        if not table:
+        if not table:  # filled in one step: a thread never sees part of it
             with open(str(sys.modules[package].__file__), encoding="utf-8") as face:
-                table.update(reexports(package, face.read()))
-            table.update({name: module for module, listed in (named or {}).items() for name in listed})
+                found = reexports(package, face.read())
+            table.update(found | {name: module for module, listed in (named or {}).items() for name in listed})
         return table
 
     def getattr_(name: str) -> Any:
