@@ -26,7 +26,7 @@ from {pkg}._eager import EAGER as EAGER
 
 if typing.TYPE_CHECKING:
     from {pkg}._heavy import Heavy as Heavy
-    from {pkg}._heavy import (  # the rest of it
+    from {pkg}._heavy import (  # the rest of it (see _heavy)
         heavy_call as heavy_call,
         HEAVY_LIMIT as HEAVY_LIMIT,  # a bound
     )
@@ -136,7 +136,7 @@ def test_reexports_reads_back_every_written_line(
         by_module.setdefault(module, []).append(name)
     lines = ["import typing", "from pkg import _face", "if typing.TYPE_CHECKING:"]
     for module, names in by_module.items():
-        note = "  # why" if comments else ""
+        note = "  # why (see f(x))" if comments else ""
         if parenthesized:
             body = "".join(f"    {n} as {n},{note}\n" for n in names)
             lines.append(f"from pkg.{module} import ({note}\n{body})")

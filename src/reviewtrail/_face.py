@@ -14,26 +14,28 @@ package would then sit above it in the layers) passes ``{module: names}`` instea
 """
 
 import importlib
-import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 __all__ = ["lazy", "reexports"]
 
-# ``from reviewtrail.x import A as A, B as B`` on one line or in parentheses, comments allowed.
-_FROM = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.MULTILINE)
-_COMMENT = re.compile(r"#[^\n]*")
-
 
 def reexports(package: str, source: str) -> dict[str, str]:
-    """Each name ``source`` re-exports (``from <package>.<module> import Name as Name``) → its
-    module. A renamed import of the package's own modules is refused: one name per thing."""
+    """Each name ``source`` re-exports (``from <package>.<module> import Name as Name``, on one line
+    or in parentheses, comments allowed) → its module. A renamed import of the package's own
+    modules is refused: one name per thing."""
     found: dict[str, str] = {}
-    for module, names in _FROM.findall(source):
-        if not module.startswith(f"{package}."):
+    lines = iter(source.splitlines())
+    for line in lines:
+        words = line.partition("#")[0].split(maxsplit=3)
+        if len(words) < 4 or words[0] != "from" or words[2] != "import" or not words[1].startswith(f"{package}."):
             continue
-        for item in _COMMENT.sub("", names).strip("() \n").split(","):
+        module, names = words[1], words[3]
+        if names.startswith("("):
+            while ")" not in names:
+                names += " " + next(lines).partition("#")[0]
+        for item in names.strip("() ").split(","):
             parts = item.split()
             if len(parts) != 3 or parts[1] != "as":
                 continue  # imported for the face's own use, not re-exported
