@@ -215,14 +215,14 @@ def test_each_part_of_human_review_is_a_face_that_loads_nothing_up_front(part: s
 def test_human_reviews_face_gives_only_what_the_composition_root_takes() -> None:
     import reviewtrail.human_review as human_review
 
-    assert sorted(human_review.__all__) == ["PROJECTIONS", "RECORD_TYPES"]
+    assert sorted(human_review.__all__) == ["PROJECTIONS", "RECORD_TYPES", "RECORD_TYPE_NAMES"]
 
 
 def test_callers_import_the_part_of_human_review_they_use() -> None:
     """Outside the package, nothing imports a name through human review's face but its record types
     and query tables (the composition root's): the command line, the web pages, the MCP tools,
     the benches and the tests import the part."""
-    allowed = {"PROJECTIONS", "RECORD_TYPES", *PARTS}
+    allowed = {"PROJECTIONS", "RECORD_TYPES", "RECORD_TYPE_NAMES", *PARTS}
     roots = [SRC.parent.parent / folder for folder in ("src", "tests", "bench", "scripts")]
     found = []
     for path in sorted(p for root in roots for p in root.rglob("*.py") if "human_review" not in p.parent.parts):

@@ -11,7 +11,8 @@ Each part is a package with its own public API; import the one you use::
     from reviewtrail.human_review.export import export_campaign, verify_export  # the training export
     from reviewtrail.human_review.quality import campaign_coverage, judgment_agreement  # campaign quality
 
-Here stand only the record types and query tables, which the composition root takes from every package.
+Here stand only the record types (and their names) and query tables, which the composition root takes
+from every package.
 """
 
 import typing
@@ -19,6 +20,7 @@ import typing
 from reviewtrail import _face
 
 if typing.TYPE_CHECKING:
+    from reviewtrail.human_review.catalog import RECORD_TYPE_NAMES as RECORD_TYPE_NAMES
     from reviewtrail.human_review.records._projection import PROJECTIONS as PROJECTIONS
     from reviewtrail.human_review.records._record_types import RECORD_TYPES as RECORD_TYPES
 else:

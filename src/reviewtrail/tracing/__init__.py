@@ -16,6 +16,8 @@ from reviewtrail import _face
 # the record model (pydantic), the OTLP export (protobuf), the debugging views (``trace list/show/diff``)
 # nor the checks against the ledger, and must start fast.
 if typing.TYPE_CHECKING:
+    from reviewtrail.tracing.catalog import PROJECTIONS as PROJECTIONS
+    from reviewtrail.tracing.catalog import RECORD_TYPE_NAMES as RECORD_TYPE_NAMES
     from reviewtrail.tracing.commands._debug import Divergence as Divergence
     from reviewtrail.tracing.commands._debug import RunSummary as RunSummary
     from reviewtrail.tracing.commands._debug import RunView as RunView
@@ -29,7 +31,6 @@ if typing.TYPE_CHECKING:
     from reviewtrail.tracing.commands._save_request import trace_save_request as trace_save_request
     from reviewtrail.tracing.commands._trace_check import TraceCheck as TraceCheck
     from reviewtrail.tracing.commands._trace_check import check_traces as check_traces
-    from reviewtrail.tracing.custody._call_record import PROJECTIONS as PROJECTIONS
     from reviewtrail.tracing.custody._call_record import RECORD_TYPES as RECORD_TYPES
     from reviewtrail.tracing.custody._call_record import ReviewCallRecord as ReviewCallRecord
     from reviewtrail.tracing.custody._ledger_check import trace_ledger_check as trace_ledger_check
