@@ -14,9 +14,7 @@ from reviewtrail.evidence.catalog import (
     CLAIM,
     EVIDENCE_ITEM,
     EVIDENCE_LINK,
-    EVIDENCE_PROJECTION,
     PDF_EXTRACTION,
-    PROJECTIONS,
     origin_key,
 )
 from reviewtrail.ledger import record_type
@@ -27,9 +25,7 @@ __all__ = [
     "CLAIM",
     "EVIDENCE_ITEM",
     "EVIDENCE_LINK",
-    "EVIDENCE_PROJECTION",
     "PDF_EXTRACTION",
-    "PROJECTIONS",
     "RECORD_TYPES",
     "RELATIONS",
     "AliasMap",

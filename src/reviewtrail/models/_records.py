@@ -18,13 +18,12 @@ from msgspec import Meta, field
 from reviewtrail._struct import FieldProblem, Model, PayloadStruct
 from reviewtrail.cas import CasRef, is_digest, is_hex
 from reviewtrail.ledger import record_type
-from reviewtrail.models.catalog import MANIFEST_TYPE, PROJECTIONS, USAGE_TYPE
+from reviewtrail.models.catalog import MANIFEST_TYPE, USAGE_TYPE
 
 __all__ = [
     "CALL_OUTCOMES",
     "CALL_TYPES",
     "MANIFEST_TYPE",
-    "PROJECTIONS",
     "RECORD_TYPES",
     "REDACTION_STATUSES",
     "USAGE_TYPE",

@@ -17,13 +17,11 @@ from msgspec import Meta, field
 from reviewtrail._struct import Model, PayloadStruct
 from reviewtrail.ledger import record_type
 from reviewtrail.reviewer._finding_codes import FindingCode, check_finding_code
-from reviewtrail.reviewer.catalog import PROJECTIONS, REVIEW_PROJECTION, REVIEW_RUN
+from reviewtrail.reviewer.catalog import REVIEW_RUN
 
 __all__ = [
     "DECISIONS",
-    "PROJECTIONS",
     "RECORD_TYPES",
-    "REVIEW_PROJECTION",
     "REVIEW_RUN",
     "SUMMARY_LIMIT",
     "ArtifactReviewRun",

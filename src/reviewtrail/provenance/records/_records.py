@@ -16,8 +16,6 @@ from reviewtrail.provenance.catalog import (
     ARTIFACT_VERSION,
     DERIVATION,
     EXECUTION_RUN,
-    PROJECTIONS,
-    PROVENANCE_PROJECTION,
     SESSION,
     SESSION_DELETED,
 )
@@ -27,8 +25,6 @@ __all__ = [
     "DERIVATION",
     "EXECUTION_RUN",
     "ORIGINS",
-    "PROJECTIONS",
-    "PROVENANCE_PROJECTION",
     "RECORD_TYPES",
     "SESSION",
     "SESSION_DELETED",
