@@ -22,20 +22,18 @@ from typing import Any
 
 from reviewtrail._struct import parse
 from reviewtrail.canonical import canonical_json
-from reviewtrail.human_review import (
+from reviewtrail.human_review.campaigns import RunOutcome, new_item_record_of, run_records
+from reviewtrail.human_review.reads import candidate_facts
+from reviewtrail.human_review.records import (
     AgentIdentity,
     CandidateRun,
-    PromptRef,
     ReviewDecision,
     ReviewItem,
     ReviewPrompt,
-    RunOutcome,
-    candidate_facts,
     new_decision_record,
-    new_item_record_of,
     new_prompt_record,
-    run_records,
 )
+from reviewtrail.human_review.rules import PromptRef
 from reviewtrail.ledger import NewRecord
 from reviewtrail.store import Store
 

@@ -5,7 +5,7 @@
 chooses, prints ``{"host": ..., "port": ...}`` and serves with uvicorn (httptools, as the inspector)
 in WORKERS forked processes sharing the socket. Each process opens the store read-only once and
 answers every request with the page of card 1: the card read through the indexes and checked
-against its records (:func:`reviewtrail.human_review.queue_position`, as the inspector's reads
+against its records (:func:`reviewtrail.human_review.session.queue_position`, as the inspector's reads
 call it) and the inspector's own ``review.html`` template rendered with the same context. What it
 leaves out is what the inspector adds around that work: FastAPI's routing and parameters, the
 Host and method guard, the security headers, the render threads (the work runs on the event loop),
@@ -25,7 +25,8 @@ import uvicorn
 
 from reviewtrail.app import open_store
 from reviewtrail.config import Settings
-from reviewtrail.human_review import RESPONSE_MAX_CHARS, queue_position
+from reviewtrail.human_review.records import RESPONSE_MAX_CHARS
+from reviewtrail.human_review.session import queue_position
 from reviewtrail.web._app import _templates
 from reviewtrail.web._bind import bind_loopback
 from reviewtrail.web._keys import DECISION_KEYS, NAVIGATION_KEYS

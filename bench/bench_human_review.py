@@ -39,14 +39,9 @@ from _util import BENCH_DIR, WORK_ROOT, Config, Result, verdict
 from reviewtrail._struct import parse
 from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
-from reviewtrail.human_review import (
-    CampaignSettings,
-    ReviewItem,
-    campaign_settings,
-    decide,
-    new_campaign_record,
-    review_queue,
-)
+from reviewtrail.human_review.campaigns import campaign_settings
+from reviewtrail.human_review.records import CampaignSettings, ReviewItem, new_campaign_record
+from reviewtrail.human_review.session import decide, review_queue
 
 PAGE = 20
 DECISIONS = 200

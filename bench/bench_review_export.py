@@ -34,7 +34,7 @@ from _hr_store import CAMPAIGN, build_campaign_store
 from _util import BENCH_DIR, WORK_ROOT, Config, Result, verdict
 from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
-from reviewtrail.human_review import campaign_settings
+from reviewtrail.human_review.campaigns import campaign_settings
 
 FLOOR_SHARE = 0.8
 MEMORY_RATIO = 1.5
@@ -43,7 +43,7 @@ _OURS = """
 import sys, time
 from reviewtrail.app import open_store
 from reviewtrail.config import Settings
-from reviewtrail.human_review import export_campaign
+from reviewtrail.human_review.export import export_campaign
 from pathlib import Path
 settings = Settings(store=Path(sys.argv[1]), database_url=f"sqlite:///{sys.argv[2]}")
 with open_store(settings) as store:

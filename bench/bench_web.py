@@ -56,7 +56,7 @@ import _hr_store
 from _hr_store import CAMPAIGN
 from _util import WORK_ROOT, Config, Result, verdict
 from bench_human_review import _fill, _p95
-from reviewtrail._record_index import RECORD_INDEX
+from reviewtrail import app
 from reviewtrail._version import __version__
 from reviewtrail.config import Settings
 
@@ -109,7 +109,7 @@ def _store(cfg: Config) -> Cached:
     """The benchmark's store, built once per sizes, reviewtrail version and builder source."""
     items, records = cfg.size(100_000, 5_000), cfg.size(1_000_000, 50_000)
     # Query tables of another version would be refused by a read-only open: they are part of the key.
-    tables = repr([(p.name, p.version) for _, _, projections in RECORD_INDEX for p in projections])
+    tables = repr([(p.name, p.version) for p in app.build_catalog().projections])
     source = inspect.getsource(_hr_store) + inspect.getsource(_fill) + __version__ + tables
     digest = hashlib.sha256(source.encode()).hexdigest()[:12]
     prefix = f"web-store-{items}-{records}-"

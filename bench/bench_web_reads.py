@@ -55,7 +55,7 @@ def _page(card: int) -> str:
 def _store(root: Path) -> Settings:
     from _hr_store import build_review_store
     from reviewtrail.app import init_store, open_store
-    from reviewtrail.human_review import campaign_settings
+    from reviewtrail.human_review.campaigns import campaign_settings
 
     settings = Settings(store=root / "store", database_url=f"sqlite:///{root / 'ledger.sqlite'}")
     init_store(settings).close()

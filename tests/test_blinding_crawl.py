@@ -19,7 +19,7 @@ import pytest
 
 from conftest import run_cli
 from reviewtrail.config import Settings
-from reviewtrail.human_review import DecisionInput
+from reviewtrail.human_review.rules import DecisionInput
 from reviewtrail.store import Store
 from support.blinding_crawl import (
     Crawl,

@@ -22,7 +22,9 @@ import pytest
 
 from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
-from reviewtrail.human_review import RESPONSE, RUN, pairable_runs, prompt_ref, run_facts, runs_over
+from reviewtrail.human_review.reads import prompt_ref, run_facts, runs_over
+from reviewtrail.human_review.records import RESPONSE, RUN
+from reviewtrail.human_review.rules import pairable_runs
 from reviewtrail.store import Store
 from support.fake_llm_server import Canned, FakeLLMServer, Received
 from support.human_review import prompt_entry

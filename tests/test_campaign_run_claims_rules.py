@@ -16,7 +16,7 @@ from typing import Any
 
 from reviewtrail.app import open_store
 from reviewtrail.config import Settings
-from reviewtrail.human_review import AgentConfig, RunReport, parse_agents_file, run_campaign
+from reviewtrail.human_review.campaigns import AgentConfig, RunReport, parse_agents_file, run_campaign
 from reviewtrail.human_review.campaigns._run_claims import CLAIMS_FOLDER, RunClaims, claim_key
 from reviewtrail.ledger import Envelope
 from reviewtrail.models import ModelBackend, ScriptedBackend

@@ -17,32 +17,31 @@ from pathlib import Path
 import pytest
 
 from reviewtrail.store import Store
+from support.catalog import DECLARATIONS
 from support.human_review import campaign_with_items, new_store
 
-# Prints, at exit, every loaded reviewtrail module as its package (``reviewtrail.cas``), the
-# command modules (``reviewtrail.cli.store._cas``), and which optional heavy libraries were imported.
+# Prints, at exit, every loaded reviewtrail module and which optional heavy libraries were imported.
 PROBE = """
 import atexit, json, sys
 def report():
-    names = {m for m in sys.modules if m.startswith("reviewtrail.")}
-    packages = sorted({".".join(m.split(".")[:2]) for m in names})
-    cli = sorted(m for m in names if m.startswith("reviewtrail.cli."))
+    names = sorted(m for m in sys.modules if m.startswith("reviewtrail."))
     heavy = ("psycopg", "cryptography", "jsonschema", "httpx", "rich", "typer", "click", "pydantic")
     libraries = sorted(m for m in heavy if m in sys.modules)
-    sys.stderr.write("\\nLOADED " + json.dumps([packages, cli, libraries]) + "\\n")
+    sys.stderr.write("\\nLOADED " + json.dumps([names, libraries]) + "\\n")
 atexit.register(report)
 sys.argv[0] = "reviewtrail"
 from reviewtrail.cli import main
 main()
 """
 
-# What every command that opens a store loads: the store and the layers below it, the catalog's
-# static index, and the composition root. No model: ``ledger tail`` and ``cas cat`` load neither
-# the record to append, the payload models nor the CAS reference models.
+
+# What every command that opens a store loads: the store and the layers below it, and the
+# composition root (and each domain package's declaration, DECLARATIONS). No model: ``ledger tail``
+# and ``cas cat`` load neither the record to append, the payload models nor the CAS reference models.
 STORE = {
     "reviewtrail._durable",
+    "reviewtrail._face",
     "reviewtrail._version",
-    "reviewtrail._record_index",
     "reviewtrail.app",
     "reviewtrail.canonical",
     "reviewtrail.cas",
@@ -99,6 +98,8 @@ class Project:
         self.root = root
         self.digest = digest
         self.item_id = item_id
+        self.human_review: list[str] = []  # human review's modules the last command loaded
+        self.declared: set[str] = set()  # the declarations of the domain packages it loaded
         self.env = {
             **{k: v for k, v in os.environ.items() if not k.startswith(("REVIEWTRAIL_", "ARIS_"))},
             "REVIEWTRAIL_STORE": str(root / "store"),
@@ -113,8 +114,11 @@ class Project:
         )
         assert proc.returncode == 0, proc.stderr
         line = next(x for x in proc.stderr.splitlines() if x.startswith("LOADED "))
-        packages, cli, libraries = json.loads(line.removeprefix("LOADED "))
-        return set(packages), set(cli), libraries
+        names, libraries = json.loads(line.removeprefix("LOADED "))
+        self.declared = set(names) & DECLARATIONS
+        self.human_review = [m for m in names if m.startswith("reviewtrail.human_review.")]
+        packages = {".".join(m.split(".")[:2]) for m in names if m not in DECLARATIONS}
+        return packages, {m for m in names if m.startswith("reviewtrail.cli.")}, libraries
 
 
 @pytest.fixture(scope="module")
@@ -145,6 +149,7 @@ def _trace_save(root: Path) -> list[str]:
 def test_ledger_tail_loads_the_store_only(project: Project) -> None:
     packages, cli, libraries = project.loaded("ledger", "tail", "-n", "5")
     assert packages == STORE
+    assert project.declared == DECLARATIONS
     assert cli == FAST_CLI
     assert libraries == READ_LIBRARIES
 
@@ -181,6 +186,42 @@ def test_review_queue_and_decide_load_human_review_and_the_store(project: Projec
     assert packages == HUMAN_REVIEW
     assert cli == REVIEW_CLI
     assert libraries == ["typer"]
+
+
+# What ``review queue`` loads of human review: its declaration, the parts' faces, the queue and what it reads with
+# (the records as they stand, the rules, the record types); no decision, reveal, history, session,
+# campaign, export or quality module.
+QUEUE_PARTS = {
+    "reviewtrail.human_review.catalog",
+    "reviewtrail.human_review.reads",
+    "reviewtrail.human_review.reads._bulk_resolve",
+    "reviewtrail.human_review.reads._candidates",
+    "reviewtrail.human_review.reads._chains",
+    "reviewtrail.human_review.reads._listed",
+    "reviewtrail.human_review.reads._resolve",
+    "reviewtrail.human_review.records",
+    "reviewtrail.human_review.records._projection",
+    "reviewtrail.human_review.records._record_names",
+    "reviewtrail.human_review.records._record_types",
+    "reviewtrail.human_review.records._records",
+    "reviewtrail.human_review.records._run_records",
+    "reviewtrail.human_review.records._self_identification",
+    "reviewtrail.human_review.rules",
+    "reviewtrail.human_review.rules._decision_rules",
+    "reviewtrail.human_review.rules._frozen",
+    "reviewtrail.human_review.rules._item_rules",
+    "reviewtrail.human_review.rules._queue_rules",
+    "reviewtrail.human_review.rules._reviewers",
+    "reviewtrail.human_review.rules._run_rules",
+    "reviewtrail.human_review.session",
+    "reviewtrail.human_review.session._queue",
+    "reviewtrail.human_review.session._skipped",
+}
+
+
+def test_review_queue_loads_only_the_human_review_modules_it_uses(project: Project) -> None:
+    project.loaded("review", "queue")
+    assert set(project.human_review) == QUEUE_PARTS
 
 
 def test_no_everyday_command_loads_the_reviewer_evidence_or_provenance(project: Project) -> None:

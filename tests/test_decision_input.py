@@ -1,5 +1,5 @@
 """One decision input: ``review decide``, the inspector's write route and the MCP tool build the
-same :class:`~reviewtrail.human_review.DecisionInput` and hand it to ``decide`` typed, so each
+same :class:`~reviewtrail.human_review.rules.DecisionInput` and hand it to ``decide`` typed, so each
 check has one rule: exactly one disposition, a position in either case, the record's bounds,
 no silent replacement, and a skip never replacing a judgment (docs/human-review.md, "Deciding")."""
 
@@ -17,10 +17,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import reviewtrail.human_review as hr
 from conftest import run_cli
 from reviewtrail.errors import ReviewtrailError
-from reviewtrail.human_review import DISPOSITIONS, DecisionInput, ReviewItem
+from reviewtrail.human_review import session
+from reviewtrail.human_review.records import DECISION, DISPOSITIONS, ReviewItem
+from reviewtrail.human_review.rules import DecisionInput
 from reviewtrail.store import Store
 from reviewtrail.web._capability import Capability
 from reviewtrail.web._decision import parse_signed_decision
@@ -100,7 +101,7 @@ class Surfaces:
         return (self.tool if surface == "mcp" else self.route)(item, reviewer, **given)
 
     def decisions(self, item: ReviewItem) -> int:
-        return len(self.store.ledger.records_about([item.item_id], type=hr.DECISION))
+        return len(self.store.ledger.records_about([item.item_id], type=DECISION))
 
 
 @pytest.fixture
@@ -115,14 +116,14 @@ def surfaces(tmp_path: Path) -> Iterator[Surfaces]:
 
 
 def test_every_surface_hands_decide_the_one_typed_input(surfaces: Surfaces, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = hr.decide
+    real = session.decide
     given_payloads: list[object] = []
 
     def spy(store: Store, item_id: str, payload: object, **options: Any) -> Any:
         given_payloads.append(payload)
         return real(store, item_id, payload, **options)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(hr, "decide", spy)
+    monkeypatch.setattr(session, "decide", spy)
     items = campaign_with_items(surfaces.store, 3)
     note = {"confidence": 0.5, "note": "clearer"}
     assert surfaces.cli(items[0].item_id, "rev-1", "--prefer", "b", "--strength", "strong", "--confidence", "0.5",
@@ -138,15 +139,15 @@ def test_every_surface_hands_decide_the_one_typed_input(surfaces: Surfaces, monk
     # Built alike; and one rule for the position: "b" and "B" alike are the run each item shows at B.
     assert len({replace(p, preferred=None) for p in given_payloads}) == 1  # type: ignore[type-var]
     for item in items:
-        [env] = surfaces.store.ledger.records_about([item.item_id], type=hr.DECISION)
+        [env] = surfaces.store.ledger.records_about([item.item_id], type=DECISION)
         assert env.payload_value["preferred"] == item.display_order[1]
 
 
 def test_a_position_in_either_case_is_the_run_shown_there_on_every_path(surfaces: Surfaces) -> None:
     items = campaign_with_items(surfaces.store, 2)
     as_wire = {"disposition": "prefer", "preferred": "b", "strength": "slight"}
-    first = hr.decide(surfaces.store, items[0].item_id, as_wire, reviewer="rev-1")
-    second = hr.decide(surfaces.store, items[1].item_id, DecisionInput("prefer", "a", "slight"), reviewer="rev-1")
+    first = session.decide(surfaces.store, items[0].item_id, as_wire, reviewer="rev-1")
+    second = session.decide(surfaces.store, items[1].item_id, DecisionInput("prefer", "a", "slight"), reviewer="rev-1")
     assert surfaces.store.ledger.get(first.decision_id).payload_value["preferred"] == items[0].display_order[1]
     assert surfaces.store.ledger.get(second.decision_id).payload_value["preferred"] == items[1].display_order[0]
 
@@ -172,7 +173,7 @@ def test_a_bad_disposition_gets_the_same_field_naming_refusal_everywhere(surface
         decision_body(json.dumps(body | {"disposition": "export"}).encode(), "proxy-7f3a9c")
     assert (at_proxy.value.status, at_proxy.value.field) == (422, "disposition")
     with pytest.raises(ReviewtrailError) as in_library:
-        hr.decide(surfaces.store, i, DecisionInput("export"), reviewer="rev-1")  # type: ignore[arg-type]
+        session.decide(surfaces.store, i, DecisionInput("export"), reviewer="rev-1")  # type: ignore[arg-type]
     assert (in_library.value.exit_code, in_library.value.field) == (2, "disposition")
     assert str(in_library.value) == named
     assert surfaces.decisions(item) == 0
@@ -187,7 +188,7 @@ def test_a_second_decision_never_silently_replaces_the_first(surfaces: Surfaces,
         code, field, refused = surfaces.decide(surface, item.item_id, reviewer, "malformed")
         assert (code, field) == (6, "supersedes") and first["decisionId"] in refused["message"], refused
     assert surfaces.decisions(item) == 1
-    assert hr.history(surfaces.store, item.item_id).active.decision_id == first["decisionId"]  # type: ignore[union-attr]
+    assert session.history(surfaces.store, item.item_id).active.decision_id == first["decisionId"]  # type: ignore[union-attr]
     code, _, later = surfaces.decide(surface, item.item_id, "rev-2", "malformed", first["decisionId"])
     assert code == 0 and later["superseded"] == 1, later
 
@@ -202,5 +203,5 @@ def test_a_skip_never_replaces_a_judgment(surfaces: Surfaces, surface: str) -> N
     code, field, _ = surfaces.decide(surface, item.item_id, "rev-2", "skip")
     assert (code, field) == (6, "supersedes")
     assert surfaces.decisions(item) == 1
-    active = hr.history(surfaces.store, item.item_id).active
+    active = session.history(surfaces.store, item.item_id).active
     assert active is not None and (active.decision_id, active.disposition) == (judged["decisionId"], "tie")

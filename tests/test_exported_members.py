@@ -6,26 +6,31 @@ from __future__ import annotations
 
 import ast
 import importlib
+import subprocess
+import sys
 import types
 from pathlib import Path
 
 import pytest
 
 import reviewtrail
+from reviewtrail._face import reexports
 
 SRC = Path(reviewtrail.__file__).parent
 PACKAGES = sorted(p.parent.name for p in SRC.glob("*/__init__.py"))
+PARTS = ("campaigns", "export", "quality", "reads", "records", "rules", "session")
 
 
 def _public_names(module: types.ModuleType) -> set[str]:
     """Names a ``from package import *`` caller could mean: not private, not a submodule, not the
-    ``annotations`` future flag."""
-    defined = {
+    ``annotations`` future flag (``dir`` lists the names a lazy face loads on first use too)."""
+    return {
         name
-        for name, value in vars(module).items()
-        if not name.startswith("_") and not isinstance(value, types.ModuleType) and name != "annotations"
+        for name in dir(module)
+        if not name.startswith("_")
+        and not isinstance(vars(module).get(name), types.ModuleType)
+        and name != "annotations"
     }
-    return defined | set(getattr(module, "_LAZY", {}))  # names a package loads on first use
 
 
 def _sources() -> list[Path]:
@@ -98,7 +103,7 @@ def test_no_export_is_a_second_name(name: str) -> None:
     tree = ast.parse((SRC / name / "__init__.py").read_text(encoding="utf-8"))
     renamed = [
         f"{node.module}.{alias.name} as {alias.asname}"
-        for node in tree.body
+        for node in ast.walk(tree)
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(f"reviewtrail.{name}.")
         for alias in node.names
         if alias.asname not in (None, alias.name)
@@ -158,3 +163,70 @@ def test_the_scan_sees_a_cross_package_private_import() -> None:
         (4, "reviewtrail.tracing.custody._record"),
         (8, "reviewtrail.tracing.part._rule"),
     ]
+
+
+# Every package's face (``reviewtrail.cli`` defines its entry point, ``main``, and re-exports nothing).
+FACES = [
+    "reviewtrail",
+    *(f"reviewtrail.{name}" for name in PACKAGES if name != "cli"),
+    *(f"reviewtrail.human_review.{part}" for part in PARTS),
+]
+# The names the top-level face loads from reviewtrail.instrumentation, which it cannot import for type checkers.
+ROOT_NAMED = {"instrument", "reviewer_call", "ReviewerCall"}
+
+
+def _face_source(package: str) -> str:
+    return (SRC.parent / package.replace(".", "/") / "__init__.py").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("package", FACES)
+def test_every_face_writes_each_name_once(package: str) -> None:
+    """A face keeps no name table of its own (no ``__all__``, no name map, no ``__getattr__`` of its
+    own): each public name stands once, as its re-export line, and ``__all__`` is read from those."""
+    tree = ast.parse(_face_source(package))
+    tables = [
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name) and target.id in ("__all__", "_LAZY")
+    ]
+    own_getattr = [node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)]
+    assert (tables, own_getattr) == ([], [])
+    module = importlib.import_module(package)
+    written = set(reexports(package, _face_source(package)))
+    assert set(module.__all__) - (ROOT_NAMED if package == "reviewtrail" else set()) == written
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_each_part_of_human_review_is_a_face_that_loads_nothing_up_front(part: str) -> None:
+    code = (
+        "import sys\n"
+        f"import reviewtrail.human_review.{part} as part\n"
+        "print(len(part.__all__), sorted(m for m in sys.modules if m.startswith('reviewtrail.human_review.')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split(" ", 1)
+    assert int(out[0]) > 0
+    assert out[1].strip() == repr([f"reviewtrail.human_review.{part}"])
+    package = importlib.import_module(f"reviewtrail.human_review.{part}")
+    assert [name for name in package.__all__ if not hasattr(package, name)] == []
+
+
+def test_human_reviews_face_gives_only_what_the_composition_root_takes() -> None:
+    import reviewtrail.human_review as human_review
+
+    assert sorted(human_review.__all__) == ["PROJECTIONS", "RECORD_TYPES", "RECORD_TYPE_NAMES"]
+
+
+def test_callers_import_the_part_of_human_review_they_use() -> None:
+    """Outside the package, nothing imports a name through human review's face but its record types
+    and query tables (the composition root's): the command line, the web pages, the MCP tools,
+    the benches and the tests import the part."""
+    allowed = {"PROJECTIONS", "RECORD_TYPES", "RECORD_TYPE_NAMES", *PARTS}
+    roots = [SRC.parent.parent / folder for folder in ("src", "tests", "bench", "scripts")]
+    found = []
+    for path in sorted(p for root in roots for p in root.rglob("*.py") if "human_review" not in p.parent.parts):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "reviewtrail.human_review":
+                found += [f"{path.name}:{node.lineno} {a.name}" for a in node.names if a.name not in allowed]
+    assert found == []

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reviewtrail.errors import ConfigError, InvalidInputError
-from reviewtrail.human_review import AgentConfig, build_backend, parse_agents_file
+from reviewtrail.human_review.campaigns import AgentConfig, build_backend, parse_agents_file
 from reviewtrail.models import AnthropicBackend, OpenAICompatibleBackend, ScriptedBackend
 
 

@@ -16,24 +16,10 @@ from hypothesis import strategies as st
 from conftest import init_cli_store, open_cli_store, run_cli
 from reviewtrail._struct import parse
 from reviewtrail.errors import ConflictError, InvalidInputError, NotFoundError
-from reviewtrail.human_review import (
-    RECEIPT,
-    RESPONSE,
-    RUN,
-    ContextReceipt,
-    ReviewItem,
-    ReviewResponse,
-    correct_output,
-    correct_run,
-    current,
-    materialize,
-    reclassify,
-    resolve_item,
-    run_candidate,
-)
-from reviewtrail.human_review import (
-    CandidateRun as RunRecord,
-)
+from reviewtrail.human_review.campaigns import correct_output, correct_run, materialize, reclassify
+from reviewtrail.human_review.reads import current, resolve_item, run_candidate
+from reviewtrail.human_review.records import RECEIPT, RESPONSE, RUN, ContextReceipt, ReviewItem, ReviewResponse
+from reviewtrail.human_review.records import CandidateRun as RunRecord
 from reviewtrail.ledger import Envelope, new_record
 from reviewtrail.store import Store
 from support.human_review import add_prompt, add_run, campaign_with_items, new_store

@@ -11,17 +11,16 @@ from typing import Any
 import pytest
 from tests.support.human_review import new_store, prompt_entry
 
-from reviewtrail.human_review import (
-    campaign_coverage,
+from reviewtrail.human_review.campaigns import (
     campaign_settings,
-    decide,
-    export_campaign,
     import_campaign,
     materialize,
     parse_agents_file,
-    review_queue,
     run_campaign,
 )
+from reviewtrail.human_review.export import export_campaign
+from reviewtrail.human_review.quality import campaign_coverage
+from reviewtrail.human_review.session import decide, review_queue
 
 AGENTS = """
 agents:

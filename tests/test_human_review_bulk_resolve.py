@@ -17,16 +17,8 @@ from tests.support.human_review import add_item, add_prompt, add_run, as_recorde
 import reviewtrail.human_review.export._export_job as export_job
 from reviewtrail._struct import parse
 from reviewtrail.errors import IntegrityError
-from reviewtrail.human_review import (
-    ReviewDecision,
-    ReviewItem,
-    campaign_settings,
-    correct_output,
-    correct_run,
-    export_campaign,
-    new_decision_record,
-    reclassify,
-)
+from reviewtrail.human_review.campaigns import campaign_settings, correct_output, correct_run, reclassify
+from reviewtrail.human_review.export import export_campaign
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
 from reviewtrail.human_review.reads._campaign_read import (
     ItemState,
@@ -34,6 +26,7 @@ from reviewtrail.human_review.reads._campaign_read import (
     campaign_item_states,
     item_state,
 )
+from reviewtrail.human_review.records import ReviewDecision, ReviewItem, new_decision_record
 from reviewtrail.ledger import Ledger
 from reviewtrail.store import Store
 

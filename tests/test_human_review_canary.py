@@ -17,16 +17,12 @@ from tests.support.human_review import campaign_with_items, new_store
 
 from reviewtrail._struct import parse
 from reviewtrail.errors import IntegrityError
-from reviewtrail.human_review import (
-    ReviewDecision,
-    ReviewItem,
-    campaign_coverage,
-    campaign_settings,
-    export_campaign,
-    history,
-    new_decision_record,
-)
+from reviewtrail.human_review.campaigns import campaign_settings
+from reviewtrail.human_review.export import export_campaign
+from reviewtrail.human_review.quality import campaign_coverage
+from reviewtrail.human_review.records import ReviewDecision, ReviewItem, new_decision_record
 from reviewtrail.human_review.rules._eligibility import TRAINING_OFF_WHEN_DECIDED
+from reviewtrail.human_review.session import history
 from reviewtrail.ledger import Envelope
 from reviewtrail.store import Store
 

@@ -8,9 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reviewtrail.human_review import RECEIPT, RESPONSE, RUN, correct_output, correct_run, reclassify
+from reviewtrail.human_review.campaigns import correct_output, correct_run, reclassify
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
 from reviewtrail.human_review.reads._resolve import _candidate as model_candidate
+from reviewtrail.human_review.records import RECEIPT, RESPONSE, RUN
 from reviewtrail.ledger import Envelope
 from reviewtrail.store import Store
 from support.human_review import add_item, add_prompt, add_run, new_store

@@ -13,18 +13,10 @@ from tests.support.human_review import add_item, add_prompt, add_run, campaign_w
 from tests.test_human_review_export_job import decide
 
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.human_review import (
-    EVALUATION_MAX_BYTES,
-    ItemCoverageFacts,
-    ReviewResponse,
-    TrainingReceipt,
-    campaign_coverage,
-    campaign_settings,
-    campaign_standings,
-    coverage_of,
-    export_campaign,
-    record_training_receipt,
-)
+from reviewtrail.human_review.campaigns import campaign_settings
+from reviewtrail.human_review.export import EVALUATION_MAX_BYTES, export_campaign, record_training_receipt
+from reviewtrail.human_review.quality import ItemCoverageFacts, campaign_coverage, campaign_standings, coverage_of
+from reviewtrail.human_review.records import ReviewResponse, TrainingReceipt
 from reviewtrail.ledger import new_record
 from reviewtrail.store import Store
 

@@ -13,17 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reviewtrail.errors import ConflictError, InvalidInputError, NotFoundError, ReviewtrailError
-from reviewtrail.human_review import (
-    RESPONSE,
-    DecisionInput,
-    ReviewItem,
-    ReviewResponse,
-    active_decision,
-    decide,
-    history,
-    item_decisions,
-    resolve_item,
-)
+from reviewtrail.human_review.reads import active_decision, item_decisions, resolve_item
+from reviewtrail.human_review.records import RESPONSE, ReviewItem, ReviewResponse
+from reviewtrail.human_review.rules import DecisionInput
+from reviewtrail.human_review.session import decide, history
 from reviewtrail.ledger import new_record
 from reviewtrail.store import Store
 from support.human_review import add_item, add_prompt, add_run, campaign_with_items, new_store

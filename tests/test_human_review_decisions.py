@@ -11,17 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reviewtrail._struct import parse
-from reviewtrail.human_review import (
-    DISPOSITIONS,
-    Criterion,
-    DecisionFact,
-    Refusal,
-    ReviewDecision,
-    ReviewItem,
-    active_decisions,
-    check_decision,
-    first_submission,
-)
+from reviewtrail.human_review.records import DISPOSITIONS, Criterion, ReviewDecision, ReviewItem
+from reviewtrail.human_review.rules import DecisionFact, Refusal, active_decisions, check_decision, first_submission
 
 DIGEST = "sha256:" + "ab" * 32
 CRITERION = parse(

@@ -12,15 +12,11 @@ from hypothesis import strategies as st
 
 from reviewtrail._struct import parse
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.human_review import (
-    DISPOSITIONS,
-    PRIVACY_ORDER,
+from reviewtrail.human_review.records import DISPOSITIONS, PRIVACY_ORDER, CampaignSettings, ReviewDecision, ReviewPrompt
+from reviewtrail.human_review.rules import (
     ActiveDecision,
-    CampaignSettings,
     ChainPrivacy,
     DecisionFact,
-    ReviewDecision,
-    ReviewPrompt,
     decision_exists,
     externally_eligible,
     privacy_join,
@@ -158,7 +154,7 @@ def test_training_is_enabled_only_by_the_campaigns_latest_settings() -> None:
 def test_the_chain_join_takes_every_record_of_the_chain() -> None:
     from dataclasses import fields
 
-    from reviewtrail.human_review import ChainPrivacy
+    from reviewtrail.human_review.rules import ChainPrivacy
 
     names = [f.name for f in fields(ChainPrivacy)]
     for name in names:

@@ -17,26 +17,25 @@ from jsonschema import Draft202012Validator
 
 from reviewtrail._struct import parse
 from reviewtrail.errors import ConflictError, InvalidInputError
-from reviewtrail.human_review import (
-    DISPOSITIONS,
+from reviewtrail.human_review.export import (
+    append_to_manifest,
+    dataset_manifest,
+    file_entry,
+    jsonl_bytes,
+    to_openai_preference,
+    to_trl_preference,
+    write_export,
+)
+from reviewtrail.human_review.records import DISPOSITIONS, ReviewDecision, ReviewItem, ReviewPrompt
+from reviewtrail.human_review.rules import (
     TRAINING_EXAMPLE_V4,
     CandidateFacts,
     ChainPrivacy,
     ExampleFacts,
-    ReviewDecision,
-    ReviewItem,
-    ReviewPrompt,
-    append_to_manifest,
     candidate_digest,
-    dataset_manifest,
     example_facts,
-    file_entry,
     item_id,
-    jsonl_bytes,
-    to_openai_preference,
-    to_trl_preference,
     training_example_v4,
-    write_export,
 )
 
 PUBLIC = ChainPrivacy(*(["public-source"] * 7))

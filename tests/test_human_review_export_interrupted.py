@@ -16,7 +16,8 @@ from tests.test_human_review_export_job import decide
 import reviewtrail.human_review.export._dataset_manifest as dataset_manifest
 import reviewtrail.human_review.export._export_folder as export_folder
 from reviewtrail.errors import ConflictError
-from reviewtrail.human_review import campaign_settings, export_campaign
+from reviewtrail.human_review.campaigns import campaign_settings
+from reviewtrail.human_review.export import export_campaign
 from reviewtrail.store import Store
 
 NAMES = [f"camp-v1-1.{kind}.jsonl" for kind in ("training-example.v4", "trl-preference", "openai-preference")]

@@ -22,14 +22,9 @@ from tests.support.human_review import (
 )
 
 from reviewtrail._struct import parse
-from reviewtrail.human_review import (
-    ReviewDecision,
-    ReviewItem,
-    ReviewResponse,
-    campaign_settings,
-    export_campaign,
-    new_decision_record,
-)
+from reviewtrail.human_review.campaigns import campaign_settings
+from reviewtrail.human_review.export import export_campaign
+from reviewtrail.human_review.records import ReviewDecision, ReviewItem, ReviewResponse, new_decision_record
 from reviewtrail.ledger import Envelope, new_record
 from reviewtrail.store import Store
 
@@ -308,7 +303,7 @@ def test_an_invalid_item_is_reported_as_invalid_whatever_its_decision(tmp_path: 
 
 def test_the_left_out_table_groups_an_items_superseded_decisions() -> None:
     from reviewtrail.cli.review._campaign_outputs import left_out_rows
-    from reviewtrail.human_review import ExportExclusion
+    from reviewtrail.human_review.export import ExportExclusion
 
     not_active = "the decision is not active: D9 is the item's active decision"
     one, two = "Summarise the refund policy", "Translate the greeting"

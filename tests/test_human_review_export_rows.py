@@ -11,19 +11,16 @@ import pytest
 
 from reviewtrail._struct import parse
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.human_review import (
+from reviewtrail.human_review.records import (
     RESPONSE_MAX_CHARS,
     CampaignRef,
-    CandidateFacts,
-    ChainPrivacy,
     CriterionIdentity,
     ItemCandidate,
-    Refusal,
     ReviewDecision,
     ReviewItem,
     ReviewPrompt,
-    candidate_digest,
 )
+from reviewtrail.human_review.rules import CandidateFacts, ChainPrivacy, Refusal, candidate_digest
 from reviewtrail.human_review.rules._eligibility import Eligibility
 from reviewtrail.human_review.rules._export_rows import (
     ExampleCandidate,

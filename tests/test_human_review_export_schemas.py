@@ -13,7 +13,8 @@ from jsonschema import Draft202012Validator
 from tests.support.human_review import campaign_with_items, new_store
 from tests.test_human_review_export_job import OPENAI, TRL, V4, decide
 
-from reviewtrail.human_review import campaign_settings, export_campaign
+from reviewtrail.human_review.campaigns import campaign_settings
+from reviewtrail.human_review.export import export_campaign
 
 
 def validator(name: str) -> Draft202012Validator:

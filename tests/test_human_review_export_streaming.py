@@ -16,8 +16,10 @@ from tests.test_human_review_export_job import decide, manifest
 import reviewtrail.human_review.export._export_job as export_job
 import reviewtrail.human_review.reads._resolve as resolve
 from reviewtrail.errors import IntegrityError
-from reviewtrail.human_review import ReviewItem, ReviewResponse, campaign_settings, export_campaign
+from reviewtrail.human_review.campaigns import campaign_settings
+from reviewtrail.human_review.export import export_campaign
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
+from reviewtrail.human_review.records import ReviewItem, ReviewResponse
 from reviewtrail.ledger import new_record
 from reviewtrail.store import Store
 

@@ -19,14 +19,9 @@ from tests.test_human_review_export_job import decide
 
 import reviewtrail.human_review.export._dataset_manifest as dataset_manifest
 from reviewtrail.errors import ConflictError, IntegrityError
-from reviewtrail.human_review import (
-    JOURNAL_NAME,
-    campaign_coverage,
-    campaign_settings,
-    export_campaign,
-    record_training_receipt,
-    verify_export,
-)
+from reviewtrail.human_review.campaigns import campaign_settings
+from reviewtrail.human_review.export import JOURNAL_NAME, export_campaign, record_training_receipt, verify_export
+from reviewtrail.human_review.quality import campaign_coverage
 from reviewtrail.store import Store
 
 V4 = "camp-v1-1.training-example.v4.jsonl"

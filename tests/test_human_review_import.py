@@ -18,14 +18,8 @@ from conftest import init_cli_store, open_cli_store, run_cli
 from reviewtrail.app import init_store
 from reviewtrail.config import Settings
 from reviewtrail.errors import ConflictError, InvalidInputError
-from reviewtrail.human_review import (
-    PROMPT,
-    PROMPT_MAX_CHARS,
-    import_campaign,
-    list_campaigns,
-    new_prompt_record,
-    parse_campaign_file,
-)
+from reviewtrail.human_review.campaigns import import_campaign, list_campaigns, parse_campaign_file
+from reviewtrail.human_review.records import PROMPT, PROMPT_MAX_CHARS, new_prompt_record
 
 
 def entry(n: int = 1, **changes: Any) -> dict[str, Any]:

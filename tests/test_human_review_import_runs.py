@@ -13,15 +13,8 @@ import pytest
 from conftest import init_cli_store, open_cli_store, run_cli
 from reviewtrail._struct import parse, words
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.human_review import (
-    MAX_IMPORT_OUTPUTS,
-    RECEIPT,
-    RESPONSE,
-    RUN,
-    CandidateRun,
-    import_runs,
-    prompt_text_hash,
-)
+from reviewtrail.human_review.campaigns import MAX_IMPORT_OUTPUTS, import_runs, prompt_text_hash
+from reviewtrail.human_review.records import RECEIPT, RESPONSE, RUN, CandidateRun
 from reviewtrail.ledger import Envelope
 from reviewtrail.store import Store
 from support.human_review import add_prompt, new_store, prompt_entry
@@ -321,7 +314,7 @@ def test_cli_import_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_a_receipt_may_name_the_prompt_by_its_hash_in_any_given_form_or_by_its_import_digest(tmp_path: Path) -> None:
-    from reviewtrail.human_review import import_campaign
+    from reviewtrail.human_review.campaigns import import_campaign
 
     store = new_store(tmp_path)
     for form in ("sha256:{hash}", "{digest}", "{bare_digest}"):

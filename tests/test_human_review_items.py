@@ -16,12 +16,9 @@ from hypothesis import strategies as st
 
 from reviewtrail.canonical import canonical_json
 from reviewtrail.errors import CanonicalJSONError, InvalidInputError
-from reviewtrail.human_review import (
-    CampaignRef,
+from reviewtrail.human_review.records import CampaignRef, CriterionIdentity, ItemCandidate, ReviewItem
+from reviewtrail.human_review.rules import (
     CandidateFacts,
-    CriterionIdentity,
-    ItemCandidate,
-    ReviewItem,
     candidate_digest,
     display_order,
     displayed_runs,

@@ -12,15 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reviewtrail._struct import parse
-from reviewtrail.human_review import (
-    ReviewDecision,
-    campaign_settings,
-    export_campaign,
-    import_campaign,
-    new_decision_record,
-    review_queue,
-)
+from reviewtrail.human_review.campaigns import campaign_settings, import_campaign
 from reviewtrail.human_review.campaigns._campaign_file import jsonl_lines, parse_campaign_file
+from reviewtrail.human_review.export import export_campaign
+from reviewtrail.human_review.records import ReviewDecision, new_decision_record
+from reviewtrail.human_review.session import review_queue
 from support.human_review import add_item, add_run, new_store, prompt_entry
 
 ODD = "a\u2028b\u2029c\u0085d\x1ce\x1df\x1eg\x0bh\x0ci"  # every break splitlines knows but \n and \r

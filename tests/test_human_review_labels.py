@@ -13,8 +13,11 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from conftest import init_cli_store, open_cli_store, run_wide
-from reviewtrail.human_review import DecisionInput, correct_output, decide, prompt_label, resolve_item
+from reviewtrail.human_review.campaigns import correct_output
+from reviewtrail.human_review.reads import resolve_item
+from reviewtrail.human_review.rules import DecisionInput, prompt_label
 from reviewtrail.human_review.rules._labels import BLANK_LABEL, ELLIPSIS, LABEL_LIMIT, collapsed_text
+from reviewtrail.human_review.session import decide
 from support.human_review import prompt_entry
 
 REMOVED = {"Cc", "Cf", "Cs", "Co", "Cn"}

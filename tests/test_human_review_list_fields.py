@@ -11,7 +11,8 @@ from tests.test_human_review_records import prompt_wire
 
 from reviewtrail._struct import parse
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.human_review import ReviewPrompt, parse_campaign_file
+from reviewtrail.human_review.campaigns import parse_campaign_file
+from reviewtrail.human_review.records import ReviewPrompt
 
 CRITERION = prompt_wire()["criterion"]
 CASES = [

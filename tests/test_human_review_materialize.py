@@ -17,15 +17,10 @@ from reviewtrail._struct import parse
 from reviewtrail.app import open_store
 from reviewtrail.config import Settings
 from reviewtrail.errors import NotFoundError
-from reviewtrail.human_review import (
-    ITEM,
-    ReviewItem,
-    item_id,
-    materialize,
-    prompt_ref,
-    queue_key,
-    resolve_item,
-)
+from reviewtrail.human_review.campaigns import materialize
+from reviewtrail.human_review.reads import prompt_ref, resolve_item
+from reviewtrail.human_review.records import ITEM, ReviewItem, queue_key
+from reviewtrail.human_review.rules import item_id
 from reviewtrail.ledger import Envelope, NewRecord
 from reviewtrail.store import Store
 from support.human_review import add_item, add_prompt, add_run, new_store

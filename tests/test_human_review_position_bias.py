@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.human_review import BiasShare, position_bias, wilson_interval
+from reviewtrail.human_review.quality import BiasShare, position_bias, wilson_interval
 
 
 @pytest.mark.parametrize(

@@ -11,16 +11,9 @@ import pytest
 
 from conftest import init_cli_store, open_cli_store, run_cli
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.human_review import (
-    RESPONSE,
-    ReviewItem,
-    ReviewResponse,
-    campaign_settings,
-    decide,
-    history,
-    queue_key,
-    review_queue,
-)
+from reviewtrail.human_review.campaigns import campaign_settings
+from reviewtrail.human_review.records import RESPONSE, ReviewItem, ReviewResponse, queue_key
+from reviewtrail.human_review.session import decide, history, review_queue
 from reviewtrail.ledger import new_record
 from reviewtrail.store import Store
 from reviewtrail.verify import verify_store
@@ -395,7 +388,7 @@ def test_decide_takes_a_lower_case_position(cli_item: tuple[Path, ReviewItem]) -
 def test_a_decided_item_leaves_the_open_items_table_and_verify_rebuilds_it_the_same(tmp_path: Path) -> None:
     from tests.support.human_review import campaign_with_items, new_store
 
-    from reviewtrail.human_review import decide
+    from reviewtrail.human_review.session import decide
 
     store = new_store(tmp_path)
     items = campaign_with_items(store, 3)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from reviewtrail import app
 from reviewtrail._struct import parse
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.human_review import (
+from reviewtrail.human_review.records import (
     EVIDENCE_MAX_CHARS,
     INSTRUCTIONS_MAX_CHARS,
     NOTE_MAX_CHARS,

@@ -18,21 +18,15 @@ from conftest import run_cli, run_wide, use_store
 from reviewtrail._struct import parse
 from reviewtrail.audit import AuditOptions, audit
 from reviewtrail.errors import ConfigError, ConflictError, InvalidInputError
-from reviewtrail.human_review import (
-    REVIEWER_ID_HELP,
-    ReviewItem,
-    campaign_coverage,
-    campaign_settings,
-    check_reviewer_id,
-    decide,
-    export_campaign,
-    history,
-    new_decision_record,
-    reviewer_label,
-)
+from reviewtrail.human_review.campaigns import campaign_settings
+from reviewtrail.human_review.export import export_campaign
+from reviewtrail.human_review.quality import campaign_coverage
 from reviewtrail.human_review.quality._agreement import ReviewerDecision, agreement, reviewer_tallies, verdict
+from reviewtrail.human_review.records import ReviewItem, new_decision_record
 from reviewtrail.human_review.records._record_names import ACTOR
 from reviewtrail.human_review.records._records import ReviewDecision
+from reviewtrail.human_review.rules import REVIEWER_ID_HELP, check_reviewer_id, reviewer_label
+from reviewtrail.human_review.session import decide, history
 from reviewtrail.store import Store
 from support.human_review import campaign_with_items, new_store
 

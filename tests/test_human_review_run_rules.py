@@ -10,13 +10,11 @@ import msgspec
 import pytest
 
 from reviewtrail._struct import parse
-from reviewtrail.human_review import (
+from reviewtrail.human_review.records import CandidateRun, ContextReceipt, ReviewPrompt
+from reviewtrail.human_review.rules import (
     EXCLUSION_CODES,
-    CandidateRun,
-    ContextReceipt,
     Exclusion,
     PromptRef,
-    ReviewPrompt,
     RunFacts,
     pairable_runs,
     receipt_exclusions,

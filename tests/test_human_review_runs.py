@@ -13,19 +13,10 @@ import pytest
 from conftest import init_cli_store, open_cli_store, run_cli
 from reviewtrail._struct import parse
 from reviewtrail.errors import ConfigError, NotFoundError
-from reviewtrail.human_review import (
-    RECEIPT,
-    RESPONSE,
-    RUN,
-    AgentConfig,
-    CandidateRun,
-    pairable_runs,
-    parse_agents_file,
-    prompt_ref,
-    run_campaign,
-    run_facts,
-    runs_over,
-)
+from reviewtrail.human_review.campaigns import AgentConfig, parse_agents_file, run_campaign
+from reviewtrail.human_review.reads import prompt_ref, run_facts, runs_over
+from reviewtrail.human_review.records import RECEIPT, RESPONSE, RUN, CandidateRun
+from reviewtrail.human_review.rules import pairable_runs
 from reviewtrail.ledger import Envelope
 from reviewtrail.models import ModelBackend, ScriptedBackend
 from reviewtrail.store import Store

@@ -17,36 +17,33 @@ from hypothesis import strategies as st
 from reviewtrail._struct import parse
 from reviewtrail.canonical import canonical_json
 from reviewtrail.errors import ConflictError, InvalidInputError
-from reviewtrail.human_review import (
+from reviewtrail.human_review.campaigns import campaign_settings
+from reviewtrail.human_review.export import export_campaign
+from reviewtrail.human_review.quality import JudgmentPair, campaign_coverage, cohen_kappa, judgment_agreement
+from reviewtrail.human_review.records import (
     SECOND_JUDGMENT,
     CampaignSettings,
-    JudgmentPair,
-    Leases,
     ReviewItem,
     SecondJudgment,
-    SecondJudgmentFact,
-    campaign_coverage,
-    campaign_settings,
-    cohen_kappa,
-    decide,
-    draw_card,
-    export_campaign,
-    history,
-    judgment_agreement,
     new_campaign_record,
     new_second_judgment_record,
-    pending_second_judgment,
-    pending_second_judgments,
-    reviewer_holder,
-    second_judgments_due,
-    selected_for_second_judgment,
-    selection_point,
 )
+from reviewtrail.human_review.rules import SecondJudgmentFact, selected_for_second_judgment, selection_point
 from reviewtrail.human_review.rules._second_judgments import (
     counted_second_judgments,
     waits_for_second_judgment,
 )
 from reviewtrail.human_review.rules._second_judgments import due_second_judgment as due_second_judgment_of
+from reviewtrail.human_review.session import (
+    Leases,
+    decide,
+    draw_card,
+    history,
+    pending_second_judgment,
+    pending_second_judgments,
+    reviewer_holder,
+    second_judgments_due,
+)
 from reviewtrail.human_review.session._history import WITHHELD
 from reviewtrail.store import Store
 from support.human_review import campaign_with_items, new_store

@@ -18,18 +18,15 @@ from hypothesis import strategies as st
 
 from conftest import init_cli_store, open_cli_store, run_cli
 from reviewtrail.errors import NotFoundError
-from reviewtrail.human_review import (
-    RESPONSE,
+from reviewtrail.human_review.records import RESPONSE, ReviewItem, ReviewResponse, queue_key
+from reviewtrail.human_review.session import (
     CandidateProvenance,
     DecisionResult,
     QueueCandidate,
     QueueCard,
-    ReviewItem,
-    ReviewResponse,
     ReviewSession,
     SessionAction,
     next_open_card,
-    queue_key,
 )
 from reviewtrail.ledger import new_record
 from support.human_review import add_item, add_prompt, add_run, new_store

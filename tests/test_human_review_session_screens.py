@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 
 from conftest import init_cli_store, open_cli_store, run_cli
-from reviewtrail.human_review import DECISION, ReviewSession, SessionProgress, campaign_settings
+from reviewtrail.human_review.campaigns import campaign_settings
+from reviewtrail.human_review.records import DECISION
+from reviewtrail.human_review.session import ReviewSession, SessionProgress
 from test_human_review_session import (
     SECRET_AGENT,
     _read_until,

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.human_review import AgentStanding, Comparison, Standings, fit_standings
+from reviewtrail.human_review.quality import AgentStanding, Comparison, Standings, fit_standings
 from reviewtrail.human_review.quality._bt_fit import Pairs, _log_posterior, pairs
 from reviewtrail.human_review.quality._standings import (
     STANDINGS_MAX_ROUNDS,

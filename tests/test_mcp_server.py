@@ -28,7 +28,7 @@ from conftest import need, run_cli
 from reviewtrail.agents import TOOL_NAMES, WRITE_TOOLS
 from reviewtrail.app import open_store
 from reviewtrail.audit import AuditOptions
-from reviewtrail.human_review import DecisionInput
+from reviewtrail.human_review.rules import DecisionInput
 from reviewtrail.provenance import run_request, upload_artifact
 from reviewtrail.store import Store
 from reviewtrail.tracing import TraceSaveRequest

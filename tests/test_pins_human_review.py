@@ -16,22 +16,18 @@ import pytest
 from reviewtrail._struct import parse
 from reviewtrail.canonical import canonical_json
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.human_review import (
+from reviewtrail.human_review.campaigns._run_batch import new_item_record_of
+from reviewtrail.human_review.records import CampaignRef, CriterionIdentity, ItemCandidate, ReviewItem, ReviewPrompt
+from reviewtrail.human_review.records._records import CandidateSelfIdentification
+from reviewtrail.human_review.rules import (
     EXCLUSION_CODES,
-    CampaignRef,
     CandidateFacts,
-    CriterionIdentity,
-    ItemCandidate,
-    ReviewItem,
-    ReviewPrompt,
     candidate_digest,
     display_order,
     displayed_runs,
     item_id,
     item_problems,
 )
-from reviewtrail.human_review.campaigns._run_batch import new_item_record_of
-from reviewtrail.human_review.records._records import CandidateSelfIdentification
 from reviewtrail.human_review.rules._item_rules import DIGEST_VERSION, ITEM_NAMESPACE, candidate_digest_of
 from reviewtrail.human_review.rules._run_rules import PromptRef
 

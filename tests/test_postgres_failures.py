@@ -12,7 +12,7 @@ import pytest
 from reviewtrail.app import open_store
 from reviewtrail.config import Settings
 from reviewtrail.errors import EXIT_BACKEND, EXIT_INTEGRITY, ReviewtrailError
-from reviewtrail.human_review import decide, review_queue
+from reviewtrail.human_review.session import decide, review_queue
 from reviewtrail.verify import verify_store
 from support.human_review import campaign_with_items, new_store
 

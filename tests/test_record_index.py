@@ -1,10 +1,12 @@
-"""The application's catalog loads each domain package on first use, from a static table
-(``reviewtrail._record_index``). The table must equal what the packages declare, every projection
-must make rows only of the record types the table lists for it, and the catalog loads a package
-exactly when a record of its types is validated or given to its projections."""
+"""The application's catalog loads each domain package's payload models on first use, from what the
+package declares in a light module of its own (its record type names, and its query tables with the
+record types each makes rows of). The declaration must equal the package's models, every projection
+must make rows only of the record types it lists, and the catalog loads a package exactly when a
+record of its types is validated or given to its projections."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +15,6 @@ from typing import Any
 import pytest
 
 from reviewtrail import app
-from reviewtrail._record_index import RECORD_INDEX
 from reviewtrail.config import Settings
 from reviewtrail.ledger import (
     DeclaredProjection,
@@ -26,31 +27,36 @@ from reviewtrail.ledger import (
     RecordPayload,
     record_type,
 )
+from support.catalog import DECLARATIONS
 
 
 def _package(name: str) -> Any:
     return {m.__name__.rsplit(".", 1)[-1]: m for m in app.packages()}[name]
 
 
-def test_the_index_names_every_domain_package_in_catalog_order() -> None:
+# Every domain package, in the order the application's catalog keeps their query tables.
+DOMAIN = ("evidence", "provenance", "models", "reviewer", "tracing", "human_review")
+
+
+def test_the_catalog_holds_every_domain_package_in_catalog_order() -> None:
     names = [m.__name__.rsplit(".", 1)[-1] for m in app.packages()]
     assert names[0] == "identity"  # the store's own part: reviewtrail.store.identity
-    assert [package for package, _, _ in RECORD_INDEX] == names[1:]
+    assert tuple(names[1:]) == DOMAIN
+    catalog = app.build_catalog()
+    catalog.load_all()
+    assert catalog.loaded == (app.IDENTITY_PART, *DOMAIN)
 
 
-@pytest.mark.parametrize(("package", "types", "projections"), RECORD_INDEX, ids=[p for p, _, _ in RECORD_INDEX])
-def test_the_index_equals_what_each_package_declares(
-    package: str, types: frozenset[str], projections: tuple[DeclaredProjection, ...]
-) -> None:
+@pytest.mark.parametrize("package", DOMAIN)
+def test_each_package_declares_exactly_its_models_and_what_each_projection_reads(package: str) -> None:
     module = _package(package)
-    assert types == {t.record_type for t in module.RECORD_TYPES}
-    assert [(p.name, p.version, p.tables) for p in projections] == [
-        (p.name, p.version, p.tables) for p in module.PROJECTIONS
-    ]
+    assert {t.record_type for t in module.RECORD_TYPES} == module.RECORD_TYPE_NAMES
+    for projection in module.PROJECTIONS:
+        assert projection.types is not None and projection.types <= module.RECORD_TYPE_NAMES, projection.name
 
 
 def _every_type() -> set[str]:
-    known = {t for _, types, _ in RECORD_INDEX for t in types} | {"store.identity@1"}
+    known = {t for package in DOMAIN for t in _package(package).RECORD_TYPE_NAMES} | {"store.identity@1"}
     # Types of no package, some in a package's namespace: a projection keyed on a prefix shows here.
     strays = {f"{prefix}.other@1" for prefix in ("evidence", "provenance", "reviewer", "human-review", "trace")}
     return known | strays | {"stream.thought.other@1", "eval.result@1", "provenance.session@2"}
@@ -67,17 +73,14 @@ def _sealed(records: list[NewRecord]) -> list[Envelope]:
     return MemoryLedger().append(records)
 
 
-@pytest.mark.parametrize(("package", "types", "projections"), RECORD_INDEX, ids=[p for p, _, _ in RECORD_INDEX])
-def test_no_projection_makes_rows_of_a_type_it_does_not_list(
-    package: str, types: frozenset[str], projections: tuple[DeclaredProjection, ...]
-) -> None:
+@pytest.mark.parametrize("package", DOMAIN)
+def test_no_projection_makes_rows_of_a_type_it_does_not_list(package: str) -> None:
     """A record of any other type (with a subject, an empty payload) gives no rows: the package's
     projection dispatches on the record type before reading anything else."""
-    real = {p.name: p for p in _package(package).PROJECTIONS}
-    for declared in projections:
-        assert declared.consumes <= {t for _, ts, _ in RECORD_INDEX for t in ts}
-        for type_ in sorted(_every_type() - declared.consumes):
-            assert list(real[declared.name].rows(_envelope(type_))) == [], (declared.name, type_)
+    for projection in _package(package).PROJECTIONS:
+        consumes = projection.types or frozenset()
+        for type_ in sorted(_every_type() - consumes):
+            assert list(projection.rows(_envelope(type_))) == [], (projection.name, type_)
 
 
 def test_the_lazy_catalog_equals_the_eager_one() -> None:
@@ -90,7 +93,7 @@ def test_the_lazy_catalog_equals_the_eager_one() -> None:
     ]
     assert lazy.loaded == ()
     assert dict(lazy.record_types) == {t.record_type: t for m in app.packages() for t in m.RECORD_TYPES}
-    assert lazy.loaded == (app.IDENTITY_PART, *(package for package, _, _ in RECORD_INDEX))
+    assert lazy.loaded == (app.IDENTITY_PART, *DOMAIN)
 
 
 def test_a_package_loads_when_its_type_is_validated_or_projected() -> None:
@@ -180,13 +183,14 @@ def test_opening_a_store_loads_no_domain_package(tmp_path: Path) -> None:
         f"root = Path({str(root)!r})\n"
         "with app.open_store(Settings(store=root, database_url=f'sqlite:///{root}/ledger.sqlite')) as s:\n"
         "    s.ledger.tail(5)\n"
-        "print(app.catalog().loaded, sorted({m.split('.')[1] for m in sys.modules if m.startswith('reviewtrail.')}))\n"
+        "import json\n"
+        "print(app.catalog().loaded, json.dumps(sorted(m for m in sys.modules if m.startswith('reviewtrail.'))))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    loaded, packages = out.split(" ", 1)
+    loaded, modules = out.split(" ", 1)
     assert loaded == "()"
-    for domain in ("evidence", "provenance", "reviewer", "human_review", "models", "tracing"):
-        assert f"'{domain}'" not in packages
+    domain = {m for m in json.loads(modules) if m.split(".")[1] in DOMAIN}
+    assert domain == DECLARATIONS  # each package's face and declaration, no payload model
 
 
 def test_concurrent_first_uses_all_validate() -> None:

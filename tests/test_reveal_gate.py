@@ -15,8 +15,10 @@ from hypothesis import strategies as st
 
 from conftest import run_cli
 from reviewtrail._struct import parse
-from reviewtrail.human_review import DecisionFact, ReviewDecision, ReviewItem, decide, history, item_open
+from reviewtrail.human_review.records import ReviewDecision, ReviewItem
 from reviewtrail.human_review.records._projection import response_text_digest
+from reviewtrail.human_review.rules import DecisionFact
+from reviewtrail.human_review.session import decide, history, item_open
 from reviewtrail.human_review.session._reveal_gate import open_by_decisions, withheld_statement
 from reviewtrail.store import Store
 from support.human_review import add_item, add_prompt, add_run, new_store

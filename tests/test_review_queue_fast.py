@@ -12,19 +12,10 @@ from typing import Any
 import pytest
 
 from reviewtrail.errors import IntegrityError
-from reviewtrail.human_review import (
-    RECEIPT,
-    RESPONSE,
-    RUN,
-    ReviewItem,
-    correct_output,
-    correct_run,
-    decide,
-    queue_key,
-    reclassify,
-    review_queue,
-)
+from reviewtrail.human_review.campaigns import correct_output, correct_run, reclassify
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
+from reviewtrail.human_review.records import RECEIPT, RESPONSE, RUN, ReviewItem, queue_key
+from reviewtrail.human_review.session import decide, review_queue
 from reviewtrail.human_review.session._queue import queue_card
 from reviewtrail.ledger import Envelope
 from reviewtrail.store import Store

@@ -1,5 +1,5 @@
 """Card K of a campaign version's queue, found through the query tables' indexes
-(:func:`~reviewtrail.human_review.queue_position`): the K-th card of the whole queue, open items
+(:func:`~reviewtrail.human_review.session.queue_position`): the K-th card of the whole queue, open items
 first then decided ones, on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from reviewtrail.app import open_store
 from reviewtrail.config import Settings
 from reviewtrail.errors import IntegrityError, InvalidInputError
-from reviewtrail.human_review import QUEUE_MAX, decide, queue_position, review_queue
+from reviewtrail.human_review.session import QUEUE_MAX, decide, queue_position, review_queue
 from reviewtrail.store import Store
 from support.human_review import add_item, add_prompt, add_run, new_store
 

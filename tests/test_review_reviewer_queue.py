@@ -19,18 +19,15 @@ from hypothesis import strategies as st
 from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.human_review import (
-    DecisionMark,
+from reviewtrail.human_review.quality import campaign_coverage
+from reviewtrail.human_review.records import queue_key
+from reviewtrail.human_review.rules import DecisionMark, in_queue_of, item_state, queue_order
+from reviewtrail.human_review.session import (
     Leases,
-    campaign_coverage,
     campaign_progress,
     decide,
     draw_card,
-    in_queue_of,
-    item_state,
     own_counts,
-    queue_key,
-    queue_order,
     queue_position,
     review_queue,
     reviewer_holder,

@@ -14,7 +14,9 @@ import httpx
 import pytest
 
 from conftest import init_cli_store, open_cli_store, run_cli, run_wide
-from reviewtrail.human_review import SECOND_JUDGMENT, campaign_settings, decide
+from reviewtrail.human_review.campaigns import campaign_settings
+from reviewtrail.human_review.records import SECOND_JUDGMENT
+from reviewtrail.human_review.session import decide
 from reviewtrail.web._capability import CAPABILITY_FILE_ENV, DECISION_ROUTE, load_capability, sign_decision
 from support.human_review import campaign_with_items, new_store
 from support.mcp_agents import InProcess, error_of, ok

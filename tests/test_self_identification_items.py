@@ -12,7 +12,9 @@ import pytest
 
 from reviewtrail._struct import parse
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.human_review import ITEM, ReviewItem, campaign_coverage, campaign_standings, materialize
+from reviewtrail.human_review.campaigns import materialize
+from reviewtrail.human_review.quality import campaign_coverage, campaign_standings
+from reviewtrail.human_review.records import ITEM, ReviewItem
 from reviewtrail.human_review.session._reveal import CandidateProvenance, candidate_provenance
 from reviewtrail.ledger import Envelope
 from reviewtrail.store import Store

@@ -17,7 +17,7 @@ import pytest
 
 from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
-from reviewtrail.human_review import LEASE_SECONDS, Leases, SessionQueue, decide
+from reviewtrail.human_review.session import LEASE_SECONDS, Leases, SessionQueue, decide
 from reviewtrail.store import Store
 from reviewtrail.verify import verify_store
 from support.human_review import add_item, add_prompt, add_run

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reviewtrail.human_review import SessionQueue, interleave_families
+from reviewtrail.human_review.session import SessionQueue, interleave_families
 from support.human_review import add_item, add_prompt, add_run, new_store
 
 

@@ -16,7 +16,7 @@ import typer
 
 from reviewtrail import app
 from reviewtrail.errors import IntegrityError
-from reviewtrail.human_review import review_queue
+from reviewtrail.human_review.session import review_queue
 from reviewtrail.ledger import (
     KEY_REVOKED,
     MemoryLedger,

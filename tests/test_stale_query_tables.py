@@ -13,7 +13,8 @@ from conftest import run_cli
 from reviewtrail.app import open_store
 from reviewtrail.config import Settings
 from reviewtrail.errors import ReadOnlyStoreError
-from reviewtrail.human_review import HUMAN_REVIEW_PROJECTION, review_queue
+from reviewtrail.human_review.records import HUMAN_REVIEW_PROJECTION
+from reviewtrail.human_review.session import review_queue
 from support.human_review import campaign_with_items, new_store
 
 

@@ -27,8 +27,7 @@ from reviewtrail.cas import _refs as cas_refs
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.evidence import _records as evidence_records
 from reviewtrail.evidence._evidence import parse_origin
-from reviewtrail.human_review import import_runs, parse_agents_file, prompt_text_hash
-from reviewtrail.human_review.campaigns import _agents_file
+from reviewtrail.human_review.campaigns import _agents_file, import_runs, parse_agents_file, prompt_text_hash
 from reviewtrail.human_review.campaigns._campaign_file import parse_campaign_file
 from reviewtrail.human_review.records._record_names import PROMPT
 from reviewtrail.models import _records as model_records

@@ -37,7 +37,7 @@ from urllib.parse import urldefrag, urlsplit
 import pytest
 
 from conftest import need
-from reviewtrail.human_review import decide
+from reviewtrail.human_review.session import decide
 from support.human_review import add_prompt, new_store
 from support.web import chromium, running_inspector
 from support.web_pages import artifact_with_two_runs, campaign_in_two_families, three_rounds
@@ -103,7 +103,7 @@ def slug(url: str) -> str:
 
 def store_decision(store: Any, item_id: str) -> str:
     """The active decision of ``item_id``: its id."""
-    from reviewtrail.human_review import history
+    from reviewtrail.human_review.session import history
 
     active = history(store, item_id).active
     assert active is not None

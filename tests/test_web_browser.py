@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from reviewtrail.human_review import decide
+from reviewtrail.human_review.session import decide
 from support.human_review import new_store
 from support.web import chromium, planted_campaign, running_inspector
 

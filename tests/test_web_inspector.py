@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from conftest import run_cli
-from reviewtrail.human_review import decide
+from reviewtrail.human_review.session import decide
 from reviewtrail.store import Store
 from reviewtrail.web import loopback_host
 from support.human_review import add_prompt, new_store
@@ -203,7 +203,7 @@ def test_progress_counts_the_items_as_the_session_status_line_does(tmp_path: Pat
 
 
 def test_the_page_keys_are_the_session_keys() -> None:
-    from reviewtrail.human_review import SESSION_KEYS
+    from reviewtrail.human_review.session import SESSION_KEYS
     from reviewtrail.web._keys import DECISION_KEYS, NAVIGATION_KEYS
 
     session = {key.strip() for keys, _ in SESSION_KEYS for key in keys.split("/")}

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from conftest import need
-from reviewtrail.human_review import decide
+from reviewtrail.human_review.session import decide
 from reviewtrail.store import Store
 from reviewtrail.web._figures import coverage_figures, diff_rows, disposition_chart
 from support.human_review import new_store

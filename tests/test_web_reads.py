@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from reviewtrail.human_review import QUEUE_MAX, decide, review_queue
+from reviewtrail.human_review.session import QUEUE_MAX, decide, review_queue
 from reviewtrail.store import Store
 from support.human_review import campaign_with_items, new_store
 from support.web import running_inspector

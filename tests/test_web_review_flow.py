@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from conftest import need
-from reviewtrail.human_review import history
+from reviewtrail.human_review.session import history
 from support.human_review import new_store
 from support.proxy import writing_team
 from support.web import PLANTED, chromium, ledger_head, planted_campaign

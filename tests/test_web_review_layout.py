@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from conftest import need
-from reviewtrail.human_review import history
+from reviewtrail.human_review.session import history
 from support.human_review import add_item, add_prompt, add_run, new_store
 from support.proxy import writing_team
 from support.web import chromium, ledger_head, running_inspector

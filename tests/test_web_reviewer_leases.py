@@ -16,7 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
-from reviewtrail.human_review import LEASE_FILE, history, queue_key
+from reviewtrail.human_review.records import queue_key
+from reviewtrail.human_review.session import LEASE_FILE, history
 from reviewtrail.verify import verify_store
 from reviewtrail.web import new_capability
 from reviewtrail.web._capability import Capability, load_capability

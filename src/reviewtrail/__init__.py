@@ -12,24 +12,12 @@ Recording the calls of an OpenAI or Anthropic SDK client (loaded on first use, s
         ...
 """
 
-import typing
-
-from reviewtrail._version import __version__
+from reviewtrail import _face
+from reviewtrail._version import __version__ as __version__
 
 # Loaded on first use: importing reviewtrail (every command does) loads none of them. (Typed where they
 # are defined, reviewtrail.instrumentation: a typed import here would put every module that imports
 # reviewtrail, whatever its layer, above that package.)
-_LAZY = {"instrument", "reviewer_call", "ReviewerCall"}
-
-
-def __getattr__(name: str) -> typing.Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module("reviewtrail.instrumentation"), name)
-    globals()[name] = value
-    return value
-
-
-__all__ = ["ReviewerCall", "__version__", "instrument", "reviewer_call"]
+__getattr__, __dir__ = _face.lazy(
+    __name__, {"reviewtrail.instrumentation": ("instrument", "reviewer_call", "ReviewerCall")}
+)

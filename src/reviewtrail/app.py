@@ -1,10 +1,11 @@
 """The composition root: the one module that knows every package.
 
-Each domain package lists what it adds to the ledger (``RECORD_TYPES``, ``PROJECTIONS``) and
-nothing registers itself on import. This module gathers those lists into the application's
-:class:`~reviewtrail.ledger.RecordCatalog` and opens stores with it, so every writer validates
-the same payloads and keeps the same query tables. Callers (the command line, later the web
-apps) open stores here; domain packages receive an open store and never import this module.
+Each domain package lists what it adds to the ledger (``RECORD_TYPES``, ``PROJECTIONS``, and the
+names of its record types, ``RECORD_TYPE_NAMES``) and nothing registers itself on import. This
+module gathers those lists into the application's :class:`~reviewtrail.ledger.RecordCatalog` and
+opens stores with it, so every writer validates the same payloads and keeps the same query tables.
+Callers (the command line, later the web apps) open stores here; domain packages receive an open
+store and never import this module.
 
 Public API::
 
@@ -106,27 +107,43 @@ def build_catalog() -> RecordCatalog:
     """The record types and projections of every package, plus the ledger's built-in projections.
 
     The store's own record type (its identity, which keeps no query table) and every domain
-    package are deferred parts, the packages declared in :mod:`reviewtrail._record_index`: each is
-    imported when a record of one of its types is validated or one of its projections is given a
-    record of a type it makes rows of. So ``ledger tail`` loads no domain package and no payload
-    model (nor pydantic), ``review queue`` loads human review (and what it imports), and the rows
-    written are those of the packages loaded up front."""
-    from reviewtrail._record_index import RECORD_INDEX
-    from reviewtrail.ledger import KEY_RECORD_TYPES, DeferredPart, RecordCatalog
+    package are deferred parts: each package's record type names and query tables are read from
+    its ``catalog`` module, which loads no payload model (and its face is lazy). A package's models
+    are imported when a record of one of its types is validated, or one of its projections is given
+    a record of a type it makes rows of. So ``ledger tail`` loads no payload model (nor pydantic),
+    ``review queue`` loads human review's (and what it imports), and the rows written are those of
+    the packages loaded up front."""
+    import reviewtrail.evidence.catalog
+    import reviewtrail.human_review.catalog
+    import reviewtrail.models.catalog
+    import reviewtrail.provenance.catalog
+    import reviewtrail.reviewer.catalog
+    import reviewtrail.tracing.catalog
+    from reviewtrail.ledger import KEY_RECORD_TYPES, DeclaredProjection, DeferredPart, RecordCatalog
     from reviewtrail.store import identity
 
+    # Each package's declaration, in the order the catalog keeps their query tables.
+    declarations = {
+        "evidence": reviewtrail.evidence.catalog,
+        "provenance": reviewtrail.provenance.catalog,
+        "models": reviewtrail.models.catalog,
+        "reviewer": reviewtrail.reviewer.catalog,
+        "tracing": reviewtrail.tracing.catalog,
+        "human_review": reviewtrail.human_review.catalog,
+    }
     # The store's own records: its identity, and the writer keys of its ledger.
     own = frozenset([identity.IDENTITY_TYPE, *KEY_RECORD_TYPES])
     store = DeferredPart(IDENTITY_PART, own, (), load=_identity_contents)
-    return RecordCatalog(
-        deferred=[
-            store,
-            *(
-                DeferredPart(package, types, projections, load=_contents(package))
-                for package, types, projections in RECORD_INDEX
-            ),
-        ],
-    )
+    parts = [
+        DeferredPart(
+            package,
+            module.RECORD_TYPE_NAMES,
+            tuple(DeclaredProjection(p.name, p.version, p.tables, p.types or frozenset()) for p in module.PROJECTIONS),
+            load=_contents(package),
+        )
+        for package, module in declarations.items()
+    ]
+    return RecordCatalog(deferred=[store, *parts])
 
 
 # The catalog's name for the store's own part (listed in ``RecordCatalog.loaded`` once its

@@ -20,7 +20,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewtrail.human_review import DecisionInput, campaign_settings, decide, history, pending_second_judgment
+from reviewtrail.human_review.campaigns import campaign_settings
+from reviewtrail.human_review.rules import DecisionInput
+from reviewtrail.human_review.session import decide, history, pending_second_judgment
 from reviewtrail.store import Store
 from support.human_review import add_item, add_prompt, add_run
 

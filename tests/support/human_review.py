@@ -11,15 +11,9 @@ from typing import Any
 from reviewtrail._struct import parse
 from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
-from reviewtrail.human_review import (
-    AgentIdentity,
-    ReviewItem,
-    RunOutcome,
-    import_campaign,
-    item_record,
-    prompt_ref,
-    run_records,
-)
+from reviewtrail.human_review.campaigns import RunOutcome, import_campaign, item_record, run_records
+from reviewtrail.human_review.reads import prompt_ref
+from reviewtrail.human_review.records import AgentIdentity, ReviewItem
 from reviewtrail.ledger import Envelope
 from reviewtrail.store import Store
 

@@ -20,7 +20,8 @@ from typer.testing import CliRunner
 from reviewtrail import app
 from reviewtrail._struct import parse
 from reviewtrail.config import Settings, sqlite_path
-from reviewtrail.human_review import ReviewDecision, ReviewItem, campaign_settings, new_decision_record
+from reviewtrail.human_review.campaigns import campaign_settings
+from reviewtrail.human_review.records import ReviewDecision, ReviewItem, new_decision_record
 from reviewtrail.ledger import (
     Envelope,
     NewRecord,

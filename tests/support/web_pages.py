@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reviewtrail.config import ReviewerSettings
-from reviewtrail.human_review import ReviewItem, decide
+from reviewtrail.human_review.records import ReviewItem
+from reviewtrail.human_review.session import decide
 from reviewtrail.store import Store
 
 __all__ = [

@@ -12,71 +12,28 @@ Public API::
     from reviewtrail.agents import build_server  # the server over an open store (tests: mcp.Client(server))
 """
 
-import importlib
 import typing
 
-if typing.TYPE_CHECKING:
-    from reviewtrail.agents._bind import MCP_PATH, Listening, loopback_address
-    from reviewtrail.agents._options import ServerOptions
-    from reviewtrail.agents._outcome import EXIT_META
-    from reviewtrail.agents._sdk import INSTALL_HINT, require_mcp
-    from reviewtrail.agents._serve import serve_http, serve_stdio
-    from reviewtrail.agents._server import (
-        SERVER_NAME,
-        TOOL_NAMES,
-        WRITE_TOOLS,
-        Built,
-        ReviewtrailServer,
-        build_server,
-    )
-    from reviewtrail.agents._toolbox import WritesNotAllowedError
+from reviewtrail import _face
 
 # Each name is loaded on first use from the module that defines it: the options, the address
 # check and the SDK check load no part of the SDK, so a missing SDK is reported as such.
-_LAZY = {
-    "EXIT_META": "_outcome",
-    "INSTALL_HINT": "_sdk",
-    "MCP_PATH": "_bind",
-    "SERVER_NAME": "_server",
-    "TOOL_NAMES": "_server",
-    "WRITE_TOOLS": "_server",
-    "Built": "_server",
-    "Listening": "_bind",
-    "ReviewtrailServer": "_server",
-    "ServerOptions": "_options",
-    "WritesNotAllowedError": "_toolbox",
-    "build_server": "_server",
-    "loopback_address": "_bind",
-    "require_mcp": "_sdk",
-    "serve_http": "_serve",
-    "serve_stdio": "_serve",
-}
-
-
-def __getattr__(name: str) -> typing.Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-__all__ = [
-    "EXIT_META",
-    "INSTALL_HINT",
-    "MCP_PATH",
-    "SERVER_NAME",
-    "TOOL_NAMES",
-    "WRITE_TOOLS",
-    "Built",
-    "Listening",
-    "ReviewtrailServer",
-    "ServerOptions",
-    "WritesNotAllowedError",
-    "build_server",
-    "loopback_address",
-    "require_mcp",
-    "serve_http",
-    "serve_stdio",
-]
+if typing.TYPE_CHECKING:
+    from reviewtrail.agents._bind import MCP_PATH as MCP_PATH
+    from reviewtrail.agents._bind import Listening as Listening
+    from reviewtrail.agents._bind import loopback_address as loopback_address
+    from reviewtrail.agents._options import ServerOptions as ServerOptions
+    from reviewtrail.agents._outcome import EXIT_META as EXIT_META
+    from reviewtrail.agents._sdk import INSTALL_HINT as INSTALL_HINT
+    from reviewtrail.agents._sdk import require_mcp as require_mcp
+    from reviewtrail.agents._serve import serve_http as serve_http
+    from reviewtrail.agents._serve import serve_stdio as serve_stdio
+    from reviewtrail.agents._server import SERVER_NAME as SERVER_NAME
+    from reviewtrail.agents._server import TOOL_NAMES as TOOL_NAMES
+    from reviewtrail.agents._server import WRITE_TOOLS as WRITE_TOOLS
+    from reviewtrail.agents._server import Built as Built
+    from reviewtrail.agents._server import ReviewtrailServer as ReviewtrailServer
+    from reviewtrail.agents._server import build_server as build_server
+    from reviewtrail.agents._toolbox import WritesNotAllowedError as WritesNotAllowedError
+else:
+    __getattr__, __dir__ = _face.lazy(__name__)

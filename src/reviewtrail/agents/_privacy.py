@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from reviewtrail.human_review import QueueCard
+    from reviewtrail.human_review.session import QueueCard
 
 __all__ = ["served_cards", "served_decision"]
 

@@ -83,7 +83,7 @@ def register_resources(server: MCPServer[Any], box: Toolbox) -> None:
         return read(lambda: show_run(find_run(_project(project_dir), f"{skill}/{run}")).to_json())
 
     def cards(campaign: str | None, version: int | None) -> str:
-        from reviewtrail.human_review import review_queue
+        from reviewtrail.human_review.session import review_queue
 
         return read(lambda: served_cards(review_queue(box.store, campaign, version), serve_private=private))
 

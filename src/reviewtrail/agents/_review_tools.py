@@ -54,11 +54,11 @@ def register_review_tools(server: MCPServer[Any], box: Toolbox) -> None:
         'reviewtrail review queue --json' (the cards under "cards"). A card whose privacy join is not
         public-source has its prompt, evidence and responses withheld (null, with the reason under
         "withheld"), unless the server was started with --serve-private; "withheld" counts them."""
-        from reviewtrail.human_review import review_queue as queue
+        from reviewtrail.human_review.session import review_queue as queue
 
         return served_cards(queue(box.store, campaign, version, limit=limit), serve_private=box.options.serve_private)
 
-    from reviewtrail.human_review import DecisionInput
+    from reviewtrail.human_review.rules import DecisionInput
 
     def review_decide(**arguments: Any) -> Json:
         """review_decide: record one human-review decision on an item, as the reviewer given (else the
@@ -73,7 +73,8 @@ def register_review_tools(server: MCPServer[Any], box: Toolbox) -> None:
         its first result and appends nothing. The result reveals who produced A and B, now that the
         decision is recorded, except a position whose response an open item still shows: that one
         says when it is revealed ("withheld"). As 'reviewtrail review decide ITEM --json'."""
-        from reviewtrail.human_review import check_reviewer_id, decide
+        from reviewtrail.human_review.rules import check_reviewer_id
+        from reviewtrail.human_review.session import decide
 
         item, given, submission = arguments.pop("item"), arguments.pop("reviewer"), arguments.pop("submission_id")
         who = check_reviewer_id(given if given is not None and given.strip() else box.options.default_reviewer())
@@ -90,7 +91,7 @@ def _param(name: str, annotation: Any, default: Any = None) -> inspect.Parameter
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
 
 
-# What ``review decide`` takes besides the decision itself (:class:`~reviewtrail.human_review.DecisionInput`).
+# What ``review decide`` takes besides the decision itself (:class:`~reviewtrail.human_review.rules.DecisionInput`).
 DECIDE_EXTRAS = (
     _param(
         "item",

@@ -18,7 +18,7 @@ from reviewtrail.cli._output import handle_errors, print_json, table
 from reviewtrail.cli._progress import byte_progress
 
 if TYPE_CHECKING:
-    from reviewtrail.human_review import QueueCard
+    from reviewtrail.human_review.session import QueueCard
     from reviewtrail.store import Store
 
 __all__ = [
@@ -170,7 +170,8 @@ def review_queue(
     trusted_keys: Path | None = None,
     reviewer: str | None = None,
 ) -> None:
-    from reviewtrail.human_review import check_reviewer_id, review_queue
+    from reviewtrail.human_review.rules import check_reviewer_id
+    from reviewtrail.human_review.session import review_queue
 
     who = check_reviewer_id(reviewer) if reviewer else None  # blank is not given
     with trusted_store(trusted_keys) as store:

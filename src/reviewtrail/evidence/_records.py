@@ -3,14 +3,21 @@ and evidence")."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Annotated, Any, ClassVar, Literal
 
 from msgspec import Meta
 
 from reviewtrail._struct import FieldProblem, Model, PayloadStruct
 from reviewtrail.cas import DIGEST_PATTERN, CasRef
-from reviewtrail.ledger import Envelope, Projection, ProjectionTable, record_type
+from reviewtrail.evidence.catalog import (
+    ALIAS_MAP,
+    CLAIM,
+    EVIDENCE_ITEM,
+    EVIDENCE_LINK,
+    PDF_EXTRACTION,
+    origin_key,
+)
+from reviewtrail.ledger import record_type
 
 __all__ = [
     "ALIAS_MAP",
@@ -18,9 +25,7 @@ __all__ = [
     "CLAIM",
     "EVIDENCE_ITEM",
     "EVIDENCE_LINK",
-    "EVIDENCE_PROJECTION",
     "PDF_EXTRACTION",
-    "PROJECTIONS",
     "RECORD_TYPES",
     "RELATIONS",
     "AliasMap",
@@ -40,11 +45,6 @@ __all__ = [
     "origin_key",
 ]
 
-CLAIM = "evidence.claim@1"
-EVIDENCE_ITEM = "evidence.item@1"
-EVIDENCE_LINK = "evidence.link@1"
-PDF_EXTRACTION = "evidence.pdf-extraction@1"
-ALIAS_MAP = "evidence.alias-map@1"
 #: A chip's alias as recorded: lower case, ``ev``, ``evidence`` or ``artifact`` then digits.
 CHIP_ALIAS = r"^(?:ev|evidence|artifact)[0-9]+$"
 Relation = Literal["supports", "context", "contradicts"]
@@ -193,129 +193,5 @@ class PdfExtraction(PayloadStruct, frozen=True, rename="camel"):
             raise FieldProblem(None, "a failed extraction needs its error")
 
 
-def origin_key(origin: dict[str, Any]) -> str:
-    """How an evidence item is looked up: run id, paper id, ``server/type/record`` for MCP records,
-    ``artifactId@version`` for artifacts, job id; user input by content digest."""
-    kind = origin["kind"]
-    if kind == "execution":
-        return str(origin["runId"])
-    if kind == "paper":
-        return str(origin["paperId"])
-    if kind == "mcp-record":
-        return f"{origin['server']}/{origin['recordType']}/{origin['recordId']}"
-    if kind == "artifact":
-        return f"{origin['artifactId']}@{origin['version']}"
-    if kind == "remote-job":
-        return str(origin["jobId"])
-    return str(origin.get("content", {}).get("digest", ""))
-
-
-def _rows(env: Envelope) -> Iterable[tuple[str, dict[str, Any]]]:
-    if not env.type.startswith("evidence."):
-        return
-    p = env.payload_value
-    if env.type == CLAIM:
-        yield (
-            "ev_claims",
-            {
-                "claim_id": p["claimId"],
-                "record_id": env.id,
-                "review_run_id": p.get("reviewRunId"),
-                "turn_id": p.get("turnId"),
-                "seq": env.seq,
-            },
-        )
-    elif env.type == EVIDENCE_ITEM:
-        origin = p["origin"]
-        yield (
-            "ev_items",
-            {
-                "evidence_id": p["evidenceId"],
-                "record_id": env.id,
-                "kind": origin["kind"],
-                "key": origin_key(origin),
-                "paper_id": origin.get("paperId"),
-            },
-        )
-    elif env.type == EVIDENCE_LINK:
-        yield (
-            "ev_links",
-            {
-                "claim_id": p["claimId"],
-                "evidence_id": p["evidenceId"],
-                "relation": p["relation"],
-                "record_id": env.id,
-                "seq": env.seq,
-            },
-        )
-    elif env.type == PDF_EXTRACTION and p["status"] == "succeeded":
-        yield "ev_pdf_extractions", {"paper_id": p["paperId"], "record_id": env.id}
-    elif env.type == ALIAS_MAP:
-        yield (
-            "ev_alias_maps",
-            {
-                "record_id": env.id,
-                "turn_id": p.get("turnId"),
-                "source_digest": (p.get("source") or {}).get("digest"),
-                "artifact_id": p.get("artifactId"),
-                "artifact_version": p.get("artifactVersion"),
-                "seq": env.seq,
-            },
-        )
-
-
-EVIDENCE_PROJECTION = Projection(
-    name="evidence",
-    version=3,
-    tables=(
-        ProjectionTable(
-            "ev_claims",
-            (
-                ("claim_id", "text"),
-                ("record_id", "text"),
-                ("review_run_id", "text"),
-                ("turn_id", "text"),
-                ("seq", "int"),
-            ),
-            key=("claim_id",),
-            indexes=(("review_run_id",), ("turn_id",)),
-        ),
-        ProjectionTable(
-            "ev_items",
-            (("evidence_id", "text"), ("record_id", "text"), ("kind", "text"), ("key", "text"), ("paper_id", "text")),
-            key=("evidence_id",),
-            indexes=(("kind", "key"), ("paper_id",)),
-        ),
-        ProjectionTable(
-            "ev_links",
-            (
-                ("claim_id", "text"),
-                ("evidence_id", "text"),
-                ("relation", "text"),
-                ("record_id", "text"),
-                ("seq", "int"),
-            ),
-            key=("claim_id", "evidence_id", "relation"),
-            indexes=(("evidence_id",),),
-        ),
-        ProjectionTable("ev_pdf_extractions", (("paper_id", "text"), ("record_id", "text")), key=("paper_id",)),
-        ProjectionTable(
-            "ev_alias_maps",
-            (
-                ("record_id", "text"),
-                ("turn_id", "text"),
-                ("source_digest", "text"),
-                ("artifact_id", "text"),
-                ("artifact_version", "int"),
-                ("seq", "int"),
-            ),
-            key=("record_id",),
-            indexes=(("turn_id",), ("source_digest",), ("artifact_id", "artifact_version")),
-        ),
-    ),
-    rows=_rows,
-)
-
 # What this package adds to the application's record catalog (see reviewtrail.app).
 RECORD_TYPES: tuple[type[PayloadStruct], ...] = (Claim, AliasMap, EvidenceItem, EvidenceLink, PdfExtraction)
-PROJECTIONS: tuple[Projection, ...] = (EVIDENCE_PROJECTION,)

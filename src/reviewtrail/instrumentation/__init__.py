@@ -15,23 +15,13 @@ and ``messages.stream``, synchronous and asynchronous, streamed or not. The SDKs
 extras (``reviewtrail[openai]``, ``reviewtrail[anthropic]``) and never imported here.
 """
 
-import importlib
 import typing
 
+from reviewtrail import _face
+
 if typing.TYPE_CHECKING:
-    from reviewtrail.instrumentation._instrument import instrument
-    from reviewtrail.instrumentation._reviewer import ReviewerCall, reviewer_call
-
-_LAZY = {"instrument": "_instrument", "reviewer_call": "_reviewer", "ReviewerCall": "_reviewer"}
-
-
-def __getattr__(name: str) -> typing.Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-__all__ = ["ReviewerCall", "instrument", "reviewer_call"]
+    from reviewtrail.instrumentation._instrument import instrument as instrument
+    from reviewtrail.instrumentation._reviewer import ReviewerCall as ReviewerCall
+    from reviewtrail.instrumentation._reviewer import reviewer_call as reviewer_call
+else:
+    __getattr__, __dir__ = _face.lazy(__name__)

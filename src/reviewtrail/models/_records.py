@@ -17,13 +17,13 @@ from msgspec import Meta, field
 
 from reviewtrail._struct import FieldProblem, Model, PayloadStruct
 from reviewtrail.cas import CasRef, is_digest, is_hex
-from reviewtrail.ledger import Projection, record_type
+from reviewtrail.ledger import record_type
+from reviewtrail.models.catalog import MANIFEST_TYPE, USAGE_TYPE
 
 __all__ = [
     "CALL_OUTCOMES",
     "CALL_TYPES",
     "MANIFEST_TYPE",
-    "PROJECTIONS",
     "RECORD_TYPES",
     "REDACTION_STATUSES",
     "USAGE_TYPE",
@@ -40,8 +40,6 @@ __all__ = [
     "TokenUsage",
 ]
 
-MANIFEST_TYPE = "provenance.prompt-manifest@1"
-USAGE_TYPE = "provenance.model-usage@1"
 
 # What new records may say. Stored records may hold older call types: readers accept any string.
 CallType = Literal["task", "paper-vision"]
@@ -304,4 +302,3 @@ class ModelInvocationUsage(_Timed, frozen=True, kw_only=True, rename="camel"):
 
 # What this package adds to the application's record catalog (see reviewtrail.app).
 RECORD_TYPES: tuple[type[PayloadStruct], ...] = (PromptManifest, ModelInvocationUsage)
-PROJECTIONS: tuple[Projection, ...] = ()

@@ -15,14 +15,13 @@ from typing import Annotated, Any, Literal
 from msgspec import Meta, field
 
 from reviewtrail._struct import Model, PayloadStruct
-from reviewtrail.ledger import Envelope, Projection, ProjectionTable, record_type
+from reviewtrail.ledger import record_type
 from reviewtrail.reviewer._finding_codes import FindingCode, check_finding_code
+from reviewtrail.reviewer.catalog import REVIEW_RUN
 
 __all__ = [
     "DECISIONS",
-    "PROJECTIONS",
     "RECORD_TYPES",
-    "REVIEW_PROJECTION",
     "REVIEW_RUN",
     "SUMMARY_LIMIT",
     "ArtifactReviewRun",
@@ -31,7 +30,6 @@ __all__ = [
     "ReviewFinding",
 ]
 
-REVIEW_RUN = "reviewer.artifact-review-run@1"
 Decision = Literal["ACCEPT_AND_PROCEED", "REVISE_AND_RETRY", "SKIPPED"]
 DECISIONS: tuple[Decision, ...] = ("ACCEPT_AND_PROCEED", "REVISE_AND_RETRY", "SKIPPED")
 Severity = Literal["error", "warning", "info"]
@@ -99,43 +97,5 @@ class ArtifactReviewRun(PayloadStruct, frozen=True, rename="camel"):
     reused_from_review_id: str | None = None
 
 
-def _rows(env: Envelope) -> Iterable[tuple[str, dict[str, Any]]]:
-    if env.type == REVIEW_RUN:
-        p = env.payload_value
-        yield (
-            "rv_runs",
-            {
-                "review_run_id": p["reviewRunId"],
-                "artifact_id": p["artifactId"],
-                "name": p["name"],
-                "version": p["version"],
-                "record_id": env.id,
-                "seq": env.seq,
-            },
-        )
-
-
-REVIEW_PROJECTION = Projection(
-    name="reviewer",
-    version=1,
-    tables=(
-        ProjectionTable(
-            "rv_runs",
-            (
-                ("review_run_id", "text"),
-                ("artifact_id", "text"),
-                ("name", "text"),
-                ("version", "int"),
-                ("record_id", "text"),
-                ("seq", "int"),
-            ),
-            key=("review_run_id",),
-            indexes=(("artifact_id",), ("name",)),
-        ),
-    ),
-    rows=_rows,
-)
-
 # What this package adds to the application's record catalog (see reviewtrail.app).
 RECORD_TYPES: tuple[type[PayloadStruct], ...] = (ArtifactReviewRun,)
-PROJECTIONS: tuple[Projection, ...] = (REVIEW_PROJECTION,)

@@ -9,6 +9,12 @@ Public API::
         store.cas.put(b"...")
 """
 
-from reviewtrail.store._store import STORE_FORMAT, Progress, Store
+import typing
 
-__all__ = ["STORE_FORMAT", "Progress", "Store"]
+from reviewtrail import _face
+from reviewtrail.store._store import STORE_FORMAT as STORE_FORMAT
+from reviewtrail.store._store import Progress as Progress
+from reviewtrail.store._store import Store as Store
+
+if not typing.TYPE_CHECKING:
+    __getattr__, __dir__ = _face.lazy(__name__)

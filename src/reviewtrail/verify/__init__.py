@@ -6,8 +6,13 @@ it with what is stored (:func:`diff_table`, also used by ``migrate``). :func:`sp
 whether a long walk would take a second process.
 """
 
-from reviewtrail.verify._records import spare_core
-from reviewtrail.verify._row_diff import diff_table
-from reviewtrail.verify._store import VerifyReport, verify_store
+import typing
 
-__all__ = ["VerifyReport", "diff_table", "spare_core", "verify_store"]
+from reviewtrail import _face
+from reviewtrail.verify._records import spare_core as spare_core
+from reviewtrail.verify._row_diff import diff_table as diff_table
+from reviewtrail.verify._store import VerifyReport as VerifyReport
+from reviewtrail.verify._store import verify_store as verify_store
+
+if not typing.TYPE_CHECKING:
+    __getattr__, __dir__ = _face.lazy(__name__)

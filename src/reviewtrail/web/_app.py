@@ -23,7 +23,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 
 from reviewtrail._version import __version__
 from reviewtrail.errors import ReviewtrailError
-from reviewtrail.human_review import NOTE_MAX_CHARS, RESPONSE_MAX_CHARS
+from reviewtrail.human_review.records import NOTE_MAX_CHARS, RESPONSE_MAX_CHARS
 from reviewtrail.web._bind import host_literal
 from reviewtrail.web._capability import DECISION_ROUTE
 from reviewtrail.web._guard import Guard

@@ -2,16 +2,16 @@
 stores opened read-only. Reads run side by side: each takes a store of its own from a
 :class:`~._store_pool.StorePool` (its own connection to the ledger) and no lock is shared by
 every read. A card is found by its position through the query tables' indexes
-(:func:`~reviewtrail.human_review.queue_position`), at the cost of one card wherever it stands.
+(:func:`~reviewtrail.human_review.session.queue_position`), at the cost of one card wherever it stands.
 
 Besides the review pages' reads: campaign coverage (``campaign coverage``), the artifact catalog,
 lineage and diff (``artifact ls|show|diff``, ``provenance``), a run's recorded environment (read
 from the CAS as ``cas cat`` does), the Reviewer Specialist's review runs (``review show``), the
 project's reviewer-call traces (``trace ls|show|divergence|verify``) and the ledger head.
 
-Nothing here adds provenance to a card: a :class:`~reviewtrail.human_review.QueueCard` holds no
+Nothing here adds provenance to a card: a :class:`~reviewtrail.human_review.session.QueueCard` holds no
 run, agent, model, provider or adapter, and the page is drawn from it alone. Who produced A and
-B comes only from :func:`~reviewtrail.human_review.history`, which reveals it through the reveal
+B comes only from :func:`~reviewtrail.human_review.session.history`, which reveals it through the reveal
 gate once the item has a decision.
 """
 
@@ -26,7 +26,9 @@ from reviewtrail.errors import InvalidInputError, NotFoundError, ReviewtrailErro
 
 if TYPE_CHECKING:
     from reviewtrail.audit import VerifyStatus
-    from reviewtrail.human_review import CampaignSummary, Coverage, History, OwnCounts, QueueCard, SessionProgress
+    from reviewtrail.human_review.campaigns import CampaignSummary
+    from reviewtrail.human_review.quality import Coverage
+    from reviewtrail.human_review.session import History, OwnCounts, QueueCard, SessionProgress
     from reviewtrail.ledger import Envelope
     from reviewtrail.provenance import LineageGraph, VersionDiff, VersionInfo
     from reviewtrail.reviewer import ReviewOutcome
@@ -66,7 +68,7 @@ class Reads:
         return self._stores.store()
 
     def campaigns(self) -> list[CampaignSummary]:
-        from reviewtrail.human_review import list_campaigns
+        from reviewtrail.human_review.campaigns import list_campaigns
 
         with self._store() as store:
             return list_campaigns(store)
@@ -75,7 +77,8 @@ class Reads:
         """Card ``position`` of the queue of ``campaign_id`` version ``version``: exit 3 (field
         ``campaign``) for a version with no prompt, exit 2 (field ``card``) for a position out of
         the queue's range, exit 3 (field ``card``) past its last card."""
-        from reviewtrail.human_review import QUEUE_MAX, queue_position, require_campaign
+        from reviewtrail.human_review.campaigns import require_campaign
+        from reviewtrail.human_review.session import QUEUE_MAX, queue_position
 
         if not 1 <= position <= QUEUE_MAX:
             raise InvalidInputError(f"must be from 1 to {QUEUE_MAX}, got {position}", field="card")
@@ -93,16 +96,16 @@ class Reads:
         _check_version(version)
 
     def progress(self, campaign_id: str, version: int) -> SessionProgress:
-        """The status line's counts (:func:`~reviewtrail.human_review.campaign_progress`): exit 3
+        """The status line's counts (:func:`~reviewtrail.human_review.session.campaign_progress`): exit 3
         (field ``campaign``) for a version with no prompt."""
-        from reviewtrail.human_review import campaign_progress
+        from reviewtrail.human_review.session import campaign_progress
 
         _check_version(version)
         with self._store() as store:
             return campaign_progress(store, campaign_id, version)
 
     def history(self, item_id: str) -> History:
-        from reviewtrail.human_review import history
+        from reviewtrail.human_review.session import history
 
         with self._store() as store:
             return history(store, item_id)
@@ -110,7 +113,7 @@ class Reads:
     def blinded_card(self, item_id: str) -> QueueCard:
         """The item's blinded card (prompt, evidence, criterion, candidates A and B in display
         order, no producer), for changing its decision judged blinded."""
-        from reviewtrail.human_review import queue_card
+        from reviewtrail.human_review.session import queue_card
 
         with self._store() as store, store.ledger.snapshot():
             return queue_card(store.ledger, item_id, decided=True)
@@ -118,7 +121,7 @@ class Reads:
     def coverage(self, campaign_id: str, version: int) -> Coverage:
         """``campaign coverage``: exit 3 (field ``campaign``) for a version with no prompt, exit 2
         (field ``version``) for a version no ledger could hold."""
-        from reviewtrail.human_review import campaign_coverage
+        from reviewtrail.human_review.quality import campaign_coverage
 
         if not 1 <= version <= _INT64_MAX:
             raise InvalidInputError(f"must be from 1 to {_INT64_MAX}, got {version}", field="version")

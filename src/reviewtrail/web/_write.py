@@ -9,7 +9,7 @@ In this order, and nothing is appended unless every step passes:
 3. its nonce, claimed once in the durable nonce book (a replay: 401);
 4. only then the body: at most 64 KiB (413), hashed against the signed digest (401);
 5. the fixed decision schema (:class:`~._decision.SignedDecision`: 400, naming the field);
-6. :func:`~reviewtrail.human_review.decide`, as ``review decide`` calls it, for the reviewer the
+6. :func:`~reviewtrail.human_review.session.decide`, as ``review decide`` calls it, for the reviewer the
    proxy signed and on an item of the campaign version named (its refusals: 400, 404, 409); the
    answer adds whether the item's active decision is export-eligible or evaluation-only
    (``use``, as ``review session`` says it).
@@ -22,7 +22,7 @@ The reviewer's lease on the item (:meth:`DecisionWrites.draw`) ends with their d
 
 The same authority draws a signed-in reviewer's next card (:meth:`DecisionWrites.draw`): the
 reviewer the proxy vouches for (:mod:`._reviewer_header`, its nonce claimed in the same book) is
-leased the first card of their queue no one else holds (:func:`~reviewtrail.human_review.draw_card`).
+leased the first card of their queue no one else holds (:func:`~reviewtrail.human_review.session.draw_card`).
 Leases are kept beside the store (never in the ledger), on this route's writable store.
 """
 
@@ -49,7 +49,7 @@ from reviewtrail.web._nonces import NonceBook
 if TYPE_CHECKING:
     from starlette.requests import Request
 
-    from reviewtrail.human_review import DecisionResult, DecisionUse, Leases, OwnCounts, QueueCard
+    from reviewtrail.human_review.session import DecisionResult, DecisionUse, Leases, OwnCounts, QueueCard
     from reviewtrail.store import Store
 
 __all__ = ["DecisionWrites", "TooLargeError"]
@@ -85,7 +85,8 @@ class DecisionWrites:
         return JSONResponse(answer, status_code=200 if result.resubmitted else 201)
 
     def _decide(self, submission: SignedDecision) -> tuple[DecisionResult, DecisionUse]:
-        from reviewtrail.human_review import DecisionInput, DecisionUse, decide, decision_use
+        from reviewtrail.human_review.rules import DecisionInput
+        from reviewtrail.human_review.session import DecisionUse, decide, decision_use
 
         with self._lock:
             result = decide(
@@ -96,7 +97,7 @@ class DecisionWrites:
                 reviewer=submission.reviewer,
                 campaign=(submission.campaign_id, submission.campaign_version),
             )
-            from reviewtrail.human_review import reviewer_holder
+            from reviewtrail.human_review.session import reviewer_holder
 
             self._book().release(submission.item_id, holder=reviewer_holder(submission.reviewer))
             if result.compared_with is not None:
@@ -127,7 +128,7 @@ class DecisionWrites:
     def draw(self, campaign_id: str, version: int, reviewer: str) -> tuple[QueueCard | None, OwnCounts]:
         """``reviewer``'s next card of the campaign version, leased to them (None: none left to
         them), and their own counts."""
-        from reviewtrail.human_review import draw_card, own_counts
+        from reviewtrail.human_review.session import draw_card, own_counts
 
         with self._lock:
             card = draw_card(self._store, campaign_id, version, reviewer, self._book())
@@ -135,7 +136,8 @@ class DecisionWrites:
 
     def own(self, campaign_id: str, version: int, reviewer: str) -> OwnCounts:
         """``reviewer``'s own counts on the campaign version."""
-        from reviewtrail.human_review import own_counts, require_campaign
+        from reviewtrail.human_review.campaigns import require_campaign
+        from reviewtrail.human_review.session import own_counts
 
         with self._lock:
             require_campaign(self._store.ledger, campaign_id, version)
@@ -144,7 +146,7 @@ class DecisionWrites:
     def _book(self) -> Leases:
         """The leases, opened on first use (beside the store: never the ledger)."""
         if self._leases is None:
-            from reviewtrail.human_review import Leases
+            from reviewtrail.human_review.session import Leases
 
             self._leases = Leases(self._store)
         return self._leases

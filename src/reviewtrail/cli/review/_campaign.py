@@ -10,7 +10,7 @@ import typer
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, read_text_file, table
 
 if TYPE_CHECKING:
-    from reviewtrail.human_review import ImportResult
+    from reviewtrail.human_review.campaigns import ImportResult
 
 __all__ = ["app"]
 
@@ -32,7 +32,7 @@ def import_(
     Example: reviewtrail campaign import prompts.yaml --json
     """
     from reviewtrail.app import open_store
-    from reviewtrail.human_review import import_campaign
+    from reviewtrail.human_review.campaigns import import_campaign
 
     text = read_text_file(file, "file", "campaign")
     with open_store() as store:
@@ -91,7 +91,7 @@ def settings(
     Example: reviewtrail campaign settings support-triage --version 1 --training --second-judgment-share 0.1
     """
     from reviewtrail.app import open_store
-    from reviewtrail.human_review import campaign_settings
+    from reviewtrail.human_review.campaigns import campaign_settings
 
     with open_store() as store:
         view = campaign_settings(store, campaign, version, training=training, second_judgment_share=second_share)
@@ -112,7 +112,7 @@ def ls(as_json: JsonOpt = False) -> None:
     Example: reviewtrail campaign ls --json
     """
     from reviewtrail.app import open_store
-    from reviewtrail.human_review import list_campaigns
+    from reviewtrail.human_review.campaigns import list_campaigns
 
     with open_store() as store:
         found = list_campaigns(store)

@@ -30,7 +30,7 @@ def materialize(
     Example: reviewtrail campaign materialize support-triage --version 1 --json
     """
     from reviewtrail.app import open_store
-    from reviewtrail.human_review import materialize as run
+    from reviewtrail.human_review.campaigns import materialize as run
 
     with open_store() as store:
         report = run(store, campaign, version)
@@ -78,7 +78,7 @@ def reclassify(
     Example: reviewtrail campaign reclassify 01J9Z3K4Q8 --privacy sensitive --reason "names a customer" --json
     """
     from reviewtrail.app import open_store
-    from reviewtrail.human_review import reclassify as run
+    from reviewtrail.human_review.campaigns import reclassify as run
 
     with open_store() as store:
         done = run(store, record, privacy, reason=reason)
@@ -100,7 +100,7 @@ def correct_output(
     Example: reviewtrail campaign correct-output 01J9Z3K4Q8 --response-file fixed.txt --json
     """
     from reviewtrail.app import open_store
-    from reviewtrail.human_review import correct_output as run
+    from reviewtrail.human_review.campaigns import correct_output as run
 
     text = read_text_file(response_file, "response-file", "response")
     with open_store() as store:

@@ -15,7 +15,8 @@ from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, table
 from reviewtrail.cli._progress import PROGRESS_HELP
 
 if TYPE_CHECKING:
-    from reviewtrail.human_review import Coverage, ExportExclusion, ExportVerification
+    from reviewtrail.human_review.export import ExportExclusion, ExportVerification
+    from reviewtrail.human_review.quality import Coverage
 
 __all__ = ["register", "register_review"]
 
@@ -52,7 +53,7 @@ def export(
     """
     from reviewtrail.app import open_store
     from reviewtrail.cli._progress import phase_progress
-    from reviewtrail.human_review import export_campaign
+    from reviewtrail.human_review.export import export_campaign
 
     trusted = None
     if trusted_keys is not None:
@@ -106,7 +107,7 @@ def export_verify(
 
     from reviewtrail.app import open_store
     from reviewtrail.errors import EXIT_INTEGRITY
-    from reviewtrail.human_review import verify_export
+    from reviewtrail.human_review.export import verify_export
 
     with open_store() as store:
         result = verify_export(store, directory)
@@ -246,7 +247,7 @@ def coverage(
 
     Example: reviewtrail campaign coverage support-triage --version 1 --json
     """
-    from reviewtrail.human_review import campaign_coverage
+    from reviewtrail.human_review.quality import campaign_coverage
 
     with _everyday.trusted_store(trusted_keys) as store:
         result = campaign_coverage(store, campaign, version, export_manifest=export_manifest)
@@ -272,7 +273,7 @@ def standings(
 
     Example: reviewtrail campaign standings support-triage --version 1 --rounds 500 --json
     """
-    from reviewtrail.human_review import campaign_standings
+    from reviewtrail.human_review.quality import campaign_standings
 
     with _everyday.trusted_store(trusted_keys) as store:
         result = campaign_standings(store, campaign, version, rounds=rounds, seed=seed)
@@ -294,7 +295,7 @@ def standings(
 
 
 def _load_eval(path: Path) -> dict[str, Any]:
-    from reviewtrail.human_review import load_evaluation
+    from reviewtrail.human_review.export import load_evaluation
 
     return load_evaluation(path)
 
@@ -320,7 +321,7 @@ def receipt(
     Example: reviewtrail campaign receipt triage --version 1 --export-manifest m.json --checkpoint c7 --eval e.json
     """
     from reviewtrail.app import open_store
-    from reviewtrail.human_review import record_training_receipt
+    from reviewtrail.human_review.export import record_training_receipt
 
     evaluation = _load_eval(eval_file)
     with open_store() as store:

@@ -14,7 +14,7 @@ from reviewtrail.cli._progress import PROGRESS_HELP
 from reviewtrail.cli.review._campaign_labels import short_id
 
 if TYPE_CHECKING:
-    from reviewtrail.human_review import ImportRunsReport, RunEntry, RunProgress, RunReport
+    from reviewtrail.human_review.campaigns import ImportRunsReport, RunEntry, RunProgress, RunReport
 
 __all__ = ["register"]
 
@@ -45,7 +45,7 @@ def run(
 
     from reviewtrail.app import open_store
     from reviewtrail.cli._progress import phase_progress
-    from reviewtrail.human_review import parse_agents_file, run_campaign
+    from reviewtrail.human_review.campaigns import parse_agents_file, run_campaign
 
     configured = parse_agents_file(read_text_file(agents, "agents", "agents"), agents.name)
     with open_store() as store, phase_progress("running", progress) as tick:
@@ -95,7 +95,7 @@ def import_runs(
     Example: reviewtrail campaign import-runs runs.jsonl --json
     """
     from reviewtrail.app import open_store
-    from reviewtrail.human_review import import_runs as import_file
+    from reviewtrail.human_review.campaigns import import_runs as import_file
 
     text = read_text_file(file, "file", "runs")
     with open_store() as store:

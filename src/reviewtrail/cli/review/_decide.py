@@ -13,7 +13,7 @@ from reviewtrail.cli._everyday_commands import everyday_command
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, read_text_file, table
 
 if TYPE_CHECKING:
-    from reviewtrail.human_review import CandidateProvenance, DecisionResult
+    from reviewtrail.human_review.session import CandidateProvenance, DecisionResult
 
 __all__ = ["register"]
 
@@ -92,8 +92,9 @@ def decide(
 
     Example: reviewtrail review decide 3f1c0b9e-... --reviewer rev-07 --prefer A --strength slight --reason wrong-policy
     """
-    from reviewtrail.human_review import DISPOSITIONS, DecisionInput
-    from reviewtrail.human_review import decide as record_decision
+    from reviewtrail.human_review.records import DISPOSITIONS
+    from reviewtrail.human_review.rules import DecisionInput
+    from reviewtrail.human_review.session import decide as record_decision
 
     given = (prefer is not None, tie, correct is not None, underdetermined, malformed, skip)
     decision = DecisionInput.chosen(
@@ -138,7 +139,7 @@ def reviewer_id(given: str | None) -> str:
     """The reviewer id of a decision: ``--reviewer`` (blank is not given), else the settings'
     (:func:`reviewtrail.config.reviewer_id_setting`); checked, a missing one exit 5 with the fix."""
     from reviewtrail.config import reviewer_id_setting
-    from reviewtrail.human_review import check_reviewer_id
+    from reviewtrail.human_review.rules import check_reviewer_id
 
     if given is None or not given.strip():
         given, _ = reviewer_id_setting()
@@ -146,7 +147,7 @@ def reviewer_id(given: str | None) -> str:
 
 
 def _print_provenance(provenance: tuple[CandidateProvenance, ...]) -> None:
-    from reviewtrail.human_review import CandidateProvenance
+    from reviewtrail.human_review.session import CandidateProvenance
 
     table("Candidates", list(CandidateProvenance.COLUMNS), [p.cells() for p in provenance])
 
@@ -164,7 +165,7 @@ def history(
 
     Example: reviewtrail review history 3f1c0b9e-... --json
     """
-    from reviewtrail.human_review import history as item_history
+    from reviewtrail.human_review.session import history as item_history
 
     with _everyday.trusted_store(trusted_keys) as store:
         found = item_history(store, item)

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from reviewtrail.cli.review._session_input import KeyInput
-    from reviewtrail.human_review import (
+    from reviewtrail.human_review.session import (
         DecisionResult,
         DecisionUse,
         QueueCard,
@@ -76,7 +76,7 @@ def session(
     from reviewtrail.cli.review._session_draw import reveals_at_end, summary, summary_json
     from reviewtrail.cli.review._session_input import key_input
     from reviewtrail.errors import InvalidInputError
-    from reviewtrail.human_review import REVEAL_MODES, Leases, ReviewSession, SessionQueue
+    from reviewtrail.human_review.session import REVEAL_MODES, Leases, ReviewSession, SessionQueue
 
     if reveal not in REVEAL_MODES:
         raise InvalidInputError(f"must be one of {', '.join(REVEAL_MODES)}, got {reveal!r}", field="reveal")
@@ -121,7 +121,7 @@ class Driver:
         return self.queue.card_of(item_id)
 
     def submit(self, action: SessionAction) -> tuple[DecisionResult, DecisionUse]:
-        from reviewtrail.human_review import decide, decision_use
+        from reviewtrail.human_review.session import decide, decision_use
 
         assert action.item_id is not None and action.decision is not None
         item_id = action.item_id

@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from reviewtrail.human_review import DecisionResult, ReviewSession
+    from reviewtrail.human_review.session import DecisionResult, ReviewSession
 
 __all__ = ["CLEAR", "LEGEND", "draw", "reveals_at_end", "summary", "summary_json"]
 
@@ -155,7 +155,7 @@ def _picker(console: Console, session: ReviewSession) -> None:
 
 
 def _help(console: Console) -> None:
-    from reviewtrail.human_review import SESSION_KEYS
+    from reviewtrail.human_review.session import SESSION_KEYS
 
     t = Table(title="Review session keys", show_header=False)
     t.add_column("key", no_wrap=True)
@@ -190,7 +190,7 @@ def _recorded(console: Console, result: DecisionResult) -> None:
 
 
 def _provenance(console: Console, result: DecisionResult) -> None:
-    from reviewtrail.human_review import CandidateProvenance
+    from reviewtrail.human_review.session import CandidateProvenance
 
     t = Table(title="Candidates")
     for column in CandidateProvenance.COLUMNS:

@@ -241,6 +241,7 @@ class ReviewItem(PayloadStruct, frozen=True, kw_only=True, rename="camel"):
         return next((tuple(f.named) for f in self.self_identification if f.run_id == run_id), ())
 
 
+# The docstring is the published schema's description, kept as published (scripts/record_schemas.py --check).
 @record_type(DECISION)
 class ReviewDecision(PayloadStruct, frozen=True, kw_only=True, rename="camel"):
     """One reviewer's decision on one item. Which fields go with which disposition, and the

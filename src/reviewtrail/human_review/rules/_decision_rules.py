@@ -38,7 +38,7 @@ _WIRE_NAMES = {"reason_codes": "reasonCodes", "response_tags": "responseTags", "
 class DecisionInput:
     """What a reviewer decides, as every surface gives it: ``review decide``, the write route and
     the MCP tool build this one object (:meth:`chosen`, :meth:`of`, the tool's arguments) and pass
-    it to :func:`~reviewtrail.human_review.decide`, which checks it once, as the record's payload,
+    it to :func:`~reviewtrail.human_review.session.decide`, which checks it once, as the record's payload,
     by :func:`check_decision`. ``preferred`` is the position shown ("A" or "B", either case) or a
     run id; it is recorded as the run id."""
 

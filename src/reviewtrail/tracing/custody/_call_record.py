@@ -22,11 +22,11 @@ from msgspec import Meta
 
 from reviewtrail._struct import Model, PayloadStruct
 from reviewtrail.cas import HEX_PATTERN, CasRef
-from reviewtrail.ledger import Projection, record_type
+from reviewtrail.ledger import record_type
 from reviewtrail.tracing.custody._ledger_link import SAVE_BEGUN_TYPE, SAVE_TOKEN_PATTERN, TRACE_RECORD_TYPE
 from reviewtrail.tracing.files._origin import ORIGIN_PATTERN
 
-__all__ = ["PROJECTIONS", "RECORD_TYPES", "FileDigest", "ReviewCallRecord", "SaveBegunRecord"]
+__all__ = ["RECORD_TYPES", "FileDigest", "ReviewCallRecord", "SaveBegunRecord"]
 
 Token = Annotated[str, Meta(pattern=SAVE_TOKEN_PATTERN)]
 
@@ -68,4 +68,3 @@ class SaveBegunRecord(PayloadStruct, frozen=True):
 
 # What this package adds to the application's record catalog (see reviewtrail.app).
 RECORD_TYPES: tuple[type[PayloadStruct], ...] = (ReviewCallRecord, SaveBegunRecord)
-PROJECTIONS: tuple[Projection, ...] = ()

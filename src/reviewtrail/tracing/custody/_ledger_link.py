@@ -27,6 +27,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from reviewtrail.tracing.catalog import SAVE_BEGUN_TYPE, TRACE_RECORD_TYPE
+
 if TYPE_CHECKING:
     from reviewtrail.store import Store
 
@@ -43,8 +45,6 @@ __all__ = [
     "store_present",
 ]
 
-TRACE_RECORD_TYPE = "trace.review-call@1"
-SAVE_BEGUN_TYPE = "trace.save-begun@1"
 SAVE_TOKEN_PATTERN = r"^[0-9a-f]{32}$"  # noqa: S105 - a format, not a secret
 
 

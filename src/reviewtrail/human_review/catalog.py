@@ -1,0 +1,25 @@
+"""What human review adds to the application's record catalog, declared without its payload models:
+the names of its record types and its query tables. :mod:`reviewtrail.app` reads this module alone
+when it builds the catalog; the models load when a record of these types is validated or made."""
+
+from __future__ import annotations
+
+from reviewtrail.human_review.records._projection import PROJECTIONS
+from reviewtrail.human_review.records._record_names import (
+    CAMPAIGN,
+    DECISION,
+    ITEM,
+    PROMPT,
+    RECEIPT,
+    RECLASSIFICATION,
+    RESPONSE,
+    RUN,
+    SECOND_JUDGMENT,
+    TRAINING_RECEIPT,
+)
+
+__all__ = ["PROJECTIONS", "RECORD_TYPE_NAMES"]
+
+RECORD_TYPE_NAMES = frozenset(
+    [PROMPT, RESPONSE, ITEM, DECISION, CAMPAIGN, RUN, RECEIPT, RECLASSIFICATION, TRAINING_RECEIPT, SECOND_JUDGMENT]
+)
