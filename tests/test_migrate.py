@@ -234,20 +234,22 @@ def test_signed_records_keep_their_signatures(tmp_path: Path, pg_url: str) -> No
 
 # --- killed or failing at any point: the target as it was, then run again -----------------------------
 KILLER = """
-import os, signal, sys
+import os, signal, sys, threading
 from reviewtrail import migrate
 from reviewtrail.cas import FilesystemCas
 from reviewtrail.ledger.backends._sql import SqlRecorder
 
 where, after = sys.argv[1], int(sys.argv[2])
 calls = [0]
+one_at_a_time = threading.RLock()  # objects are copied on several threads: the first `after` calls end first
 
 def dying(original):
     def call(*args, **kwargs):
-        calls[0] += 1
-        if calls[0] > after:
-            os.kill(os.getpid(), signal.SIGKILL)
-        return original(*args, **kwargs)
+        with one_at_a_time:
+            calls[0] += 1
+            if calls[0] > after:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return original(*args, **kwargs)
     return call
 
 def dying_at_the_end(original):  # every run read and checked, the last ones not yet committed
