@@ -4,6 +4,7 @@ type checkers read, and a lazy face loads it from its module on first use, never
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import keyword
 import sys
 import textwrap
@@ -144,3 +145,35 @@ def test_reexports_reads_back_every_written_line(
             lines += [f"from pkg.{module} import {n} as {n}{note}" for n in names]
     source = textwrap.indent("\n".join(lines[2:]), indent)
     assert reexports("pkg", "\n".join([*lines[:2], source])) == {n: f"pkg.{m}" for n, m in table.items()}
+
+
+def test_a_face_in_a_zip_archive_reads_its_source_through_its_loader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import zipfile
+
+    pkg = "facepkg_zipped"
+    archive = tmp_path / "faces.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr(f"{pkg}/__init__.py", FACE.format(pkg=pkg))
+        zipped.writestr(f"{pkg}/_eager.py", "EAGER = 1\n")
+        zipped.writestr(f"{pkg}/_heavy.py", "class Heavy: ...\ndef heavy_call(): return 2\nHEAVY_LIMIT = 3\n")
+    monkeypatch.syspath_prepend(str(archive))
+    try:
+        module = importlib.import_module(pkg)
+        assert (module.heavy_call(), module.__all__) == (2, ["EAGER", "Heavy", "heavy_call", "HEAVY_LIMIT"])
+    finally:
+        for name in [m for m in sys.modules if m == pkg or m.startswith(f"{pkg}.")]:
+            del sys.modules[name]
+
+
+def test_a_face_without_its_source_says_so(face: str) -> None:
+    import py_compile
+
+    init = Path(importlib.util.find_spec(face).origin)  # type: ignore[union-attr, arg-type]
+    py_compile.compile(str(init), cfile=str(init.with_suffix(".pyc")))
+    init.unlink()  # only the legacy-placed bytecode is left: a sourceless install
+    importlib.invalidate_caches()
+    module = importlib.import_module(face)
+    with pytest.raises(ImportError, match="reads its re-exports from its source, and this install has none"):
+        module.heavy_call  # noqa: B018

@@ -56,8 +56,7 @@ def lazy(
 
     def names() -> dict[str, str]:
         if not table:  # filled in one step: a thread never sees part of it
-            with open(str(sys.modules[package].__file__), encoding="utf-8") as face:
-                found = reexports(package, face.read())
+            found = reexports(package, _source(package))
             table.update(found | {name: module for module, listed in (named or {}).items() for name in listed})
         return table
 
@@ -76,3 +75,15 @@ def lazy(
         return sorted({*vars(sys.modules[package]), *names()})
 
     return getattr_, dir_
+
+
+def _source(package: str) -> str:
+    """The face's source, through its loader (a file, or a zip archive's member)."""
+    loader = getattr(sys.modules[package], "__loader__", None)
+    try:
+        source = loader.get_source(package) if loader is not None else None
+    except (ImportError, OSError):
+        source = None
+    if source is None:
+        raise ImportError(f"{package}: its face reads its re-exports from its source, and this install has none")
+    return str(source)
