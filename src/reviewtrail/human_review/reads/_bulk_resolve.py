@@ -21,12 +21,14 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from reviewtrail.errors import IntegrityError
-from reviewtrail.human_review.records._projection import HUMAN_REVIEW_PROJECTION
+from reviewtrail.human_review.records._projection import Rows, table_rows
 from reviewtrail.ledger import Envelope, Ledger
 
 __all__ = ["Preloaded"]
 
 T = TypeVar("T")
+# The answers held for one column of a table: column value → the rows that give it.
+_Held = dict[Any, list[dict[str, Any]]]
 
 # The (table, column) reads answered from the records held: by item, and by run.
 _ITEMS = ("hr_items", "item_id")
@@ -58,7 +60,7 @@ class Preloaded:
         self._ledger = ledger
         self._records: dict[str, Envelope] = {}
         self._by: dict[str, list[str]] = {}
-        self._rows: dict[tuple[str, str], dict[Any, list[dict[str, Any]]]] = {}
+        self._rows: dict[tuple[str, str], _Held] = {}
         self._given: set[str] = set()  # the records whose rows the reads held have been given
         self._memo: dict[tuple[str, str], Any] = {}
         ids = list(dict.fromkeys(item_ids))
@@ -136,7 +138,7 @@ class Preloaded:
         self._memo.clear()
         unheld = [env for env in fresh if env.id not in self._records]
         self._hold(fresh)
-        by_table: dict[str, list[tuple[str, dict[Any, list[dict[str, Any]]]]]] = {}
+        by_table: dict[str, list[tuple[str, _Held]]] = {}
         for (table, column), held in self._rows.items():
             by_table.setdefault(table, []).append((column, held))
         self._give(fresh, by_table)
@@ -158,7 +160,7 @@ class Preloaded:
     def _derive(self, keys: tuple[tuple[str, str], ...], values: list[str], records: list[Envelope]) -> None:
         """Hold, for each of ``keys`` and each of ``values``, the rows the records give (in seq
         order; a value no record gives a row for is held as an empty answer)."""
-        by_table: dict[str, list[tuple[str, dict[Any, list[dict[str, Any]]]]]] = {}
+        by_table: dict[str, list[tuple[str, _Held]]] = {}
         for table, column in keys:
             held = self._rows.setdefault((table, column), {})
             for value in values:
@@ -168,17 +170,21 @@ class Preloaded:
         self._given.update(env.id for env in records)
 
     @staticmethod
-    def _give(
-        records: Iterable[Envelope], by_table: dict[str, list[tuple[str, dict[Any, list[dict[str, Any]]]]]]
-    ) -> None:
-        """Add each row the records give to the answers held for its table and column value."""
-        rows_of = HUMAN_REVIEW_PROJECTION.rows
+    def _give(records: Iterable[Envelope], by_table: dict[str, list[tuple[str, _Held]]]) -> None:
+        """Add each row the records give to the tables held to the answers held for its column
+        value: each table's rows derived by the projection's own function for it, and no other
+        table's."""
+        plan: dict[str, list[tuple[Rows, list[tuple[str, _Held]]]]] = {}
+        for table, held in by_table.items():
+            for type_, rows in table_rows(table).items():
+                plan.setdefault(type_, []).append((rows, held))
         for env in records:
-            for table, row in rows_of(env):
-                for column, held in by_table.get(table, ()):
-                    answer = held.get(row.get(column))
-                    if answer is not None:
-                        answer.append(row)
+            for rows, held in plan.get(env.type, ()):
+                for row in rows(env):
+                    for column, answers in held:
+                        answer = answers.get(row.get(column))
+                        if answer is not None:
+                            answer.append(row)
 
     def _check_item_rows(self, item_ids: list[str], item_rows: list[dict[str, Any]]) -> None:
         """The table's rows for ``item_ids`` must be exactly the rows the chain gives."""
