@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from reviewtrail.errors import IntegrityError
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
 from reviewtrail.human_review.reads._listed import ITEM_PAGE, check_listed
@@ -171,8 +173,7 @@ def _settings_records(ledger: Ledger, campaign_id: str, version: int) -> list[En
     ]
 
 
-@dataclass(frozen=True)
-class ItemState:
+class ItemState(msgspec.Struct, frozen=True):
     """One item as it stands: resolved, its recorded decisions, its active decision, and for the
     active decision who recorded it, its quality eligibility and its exportable facts with the
     reason it is not a training example (None: it is one)."""

@@ -9,8 +9,10 @@ Nothing here reads a payload: every read path (:mod:`._resolve`) follows amendme
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Protocol
+
+import msgspec
 
 from reviewtrail.human_review.records._record_names import PRIVACY_ORDER, RECLASSIFICATION, RESPONSE
 from reviewtrail.ledger import Envelope, Privacy
@@ -49,8 +51,7 @@ def stricter(a: str, b: str) -> Privacy:
     return PRIVACY_ORDER[max(PRIVACY_ORDER.index(a), PRIVACY_ORDER.index(b))]
 
 
-@dataclass(frozen=True)
-class Current:
+class Current(msgspec.Struct, frozen=True):
     """A record as it stands: the seq of the record asked about, its current content (the latest
     correction, or itself), the privacy in force (reclassifications applied) and whether anything
     amended it."""
@@ -105,7 +106,7 @@ def heads(ledger: Records, envs: list[Envelope]) -> list[Current]:
             root = by_id[root.supersedes]
             privacy = stricter(privacy, current(ledger, root).privacy)
         same = root is env and privacy == now.privacy  # nothing earlier in the chain: as it stands
-        out.append(now if same else replace(now, original_seq=root.seq, privacy=privacy))
+        out.append(now if same else msgspec.structs.replace(now, original_seq=root.seq, privacy=privacy))
     return out
 
 

@@ -10,9 +10,10 @@ Amendments are followed by :mod:`._chains`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
+
+import msgspec
 
 from reviewtrail._struct import read
 from reviewtrail.errors import NotFoundError
@@ -139,8 +140,7 @@ def prompt_ref(ledger: Records, prompt_event_id: str) -> tuple[PromptRef, Curren
     return PromptRef(env.id, env.payload_hash, prompt), current(ledger, env)
 
 
-@dataclass(frozen=True)
-class ResolvedItem:
+class ResolvedItem(msgspec.Struct, frozen=True):
     """A review item checked against the current records."""
 
     item: ReviewItem

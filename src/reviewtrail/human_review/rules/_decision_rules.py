@@ -8,6 +8,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+import msgspec
+
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.records._records import (
     DISPOSITIONS,
@@ -142,8 +144,7 @@ def _allowlisted(decision: ReviewDecision, criterion: Criterion) -> Refusal | No
     return None
 
 
-@dataclass(frozen=True)
-class DecisionFact:
+class DecisionFact(msgspec.Struct, frozen=True):
     """A recorded decision: its record id and seq, its payload, and whether it passed
     :func:`check_decision` against its item (a decision recorded by another writer may not)."""
 
@@ -157,8 +158,7 @@ class DecisionFact:
         return self.decision.item_id
 
 
-@dataclass(frozen=True)
-class ActiveDecision:
+class ActiveDecision(msgspec.Struct, frozen=True):
     """The active decision of an item and the ids of the earlier decisions it leaves inactive
     (superseded, or concurrent leaves), oldest first."""
 

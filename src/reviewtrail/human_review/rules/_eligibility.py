@@ -4,8 +4,9 @@ of a decision, each with its reason (docs/human-review.md, "Privacy and eligibil
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, fields
 from typing import NamedTuple
+
+import msgspec
 
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.records._record_names import PRIVACY_ORDER
@@ -50,8 +51,7 @@ def privacy_join(levels: Iterable[str]) -> Privacy:
     return PRIVACY_ORDER[strictest]
 
 
-@dataclass(frozen=True)
-class ChainPrivacy:
+class ChainPrivacy(msgspec.Struct, frozen=True):
     """The envelope privacy of every record an export example rests on."""
 
     prompt: Privacy
@@ -68,7 +68,7 @@ class ChainPrivacy:
         )
 
     def not_public(self) -> list[str]:
-        return [f.name for f in fields(self) if getattr(self, f.name) != "public-source"]
+        return [name for name in self.__struct_fields__ if getattr(self, name) != "public-source"]
 
 
 def training_enabled(

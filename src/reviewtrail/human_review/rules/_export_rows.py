@@ -8,8 +8,9 @@ submission or decision id, no note and no other payload field, so a row cannot c
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from reviewtrail.human_review.records._records import (
     RESPONSE_MAX_CHARS,
@@ -36,8 +37,7 @@ __all__ = [
 TRAINING_EXAMPLE_V4 = "thoughtstream.training-example.v4"
 
 
-@dataclass(frozen=True)
-class ExampleCandidate:
+class ExampleCandidate(msgspec.Struct, frozen=True):
     """One candidate as it may be exported: its exact response and its provenance."""
 
     response: str
@@ -56,8 +56,7 @@ class ExampleCandidate:
         }
 
 
-@dataclass(frozen=True)
-class ExampleFacts:
+class ExampleFacts(msgspec.Struct, frozen=True):
     """Everything a v4 row may hold, plus whether the decision may become one.
 
     ``candidates`` are in the item's order (by run id); ``preferred`` is an index into them."""
