@@ -62,7 +62,7 @@ class Preloaded:
         self._by: dict[str, list[str]] = {}
         self._rows: dict[tuple[str, str], _Held] = {}
         self._given: set[str] = set()  # the records whose rows the reads held have been given
-        self._memo: dict[tuple[str, str], Any] = {}
+        self._memo: dict[tuple[Callable[..., Any], str], Any] = {}
         ids = list(dict.fromkeys(item_ids))
         # Each record's own hashes are checked as it is read; the links of all of them at the end.
         about_items = self._hold(ledger.records_about(ids, links=False))
@@ -112,21 +112,25 @@ class Preloaded:
         return list(by)
 
     def rows(self, table: str, **where: Any) -> list[dict[str, Any]]:
+        """The rows the records held give (shared with later answers: read them, never change
+        them), or the ledger's when they are not held."""
         if len(where) == 1:
             [(column, value)] = where.items()
             held = self._rows.get((table, column))
-            if held is not None and value in held:
-                return [dict(r) for r in held[value]]
+            answer = held.get(value) if held is not None else None
+            if answer is not None:
+                return list(answer)
         return self._ledger.rows(table, **where)
 
-    def memo(self, key: tuple[str, str], make: Callable[[], T]) -> T:
-        """What ``make()`` gives, made once for ``key`` (what is read and how, e.g. a run's
-        candidate) while the records held stay the same: items of a page share prompts and runs,
+    def memo(self, make: Callable[[Preloaded, str], T], key: str) -> T:
+        """What ``make(self, key)`` gives (e.g. a run's candidate), made once for ``make`` and
+        ``key`` while the records held stay the same: items of a page share prompts and runs,
         which are then resolved once for all of them. :meth:`include` forgets every answer."""
-        if key in self._memo:
-            return self._memo[key]  # type: ignore[no-any-return]
-        made = self._memo[key] = make()
-        return made
+        memo = self._memo
+        found = memo.get((make, key), memo)
+        if found is memo:
+            found = memo[make, key] = make(self, key)
+        return found  # type: ignore[no-any-return]
 
     def include(self, records: list[Envelope]) -> None:
         """Hold ``records`` (read afresh, e.g. an item's decisions after an append) too: each new

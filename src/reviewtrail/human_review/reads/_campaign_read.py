@@ -205,7 +205,7 @@ def item_state(
     ``training_enabled``)."""
     resolved = resolve_item(ledger, item_id)
     facts = item_decisions(ledger, resolved.item, resolved.prompt)
-    actors = tuple(ledger.get(f.decision_id).actor for f in facts)
+    actors = tuple([ledger.get(f.decision_id).actor for f in facts])
     active = active_decision(facts, item_id)
     if active is None:
         return ItemState(resolved, tuple(facts), None, None, None, None, actors=actors)
@@ -230,16 +230,14 @@ def item_state(
 def chain_privacy(resolved: ResolvedItem, decision: Privacy) -> ChainPrivacy:
     """The privacy in force of every record an example of ``resolved`` rests on; a candidate that
     no longer resolves counts as sensitive."""
-    runs = resolved.item.run_ids()
-    found = [resolved.candidates.get(run) for run in runs]
-    run_levels = [pair[0].run_privacy if pair else _UNKNOWN for pair in found]
-    output_levels = [pair[0].output_privacy if pair else _UNKNOWN for pair in found]
+    run_a, run_b = resolved.item.run_ids()
+    a, b = resolved.candidates.get(run_a), resolved.candidates.get(run_b)
     return ChainPrivacy(
         prompt=resolved.prompt_privacy,
         item=resolved.item_privacy,
-        run_a=run_levels[0],
-        run_b=run_levels[1],
-        output_a=output_levels[0],
-        output_b=output_levels[1],
+        run_a=a[0].run_privacy if a else _UNKNOWN,
+        run_b=b[0].run_privacy if b else _UNKNOWN,
+        output_a=a[0].output_privacy if a else _UNKNOWN,
+        output_b=b[0].output_privacy if b else _UNKNOWN,
         decision=decision,
     )

@@ -10,7 +10,7 @@ Amendments are followed by :mod:`._chains`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from functools import partial
+from operator import itemgetter
 from typing import Any, TypeVar
 
 import msgspec
@@ -58,6 +58,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+_SEQ = itemgetter("seq")
 
 
 def run_facts(ledger: Records, run_id: str) -> RunFacts | None:
@@ -127,9 +128,10 @@ def _candidate(ledger: Records, run_id: str) -> tuple[CandidateFacts, str, str] 
     return facts, read(ReviewResponse, parts.output.payload).response, digest
 
 
-def _memo(ledger: Records, key: tuple[str, str], make: Callable[[], T]) -> T:
-    """``make()``, made once per key over a preloaded page (prompts and runs shared by its items)."""
-    return ledger.memo(key, make) if isinstance(ledger, Preloaded) else make()
+def _memo(ledger: Records, make: Callable[[Records, str], T], key: str) -> T:
+    """``make(ledger, key)``, made once per key over a preloaded page (prompts and runs shared
+    by its items)."""
+    return ledger.memo(make, key) if isinstance(ledger, Preloaded) else make(ledger, key)
 
 
 def prompt_ref(ledger: Records, prompt_event_id: str) -> tuple[PromptRef, Current]:
@@ -167,12 +169,12 @@ def resolve_item(ledger: Records, item_id: str) -> ResolvedItem:
         raise NotFoundError(f"no review item {item_id}", field="item")
     env = ledger.get(rows[0]["record_id"])
     item = read(ReviewItem, env.payload)
-    ref, prompt_now = _memo(ledger, ("prompt", item.prompt_event_id), partial(prompt_ref, ledger, item.prompt_event_id))
+    ref, prompt_now = _memo(ledger, prompt_ref, item.prompt_event_id)
     item_now = current(ledger, env)
     candidates = {}
     digests = {}
     for run_id in item.run_ids():
-        found = _memo(ledger, ("candidate", run_id), partial(_candidate, ledger, run_id))
+        found = _memo(ledger, _candidate, run_id)
         if found is not None:
             candidates[run_id] = (found[0], found[1])
             digests[run_id] = found[2]
@@ -203,7 +205,7 @@ def item_decisions(ledger: Records, item: ReviewItem, prompt: ReviewPrompt) -> l
     """Every decision recorded on ``item``, in seq order, each checked against the item and its
     criterion (a decision another writer recorded may not fit: it is kept but never counts)."""
     facts = []
-    for row in sorted(ledger.rows("hr_decisions", item_id=item.item_id), key=lambda r: r["seq"]):
+    for row in sorted(ledger.rows("hr_decisions", item_id=item.item_id), key=_SEQ):
         env = ledger.get(row["record_id"])
         decision = read(ReviewDecision, env.payload)
         valid = check_decision(decision, item, prompt.criterion) is None

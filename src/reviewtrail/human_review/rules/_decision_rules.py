@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -33,6 +34,7 @@ __all__ = [
 ]
 
 
+_SEQ = attrgetter("seq")
 _WIRE_NAMES = {"reason_codes": "reasonCodes", "response_tags": "responseTags", "use_for_training": "useForTraining"}
 
 
@@ -134,6 +136,8 @@ def _allowlisted(decision: ReviewDecision, criterion: Criterion) -> Refusal | No
         ("responseTags", decision.response_tags, criterion.allowed_response_tags, MAX_RESPONSE_TAGS),
     )
     for field, values, allowed, most in lists:
+        if not values:
+            continue
         if len(values) > most:
             return Refusal(field, f"at most {most} values")
         if len(set(values)) != len(values):
@@ -176,7 +180,7 @@ def active_decisions(decisions: Iterable[DecisionFact]) -> dict[str, ActiveDecis
     seen_submissions: set[str] = set()
     item_of: dict[str, tuple[str, int]] = {}
     counted: dict[str, list[DecisionFact]] = {}
-    for fact in sorted(decisions, key=lambda f: f.seq):
+    for fact in sorted(decisions, key=_SEQ):
         duplicate = fact.decision.submission_id in seen_submissions
         seen_submissions.add(fact.decision.submission_id)
         item_of.setdefault(fact.decision_id, (fact.item_id, fact.seq))
@@ -185,7 +189,7 @@ def active_decisions(decisions: Iterable[DecisionFact]) -> dict[str, ActiveDecis
         if fact.valid and not duplicate and not bad_link and target != fact.decision_id:
             counted.setdefault(fact.item_id, []).append(fact)
     return {
-        item: ActiveDecision(facts[-1], tuple(f.decision_id for f in facts[:-1])) for item, facts in counted.items()
+        item: ActiveDecision(facts[-1], tuple([f.decision_id for f in facts[:-1]])) for item, facts in counted.items()
     }
 
 

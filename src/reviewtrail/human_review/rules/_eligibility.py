@@ -37,15 +37,18 @@ _OFF_WHEN_DECIDED = (
     "(a decision recorded after training was enabled can become a training example)"
 )
 
+_RANKS: dict[str, int] = {level: rank for rank, level in enumerate(PRIVACY_ORDER)}
+
 
 def privacy_join(levels: Iterable[str]) -> Privacy:
     """The strictest of ``levels``: nothing joined with a stricter level is more open than it.
     An empty join or an unknown level is refused rather than taken as public."""
     strictest = -1
     for level in levels:
-        if level not in PRIVACY_ORDER:
+        rank = _RANKS.get(level) if isinstance(level, str) else None
+        if rank is None:
             raise InvalidInputError(f"{level!r} is not a privacy level", field="privacy")
-        strictest = max(strictest, PRIVACY_ORDER.index(level))
+        strictest = max(strictest, rank)
     if strictest < 0:
         raise InvalidInputError("no privacy level to join", field="privacy")
     return PRIVACY_ORDER[strictest]

@@ -106,15 +106,16 @@ def example_facts(
     if refusal is not None:
         raise refusal.error()
     runs = item.run_ids()
-    missing = [run for run in runs if run not in candidates]
-    facts = {run: pair[0] for run, pair in candidates.items()}
-    found = tuple(item_problems(item, facts)) if problems is None else tuple(problems)
+    if problems is None:
+        found = tuple(item_problems(item, {run: pair[0] for run, pair in candidates.items()}))
+    else:
+        found = tuple(problems)
     training = (training_enabled, enabled_when_decided)
-    if missing:
+    a, b = candidates.get(runs[0]), candidates.get(runs[1])
+    if a is None or b is None:
         return _facts(prompt, decision, None, active, privacy, training, found)
-    pair = tuple(_candidate(*candidates[run]) for run in runs)
     preferred = runs.index(decision.preferred) if decision.preferred is not None else None
-    return _facts(prompt, decision, (pair[0], pair[1]), active, privacy, training, found, preferred)
+    return _facts(prompt, decision, (_candidate(*a), _candidate(*b)), active, privacy, training, found, preferred)
 
 
 def _candidate(facts: CandidateFacts, response: str) -> ExampleCandidate:
@@ -181,7 +182,8 @@ def example_refusal(facts: ExampleFacts) -> Refusal | None:
         return Refusal(facts.eligibility.code, f"not externally eligible: {facts.eligibility.reason}")
     if facts.problems:
         return Refusal("item", "the item is invalid: " + "; ".join(facts.problems))
-    if not all(_valid_response(c.response) for c in facts.candidates):
+    first, second = facts.candidates
+    if not (_valid_response(first.response) and _valid_response(second.response)):
         return Refusal("response", "a candidate response is empty or longer than RESPONSE_MAX_CHARS")
     if facts.disposition == "prefer" and (facts.preferred not in (0, 1) or facts.strength is None):
         return Refusal("preferred", "prefer must name one of the two candidates and a strength")
