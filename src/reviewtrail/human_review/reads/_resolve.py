@@ -110,10 +110,10 @@ def run_candidate(ledger: Records, run_id: str) -> tuple[CandidateFacts, str] | 
     """A completed run's candidate facts as recorded now and its exact response; None when the
     run is not a completed run with exactly one current output and one current receipt."""
     found = _candidate(ledger, run_id)
-    return None if found is None else (found[0], found[1])
+    return None if found is None else found[0]
 
 
-def _candidate(ledger: Records, run_id: str) -> tuple[CandidateFacts, str, str] | None:
+def _candidate(ledger: Records, run_id: str) -> tuple[tuple[CandidateFacts, str], str] | None:
     """:func:`run_candidate`, with the candidate's digest (its run and receipt spliced in as
     stored, :func:`candidate_digest_of`): the records of :func:`~._candidates.candidate_parts`,
     read through their payload models."""
@@ -125,13 +125,13 @@ def _candidate(ledger: Records, run_id: str) -> tuple[CandidateFacts, str, str] 
         return None
     facts = candidate_facts(run, parts.run.payload_value, **parts.recorded_facts())
     digest = candidate_digest_of(facts, parts.run.payload, parts.receipt.payload)
-    return facts, read(ReviewResponse, parts.output.payload).response, digest
+    return (facts, read(ReviewResponse, parts.output.payload).response), digest
 
 
-def _memo(ledger: Records, make: Callable[[Records, str], T], key: str) -> T:
-    """``make(ledger, key)``, made once per key over a preloaded page (prompts and runs shared
-    by its items)."""
-    return ledger.memo(make, key) if isinstance(ledger, Preloaded) else make(ledger, key)
+def _memo(ledger: Records) -> Callable[[Callable[[Records, str], T], str], T]:
+    """``memo(make, key)``: ``make(ledger, key)``, made once per key over a preloaded page
+    (prompts and runs shared by its items), made each time over the live ledger."""
+    return ledger.memo if isinstance(ledger, Preloaded) else lambda make, key: make(ledger, key)
 
 
 def prompt_ref(ledger: Records, prompt_event_id: str) -> tuple[PromptRef, Current]:
@@ -169,15 +169,15 @@ def resolve_item(ledger: Records, item_id: str) -> ResolvedItem:
         raise NotFoundError(f"no review item {item_id}", field="item")
     env = ledger.get(rows[0]["record_id"])
     item = read(ReviewItem, env.payload)
-    ref, prompt_now = _memo(ledger, prompt_ref, item.prompt_event_id)
+    memo = _memo(ledger)
+    ref, prompt_now = memo(prompt_ref, item.prompt_event_id)
     item_now = current(ledger, env)
     candidates = {}
     digests = {}
     for run_id in item.run_ids():
-        found = _memo(ledger, _candidate, run_id)
+        found = memo(_candidate, run_id)
         if found is not None:
-            candidates[run_id] = (found[0], found[1])
-            digests[run_id] = found[2]
+            candidates[run_id], digests[run_id] = found
     problems = item_problems(item, {run: pair[0] for run, pair in candidates.items()}, digests)
     candidate_problems = tuple(problems)
     problems = amended_problems(ledger, ref.event_id, prompt_now.amended, env, item_now.amended) + problems

@@ -43,15 +43,14 @@ _RANKS: dict[str, int] = {level: rank for rank, level in enumerate(PRIVACY_ORDER
 def privacy_join(levels: Iterable[str]) -> Privacy:
     """The strictest of ``levels``: nothing joined with a stricter level is more open than it.
     An empty join or an unknown level is refused rather than taken as public."""
-    strictest = -1
-    for level in levels:
-        rank = _RANKS.get(level) if isinstance(level, str) else None
-        if rank is None:
-            raise InvalidInputError(f"{level!r} is not a privacy level", field="privacy")
-        strictest = max(strictest, rank)
-    if strictest < 0:
-        raise InvalidInputError("no privacy level to join", field="privacy")
-    return PRIVACY_ORDER[strictest]
+    given = list(levels)
+    try:
+        return PRIVACY_ORDER[max(map(_RANKS.__getitem__, given))]
+    except (KeyError, TypeError):  # a level that is none of them (or not even a string)
+        level = next(level for level in given if not (isinstance(level, str) and level in _RANKS))
+        raise InvalidInputError(f"{level!r} is not a privacy level", field="privacy") from None
+    except ValueError:  # max() of nothing
+        raise InvalidInputError("no privacy level to join", field="privacy") from None
 
 
 class ChainPrivacy(msgspec.Struct, frozen=True):
