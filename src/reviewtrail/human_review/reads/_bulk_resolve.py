@@ -153,7 +153,7 @@ class Preloaded:
 
     # --- bulk loading --------------------------------------------------------------------------
     def _hold(self, records: list[Envelope]) -> list[Envelope]:
-        self._records.update((env.id, env) for env in records)
+        self._records.update({env.id: env for env in records})
         return records
 
     def _payload(self, record_id: str) -> dict[str, Any]:
@@ -171,7 +171,7 @@ class Preloaded:
                 held.setdefault(value, [])
             by_table.setdefault(table, []).append((column, held))
         self._give(records, by_table)
-        self._given.update(env.id for env in records)
+        self._given.update([env.id for env in records])
 
     @staticmethod
     def _give(records: Iterable[Envelope], by_table: dict[str, list[tuple[str, _Held]]]) -> None:
@@ -192,7 +192,7 @@ class Preloaded:
 
     def _check_item_rows(self, item_ids: list[str], item_rows: list[dict[str, Any]]) -> None:
         """The table's rows for ``item_ids`` must be exactly the rows the chain gives."""
-        stored = {str(r.get("item_id")): {k: v for k, v in r.items() if k != "rt_seq"} for r in item_rows}
+        stored = {str(r.get("item_id")): _without_seq(r) for r in item_rows}
         for item_id in stored.keys() - set(item_ids):
             raise IntegrityError(
                 f"query table hr_items gave a row for item {item_id}, which was not asked for", field="hr_items"
@@ -224,3 +224,10 @@ class Preloaded:
                 if env.supersedes is not None:
                     self._by.setdefault(env.supersedes, []).append(env.id)
             todo = [env.id for env in later if env.id not in self._by]
+
+
+def _without_seq(row: dict[str, Any]) -> dict[str, Any]:
+    """A stored row without the seq of its record (``rt_seq``), as the projection gives it."""
+    row = dict(row)
+    row.pop("rt_seq", None)
+    return row

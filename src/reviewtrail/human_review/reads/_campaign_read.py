@@ -185,7 +185,11 @@ class ItemState(msgspec.Struct, frozen=True):
     example: ExampleFacts | None
     refusal: Refusal | None
     quality: Eligibility | None = None
-    actors: tuple[str, ...] = ()  # who recorded each of ``decisions`` (the records' actors), in order
+
+    @property
+    def actors(self) -> tuple[str, ...]:
+        """Who recorded each of ``decisions`` (the records' actors), in order."""
+        return tuple([fact.actor for fact in self.decisions])
 
     @property
     def item_id(self) -> str:
@@ -205,10 +209,9 @@ def item_state(
     ``training_enabled``)."""
     resolved = resolve_item(ledger, item_id)
     facts = item_decisions(ledger, resolved.item, resolved.prompt)
-    actors = tuple([ledger.get(f.decision_id).actor for f in facts])
     active = active_decision(facts, item_id)
     if active is None:
-        return ItemState(resolved, tuple(facts), None, None, None, None, actors=actors)
+        return ItemState(resolved, tuple(facts), None, None, None, None)
     env = ledger.get(active.decision.decision_id)
     decision_privacy = current(ledger, env).privacy
     when = training.when(active.decision.seq) if training is not None else training_enabled
@@ -222,9 +225,10 @@ def item_state(
         privacy=chain_privacy(resolved, decision_privacy),
         problems=resolved.candidate_problems,
         enabled_when_decided=when,
+        fits=active.decision.valid,  # held to check_decision by item_decisions, as every counted decision
     )
     quality = quality_eligible(active.decision.decision, training_enabled=training_enabled, enabled_when_decided=when)
-    return ItemState(resolved, tuple(facts), active, env.actor, example, example_refusal(example), quality, actors)
+    return ItemState(resolved, tuple(facts), active, env.actor, example, example_refusal(example), quality)
 
 
 def chain_privacy(resolved: ResolvedItem, decision: Privacy) -> ChainPrivacy:

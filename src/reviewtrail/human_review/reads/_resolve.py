@@ -173,12 +173,14 @@ def resolve_item(ledger: Records, item_id: str) -> ResolvedItem:
     ref, prompt_now = memo(prompt_ref, item.prompt_event_id)
     item_now = current(ledger, env)
     candidates = {}
+    now = {}
     digests = {}
     for run_id in item.run_ids():
         found = memo(_candidate, run_id)
         if found is not None:
             candidates[run_id], digests[run_id] = found
-    problems = item_problems(item, {run: pair[0] for run, pair in candidates.items()}, digests)
+            now[run_id] = found[0][0]
+    problems = item_problems(item, now, digests)
     candidate_problems = tuple(problems)
     problems = amended_problems(ledger, ref.event_id, prompt_now.amended, env, item_now.amended) + problems
     return ResolvedItem(
@@ -209,7 +211,7 @@ def item_decisions(ledger: Records, item: ReviewItem, prompt: ReviewPrompt) -> l
         env = ledger.get(row["record_id"])
         decision = read(ReviewDecision, env.payload)
         valid = check_decision(decision, item, prompt.criterion) is None
-        facts.append(DecisionFact(env.id, env.seq, decision, valid))
+        facts.append(DecisionFact(env.id, env.seq, decision, valid, env.actor))
     return facts
 
 

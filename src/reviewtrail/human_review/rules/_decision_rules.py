@@ -149,13 +149,15 @@ def _allowlisted(decision: ReviewDecision, criterion: Criterion) -> Refusal | No
 
 
 class DecisionFact(msgspec.Struct, frozen=True):
-    """A recorded decision: its record id and seq, its payload, and whether it passed
-    :func:`check_decision` against its item (a decision recorded by another writer may not)."""
+    """A recorded decision: its record id and seq, its payload, whether it passed
+    :func:`check_decision` against its item (a decision recorded by another writer may not), and
+    who recorded it (the record's actor)."""
 
     decision_id: str
     seq: int
     decision: ReviewDecision
     valid: bool = True
+    actor: str = ""
 
     @property
     def item_id(self) -> str:

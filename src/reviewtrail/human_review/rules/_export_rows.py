@@ -92,6 +92,7 @@ def example_facts(
     privacy: ChainPrivacy,
     problems: Sequence[str] | None = None,
     enabled_when_decided: bool,
+    fits: bool = False,
 ) -> ExampleFacts:
     """The exportable facts of ``decision`` on ``item``: ``candidates`` maps each run id to its
     facts as recorded now and its exact response. The frozen digests are re-checked (a problem
@@ -101,8 +102,10 @@ def example_facts(
     ``problems``: what ``item_problems(item, candidates)`` already gave for these very candidates
     (a resolved item's ``candidate_problems``), so the digests are not computed twice; None:
     the re-check is made here. ``enabled_when_decided``: whether the settings in force when the
-    decision was recorded enabled training (``quality_eligible``)."""
-    refusal = check_decision(decision, item, prompt.criterion)
+    decision was recorded enabled training (``quality_eligible``). ``fits``: the caller already
+    held ``decision`` to :func:`check_decision` against ``item`` and ``prompt``'s criterion (a
+    counted decision of the item was), so it is not checked again."""
+    refusal = None if fits else check_decision(decision, item, prompt.criterion)
     if refusal is not None:
         raise refusal.error()
     runs = item.run_ids()
