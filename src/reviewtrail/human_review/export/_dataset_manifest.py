@@ -161,20 +161,19 @@ class _Staged:
         self.tmp = Path(tmp)
         self.handle = os.fdopen(fd, "wb")
         self.sha256 = hashlib.sha256()
-        self.rows = self.bytes = 0
+        self.rows = 0
 
     def write(self, line: bytes) -> None:
         self.handle.write(line)
         self.sha256.update(line)
         self.rows += 1
-        self.bytes += len(line)
 
     def entry(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "schemaVersion": self.schema_version,
             "rows": self.rows,
-            "bytes": self.bytes,
+            "bytes": self.handle.tell(),  # every byte written, from the first
             "sha256": self.sha256.hexdigest(),
         }
 
