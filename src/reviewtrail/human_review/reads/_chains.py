@@ -65,12 +65,12 @@ class Current(msgspec.Struct, frozen=True):
 
 def current(ledger: Records, env: Envelope) -> Current:
     """Follow the corrections and reclassifications of ``env``."""
+    by = ledger.superseded_by(env.id)
+    if not by:  # nothing amends it (the usual record): as it was recorded
+        return Current(env.seq, env, env.privacy, False, False)  # type: ignore[arg-type]
     content, privacy, amended, forked = env, env.privacy, False, False
     seen = {env.id}
-    while True:
-        by = ledger.superseded_by(content.id)
-        if not by:
-            break
+    while by:
         amended = True
         corrections = []
         for later_id in by:
@@ -86,6 +86,7 @@ def current(ledger: Records, env: Envelope) -> Current:
         content = corrections[-1]
         seen.add(content.id)
         privacy = stricter(privacy, content.privacy)
+        by = ledger.superseded_by(content.id)
     return Current(env.seq, content, privacy, amended, forked)  # type: ignore[arg-type]
 
 
