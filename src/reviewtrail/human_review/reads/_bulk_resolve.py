@@ -74,9 +74,11 @@ class Preloaded:
         runs: list[str] = list(run_ids)
         for item_id in ids:
             for row in self._rows[_ITEMS][item_id]:
-                payload = self._payload(str(row["record_id"]))
+                payload = self._payload(row["record_id"])
                 prompts.append(str(payload.get("promptEventId")))
-                runs += [str(c.get("runId")) for c in payload.get("candidates") or () if isinstance(c, dict)]
+                for candidate in payload.get("candidates") or ():
+                    if isinstance(candidate, dict):
+                        runs.append(str(candidate.get("runId")))
         runs = list(dict.fromkeys(runs))
         run_records = self._hold(ledger.records_about(runs, links=False))
         self._derive((_RUNS, _PARTS), runs, run_records)
