@@ -123,7 +123,7 @@ def test_external_eligibility_is_exactly_the_conjunction_of_its_conditions(
 @pytest.mark.parametrize("part", ["prompt", "item", "run_a", "run_b", "output_a", "output_b", "decision"])
 @pytest.mark.parametrize("level", ["private", "sensitive"])
 def test_one_stricter_record_anywhere_in_the_chain_keeps_the_example_in(part: str, level: str) -> None:
-    privacy = ChainPrivacy(**{**PUBLIC.__dict__, part: level})
+    privacy = msgspec.structs.replace(PUBLIC, **{part: level})
     eligible, reason = externally_eligible(
         decision("prefer"), training_enabled=True, prompt=prompt(True), privacy=privacy, enabled_when_decided=True
     )
@@ -152,11 +152,9 @@ def test_training_is_enabled_only_by_the_campaigns_latest_settings() -> None:
 
 
 def test_the_chain_join_takes_every_record_of_the_chain() -> None:
-    from dataclasses import fields
-
     from reviewtrail.human_review.rules import ChainPrivacy
 
-    names = [f.name for f in fields(ChainPrivacy)]
+    names = list(ChainPrivacy.__struct_fields__)
     for name in names:
         levels = dict.fromkeys(names, "public-source")
         levels[name] = "sensitive"
@@ -245,7 +243,7 @@ def test_each_fact_says_why_in_its_own_words() -> None:
         True,
         "preauthorized prompt and every record public-source",
     )
-    mixed = ChainPrivacy(**{**PUBLIC.__dict__, "item": "private", "run_b": "sensitive"})
+    mixed = msgspec.structs.replace(PUBLIC, item="private", run_b="sensitive")
     assert mixed.not_public() == ["item", "run_b"]
     assert externally_eligible(
         good, training_enabled=True, prompt=prompt(True), privacy=mixed, enabled_when_decided=True

@@ -4,10 +4,10 @@ thoughtstream.training-example.v4 row")."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from reviewtrail._struct import parse
 from reviewtrail.errors import InvalidInputError
@@ -169,14 +169,14 @@ def test_eligibility_is_decided_here_with_the_training_at_decision_time() -> Non
     assert made(training_enabled=False).eligibility.eligible is False
     off_then = made(enabled_when_decided=False).eligibility
     assert off_then.eligible is False and off_then.code == "training-off-when-decided"
-    assert made(privacy=dataclasses.replace(PUBLIC, decision="private")).eligibility.eligible is False
+    assert made(privacy=replace(PUBLIC, decision="private")).eligibility.eligible is False
 
 
 # --- why facts are not a row ------------------------------------------------------------------------
 
 
 def replaced(**changes: Any) -> ExampleFacts:
-    return dataclasses.replace(made(), **changes)
+    return replace(made(), **changes)
 
 
 @pytest.mark.parametrize(
@@ -212,7 +212,7 @@ def test_a_decision_recorded_while_training_was_off_is_left_out_under_its_own_co
 
 def _with_responses(first: str, second: str) -> ExampleFacts:
     a, b = made().candidates
-    return replaced(candidates=(dataclasses.replace(a, response=first), dataclasses.replace(b, response=second)))
+    return replaced(candidates=(replace(a, response=first), replace(b, response=second)))
 
 
 @pytest.mark.parametrize("length", [1, 2, RESPONSE_MAX_CHARS - 1, RESPONSE_MAX_CHARS])
@@ -221,7 +221,7 @@ def test_a_response_of_1_to_the_most_characters_makes_a_row(length: int) -> None
         texts = ["x" * length if i == which else "ok" for i in (0, 1)]
         assert example_refusal(_with_responses(*texts)) is None
     correct = made(decision("correct"))
-    assert example_refusal(dataclasses.replace(correct, replacement="y" * length)) is None
+    assert example_refusal(replace(correct, replacement="y" * length)) is None
 
 
 @pytest.mark.parametrize("text", ["", "x" * (RESPONSE_MAX_CHARS + 1)])
@@ -231,8 +231,8 @@ def test_an_empty_or_too_long_response_or_replacement_is_not_a_row(text: str) ->
     assert example_refusal(_with_responses("ok", text)) == response
     correct = made(decision("correct"))
     replacement = Refusal("replacement", "correct must carry a replacement of 1 to RESPONSE_MAX_CHARS characters")
-    assert example_refusal(dataclasses.replace(correct, replacement=text)) == replacement
-    assert example_refusal(dataclasses.replace(correct, replacement=None)) == replacement
+    assert example_refusal(replace(correct, replacement=text)) == replacement
+    assert example_refusal(replace(correct, replacement=None)) == replacement
 
 
 # --- the rows -----------------------------------------------------------------------------------
@@ -297,7 +297,7 @@ def test_the_row_of_a_correct_rejects_both_candidates() -> None:
 
 
 def test_a_strength_on_facts_of_a_correct_is_not_written() -> None:
-    facts = dataclasses.replace(made(decision("correct")), strength="strong", confidence=0.0)
+    facts = replace(made(decision("correct")), strength="strong", confidence=0.0)
     assert training_example_v4(facts)["judgment"] == {
         "disposition": "correct",
         "reasonCodes": [],
@@ -307,4 +307,4 @@ def test_a_strength_on_facts_of_a_correct_is_not_written() -> None:
 
 
 def test_a_row_without_evidence_has_no_evidence_field() -> None:
-    assert "evidence" not in training_example_v4(dataclasses.replace(made(), evidence=None))
+    assert "evidence" not in training_example_v4(replace(made(), evidence=None))

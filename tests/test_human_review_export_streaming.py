@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from tests.support.human_review import add_item, add_prompt, add_run, new_store
 from tests.test_human_review_export_job import decide, manifest
 
@@ -137,3 +139,81 @@ def test_a_page_forgets_what_it_resolved_when_records_are_included(tmp_path: Pat
     page.include([env])
     assert not resolve.resolve_item(page, item.item_id).valid
     store.close()
+
+
+def test_a_page_derives_only_the_query_tables_it_answers_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page of the export derives from the records it reads the rows of the tables its reads
+    ask for (items and decisions by item, runs and their parts by run), each by the projection's
+    own function for that table, and no row of the queue's tables (no queue key computed)."""
+    from reviewtrail.human_review.records import _projection as projection
+
+    store, items, _ = _shared(tmp_path, prompts=1)
+    ledger = store.ledger
+    keys: list[str] = []
+    real_key = projection.queue_key
+    monkeypatch.setattr(projection, "queue_key", lambda item_id: keys.append(item_id) or real_key(item_id))
+    with ledger.snapshot():
+        ids = [item.item_id for item in items]
+        page = Preloaded(ledger, ids, ledger.stored_rows("hr_items", campaign_id="camp", campaign_version=1))
+    assert keys == []
+    for item_id in ids:
+        for table in ("hr_items", "hr_decisions"):
+            stored = [{k: v for k, v in r.items() if k != "rt_seq"} for r in ledger.stored_rows(table, item_id=item_id)]
+            assert sorted(page.rows(table, item_id=item_id), key=lambda r: r["seq"]) == stored
+    # Each table's rows of a record are the ones the whole projection gives it, in its order.
+    for env in ledger.read():
+        given = list(projection.HUMAN_REVIEW_PROJECTION.rows(env))
+        for table in {t.name for t in projection.HUMAN_REVIEW_PROJECTION.tables}:
+            rows_of = projection.table_rows(table).get(env.type)
+            assert list(rows_of(env) if rows_of else ()) == [row for t, row in given if t == table]
+    store.close()
+
+
+def test_the_files_are_named_durable_at_once_after_the_last_rename_and_before_the_manifest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The export renames its three files into place, then makes the names durable with one
+    fsync of the folder, and only then writes the manifest that lists them."""
+    from reviewtrail.human_review.export import _dataset_manifest as dataset_manifest
+
+    store, _, _ = _shared(tmp_path, prompts=1)
+    out = tmp_path / "out"
+    steps: list[str] = []
+    real_place, real_fsync, real_replace = (
+        dataset_manifest.place_file,
+        dataset_manifest.fsync_dir,
+        dataset_manifest.replace_file,
+    )
+
+    def place(staged: Path, target: Path) -> None:
+        steps.append("rename")
+        real_place(staged, target)
+
+    def fsync(path: Any) -> None:
+        steps.append("fsync folder")
+        real_fsync(path)
+
+    def replace(path: Any, data: bytes, **kw: Any) -> None:
+        steps.append(f"write {Path(path).name}")
+        real_replace(path, data, **kw)
+
+    monkeypatch.setattr(dataset_manifest, "place_file", place)
+    monkeypatch.setattr(dataset_manifest, "fsync_dir", fsync)
+    monkeypatch.setattr(dataset_manifest, "replace_file", replace)
+    export_campaign(store, "camp", 1, out)
+    assert steps == ["rename", "rename", "rename", "fsync folder", "write manifest.json"]
+    store.close()
+
+
+@given(st.lists(st.dictionaries(st.text(max_size=5), st.one_of(st.text(max_size=8), st.integers(-9, 9)), max_size=4)))
+def test_a_file_of_rows_is_the_lines_of_its_rows(rows: list[dict[str, Any]]) -> None:
+    """``jsonl_bytes`` and the streamed export files write a row by the one line helper: its
+    RFC 8785 form and a newline, the same for any mapping of the same items."""
+    from types import MappingProxyType
+
+    from reviewtrail.canonical import canonical_json
+    from reviewtrail.human_review.export._dataset_manifest import jsonl_bytes, jsonl_line
+
+    assert jsonl_bytes(rows) == b"".join(canonical_json(row) + b"\n" for row in rows)
+    for row in rows:
+        assert jsonl_line(row) == jsonl_line(MappingProxyType(row)) == canonical_json(row) + b"\n"

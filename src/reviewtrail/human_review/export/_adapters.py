@@ -9,7 +9,7 @@ from typing import Any
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.rules._export_rows import TRAINING_EXAMPLE_V4
 
-__all__ = ["to_openai_preference", "to_trl_preference"]
+__all__ = ["preference_lines", "to_openai_preference", "to_trl_preference"]
 
 
 def _pairs(row: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -28,27 +28,33 @@ def _pairs(row: dict[str, Any]) -> list[tuple[str, str, str]]:
     return [(row["prompt"], chosen, r["response"]) for r in rejected]
 
 
+def _trl(prompt: str, chosen: str, rejected: str) -> dict[str, str]:
+    return {"prompt": prompt, "chosen": chosen, "rejected": rejected}
+
+
+def _openai(prompt: str, chosen: str, rejected: str) -> dict[str, Any]:
+    return {
+        "input": {"messages": [{"role": "user", "content": prompt}]},
+        "preferred_output": [{"role": "assistant", "content": chosen}],
+        "non_preferred_output": [{"role": "assistant", "content": rejected}],
+    }
+
+
 def to_trl_preference(rows: Iterable[dict[str, Any]]) -> list[dict[str, str]]:
     """TRL's standard preference format: ``prompt``, ``chosen``, ``rejected`` as plain strings,
     one row per rejected response. The prompt is what the candidate models were given; the
     reviewer's evidence is not part of it."""
-    return [
-        {"prompt": prompt, "chosen": chosen, "rejected": rejected}
-        for row in rows
-        for prompt, chosen, rejected in _pairs(row)
-    ]
+    return [_trl(*pair) for row in rows for pair in _pairs(row)]
 
 
 def to_openai_preference(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """OpenAI's preference (DPO) fine-tuning lines: ``input.messages`` with the prompt as the
     user message, ``preferred_output`` and ``non_preferred_output`` each one assistant message;
     one line per rejected response."""
-    return [
-        {
-            "input": {"messages": [{"role": "user", "content": prompt}]},
-            "preferred_output": [{"role": "assistant", "content": chosen}],
-            "non_preferred_output": [{"role": "assistant", "content": rejected}],
-        }
-        for row in rows
-        for prompt, chosen, rejected in _pairs(row)
-    ]
+    return [_openai(*pair) for row in rows for pair in _pairs(row)]
+
+
+def preference_lines(row: dict[str, Any]) -> list[tuple[dict[str, str], dict[str, Any]]]:
+    """The :func:`to_trl_preference` and :func:`to_openai_preference` line of each rejected
+    response of one v4 row, from one reading of it."""
+    return [(_trl(*pair), _openai(*pair)) for pair in _pairs(row)]

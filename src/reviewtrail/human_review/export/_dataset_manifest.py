@@ -38,6 +38,7 @@ __all__ = [
     "dataset_manifest",
     "file_entry",
     "jsonl_bytes",
+    "jsonl_line",
     "place_file",
     "write_export",
     "write_exports",
@@ -51,9 +52,14 @@ _HEAD = re.compile(r"^[0-9a-f]{64}$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
+def jsonl_line(row: Mapping[str, Any]) -> bytes:
+    """A row's line of a JSONL file, in RFC 8785: the same row always gives the same bytes."""
+    return canonical_json(row if type(row) is dict else dict(row), field="row") + b"\n"
+
+
 def jsonl_bytes(rows: Iterable[Mapping[str, Any]]) -> bytes:
-    """One RFC 8785 line per row: the same rows always give the same bytes."""
-    return b"".join(canonical_json(dict(row), field="row") + b"\n" for row in rows)
+    """One line per row (:func:`jsonl_line`)."""
+    return b"".join(map(jsonl_line, rows))
 
 
 def file_entry(name: str, schema_version: str, data: bytes) -> dict[str, Any]:
@@ -155,20 +161,19 @@ class _Staged:
         self.tmp = Path(tmp)
         self.handle = os.fdopen(fd, "wb")
         self.sha256 = hashlib.sha256()
-        self.rows = self.bytes = 0
+        self.rows = 0
 
     def write(self, line: bytes) -> None:
         self.handle.write(line)
         self.sha256.update(line)
         self.rows += 1
-        self.bytes += len(line)
 
     def entry(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "schemaVersion": self.schema_version,
             "rows": self.rows,
-            "bytes": self.bytes,
+            "bytes": self.handle.tell(),  # every byte written, from the first
             "sha256": self.sha256.hexdigest(),
         }
 
@@ -180,11 +185,12 @@ class ExportFiles:
     Entering checks the names (an existing file of one of them is a conflict) and the existing
     manifest (whatever is there must be a manifest), then journals the temporary files about to
     be written (``._export_folder``) before the first byte. :meth:`write` adds a row (one RFC
-    8785 line, :func:`jsonl_bytes`) to a file's temporary file. :meth:`commit` makes each file
-    durable, journals its name and SHA-256, renames each into place (:func:`place_file`), then
-    writes the manifest (temp file and rename) and removes the journal: the manifest never lists
-    part of an export. Leaving without a commit (a refusal, an error) removes the temporary files
-    and the journal; a process killed part way leaves only what the journal names."""
+    8785 line, :func:`jsonl_line`) to a file's temporary file. :meth:`commit` makes each file
+    durable, journals its name and SHA-256, renames each into place (:func:`place_file`), makes
+    the names durable (one fsync of the folder), then writes the manifest (temp file and rename)
+    and removes the journal: the manifest never lists part of an export. Leaving without a commit
+    (a refusal, an error) removes the temporary files and the journal; a process killed part way
+    leaves only what the journal names."""
 
     def __init__(self, folder: Path, files: Sequence[tuple[str, str]]) -> None:
         self.folder = folder
@@ -217,7 +223,7 @@ class ExportFiles:
 
     def write(self, index: int, row: Mapping[str, Any]) -> None:
         """Add ``row`` to the ``index``-th file."""
-        self._staged[index].write(canonical_json(dict(row), field="row") + b"\n")
+        self._staged[index].write(jsonl_line(row))
 
     def commit(self, *, ledger_head: str, ledger_head_seq: int | None = None) -> dict[str, Any]:
         """Put the files in place and list them in the manifest; returns the manifest."""
@@ -233,6 +239,7 @@ class ExportFiles:
         self._done = True  # from here on, what a failure leaves is the journal's to clear
         for staged in self._staged:
             place_file(staged.tmp, self.folder / staged.name)
+        fsync_dir(self.folder)  # every name put in place made durable at once, before the manifest lists them
         replace_file(self._manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False).encode("utf-8") + b"\n")
         remove_journal(self.folder)
         return manifest
@@ -245,6 +252,6 @@ class ExportFiles:
 
 
 def place_file(staged: Path, target: Path) -> None:
-    """Rename the durable temporary file ``staged`` to ``target`` and make the name durable."""
+    """Rename the durable temporary file ``staged`` to ``target`` (the caller then makes the
+    names it placed durable, with one fsync of their folder)."""
     os.replace(staged, target)
-    fsync_dir(target.parent)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.campaigns._campaigns import require_campaign
-from reviewtrail.human_review.export._adapters import to_openai_preference, to_trl_preference
+from reviewtrail.human_review.export._adapters import preference_lines
 from reviewtrail.human_review.export._dataset_manifest import MANIFEST_NAME, ExportFiles
 from reviewtrail.human_review.export._export_folder import clear_debris, export_lock, load_manifest
 from reviewtrail.human_review.reads._campaign_read import ItemState, campaign_item_states, campaign_training
@@ -216,9 +216,8 @@ def _write_rows(out: ExportFiles, ledger: Ledger, report: ExportReport, progress
         report.items += 1
         for row in _export_item(state, report):
             out.write(0, row)
-            for trl in to_trl_preference([row]):
+            for trl, openai in preference_lines(row):
                 out.write(1, trl)
-            for openai in to_openai_preference([row]):
                 out.write(2, openai)
             report.exported += 1
         if progress is not None:

@@ -21,12 +21,14 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from reviewtrail.errors import IntegrityError
-from reviewtrail.human_review.records._projection import HUMAN_REVIEW_PROJECTION
+from reviewtrail.human_review.records._projection import Rows, table_rows
 from reviewtrail.ledger import Envelope, Ledger
 
 __all__ = ["Preloaded"]
 
 T = TypeVar("T")
+# The answers held for one column of a table: column value → the rows that give it.
+_Held = dict[Any, list[dict[str, Any]]]
 
 # The (table, column) reads answered from the records held: by item, and by run.
 _ITEMS = ("hr_items", "item_id")
@@ -58,9 +60,9 @@ class Preloaded:
         self._ledger = ledger
         self._records: dict[str, Envelope] = {}
         self._by: dict[str, list[str]] = {}
-        self._rows: dict[tuple[str, str], dict[Any, list[dict[str, Any]]]] = {}
+        self._rows: dict[tuple[str, str], _Held] = {}
         self._given: set[str] = set()  # the records whose rows the reads held have been given
-        self._memo: dict[tuple[str, str], Any] = {}
+        self._memo: dict[tuple[Callable[..., Any], str], Any] = {}
         ids = list(dict.fromkeys(item_ids))
         # Each record's own hashes are checked as it is read; the links of all of them at the end.
         about_items = self._hold(ledger.records_about(ids, links=False))
@@ -72,9 +74,11 @@ class Preloaded:
         runs: list[str] = list(run_ids)
         for item_id in ids:
             for row in self._rows[_ITEMS][item_id]:
-                payload = self._payload(str(row["record_id"]))
+                payload = self._payload(row["record_id"])
                 prompts.append(str(payload.get("promptEventId")))
-                runs += [str(c.get("runId")) for c in payload.get("candidates") or () if isinstance(c, dict)]
+                for candidate in payload.get("candidates") or ():
+                    if isinstance(candidate, dict):
+                        runs.append(str(candidate.get("runId")))
         runs = list(dict.fromkeys(runs))
         run_records = self._hold(ledger.records_about(runs, links=False))
         self._derive((_RUNS, _PARTS), runs, run_records)
@@ -110,21 +114,25 @@ class Preloaded:
         return list(by)
 
     def rows(self, table: str, **where: Any) -> list[dict[str, Any]]:
+        """The rows the records held give (shared with later answers: read them, never change
+        them), or the ledger's when they are not held."""
         if len(where) == 1:
             [(column, value)] = where.items()
             held = self._rows.get((table, column))
-            if held is not None and value in held:
-                return [dict(r) for r in held[value]]
+            answer = held.get(value) if held is not None else None
+            if answer is not None:
+                return list(answer)
         return self._ledger.rows(table, **where)
 
-    def memo(self, key: tuple[str, str], make: Callable[[], T]) -> T:
-        """What ``make()`` gives, made once for ``key`` (what is read and how, e.g. a run's
-        candidate) while the records held stay the same: items of a page share prompts and runs,
+    def memo(self, make: Callable[[Preloaded, str], T], key: str) -> T:
+        """What ``make(self, key)`` gives (e.g. a run's candidate), made once for ``make`` and
+        ``key`` while the records held stay the same: items of a page share prompts and runs,
         which are then resolved once for all of them. :meth:`include` forgets every answer."""
-        if key in self._memo:
-            return self._memo[key]  # type: ignore[no-any-return]
-        made = self._memo[key] = make()
-        return made
+        memo = self._memo
+        found = memo.get((make, key), memo)
+        if found is memo:
+            found = memo[make, key] = make(self, key)
+        return found  # type: ignore[no-any-return]
 
     def include(self, records: list[Envelope]) -> None:
         """Hold ``records`` (read afresh, e.g. an item's decisions after an append) too: each new
@@ -136,7 +144,7 @@ class Preloaded:
         self._memo.clear()
         unheld = [env for env in fresh if env.id not in self._records]
         self._hold(fresh)
-        by_table: dict[str, list[tuple[str, dict[Any, list[dict[str, Any]]]]]] = {}
+        by_table: dict[str, list[tuple[str, _Held]]] = {}
         for (table, column), held in self._rows.items():
             by_table.setdefault(table, []).append((column, held))
         self._give(fresh, by_table)
@@ -147,7 +155,7 @@ class Preloaded:
 
     # --- bulk loading --------------------------------------------------------------------------
     def _hold(self, records: list[Envelope]) -> list[Envelope]:
-        self._records.update((env.id, env) for env in records)
+        self._records.update({env.id: env for env in records})
         return records
 
     def _payload(self, record_id: str) -> dict[str, Any]:
@@ -158,31 +166,35 @@ class Preloaded:
     def _derive(self, keys: tuple[tuple[str, str], ...], values: list[str], records: list[Envelope]) -> None:
         """Hold, for each of ``keys`` and each of ``values``, the rows the records give (in seq
         order; a value no record gives a row for is held as an empty answer)."""
-        by_table: dict[str, list[tuple[str, dict[Any, list[dict[str, Any]]]]]] = {}
+        by_table: dict[str, list[tuple[str, _Held]]] = {}
         for table, column in keys:
             held = self._rows.setdefault((table, column), {})
             for value in values:
                 held.setdefault(value, [])
             by_table.setdefault(table, []).append((column, held))
         self._give(records, by_table)
-        self._given.update(env.id for env in records)
+        self._given.update([env.id for env in records])
 
     @staticmethod
-    def _give(
-        records: Iterable[Envelope], by_table: dict[str, list[tuple[str, dict[Any, list[dict[str, Any]]]]]]
-    ) -> None:
-        """Add each row the records give to the answers held for its table and column value."""
-        rows_of = HUMAN_REVIEW_PROJECTION.rows
+    def _give(records: Iterable[Envelope], by_table: dict[str, list[tuple[str, _Held]]]) -> None:
+        """Add each row the records give to the tables held to the answers held for its column
+        value: each table's rows derived by the projection's own function for it, and no other
+        table's."""
+        plan: dict[str, list[tuple[Rows, list[tuple[str, _Held]]]]] = {}
+        for table, held in by_table.items():
+            for type_, rows in table_rows(table).items():
+                plan.setdefault(type_, []).append((rows, held))
         for env in records:
-            for table, row in rows_of(env):
-                for column, held in by_table.get(table, ()):
-                    answer = held.get(row.get(column))
-                    if answer is not None:
-                        answer.append(row)
+            for rows, held in plan.get(env.type, ()):
+                for row in rows(env):
+                    for column, answers in held:
+                        answer = answers.get(row.get(column))
+                        if answer is not None:
+                            answer.append(row)
 
     def _check_item_rows(self, item_ids: list[str], item_rows: list[dict[str, Any]]) -> None:
         """The table's rows for ``item_ids`` must be exactly the rows the chain gives."""
-        stored = {str(r.get("item_id")): {k: v for k, v in r.items() if k != "rt_seq"} for r in item_rows}
+        stored = {str(r.get("item_id")): _without_seq(r) for r in item_rows}
         for item_id in stored.keys() - set(item_ids):
             raise IntegrityError(
                 f"query table hr_items gave a row for item {item_id}, which was not asked for", field="hr_items"
@@ -214,3 +226,10 @@ class Preloaded:
                 if env.supersedes is not None:
                     self._by.setdefault(env.supersedes, []).append(env.id)
             todo = [env.id for env in later if env.id not in self._by]
+
+
+def _without_seq(row: dict[str, Any]) -> dict[str, Any]:
+    """A stored row without the seq of its record (``rt_seq``), as the projection gives it."""
+    row = dict(row)
+    row.pop("rt_seq", None)
+    return row

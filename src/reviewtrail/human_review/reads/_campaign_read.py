@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from reviewtrail.errors import IntegrityError
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
 from reviewtrail.human_review.reads._listed import ITEM_PAGE, check_listed
@@ -171,8 +173,7 @@ def _settings_records(ledger: Ledger, campaign_id: str, version: int) -> list[En
     ]
 
 
-@dataclass(frozen=True)
-class ItemState:
+class ItemState(msgspec.Struct, frozen=True):
     """One item as it stands: resolved, its recorded decisions, its active decision, and for the
     active decision who recorded it, its quality eligibility and its exportable facts with the
     reason it is not a training example (None: it is one)."""
@@ -184,7 +185,11 @@ class ItemState:
     example: ExampleFacts | None
     refusal: Refusal | None
     quality: Eligibility | None = None
-    actors: tuple[str, ...] = ()  # who recorded each of ``decisions`` (the records' actors), in order
+
+    @property
+    def actors(self) -> tuple[str, ...]:
+        """Who recorded each of ``decisions`` (the records' actors), in order."""
+        return tuple([fact.actor for fact in self.decisions])
 
     @property
     def item_id(self) -> str:
@@ -204,10 +209,9 @@ def item_state(
     ``training_enabled``)."""
     resolved = resolve_item(ledger, item_id)
     facts = item_decisions(ledger, resolved.item, resolved.prompt)
-    actors = tuple(ledger.get(f.decision_id).actor for f in facts)
     active = active_decision(facts, item_id)
     if active is None:
-        return ItemState(resolved, tuple(facts), None, None, None, None, actors=actors)
+        return ItemState(resolved, tuple(facts), None, None, None, None)
     env = ledger.get(active.decision.decision_id)
     decision_privacy = current(ledger, env).privacy
     when = training.when(active.decision.seq) if training is not None else training_enabled
@@ -221,24 +225,23 @@ def item_state(
         privacy=chain_privacy(resolved, decision_privacy),
         problems=resolved.candidate_problems,
         enabled_when_decided=when,
+        fits=active.decision.valid,  # held to check_decision by item_decisions, as every counted decision
     )
     quality = quality_eligible(active.decision.decision, training_enabled=training_enabled, enabled_when_decided=when)
-    return ItemState(resolved, tuple(facts), active, env.actor, example, example_refusal(example), quality, actors)
+    return ItemState(resolved, tuple(facts), active, env.actor, example, example_refusal(example), quality)
 
 
 def chain_privacy(resolved: ResolvedItem, decision: Privacy) -> ChainPrivacy:
     """The privacy in force of every record an example of ``resolved`` rests on; a candidate that
     no longer resolves counts as sensitive."""
-    runs = resolved.item.run_ids()
-    found = [resolved.candidates.get(run) for run in runs]
-    run_levels = [pair[0].run_privacy if pair else _UNKNOWN for pair in found]
-    output_levels = [pair[0].output_privacy if pair else _UNKNOWN for pair in found]
+    run_a, run_b = resolved.item.run_ids()
+    a, b = resolved.candidates.get(run_a), resolved.candidates.get(run_b)
     return ChainPrivacy(
         prompt=resolved.prompt_privacy,
         item=resolved.item_privacy,
-        run_a=run_levels[0],
-        run_b=run_levels[1],
-        output_a=output_levels[0],
-        output_b=output_levels[1],
+        run_a=a[0].run_privacy if a else _UNKNOWN,
+        run_b=b[0].run_privacy if b else _UNKNOWN,
+        output_a=a[0].output_privacy if a else _UNKNOWN,
+        output_b=b[0].output_privacy if b else _UNKNOWN,
         decision=decision,
     )

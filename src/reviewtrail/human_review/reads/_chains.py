@@ -9,8 +9,10 @@ Nothing here reads a payload: every read path (:mod:`._resolve`) follows amendme
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Protocol
+
+import msgspec
 
 from reviewtrail.human_review.records._record_names import PRIVACY_ORDER, RECLASSIFICATION, RESPONSE
 from reviewtrail.ledger import Envelope, Privacy
@@ -49,8 +51,7 @@ def stricter(a: str, b: str) -> Privacy:
     return PRIVACY_ORDER[max(PRIVACY_ORDER.index(a), PRIVACY_ORDER.index(b))]
 
 
-@dataclass(frozen=True)
-class Current:
+class Current(msgspec.Struct, frozen=True):
     """A record as it stands: the seq of the record asked about, its current content (the latest
     correction, or itself), the privacy in force (reclassifications applied) and whether anything
     amended it."""
@@ -64,12 +65,12 @@ class Current:
 
 def current(ledger: Records, env: Envelope) -> Current:
     """Follow the corrections and reclassifications of ``env``."""
+    by = ledger.superseded_by(env.id)
+    if not by:  # nothing amends it (the usual record): as it was recorded
+        return Current(env.seq, env, env.privacy, False, False)  # type: ignore[arg-type]
     content, privacy, amended, forked = env, env.privacy, False, False
     seen = {env.id}
-    while True:
-        by = ledger.superseded_by(content.id)
-        if not by:
-            break
+    while by:
         amended = True
         corrections = []
         for later_id in by:
@@ -85,6 +86,7 @@ def current(ledger: Records, env: Envelope) -> Current:
         content = corrections[-1]
         seen.add(content.id)
         privacy = stricter(privacy, content.privacy)
+        by = ledger.superseded_by(content.id)
     return Current(env.seq, content, privacy, amended, forked)  # type: ignore[arg-type]
 
 
@@ -105,7 +107,7 @@ def heads(ledger: Records, envs: list[Envelope]) -> list[Current]:
             root = by_id[root.supersedes]
             privacy = stricter(privacy, current(ledger, root).privacy)
         same = root is env and privacy == now.privacy  # nothing earlier in the chain: as it stands
-        out.append(now if same else replace(now, original_seq=root.seq, privacy=privacy))
+        out.append(now if same else msgspec.structs.replace(now, original_seq=root.seq, privacy=privacy))
     return out
 
 

@@ -10,9 +10,10 @@ Amendments are followed by :mod:`._chains`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from functools import partial
+from operator import itemgetter
 from typing import Any, TypeVar
+
+import msgspec
 
 from reviewtrail._struct import read
 from reviewtrail.errors import NotFoundError
@@ -57,6 +58,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+_SEQ = itemgetter("seq")
 
 
 def run_facts(ledger: Records, run_id: str) -> RunFacts | None:
@@ -108,10 +110,10 @@ def run_candidate(ledger: Records, run_id: str) -> tuple[CandidateFacts, str] | 
     """A completed run's candidate facts as recorded now and its exact response; None when the
     run is not a completed run with exactly one current output and one current receipt."""
     found = _candidate(ledger, run_id)
-    return None if found is None else (found[0], found[1])
+    return None if found is None else found[0]
 
 
-def _candidate(ledger: Records, run_id: str) -> tuple[CandidateFacts, str, str] | None:
+def _candidate(ledger: Records, run_id: str) -> tuple[tuple[CandidateFacts, str], str] | None:
     """:func:`run_candidate`, with the candidate's digest (its run and receipt spliced in as
     stored, :func:`candidate_digest_of`): the records of :func:`~._candidates.candidate_parts`,
     read through their payload models."""
@@ -123,12 +125,13 @@ def _candidate(ledger: Records, run_id: str) -> tuple[CandidateFacts, str, str] 
         return None
     facts = candidate_facts(run, parts.run.payload_value, **parts.recorded_facts())
     digest = candidate_digest_of(facts, parts.run.payload, parts.receipt.payload)
-    return facts, read(ReviewResponse, parts.output.payload).response, digest
+    return (facts, read(ReviewResponse, parts.output.payload).response), digest
 
 
-def _memo(ledger: Records, key: tuple[str, str], make: Callable[[], T]) -> T:
-    """``make()``, made once per key over a preloaded page (prompts and runs shared by its items)."""
-    return ledger.memo(key, make) if isinstance(ledger, Preloaded) else make()
+def _memo(ledger: Records) -> Callable[[Callable[[Records, str], T], str], T]:
+    """``memo(make, key)``: ``make(ledger, key)``, made once per key over a preloaded page
+    (prompts and runs shared by its items), made each time over the live ledger."""
+    return ledger.memo if isinstance(ledger, Preloaded) else lambda make, key: make(ledger, key)
 
 
 def prompt_ref(ledger: Records, prompt_event_id: str) -> tuple[PromptRef, Current]:
@@ -139,8 +142,7 @@ def prompt_ref(ledger: Records, prompt_event_id: str) -> tuple[PromptRef, Curren
     return PromptRef(env.id, env.payload_hash, prompt), current(ledger, env)
 
 
-@dataclass(frozen=True)
-class ResolvedItem:
+class ResolvedItem(msgspec.Struct, frozen=True):
     """A review item checked against the current records."""
 
     item: ReviewItem
@@ -167,16 +169,18 @@ def resolve_item(ledger: Records, item_id: str) -> ResolvedItem:
         raise NotFoundError(f"no review item {item_id}", field="item")
     env = ledger.get(rows[0]["record_id"])
     item = read(ReviewItem, env.payload)
-    ref, prompt_now = _memo(ledger, ("prompt", item.prompt_event_id), partial(prompt_ref, ledger, item.prompt_event_id))
+    memo = _memo(ledger)
+    ref, prompt_now = memo(prompt_ref, item.prompt_event_id)
     item_now = current(ledger, env)
     candidates = {}
+    now = {}
     digests = {}
     for run_id in item.run_ids():
-        found = _memo(ledger, ("candidate", run_id), partial(_candidate, ledger, run_id))
+        found = memo(_candidate, run_id)
         if found is not None:
-            candidates[run_id] = (found[0], found[1])
-            digests[run_id] = found[2]
-    problems = item_problems(item, {run: pair[0] for run, pair in candidates.items()}, digests)
+            candidates[run_id], digests[run_id] = found
+            now[run_id] = found[0][0]
+    problems = item_problems(item, now, digests)
     candidate_problems = tuple(problems)
     problems = amended_problems(ledger, ref.event_id, prompt_now.amended, env, item_now.amended) + problems
     return ResolvedItem(
@@ -203,11 +207,11 @@ def item_decisions(ledger: Records, item: ReviewItem, prompt: ReviewPrompt) -> l
     """Every decision recorded on ``item``, in seq order, each checked against the item and its
     criterion (a decision another writer recorded may not fit: it is kept but never counts)."""
     facts = []
-    for row in sorted(ledger.rows("hr_decisions", item_id=item.item_id), key=lambda r: r["seq"]):
+    for row in sorted(ledger.rows("hr_decisions", item_id=item.item_id), key=_SEQ):
         env = ledger.get(row["record_id"])
         decision = read(ReviewDecision, env.payload)
         valid = check_decision(decision, item, prompt.criterion) is None
-        facts.append(DecisionFact(env.id, env.seq, decision, valid))
+        facts.append(DecisionFact(env.id, env.seq, decision, valid, env.actor))
     return facts
 
 

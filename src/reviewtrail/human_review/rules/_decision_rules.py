@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import Any
+
+import msgspec
 
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.records._records import (
@@ -31,6 +34,7 @@ __all__ = [
 ]
 
 
+_SEQ = attrgetter("seq")
 _WIRE_NAMES = {"reason_codes": "reasonCodes", "response_tags": "responseTags", "use_for_training": "useForTraining"}
 
 
@@ -132,6 +136,8 @@ def _allowlisted(decision: ReviewDecision, criterion: Criterion) -> Refusal | No
         ("responseTags", decision.response_tags, criterion.allowed_response_tags, MAX_RESPONSE_TAGS),
     )
     for field, values, allowed, most in lists:
+        if not values:
+            continue
         if len(values) > most:
             return Refusal(field, f"at most {most} values")
         if len(set(values)) != len(values):
@@ -142,23 +148,23 @@ def _allowlisted(decision: ReviewDecision, criterion: Criterion) -> Refusal | No
     return None
 
 
-@dataclass(frozen=True)
-class DecisionFact:
-    """A recorded decision: its record id and seq, its payload, and whether it passed
-    :func:`check_decision` against its item (a decision recorded by another writer may not)."""
+class DecisionFact(msgspec.Struct, frozen=True):
+    """A recorded decision: its record id and seq, its payload, whether it passed
+    :func:`check_decision` against its item (a decision recorded by another writer may not), and
+    who recorded it (the record's actor)."""
 
     decision_id: str
     seq: int
     decision: ReviewDecision
     valid: bool = True
+    actor: str = ""
 
     @property
     def item_id(self) -> str:
         return self.decision.item_id
 
 
-@dataclass(frozen=True)
-class ActiveDecision:
+class ActiveDecision(msgspec.Struct, frozen=True):
     """The active decision of an item and the ids of the earlier decisions it leaves inactive
     (superseded, or concurrent leaves), oldest first."""
 
@@ -176,7 +182,7 @@ def active_decisions(decisions: Iterable[DecisionFact]) -> dict[str, ActiveDecis
     seen_submissions: set[str] = set()
     item_of: dict[str, tuple[str, int]] = {}
     counted: dict[str, list[DecisionFact]] = {}
-    for fact in sorted(decisions, key=lambda f: f.seq):
+    for fact in sorted(decisions, key=_SEQ):
         duplicate = fact.decision.submission_id in seen_submissions
         seen_submissions.add(fact.decision.submission_id)
         item_of.setdefault(fact.decision_id, (fact.item_id, fact.seq))
@@ -185,7 +191,7 @@ def active_decisions(decisions: Iterable[DecisionFact]) -> dict[str, ActiveDecis
         if fact.valid and not duplicate and not bad_link and target != fact.decision_id:
             counted.setdefault(fact.item_id, []).append(fact)
     return {
-        item: ActiveDecision(facts[-1], tuple(f.decision_id for f in facts[:-1])) for item, facts in counted.items()
+        item: ActiveDecision(facts[-1], tuple([f.decision_id for f in facts[:-1]])) for item, facts in counted.items()
     }
 
 

@@ -4,8 +4,9 @@ of a decision, each with its reason (docs/human-review.md, "Privacy and eligibil
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, fields
 from typing import NamedTuple
+
+import msgspec
 
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.records._record_names import PRIVACY_ORDER
@@ -36,22 +37,23 @@ _OFF_WHEN_DECIDED = (
     "(a decision recorded after training was enabled can become a training example)"
 )
 
+_RANKS: dict[str, int] = {level: rank for rank, level in enumerate(PRIVACY_ORDER)}
+
 
 def privacy_join(levels: Iterable[str]) -> Privacy:
     """The strictest of ``levels``: nothing joined with a stricter level is more open than it.
     An empty join or an unknown level is refused rather than taken as public."""
-    strictest = -1
-    for level in levels:
-        if level not in PRIVACY_ORDER:
-            raise InvalidInputError(f"{level!r} is not a privacy level", field="privacy")
-        strictest = max(strictest, PRIVACY_ORDER.index(level))
-    if strictest < 0:
-        raise InvalidInputError("no privacy level to join", field="privacy")
-    return PRIVACY_ORDER[strictest]
+    given = list(levels)
+    try:
+        return PRIVACY_ORDER[max(map(_RANKS.__getitem__, given))]
+    except (KeyError, TypeError):  # a level that is none of them (or not even a string)
+        level = next(level for level in given if not (isinstance(level, str) and level in _RANKS))
+        raise InvalidInputError(f"{level!r} is not a privacy level", field="privacy") from None
+    except ValueError:  # max() of nothing
+        raise InvalidInputError("no privacy level to join", field="privacy") from None
 
 
-@dataclass(frozen=True)
-class ChainPrivacy:
+class ChainPrivacy(msgspec.Struct, frozen=True):
     """The envelope privacy of every record an export example rests on."""
 
     prompt: Privacy
@@ -68,7 +70,7 @@ class ChainPrivacy:
         )
 
     def not_public(self) -> list[str]:
-        return [f.name for f in fields(self) if getattr(self, f.name) != "public-source"]
+        return [name for name in self.__struct_fields__ if getattr(self, name) != "public-source"]
 
 
 def training_enabled(

@@ -8,8 +8,9 @@ submission or decision id, no note and no other payload field, so a row cannot c
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from reviewtrail.human_review.records._records import (
     RESPONSE_MAX_CHARS,
@@ -36,8 +37,7 @@ __all__ = [
 TRAINING_EXAMPLE_V4 = "thoughtstream.training-example.v4"
 
 
-@dataclass(frozen=True)
-class ExampleCandidate:
+class ExampleCandidate(msgspec.Struct, frozen=True):
     """One candidate as it may be exported: its exact response and its provenance."""
 
     response: str
@@ -56,8 +56,7 @@ class ExampleCandidate:
         }
 
 
-@dataclass(frozen=True)
-class ExampleFacts:
+class ExampleFacts(msgspec.Struct, frozen=True):
     """Everything a v4 row may hold, plus whether the decision may become one.
 
     ``candidates`` are in the item's order (by run id); ``preferred`` is an index into them."""
@@ -93,6 +92,7 @@ def example_facts(
     privacy: ChainPrivacy,
     problems: Sequence[str] | None = None,
     enabled_when_decided: bool,
+    fits: bool = False,
 ) -> ExampleFacts:
     """The exportable facts of ``decision`` on ``item``: ``candidates`` maps each run id to its
     facts as recorded now and its exact response. The frozen digests are re-checked (a problem
@@ -102,20 +102,23 @@ def example_facts(
     ``problems``: what ``item_problems(item, candidates)`` already gave for these very candidates
     (a resolved item's ``candidate_problems``), so the digests are not computed twice; None:
     the re-check is made here. ``enabled_when_decided``: whether the settings in force when the
-    decision was recorded enabled training (``quality_eligible``)."""
-    refusal = check_decision(decision, item, prompt.criterion)
+    decision was recorded enabled training (``quality_eligible``). ``fits``: the caller already
+    held ``decision`` to :func:`check_decision` against ``item`` and ``prompt``'s criterion (a
+    counted decision of the item was), so it is not checked again."""
+    refusal = None if fits else check_decision(decision, item, prompt.criterion)
     if refusal is not None:
         raise refusal.error()
     runs = item.run_ids()
-    missing = [run for run in runs if run not in candidates]
-    facts = {run: pair[0] for run, pair in candidates.items()}
-    found = tuple(item_problems(item, facts)) if problems is None else tuple(problems)
+    if problems is None:
+        found = tuple(item_problems(item, {run: pair[0] for run, pair in candidates.items()}))
+    else:
+        found = tuple(problems)
     training = (training_enabled, enabled_when_decided)
-    if missing:
+    a, b = candidates.get(runs[0]), candidates.get(runs[1])
+    if a is None or b is None:
         return _facts(prompt, decision, None, active, privacy, training, found)
-    pair = tuple(_candidate(*candidates[run]) for run in runs)
     preferred = runs.index(decision.preferred) if decision.preferred is not None else None
-    return _facts(prompt, decision, (pair[0], pair[1]), active, privacy, training, found, preferred)
+    return _facts(prompt, decision, (_candidate(*a), _candidate(*b)), active, privacy, training, found, preferred)
 
 
 def _candidate(facts: CandidateFacts, response: str) -> ExampleCandidate:
@@ -182,7 +185,8 @@ def example_refusal(facts: ExampleFacts) -> Refusal | None:
         return Refusal(facts.eligibility.code, f"not externally eligible: {facts.eligibility.reason}")
     if facts.problems:
         return Refusal("item", "the item is invalid: " + "; ".join(facts.problems))
-    if not all(_valid_response(c.response) for c in facts.candidates):
+    first, second = facts.candidates
+    if not (_valid_response(first.response) and _valid_response(second.response)):
         return Refusal("response", "a candidate response is empty or longer than RESPONSE_MAX_CHARS")
     if facts.disposition == "prefer" and (facts.preferred not in (0, 1) or facts.strength is None):
         return Refusal("preferred", "prefer must name one of the two candidates and a strength")

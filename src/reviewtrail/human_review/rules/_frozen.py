@@ -1,18 +1,19 @@
-"""What a frozen review item binds, as plain values: the candidate digest, the re-check of the
-frozen pair and its blinded wording (docs/human-review.md, "Review items", "Re-check" and
-"Blinding"). Every read path (:mod:`._resolve`) words an item's problems through these.
+"""What a frozen review item binds, as plain values: the candidate digest and the blinded
+wording of an item's problems (docs/human-review.md, "Review items", "Re-check" and "Blinding").
+Every read path (:mod:`._resolve`) words an item's problems through these and
+:func:`~._item_rules.item_problems`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from reviewtrail.canonical import canonical_sha256
 
-__all__ = ["DIGEST_VERSION", "POSITIONS", "blind", "facts_digest", "frozen_problems", "spliced_digest"]
+__all__ = ["DIGEST_VERSION", "POSITIONS", "blind", "facts_digest", "spliced_digest"]
 
 #: Part of every candidate digest: a new set of digested fields gets a new version.
 DIGEST_VERSION = 1
@@ -53,30 +54,6 @@ def spliced_digest(flat: Mapping[str, str | None], run_bytes: bytes, manifest_by
     except UnicodeEncodeError:
         return None
     return "sha256:" + hashlib.sha256(head + manifest_bytes + middle + run_bytes + tail).hexdigest()
-
-
-def frozen_problems(
-    frozen: Iterable[tuple[str, str, str]],
-    current: Mapping[str, tuple[str, str]],
-    digest_of: Callable[[str], str],
-) -> list[str]:
-    """Why an item no longer binds what it froze: ``frozen`` holds each candidate as the item
-    froze it (run id, output event id, digest), ``current`` each completed candidate as recorded
-    now (by run id: its run id and output event id), ``digest_of`` a run's digest now (asked only
-    once its run and output event match)."""
-    problems = []
-    for run_id, output_event_id, digest in frozen:
-        now = current.get(run_id)
-        if now is None or now[0] != run_id:
-            problems.append(f"candidate {run_id}: the run is not a completed candidate")
-        elif now[1] != output_event_id:
-            problems.append(f"candidate {run_id}: the output event is {now[1]}, the item froze {output_event_id}")
-        elif digest_of(now[0]) != digest:
-            problems.append(
-                f"candidate {run_id}: the digest differs (the run, output, context manifest, "
-                "model, provider, prompt hash, adapter, catalog or privacy changed)"
-            )
-    return problems
 
 
 def blind(problems: Iterable[str], display_order: Iterable[str], withheld: Iterable[str]) -> tuple[str, ...]:

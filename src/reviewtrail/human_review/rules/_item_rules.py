@@ -16,7 +16,7 @@ from reviewtrail.canonical import canonical_json
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.records._records import CandidateSelfIdentification, ReviewItem, ReviewPrompt
 from reviewtrail.human_review.records._self_identification import CandidateIdentity, self_identification
-from reviewtrail.human_review.rules._frozen import DIGEST_VERSION, facts_digest, frozen_problems, spliced_digest
+from reviewtrail.human_review.rules._frozen import DIGEST_VERSION, facts_digest, spliced_digest
 from reviewtrail.ledger import Privacy
 
 __all__ = [
@@ -136,9 +136,22 @@ def item_problems(
     when every output event id and digest still matches: otherwise the item is invalid, and a
     label is never rebound to other bytes. ``digests``: each candidate's digest already computed
     (by run id, :func:`candidate_digest_of`); one missing is computed here."""
-    frozen = [(c.run_id, c.output_event_id, c.digest) for c in item.candidates]
-    now = {run: (facts.run_id, facts.output_event_id) for run, facts in current.items()}
-    return frozen_problems(frozen, now, lambda run: _digest(current[run], digests))
+    problems = []
+    for frozen in item.candidates:
+        run_id, output_event_id = frozen.run_id, frozen.output_event_id
+        now = current.get(run_id)
+        if now is None or now.run_id != run_id:
+            problems.append(f"candidate {run_id}: the run is not a completed candidate")
+        elif now.output_event_id != output_event_id:
+            problems.append(
+                f"candidate {run_id}: the output event is {now.output_event_id}, the item froze {output_event_id}"
+            )
+        elif _digest(now, digests) != frozen.digest:  # asked only once its run and output event match
+            problems.append(
+                f"candidate {run_id}: the digest differs (the run, output, context manifest, "
+                "model, provider, prompt hash, adapter, catalog or privacy changed)"
+            )
+    return problems
 
 
 def _digest(facts: CandidateFacts, digests: Mapping[str, str] | None) -> str:
