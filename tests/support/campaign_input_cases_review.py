@@ -191,7 +191,7 @@ def _import_runs_cases(x: dict[str, str]) -> list[BadInput]:
         _case("campaign import-runs: a receipt naming another run", {2}, *imp, files={"r.jsonl": _jsonl(other)},
               field="line 1: receipt.runId"),
         _case("campaign import-runs: an output without a response", {2}, *imp, files={"r.jsonl": _jsonl(bad_output)},
-              field="line 1: outputs.0.response"),
+              field="line 1: outputs.0.text"),  # the unknown field is named first
         _case("campaign import-runs: an unknown status", {2}, *imp,
               files={"r.jsonl": _jsonl(_run_line(x, run={"status": "finished"}))}, field="line 1: run.status"),
     ]  # fmt: skip
