@@ -373,11 +373,7 @@ class _Digests:
 def _gather_refs(envelopes: Iterable[Envelope], refs: _Refs, report: MigrateReport) -> None:
     """Each reference of ``envelopes`` not in ``refs`` yet, with the record that names it first; a
     malformed one is a problem of the report."""
-    from reviewtrail.ledger import may_hold_refs
-
     for env in envelopes:
-        if not may_hold_refs(env.payload):
-            continue
         try:
             found = env.cas_refs
         except InvalidInputError as exc:

@@ -16,7 +16,7 @@ from msgspec import Meta
 from reviewtrail._struct import FieldProblem, Model, parse, whole, words
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.campaigns._yaml_marks import Locate, key_lines, nearest, read_yaml
-from reviewtrail.human_review.records._record_names import IDENT_PATTERN
+from reviewtrail.human_review.records._records import Ident
 from reviewtrail.human_review.records._run_records import AgentIdentity
 
 __all__ = [
@@ -38,7 +38,6 @@ MAX_SCRIPTED_RESPONSES = 1_000
 EnvName = Annotated[str, Meta(pattern=whole(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"))]
 Url = Annotated[str, Meta(pattern=whole(r"^https?://[^\s]+$"), max_length=2_000)]
 Name = Annotated[str, Meta(min_length=1, max_length=200)]
-Ident = Annotated[str, Meta(min_length=1, max_length=200, pattern=whole(IDENT_PATTERN))]
 Timeout = Annotated[float, Meta(gt=0, le=3_600)]
 
 

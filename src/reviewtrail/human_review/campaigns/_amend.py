@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from reviewtrail._struct import parse, read, words
+from reviewtrail._struct import parse, read
 from reviewtrail.errors import ConflictError, InvalidInputError, NotFoundError
 from reviewtrail.human_review.reads._resolve import current
 from reviewtrail.human_review.records._records import ACTOR, PROMPT, RESPONSE, ReviewResponse
@@ -98,10 +98,7 @@ def correct_output(store: Store, output_event_id: str, response: str, *, actor: 
     if env.type != RESPONSE:
         raise InvalidInputError(f"record {output_event_id} is a {env.type} record, not an output", field="output")
     now = current(store.ledger, env)
-    try:
-        corrected = parse(ReviewResponse, {"response": response}, field="response")
-    except InvalidInputError as exc:
-        raise InvalidInputError(words(exc), field="response") from None
+    corrected = parse(ReviewResponse, {"response": response}, field="response")
     if read(ReviewResponse, now.content.payload) == corrected:
         raise InvalidInputError(
             "the response is the output as it stands; there is nothing to correct", field="response"

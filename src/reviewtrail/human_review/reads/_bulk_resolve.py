@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from reviewtrail.errors import IntegrityError
 from reviewtrail.human_review.records._projection import Rows, table_rows
-from reviewtrail.ledger import Envelope, Ledger
+from reviewtrail.ledger import ROW_SEQ, Envelope, Ledger
 
 __all__ = ["Preloaded"]
 
@@ -229,7 +229,7 @@ class Preloaded:
 
 
 def _without_seq(row: dict[str, Any]) -> dict[str, Any]:
-    """A stored row without the seq of its record (``rt_seq``), as the projection gives it."""
+    """A stored row without the seq of its record (:data:`ROW_SEQ`), as the projection gives it."""
     row = dict(row)
-    row.pop("rt_seq", None)
+    row.pop(ROW_SEQ, None)
     return row

@@ -321,7 +321,7 @@ HUMAN_REVIEW_PROJECTION = Projection(
     ),
     rows=_rows,
     # A reclassification or a second judgment changes no query-table row.
-    types=frozenset([PROMPT, RESPONSE, ITEM, DECISION, CAMPAIGN, RUN, RECEIPT, TRAINING_RECEIPT]),
+    types=frozenset(_GIVES),
 )
 
 PROJECTIONS: tuple[Projection, ...] = (HUMAN_REVIEW_PROJECTION,)

@@ -122,19 +122,18 @@ class RunCgroup:
         return [_SH, "-c", _JOIN, "sh", *(str(self.groups[c] / "cgroup.procs") for c in _CONTROLLERS), *argv]
 
     def _counts(self) -> tuple[int, int]:
-        return (
-            _field(self.groups["memory"] / "memory.oom_control", "oom_kill"),
-            _field(self.groups["pids"] / "pids.events", "max"),
-        )
+        return _field(self.groups["memory"] / "memory.oom_control", "oom_kill"), self._refused()
+
+    def _refused(self) -> int:
+        return _field(self.groups["pids"] / "pids.events", "max")
 
     def exceeded(self) -> LimitName | None:
         """The limit the kernel enforced since the groups were made (or last :meth:`settle`d), if
         any (memory first): a process killed for memory, or a fork refused."""
-        oom, refused = self._counts()
+        memory = _fields(self.groups["memory"] / "memory.oom_control")  # read once: both of its flags
+        oom, refused = memory.get("oom_kill", 0), self._refused()
         if not self._out_of_memory:
-            self._out_of_memory = (
-                oom > self._seen[0] or _signalled(self._oom_events) or _under_oom(self.groups["memory"])
-            )
+            self._out_of_memory = oom > self._seen[0] or _signalled(self._oom_events) or memory.get("under_oom", 0) > 0
         if self._out_of_memory:
             return "memory"
         if refused > self._seen[1]:
@@ -218,10 +217,6 @@ def _signalled(events: int | None) -> bool:
         return False
 
 
-def _under_oom(memory: Path) -> bool:
-    return _field(memory / "memory.oom_control", "under_oom") > 0
-
-
 def run_cgroup(limits: ResourceLimits) -> RunCgroup | None:
     """The run's control groups; None where none can be made and ``limits.weak`` accepts that,
     otherwise refused (exit 5) before anything starts (:func:`require_enforceable`)."""
@@ -246,12 +241,14 @@ def require_enforceable(limits: ResourceLimits) -> None:
 
 
 def _field(path: Path, key: str) -> int:
+    return _fields(path).get(key, 0)
+
+
+def _fields(path: Path) -> dict[str, int]:
+    """The ``name value`` lines of a control file (empty when it cannot be read)."""
     with contextlib.suppress(OSError, ValueError):
-        for line in path.read_text().splitlines():
-            name, _, value = line.partition(" ")
-            if name == key:
-                return int(value)
-    return 0
+        return {name: int(value) for name, _, value in (line.partition(" ") for line in path.read_text().splitlines())}
+    return {}
 
 
 def _pids(group: Path) -> list[int]:
