@@ -31,7 +31,9 @@ from reviewtrail.app import init_store
 from reviewtrail.config import Settings
 from reviewtrail.ledger import new_record
 from reviewtrail.ledger.records._envelope import format_time, new_id
-from reviewtrail.provenance import ExecutionRun, create_session, declare_artifact, lineage, run_code
+from reviewtrail.provenance.artifacts import declare_artifact, lineage
+from reviewtrail.provenance.records import ExecutionRun
+from reviewtrail.provenance.runs import create_session, run_code
 
 
 def _store(path):  # type: ignore[no-untyped-def]

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import need
-from reviewtrail.provenance import ResourceLimits
+from reviewtrail.provenance.sandbox import ResourceLimits
 from reviewtrail.provenance.sandbox._cgroup import cgroup_support
 from reviewtrail.provenance.sandbox._netproxy import MAX_CONNECTIONS, NetProxy
 from reviewtrail.provenance.sandbox._netproxy_rules import NetPolicy, parse_allow_entry

@@ -12,18 +12,16 @@ from conftest import need
 from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
 from reviewtrail.errors import ConflictError, InvalidInputError, NotFoundError
-from reviewtrail.provenance import (
-    create_session,
+from reviewtrail.provenance.artifacts import (
     declare_artifact,
-    delete_session,
     get_version,
     lineage,
     list_artifacts,
     render_tree,
-    run_code,
     upload_artifact,
     versions_of,
 )
+from reviewtrail.provenance.runs import create_session, delete_session, run_code
 from reviewtrail.store import Store
 from reviewtrail.verify import verify_store
 
@@ -143,7 +141,7 @@ def test_uploads_and_declare_errors(store: Store, tmp_path: Path) -> None:
 
 
 def test_persistent_kernels_record_each_evaluation(store: Store) -> None:
-    from reviewtrail.provenance import SessionKernel
+    from reviewtrail.provenance.kernels import SessionKernel
 
     session = create_session(store)
     with SessionKernel(store, session.session_id, "python", env={"K": "1"}) as kernel:

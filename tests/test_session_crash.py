@@ -98,7 +98,7 @@ def test_a_crash_before_the_deletion_record_leaves_a_live_session(
 
 
 def test_verify_finds_and_finishes_unfinished_removals(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from reviewtrail.provenance import finish_session_removals, unfinished_session_removals
+    from reviewtrail.provenance.runs import finish_session_removals, unfinished_session_removals
 
     sid, workspace = _session_with_files(project)
     other, other_workspace = _session_with_files(project)

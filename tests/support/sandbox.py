@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from reviewtrail.provenance import ResourceLimits
+from reviewtrail.provenance.sandbox import ResourceLimits
 from reviewtrail.provenance.sandbox._sandbox import SandboxRequest, SandboxResult, run_sandboxed
 
 

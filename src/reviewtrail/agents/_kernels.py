@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 from reviewtrail.errors import InvalidInputError
 
 if TYPE_CHECKING:
-    from reviewtrail.provenance import RunOutcome, RunRequest, SessionKernel
+    from reviewtrail.provenance.kernels import SessionKernel
+    from reviewtrail.provenance.runs import RunOutcome, RunRequest
     from reviewtrail.store import Store
 
 __all__ = ["KernelPool"]
@@ -65,7 +66,7 @@ class KernelPool:
         return held[0].evaluate(request.code, request.timeout)
 
     def _start(self, session_id: str, request: RunRequest) -> SessionKernel:
-        from reviewtrail.provenance import SessionKernel
+        from reviewtrail.provenance.kernels import SessionKernel
 
         return SessionKernel(
             self._store,

@@ -128,7 +128,7 @@ def resolve_citation(store: Store, type_: str, id_: str) -> str | None:
         rows = store.ledger.rows("prov_runs", record_id=id_)
         return f"execution:{id_}" if rows else None
     if t == "artifact":
-        from reviewtrail.provenance import parse_spec
+        from reviewtrail.provenance.artifacts import parse_spec
 
         try:
             name, version = parse_spec(id_)

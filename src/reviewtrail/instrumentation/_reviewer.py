@@ -23,7 +23,8 @@ from reviewtrail.instrumentation._active import ACTIVE, CallSink
 
 if TYPE_CHECKING:
     from reviewtrail.instrumentation._calls import Call
-    from reviewtrail.tracing import ReviewCall, TraceResult
+    from reviewtrail.tracing.custody import TraceResult
+    from reviewtrail.tracing.files import ReviewCall
 
 __all__ = ["ReviewerCall", "reviewer_call"]
 
@@ -45,7 +46,7 @@ class ReviewerCall:
         trace_mode: str | None = None,
         run_id: str | None = None,
     ) -> None:
-        from reviewtrail.tracing import ReviewCall, check_name
+        from reviewtrail.tracing.files import ReviewCall, check_name
 
         check_name(skill, "skill")
         check_name(purpose, "purpose")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from reviewtrail.provenance import VersionInfo
+from reviewtrail.provenance.artifacts import VersionInfo
 from reviewtrail.reviewer._citations import check_citations
 from reviewtrail.reviewer._computation import artifact_claims, check_computation, check_full_text, check_unresolved
 from reviewtrail.reviewer._media import MediaKind

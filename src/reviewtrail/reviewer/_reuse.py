@@ -33,7 +33,7 @@ from typing import Any, Final
 
 from reviewtrail.canonical import canonical_sha256
 from reviewtrail.ledger import Envelope
-from reviewtrail.provenance import VersionInfo
+from reviewtrail.provenance.artifacts import VersionInfo
 from reviewtrail.reviewer._media import MediaKind, checks_for
 from reviewtrail.reviewer._records import REVIEW_RUN, ArtifactReviewRun
 from reviewtrail.store import Store

@@ -23,7 +23,7 @@ def main() -> None:
 
     from reviewtrail.app import open_store
     from reviewtrail.errors import ReviewtrailError
-    from reviewtrail.provenance import KernelHostConfig, serve_kernel_host
+    from reviewtrail.provenance.kernels import KernelHostConfig, serve_kernel_host
 
     data = sys.stdin.buffer.read()
     devnull = os.open(os.devnull, os.O_RDONLY)

@@ -2,3 +2,20 @@
 Statements (SLSA Provenance), DSSE-signed envelopes and their check, and the views of
 ``reviewtrail provenance`` and ``reviewtrail artifact diff``.
 """
+
+import typing
+
+from reviewtrail import _face
+
+if typing.TYPE_CHECKING:
+    from reviewtrail.provenance.export._signed import VerifiedStatement as VerifiedStatement
+    from reviewtrail.provenance.export._signed import verify_envelope as verify_envelope
+    from reviewtrail.provenance.export._views import PROVENANCE_FORMATS as PROVENANCE_FORMATS
+    from reviewtrail.provenance.export._views import ProvenanceFormat as ProvenanceFormat
+    from reviewtrail.provenance.export._views import ProvenanceQuery as ProvenanceQuery
+    from reviewtrail.provenance.export._views import ProvenanceView as ProvenanceView
+    from reviewtrail.provenance.export._views import diff_versions as diff_versions
+    from reviewtrail.provenance.export._views import provenance_query as provenance_query
+    from reviewtrail.provenance.export._views import provenance_view as provenance_view
+else:
+    __getattr__, __dir__ = _face.lazy(__name__)
