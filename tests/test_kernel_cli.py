@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from conftest import need, use_store
-from reviewtrail.provenance.sandbox._sandbox import bwrap_available
+from reviewtrail.provenance.sandbox._bwrap import bwrap_available
 
 REVIEWTRAIL = str(Path(sys.executable).parent / "reviewtrail")
 HOST_MODULE = b"reviewtrail.cli.runs._kernel_host"

@@ -12,10 +12,11 @@ from typing import Any
 
 from conftest import need
 from reviewtrail.provenance.sandbox import ResourceLimits
+from reviewtrail.provenance.sandbox._bwrap import bwrap_available
 from reviewtrail.provenance.sandbox._cgroup import cgroup_support
 from reviewtrail.provenance.sandbox._netproxy import MAX_CONNECTIONS, NetProxy
 from reviewtrail.provenance.sandbox._netproxy_rules import NetPolicy, parse_allow_entry
-from reviewtrail.provenance.sandbox._sandbox import SandboxRequest, bwrap_available, run_sandboxed
+from reviewtrail.provenance.sandbox._sandbox import SandboxRequest, run_sandboxed
 
 # Threads one proxy may hold: its accept loop and, per connection served, the serving thread and
 # the downstream pump.

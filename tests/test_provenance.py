@@ -184,7 +184,8 @@ def test_a_model_turn_that_declares_an_artifact_is_in_its_lineage(store: Store) 
     assert [m.record_id for m in manifests] == [turn.manifest_envelope.id]
     assert manifests[0].attributes["endpointHost"] == "scripted.local"
     assert version.version.prompt_manifest_id == turn.manifest_envelope.id
-    from reviewtrail.provenance.export._export import to_in_toto, to_prov_json
+    from reviewtrail.provenance.export._intoto import to_in_toto
+    from reviewtrail.provenance.export._prov import to_prov_json
 
     prov = to_prov_json(graph)
     assert prov["activity"] and prov["entity"]

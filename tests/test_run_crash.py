@@ -31,7 +31,7 @@ from reviewtrail.provenance.runs import (
 )
 from reviewtrail.provenance.runs._pending import session_lock, write_marker
 from reviewtrail.provenance.runs._snapshot import snapshot
-from reviewtrail.provenance.sandbox._sandbox import bwrap_available
+from reviewtrail.provenance.sandbox._bwrap import bwrap_available
 from reviewtrail.store import Store
 from support.sandbox import processes_with
 

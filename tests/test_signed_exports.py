@@ -189,7 +189,7 @@ def envelope() -> dict[str, Any]:
 
 
 def build_statement() -> dict[str, Any]:
-    from reviewtrail.provenance.export._export import to_in_toto
+    from reviewtrail.provenance.export._intoto import to_in_toto
 
     return to_in_toto(build(), LedgerHead("a1" * 32, 42))
 

@@ -2,7 +2,7 @@
 session and language, kept by the server between calls, so variables and imports persist.
 
 ``reviewtrail run`` is one process per run and cannot keep a kernel; the MCP server is one
-long-lived process, so it can (:class:`~reviewtrail.provenance.SessionKernel`: every evaluation is
+long-lived process, so it can (:class:`~reviewtrail.provenance.kernels.SessionKernel`: every evaluation is
 a recorded run with ``kernelMode`` ``persistent`` and its ``kernelId``). A kernel starts with the
 first call's environment, network and limits; a later call that asks for others is refused
 (field ``kernel``) rather than silently run with the first call's. A kernel that died (a timeout,

@@ -15,7 +15,6 @@ from reviewtrail.evidence.catalog import (
     EVIDENCE_ITEM,
     EVIDENCE_LINK,
     PDF_EXTRACTION,
-    origin_key,
 )
 from reviewtrail.ledger import record_type
 
@@ -42,7 +41,6 @@ __all__ = [
     "RemoteJobOrigin",
     "UserInputOrigin",
     "normalize_paper_id",
-    "origin_key",
 ]
 
 #: A chip's alias as recorded: lower case, ``ev``, ``evidence`` or ``artifact`` then digits.

@@ -256,7 +256,7 @@ class StoreHead:
 
 
 class _ThisStore:
-    """The open read-only store as :func:`~reviewtrail.tracing.check_traces` asks for one: found
+    """The open read-only store as :func:`~reviewtrail.tracing.commands.check_traces` asks for one: found
     for any project, and never closed by the check (the server keeps using it)."""
 
     def __init__(self, store: Store) -> None:

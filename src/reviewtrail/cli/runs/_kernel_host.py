@@ -2,7 +2,7 @@
 ``reviewtrail run --kernel`` when the kernel has no live host. It reads its configuration on
 standard input (never its command line: ``--env`` values may be secrets), opens the store as
 the command that started it would, and serves the kernel
-(:func:`reviewtrail.provenance.serve_kernel_host`; docs/architecture.md, "Kernel hosts")."""
+(:func:`reviewtrail.provenance.kernels.serve_kernel_host`; docs/architecture.md, "Kernel hosts")."""
 
 from __future__ import annotations
 

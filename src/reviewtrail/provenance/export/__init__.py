@@ -1,6 +1,8 @@
 """What provenance shows and exports: the graph an export is made from, W3C PROV-JSON, in-toto
 Statements (SLSA Provenance), DSSE-signed envelopes and their check, and the views of
-``reviewtrail provenance`` and ``reviewtrail artifact diff``.
+``reviewtrail provenance`` and ``reviewtrail artifact diff``. Both exporters (``_prov``, ``_intoto``)
+are pure and deterministic: the same graph gives the same output whatever order its nodes and edges
+were added in, so an export can be hashed, signed or compared.
 """
 
 import typing

@@ -149,7 +149,7 @@ def _review_call(r: TraceSaveRequest) -> ReviewCall:
 def save_trace(
     request: TraceSaveRequest, *, env: Mapping[str, str], store: Store | StoreLocator | None = None
 ) -> TraceResult:
-    """Save the request's call (see :func:`~reviewtrail.tracing.record_call`; ``env``: the trace
+    """Save the request's call (see :func:`~reviewtrail.tracing.custody.record_call`; ``env``: the trace
     settings by variable name), then warn on stderr about each declared label the rules
     contradict and about ``--identity-validated``, which grants nothing."""
     call = _review_call(request)
