@@ -71,8 +71,10 @@ def bench_sandbox(cfg: Config) -> Result:
 
 def bench_cgroup_overhead(cfg: Config) -> Result:
     from reviewtrail.provenance.sandbox import _cgroup
+    from reviewtrail.provenance.sandbox._bwrap import require_bwrap, sandbox_options
     from reviewtrail.provenance.sandbox._limits import ResourceLimits
-    from reviewtrail.provenance.sandbox._sandbox import SandboxRequest, require_bwrap, run_sandboxed, sandbox_options
+    from reviewtrail.provenance.sandbox._plan import SandboxRequest
+    from reviewtrail.provenance.sandbox._sandbox import run_sandboxed
 
     if _cgroup.cgroup_support() is not None:
         return Result("sandbox_cgroup_overhead", "SKIP", notes=[f"no control group here: {_cgroup.cgroup_support()}"])

@@ -16,7 +16,8 @@ from reviewtrail.provenance.sandbox._bwrap import bwrap_available
 from reviewtrail.provenance.sandbox._cgroup import cgroup_support
 from reviewtrail.provenance.sandbox._netproxy import MAX_CONNECTIONS, NetProxy
 from reviewtrail.provenance.sandbox._netproxy_rules import NetPolicy, parse_allow_entry
-from reviewtrail.provenance.sandbox._sandbox import SandboxRequest, run_sandboxed
+from reviewtrail.provenance.sandbox._plan import SandboxRequest
+from reviewtrail.provenance.sandbox._sandbox import run_sandboxed
 
 # Threads one proxy may hold: its accept loop and, per connection served, the serving thread and
 # the downstream pump.

@@ -25,7 +25,7 @@ from reviewtrail.models._http import endpoint_parts
 from reviewtrail.provenance.artifacts import declare_artifact
 from reviewtrail.provenance.runs import create_session, run_code
 from reviewtrail.reviewer import review_artifact
-from reviewtrail.reviewer._records import REVIEW_RUN
+from reviewtrail.reviewer.catalog import REVIEW_RUN
 from reviewtrail.store import Store
 from reviewtrail.tracing.files import iter_runs
 from reviewtrail.tracing.files._reader import find_run

@@ -17,7 +17,7 @@ from conftest import run_wide as run
 from reviewtrail.app import open_store
 from reviewtrail.cli._app import app
 from reviewtrail.config import Settings
-from reviewtrail.provenance.records._records import SESSION, SESSION_DELETED
+from reviewtrail.provenance.catalog import SESSION, SESSION_DELETED
 from reviewtrail.store import Store
 
 runner = CliRunner()

@@ -45,13 +45,10 @@ from reviewtrail.evidence._sentences import (
 )
 
 __all__ = [
-    "CHIP",
-    "CITATION",
     "Citation",
     "ClaimSpan",
     "ExtractedClaim",
     "NumericClaim",
-    "Sentence",
     "chip_aliases",
     "citation_at",
     "citation_tokens",

@@ -19,12 +19,7 @@ from reviewtrail.evidence.catalog import (
 from reviewtrail.ledger import record_type
 
 __all__ = [
-    "ALIAS_MAP",
     "CHIP_ALIAS",
-    "CLAIM",
-    "EVIDENCE_ITEM",
-    "EVIDENCE_LINK",
-    "PDF_EXTRACTION",
     "RECORD_TYPES",
     "RELATIONS",
     "AliasMap",

@@ -20,11 +20,10 @@ import msgspec
 from reviewtrail.config import ReviewerSettings, TraceSettings
 from reviewtrail.errors import ConfigError, InvalidInputError, NotFoundError
 from reviewtrail.ledger import Recorded, format_time, new_id, new_record
-from reviewtrail.media import is_text_media_type
+from reviewtrail.media import MediaKind, is_text_media_type, media_kind
 from reviewtrail.provenance.artifacts import VersionInfo, get_version
 from reviewtrail.provenance.runs import DEFAULT_PROJECT
 from reviewtrail.reviewer._cite_report import is_citation_code
-from reviewtrail.reviewer._media import MediaKind, media_kind
 from reviewtrail.reviewer._quick import quick_checks
 from reviewtrail.reviewer._records import SUMMARY_LIMIT, ArtifactReviewRun, CheckResult, Decision, ReviewFinding
 from reviewtrail.reviewer._reuse import configuration_digest, find_reusable, review_configuration

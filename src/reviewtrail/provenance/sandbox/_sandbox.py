@@ -78,16 +78,8 @@ from reviewtrail.provenance.sandbox._plan import (
 )
 
 __all__ = [
-    "SandboxRequest",
-    "SandboxResult",
-    "effective_env",
-    "host_workspace",
-    "kill_sandbox",
     "read_available",
-    "require_bwrap",
     "run_sandboxed",
-    "sandbox_options",
-    "start_sandbox",
 ]
 
 _POLL = 0.05  # seconds between checks of the cancel event

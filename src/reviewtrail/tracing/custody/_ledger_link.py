@@ -33,9 +33,7 @@ if TYPE_CHECKING:
     from reviewtrail.store import Store
 
 __all__ = [
-    "SAVE_BEGUN_TYPE",
     "SAVE_TOKEN_PATTERN",
-    "TRACE_RECORD_TYPE",
     "StoreLocator",
     "append_save_begun",
     "append_trace_record",
