@@ -98,7 +98,7 @@ def test_reads_decode_each_payload_once_into_its_model(store: Store, monkeypatch
     straight into their models: none is parsed, encoded again and then decoded."""
     from reviewtrail import _struct
     from reviewtrail.evidence import get_claim
-    from reviewtrail.provenance import list_artifacts
+    from reviewtrail.provenance.artifacts import list_artifacts
 
     run_id, _ = _report(store, "Accuracy is 0.91 [run:{run}].\n")
     evidence_id, _ = add_evidence(store, {"kind": "execution", "runId": run_id})
