@@ -73,10 +73,10 @@ def test_the_kinds_at_their_edges() -> None:
 
 def test_provenance_and_the_reviewer_use_this_one_module() -> None:
     from reviewtrail.provenance.runs import _runs
-    from reviewtrail.reviewer import _computation
+    from reviewtrail.reviewer import _computation, _specialist
     from reviewtrail.reviewer import _media as reviewer_media
 
     assert _runs.media_type_for is media.media_type_for
-    assert reviewer_media.media_kind is media.media_kind
-    assert reviewer_media.NARRATIVE_MEDIA_TYPES is media.NARRATIVE_MEDIA_TYPES
-    assert not hasattr(_computation, "NARRATIVE_MEDIA_TYPES")  # no second list of narrative types
+    assert _computation.media_kind is media.media_kind and _specialist.media_kind is media.media_kind
+    for module in (_computation, _specialist, reviewer_media):  # no second list of narrative types
+        assert not hasattr(module, "NARRATIVE_MEDIA_TYPES")
