@@ -41,6 +41,7 @@ main()
 STORE = {
     "reviewtrail._durable",
     "reviewtrail._face",
+    "reviewtrail._value",
     "reviewtrail._version",
     "reviewtrail.app",
     "reviewtrail.canonical",
@@ -206,6 +207,7 @@ QUEUE_PARTS = {
     "reviewtrail.human_review.records._records",
     "reviewtrail.human_review.records._run_records",
     "reviewtrail.human_review.records._self_identification",
+    "reviewtrail.human_review.records._tables",
     "reviewtrail.human_review.rules",
     "reviewtrail.human_review.rules._decision_rules",
     "reviewtrail.human_review.rules._frozen",
