@@ -275,9 +275,7 @@ def test_review_checkpoint_refuses_bad_input(mcp: InProcess, tmp_path: Path) -> 
     ]:
         error = error_of(mcp.call("review_checkpoint", arguments))
         assert (error["field"], error["exitCode"]) == (field, code), arguments
-    off = InProcess(
-        mcp.store, dataclasses.replace(mcp.settings, reviewer=dataclasses.replace(mcp.settings.reviewer, tier=None))
-    )
+    off = InProcess(mcp.store, mcp.settings.replace(reviewer=mcp.settings.reviewer.replace(tier=None)))
     error = error_of(off.call("review_checkpoint", {"spec": "report.md"}))
     assert (error["type"], error["field"], error["exitCode"]) == ("ConfigError", "reviewer", 5)
 

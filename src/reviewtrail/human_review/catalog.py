@@ -6,7 +6,6 @@ the row functions when a record of these types is given to the tables."""
 
 from __future__ import annotations
 
-from reviewtrail.human_review.records._tables import DECLARED
 from reviewtrail.human_review.records._record_names import (
     CAMPAIGN,
     DECISION,
@@ -19,6 +18,7 @@ from reviewtrail.human_review.records._record_names import (
     SECOND_JUDGMENT,
     TRAINING_RECEIPT,
 )
+from reviewtrail.human_review.records._tables import DECLARED
 
 __all__ = ["PROJECTIONS", "RECORD_TYPE_NAMES"]
 
