@@ -56,7 +56,7 @@ def bench_save_trace(cfg: Config) -> Result:
     import anyio
     from mcp import Client, StdioServerParameters
 
-    from reviewtrail.tracing import save_trace, trace_save_request
+    from reviewtrail.tracing.commands import save_trace, trace_save_request
 
     n = cfg.rep_count(200, 50)
     with work_dir("mcp-") as work:

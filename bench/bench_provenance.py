@@ -31,7 +31,9 @@ from reviewtrail.app import init_store
 from reviewtrail.config import Settings
 from reviewtrail.ledger import new_record
 from reviewtrail.ledger.records._envelope import format_time, new_id
-from reviewtrail.provenance import ExecutionRun, create_session, declare_artifact, lineage, run_code
+from reviewtrail.provenance.artifacts import declare_artifact, lineage
+from reviewtrail.provenance.records import ExecutionRun
+from reviewtrail.provenance.runs import create_session, run_code
 
 
 def _store(path):  # type: ignore[no-untyped-def]
@@ -69,8 +71,10 @@ def bench_sandbox(cfg: Config) -> Result:
 
 def bench_cgroup_overhead(cfg: Config) -> Result:
     from reviewtrail.provenance.sandbox import _cgroup
+    from reviewtrail.provenance.sandbox._bwrap import require_bwrap, sandbox_options
     from reviewtrail.provenance.sandbox._limits import ResourceLimits
-    from reviewtrail.provenance.sandbox._sandbox import SandboxRequest, require_bwrap, run_sandboxed, sandbox_options
+    from reviewtrail.provenance.sandbox._plan import SandboxRequest
+    from reviewtrail.provenance.sandbox._sandbox import run_sandboxed
 
     if _cgroup.cgroup_support() is not None:
         return Result("sandbox_cgroup_overhead", "SKIP", notes=[f"no control group here: {_cgroup.cgroup_support()}"])

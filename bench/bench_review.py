@@ -15,7 +15,8 @@ import time
 from _util import Config, Result, work_dir
 from reviewtrail.app import init_store
 from reviewtrail.config import ReviewerSettings, Settings
-from reviewtrail.provenance import create_session, declare_artifact, lineage, run_code
+from reviewtrail.provenance.artifacts import declare_artifact, lineage
+from reviewtrail.provenance.runs import create_session, run_code
 from reviewtrail.reviewer import review_artifact
 
 

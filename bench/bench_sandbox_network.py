@@ -28,7 +28,7 @@ from pathlib import Path
 from _util import Config, Result, work_dir
 from reviewtrail.app import init_store
 from reviewtrail.config import Settings
-from reviewtrail.provenance import create_session, run_code
+from reviewtrail.provenance.runs import create_session, run_code
 from reviewtrail.store import Store
 
 

@@ -24,7 +24,8 @@ import time
 from pathlib import Path
 
 from _util import Config, Result, clock, verdict, work_dir
-from reviewtrail.tracing import ReviewCall, record_call
+from reviewtrail.tracing.custody import record_call
+from reviewtrail.tracing.files import ReviewCall
 
 PROMPT = "Review the method section. " * 160  # ~4 KiB
 RESPONSE = ("Score: 6/10. The ablation is missing; however the main result holds.\n" * 120).encode()  # ~8 KiB

@@ -43,7 +43,8 @@ from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
 from reviewtrail.ledger import NewRecord, new_record
 from reviewtrail.ledger.records._envelope import format_time, new_id
-from reviewtrail.provenance import ExecutionRun, create_session
+from reviewtrail.provenance.records import ExecutionRun
+from reviewtrail.provenance.runs import create_session
 from reviewtrail.store import Store
 from reviewtrail.verify import spare_core, verify_store
 

@@ -53,7 +53,7 @@ class Campaign:
 
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory: pytest.TempPathFactory) -> Campaign:
-    from reviewtrail.provenance.sandbox._sandbox import bwrap_available
+    from reviewtrail.provenance.sandbox._bwrap import bwrap_available
 
     need(bwrap_available(), "bubblewrap (bwrap) is not installed")
     base = tmp_path_factory.mktemp("campaign")

@@ -40,7 +40,7 @@ KNOWN_BUGS: dict[str, str] = {}
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory, pg_server: PgServer, seaweed: SeaweedServer) -> Template:
-    from reviewtrail.provenance.sandbox._sandbox import bwrap_available
+    from reviewtrail.provenance.sandbox._bwrap import bwrap_available
 
     need(bwrap_available(), "bubblewrap (bwrap) is not installed")
     return build_template(tmp_path_factory.mktemp("campaign-scale"), pg_server, seaweed)

@@ -18,8 +18,9 @@ import pytest
 from conftest import init_cli_store, need, open_cli_store
 from conftest import run_wide as run
 from reviewtrail.cas._filesystem import FilesystemCas
-from reviewtrail.provenance import declare_artifact, pending_runs, repair_pending_runs, run_code
+from reviewtrail.provenance.artifacts import declare_artifact
 from reviewtrail.provenance.records._records import ARTIFACT_VERSION, artifact_id_for
+from reviewtrail.provenance.runs import pending_runs, repair_pending_runs, run_code
 from reviewtrail.provenance.runs._pending import session_locked
 
 RUN_ID = "01a22d6a-0000-7000-8000-00000000abcd"

@@ -33,7 +33,7 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Store:
 
 
 def _upload(store: Store, tmp_path: Path, text: str, name: str = "report.md") -> None:
-    from reviewtrail.provenance import upload_artifact
+    from reviewtrail.provenance.artifacts import upload_artifact
 
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
@@ -158,7 +158,7 @@ def test_review_reports_a_chip_without_a_mapping(store: Store, tmp_path: Path) -
 def test_review_distinguishes_missing_evidence_and_a_broken_chain(store: Store, tmp_path: Path) -> None:
     # sciencediscovery: "distinguishes missing Evidence nodes and broken Paper links"
     from reviewtrail.evidence import EvidenceItem, record_alias_map
-    from reviewtrail.provenance import get_version
+    from reviewtrail.provenance.artifacts import get_version
 
     broken = EvidenceItem.read({"evidenceId": "ev-broken", "origin": {"kind": "execution", "runId": "r-x"}})
     store.append([new_record(broken, actor="test", privacy="private")])
@@ -186,7 +186,7 @@ def test_review_passes_chips_mapped_to_intact_evidence(store: Store, tmp_path: P
 
 def test_conflicting_alias_maps_are_reported(store: Store, tmp_path: Path) -> None:
     from reviewtrail.evidence import add_evidence, record_alias_map
-    from reviewtrail.provenance import get_version
+    from reviewtrail.provenance.artifacts import get_version
 
     a, _ = add_evidence(store, {"kind": "paper", "paperId": "doi:10.1/a"})
     b, _ = add_evidence(store, {"kind": "paper", "paperId": "doi:10.1/b"})
@@ -199,7 +199,7 @@ def test_conflicting_alias_maps_are_reported(store: Store, tmp_path: Path) -> No
 
 def test_a_map_for_another_version_does_not_apply(store: Store, tmp_path: Path) -> None:
     from reviewtrail.evidence import add_evidence, record_alias_map
-    from reviewtrail.provenance import get_version
+    from reviewtrail.provenance.artifacts import get_version
 
     a, _ = add_evidence(store, {"kind": "paper", "paperId": "doi:10.1/a"})
     _upload(store, tmp_path, "Claim [ev1].\n")
@@ -211,7 +211,8 @@ def test_a_map_for_another_version_does_not_apply(store: Store, tmp_path: Path) 
 def test_a_chip_mapped_to_execution_evidence_backs_a_number(store: Store, tmp_path: Path) -> None:
     need(shutil.which("bwrap") is not None, "bubblewrap (bwrap) is not installed")
     from reviewtrail.evidence import add_evidence, record_alias_map
-    from reviewtrail.provenance import create_session, declare_artifact, get_version, run_code
+    from reviewtrail.provenance.artifacts import declare_artifact, get_version
+    from reviewtrail.provenance.runs import create_session, run_code
 
     session = create_session(store)
     code = "open('report.md', 'w').write('TP53 mutation frequency was 39.7% [ev1].\\n')"

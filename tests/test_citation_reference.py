@@ -13,7 +13,7 @@ import pytest
 
 from reviewtrail.app import init_store
 from reviewtrail.config import ReviewerSettings, Settings
-from reviewtrail.provenance import upload_artifact
+from reviewtrail.provenance.artifacts import upload_artifact
 from reviewtrail.reviewer import check_citations, review_artifact
 from reviewtrail.store import Store
 

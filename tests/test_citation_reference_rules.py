@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from reviewtrail.app import init_store
 from reviewtrail.config import ReviewerSettings, Settings
-from reviewtrail.provenance import upload_artifact
+from reviewtrail.media import JSON_MEDIA_TYPES, NARRATIVE_MEDIA_TYPES, media_kind
+from reviewtrail.provenance.artifacts import upload_artifact
 from reviewtrail.reviewer import ArtifactReviewRun, check_citations, get_review, review_artifact
-from reviewtrail.reviewer._media import JSON_MEDIA_TYPES, NARRATIVE_MEDIA_TYPES, media_kind
 from reviewtrail.reviewer._records import CheckResult, ReviewFinding
 from reviewtrail.reviewer._specialist import decide
 from reviewtrail.store import Store

@@ -9,15 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.evidence._claims import (
-    CHIP,
-    CITATION,
-    ExtractedClaim,
-    citation_tokens,
-    extract_claims,
-    is_numeric,
-    split_sentences,
-)
+from reviewtrail.evidence._claims import ExtractedClaim, citation_tokens, extract_claims, is_numeric, split_sentences
+from reviewtrail.evidence._sentences import CHIP, CITATION
 
 # (reply, the exact sentences split_sentences gives)
 SPLITS: list[tuple[str, list[str]]] = [

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from reviewtrail.app import init_store
 from reviewtrail.config import Settings
 from reviewtrail.evidence import add_evidence, chip_citation, extract_claims, record_claims, resolve_citation
-from reviewtrail.evidence._claims import CHIP, CITATION, citation_tokens
+from reviewtrail.evidence._claims import citation_tokens
 from reviewtrail.evidence._numeric import (
     _EVENT,
     _LITERATURE,
@@ -31,7 +31,7 @@ from reviewtrail.evidence._numeric import (
     literature_markers,
 )
 from reviewtrail.evidence._records import ClaimCitation
-from reviewtrail.evidence._sentences import CODE, URL, analyze, iter_sentences, split
+from reviewtrail.evidence._sentences import CHIP, CITATION, CODE, URL, analyze, iter_sentences, split
 from reviewtrail.store import Store
 
 # --- the non-measurements: the merged search equals one regular expression -------------------------

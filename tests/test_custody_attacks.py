@@ -362,7 +362,7 @@ def test_a_deleted_store_marker_is_integrity_and_init_restores_it_from_the_ledge
 
 
 def test_a_workspace_swapped_for_a_symlink_is_never_run_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from reviewtrail.provenance import create_session, run_code
+    from reviewtrail.provenance.runs import create_session, run_code
 
     settings = populated(tmp_path / "s")
     with open_store(settings) as store:

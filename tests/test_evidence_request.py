@@ -16,7 +16,7 @@ from reviewtrail.config import Settings
 from reviewtrail.errors import InvalidInputError, NotFoundError
 from reviewtrail.evidence import EvidenceRequest, get_evidence, record_evidence, record_reply_claims
 from reviewtrail.evidence._origin_request import quote_hash
-from reviewtrail.provenance import upload_artifact
+from reviewtrail.provenance.artifacts import upload_artifact
 from reviewtrail.store import Store
 
 ORIGINS = ("run", "artifact", "paper", "mcp", "remote_job", "user_input")

@@ -23,8 +23,10 @@ from in_toto_attestation.v1.statement import Statement
 from prov.model import ProvActivity, ProvDocument, ProvGeneration, ProvUsage
 
 from reviewtrail.provenance.artifacts._graph import LineageGraph, Node
-from reviewtrail.provenance.export._export import BUILD_TYPE, to_in_toto, to_prov_json
+from reviewtrail.provenance.export._common import BUILD_TYPE
 from reviewtrail.provenance.export._graph import merge_graph
+from reviewtrail.provenance.export._intoto import to_in_toto
+from reviewtrail.provenance.export._prov import to_prov_json
 from test_provenance_export import PM, R1, R2, V2, build, hexd, ref
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "slsa-build-type.md"

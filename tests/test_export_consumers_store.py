@@ -17,7 +17,8 @@ from conftest import need
 from reviewtrail.app import open_store
 from reviewtrail.cli._app import app
 from reviewtrail.models import ScriptedBackend, invoke
-from reviewtrail.provenance import create_session, declare_artifact, run_code, upload_artifact
+from reviewtrail.provenance.artifacts import declare_artifact, upload_artifact
+from reviewtrail.provenance.runs import create_session, run_code
 from reviewtrail.store import Store
 from test_export_consumers import load_in_toto
 

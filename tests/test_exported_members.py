@@ -18,7 +18,13 @@ from reviewtrail._face import reexports
 
 SRC = Path(reviewtrail.__file__).parent
 PACKAGES = sorted(p.parent.name for p in SRC.glob("*/__init__.py"))
-PARTS = ("campaigns", "export", "quality", "reads", "records", "rules", "session")
+# The packages split into parts, each part a face of its own, and their parts.
+SPLIT = {
+    "human_review": ("campaigns", "export", "quality", "reads", "records", "rules", "session"),
+    "tracing": ("commands", "custody", "files", "native", "otel", "rules"),
+    "provenance": ("artifacts", "export", "kernels", "records", "runs", "sandbox"),
+}
+PARTS = [f"{package}.{part}" for package, parts in SPLIT.items() for part in parts]
 
 
 def _public_names(module: types.ModuleType) -> set[str]:
@@ -169,7 +175,7 @@ def test_the_scan_sees_a_cross_package_private_import() -> None:
 FACES = [
     "reviewtrail",
     *(f"reviewtrail.{name}" for name in PACKAGES if name != "cli"),
-    *(f"reviewtrail.human_review.{part}" for part in PARTS),
+    *(f"reviewtrail.{part}" for part in PARTS),
 ]
 # The names the top-level face loads from reviewtrail.instrumentation, which it cannot import for type checkers.
 ROOT_NAMED = {"instrument", "reviewer_call", "ReviewerCall"}
@@ -199,34 +205,36 @@ def test_every_face_writes_each_name_once(package: str) -> None:
 
 
 @pytest.mark.parametrize("part", PARTS)
-def test_each_part_of_human_review_is_a_face_that_loads_nothing_up_front(part: str) -> None:
+def test_each_part_is_a_face_that_loads_nothing_up_front(part: str) -> None:
+    package = part.split(".", 1)[0]
     code = (
         "import sys\n"
-        f"import reviewtrail.human_review.{part} as part\n"
-        "print(len(part.__all__), sorted(m for m in sys.modules if m.startswith('reviewtrail.human_review.')))\n"
+        f"import reviewtrail.{part} as part\n"
+        f"print(len(part.__all__), sorted(m for m in sys.modules if m.startswith('reviewtrail.{package}.')))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split(" ", 1)
     assert int(out[0]) > 0
-    assert out[1].strip() == repr([f"reviewtrail.human_review.{part}"])
-    package = importlib.import_module(f"reviewtrail.human_review.{part}")
-    assert [name for name in package.__all__ if not hasattr(package, name)] == []
+    assert out[1].strip() == repr([f"reviewtrail.{part}"])
+    face = importlib.import_module(f"reviewtrail.{part}")
+    assert [name for name in face.__all__ if not hasattr(face, name)] == []
 
 
-def test_human_reviews_face_gives_only_what_the_composition_root_takes() -> None:
-    import reviewtrail.human_review as human_review
+@pytest.mark.parametrize("package", SPLIT)
+def test_a_split_packages_face_gives_only_what_the_composition_root_takes(package: str) -> None:
+    face = importlib.import_module(f"reviewtrail.{package}")
+    assert sorted(face.__all__) == ["PROJECTIONS", "RECORD_TYPES", "RECORD_TYPE_NAMES"]
 
-    assert sorted(human_review.__all__) == ["PROJECTIONS", "RECORD_TYPES", "RECORD_TYPE_NAMES"]
 
-
-def test_callers_import_the_part_of_human_review_they_use() -> None:
-    """Outside the package, nothing imports a name through human review's face but its record types
-    and query tables (the composition root's): the command line, the web pages, the MCP tools,
-    the benches and the tests import the part."""
-    allowed = {"PROJECTIONS", "RECORD_TYPES", "RECORD_TYPE_NAMES", *PARTS}
+@pytest.mark.parametrize("package", SPLIT)
+def test_callers_import_the_part_they_use(package: str) -> None:
+    """Outside the package, nothing imports a name through a split package's face but its record
+    types and query tables (the composition root's): the command line, the web pages, the MCP
+    tools, the benches and the tests import the part."""
+    allowed = {"PROJECTIONS", "RECORD_TYPES", "RECORD_TYPE_NAMES", *SPLIT[package]}
     roots = [SRC.parent.parent / folder for folder in ("src", "tests", "bench", "scripts")]
     found = []
-    for path in sorted(p for root in roots for p in root.rglob("*.py") if "human_review" not in p.parent.parts):
+    for path in sorted(p for root in roots for p in root.rglob("*.py") if package not in p.parent.parts):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.module == "reviewtrail.human_review":
+            if isinstance(node, ast.ImportFrom) and node.module == f"reviewtrail.{package}":
                 found += [f"{path.name}:{node.lineno} {a.name}" for a in node.names if a.name not in allowed]
     assert found == []

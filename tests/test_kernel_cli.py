@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from conftest import need, use_store
-from reviewtrail.provenance.sandbox._sandbox import bwrap_available
+from reviewtrail.provenance.sandbox._bwrap import bwrap_available
 
 REVIEWTRAIL = str(Path(sys.executable).parent / "reviewtrail")
 HOST_MODULE = b"reviewtrail.cli.runs._kernel_host"
@@ -373,8 +373,8 @@ def test_bad_inputs_are_refused_and_record_nothing(project: Path) -> None:
 
 # --- the rules, without a host -------------------------------------------------------------------
 def test_the_first_option_that_differs_is_named_and_env_values_never_are() -> None:
-    from reviewtrail.provenance import ResourceLimits
     from reviewtrail.provenance.kernels._protocol import KernelSettings, settings_difference
+    from reviewtrail.provenance.sandbox import ResourceLimits
 
     started = KernelSettings("python", {"TOKEN": "hunter2"}, "none", (), {}, ResourceLimits())
     assert settings_difference(started, started) is None

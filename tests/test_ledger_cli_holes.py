@@ -76,7 +76,7 @@ def test_user_types_near_reserved_names_are_still_accepted(store_env: Path, type
 
 
 def test_every_record_type_the_package_defines_is_reserved() -> None:
-    from reviewtrail.tracing.custody._ledger_link import TRACE_RECORD_TYPE
+    from reviewtrail.tracing.catalog import TRACE_RECORD_TYPE
 
     defined = [*payload_schemas(), TRACE_RECORD_TYPE]
     assert len(defined) >= 10

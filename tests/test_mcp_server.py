@@ -29,9 +29,10 @@ from reviewtrail.agents import TOOL_NAMES, WRITE_TOOLS
 from reviewtrail.app import open_store
 from reviewtrail.audit import AuditOptions
 from reviewtrail.human_review.rules import DecisionInput
-from reviewtrail.provenance import run_request, upload_artifact
+from reviewtrail.provenance.artifacts import upload_artifact
+from reviewtrail.provenance.runs import run_request
 from reviewtrail.store import Store
-from reviewtrail.tracing import TraceSaveRequest
+from reviewtrail.tracing.commands import TraceSaveRequest
 from support.human_review import add_item, add_prompt, add_run
 from support.mcp_agents import (
     CLI,

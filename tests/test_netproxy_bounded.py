@@ -11,11 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from conftest import need
-from reviewtrail.provenance import ResourceLimits
+from reviewtrail.provenance.sandbox import ResourceLimits
+from reviewtrail.provenance.sandbox._bwrap import bwrap_available
 from reviewtrail.provenance.sandbox._cgroup import cgroup_support
 from reviewtrail.provenance.sandbox._netproxy import MAX_CONNECTIONS, NetProxy
 from reviewtrail.provenance.sandbox._netproxy_rules import NetPolicy, parse_allow_entry
-from reviewtrail.provenance.sandbox._sandbox import SandboxRequest, bwrap_available, run_sandboxed
+from reviewtrail.provenance.sandbox._plan import SandboxRequest
+from reviewtrail.provenance.sandbox._sandbox import run_sandboxed
 
 # Threads one proxy may hold: its accept loop and, per connection served, the serving thread and
 # the downstream pump.

@@ -180,7 +180,7 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Store:
 
 
 def _computation(store: Store, tmp_path: Path, text: str, name: str = "report.md") -> list[tuple[str, str]]:
-    from reviewtrail.provenance import upload_artifact
+    from reviewtrail.provenance.artifacts import upload_artifact
     from reviewtrail.reviewer import review_artifact
 
     path = tmp_path / name

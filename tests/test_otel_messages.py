@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import reviewtrail
-from reviewtrail.tracing import iter_runs
+from reviewtrail.tracing.files import iter_runs
 from reviewtrail.tracing.files._reader import find_run
 from reviewtrail.tracing.otel._otel import spans_for_run
 from reviewtrail.tracing.otel._otel_messages import input_messages

@@ -33,7 +33,8 @@ from reviewtrail import __version__
 from reviewtrail.errors import BackendUnavailableError, ConfigError, InvalidInputError
 from reviewtrail.ledger import LedgerHead
 from reviewtrail.tracing.files._reader import find_run
-from reviewtrail.tracing.otel._otel import CallFacts, otlp_json, spans_for_run
+from reviewtrail.tracing.otel._otel import otlp_json, spans_for_run
+from reviewtrail.tracing.otel._otel_attrs import CallFacts
 from reviewtrail.tracing.otel._otel_export import export_to_endpoint, export_to_file, retry_delay
 from reviewtrail.tracing.otel._otlp_settings import OtlpSettings, load_settings, parse_header_list
 from test_trace_otel import (

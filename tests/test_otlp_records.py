@@ -22,11 +22,12 @@ from reviewtrail.config import ReviewerSettings, Settings
 from reviewtrail.errors import ConfigError
 from reviewtrail.models import MANIFEST_TYPE, ScriptedBackend
 from reviewtrail.models._http import endpoint_parts
-from reviewtrail.provenance import create_session, declare_artifact, run_code
+from reviewtrail.provenance.artifacts import declare_artifact
+from reviewtrail.provenance.runs import create_session, run_code
 from reviewtrail.reviewer import review_artifact
-from reviewtrail.reviewer._records import REVIEW_RUN
+from reviewtrail.reviewer.catalog import REVIEW_RUN
 from reviewtrail.store import Store
-from reviewtrail.tracing import iter_runs
+from reviewtrail.tracing.files import iter_runs
 from reviewtrail.tracing.files._reader import find_run
 from reviewtrail.tracing.otel._otel import parse_ns, spans_for_run
 from reviewtrail.tracing.otel._otel_attrs import server_endpoint

@@ -12,18 +12,16 @@ from conftest import need
 from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
 from reviewtrail.errors import ConflictError, InvalidInputError, NotFoundError
-from reviewtrail.provenance import (
-    create_session,
+from reviewtrail.provenance.artifacts import (
     declare_artifact,
-    delete_session,
     get_version,
     lineage,
     list_artifacts,
     render_tree,
-    run_code,
     upload_artifact,
     versions_of,
 )
+from reviewtrail.provenance.runs import create_session, delete_session, run_code
 from reviewtrail.store import Store
 from reviewtrail.verify import verify_store
 
@@ -143,7 +141,7 @@ def test_uploads_and_declare_errors(store: Store, tmp_path: Path) -> None:
 
 
 def test_persistent_kernels_record_each_evaluation(store: Store) -> None:
-    from reviewtrail.provenance import SessionKernel
+    from reviewtrail.provenance.kernels import SessionKernel
 
     session = create_session(store)
     with SessionKernel(store, session.session_id, "python", env={"K": "1"}) as kernel:
@@ -186,7 +184,8 @@ def test_a_model_turn_that_declares_an_artifact_is_in_its_lineage(store: Store) 
     assert [m.record_id for m in manifests] == [turn.manifest_envelope.id]
     assert manifests[0].attributes["endpointHost"] == "scripted.local"
     assert version.version.prompt_manifest_id == turn.manifest_envelope.id
-    from reviewtrail.provenance.export._export import to_in_toto, to_prov_json
+    from reviewtrail.provenance.export._intoto import to_in_toto
+    from reviewtrail.provenance.export._prov import to_prov_json
 
     prov = to_prov_json(graph)
     assert prov["activity"] and prov["entity"]

@@ -15,14 +15,14 @@ from reviewtrail.canonical import canonical_json
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.ledger import LedgerHead
 from reviewtrail.provenance.artifacts._graph import Edge, LineageGraph, Node
-from reviewtrail.provenance.export._export import (
+from reviewtrail.provenance.export._common import (
     BUILD_TYPE,
     CONTROL_PLANE_BUILDER,
     PROVENANCE_PREDICATE_TYPE,
     STATEMENT_TYPE,
-    to_in_toto,
-    to_prov_json,
 )
+from reviewtrail.provenance.export._intoto import to_in_toto
+from reviewtrail.provenance.export._prov import to_prov_json
 
 
 def hexd(c: str) -> str:

@@ -13,17 +13,11 @@ from hypothesis import strategies as st
 from reviewtrail.app import init_store
 from reviewtrail.config import Settings
 from reviewtrail.errors import InvalidInputError, NotFoundError
-from reviewtrail.provenance import (
-    DEFAULT_LIMITS,
-    ResourceLimits,
-    RunRequest,
-    diff_versions,
-    provenance_query,
-    provenance_view,
-    run_request,
-    upload_artifact,
-)
+from reviewtrail.provenance.artifacts import upload_artifact
+from reviewtrail.provenance.export import diff_versions, provenance_query, provenance_view
+from reviewtrail.provenance.runs import RunRequest, run_request
 from reviewtrail.provenance.runs._request import parse_pairs
+from reviewtrail.provenance.sandbox import DEFAULT_LIMITS, ResourceLimits
 from reviewtrail.store import Store
 
 

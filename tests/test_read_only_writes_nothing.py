@@ -25,7 +25,7 @@ import pytest
 from conftest import need
 from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
-from reviewtrail.provenance import create_session
+from reviewtrail.provenance.runs import create_session
 
 EXE = str(Path(sys.executable).parent / "reviewtrail")
 DROP_DAC = ["setpriv", "--inh-caps=-all", "--bounding-set=-dac_override,-dac_read_search,-fowner"]

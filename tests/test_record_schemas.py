@@ -15,7 +15,8 @@ import pytest
 from reviewtrail import app, tracing
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.store import Store
-from reviewtrail.tracing import ReviewCall, record_call
+from reviewtrail.tracing.custody import record_call
+from reviewtrail.tracing.files import ReviewCall
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACE_TYPE = "trace.review-call@1"

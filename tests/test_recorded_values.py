@@ -14,7 +14,8 @@ import reviewtrail
 from reviewtrail._struct import decode
 from reviewtrail.ledger import MemoryLedger, NewRecord, Recorded, new_record
 from reviewtrail.models import Invocation
-from reviewtrail.provenance import LineageGraph, RunOutcome, VersionInfo
+from reviewtrail.provenance.artifacts import LineageGraph, VersionInfo
+from reviewtrail.provenance.runs import RunOutcome
 from reviewtrail.reviewer import FINDING_CODES, FindingCode, ReviewFinding, ReviewOutcome
 from reviewtrail.reviewer._records import ArtifactReviewRun
 

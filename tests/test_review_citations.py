@@ -11,17 +11,16 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from reviewtrail.reviewer._citations import (
+from reviewtrail.reviewer._citations import check_citations, scan
+from reviewtrail.reviewer._cite_references import REFERENCE_HEADINGS
+from reviewtrail.reviewer._cite_report import (
     ADVICE_CITATION_NEEDED,
     ADVICE_ENTRY_UNCITED,
     CITATION_IDENTIFIER_MISSING,
     CITATION_MARKER_MISSING,
     CITATION_REFERENCE_MISSING,
-    REFERENCE_HEADINGS,
     CitationReport,
     Finding,
-    check_citations,
-    scan,
 )
 
 CORPUS = Path(__file__).parent / "corpus" / "citations"

@@ -113,7 +113,7 @@ def test_forged_extraction_text_must_be_a_real_cas_reference(project: Path) -> N
 def test_extract_pdf_of_a_file_that_is_no_pdf_records_nothing(project: Path) -> None:
     from reviewtrail.app import open_store
     from reviewtrail.config import Settings
-    from reviewtrail.evidence._records import PDF_EXTRACTION
+    from reviewtrail.evidence.catalog import PDF_EXTRACTION
 
     def stored() -> tuple[int, int]:
         root = project / "store"

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from reviewtrail.app import init_store
 from reviewtrail.config import ReviewerSettings, Settings
 from reviewtrail.evidence import add_evidence
-from reviewtrail.provenance import upload_artifact
+from reviewtrail.provenance.artifacts import upload_artifact
 from reviewtrail.reviewer import get_review, review_artifact, review_checkpoint
 from reviewtrail.reviewer._reuse import REVIEW_RULES_VERSION, review_configuration
 from reviewtrail.store import Store

@@ -12,7 +12,7 @@ from conftest import run_cli
 from reviewtrail.app import init_store
 from reviewtrail.config import ReviewerSettings, Settings
 from reviewtrail.errors import NotFoundError
-from reviewtrail.provenance import upload_artifact
+from reviewtrail.provenance.artifacts import upload_artifact
 from reviewtrail.reviewer import SUMMARY_LIMIT, review_artifact, review_summary
 from reviewtrail.store import Store
 

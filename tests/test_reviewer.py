@@ -23,7 +23,8 @@ from reviewtrail.evidence import (
     record_claims,
     record_pdf_extraction,
 )
-from reviewtrail.provenance import create_session, declare_artifact, get_version, run_code, versions_of
+from reviewtrail.provenance.artifacts import declare_artifact, get_version, versions_of
+from reviewtrail.provenance.runs import create_session, run_code
 from reviewtrail.reviewer import get_review, review_artifact, review_checkpoint, summarize
 from reviewtrail.reviewer._records import SUMMARY_LIMIT, ReviewFinding
 from reviewtrail.store import Store
@@ -163,7 +164,7 @@ def test_a_full_text_claim_without_extraction_is_flagged(store: Store) -> None:
 
 def test_smart_review_uses_a_traced_llm_call(store: Store, tmp_path: Path) -> None:
     from reviewtrail.models import ScriptedBackend
-    from reviewtrail.tracing import iter_runs, verify_traces
+    from reviewtrail.tracing.files import iter_runs, verify_traces
 
     _report(store, "Accuracy is 0.91 [run:{run}].\n")
     answer = json.dumps({"verdict": "revise", "findings": [{"code": "unclear-metric", "severity": "warning",
@@ -205,7 +206,7 @@ def test_smart_review_respects_trace_mode_and_never_accepts_a_stand_in(
     store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from reviewtrail.models import ScriptedBackend
-    from reviewtrail.tracing import iter_runs
+    from reviewtrail.tracing.files import iter_runs
 
     _report(store, "Accuracy is 0.91 [run:{run}].\n")
     ready = json.dumps({"verdict": "ready", "findings": []})
@@ -229,7 +230,7 @@ def test_smart_review_respects_trace_mode_and_never_accepts_a_stand_in(
 
 def test_second_read_regressions(store: Store, tmp_path: Path) -> None:
     from reviewtrail.models import ScriptedBackend
-    from reviewtrail.provenance import upload_artifact
+    from reviewtrail.provenance.artifacts import upload_artifact
     from reviewtrail.reviewer._llm import _parse
 
     # an unreadable LLM answer makes the tier inconclusive; prose with braces before the JSON is fine
@@ -269,7 +270,7 @@ def test_second_read_regressions(store: Store, tmp_path: Path) -> None:
 
 def test_mcp_and_artifact_evidence_resolve_and_stay_in_their_project(store: Store, tmp_path: Path) -> None:
     from reviewtrail.evidence import resolve_citation
-    from reviewtrail.provenance import upload_artifact
+    from reviewtrail.provenance.artifacts import upload_artifact
 
     add_evidence(store, {"kind": "mcp-record", "server": "pubmed", "recordType": "article", "recordId": "PMID9",
                          "contentScope": "abstract", "paperId": "doi:10.9/zz"})  # fmt: skip

@@ -22,7 +22,7 @@ from reviewtrail.app import open_store
 from reviewtrail.cli._app import app
 from reviewtrail.config import Settings
 from reviewtrail.errors import BackendUnavailableError
-from reviewtrail.provenance import (
+from reviewtrail.provenance.runs import (
     create_session,
     pending_run_problems,
     pending_runs,
@@ -31,7 +31,7 @@ from reviewtrail.provenance import (
 )
 from reviewtrail.provenance.runs._pending import session_lock, write_marker
 from reviewtrail.provenance.runs._snapshot import snapshot
-from reviewtrail.provenance.sandbox._sandbox import bwrap_available
+from reviewtrail.provenance.sandbox._bwrap import bwrap_available
 from reviewtrail.store import Store
 from support.sandbox import processes_with
 
@@ -224,7 +224,7 @@ def test_a_session_removed_while_a_run_waits_for_the_lock_is_not_run_in(
     lock: the run must then refuse, not run in (and record into) a deleted workspace."""
     import reviewtrail.provenance.runs._runs as runs
     from reviewtrail.errors import ReviewtrailError
-    from reviewtrail.provenance import delete_session, run_code
+    from reviewtrail.provenance.runs import delete_session, run_code
 
     session = create_session(store)
     real = runs.require_live_session

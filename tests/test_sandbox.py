@@ -20,14 +20,9 @@ from reviewtrail.errors import BackendUnavailableError, InvalidInputError, NotFo
 from reviewtrail.provenance.kernels import _kernels
 from reviewtrail.provenance.kernels._kernels import PythonKernel, ShellKernel
 from reviewtrail.provenance.sandbox import _bwrap
-from reviewtrail.provenance.sandbox._sandbox import (
-    BASE_ENV,
-    SandboxRequest,
-    SandboxResult,
-    bwrap_available,
-    effective_env,
-    run_sandboxed,
-)
+from reviewtrail.provenance.sandbox._bwrap import bwrap_available
+from reviewtrail.provenance.sandbox._plan import BASE_ENV, SandboxRequest, SandboxResult, effective_env
+from reviewtrail.provenance.sandbox._sandbox import run_sandboxed
 
 SNAPSHOT_PY = "import json, os\nprint(json.dumps({'cwd': os.getcwd(), 'env': dict(os.environ)}))\n"
 # What a bash child process sees, NUL-separated; bash adds `_` (the command's path) for children only.

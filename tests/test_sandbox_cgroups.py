@@ -21,10 +21,10 @@ from reviewtrail.app import init_store
 from reviewtrail.cli._app import app
 from reviewtrail.config import Settings
 from reviewtrail.errors import EXIT_BACKEND, BackendUnavailableError
-from reviewtrail.provenance import ResourceLimits, create_session, run_code
-from reviewtrail.provenance.sandbox import _cgroup
+from reviewtrail.provenance.runs import create_session, run_code
+from reviewtrail.provenance.sandbox import ResourceLimits, _cgroup
+from reviewtrail.provenance.sandbox._bwrap import bwrap_available
 from reviewtrail.provenance.sandbox._cgroup import CGROUP_V1, RunCgroup, cgroup_support, create_run_cgroup
-from reviewtrail.provenance.sandbox._sandbox import bwrap_available
 from support.sandbox import processes_with, run
 
 MiB = 1 << 20

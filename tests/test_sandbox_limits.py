@@ -14,9 +14,10 @@ from reviewtrail.app import init_store
 from reviewtrail.cli._app import app
 from reviewtrail.config import Settings
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.provenance import ResourceLimits, create_session, parse_size, run_code
+from reviewtrail.provenance.runs import create_session, run_code
+from reviewtrail.provenance.sandbox import ResourceLimits, parse_size
+from reviewtrail.provenance.sandbox._bwrap import bwrap_available
 from reviewtrail.provenance.sandbox._limits import reported_limit
-from reviewtrail.provenance.sandbox._sandbox import bwrap_available
 from reviewtrail.store import Store
 from support.sandbox import processes_with, run
 

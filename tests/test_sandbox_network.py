@@ -25,10 +25,12 @@ from reviewtrail.app import init_store
 from reviewtrail.cli._app import app
 from reviewtrail.config import Settings
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.provenance import create_session, run_code
+from reviewtrail.provenance.runs import create_session, run_code
+from reviewtrail.provenance.sandbox._bwrap import bwrap_available
 from reviewtrail.provenance.sandbox._netproxy import host_addresses
 from reviewtrail.provenance.sandbox._netproxy_rules import NetPolicy, address_refusal, parse_allow_entry
-from reviewtrail.provenance.sandbox._sandbox import SandboxRequest, SandboxResult, bwrap_available, run_sandboxed
+from reviewtrail.provenance.sandbox._plan import SandboxRequest, SandboxResult
+from reviewtrail.provenance.sandbox._sandbox import run_sandboxed
 from reviewtrail.store import Store
 from support.pgserver import PgServer
 

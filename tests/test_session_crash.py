@@ -17,7 +17,7 @@ from conftest import run_wide as run
 from reviewtrail.app import open_store
 from reviewtrail.cli._app import app
 from reviewtrail.config import Settings
-from reviewtrail.provenance.records._records import SESSION, SESSION_DELETED
+from reviewtrail.provenance.catalog import SESSION, SESSION_DELETED
 from reviewtrail.store import Store
 
 runner = CliRunner()
@@ -98,7 +98,7 @@ def test_a_crash_before_the_deletion_record_leaves_a_live_session(
 
 
 def test_verify_finds_and_finishes_unfinished_removals(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from reviewtrail.provenance import finish_session_removals, unfinished_session_removals
+    from reviewtrail.provenance.runs import finish_session_removals, unfinished_session_removals
 
     sid, workspace = _session_with_files(project)
     other, other_workspace = _session_with_files(project)

@@ -163,7 +163,7 @@ def test_the_file_tier_is_read_with_the_rest(tmp_path: Path) -> None:
 # --- domain functions take their settings from the caller -----------------------------------------
 @pytest.fixture
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Store:
-    from reviewtrail.provenance import upload_artifact
+    from reviewtrail.provenance.artifacts import upload_artifact
 
     monkeypatch.chdir(tmp_path)
     root = tmp_path / "store"
@@ -189,7 +189,7 @@ def test_smart_reviews_take_the_trace_mode_and_executor_model_from_the_caller(
 ) -> None:
     from reviewtrail.models import ScriptedBackend
     from reviewtrail.reviewer import review_artifact
-    from reviewtrail.tracing import iter_runs
+    from reviewtrail.tracing.files import iter_runs
 
     ready = json.dumps({"verdict": "ready", "findings": []})
     monkeypatch.setenv("ARIS_TRACE_MODE", "off")  # the process environment is not the caller's settings
@@ -208,7 +208,8 @@ def test_smart_reviews_take_the_trace_mode_and_executor_model_from_the_caller(
 
 
 def test_trace_recording_ignores_the_process_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from reviewtrail.tracing import ReviewCall, record_call
+    from reviewtrail.tracing.custody import record_call
+    from reviewtrail.tracing.files import ReviewCall
 
     monkeypatch.setenv("ARIS_TRACE_MODE", "off")
     monkeypatch.setenv("ARIS_TRACE_RUN_ID", "2020-01-01_run07")
@@ -219,7 +220,7 @@ def test_trace_recording_ignores_the_process_environment(tmp_path: Path, monkeyp
 
 
 def test_the_helper_resolver_takes_aris_repo_from_the_caller(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from reviewtrail.tracing import resolve_helper as resolve
+    from reviewtrail.tracing.files import resolve_helper as resolve
 
     repo = tmp_path / "aris"
     (repo / "tools").mkdir(parents=True)

@@ -37,7 +37,7 @@ from conftest import init_cli_store, open_cli_store
 from conftest import run_wide as run
 from reviewtrail.errors import IntegrityError, InvalidInputError
 from reviewtrail.ledger import LedgerHead, public_key_id
-from reviewtrail.provenance import upload_artifact
+from reviewtrail.provenance.artifacts import upload_artifact
 from reviewtrail.provenance.export._dsse import IN_TOTO_PAYLOAD_TYPE, envelope_json, pae, parse_envelope
 from reviewtrail.provenance.export._signed import sign_statement, statement_bytes, verify_statement_envelope
 from test_export_consumers import load_in_toto
@@ -189,7 +189,7 @@ def envelope() -> dict[str, Any]:
 
 
 def build_statement() -> dict[str, Any]:
-    from reviewtrail.provenance.export._export import to_in_toto
+    from reviewtrail.provenance.export._intoto import to_in_toto
 
     return to_in_toto(build(), LedgerHead("a1" * 32, 42))
 
@@ -490,7 +490,7 @@ class Recorder:
 def test_the_provenance_export_reads_the_head_once_at_the_start_of_its_snapshot(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from reviewtrail.provenance import provenance_query, provenance_view
+    from reviewtrail.provenance.export import provenance_query, provenance_view
 
     store = open_cli_store(project)
     try:
@@ -506,7 +506,7 @@ def test_the_provenance_export_reads_the_head_once_at_the_start_of_its_snapshot(
 def test_the_otel_export_reads_the_head_in_the_snapshot_of_its_call_facts(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from reviewtrail.tracing import export_trace_runs, otel_export_request
+    from reviewtrail.tracing.otel import export_trace_runs, otel_export_request
     from test_trace_otel import CallSpec, RunSpec, meta_doc, request_doc, write_run
 
     write_run(

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import run_cli as run
-from reviewtrail.tracing import iter_runs, verify_traces
+from reviewtrail.tracing.files import iter_runs, verify_traces
 
 EXE = str(Path(sys.executable).parent / "reviewtrail")
 

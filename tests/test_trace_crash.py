@@ -19,15 +19,8 @@ from reviewtrail.cli._app import app
 from reviewtrail.config import Settings, sqlite_url
 from reviewtrail.errors import StorageFullError
 from reviewtrail.store import Store
-from reviewtrail.tracing import (
-    ReviewCall,
-    iter_runs,
-    record_call,
-    repair_trace_links,
-    trace_ledger_problems,
-    verify_traces,
-)
-from reviewtrail.tracing.files import _writer
+from reviewtrail.tracing.custody import record_call, repair_trace_links, trace_ledger_problems
+from reviewtrail.tracing.files import ReviewCall, _writer, iter_runs, verify_traces
 
 EXE = str(Path(sys.executable).parent / "reviewtrail")
 SKILL = "auto-review-loop"

@@ -20,7 +20,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import run_cli as run
-from reviewtrail.tracing import assess, iter_runs, model_family, verify_traces
+from reviewtrail.tracing.files import iter_runs, verify_traces
+from reviewtrail.tracing.rules import assess, model_family
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from reviewtrail.cli._app import app
-from reviewtrail.tracing import verify_traces
+from reviewtrail.tracing.files import verify_traces
 
 runner = CliRunner()
 CHALLENGE_SCHEMA = "aris.copilot-native.challenge/v1"
@@ -224,7 +224,7 @@ def test_a_response_that_differs_from_the_bound_one_is_refused(project: Path) ->
 
 
 def _validate(path: Path) -> Any:
-    from reviewtrail.tracing import validate_native_evidence
+    from reviewtrail.tracing.native import validate_native_evidence
 
     return validate_native_evidence(path)
 

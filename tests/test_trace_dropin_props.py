@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reviewtrail.tracing import ReviewCall, iter_runs
+from reviewtrail.tracing.files import ReviewCall, iter_runs
 from reviewtrail.tracing.files._helper import aris_repo, manifest_repo_root, shell_quote
 from reviewtrail.tracing.native._native_evidence import bound_verdict
 

@@ -14,7 +14,8 @@ from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings, sqlite_url
 from reviewtrail.errors import BackendUnavailableError
 from reviewtrail.store import Store
-from reviewtrail.tracing import ReviewCall, record_call, repair_trace_links, trace_ledger_problems
+from reviewtrail.tracing.custody import record_call, repair_trace_links, trace_ledger_problems
+from reviewtrail.tracing.files import ReviewCall
 
 SKILL = "auto-review-loop"
 

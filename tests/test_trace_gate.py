@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from conftest import run_cli as run
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.tracing import positive_gate
+from reviewtrail.tracing.rules import positive_gate
 
 VERDICTS = st.sampled_from(["ready", "almost", "READY", " Almost ", "not ready", "clean", "PASS", "", None])
 SCORES = st.one_of(st.none(), st.floats(min_value=-5, max_value=15, allow_nan=False), st.integers(0, 10).map(float))

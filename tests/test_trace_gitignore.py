@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import run_cli
-from reviewtrail.tracing import with_traces_ignored
+from reviewtrail.tracing.files import with_traces_ignored
 
 LINES = st.sampled_from(
     [

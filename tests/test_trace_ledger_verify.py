@@ -15,7 +15,8 @@ from reviewtrail.cli._app import app
 from reviewtrail.config import Settings
 from reviewtrail.ledger import NewRecord
 from reviewtrail.store import Store
-from reviewtrail.tracing import ReviewCall, TraceResult, record_call, trace_ledger_problems, verify_traces
+from reviewtrail.tracing.custody import TraceResult, record_call, trace_ledger_problems
+from reviewtrail.tracing.files import ReviewCall, verify_traces
 from reviewtrail.verify import verify_store
 
 runner = CliRunner()

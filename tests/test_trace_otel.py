@@ -26,17 +26,11 @@ from typer.testing import CliRunner
 from reviewtrail.cli.trace._export import register
 from reviewtrail.errors import EXIT_BACKEND, BackendUnavailableError, InvalidInputError
 from reviewtrail.tracing.files._reader import TraceRun, find_run, iter_runs
-from reviewtrail.tracing.otel._otel import (
-    KIND_CLIENT,
-    KIND_INTERNAL,
-    STATUS_ERROR,
-    STATUS_UNSET,
-    genai_provider_name,
-    otlp_json,
-    spans_for_run,
-)
-from reviewtrail.tracing.otel._otel_export import export_to_endpoint, export_to_file, traces_url
-from reviewtrail.tracing.otel._otlp_settings import OtlpSettings
+from reviewtrail.tracing.otel._otel import KIND_CLIENT, KIND_INTERNAL, otlp_json, spans_for_run
+from reviewtrail.tracing.otel._otel_attrs import STATUS_ERROR, STATUS_UNSET
+from reviewtrail.tracing.otel._otel_export import export_to_endpoint, export_to_file
+from reviewtrail.tracing.otel._otel_provider import genai_provider_name
+from reviewtrail.tracing.otel._otlp_settings import OtlpSettings, traces_url
 
 PROMPT = "SECRET-PROMPT: please review section 3 of the confidential paper"
 RESPONSE = "SECRET-RESPONSE: the method is sound, score 7, verdict ready\n"

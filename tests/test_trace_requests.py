@@ -11,16 +11,9 @@ from typing import Any
 import pytest
 
 from reviewtrail.errors import InvalidInputError, NotFoundError
-from reviewtrail.tracing import (
-    OtelExportRequest,
-    TraceSaveRequest,
-    check_traces,
-    export_trace_runs,
-    otel_export_request,
-    save_trace,
-    trace_save_request,
-)
+from reviewtrail.tracing.commands import TraceSaveRequest, check_traces, save_trace, trace_save_request
 from reviewtrail.tracing.commands._save_request import FIELDS
+from reviewtrail.tracing.otel import OtelExportRequest, export_trace_runs, otel_export_request
 
 
 # --- trace save --------------------------------------------------------------------------------

@@ -18,8 +18,9 @@ from reviewtrail.cli._app import app
 from reviewtrail.config import Settings
 from reviewtrail.errors import IntegrityError
 from reviewtrail.store import Store
-from reviewtrail.tracing import ReviewCall, TraceResult, record_call, trace_ledger_check
+from reviewtrail.tracing.custody import TraceResult, record_call, trace_ledger_check
 from reviewtrail.tracing.custody._ledger_link import append_trace_record
+from reviewtrail.tracing.files import ReviewCall
 from reviewtrail.tracing.files._origin import ensure_project_id, project_id_path, read_project_id
 
 runner = CliRunner()

@@ -12,7 +12,8 @@ import pytest
 from reviewtrail.app import ProjectStores, init_store, open_store
 from reviewtrail.config import Settings
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.tracing import ReviewCall, record_call, trace_review, traced_review, verify_traces
+from reviewtrail.tracing.custody import record_call, trace_review, traced_review
+from reviewtrail.tracing.files import ReviewCall, verify_traces
 from reviewtrail.verify import verify_store
 
 ENV: dict[str, str] = {}
@@ -241,7 +242,7 @@ def test_verify_catches_forged_labels_and_changed_responses(tmp_path: Path) -> N
 def test_schemas_are_shipped_and_valid() -> None:
     from jsonschema import Draft202012Validator
 
-    from reviewtrail.tracing import load_schema
+    from reviewtrail.tracing.files import load_schema
 
     for kind in ("run.meta", "request", "meta", "event"):
         Draft202012Validator.check_schema(load_schema(kind))

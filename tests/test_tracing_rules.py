@@ -9,7 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.tracing import (
+from reviewtrail.tracing.files import inline_mode, resolve_mode
+from reviewtrail.tracing.files._layout import check_name
+from reviewtrail.tracing.rules import (
     FAMILIES,
     SENTINELS,
     SUCCESS_STATUSES,
@@ -17,13 +19,10 @@ from reviewtrail.tracing import (
     assess,
     effective_reviewer,
     independence_verified,
-    inline_mode,
     model_family,
     normalize_reported,
-    resolve_mode,
     review_independence,
 )
-from reviewtrail.tracing.files._layout import check_name
 
 
 @pytest.mark.parametrize(

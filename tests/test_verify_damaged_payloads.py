@@ -17,8 +17,9 @@ from typer.testing import CliRunner
 from reviewtrail.app import init_store, open_store
 from reviewtrail.cli._app import app
 from reviewtrail.config import Settings
-from reviewtrail.provenance import create_session
-from reviewtrail.tracing import ReviewCall, record_call
+from reviewtrail.provenance.runs import create_session
+from reviewtrail.tracing.custody import record_call
+from reviewtrail.tracing.files import ReviewCall
 
 runner = CliRunner()
 

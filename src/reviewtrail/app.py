@@ -194,7 +194,7 @@ def payload_schemas() -> dict[str, dict[str, Any]]:
 class ProjectStores:
     """The store configured for a project folder, its settings read there (``env``, default the
     process environment, over the folder's ``reviewtrail.toml``). Given to trace recording
-    (:func:`reviewtrail.tracing.record_call`), which looks for the store before a call's files
+    (:func:`reviewtrail.tracing.custody.record_call`), which looks for the store before a call's files
     are written and opens it once they are safe."""
 
     def __init__(self, env: Mapping[str, str] | None = None) -> None:

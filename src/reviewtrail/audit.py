@@ -170,7 +170,7 @@ def _keep_status(store: Store, report: VerifyReport, options: AuditOptions) -> N
 
 def audit(store: Store, options: AuditOptions, progress: Progress | None = None) -> VerifyReport:
     """Verify everything; with ``options.repair``, then complete what the chain supports."""
-    from reviewtrail.provenance import (
+    from reviewtrail.provenance.runs import (
         orphan_workspaces,
         pending_run_problems,
         unfinished_session_removals,
@@ -196,7 +196,7 @@ def audit(store: Store, options: AuditOptions, progress: Progress | None = None)
     report.problems.extend(workspace_problems(store))
     report.notes.extend(orphan_workspaces(store))
     if options.project_dir is not None:
-        from reviewtrail.tracing import trace_ledger_check
+        from reviewtrail.tracing.custody import trace_ledger_check
 
         trace_problems, trace_notes = trace_ledger_check(store, options.project_dir)
         report.problems.extend(trace_problems)
@@ -281,7 +281,7 @@ def _repair(store: Store, options: AuditOptions, report: VerifyReport, *, rebuil
     if not report.chain_ok:
         report.notes.append("nothing repaired: the chain itself is damaged, and every repair rests on it")
         return
-    from reviewtrail.provenance import finish_session_removals, remove_orphan_workspaces, repair_pending_runs
+    from reviewtrail.provenance.runs import finish_session_removals, remove_orphan_workspaces, repair_pending_runs
 
     if rebuild:
         store.ledger.rebuild_projections()
@@ -290,6 +290,6 @@ def _repair(store: Store, options: AuditOptions, report: VerifyReport, *, rebuil
     report.repairs.extend(finish_session_removals(store))
     report.repairs.extend(remove_orphan_workspaces(store))
     if options.project_dir is not None:
-        from reviewtrail.tracing import repair_trace_links
+        from reviewtrail.tracing.custody import repair_trace_links
 
         report.repairs.extend(repair_trace_links(store, options.project_dir))

@@ -6,8 +6,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from reviewtrail.provenance import ResourceLimits
-from reviewtrail.provenance.sandbox._sandbox import SandboxRequest, SandboxResult, run_sandboxed
+from reviewtrail.provenance.sandbox import ResourceLimits
+from reviewtrail.provenance.sandbox._plan import SandboxRequest, SandboxResult
+from reviewtrail.provenance.sandbox._sandbox import run_sandboxed
 
 
 def run(ws: Path, code: str, lang: str = "python", limits: ResourceLimits | None = None, **kw: Any) -> SandboxResult:

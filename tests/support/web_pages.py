@@ -47,7 +47,8 @@ def artifact_with_two_runs(store: Store) -> Artifact:
     """``report.md`` v1, written by a real sandbox run with injected variables, and v2, written
     by a run recorded without a result (as ``verify --repair`` records an interrupted run), then
     reviewed at the quick tier; ``notes.md`` v1, never reviewed."""
-    from reviewtrail.provenance import create_session, declare_artifact, run_code
+    from reviewtrail.provenance.artifacts import declare_artifact
+    from reviewtrail.provenance.runs import create_session, run_code
     from reviewtrail.provenance.runs._runs import record_run
     from reviewtrail.provenance.runs._snapshot import snapshot
     from reviewtrail.reviewer import review_artifact
@@ -88,7 +89,8 @@ def artifact_with_two_runs(store: Store) -> Artifact:
 def three_rounds(store: Store, project: Path) -> None:
     """Run ``auto-review-loop/2026-04-15_run01`` of ``project``: three reviewer calls, recorded
     in the store; the verdict and score change between the first two rounds only."""
-    from reviewtrail.tracing import ReviewCall, record_call
+    from reviewtrail.tracing.custody import record_call
+    from reviewtrail.tracing.files import ReviewCall
 
     for purpose, response, verdict in ROUNDS:
         call = ReviewCall(

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reviewtrail import _listen
-from reviewtrail._listen import bind_loopback, http_url
+from reviewtrail._listen import http_url
 
-__all__ = ["MCP_PATH", "Listening", "bind_loopback", "loopback_address"]
+__all__ = ["MCP_PATH", "Listening", "loopback_address"]
 
 MCP_PATH = "/mcp"  # the streamable HTTP endpoint
 

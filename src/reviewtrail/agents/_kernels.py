@@ -2,7 +2,7 @@
 session and language, kept by the server between calls, so variables and imports persist.
 
 ``reviewtrail run`` is one process per run and cannot keep a kernel; the MCP server is one
-long-lived process, so it can (:class:`~reviewtrail.provenance.SessionKernel`: every evaluation is
+long-lived process, so it can (:class:`~reviewtrail.provenance.kernels.SessionKernel`: every evaluation is
 a recorded run with ``kernelMode`` ``persistent`` and its ``kernelId``). A kernel starts with the
 first call's environment, network and limits; a later call that asks for others is refused
 (field ``kernel``) rather than silently run with the first call's. A kernel that died (a timeout,
@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 from reviewtrail.errors import InvalidInputError
 
 if TYPE_CHECKING:
-    from reviewtrail.provenance import RunOutcome, RunRequest, SessionKernel
+    from reviewtrail.provenance.kernels import SessionKernel
+    from reviewtrail.provenance.runs import RunOutcome, RunRequest
     from reviewtrail.store import Store
 
 __all__ = ["KernelPool"]
@@ -65,7 +66,7 @@ class KernelPool:
         return held[0].evaluate(request.code, request.timeout)
 
     def _start(self, session_id: str, request: RunRequest) -> SessionKernel:
-        from reviewtrail.provenance import SessionKernel
+        from reviewtrail.provenance.kernels import SessionKernel
 
         return SessionKernel(
             self._store,

@@ -49,7 +49,7 @@ def register_read_tools(server: MCPServer[Any], box: Toolbox) -> None:
         """provenance: trace an artifact version back to its derivations, runs, sessions and model
         turns, as 'reviewtrail provenance SPEC --json' (tree is given as its JSON graph). A key
         that is missing or not Ed25519 is refused (exit 2, field sign-key) before anything is read."""
-        from reviewtrail.provenance import provenance_query, provenance_view
+        from reviewtrail.provenance.export import provenance_query, provenance_view
 
         pem = box.paths.read(sign_key, "key", field="sign-key") if sign_key is not None else None
         query = provenance_query(spec, project or box.project, format, as_json=True, sign_key_pem=pem)
@@ -70,7 +70,7 @@ def register_read_tools(server: MCPServer[Any], box: Toolbox) -> None:
         from reviewtrail.app import catalog
         from reviewtrail.audit import AuditOptions, audit
         from reviewtrail.errors import EXIT_INTEGRITY
-        from reviewtrail.tracing import existing_project_root
+        from reviewtrail.tracing.files import existing_project_root
 
         paths = box.paths
         with contextlib.ExitStack() as held:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
     from mcp.types import CallToolResult
 
-    from reviewtrail.provenance import RunOutcome, RunRequest
+    from reviewtrail.provenance.runs import RunOutcome, RunRequest
 
 __all__ = ["KERNEL", "register_record_tools"]
 
@@ -59,7 +59,7 @@ def _artifacts(server: MCPServer[Any], box: Toolbox) -> None:
         llm_declared), linked to the recorded runs that wrote exactly these bytes there. Refused
         (exit 6) while a run of the session is pending; bytes no recorded run wrote are declared with
         a warning (in "warnings"). As 'reviewtrail artifact declare NAME --session S --path P --json'."""
-        from reviewtrail.provenance import declare_artifact as declare
+        from reviewtrail.provenance.artifacts import declare_artifact as declare
 
         info = declare(
             box.store, session_id=session, name=name, path=path, media_type=media_type, actor=actor,
@@ -83,7 +83,7 @@ def _artifacts(server: MCPServer[Any], box: Toolbox) -> None:
         version already reviewed with the same configuration reuses that review (reusedFromReviewId)
         unless force. As 'reviewtrail review run SPEC --json'."""
         from reviewtrail.errors import ConfigError
-        from reviewtrail.provenance import parse_spec
+        from reviewtrail.provenance.artifacts import parse_spec
         from reviewtrail.reviewer import review_artifact, reviewer_tier
 
         name, version = parse_spec(spec)
@@ -101,7 +101,7 @@ def _artifacts(server: MCPServer[Any], box: Toolbox) -> None:
 
 
 def _run_code(server: MCPServer[Any], box: Toolbox) -> None:
-    from reviewtrail.provenance import run_request
+    from reviewtrail.provenance.runs import run_request
 
     def run_code(**arguments: Any) -> Json | CallToolResult:
         """run_code: run code under bubblewrap in a session's workspace and record the ExecutionRun,
@@ -117,7 +117,7 @@ def _run_code(server: MCPServer[Any], box: Toolbox) -> None:
         (python or bash; started on the first such call, kept by the server, so variables persist),
         each evaluation a recorded run with kernelMode persistent. Needs a server started with
         --allow-writes --allow-run."""
-        from reviewtrail.provenance import require_bwrap
+        from reviewtrail.provenance.sandbox import require_bwrap
 
         kernel = bool(arguments.pop("kernel"))
         project = arguments.pop("project") or box.project
@@ -131,7 +131,7 @@ def _run_code(server: MCPServer[Any], box: Toolbox) -> None:
         if kernel:
             outcome = _in_kernel(box, request)
         else:
-            from reviewtrail.provenance import start_run
+            from reviewtrail.provenance.runs import start_run
 
             outcome = start_run(box.store, request, on_wait=lambda message: print(message, file=sys.stderr))
         return _run_result(outcome)
@@ -154,7 +154,7 @@ KERNEL = inspect.Parameter(
 def _in_kernel(box: Toolbox, request: RunRequest) -> RunOutcome:
     session = request.session_id
     if session is None:
-        from reviewtrail.provenance import create_session
+        from reviewtrail.provenance.runs import create_session
 
         session = create_session(box.store, request.project_id).session_id
     return box.kernels.evaluate(session, request)
@@ -200,7 +200,7 @@ def _run_result(outcome: RunOutcome) -> Json | CallToolResult:
 
 
 def _trace(server: MCPServer[Any], box: Toolbox) -> None:
-    from reviewtrail.tracing import TraceSaveRequest
+    from reviewtrail.tracing.commands import TraceSaveRequest
 
     required = {"skill", "purpose"}
 
@@ -216,8 +216,8 @@ def _trace(server: MCPServer[Any], box: Toolbox) -> None:
         files_referenced, duration_ms, ...). The rules derive
         reviewer_model, review_independence and acceptance_status; declared families are recorded as
         claims only. An empty string is taken as not given, except for skill and purpose."""
-        from reviewtrail.tracing import save_trace as save
-        from reviewtrail.tracing import trace_save_request
+        from reviewtrail.tracing.commands import save_trace as save
+        from reviewtrail.tracing.commands import trace_save_request
 
         options = {k: (None if v == "" and k not in required else v) for k, v in arguments.items()}
         options = _trace_paths(box, options)

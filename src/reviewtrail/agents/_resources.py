@@ -41,14 +41,14 @@ def register_resources(server: MCPServer[Any], box: Toolbox) -> None:
     @server.resource("reviewtrail://artifacts", name="artifacts", mime_type=JSON)
     def artifacts() -> str:
         """The latest version of every artifact of the server's project (reviewtrail artifact ls)."""
-        from reviewtrail.provenance import list_artifacts
+        from reviewtrail.provenance.artifacts import list_artifacts
 
         return read(lambda: [v.to_json() for v in list_artifacts(box.store, box.project)])
 
     @server.resource("reviewtrail://artifacts/{name}", name="artifact-versions", mime_type=JSON)
     def artifact_versions(name: str) -> str:
         """Every version of one artifact, oldest first (reviewtrail artifact show NAME)."""
-        from reviewtrail.provenance import versions_of
+        from reviewtrail.provenance.artifacts import versions_of
 
         def versions() -> list[dict[str, Any]]:
             found = versions_of(box.store, name, box.project)
@@ -61,7 +61,7 @@ def register_resources(server: MCPServer[Any], box: Toolbox) -> None:
     @server.resource("reviewtrail://artifacts/{name}/{version}", name="artifact-version", mime_type=JSON)
     def artifact_version(name: str, version: str) -> str:
         """One version of an artifact: its content reference, origin, session and derivations."""
-        from reviewtrail.provenance import get_version
+        from reviewtrail.provenance.artifacts import get_version
 
         if not version.isdigit():
             raise _resource_error(InvalidInputError(f"{version!r} is not a version number", field="version"))
@@ -71,14 +71,15 @@ def register_resources(server: MCPServer[Any], box: Toolbox) -> None:
     def traces() -> str:
         """Reviewer-call trace runs under .aris/traces (reviewtrail trace ls): calls, completion,
         last status, acceptance and verdicts."""
-        from reviewtrail.tracing import list_runs
+        from reviewtrail.tracing.commands import list_runs
 
         return read(lambda: [r.to_json() for r in list_runs(_project(project_dir))])
 
     @server.resource("reviewtrail://traces/{skill}/{run}", name="trace-run", mime_type=JSON)
     def trace_run(skill: str, run: str) -> str:
         """One trace run's metadata and a row per reviewer call (reviewtrail trace show SKILL/RUN)."""
-        from reviewtrail.tracing import find_run, show_run
+        from reviewtrail.tracing.commands import show_run
+        from reviewtrail.tracing.files import find_run
 
         return read(lambda: show_run(find_run(_project(project_dir), f"{skill}/{run}")).to_json())
 
@@ -106,7 +107,7 @@ def register_resources(server: MCPServer[Any], box: Toolbox) -> None:
 
 
 def _project(project_dir: Path | None) -> Path:
-    from reviewtrail.tracing import existing_project_root
+    from reviewtrail.tracing.files import existing_project_root
 
     return existing_project_root(project_dir)
 

@@ -14,7 +14,8 @@ import socket
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from reviewtrail.agents._bind import MCP_PATH, Listening, bind_loopback, loopback_address
+from reviewtrail._listen import bind_loopback
+from reviewtrail.agents._bind import MCP_PATH, Listening, loopback_address
 from reviewtrail.agents._options import ServerOptions
 from reviewtrail.agents._start import serving
 from reviewtrail.config import Settings

@@ -165,7 +165,7 @@ def server_paths(settings: Settings, options: ServerOptions) -> PathRule:
     from pathlib import Path
 
     from reviewtrail.config import sqlite_path
-    from reviewtrail.tracing import project_root
+    from reviewtrail.tracing.files import project_root
 
     project = project_root(options.project_dir)
     cas = settings.cas_url

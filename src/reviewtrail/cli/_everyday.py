@@ -140,7 +140,7 @@ def _digest(hexdigest: str) -> str:
 def trace_save(*, options: dict[str, Any], as_json: bool) -> None:
     """``options``: every option of ``trace save`` but ``--json``, by parameter name."""
     from reviewtrail.app import ProjectStores
-    from reviewtrail.tracing import save_trace, trace_save_request
+    from reviewtrail.tracing.commands import save_trace, trace_save_request
 
     result = save_trace(trace_save_request(options), env=trace_env(), store=ProjectStores())
     if as_json:

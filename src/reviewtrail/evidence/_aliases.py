@@ -52,7 +52,7 @@ def alias_map_record(
     source: dict[str, Any] | None = None,
     artifact: Any = None,
 ) -> AliasMap:
-    """The record for an alias map; ``artifact`` is a :class:`~reviewtrail.provenance.VersionInfo` or None."""
+    """The record for an alias map; ``artifact`` is a :class:`~reviewtrail.provenance.artifacts.VersionInfo` or None."""
     for value, name in ((turn_id, "turnId"), (review_run_id, "reviewRunId")):
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise InvalidInputError(f"must be a non-empty string or None, not {value!r}", field=name)

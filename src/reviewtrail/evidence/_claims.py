@@ -35,10 +35,8 @@ from typing import Any
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.evidence._numeric import is_numeric_span, literature_markers
 from reviewtrail.evidence._sentences import (
-    BEFORE_NUMBER,
     CHIP,
     CITATION,
-    NEVER_END,
     Layout,
     Sentence,
     analyze,
@@ -47,15 +45,10 @@ from reviewtrail.evidence._sentences import (
 )
 
 __all__ = [
-    "BEFORE_NUMBER",
-    "CHIP",
-    "CITATION",
-    "NEVER_END",
     "Citation",
     "ClaimSpan",
     "ExtractedClaim",
     "NumericClaim",
-    "Sentence",
     "chip_aliases",
     "citation_at",
     "citation_tokens",

@@ -128,7 +128,7 @@ def resolve_citation(store: Store, type_: str, id_: str) -> str | None:
         rows = store.ledger.rows("prov_runs", record_id=id_)
         return f"execution:{id_}" if rows else None
     if t == "artifact":
-        from reviewtrail.provenance import parse_spec
+        from reviewtrail.provenance.artifacts import parse_spec
 
         try:
             name, version = parse_spec(id_)
@@ -218,7 +218,7 @@ def record_claims(
 
     ``aliases`` is the turn's alias map (``ev1`` → evidence id): chips resolve through it, and it
     is recorded in the same batch, for this reply's content and for ``artifact`` (a
-    :class:`~reviewtrail.provenance.VersionInfo`) when given.
+    :class:`~reviewtrail.provenance.artifacts.VersionInfo`) when given.
     """
     layout, spans = claim_spans(reply, review_run_id=review_run_id, turn_id=turn_id)
     first = next(spans, None)

@@ -66,7 +66,7 @@ def _mcp_origin(mcp: str, scope: str, paper_id: str | None) -> dict[str, Any]:
 
 
 def _artifact_origin(store: Store, spec: str, project_id: str) -> dict[str, Any]:
-    from reviewtrail.provenance import get_version, parse_spec
+    from reviewtrail.provenance.artifacts import get_version, parse_spec
 
     name, version = parse_spec(spec)
     info = get_version(store, name, version, project_id)
@@ -115,7 +115,7 @@ def record_reply_claims(
     ``artifact`` (``NAME[@VERSION]`` of ``project_id``) when given."""
     info = None
     if artifact is not None:
-        from reviewtrail.provenance import get_version, parse_spec
+        from reviewtrail.provenance.artifacts import get_version, parse_spec
 
         name, version = parse_spec(artifact)
         info = get_version(store, name, version, project_id)

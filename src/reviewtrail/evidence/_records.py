@@ -15,17 +15,11 @@ from reviewtrail.evidence.catalog import (
     EVIDENCE_ITEM,
     EVIDENCE_LINK,
     PDF_EXTRACTION,
-    origin_key,
 )
 from reviewtrail.ledger import record_type
 
 __all__ = [
-    "ALIAS_MAP",
     "CHIP_ALIAS",
-    "CLAIM",
-    "EVIDENCE_ITEM",
-    "EVIDENCE_LINK",
-    "PDF_EXTRACTION",
     "RECORD_TYPES",
     "RELATIONS",
     "AliasMap",
@@ -42,7 +36,6 @@ __all__ = [
     "RemoteJobOrigin",
     "UserInputOrigin",
     "normalize_paper_id",
-    "origin_key",
 ]
 
 #: A chip's alias as recorded: lower case, ``ev``, ``evidence`` or ``artifact`` then digits.

@@ -81,7 +81,6 @@ __all__ = [
     "NEVER_END",
     "URL",
     "Layout",
-    "Role",
     "Sentence",
     "analyze",
     "iter_sentences",

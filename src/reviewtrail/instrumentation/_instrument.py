@@ -93,7 +93,7 @@ def instrument(
     from reviewtrail.config import load_settings
     from reviewtrail.ledger import NewRecord
     from reviewtrail.models import MANIFEST_TYPE
-    from reviewtrail.tracing import existing_project_root
+    from reviewtrail.tracing.files import existing_project_root
 
     sdk = _sdk(client)
     if client in _instrumented:

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from reviewtrail.ledger import Privacy
     from reviewtrail.models import ModelTurn, RecordedTurn
     from reviewtrail.store import Store
-    from reviewtrail.tracing import ReviewCall, TraceResult
+    from reviewtrail.tracing.custody import TraceResult
+    from reviewtrail.tracing.files import ReviewCall
 
 __all__ = ["Endpoint", "Recorder"]
 
@@ -61,7 +62,7 @@ class Recorder:
 
     def save_trace(self, call: ReviewCall, *, mode: str | None, run_id: str | None) -> TraceResult:
         """Save one reviewer call in the project's ``.aris/traces`` and record it in the store."""
-        from reviewtrail.tracing import record_call
+        from reviewtrail.tracing.custody import record_call
 
         return record_call(
             call, project_dir=self.project_dir, mode=mode, run_id=run_id, env=self.trace_env, store=self.store

@@ -6,7 +6,7 @@ request asked for, the reported one only the ``model`` the API's response carrie
 ``backend-reported``), never the request's; a response that carried none leaves it null. The
 verdict and the completion and positivity flags are the caller's, set on the handle inside the
 block once the answer has been judged; they apply to the block's last call. A block that raises
-saves its last call with status ``error`` and no flag set (as :func:`reviewtrail.tracing.trace_review`).
+saves its last call with status ``error`` and no flag set (as :func:`reviewtrail.tracing.custody.trace_review`).
 """
 
 from __future__ import annotations
@@ -23,14 +23,28 @@ from reviewtrail.instrumentation._active import ACTIVE, CallSink
 
 if TYPE_CHECKING:
     from reviewtrail.instrumentation._calls import Call
-    from reviewtrail.tracing import ReviewCall, TraceResult
+    from reviewtrail.tracing.custody import TraceResult
+    from reviewtrail.tracing.files import ReviewCall
 
 __all__ = ["ReviewerCall", "reviewer_call"]
 
 
 class ReviewerCall:
-    """The handle of a ``reviewer_call`` block: set ``verdict`` and the flags once the answer is
-    judged; after the block, ``traces`` holds where each call was saved."""
+    """Marks the SDK calls of a block as reviewer calls (``with`` or ``async with``), as ``reviewer_call``::
+
+        with reviewtrail.reviewer_call(skill="research-review", purpose="round-1", executor_model="gpt-5") as review:
+            answer = client.messages.create(model="claude-sonnet-4-5", max_tokens=2048, messages=[...])
+            review.verdict, review.review_completed = "ready", True
+
+    Every call an instrumented client makes in the block is recorded as always (prompt manifest and
+    usage, when the call returns) and, when the block ends, saved as one reviewer call of the trace
+    run of ``skill`` (``.aris/traces/<skill>/<date>_runNN/NNN-<purpose>.*``) and recorded in the
+    store. ``executor`` and ``executor_model`` say who asked for the review (caller-declared);
+    ``trace_mode`` (full, meta, off) and ``run_id`` as for ``reviewtrail trace save``, the
+    ``ARIS_TRACE_*`` settings otherwise. Names are checked here, before any call. On the handle, set
+    ``verdict`` and the flags once the answer is judged; after the block, ``traces`` holds where each
+    call was saved.
+    """
 
     def __init__(
         self,
@@ -45,7 +59,7 @@ class ReviewerCall:
         trace_mode: str | None = None,
         run_id: str | None = None,
     ) -> None:
-        from reviewtrail.tracing import ReviewCall, check_name
+        from reviewtrail.tracing.files import ReviewCall, check_name
 
         check_name(skill, "skill")
         check_name(purpose, "purpose")
@@ -153,39 +167,4 @@ class ReviewerCall:
         return review
 
 
-def reviewer_call(
-    skill: str,
-    purpose: str,
-    *,
-    executor: str | None = None,
-    executor_model: str | None = None,
-    thread_id: str | None = None,
-    effort: str | None = None,
-    files_referenced: Iterable[str] = (),
-    trace_mode: str | None = None,
-    run_id: str | None = None,
-) -> ReviewerCall:
-    """Mark the SDK calls of a block as reviewer calls (``with`` or ``async with``)::
-
-        with reviewtrail.reviewer_call(skill="research-review", purpose="round-1", executor_model="gpt-5") as review:
-            answer = client.messages.create(model="claude-sonnet-4-5", max_tokens=2048, messages=[...])
-            review.verdict, review.review_completed = "ready", True
-
-    Every call an instrumented client makes in the block is recorded as always (prompt manifest and
-    usage, when the call returns) and, when the block ends, saved as one reviewer call of the trace
-    run of ``skill`` (``.aris/traces/<skill>/<date>_runNN/NNN-<purpose>.*``) and recorded in the
-    store. ``executor`` and ``executor_model`` say who asked for the review (caller-declared);
-    ``trace_mode`` (full, meta, off) and ``run_id`` as for ``reviewtrail trace save``, the
-    ``ARIS_TRACE_*`` settings otherwise. Names are checked here, before any call.
-    """
-    return ReviewerCall(
-        skill,
-        purpose,
-        executor=executor,
-        executor_model=executor_model,
-        thread_id=thread_id,
-        effort=effort,
-        files_referenced=files_referenced,
-        trace_mode=trace_mode,
-        run_id=run_id,
-    )
+reviewer_call = ReviewerCall

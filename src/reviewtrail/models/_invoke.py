@@ -16,7 +16,6 @@ from reviewtrail.models._completion import Completion, ModelBackend, check_messa
 from reviewtrail.models._prices import price_usage
 from reviewtrail.models._records import (
     CALL_TYPES,
-    MANIFEST_TYPE,
     REDACTION_STATUSES,
     CallType,
     ModelInvocationUsage,
@@ -25,6 +24,7 @@ from reviewtrail.models._records import (
     SkillRef,
     TokenUsage,
 )
+from reviewtrail.models.catalog import MANIFEST_TYPE
 
 if TYPE_CHECKING:
     from reviewtrail.store import Store

@@ -23,10 +23,8 @@ from reviewtrail.models.catalog import MANIFEST_TYPE, USAGE_TYPE
 __all__ = [
     "CALL_OUTCOMES",
     "CALL_TYPES",
-    "MANIFEST_TYPE",
     "RECORD_TYPES",
     "REDACTION_STATUSES",
-    "USAGE_TYPE",
     "CallError",
     "CallOutcome",
     "CallType",

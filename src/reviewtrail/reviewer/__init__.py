@@ -11,8 +11,8 @@ from reviewtrail import _face
 
 # Each name loads on first use: the composition root reads the record types and query tables alone.
 if typing.TYPE_CHECKING:
-    from reviewtrail.reviewer._citations import CitationReport as CitationReport
     from reviewtrail.reviewer._citations import check_citations as check_citations
+    from reviewtrail.reviewer._cite_report import CitationReport as CitationReport
     from reviewtrail.reviewer._finding_codes import FINDING_CODES as FINDING_CODES
     from reviewtrail.reviewer._finding_codes import FindingCode as FindingCode
     from reviewtrail.reviewer._records import DECISIONS as DECISIONS

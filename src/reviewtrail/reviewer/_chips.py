@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from reviewtrail.evidence import ClaimCitation, alias_maps_for, chain_problem, chip_citation, get_evidence
-from reviewtrail.provenance import VersionInfo
+from reviewtrail.provenance.artifacts import VersionInfo
 from reviewtrail.reviewer._chip_rule import ChipFacts, chip_findings, needs_chain
 from reviewtrail.reviewer._records import ReviewFinding
 from reviewtrail.store import Store

@@ -80,40 +80,11 @@ from reviewtrail.reviewer._cite_findings import (
 )
 from reviewtrail.reviewer._cite_identifiers import _scan_identifiers
 from reviewtrail.reviewer._cite_markers import scan_markers
-from reviewtrail.reviewer._cite_placeholders import PLACEHOLDER_VALUES, scan_placeholders
-from reviewtrail.reviewer._cite_references import REFERENCE_HEADINGS, parse_references
-from reviewtrail.reviewer._cite_report import (
-    ADVICE_CITATION_NEEDED,
-    ADVICE_ENTRY_UNCITED,
-    CITATION_IDENTIFIER_MISSING,
-    CITATION_MARKER_MISSING,
-    CITATION_REFERENCE_MISSING,
-    CitationCode,
-    CitationReport,
-    Decision,
-    Finding,
-    Location,
-    Severity,
-    is_citation_code,
-)
+from reviewtrail.reviewer._cite_placeholders import scan_placeholders
+from reviewtrail.reviewer._cite_references import parse_references
+from reviewtrail.reviewer._cite_report import CitationReport
 
-__all__ = [
-    "ADVICE_CITATION_NEEDED",
-    "ADVICE_ENTRY_UNCITED",
-    "CITATION_IDENTIFIER_MISSING",
-    "CITATION_MARKER_MISSING",
-    "CITATION_REFERENCE_MISSING",
-    "PLACEHOLDER_VALUES",
-    "REFERENCE_HEADINGS",
-    "CitationCode",
-    "CitationReport",
-    "Decision",
-    "Finding",
-    "Location",
-    "Severity",
-    "check_citations",
-    "is_citation_code",
-]
+__all__ = ["check_citations", "scan"]
 
 
 def scan(text: str) -> _Scan:

@@ -19,7 +19,6 @@ from reviewtrail.reviewer._cite_report import (
     CITATION_IDENTIFIER_MISSING,
     CITATION_MARKER_MISSING,
     CITATION_REFERENCE_MISSING,
-    CitationCode,
     Decision,
     Finding,
     Location,
@@ -27,6 +26,7 @@ from reviewtrail.reviewer._cite_report import (
     is_citation_code,
 )
 from reviewtrail.reviewer._cite_text import _is_cjk, _Lines, _strip_punctuation
+from reviewtrail.reviewer._finding_codes import CitationCode
 
 __all__ = [
     "_Resolution",

@@ -14,7 +14,6 @@ __all__ = [
     "CITATION_IDENTIFIER_MISSING",
     "CITATION_MARKER_MISSING",
     "CITATION_REFERENCE_MISSING",
-    "CitationCode",
     "CitationReport",
     "Decision",
     "Finding",

@@ -26,7 +26,7 @@ from reviewtrail.evidence import (
     resolve_citation,
 )
 from reviewtrail.media import media_kind
-from reviewtrail.provenance import VersionInfo, lineage
+from reviewtrail.provenance.artifacts import VersionInfo, lineage
 from reviewtrail.reviewer._chips import artifact_aliases, check_chips, resolve_chip
 from reviewtrail.reviewer._computation_rule import ClaimFacts, ComputationFacts, RunFacts, decide_computation
 from reviewtrail.reviewer._finding_codes import FindingCode

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from reviewtrail.config import ReviewerSettings, TraceSettings
 from reviewtrail.errors import ConfigError
-from reviewtrail.provenance import VersionInfo, lineage, render_tree
+from reviewtrail.provenance.artifacts import VersionInfo, lineage, render_tree
 from reviewtrail.reviewer._records import CheckResult, ReviewFinding
 from reviewtrail.store import Store
 
@@ -59,7 +59,7 @@ def configured_backend(settings: ReviewerSettings) -> Any:
 def prepare_backend(backend: Any, settings: ReviewerSettings, trace: TraceSettings) -> Any:
     """The backend a Smart or Deep review will call: ``backend`` or the one ``settings`` configure,
     once the trace mode allows such a review (it keeps the prompt and the response)."""
-    from reviewtrail.tracing import resolve_mode
+    from reviewtrail.tracing.files import resolve_mode
 
     mode = resolve_mode(None, env=trace.environ())
     if mode != "full":
@@ -162,7 +162,8 @@ def llm_review(
     trace: TraceSettings,
 ) -> LlmReview:
     from reviewtrail.models import invoke
-    from reviewtrail.tracing import ReviewCall, record_call
+    from reviewtrail.tracing.custody import record_call
+    from reviewtrail.tracing.files import ReviewCall
 
     backend = prepare_backend(backend, settings, trace)
     # A scripted backend is a stand-in, not a semantic model review: it is recorded as deterministic.

@@ -10,9 +10,9 @@
 
 from __future__ import annotations
 
-from reviewtrail.media import JSON_MEDIA_TYPES, NARRATIVE_MEDIA_TYPES, MediaKind, media_essence, media_kind
+from reviewtrail.media import MediaKind
 
-__all__ = ["JSON_MEDIA_TYPES", "NARRATIVE_MEDIA_TYPES", "MediaKind", "checks_for", "media_essence", "media_kind"]
+__all__ = ["checks_for"]
 
 
 def checks_for(kind: MediaKind) -> list[str]:

@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from reviewtrail.provenance import VersionInfo
+from reviewtrail.media import MediaKind
+from reviewtrail.provenance.artifacts import VersionInfo
 from reviewtrail.reviewer._citations import check_citations
 from reviewtrail.reviewer._computation import artifact_claims, check_computation, check_full_text, check_unresolved
-from reviewtrail.reviewer._media import MediaKind
 from reviewtrail.reviewer._records import CheckResult, ReviewFinding
 from reviewtrail.store import Store
 

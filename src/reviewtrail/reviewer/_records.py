@@ -22,7 +22,6 @@ from reviewtrail.reviewer.catalog import REVIEW_RUN
 __all__ = [
     "DECISIONS",
     "RECORD_TYPES",
-    "REVIEW_RUN",
     "SUMMARY_LIMIT",
     "ArtifactReviewRun",
     "CheckResult",

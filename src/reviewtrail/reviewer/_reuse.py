@@ -33,9 +33,11 @@ from typing import Any, Final
 
 from reviewtrail.canonical import canonical_sha256
 from reviewtrail.ledger import Envelope
-from reviewtrail.provenance import VersionInfo
-from reviewtrail.reviewer._media import MediaKind, checks_for
-from reviewtrail.reviewer._records import REVIEW_RUN, ArtifactReviewRun
+from reviewtrail.media import MediaKind
+from reviewtrail.provenance.artifacts import VersionInfo
+from reviewtrail.reviewer._media import checks_for
+from reviewtrail.reviewer._records import ArtifactReviewRun
+from reviewtrail.reviewer.catalog import REVIEW_RUN
 from reviewtrail.store import Store
 
 __all__ = [

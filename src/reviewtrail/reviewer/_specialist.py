@@ -20,10 +20,10 @@ import msgspec
 from reviewtrail.config import ReviewerSettings, TraceSettings
 from reviewtrail.errors import ConfigError, InvalidInputError, NotFoundError
 from reviewtrail.ledger import Recorded, format_time, new_id, new_record
-from reviewtrail.media import is_text_media_type
-from reviewtrail.provenance import DEFAULT_PROJECT, VersionInfo, get_version
+from reviewtrail.media import MediaKind, is_text_media_type, media_kind
+from reviewtrail.provenance.artifacts import VersionInfo, get_version
+from reviewtrail.provenance.runs import DEFAULT_PROJECT
 from reviewtrail.reviewer._cite_report import is_citation_code
-from reviewtrail.reviewer._media import MediaKind, media_kind
 from reviewtrail.reviewer._quick import quick_checks
 from reviewtrail.reviewer._records import SUMMARY_LIMIT, ArtifactReviewRun, CheckResult, Decision, ReviewFinding
 from reviewtrail.reviewer._reuse import configuration_digest, find_reusable, review_configuration
@@ -241,7 +241,8 @@ def get_review(store: Store, ref: str, project_id: str = DEFAULT_PROJECT) -> lis
     """A review by id, or every review of an artifact name (oldest first)."""
     rows = store.ledger.rows("rv_runs", review_run_id=ref)
     if not rows:
-        from reviewtrail.provenance import artifact_id_for, parse_spec
+        from reviewtrail.provenance.artifacts import parse_spec
+        from reviewtrail.provenance.records import artifact_id_for
 
         name, version = parse_spec(ref)
         artifact_id = artifact_id_for(project_id, name)

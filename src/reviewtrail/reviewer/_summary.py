@@ -52,7 +52,7 @@ def review_summary(store: Store, spec: str, project_id: str) -> ReviewSummary:
     unknown artifact or version is exit 3 (``name``, ``version``); a version with no review run
     is exit 3 (field ``review``), naming it: the latest version's feedback is never taken from an
     older version's review."""
-    from reviewtrail.provenance import parse_spec
+    from reviewtrail.provenance.artifacts import parse_spec
 
     name, version = parse_spec(spec)
     info, runs = version_reviews(store, name, version, project_id)

@@ -21,10 +21,10 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
+from reviewtrail._listen import host_literal
 from reviewtrail._version import __version__
 from reviewtrail.errors import ReviewtrailError
 from reviewtrail.human_review.records import NOTE_MAX_CHARS, RESPONSE_MAX_CHARS
-from reviewtrail.web._bind import host_literal
 from reviewtrail.web._capability import DECISION_ROUTE
 from reviewtrail.web._guard import Guard
 from reviewtrail.web._keys import DECISION_KEYS, NAVIGATION_KEYS

@@ -6,9 +6,8 @@ from __future__ import annotations
 import socket
 
 from reviewtrail import _listen
-from reviewtrail._listen import bind_any, host_literal, http_url
 
-__all__ = ["bind_any", "bind_loopback", "host_literal", "http_url", "loopback_host"]
+__all__ = ["bind_loopback", "loopback_host"]
 
 
 def loopback_host(host: str) -> str:

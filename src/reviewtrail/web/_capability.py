@@ -47,7 +47,6 @@ from reviewtrail.errors import ConfigError, InvalidInputError
 from reviewtrail.web._private_file import check_folders, read_private_file
 
 __all__ = [
-    "ALGORITHM",
     "CAPABILITY_FILE_ENV",
     "CONTENT_TYPE",
     "COVERED_COMPONENTS",
@@ -72,7 +71,6 @@ DECISION_ROUTE = "/api/review/decisions"
 DECISION_METHOD = "POST"
 CONTENT_TYPE = "application/json"
 COVERED_COMPONENTS = ("@method", "@path", "content-type", "content-digest")
-ALGORITHM = "hmac-sha256"
 LABEL = "review"
 PARAMETERS = ("created", "nonce", "keyid", "alg")
 FRESHNESS_SECONDS = 60

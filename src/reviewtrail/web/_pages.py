@@ -61,7 +61,7 @@ VERIFY_STATUS_NOTE = (
 
 def _spec(spec: str, project: str) -> tuple[str, int | None]:
     """``NAME[@VERSION]`` checked as ``provenance`` checks it (exit 2 for a bad one)."""
-    from reviewtrail.provenance import provenance_query
+    from reviewtrail.provenance.export import provenance_query
 
     query = provenance_query(spec, project, "json")
     return query.name, query.version

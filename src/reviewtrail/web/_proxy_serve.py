@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from reviewtrail.web._bind import bind_any, http_url
+from reviewtrail._listen import bind_any, http_url
 from reviewtrail.web._proxy_settings import ProxySettings
 
 if TYPE_CHECKING:

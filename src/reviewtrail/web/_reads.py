@@ -30,10 +30,10 @@ if TYPE_CHECKING:
     from reviewtrail.human_review.quality import Coverage
     from reviewtrail.human_review.session import History, OwnCounts, QueueCard, SessionProgress
     from reviewtrail.ledger import Envelope
-    from reviewtrail.provenance import LineageGraph, VersionDiff, VersionInfo
+    from reviewtrail.provenance.artifacts import LineageGraph, VersionDiff, VersionInfo
     from reviewtrail.reviewer import ReviewOutcome
     from reviewtrail.store import Store
-    from reviewtrail.tracing import Divergence, RunSummary, RunView, TraceCheck
+    from reviewtrail.tracing.commands import Divergence, RunSummary, RunView, TraceCheck
     from reviewtrail.web._store_pool import StorePool
 
 __all__ = ["CardView", "Environment", "Reads", "StoreHead"]
@@ -130,14 +130,14 @@ class Reads:
 
     def artifacts(self, project_id: str) -> list[VersionInfo]:
         """``artifact ls``: the latest version of each artifact of the project."""
-        from reviewtrail.provenance import list_artifacts
+        from reviewtrail.provenance.artifacts import list_artifacts
 
         with self._store() as store:
             return list_artifacts(store, project_id)
 
     def versions(self, name: str, project_id: str) -> list[VersionInfo]:
         """``artifact show``: every version of an artifact, oldest first; exit 3 (field ``name``) for none."""
-        from reviewtrail.provenance import versions_of
+        from reviewtrail.provenance.artifacts import versions_of
 
         with self._store() as store:
             found = versions_of(store, name, project_id)
@@ -147,7 +147,7 @@ class Reads:
 
     def lineage(self, name: str, version: int | None, project_id: str) -> LineageGraph:
         """``provenance NAME[@VERSION] --format json``: the version's lineage graph."""
-        from reviewtrail.provenance import lineage
+        from reviewtrail.provenance.artifacts import lineage
 
         with self._store() as store:
             return lineage(store, name, version, project_id)
@@ -174,7 +174,7 @@ class Reads:
 
     def diff(self, old: tuple[str, int | None], new: tuple[str, int | None], project_id: str) -> VersionDiff:
         """``artifact diff OLD NEW``: computed from the CAS, never stored."""
-        from reviewtrail.provenance import diff_versions
+        from reviewtrail.provenance.export import diff_versions
 
         with self._store() as store:
             return diff_versions(store, old, new, project_id)
@@ -192,7 +192,7 @@ class Reads:
         git top level of the server's folder, else that folder, as the commands find it); the
         traces are compared with this store's records, read through this read-only store. The
         check is None when the project has no ``.aris/traces`` (nothing to check)."""
-        from reviewtrail.tracing import check_traces, list_runs
+        from reviewtrail.tracing.commands import check_traces, list_runs
 
         project = self._project()
         runs = list_runs(project)  # the trace files alone
@@ -206,7 +206,8 @@ class Reads:
     def trace_run(self, skill: str, run_id: str) -> tuple[RunView, Divergence]:
         """``trace show`` and ``trace divergence`` of ``SKILL/RUN_ID``: exit 2 for a name that is
         not a skill or run id, exit 3 (field ``run``) for a run that is not there."""
-        from reviewtrail.tracing import check_name, divergence, find_run, show_run
+        from reviewtrail.tracing.commands import divergence, show_run
+        from reviewtrail.tracing.files import check_name, find_run
 
         check_name(skill, "skill")
         run = find_run(self._project(), f"{skill}/{run_id}")  # the trace files alone, not the store
@@ -221,7 +222,7 @@ class Reads:
 
     def _project(self) -> Path:
         if self._project_root is None:
-            from reviewtrail.tracing import existing_project_root
+            from reviewtrail.tracing.files import existing_project_root
 
             self._project_root = existing_project_root(None)
         return self._project_root
@@ -255,7 +256,7 @@ class StoreHead:
 
 
 class _ThisStore:
-    """The open read-only store as :func:`~reviewtrail.tracing.check_traces` asks for one: found
+    """The open read-only store as :func:`~reviewtrail.tracing.commands.check_traces` asks for one: found
     for any project, and never closed by the check (the server keeps using it)."""
 
     def __init__(self, store: Store) -> None:

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from reviewtrail._listen import http_url
 from reviewtrail.config import Settings
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.web._bind import bind_loopback, http_url, loopback_host
+from reviewtrail.web._bind import bind_loopback, loopback_host
 
 if TYPE_CHECKING:
     from reviewtrail.web._capability import Capability

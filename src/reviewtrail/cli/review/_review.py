@@ -273,7 +273,7 @@ def review_run(
     """
     from reviewtrail.app import open_store
     from reviewtrail.config import load_settings
-    from reviewtrail.provenance import parse_spec
+    from reviewtrail.provenance.artifacts import parse_spec
     from reviewtrail.reviewer import review_artifact, reviewer_tier
 
     name, version = parse_spec(spec)

@@ -10,7 +10,7 @@ import typer
 from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, table
 
 if TYPE_CHECKING:
-    from reviewtrail.provenance import KernelEntry
+    from reviewtrail.provenance.kernels import KernelEntry
 
 __all__ = ["app", "list_kernels", "stop"]
 
@@ -51,7 +51,7 @@ def list_kernels(session: SessionOpt = None, as_json: JsonOpt = False) -> None:
     Example: reviewtrail kernel ls --session 01a2... --json
     """
     from reviewtrail.app import open_store
-    from reviewtrail.provenance import list_kernels as listed
+    from reviewtrail.provenance.kernels import list_kernels as listed
 
     with open_store() as store:
         entries = listed(store, session)
@@ -83,7 +83,7 @@ def stop(
     Example: reviewtrail kernel stop analysis --session 01a2...
     """
     from reviewtrail.app import open_store
-    from reviewtrail.provenance import stop_kernels
+    from reviewtrail.provenance.kernels import stop_kernels
 
     with open_store() as store:
         stopped = stop_kernels(store, name, session_id=session, every=every)

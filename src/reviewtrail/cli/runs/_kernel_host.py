@@ -2,7 +2,7 @@
 ``reviewtrail run --kernel`` when the kernel has no live host. It reads its configuration on
 standard input (never its command line: ``--env`` values may be secrets), opens the store as
 the command that started it would, and serves the kernel
-(:func:`reviewtrail.provenance.serve_kernel_host`; docs/architecture.md, "Kernel hosts")."""
+(:func:`reviewtrail.provenance.kernels.serve_kernel_host`; docs/architecture.md, "Kernel hosts")."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def main() -> None:
 
     from reviewtrail.app import open_store
     from reviewtrail.errors import ReviewtrailError
-    from reviewtrail.provenance import KernelHostConfig, serve_kernel_host
+    from reviewtrail.provenance.kernels import KernelHostConfig, serve_kernel_host
 
     data = sys.stdin.buffer.read()
     devnull = os.open(os.devnull, os.O_RDONLY)

@@ -26,7 +26,7 @@ def session_new(project: ProjectOpt = "default", as_json: JsonOpt = False) -> No
     Example: reviewtrail session new --project paper-42 --json
     """
     from reviewtrail.app import open_store
-    from reviewtrail.provenance import create_session
+    from reviewtrail.provenance.runs import create_session
 
     with open_store() as store:
         info = create_session(store, project)
@@ -44,7 +44,7 @@ def session_ls(
     Example: reviewtrail session ls --json
     """
     from reviewtrail.app import open_store
-    from reviewtrail.provenance import list_sessions
+    from reviewtrail.provenance.runs import list_sessions
 
     with open_store() as store:
         sessions = list_sessions(store, project)
@@ -69,7 +69,7 @@ def session_rm(session_id: Annotated[str, typer.Argument(help="Session id.")], a
     Example: reviewtrail session rm 01a2b3c4-...
     """
     from reviewtrail.app import open_store
-    from reviewtrail.provenance import delete_session
+    from reviewtrail.provenance.runs import delete_session
 
     with open_store() as store:
         info = delete_session(store, session_id)
@@ -102,7 +102,7 @@ def artifact_declare(
     Example: reviewtrail artifact declare results.csv --session 01a2... --path results.csv
     """
     from reviewtrail.app import open_store
-    from reviewtrail.provenance import declare_artifact
+    from reviewtrail.provenance.artifacts import declare_artifact
 
     with open_store() as store:
         info = declare_artifact(
@@ -136,7 +136,7 @@ def artifact_upload(
     Example: reviewtrail artifact upload dataset.csv ./data/dataset.csv --project paper-42
     """
     from reviewtrail.app import open_store
-    from reviewtrail.provenance import upload_artifact
+    from reviewtrail.provenance.artifacts import upload_artifact
 
     with open_store() as store:
         info = upload_artifact(
@@ -166,7 +166,7 @@ def artifact_ls(project: ProjectOpt = "default", as_json: JsonOpt = False) -> No
     Example: reviewtrail artifact ls --project paper-42 --json
     """
     from reviewtrail.app import open_store
-    from reviewtrail.provenance import list_artifacts
+    from reviewtrail.provenance.artifacts import list_artifacts
 
     with open_store() as store:
         items = list_artifacts(store, project)
@@ -202,7 +202,7 @@ def artifact_show(
     Example: reviewtrail artifact show results.csv --json
     """
     from reviewtrail.app import open_store
-    from reviewtrail.provenance import versions_of
+    from reviewtrail.provenance.artifacts import versions_of
 
     with open_store() as store:
         versions = versions_of(store, name, project)
@@ -243,7 +243,8 @@ def artifact_diff(
     Example: reviewtrail artifact diff results.csv@1 results.csv@2
     """
     from reviewtrail.app import open_store
-    from reviewtrail.provenance import diff_versions, parse_spec
+    from reviewtrail.provenance.artifacts import parse_spec
+    from reviewtrail.provenance.export import diff_versions
 
     versions = parse_spec(old), parse_spec(new)
     with open_store() as store:
@@ -269,7 +270,7 @@ def artifact_verify_envelope(
     Example: reviewtrail artifact verify-envelope results.intoto.json --public-key ~/keys/rt.pub
     """
     from reviewtrail.inputs import read_input
-    from reviewtrail.provenance import verify_envelope
+    from reviewtrail.provenance.export import verify_envelope
 
     keys = [read_input(path, "key", field="public_key") for path in public_key]
     verified = verify_envelope(read_input(file, "envelope", field="envelope"), keys)
@@ -311,7 +312,7 @@ def provenance(
     """
     from reviewtrail.app import open_store
     from reviewtrail.inputs import read_input
-    from reviewtrail.provenance import provenance_query, provenance_view
+    from reviewtrail.provenance.export import provenance_query, provenance_view
 
     pem = read_input(sign_key, "key", field="sign-key") if sign_key is not None else None
     query = provenance_query(spec, project, format, as_json=as_json, sign_key_pem=pem)

@@ -12,7 +12,7 @@ from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json
 if TYPE_CHECKING:
     from threading import Event
 
-    from reviewtrail.provenance import RunOutcome, RunRequest
+    from reviewtrail.provenance.runs import RunOutcome, RunRequest
     from reviewtrail.store import Store
 
 __all__ = ["run"]
@@ -112,7 +112,8 @@ def run(
 
     from reviewtrail.app import open_store
     from reviewtrail.errors import EXIT_RUN_FAILED, InvalidInputError
-    from reviewtrail.provenance import require_bwrap, run_request, start_run
+    from reviewtrail.provenance.runs import run_request, start_run
+    from reviewtrail.provenance.sandbox import require_bwrap
 
     request = run_request(
         file=file, code=code, session=session, project=project, lang=lang, env=env or [], timeout=timeout,
@@ -146,7 +147,7 @@ def _run_in_kernel(
     import sys
 
     from reviewtrail.cli.runs._kernel_host import host_command
-    from reviewtrail.provenance import run_in_kernel
+    from reviewtrail.provenance.kernels import run_in_kernel
 
     answer = run_in_kernel(
         store, request, kernel, host_command=host_command(), idle_minutes=idle_minutes, cancel=cancel,

@@ -125,7 +125,7 @@ def verify(
     from reviewtrail.audit import AuditOptions, audit
     from reviewtrail.cli._progress import phase_progress
     from reviewtrail.errors import EXIT_INTEGRITY
-    from reviewtrail.tracing import existing_project_root
+    from reviewtrail.tracing.files import existing_project_root
 
     options = AuditOptions(
         project_dir=existing_project_root(project_dir),

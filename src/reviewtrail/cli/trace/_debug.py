@@ -11,7 +11,8 @@ from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, table
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from reviewtrail.tracing import Divergence, RunView, Step, TraceRun
+    from reviewtrail.tracing.commands import Divergence, RunView, Step
+    from reviewtrail.tracing.files import TraceRun
 
 __all__ = ["diff", "divergence", "ls", "register", "show"]
 
@@ -41,7 +42,7 @@ def ls(
 
     Example: reviewtrail trace ls --skill auto-review-loop --json
     """
-    from reviewtrail.tracing import list_runs
+    from reviewtrail.tracing.commands import list_runs
 
     runs = list_runs(_project(project_dir), skill)
     if as_json:
@@ -76,7 +77,7 @@ def show(run: RunArg, project_dir: ProjectOpt = None, as_json: JsonOpt = False) 
 
     Example: reviewtrail trace show auto-review-loop/2026-04-15_run01
     """
-    from reviewtrail.tracing import show_run
+    from reviewtrail.tracing.commands import show_run
 
     view = show_run(_find(project_dir, run))
     if as_json:
@@ -98,7 +99,7 @@ def diff(
 
     Example: reviewtrail trace diff auto-review-loop/2026-04-15_run01 2 3
     """
-    from reviewtrail.tracing import diff_calls
+    from reviewtrail.tracing.commands import diff_calls
 
     result = diff_calls(_find(project_dir, run), a, b, context)
     if as_json:
@@ -115,7 +116,7 @@ def divergence(run: RunArg, project_dir: ProjectOpt = None, as_json: JsonOpt = F
 
     Example: reviewtrail trace divergence 2026-04-15_run01 --json
     """
-    from reviewtrail.tracing import divergence as find_divergence
+    from reviewtrail.tracing.commands import divergence as find_divergence
 
     result = find_divergence(_find(project_dir, run))
     if as_json:
@@ -125,13 +126,13 @@ def divergence(run: RunArg, project_dir: ProjectOpt = None, as_json: JsonOpt = F
 
 
 def _project(project_dir: str | None) -> Path:
-    from reviewtrail.tracing import existing_project_root
+    from reviewtrail.tracing.files import existing_project_root
 
     return existing_project_root(project_dir)
 
 
 def _find(project_dir: str | None, ref: str) -> TraceRun:
-    from reviewtrail.tracing import find_run
+    from reviewtrail.tracing.files import find_run
 
     return find_run(_project(project_dir), ref)
 

@@ -115,7 +115,7 @@ def export_otel(
     import sys
 
     from reviewtrail.app import open_store
-    from reviewtrail.tracing import export_trace_runs, otel_export_request
+    from reviewtrail.tracing.otel import export_trace_runs, otel_export_request
 
     request = otel_export_request(
         os.environ, runs=runs or [], skill=skill, output=output, endpoint=endpoint, headers=header or [],

@@ -60,7 +60,7 @@ def gate(
 
     Example: reviewtrail trace gate --score 7 --verdict almost && echo --review-positive
     """
-    from reviewtrail.tracing import AUTO_REVIEW_LOOP_VERDICTS, positive_gate
+    from reviewtrail.tracing.rules import AUTO_REVIEW_LOOP_VERDICTS, positive_gate
 
     outcome = positive_gate(score, verdict, min_score=min_score, verdicts=positive_verdict or AUTO_REVIEW_LOOP_VERDICTS)
     if as_json:
@@ -85,9 +85,9 @@ def install_helper(
 
     Example: reviewtrail trace install-helper --project-dir ~/paper
     """
-    from reviewtrail import tracing
+    from reviewtrail.tracing.files import install_helper as install
 
-    installed = tracing.install_helper(project_dir, force=force)
+    installed = install(project_dir, force=force)
     if as_json:
         print_json(
             {
@@ -113,9 +113,9 @@ def resolve_helper(project_dir: ProjectOpt = None, as_json: JsonOpt = False) -> 
 
     Example: TRACE_HELPER=$(reviewtrail trace resolve-helper)
     """
-    from reviewtrail import tracing
+    from reviewtrail.tracing.files import resolve_helper as resolve
 
-    found = tracing.resolve_helper(project_dir, _everyday.trace_env())
+    found = resolve(project_dir, _everyday.trace_env())
     if as_json:
         print_json({"helper": str(found) if found else None})
     else:
@@ -132,7 +132,7 @@ def family(
 
     Example: reviewtrail trace family deepseek-r1-distill-llama-70b
     """
-    from reviewtrail.tracing import model_family
+    from reviewtrail.tracing.rules import model_family
 
     if as_json:
         print_json({"name": name, "family": model_family(name)})
@@ -156,7 +156,7 @@ def verify(
     """
     from reviewtrail.app import ProjectStores
     from reviewtrail.errors import EXIT_INTEGRITY
-    from reviewtrail.tracing import check_traces
+    from reviewtrail.tracing.commands import check_traces
 
     check = check_traces(path, ProjectStores())
     if as_json:

@@ -22,12 +22,8 @@ from reviewtrail.provenance.catalog import (
 
 __all__ = [
     "ARTIFACT_VERSION",
-    "DERIVATION",
-    "EXECUTION_RUN",
     "ORIGINS",
     "RECORD_TYPES",
-    "SESSION",
-    "SESSION_DELETED",
     "ArtifactDerivation",
     "ArtifactVersion",
     "ExecutionRun",

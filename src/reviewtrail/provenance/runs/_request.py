@@ -2,7 +2,7 @@
 
 :func:`run_request` turns the ``reviewtrail run`` options into a :class:`RunRequest` (the code
 file is read; nothing else is touched) and :func:`start_run` runs it in its session, or in a new
-one of the project, through :func:`~reviewtrail.provenance.run_code`.
+one of the project, through :func:`~reviewtrail.provenance.runs.run_code`.
 """
 
 from __future__ import annotations

@@ -31,26 +31,23 @@ from reviewtrail.provenance.records._run_record import (
     RunFacts,
     StoredFile,
     decide_run,
-    network_access_revision,
-    permission_epoch_id,
 )
 from reviewtrail.provenance.records._storage_errors import disk_full_errors, refuse_read_only
 from reviewtrail.provenance.runs._pending import begin_run, remove_marker, session_lock
 from reviewtrail.provenance.runs._sessions import require_live_session
 from reviewtrail.provenance.runs._snapshot import FileState, Snapshot, changes, open_beneath, snapshot
+from reviewtrail.provenance.sandbox._bwrap import require_bwrap
 from reviewtrail.provenance.sandbox._cgroup import require_enforceable
-from reviewtrail.provenance.sandbox._input import LANGUAGES, Network, check_sandbox_input
+from reviewtrail.provenance.sandbox._input import Network, check_sandbox_input
 from reviewtrail.provenance.sandbox._limits import DEFAULT_LIMITS, ResourceLimits
-from reviewtrail.provenance.sandbox._sandbox import SandboxRequest, SandboxResult, require_bwrap, run_sandboxed
+from reviewtrail.provenance.sandbox._plan import SandboxRequest, SandboxResult
+from reviewtrail.provenance.sandbox._sandbox import run_sandboxed
 from reviewtrail.store import Store
 
 __all__ = [
-    "LANGUAGES",
     "RunOutcome",
     "environment_revision_id",
     "media_type_for",
-    "network_access_revision",
-    "permission_epoch_id",
     "record_run",
     "run_code",
 ]

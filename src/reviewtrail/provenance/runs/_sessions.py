@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 
 from reviewtrail.errors import ConflictError, IntegrityError, InvalidInputError, NotFoundError
 from reviewtrail.ledger import format_time, new_id, new_record
-from reviewtrail.provenance.records._records import SESSION, SessionCreated, SessionDeleted
+from reviewtrail.provenance.catalog import SESSION
+from reviewtrail.provenance.records._records import SessionCreated, SessionDeleted
 from reviewtrail.provenance.records._storage_errors import disk_full_errors, refuse_read_only
 from reviewtrail.provenance.runs._declare_guards import no_pending_runs
 from reviewtrail.provenance.runs._workspace_fs import removal_lock, remove_workspace

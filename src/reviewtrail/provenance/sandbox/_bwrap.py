@@ -19,7 +19,6 @@ from reviewtrail.provenance.sandbox._launch import PROXY_DIR
 
 __all__ = [
     "ETC_ENTRIES",
-    "SANDBOX_WORKSPACE",
     "bwrap_available",
     "bwrap_path",
     "host_workspace",

@@ -46,11 +46,6 @@ class Drain:
         with self._cond:
             return bytes(self._buf), self._truncated
 
-    @property
-    def eof(self) -> bool:
-        with self._cond:
-            return self._eof
-
     def _keep(self, data: bytes) -> None:
         room = self._limit - len(self._buf)
         self._buf += data[: max(room, 0)]

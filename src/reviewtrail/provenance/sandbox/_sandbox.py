@@ -55,9 +55,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from reviewtrail.provenance.sandbox._bwrap import (
-    ETC_ENTRIES,
-    bwrap_available,
-    bwrap_path,
     host_workspace,
     kill_sandbox,
     memfd,
@@ -67,13 +64,10 @@ from reviewtrail.provenance.sandbox._bwrap import (
 )
 from reviewtrail.provenance.sandbox._cgroup import CGROUP_V1, RunCgroup, run_cgroup
 from reviewtrail.provenance.sandbox._drain import Drain
-from reviewtrail.provenance.sandbox._input import SANDBOX_WORKSPACE, check_code
+from reviewtrail.provenance.sandbox._input import check_code
 from reviewtrail.provenance.sandbox._limits import LimitName, enforcement, reported_limit
 from reviewtrail.provenance.sandbox._netproxy import NetProxy
 from reviewtrail.provenance.sandbox._plan import (
-    BASE_ENV,
-    DEFAULT_MAX_OUTPUT,
-    PROXY_ENV,
     Outcome,
     SandboxRequest,
     SandboxResult,
@@ -84,23 +78,8 @@ from reviewtrail.provenance.sandbox._plan import (
 )
 
 __all__ = [
-    "BASE_ENV",
-    "DEFAULT_MAX_OUTPUT",
-    "ETC_ENTRIES",
-    "PROXY_ENV",
-    "SANDBOX_WORKSPACE",
-    "SandboxRequest",
-    "SandboxResult",
-    "bwrap_available",
-    "bwrap_path",
-    "effective_env",
-    "host_workspace",
-    "kill_sandbox",
     "read_available",
-    "require_bwrap",
     "run_sandboxed",
-    "sandbox_options",
-    "start_sandbox",
 ]
 
 _POLL = 0.05  # seconds between checks of the cancel event

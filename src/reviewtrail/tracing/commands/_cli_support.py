@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.inputs import InputKind, read_input
+from reviewtrail.inputs import read_input
 
 if TYPE_CHECKING:
     from reviewtrail.tracing.files._documents import ReviewCall
@@ -15,17 +15,12 @@ if TYPE_CHECKING:
 __all__ = ["read_prompt", "read_response", "split_files", "warn_claims"]
 
 
-def _read_bytes(path: Path, field: str, kind: InputKind) -> bytes:
-    """A regular file of at most its kind's size, or ``-`` (standard input) (:mod:`reviewtrail.inputs`)."""
-    return read_input(path, kind, field=field, stdin=True)
-
-
 def read_prompt(text: str | None, path: Path | None) -> str | None:
     if text is not None and path is not None:
         raise InvalidInputError("give --prompt or --prompt-file, not both", field="prompt")
     if path is None:
         return text
-    data = _read_bytes(path, "prompt-file", "prompt")
+    data = read_input(path, "prompt", field="prompt-file", stdin=True)  # a file, or - for stdin
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -39,7 +34,7 @@ def read_response(text: str | None, path: Path | None) -> bytes | None:
     if text is not None and path is not None:
         raise InvalidInputError("give --response or --response-file, not both", field="response")
     if path is not None:
-        return _read_bytes(path, "response-file", "trace-response")
+        return read_input(path, "trace-response", field="response-file", stdin=True)
     return text.encode("utf-8") if text is not None else None
 
 

@@ -108,35 +108,18 @@ def _native_evidence(path: Path | None) -> NativeEvidence | None:
     return validate_native_evidence(path)
 
 
+# The request's fields a call takes as they are; the others are read, split, checked or renamed first
+# (``identity_validated`` grants nothing: only native evidence validates identity).
+_READ_FIRST = {"prompt", "response", "files_referenced", "native_evidence", "identity_validated"}
+_AS_GIVEN = (FIELDS & {f.name for f in fields(ReviewCall)}) - _READ_FIRST
+
+
 def _review_call(r: TraceSaveRequest) -> ReviewCall:
     return ReviewCall(
-        skill=r.skill,
-        purpose=r.purpose,
+        **{name: getattr(r, name) for name in _AS_GIVEN},
         prompt=read_prompt(r.prompt, r.prompt_file),
         response=read_response(r.response, r.response_file),
-        backend=r.backend,
-        tool=r.tool,
-        executor=r.executor,
-        executor_model=r.executor_model,
-        requested_reviewer_model=r.requested_reviewer_model,
-        reported_reviewer_model=r.reported_reviewer_model,
-        model=r.model,
-        effort=r.effort,
-        thread_id=r.thread_id,
-        agent_id=r.agent_id,
-        status=r.status,
-        verdict=r.verdict,
-        review_completed=r.review_completed,
-        review_scope_complete=r.review_scope_complete,
-        review_positive=r.review_positive,
         files_referenced=split_files(r.files_referenced),
-        duration_ms=r.duration_ms,
-        reviewer_kind=r.reviewer_kind,  # type: ignore[arg-type]  # validated by ReviewCall.validate
-        input_tokens=r.input_tokens,
-        output_tokens=r.output_tokens,
-        fallback_reason=r.fallback_reason,
-        reviewer_profile=r.reviewer_profile,
-        memory_hash=r.memory_hash,
         declared_executor_family=r.executor_family,
         declared_reviewer_family=r.reviewer_family,
         declared_independence_verified=r.independence_verified,
@@ -147,7 +130,7 @@ def _review_call(r: TraceSaveRequest) -> ReviewCall:
 def save_trace(
     request: TraceSaveRequest, *, env: Mapping[str, str], store: Store | StoreLocator | None = None
 ) -> TraceResult:
-    """Save the request's call (see :func:`~reviewtrail.tracing.record_call`; ``env``: the trace
+    """Save the request's call (see :func:`~reviewtrail.tracing.custody.record_call`; ``env``: the trace
     settings by variable name), then warn on stderr about each declared label the rules
     contradict and about ``--identity-validated``, which grants nothing."""
     call = _review_call(request)

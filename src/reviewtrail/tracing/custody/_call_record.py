@@ -23,7 +23,8 @@ from msgspec import Meta
 from reviewtrail._struct import Model, PayloadStruct
 from reviewtrail.cas import HEX_PATTERN, CasRef
 from reviewtrail.ledger import record_type
-from reviewtrail.tracing.custody._ledger_link import SAVE_BEGUN_TYPE, SAVE_TOKEN_PATTERN, TRACE_RECORD_TYPE
+from reviewtrail.tracing.catalog import SAVE_BEGUN_TYPE, TRACE_RECORD_TYPE
+from reviewtrail.tracing.custody._ledger_link import SAVE_TOKEN_PATTERN
 from reviewtrail.tracing.files._origin import ORIGIN_PATTERN
 
 __all__ = ["RECORD_TYPES", "FileDigest", "ReviewCallRecord", "SaveBegunRecord"]

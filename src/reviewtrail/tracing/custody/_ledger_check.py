@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from reviewtrail.canonical import loads_document
 from reviewtrail.errors import IntegrityError
-from reviewtrail.tracing.custody._ledger_link import TRACE_RECORD_TYPE
+from reviewtrail.tracing.catalog import TRACE_RECORD_TYPE
 from reviewtrail.tracing.custody._ledger_records import RecordedCall, parse_record
 from reviewtrail.tracing.custody._save_evidence import save_began
 from reviewtrail.tracing.files._documents import event_from_meta

@@ -33,14 +33,11 @@ if TYPE_CHECKING:
     from reviewtrail.store import Store
 
 __all__ = [
-    "SAVE_BEGUN_TYPE",
     "SAVE_TOKEN_PATTERN",
-    "TRACE_RECORD_TYPE",
     "StoreLocator",
     "append_save_begun",
     "append_trace_record",
     "digest_doc",
-    "record_in_store",
     "save_subject",
     "store_present",
 ]
@@ -124,16 +121,6 @@ def append_trace_record(
     )
     [env] = store.append([record])
     return env.id
-
-
-def record_in_store(store: Store | StoreLocator, project: Path, **fields: Any) -> str:
-    """:func:`append_trace_record` to ``store``, or to the project's store the locator opens (and closes)."""
-    from reviewtrail.store import Store
-
-    if isinstance(store, Store):
-        return append_trace_record(store, **fields)
-    with store.open(project) as opened:
-        return append_trace_record(opened, **fields)
 
 
 def save_subject(save: str) -> str:

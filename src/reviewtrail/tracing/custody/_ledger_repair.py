@@ -32,12 +32,13 @@ from reviewtrail.tracing.custody._ledger_check import project_calls
 from reviewtrail.tracing.custody._ledger_link import append_trace_record
 from reviewtrail.tracing.custody._save_evidence import save_began
 from reviewtrail.tracing.files._documents import event_from_meta
+from reviewtrail.tracing.files._event_log import append_event
 from reviewtrail.tracing.files._events import read_event_lines
 from reviewtrail.tracing.files._layout import call_files, parse_call_filename, traces_root
 from reviewtrail.tracing.files._origin import ensure_project_id
 from reviewtrail.tracing.files._pending import Pending, parse_marker, pending_dir, taken
 from reviewtrail.tracing.files._verify import call_problems
-from reviewtrail.tracing.files._writer import append_event, digest, locked
+from reviewtrail.tracing.files._writer import digest, locked
 
 if TYPE_CHECKING:
     from reviewtrail.store import Store

@@ -32,17 +32,11 @@ from reviewtrail.tracing.files._documents import (
     build_request,
     build_run_meta,
 )
+from reviewtrail.tracing.files._event_log import append_event
 from reviewtrail.tracing.files._layout import check_run_id, existing_project_root, skill_dir
 from reviewtrail.tracing.files._modes import resolve_mode
 from reviewtrail.tracing.files._pending import PendingMarker
-from reviewtrail.tracing.files._writer import (
-    RunSlot,
-    allocate_and_write,
-    append_event,
-    digest,
-    idle_window,
-    local_today,
-)
+from reviewtrail.tracing.files._writer import RunSlot, allocate_and_write, digest, idle_window, local_today
 from reviewtrail.tracing.rules._assurance import Assurance
 
 if TYPE_CHECKING:

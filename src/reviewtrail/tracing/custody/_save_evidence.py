@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from reviewtrail.tracing.custody._ledger_link import SAVE_BEGUN_TYPE, save_subject
+from reviewtrail.tracing.catalog import SAVE_BEGUN_TYPE
+from reviewtrail.tracing.custody._ledger_link import save_subject
 from reviewtrail.tracing.custody._ledger_records import RecordedCall
 from reviewtrail.tracing.files._pending import Pending
 

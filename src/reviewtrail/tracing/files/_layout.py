@@ -30,7 +30,6 @@ __all__ = [
     "existing_project_root",
     "parse_call_filename",
     "project_root",
-    "run_dir",
     "skill_dir",
     "traces_root",
 ]
@@ -95,10 +94,6 @@ def traces_root(project: Path) -> Path:
 
 def skill_dir(project: Path, skill: str) -> Path:
     return traces_root(project) / check_name(skill, "skill")
-
-
-def run_dir(project: Path, skill: str, run_id: str) -> Path:
-    return skill_dir(project, skill) / check_run_id(run_id)
 
 
 def events_path(project: Path) -> Path:

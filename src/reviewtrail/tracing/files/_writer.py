@@ -43,7 +43,6 @@ import msgspec
 from reviewtrail._durable import fsync_dir, sync_files
 from reviewtrail.canonical import loads_document
 from reviewtrail.errors import ConflictError, StorageFullError
-from reviewtrail.tracing.files._event_log import append_event, event_line
 from reviewtrail.tracing.files._layout import RUN_ID, CallFiles, call_files, check_run_id, parse_call_filename
 from reviewtrail.tracing.rules._run_choice import LatestRun, RunChoiceFacts, decide_run
 
@@ -51,10 +50,8 @@ __all__ = [
     "Claim",
     "RunSlot",
     "allocate_and_write",
-    "append_event",
     "choose_run",
     "digest",
-    "event_line",
     "locked",
     "run_choice_facts",
     "write_new",

@@ -26,7 +26,7 @@ __all__ = ["bind_native"]
 
 
 class ReviewCall(Protocol):
-    """The fields of a :class:`~reviewtrail.tracing.ReviewCall` these rules read and set."""
+    """The fields of a :class:`~reviewtrail.tracing.files.ReviewCall` these rules read and set."""
 
     native_evidence: NativeEvidence | None
     backend: str | None

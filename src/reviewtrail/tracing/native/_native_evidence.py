@@ -45,10 +45,9 @@ from typing import Any
 
 from reviewtrail.errors import IntegrityError, InvalidInputError
 from reviewtrail.tracing.native._native_events import Lifecycle, find_lifecycle
-from reviewtrail.tracing.rules._assurance import NATIVE_BACKEND
 from reviewtrail.tracing.rules._families import UNKNOWN, model_family
 
-__all__ = ["EVIDENCE_SCHEMA", "NATIVE_BACKEND", "NativeEvidence", "bound_verdict", "validate_native_evidence"]
+__all__ = ["EVIDENCE_SCHEMA", "NativeEvidence", "bound_verdict", "validate_native_evidence"]
 
 EVIDENCE_SCHEMA = "aris.copilot-native.evidence/v1"
 CHALLENGE_SCHEMA = "aris.copilot-native.challenge/v1"

@@ -48,7 +48,6 @@ __all__ = [
     "call_attributes",
     "call_status",
     "count",
-    "genai_provider_name",
     "merged_fields",
     "model_name",
     "run_attributes",

@@ -24,11 +24,12 @@ from reviewtrail._retry_after import parse_retry_after
 from reviewtrail.errors import BackendUnavailableError, InvalidInputError
 from reviewtrail.ledger import LedgerHead
 from reviewtrail.tracing.files._reader import TraceRun
-from reviewtrail.tracing.otel._otel import CallFacts, FactsKey, encode, otlp_json, span_count, trace_id
+from reviewtrail.tracing.otel._otel import FactsKey, encode, otlp_json, span_count, trace_id
+from reviewtrail.tracing.otel._otel_attrs import CallFacts
 from reviewtrail.tracing.otel._otlp_proto import partial_success, to_protobuf
-from reviewtrail.tracing.otel._otlp_settings import RETRY_STATUSES, OtlpSettings, traces_url
+from reviewtrail.tracing.otel._otlp_settings import RETRY_STATUSES, OtlpSettings
 
-__all__ = ["OtlpExport", "export_to_endpoint", "export_to_file", "request_body", "retry_delay", "traces_url"]
+__all__ = ["OtlpExport", "export_to_endpoint", "export_to_file", "request_body", "retry_delay"]
 
 
 @dataclass(frozen=True)

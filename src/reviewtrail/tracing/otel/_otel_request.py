@@ -20,7 +20,8 @@ from reviewtrail.ledger import LedgerHead, ledger_head
 from reviewtrail.store import Store
 from reviewtrail.tracing.files._layout import existing_project_root, traces_root
 from reviewtrail.tracing.files._reader import TraceRun, find_run, iter_runs
-from reviewtrail.tracing.otel._otel import CallFacts, FactsKey
+from reviewtrail.tracing.otel._otel import FactsKey
+from reviewtrail.tracing.otel._otel_attrs import CallFacts
 from reviewtrail.tracing.otel._otel_export import OtlpExport, export_to_endpoint, export_to_file
 from reviewtrail.tracing.otel._otel_records import ledger_facts, wants_ledger
 from reviewtrail.tracing.otel._otlp_settings import OtlpSettings, load_settings

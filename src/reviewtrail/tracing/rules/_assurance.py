@@ -47,7 +47,6 @@ NATIVE_BACKEND = "copilot-native"
 REPORTED_SOURCES = frozenset({"backend-reported", "host-session-event"})
 Independence = Literal["cross-family", "same-family", "unknown"]
 Acceptance = Literal["accepted", "provisional"]
-ReviewerKind = Literal["model", "deterministic"]
 
 
 def is_sentinel(value: str | None) -> bool:
