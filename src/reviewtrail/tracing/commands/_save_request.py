@@ -111,7 +111,7 @@ def _native_evidence(path: Path | None) -> NativeEvidence | None:
 # The request's fields a call takes as they are; the others are read, split, checked or renamed first
 # (``identity_validated`` grants nothing: only native evidence validates identity).
 _READ_FIRST = {"prompt", "response", "files_referenced", "native_evidence", "identity_validated"}
-_AS_GIVEN = (FIELDS & {f.name for f in fields(ReviewCall)}) - _READ_FIRST
+_AS_GIVEN = (FIELDS & set(ReviewCall.__struct_fields__)) - _READ_FIRST
 
 
 def _review_call(r: TraceSaveRequest) -> ReviewCall:
