@@ -53,6 +53,7 @@ BENCHMARKS: dict[str, tuple[Callable[[Config], Result], str]] = {
     "s3_cas_cat": (bench_s3.bench_cas_cat, "verified cas cat of 256 MiB from S3 vs boto3 download_file"),
     "cas_put_batch": (bench_cas_batch.bench_put_batch, "cas put of 200 files in one process vs a process per file"),
     "cas_cat_batch": (bench_cas_batch.bench_cat_batch, "cas cat of 200 objects in one process vs a process per object"),
+    "s3_put_batch": (bench_cas_batch.bench_s3_put_batch, "S3Cas.put_files of 8 x 32 MiB vs the spooled batch put"),
     "ledger_sqlite": (bench_ledger.bench_sqlite, "SQLite ledger append, batches of 1,000 vs raw sqlite3"),
     "ledger_sqlite_prepared": (
         bench_ledger.bench_sqlite_prepared,

@@ -205,6 +205,49 @@ def test_a_file_changed_while_it_is_sent_is_not_published(
     assert cas.unfinished_uploads() == []
 
 
+def test_a_batch_of_large_files_is_sent_from_the_files_without_a_local_copy(
+    seaweed: SeaweedServer, make_cas: MakeCas, tmp_path: Path
+) -> None:
+    cas = make_cas(concurrency=2, **SMALL)
+    assert cas.spool_dir is not None
+    spool = Path(cas.spool_dir)
+    sizes = [7 * MIB + 1, 11 * MIB, 13 * MIB + 5, 100]  # three multipart uploads, one PutObject
+    datas = [os.urandom(n) for n in sizes]
+    paths = [write(tmp_path / f"f{n}.bin", data) for n, data in enumerate(datas)]
+    spooled: list[list[Path]] = []
+
+    def look_at_the_spool(n: int) -> None:  # called all along the batch, while files are hashed or sent
+        spooled.append(list(spool.iterdir()))
+
+    refs = cas.put_files(paths, on_bytes=look_at_the_spool)
+    assert spooled and all(listing == [] for listing in spooled), "no file was copied into the spool folder"
+    assert [ref.hash for ref in refs] == [sha(data) for data in datas]
+    assert [cas.read(ref) for ref in refs] == datas
+    for ref, parts in zip(refs[:3], (2, 3, 3), strict=True):
+        head = seaweed.client().head_object(Bucket=cas.bucket, Key=cas.key("data", ref.hash))
+        assert head["ETag"].strip('"').endswith(f"-{parts}"), "sent as a multipart upload from the file"
+    assert cas.unfinished_uploads() == [] and list(spool.iterdir()) == []
+
+
+def test_a_file_of_a_batch_changed_before_it_is_sent_is_not_published(
+    seaweed: SeaweedServer, make_cas: MakeCas, tmp_path: Path
+) -> None:
+    cas = make_cas(concurrency=1, **SMALL)  # one at a time: the first is sent before the second
+    first, second = os.urandom(7 * MIB), os.urandom(8 * MIB)
+    paths = [write(tmp_path / "first.bin", first), write(tmp_path / "second.bin", second)]
+
+    def change_the_second(n: int) -> None:  # both are hashed by now
+        with open(paths[1], "r+b") as fh:
+            fh.seek(len(second) - 1)
+            fh.write(bytes([second[-1] ^ 1]))
+
+    with pytest.raises(InvalidInputError, match="changed while being stored"):
+        cas.put_files(paths, on_bytes=change_the_second)
+    assert cas.read(sha(first)) == first, "the file sent before the change is stored whole"
+    assert cas.locate(sha(second)) is None and cas.locate(sha(paths[1].read_bytes())) is None
+    assert cas.unfinished_uploads() == []
+
+
 def test_put_many_sends_on_many_threads_and_stores_each_once(seaweed: SeaweedServer, make_cas: MakeCas) -> None:
     cas = make_cas(concurrency=8, **SMALL)
     items = [os.urandom(100) for _ in range(150)] + [os.urandom(7 * MIB)]  # the last one as a multipart upload

@@ -192,6 +192,50 @@ def test_a_preloaded_page_falls_back_to_the_ledger_for_what_it_does_not_hold(tmp
     assert records.superseded_by(prompt.id) == []
 
 
+class _Kept:
+    """Records that keep every ``memo`` answer: the live ledger's reads, and a memo of its own."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger, self.kept = ledger, dict[tuple[Any, str], Any]()
+        self.get, self.superseded_by, self.rows = ledger.get, ledger.superseded_by, ledger.rows
+
+    def memo(self, make: Any, key: str) -> Any:
+        if (make, key) not in self.kept:
+            self.kept[make, key] = make(self, key)
+        return self.kept[make, key]
+
+
+def test_resolving_items_asks_the_records_whether_to_keep_what_is_shared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two items over one prompt: the records' memo decides how often the prompt is resolved (the
+    live ledger each time, a preloaded page or any records that keep answers once)."""
+    import reviewtrail.human_review.reads._resolve as resolve
+
+    store = new_store(tmp_path)
+    prompt = add_prompt(store)
+    items = [add_item(store, prompt, add_run(store, prompt, f"{a}-{n}"), add_run(store, prompt, f"{b}-{n}"))
+             for n, (a, b) in enumerate([("agent-a", "agent-b")] * 2)]  # fmt: skip
+    made: list[str] = []
+    real = resolve.prompt_ref
+
+    def counted(ledger: Any, prompt_event_id: str) -> Any:
+        made.append(prompt_event_id)
+        return real(ledger, prompt_event_id)
+
+    monkeypatch.setattr(resolve, "prompt_ref", counted)
+    ids = [item.item_id for item in items]
+    for records, times in [
+        (store.ledger, 2),
+        (Preloaded(store.ledger, ids, store.ledger.rows_in("hr_items", "item_id", ids)), 1),
+        (_Kept(store.ledger), 1),
+    ]:
+        made.clear()
+        resolved = [resolve.resolve_item(records, item_id) for item_id in ids]  # type: ignore[arg-type]
+        assert made == [prompt.id] * times and all(r.valid for r in resolved), type(records).__name__
+    store.close()
+
+
 def test_a_preloaded_page_refuses_a_run_whose_record_was_altered(tmp_path: Path) -> None:
     store = new_store(tmp_path)
     [item] = _build(store, [("public-source", "none", [])], amend_before=False, root=tmp_path)

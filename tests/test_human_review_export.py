@@ -507,6 +507,34 @@ def test_a_manifest_lists_schema_version_rows_bytes_sha256_and_ledger_head() -> 
     }
 
 
+#: The manifest bytes ``write_export`` gives for a known file: its keys in this order, two-space
+#: indents, a final newline (a known answer, written out by hand).
+KNOWN_MANIFEST = """{
+  "manifestVersion": 1,
+  "files": [
+    {
+      "name": "a.jsonl",
+      "schemaVersion": "thoughtstream.training-example.v4",
+      "rows": 2,
+      "bytes": 24,
+      "sha256": "c3352c40ea5563ba94e909b19d8c17eab3e74262623d120ca44a3b4b0455488c",
+      "ledgerHead": "%s",
+      "ledgerHeadSeq": 7
+    }
+  ]
+}
+""" % ("ab" * 32)
+
+
+def test_the_manifest_written_is_a_known_answer(tmp_path: Path) -> None:
+    write_export(tmp_path, [{"b": 1, "a": "x"}, {"a": 2}], name="a.jsonl", ledger_head=HEAD, ledger_head_seq=7)
+    assert (tmp_path / "a.jsonl").read_bytes() == b'{"a":"x","b":1}\n{"a":2}\n'
+    assert (tmp_path / "manifest.json").read_text(encoding="utf-8") == KNOWN_MANIFEST
+    data = (tmp_path / "a.jsonl").read_bytes()
+    entry = {**file_entry("a.jsonl", TRAINING_EXAMPLE_V4, data), "ledgerHead": HEAD, "ledgerHeadSeq": 7}
+    assert list(entry.items()) == list(json.loads(KNOWN_MANIFEST)["files"][0].items()), "the same keys, in order"
+
+
 @pytest.mark.parametrize("head", ["", "AB" * 32, "ab" * 31, "sha256:" + "ab" * 32])
 def test_a_manifest_needs_a_ledger_head_hash(head: str) -> None:
     with pytest.raises(InvalidInputError) as err:

@@ -4,6 +4,7 @@ way leaves nothing written, and the prompts and runs a page of items shares are 
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
@@ -156,17 +157,59 @@ def test_a_page_derives_only_the_query_tables_it_answers_from(tmp_path: Path, mo
         ids = [item.item_id for item in items]
         page = Preloaded(ledger, ids, ledger.stored_rows("hr_items", campaign_id="camp", campaign_version=1))
     assert keys == []
-    for item_id in ids:
-        for table in ("hr_items", "hr_decisions"):
-            stored = [{k: v for k, v in r.items() if k != "rt_seq"} for r in ledger.stored_rows(table, item_id=item_id)]
-            assert sorted(page.rows(table, item_id=item_id), key=lambda r: r["seq"]) == stored
-    # Each table's rows of a record are the ones the whole projection gives it, in its order.
-    for env in ledger.read():
-        given = list(projection.HUMAN_REVIEW_PROJECTION.rows(env))
-        for table in {t.name for t in projection.HUMAN_REVIEW_PROJECTION.tables}:
-            rows_of = projection.table_rows(table).get(env.type)
-            assert list(rows_of(env) if rows_of else ()) == [row for t, row in given if t == table]
+    # The page's rows are the rows the ledger stored when each record was appended.
+    runs = sorted({run for item in items for run in item.run_ids()})
+    asked = [(t, "item_id", ids) for t in ("hr_items", "hr_decisions")] + [(t, "run_id", runs) for t in _RUN_TABLES]
+    for table, column, values in asked:
+        for value in values:
+            stored = [
+                {k: v for k, v in r.items() if k != "rt_seq"} for r in ledger.stored_rows(table, **{column: value})
+            ]
+            assert stored and sorted(page.rows(table, **{column: value}), key=lambda r: r["seq"]) == stored
+    # What each table's function gives a record (an item, and its decision): rows written out by hand.
+    item = items[0]
+    env = ledger.get(ledger.stored_rows("hr_items", item_id=item.item_id)[0]["record_id"])
+    decision = ledger.get(ledger.stored_rows("hr_decisions", item_id=item.item_id)[0]["record_id"])
+    camp = {"campaign_id": "camp", "campaign_version": 1}
+    key = hashlib.sha256(b"reviewtrail review queue v1\x00" + item.item_id.encode()).hexdigest()
+    by_hand = {
+        (env, "hr_items"): [
+            {
+                "item_id": item.item_id,
+                "record_id": env.id,
+                **camp,
+                "prompt_event_id": item.prompt_event_id,
+                "seq": env.seq,
+            }
+        ],
+        (env, "hr_open"): [{"item_id": item.item_id, **camp, "item_seq": env.seq, "queue_key": key}],
+        (env, "hr_item_runs"): [{"item_id": item.item_id, "run_id": run, "seq": env.seq} for run in item.run_ids()],
+        (decision, "hr_decisions"): [
+            {
+                "record_id": decision.id,
+                "item_id": item.item_id,
+                "disposition": "prefer",
+                "supersedes": "",
+                "actor": decision.actor,
+                "seq": decision.seq,
+            }
+        ],
+        (decision, "hr_open"): [
+            {
+                "item_id": item.item_id,
+                "campaign_id": None,
+                "campaign_version": None,
+                "item_seq": None,
+                "queue_key": None,
+            }
+        ],
+    }
+    for (record, table), rows in by_hand.items():
+        assert list(projection.table_rows(table)[record.type](record)) == rows, table
     store.close()
+
+
+_RUN_TABLES = ("hr_runs", "hr_run_parts")
 
 
 def test_the_files_are_named_durable_at_once_after_the_last_rename_and_before_the_manifest(

@@ -23,6 +23,7 @@ from reviewtrail.human_review.quality import JudgmentPair, campaign_coverage, co
 from reviewtrail.human_review.records import (
     SECOND_JUDGMENT,
     CampaignSettings,
+    ReviewDecision,
     ReviewItem,
     SecondJudgment,
     new_campaign_record,
@@ -104,6 +105,18 @@ def test_record_known_answers() -> None:
         canonical_json(new_campaign_record(settings).payload)
         == b'{"campaignId":"camp","trainingEnabled":true,"version":1}'
     )
+
+
+def test_a_second_judgment_keeps_every_judgment_field_of_the_decision_and_gives_them_back() -> None:
+    """Every field (each set to a value not its default) goes from a decision to its second
+    judgment and back, except ``useForTraining`` and ``supersedes``, which a judgment has not."""
+    wire = {"itemId": "item-1", "disposition": "prefer", "preferred": "run-a", "strength": "strong",
+            "replacement": "better.", "confidence": 0.5, "reasonCodes": ["wrong-policy"], "responseTags": ["tone"],
+            "note": "n.", "useForTraining": True, "supersedes": "dec-0", "submissionId": "sub-1"}  # fmt: skip
+    judged = {k: v for k, v in wire.items() if k not in ("useForTraining", "supersedes")}
+    judgment = SecondJudgment.of_decision(parse(ReviewDecision, wire, field="payload"), "dec-1")
+    assert judgment.payload_json() == {**judged, "comparedWith": "dec-1"}
+    assert judgment.as_decision() == parse(ReviewDecision, judged, field="payload")
 
 
 def test_selection_known_answer() -> None:

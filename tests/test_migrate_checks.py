@@ -492,6 +492,29 @@ def test_a_target_shorter_than_the_source_is_continued(shop: SignedStore, tmp_pa
     assert report.ok and report.records_present == held and report.records_copied == report.head_seq - held
 
 
+def test_the_digests_taken_while_copying_are_each_chunks_records_digest(
+    shop: SignedStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunks of 3 records across batches of 5: each digest taken on the way is what both ledgers'
+    ``records_digest`` give of its chunk (the source is not digested again to compare)."""
+    monkeypatch.setattr(migrate_module, "_COMPARE_CHUNK", 3)
+    taken: list[list[tuple[int, str]] | None] = []
+    compare = migrate_module._differences
+
+    def spy(source: Any, target: Any, upto: int, tick: Any, known: Any = None) -> Any:
+        taken.append(known)
+        return compare(source, target, upto, tick, known)
+
+    monkeypatch.setattr(migrate_module, "_differences", spy)
+    url = f"sqlite:///{tmp_path / 'target.sqlite'}"
+    assert migrate(shop.settings(), catalog(), MigrateOptions(database_url=url, batch_size=5)).ok
+    with open_ledger(shop.url, create=False, read_only=True) as src, open_ledger(url, create=False) as dst:
+        head = src.head_seq()
+        chunks = [(start, min(start + 2, head)) for start in range(1, head + 1, 3)]
+        assert head > 6 and taken == [[src.records_digest(a, b) for a, b in chunks]]
+        assert taken[0] == [dst.records_digest(a, b) for a, b in chunks]
+
+
 def runs_written(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The size of each run of records the SQL recorders store from now on (a batch of migrate)."""
     from reviewtrail.ledger.backends._sql import SqlRecorder

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import reviewtrail
-from reviewtrail._struct import decode
+from reviewtrail._struct import PayloadStruct, decode
 from reviewtrail.ledger import MemoryLedger, NewRecord, Recorded, new_record
 from reviewtrail.models import Invocation
 from reviewtrail.provenance.artifacts import LineageGraph, VersionInfo
@@ -53,6 +53,27 @@ def test_only_the_generic_wrapper_holds_a_payload_and_its_envelope() -> None:
 @pytest.mark.parametrize("cls", [RunOutcome, VersionInfo, ReviewOutcome])
 def test_the_domain_results_are_recorded_values(cls: type) -> None:
     assert issubclass(cls, Recorded)
+
+
+def test_a_recorded_value_decodes_its_payload_bytes_once_into_its_model() -> None:
+    """The payload's bytes go straight into the model: no generic JSON value is built first
+    (and encoded again for the model)."""
+    import dataclasses
+
+    payload = {"runId": "r1", "versionRecordId": "v1", "decision": "accept"}
+    ledger = MemoryLedger()
+    [env] = ledger.append([NewRecord(type="test.plain@1", actor="a", privacy="private", payload=payload)])
+    fresh = dataclasses.replace(env)  # an envelope as read back: nothing parsed yet
+    assert "payload_value" not in fresh.__dict__
+    recorded = Recorded.of(_Plain, fresh)
+    assert recorded.record == _Plain(run_id="r1", version_record_id="v1", decision="accept")
+    assert "payload_value" not in fresh.__dict__, "the payload was parsed into a generic value first"
+
+
+class _Plain(PayloadStruct, frozen=True, kw_only=True, rename="camel"):
+    run_id: str
+    version_record_id: str
+    decision: str
 
 
 def test_an_invocation_holds_its_two_records_as_recorded_values() -> None:

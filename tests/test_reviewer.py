@@ -93,6 +93,32 @@ def test_evidence_is_deduplicated_checked_and_linked(store: Store) -> None:
         link_evidence(store, claim.claim_id, a, "maybe")  # type: ignore[arg-type]
 
 
+def test_reads_decode_each_payload_once_into_its_model(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claims, evidence, links, artifact versions and reviews are read from their payload bytes
+    straight into their models: none is parsed, encoded again and then decoded."""
+    from reviewtrail import _struct
+    from reviewtrail.evidence import get_claim
+    from reviewtrail.provenance.artifacts import list_artifacts
+
+    run_id, _ = _report(store, "Accuracy is 0.91 [run:{run}].\n")
+    evidence_id, _ = add_evidence(store, {"kind": "execution", "runId": run_id})
+    [claim] = record_claims(store, f"The score is 0.91 [run:{run_id}].", turn_id="t9").claims
+    link_evidence(store, claim.claim_id, evidence_id, "supports")
+    review = review_artifact(store, "report.md", settings=QUICK)
+
+    def encoded_again(value: object) -> bytes:
+        raise AssertionError(f"a parsed value was encoded again to be decoded: {str(value)[:80]}")
+
+    monkeypatch.setattr(_struct, "_encode", encoded_again)
+    assert [c.claim_id for c in claims_for(store, turn_id="t9")] == [claim.claim_id]
+    assert get_claim(store, claim.claim_id) == claim
+    [(link, item)] = links_of(store, claim.claim_id)
+    assert link.evidence_id == evidence_id and item.origin.kind == "execution"
+    assert [v.record.name for v in list_artifacts(store)] == ["report.md"]
+    assert [v.record.version for v in versions_of(store, "report.md")] == [1]
+    assert [r.record.review_run_id for r in get_review(store, "report.md")] == [review.run.review_run_id]
+
+
 def test_full_text_only_after_a_successful_pdf_extraction(store: Store) -> None:
     evidence_id, _ = add_evidence(store, {"kind": "paper", "paperId": "doi:10.1/x", "page": 3})
     assert get_evidence(store, evidence_id).origin.full_text_retrieved is False  # type: ignore[union-attr]

@@ -30,7 +30,6 @@ store").
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -48,7 +47,7 @@ from reviewtrail.errors import (
 if TYPE_CHECKING:
     from reviewtrail.cas import CasStore, Location, VerifyingReader
     from reviewtrail.config import Settings
-    from reviewtrail.ledger import Envelope, Ledger, RecordCatalog
+    from reviewtrail.ledger import Envelope, Ledger, RecordCatalog, RunDigest
     from reviewtrail.store import Store
 
 __all__ = ["DEFAULT_BATCH", "MigrateOptions", "MigrateReport", "migrate"]
@@ -347,27 +346,28 @@ class _Digests:
 
     def __init__(self) -> None:
         self.done: list[tuple[int, str]] = []
-        self._sha = hashlib.sha256()
-        self._count = 0
+        self._run = _run_digest()
 
     def add(self, envelopes: list[Envelope], signatures: dict[int, Any]) -> None:
-        from reviewtrail.ledger import record_text
-
         for env in envelopes:  # a payload that does not hash to its payloadHash fails the copy (copy_sealed)
-            text = record_text(env, signatures.get(env.seq), payload_sha=env.payload_hash)
-            self._sha.update(text.encode("utf-8", "surrogatepass"))
-            self._count += 1
-            if self._count == _COMPARE_CHUNK:
+            self._run.add(env, signatures.get(env.seq), payload_sha=env.payload_hash)
+            if self._run.count == _COMPARE_CHUNK:
                 self._close()
 
     def _close(self) -> None:
-        self.done.append((self._count, self._sha.hexdigest()))
-        self._sha, self._count = hashlib.sha256(), 0
+        self.done.append(self._run.value())
+        self._run = _run_digest()
 
     def finish(self) -> list[tuple[int, str]]:
-        if self._count:
+        if self._run.count:
             self._close()
         return self.done
+
+
+def _run_digest() -> RunDigest:
+    from reviewtrail.ledger import RunDigest
+
+    return RunDigest()
 
 
 def _gather_refs(envelopes: Iterable[Envelope], refs: _Refs, report: MigrateReport) -> None:

@@ -41,6 +41,7 @@ __all__ = [
     "Location",
     "ObjectCheck",
     "VerifyingReader",
+    "regular_files",
 ]
 
 CHUNK = 1 << 20
@@ -145,6 +146,16 @@ def _counted(raw: IO[bytes], on_bytes: ByteCallback | None) -> IO[bytes]:
     return raw if on_bytes is None else _CountingReader(raw, on_bytes)  # type: ignore[return-value]
 
 
+def regular_files(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
+    """The paths as strings, every one checked first: one that is not a readable regular file is
+    :class:`InvalidInputError` naming it."""
+    names = [os.fspath(p) for p in paths]
+    for p in names:
+        if not os.path.isfile(p):
+            raise InvalidInputError(f"{p!r} is not a readable regular file", field="path")
+    return names
+
+
 def _drain(reader: VerifyingReader, on_bytes: ByteCallback | None) -> None:
     while chunk := reader.read(CHUNK):
         if on_bytes is not None:
@@ -236,10 +247,7 @@ class CasStore(abc.ABC):
 
         pool = check_pool(pool)
         media_type = check_media_type(media_type)
-        names = [os.fspath(p) for p in paths]
-        for p in names:
-            if not os.path.isfile(p):
-                raise InvalidInputError(f"{p!r} is not a readable regular file", field="path")
+        names = regular_files(paths)
         staged: list[tuple[str, int, bytes | str]] = []
         try:
             for p in names:

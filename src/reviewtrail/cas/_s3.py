@@ -12,7 +12,7 @@ it is never overwritten. A small object is sent with its SHA-256 as ``x-amz-chec
 so the server refuses bytes that do not match the address; a large one is hashed again as its
 parts are sent, and the upload is completed only when that hash is the address. A failed or
 interrupted multipart upload is aborted, so it leaves no object and no unfinished upload.
-``put_file`` hashes the file, then sends it from the file itself (no copy); ``put_stream`` spools
+``put_files`` hashes each file, then sends it from the file itself (no copy); ``put_stream`` spools
 to a temporary file past a few MiB (constant memory); ``put_many`` sends with a pool of threads.
 Every read streams the body through the shared :class:`VerifyingReader`; a read that must be
 verified before its first byte is given (``cas cat``) downloads the object once, hashing it into
@@ -30,13 +30,13 @@ import json
 import os
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from reviewtrail.cas._address import DEFAULT_MEDIA_TYPE, POOLS, Pool, check_hex, check_media_type, check_pool, is_hex
 from reviewtrail.cas._filesystem import OCI_INDEX, OCI_LAYOUT
-from reviewtrail.cas._protocol import CHUNK, ByteCallback, CasStore, Location, VerifyingReader
+from reviewtrail.cas._protocol import CHUNK, ByteCallback, CasStore, Location, VerifyingReader, regular_files
 from reviewtrail.cas._s3_client import (
     CAS_URL_SETTING,
     S3Body,
@@ -427,58 +427,74 @@ class S3Cas(CasStore):
         self._check_writable()
         return spool_stream(stream, keep=min(self.multipart_threshold, _SPILL), spool_dir=self.spool_dir)
 
-    def put_file(
+    def put_files(
         self,
-        path: str | os.PathLike[str],
+        paths: Iterable[str | os.PathLike[str]],
         *,
         pool: Pool = "data",
         media_type: str = DEFAULT_MEDIA_TYPE,
         on_bytes: ByteCallback | None = None,
-    ) -> CasRef:
-        """Store a file's bytes: hash it in one pass, then send it from the file itself.
+    ) -> list[CasRef]:
+        """Store files' bytes: every path is checked and every file hashed in one pass before any
+        is sent; then each is sent from the file itself (no local copy), ``concurrency`` at once.
 
-        A file up to ``multipart_threshold`` bytes is read once, into memory. ``on_bytes`` counts
-        the bytes the server has received (or the object already there, once verified)."""
+        A file is kept in memory from its hashing pass when it fits under ``multipart_threshold``
+        (alone) or a few MiB (in a batch); any other is read again as it is sent, and refused
+        (:class:`InvalidInputError`, nothing stored under its address) when its bytes changed
+        since. ``on_bytes`` counts the bytes the server has received (or the object already
+        there, once verified)."""
         from reviewtrail.cas._refs import CasRef
 
         pool = check_pool(pool)
         media_type = check_media_type(media_type)
-        p = os.fspath(path)
-        if not os.path.isfile(p):
-            raise InvalidInputError(f"{p!r} is not a readable regular file", field="path")
+        names = regular_files(paths)
         self._check_writable()
-        with open(p, "rb", buffering=0) as fh:
-            upload = self._hash_file(fh)
-            self._store(pool, upload, on_bytes)
-        return CasRef(pool=pool, digest=f"sha256:{upload.hexdigest}", size=upload.size, media_type=media_type)
-
-    def _hash_file(self, fh: IO[bytes]) -> _Upload:
-        """Hash an open file to its end; keep its bytes when they fit under the threshold."""
-        hexdigest, size, data = hash_file(fh, keep=self.multipart_threshold)
-        return _Upload(hexdigest, size, data=data) if data is not None else _Upload(hexdigest, size, file=fh)
+        keep = self.multipart_threshold if len(names) == 1 else min(self.multipart_threshold, _SPILL)
+        hashed: list[tuple[str, int, bytes | str]] = []
+        for p in names:
+            with open(p, "rb", buffering=0) as fh:
+                hexdigest, size, data = hash_file(fh, keep=keep)
+            hashed.append((hexdigest, size, p if data is None else data))
+        self._send(pool, hashed, on_bytes)
+        return [
+            CasRef(pool=pool, digest=f"sha256:{hexdigest}", size=size, media_type=media_type)
+            for hexdigest, size, _ in hashed
+        ]
 
     def _publish(self, pool: Pool, blobs: list[tuple[str, bytes | str]]) -> None:
         self._check_writable()
         owned = [content for _, content in blobs if isinstance(content, str)]  # temporary files: removed at the end
         try:
-            seen: set[str] = set()
-            tasks: list[Callable[[], None]] = []
-            for hexdigest, content in blobs:
-                if hexdigest not in seen:  # the first of each address
-                    seen.add(hexdigest)
-                    tasks.append(functools.partial(self._store_staged, pool, hexdigest, content))
-            self._run_all(tasks)
+            self._send(pool, [(hexdigest, None, content) for hexdigest, content in blobs], None)
         finally:
             for tmp in owned:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
 
-    def _store_staged(self, pool: Pool, hexdigest: str, content: bytes | str) -> None:
+    def _send(
+        self, pool: Pool, blobs: Sequence[tuple[str, int | None, bytes | str]], on_bytes: ByteCallback | None
+    ) -> None:
+        """Store the first of each address in ``blobs`` (with its size when known, and its bytes or
+        the path of a file holding them), ``concurrency`` at once; ``on_bytes`` is told the bytes
+        sent, one call at a time."""
+        count = None if on_bytes is None else _one_at_a_time(on_bytes)
+        seen: set[str] = set()
+        tasks: list[Callable[[], None]] = []
+        for hexdigest, size, content in blobs:
+            if hexdigest not in seen:
+                seen.add(hexdigest)
+                tasks.append(functools.partial(self._store_staged, pool, hexdigest, size, content, count))
+        self._run_all(tasks)
+
+    def _store_staged(
+        self, pool: Pool, hexdigest: str, size: int | None, content: bytes | str, on_bytes: ByteCallback | None
+    ) -> None:
         if isinstance(content, bytes):
-            self._store(pool, _Upload(hexdigest, len(content), data=content), None)
+            self._store(pool, _Upload(hexdigest, len(content), data=content), on_bytes)
             return
         with open(content, "rb", buffering=0) as fh:
-            self._store(pool, _Upload(hexdigest, os.fstat(fh.fileno()).st_size, file=fh), None)
+            size = os.fstat(fh.fileno()).st_size if size is None else size
+            self._store(pool, _Upload(hexdigest, size, file=fh), on_bytes)
 
     def _run_all(self, tasks: list[Callable[[], None]]) -> None:
         if len(tasks) > 1:
@@ -603,3 +619,14 @@ class S3Cas(CasStore):
             raise CorruptObjectError(
                 f"existing object {label} at {where} is corrupt ({exc}); refusing to reuse or replace it"
             ) from None
+
+
+def _one_at_a_time(on_bytes: ByteCallback) -> ByteCallback:
+    """``on_bytes`` called under a lock (the objects are sent on threads)."""
+    lock = threading.Lock()
+
+    def count(n: int) -> None:
+        with lock:
+            on_bytes(n)
+
+    return count

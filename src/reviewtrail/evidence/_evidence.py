@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from reviewtrail._struct import decode
+from reviewtrail._struct import decode, read
 from reviewtrail.canonical import canonical_sha256
 from reviewtrail.errors import InvalidInputError, NotFoundError
 from reviewtrail.evidence._aliases import alias_map_record, chip_citation
@@ -115,7 +115,7 @@ def get_evidence(store: Store, evidence_id: str) -> EvidenceItem:
     rows = store.ledger.rows("ev_items", evidence_id=evidence_id)
     if not rows:
         raise NotFoundError(f"no evidence item {evidence_id}", field="evidence")
-    return EvidenceItem.read(store.ledger.get(rows[0]["record_id"]).payload_value)
+    return read(EvidenceItem, store.ledger.get(rows[0]["record_id"]).payload)
 
 
 def resolve_citation(store: Store, type_: str, id_: str) -> str | None:
@@ -270,13 +270,13 @@ def get_claim(store: Store, claim_id: str) -> Claim:
     rows = store.ledger.rows("ev_claims", claim_id=claim_id)
     if not rows:
         raise NotFoundError(f"no claim {claim_id}", field="claim")
-    return Claim.read(store.ledger.get(rows[0]["record_id"]).payload_value)
+    return read(Claim, store.ledger.get(rows[0]["record_id"]).payload)
 
 
 def claims_for(store: Store, *, review_run_id: str | None = None, turn_id: str | None = None) -> list[Claim]:
     where = {k: v for k, v in (("review_run_id", review_run_id), ("turn_id", turn_id)) if v is not None}
     rows = sorted(store.ledger.rows("ev_claims", **where), key=lambda r: r["seq"])
-    return [Claim.read(store.ledger.get(r["record_id"]).payload_value) for r in rows]
+    return [read(Claim, store.ledger.get(r["record_id"]).payload) for r in rows]
 
 
 def link_evidence(
@@ -296,7 +296,7 @@ def link_evidence(
 def links_of(store: Store, claim_id: str) -> list[tuple[EvidenceLink, EvidenceItem]]:
     out = []
     for row in sorted(store.ledger.rows("ev_links", claim_id=claim_id), key=lambda r: r["seq"]):
-        link = EvidenceLink.read(store.ledger.get(row["record_id"]).payload_value)
+        link = read(EvidenceLink, store.ledger.get(row["record_id"]).payload)
         out.append((link, get_evidence(store, link.evidence_id)))
     return out
 

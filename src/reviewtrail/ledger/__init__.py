@@ -26,6 +26,7 @@ from reviewtrail.ledger.contract._projections import Projection as Projection
 from reviewtrail.ledger.contract._projections import ProjectionTable as ProjectionTable
 from reviewtrail.ledger.contract._protocol import Ledger as Ledger
 from reviewtrail.ledger.contract._recorder import Recorder as Recorder
+from reviewtrail.ledger.contract._recorder import RunDigest as RunDigest
 from reviewtrail.ledger.contract._recorder import projection_rows as projection_rows
 from reviewtrail.ledger.contract._recorder import record_text as record_text
 from reviewtrail.ledger.contract._recorder import row_makers as row_makers

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from reviewtrail._struct import read
 from reviewtrail.errors import NotFoundError
 from reviewtrail.evidence import (
     Claim,
@@ -68,7 +69,7 @@ def artifact_claims(store: Store, info: VersionInfo, text: str | None) -> list[t
         for link_row in store.ledger.rows("ev_links", evidence_id=row["evidence_id"]):
             rows = store.ledger.rows("ev_claims", claim_id=link_row["claim_id"])
             if rows:
-                claim = Claim.read(store.ledger.get(rows[0]["record_id"]).payload_value)
+                claim = read(Claim, store.ledger.get(rows[0]["record_id"]).payload)
                 # Resolve again now: a target recorded after the claim counts.
                 out.append((claim, (claim, _resolve_all(store, claim.citations, mapping))))
     return out

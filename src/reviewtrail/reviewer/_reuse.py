@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from reviewtrail._struct import read
 from reviewtrail.canonical import canonical_sha256
 from reviewtrail.ledger import Envelope
 from reviewtrail.media import MediaKind
@@ -88,7 +89,7 @@ def find_reusable(
         envelope = store.ledger.get(row["record_id"])
         if envelope.type != REVIEW_RUN:
             continue
-        run = ArtifactReviewRun.read(envelope.payload_value)
+        run = read(ArtifactReviewRun, envelope.payload)
         if (
             run.version_record_id == info.envelope.id
             and run.content_digest == content_digest

@@ -256,5 +256,5 @@ def get_review(store: Store, ref: str, project_id: str = DEFAULT_PROJECT) -> lis
     out = []
     for row in sorted(rows, key=lambda r: r["seq"]):
         env = store.ledger.get(row["record_id"])
-        out.append(ReviewOutcome(ArtifactReviewRun.read(env.payload_value), env))
+        out.append(ReviewOutcome.of(ArtifactReviewRun, env))
     return out

@@ -65,13 +65,12 @@ def jsonl_bytes(rows: Iterable[Mapping[str, Any]]) -> bytes:
 def file_entry(name: str, schema_version: str, data: bytes) -> dict[str, Any]:
     """The manifest entry of a JSONL file's bytes (without its ledger head)."""
     _check_name(name)
-    return {
-        "name": name,
-        "schemaVersion": schema_version,
-        "rows": data.count(b"\n"),
-        "bytes": len(data),
-        "sha256": hashlib.sha256(data).hexdigest(),
-    }
+    return _entry(name, schema_version, data.count(b"\n"), len(data), hashlib.sha256(data).hexdigest())
+
+
+def _entry(name: str, schema_version: str, rows: int, size: int, sha256: str) -> dict[str, Any]:
+    """A manifest entry, its keys in the order the manifest lists them."""
+    return {"name": name, "schemaVersion": schema_version, "rows": rows, "bytes": size, "sha256": sha256}
 
 
 def _check_name(name: str) -> None:
@@ -169,13 +168,8 @@ class _Staged:
         self.rows += 1
 
     def entry(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "schemaVersion": self.schema_version,
-            "rows": self.rows,
-            "bytes": self.handle.tell(),  # every byte written, from the first
-            "sha256": self.sha256.hexdigest(),
-        }
+        # "bytes": every byte written, from the first
+        return _entry(self.name, self.schema_version, self.rows, self.handle.tell(), self.sha256.hexdigest())
 
 
 class ExportFiles:

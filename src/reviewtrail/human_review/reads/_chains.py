@@ -9,7 +9,8 @@ Nothing here reads a payload: every read path (:mod:`._resolve`) follows amendme
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 
@@ -31,18 +32,24 @@ __all__ = [
     "stricter",
 ]
 
+T = TypeVar("T")
+
 
 class Records(Protocol):
     """What the rules here read: a record by id, the records naming one in ``supersedes`` (in
-    append order) and checked query-table rows. The live :class:`~reviewtrail.ledger.Ledger` is
-    one; a page of items preloaded in a few bulk reads is another (``_bulk_resolve``), so both
-    paths resolve through the same rules."""
+    append order) and checked query-table rows, and ``memo(make, key)``: what ``make(records,
+    key)`` gives, kept or made afresh as the records allow. The live
+    :class:`~reviewtrail.ledger.Ledger` is one (it keeps nothing); a page of items preloaded in a
+    few bulk reads is another (``_bulk_resolve``: prompts and runs shared by its items are
+    resolved once), so both paths resolve through the same rules."""
 
     def get(self, record_id: str) -> Envelope: ...
 
     def superseded_by(self, record_id: str) -> list[str]: ...
 
     def rows(self, table: str, **where: Any) -> list[dict[str, Any]]: ...
+
+    def memo(self, make: Callable[[Records, str], T], key: str) -> T: ...
 
 
 def stricter(a: str, b: str) -> Privacy:

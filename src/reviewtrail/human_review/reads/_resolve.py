@@ -9,15 +9,14 @@ Amendments are followed by :mod:`._chains`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from operator import itemgetter
-from typing import Any, TypeVar
+from typing import Any
 
 import msgspec
 
 from reviewtrail._struct import read
 from reviewtrail.errors import NotFoundError
-from reviewtrail.human_review.reads._bulk_resolve import Preloaded
 from reviewtrail.human_review.reads._candidates import candidate_parts
 from reviewtrail.human_review.reads._chains import (
     Current,
@@ -57,7 +56,6 @@ __all__ = [
     "stricter",
 ]
 
-T = TypeVar("T")
 _SEQ = itemgetter("seq")
 
 
@@ -128,12 +126,6 @@ def _candidate(ledger: Records, run_id: str) -> tuple[tuple[CandidateFacts, str]
     return (facts, read(ReviewResponse, parts.output.payload).response), digest
 
 
-def _memo(ledger: Records) -> Callable[[Callable[[Records, str], T], str], T]:
-    """``memo(make, key)``: ``make(ledger, key)``, made once per key over a preloaded page
-    (prompts and runs shared by its items), made each time over the live ledger."""
-    return ledger.memo if isinstance(ledger, Preloaded) else lambda make, key: make(ledger, key)
-
-
 def prompt_ref(ledger: Records, prompt_event_id: str) -> tuple[PromptRef, Current]:
     """The review prompt a run or item names, as recorded (a prompt is never rebound to a
     correction: an amended prompt makes its items invalid)."""
@@ -169,14 +161,13 @@ def resolve_item(ledger: Records, item_id: str) -> ResolvedItem:
         raise NotFoundError(f"no review item {item_id}", field="item")
     env = ledger.get(rows[0]["record_id"])
     item = read(ReviewItem, env.payload)
-    memo = _memo(ledger)
-    ref, prompt_now = memo(prompt_ref, item.prompt_event_id)
+    ref, prompt_now = ledger.memo(prompt_ref, item.prompt_event_id)
     item_now = current(ledger, env)
     candidates = {}
     now = {}
     digests = {}
     for run_id in item.run_ids():
-        found = memo(_candidate, run_id)
+        found = ledger.memo(_candidate, run_id)
         if found is not None:
             candidates[run_id], digests[run_id] = found
             now[run_id] = found[0][0]

@@ -7,7 +7,7 @@ make records (``new_*_record``) apply the rules that tie a payload to its envelo
 """
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 import msgspec
 from msgspec import Meta
@@ -292,10 +292,21 @@ class SecondJudgment(PayloadStruct, frozen=True, kw_only=True, rename="camel"):
     note: Note | None = None
     submission_id: Ident
 
+    @classmethod
+    def of_decision(cls, decision: ReviewDecision, compared_with: str) -> Self:
+        """A decision's judgment fields as a second judgment of the decision ``compared_with``
+        (``useForTraining`` and ``supersedes`` are not kept)."""
+        return cls(**_fields_in(cls, decision), compared_with=compared_with)
+
     def as_decision(self) -> ReviewDecision:
         """The judgment as a decision's fields (never recorded as one), to check it by the decision rules."""
-        shared = set(ReviewDecision.__struct_fields__)
-        return ReviewDecision(**{name: getattr(self, name) for name in self.__struct_fields__ if name in shared})
+        return ReviewDecision(**_fields_in(ReviewDecision, self))
+
+
+def _fields_in(model: type[msgspec.Struct], source: msgspec.Struct) -> dict[str, Any]:
+    """The values of ``source``'s fields that ``model`` has too."""
+    shared = set(model.__struct_fields__)
+    return {name: getattr(source, name) for name in source.__struct_fields__ if name in shared}
 
 
 def new_prompt_record(payload: ReviewPrompt, privacy: "Privacy", *, actor: str = ACTOR) -> "NewRecord":

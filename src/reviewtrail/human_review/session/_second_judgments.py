@@ -210,8 +210,6 @@ def record_second_judgment(
 ) -> Envelope:
     """Append ``actor``'s second judgment of the decision ``compared_with``, with the judgment
     fields of ``decision`` (already checked against the item; ``useForTraining`` is not kept)."""
-    shared = set(SecondJudgment.__struct_fields__)
-    fields = {name: getattr(decision, name) for name in decision.__struct_fields__ if name in shared}
-    judgment = SecondJudgment(**fields, compared_with=compared_with)
+    judgment = SecondJudgment.of_decision(decision, compared_with)
     [env] = store.append([new_second_judgment_record(judgment, privacy, actor=actor)])
     return env

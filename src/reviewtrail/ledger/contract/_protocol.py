@@ -8,7 +8,7 @@ import contextlib
 import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from reviewtrail.errors import IntegrityError, InvalidInputError, NotFoundError
 from reviewtrail.ledger.contract._ahead import read_ahead
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from reviewtrail.ledger.records._new_record import NewRecord
 
 __all__ = ["Ledger", "catalog_of", "link_problems", "row_problem", "sealed_batch_problem"]
+
+_T = TypeVar("_T")
 
 _ID = operator.attrgetter("id")
 _TYPE = operator.attrgetter("type")
@@ -519,6 +521,11 @@ class Ledger:
     def superseded_by(self, record_id: str) -> list[str]:
         """Ids of records that name ``record_id`` as superseded, in append order."""
         return [r["by_id"] for r in sorted(self.rows("supersessions", superseded_id=record_id), key=lambda r: r["seq"])]
+
+    def memo(self, make: Callable[[Ledger, str], _T], key: str) -> _T:
+        """``make(self, key)``, made afresh each time: the ledger may change between two reads, so
+        it keeps no answer (a set of records read at once may keep them)."""
+        return make(self, key)
 
     def stats(self) -> tuple[int, int | None, int | None]:
         """(number of stored records, lowest seq, highest seq), counted without trusting the chain."""

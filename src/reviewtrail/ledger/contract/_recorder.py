@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "IN_CHUNK",
     "Recorder",
+    "RunDigest",
     "SealedRun",
     "Stamp",
     "TypeFilter",
@@ -200,6 +201,23 @@ def record_text(env: Envelope, signature: RecordSignature | None = None, *, payl
     return f"{fields}{len(signature.key_id)}:{signature.key_id}{len(signature.value)}:{signature.value.hex()}"
 
 
+class RunDigest:
+    """The digest of a run of records given in seq order: how many, and the SHA-256 of their
+    :func:`record_text` joined (what :meth:`Recorder.records_digest` gives of ``start..end``)."""
+
+    def __init__(self) -> None:
+        self._sha = hashlib.sha256()
+        self.count = 0
+
+    def add(self, env: Envelope, signature: RecordSignature | None, *, payload_sha: str | None = None) -> None:
+        """The next record, with the signature stored beside it (``payload_sha``: as :func:`record_text`)."""
+        self._sha.update(record_text(env, signature, payload_sha=payload_sha).encode("utf-8", "surrogatepass"))
+        self.count += 1
+
+    def value(self) -> tuple[int, str]:
+        return self.count, self._sha.hexdigest()
+
+
 def check_range(start: int, end: int | None, limit: int | None) -> None:
     if start < 1:
         raise InvalidInputError("must be >= 1", field="start")
@@ -367,12 +385,11 @@ class Recorder(abc.ABC):
         (each with its signature) joined in seq order: ledgers holding the same records and
         signatures there give the same pair, whatever their backends, and any field, payload byte
         or signature byte that differs changes it."""
-        digest, count = hashlib.sha256(), 0
+        run = RunDigest()
         signatures = self.signatures_at(range(start, end + 1))
         for env in self.read(start=start, end=end):
-            digest.update(record_text(env, signatures.get(env.seq)).encode("utf-8", "surrogatepass"))
-            count += 1
-        return count, digest.hexdigest()
+            run.add(env, signatures.get(env.seq))
+        return run.value()
 
     def signature_scan(self, *, start: int = 1, end: int | None = None) -> Iterator[tuple[int, str, str, Any]]:
         """``(seq, type, hash, signature or None)`` of every record with ``start <= seq <= end``,

@@ -4,9 +4,9 @@ what a read gives back, for every record type."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
-from reviewtrail._struct import PayloadStruct
+from reviewtrail._struct import PayloadStruct, read
 from reviewtrail.ledger.records._envelope import Envelope
 
 __all__ = ["Recorded"]
@@ -22,9 +22,9 @@ class Recorded(Generic[P]):
     envelope: Envelope
 
     @classmethod
-    def of(cls, model: type[P], envelope: Envelope) -> Recorded[P]:
-        """The payload of ``envelope`` read as ``model``."""
-        return cls(model.read(envelope.payload_value), envelope)
+    def of(cls, model: type[P], envelope: Envelope) -> Self:
+        """The payload of ``envelope`` read as ``model`` (its stored bytes decoded once)."""
+        return cls(read(model, envelope.payload), envelope)
 
     @property
     def id(self) -> str:

@@ -112,9 +112,9 @@ def _recorded_versions(store: Store, artifact_id: str) -> list[VersionInfo]:
     the artifact, read and checked, never its query table."""
     found = []
     for env in store.ledger.records_about([f"artifact:{artifact_id}"], type=ARTIFACT_VERSION):
-        payload = ArtifactVersion.read(env.payload_value)
-        if payload.artifact_id == artifact_id:
-            found.append(VersionInfo(payload, env))
+        info = VersionInfo.of(ArtifactVersion, env)
+        if info.record.artifact_id == artifact_id:
+            found.append(info)
     return sorted(found, key=lambda info: info.record.version)
 
 
@@ -128,7 +128,7 @@ def list_artifacts(store: Store, project_id: str = DEFAULT_PROJECT) -> list[Vers
     out = []
     for name in sorted(latest):
         env = store.ledger.get(latest[name]["record_id"])
-        out.append(VersionInfo(ArtifactVersion.read(env.payload_value), env))
+        out.append(VersionInfo.of(ArtifactVersion, env))
     return out
 
 
