@@ -2,7 +2,7 @@
 
 A frozen dataclass costs about half a millisecond to build at import, and the everyday commands
 load a dozen: a :class:`Value` costs nothing. A value class lists its fields in ``__slots__`` and
-sets them once, in its ``__init__``, through :meth:`Value._set`. Its instances then compare equal
+sets them once, in its ``__init__``, through :meth:`Value._take`. Its instances then compare equal
 when of the same class with equal fields (those in ``_uncompared`` aside), hash alike, print as
 ``Name(field=value, ...)`` (those in ``_unshown`` aside), and refuse assignment, as a frozen
 dataclass does.
@@ -22,9 +22,11 @@ class Value:
     _unshown: ClassVar[frozenset[str]] = frozenset()  # left out of repr (secrets, functions)
     _uncompared: ClassVar[frozenset[str]] = frozenset()  # left out of equality and the hash
 
-    def _set(self, **fields: Any) -> None:
-        for name, value in fields.items():
-            object.__setattr__(self, name, value)
+    def _take(self, given: dict[str, Any]) -> None:
+        """Set every field from ``given``, by name: ``self._take(locals())`` in an ``__init__`` whose
+        parameters are the fields (after checking or defaulting them)."""
+        for name in self.__slots__:
+            object.__setattr__(self, name, given[name])
 
     def _compared(self) -> tuple[Any, ...]:
         return tuple(getattr(self, n) for n in self.__slots__ if n not in self._uncompared)
@@ -48,11 +50,11 @@ class Value:
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"cannot delete field {name!r}")
 
-    def __getstate__(self) -> dict[str, Any]:  # a copy or a pickle is built through _set too
+    def __getstate__(self) -> dict[str, Any]:  # a copy or a pickle is built through _take too
         return {n: getattr(self, n) for n in self.__slots__}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self._set(**state)
+        self._take(state)
 
     def replace(self, **changes: Any) -> Self:
         """A copy with ``changes`` (fields by name), checked by ``__init__`` as a new value is."""

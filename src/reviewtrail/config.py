@@ -90,15 +90,7 @@ class ReviewerSettings(Value):
         anthropic_api_key: str | None = None,
         executor_model: str | None = None,
     ) -> None:
-        self._set(
-            tier=tier,
-            backend=backend,
-            model=model,
-            base_url=base_url,
-            openai_api_key=openai_api_key,
-            anthropic_api_key=anthropic_api_key,
-            executor_model=executor_model,
-        )
+        self._take(locals())
 
 
 class TraceSettings(Value):
@@ -119,7 +111,7 @@ class TraceSettings(Value):
         aris_repo: str | None = None,
         home: str | None = None,
     ) -> None:
-        self._set(mode=mode, run_id=run_id, run_idle_minutes=run_idle_minutes, aris_repo=aris_repo, home=home)
+        self._take(locals())
 
     def environ(self) -> dict[str, str]:
         """The settings by variable name, as the trace rules name them in their messages."""
@@ -154,13 +146,7 @@ class S3Settings(Value):
         endpoint_url: str | None = None,
         region: str | None = None,
     ) -> None:
-        self._set(
-            access_key_id=access_key_id,
-            secret_access_key=secret_access_key,
-            session_token=session_token,
-            endpoint_url=endpoint_url,
-            region=region,
-        )
+        self._take(locals())
 
 
 def s3_settings(env: Mapping[str, str]) -> S3Settings:
@@ -219,17 +205,10 @@ class Settings(Value):
         project: str | None = None,
         signing_key: Path | None = None,
     ) -> None:
-        self._set(
-            store=store,
-            database_url=database_url,
-            config_file=config_file,
-            cas_url=cas_url,
-            s3=S3Settings() if s3 is None else s3,
-            reviewer=ReviewerSettings() if reviewer is None else reviewer,
-            trace=TraceSettings() if trace is None else trace,
-            project=project,
-            signing_key=signing_key,
-        )
+        s3 = S3Settings() if s3 is None else s3
+        reviewer = ReviewerSettings() if reviewer is None else reviewer
+        trace = TraceSettings() if trace is None else trace
+        self._take(locals())
 
     @property
     def store_exists(self) -> bool:

@@ -74,7 +74,7 @@ class ObjectCheck(Value):
     problem: str | None
 
     def __init__(self, location: Location, name: str, size: int, problem: str | None) -> None:
-        self._set(location=location, name=name, size=size, problem=problem)
+        self._take(locals())
 
 
 class VerifyingReader:

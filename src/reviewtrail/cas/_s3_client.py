@@ -58,7 +58,7 @@ class S3Endpoint(Value):
     access_key_id: str | None  # an identifier, not a secret: messages may name it
 
     def __init__(self, url: str, bucket: str, endpoint: str | None, access_key_id: str | None) -> None:
-        self._set(url=url, bucket=bucket, endpoint=endpoint, access_key_id=access_key_id)
+        self._take(locals())
 
     @property
     def where(self) -> str:

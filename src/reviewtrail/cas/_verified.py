@@ -49,7 +49,7 @@ class StoredObject(Value):
     size: int | None
 
     def __init__(self, hexdigest: str, location: Location | None, size: int | None) -> None:
-        self._set(hexdigest=hexdigest, location=location, size=size)
+        self._take(locals())
 
     @property
     def digest(self) -> str:

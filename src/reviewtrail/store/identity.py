@@ -83,15 +83,7 @@ class StoreMarker(Value):
         ledger_kind: str | None = None,
         ledger_location: str | None = None,
     ) -> None:
-        self._set(
-            format=format,
-            store_id=store_id,
-            identity_seq=identity_seq,
-            identity_id=identity_id,
-            identity_hash=identity_hash,
-            ledger_kind=ledger_kind,
-            ledger_location=ledger_location,
-        )
+        self._take(locals())
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"format": self.format}

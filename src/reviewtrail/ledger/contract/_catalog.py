@@ -44,7 +44,7 @@ class DeclaredProjection(Value):
     types: frozenset[str]
 
     def __init__(self, name: str, version: int, tables: tuple[ProjectionTable, ...], types: frozenset[str]) -> None:
-        self._set(name=name, version=version, tables=tables, types=types)
+        self._take(locals())
 
 
 class DeferredPart(Value):
@@ -65,7 +65,7 @@ class DeferredPart(Value):
         projections: tuple[DeclaredProjection, ...],
         load: Callable[[], PartContents],
     ) -> None:
-        self._set(package=package, record_types=record_types, projections=projections, load=load)
+        self._take(locals())
 
 
 class RecordCatalog:

@@ -38,7 +38,7 @@ class LedgerHead(Value):
             raise InvalidInputError("must be a whole number >= 0", field="ledgerHead.seq")
         if seq == 0 and hash != GENESIS_HASH:
             raise InvalidInputError("seq 0 is the empty ledger, whose head is the genesis hash", field="ledgerHead")
-        self._set(hash=hash, seq=seq)
+        self._take(locals())
 
     def to_json(self) -> dict[str, Any]:
         return {"hash": self.hash, "seq": self.seq}

@@ -55,9 +55,7 @@ class PageOrder(Value):
         offset: int = 0,
         within: ProjectionTable | None = None,
     ) -> None:
-        self._set(
-            column=column, kind=kind, after=after, limit=limit, descending=descending, offset=offset, within=within
-        )
+        self._take(locals())
 
 
 def page_order(

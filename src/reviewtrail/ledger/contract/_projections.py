@@ -66,7 +66,7 @@ class ProjectionTable(Value):
         for idx in indexes:
             if not set(idx) <= set(names):
                 raise ValueError(f"index on {name} names unknown columns {idx}")
-        self._set(name=name, columns=columns, key=key, indexes=indexes, on_conflict=on_conflict)
+        self._take(locals())
 
     @property
     def claims_once(self) -> bool:
@@ -98,7 +98,7 @@ class Projection(Value):
         rows: Callable[[Envelope], Iterable[Row]],
         types: frozenset[str] | None = None,
     ) -> None:
-        self._set(name=name, version=version, tables=tables, rows=rows, types=types)
+        self._take(locals())
 
     def table(self, name: str) -> ProjectionTable:
         for t in self.tables:

@@ -61,7 +61,7 @@ class DeclaredKey(Value):
     seq: int
 
     def __init__(self, key_id: str, name: str, key: Ed25519PublicKey, seq: int) -> None:
-        self._set(key_id=key_id, name=name, key=key, seq=seq)
+        self._take(locals())
 
 
 class KeyBook:
