@@ -18,6 +18,8 @@ import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
 import pytest
 
@@ -216,7 +218,7 @@ def test_a_batch_of_large_files_is_sent_from_the_files_without_a_local_copy(
     paths = [write(tmp_path / f"f{n}.bin", data) for n, data in enumerate(datas)]
     spooled: list[list[Path]] = []
 
-    def look_at_the_spool(n: int) -> None:  # called all along the batch, while files are hashed or sent
+    def look_at_the_spool(n: int) -> None:  # called as each part or object reaches the server
         spooled.append(list(spool.iterdir()))
 
     refs = cas.put_files(paths, on_bytes=look_at_the_spool)
@@ -246,6 +248,53 @@ def test_a_file_of_a_batch_changed_before_it_is_sent_is_not_published(
     assert cas.read(sha(first)) == first, "the file sent before the change is stored whole"
     assert cas.locate(sha(second)) is None and cas.locate(sha(paths[1].read_bytes())) is None
     assert cas.unfinished_uploads() == []
+
+
+@pytest.mark.parametrize("swap", ["endless-device", "fifo"])
+def test_a_file_of_a_batch_swapped_for_a_device_or_fifo_is_refused_without_sending_it(
+    seaweed: SeaweedServer, make_cas: MakeCas, tmp_path: Path, swap: str
+) -> None:
+    cas = make_cas(concurrency=1, **SMALL)  # one at a time: the first is sent before the second
+    first = os.urandom(7 * MIB)
+    paths = [write(tmp_path / "first.bin", first), write(tmp_path / "second.bin", os.urandom(8 * MIB))]
+    parts: list[int] = []
+    calls = cas._call
+
+    def counting(what: str, operation: str, **kwargs: Any) -> Any:
+        if operation == "upload_part":
+            parts.append(kwargs["PartNumber"])
+            assert len(parts) <= 6, "an endless source is being uploaded"
+        return calls(what, operation, **kwargs)
+
+    def swap_the_second(n: int) -> None:  # both are hashed by now
+        if paths[1].is_symlink() or not paths[1].is_file():
+            return
+        paths[1].unlink()
+        if swap == "fifo":
+            os.mkfifo(paths[1])
+        else:
+            paths[1].symlink_to("/dev/zero")
+
+    with (
+        mock.patch.object(cas, "_call", counting),
+        pytest.raises(InvalidInputError, match="no longer a regular file") as refused,
+    ):
+        cas.put_files(paths, on_bytes=swap_the_second)
+    assert refused.value.field == "path" and str(paths[1]) in str(refused.value)
+    assert cas.read(sha(first)) == first, "the file sent before the swap is stored whole"
+    assert parts == [1, 2], "only the first file's two parts were sent"
+    assert cas.unfinished_uploads() == []
+
+
+def test_a_batch_counts_every_files_bytes_even_when_two_hold_the_same(make_cas: MakeCas, tmp_path: Path) -> None:
+    cas = make_cas(concurrency=2, **SMALL)
+    big, small = os.urandom(7 * MIB), os.urandom(1000)
+    paths = [write(tmp_path / n, b) for n, b in [("a", big), ("b", small), ("a2", big), ("b2", small)]]
+    counted: list[int] = []
+    refs = cas.put_files(paths, on_bytes=counted.append)
+    assert [r.hash for r in refs] == [sha(big), sha(small), sha(big), sha(small)]
+    assert sum(counted) == 2 * (len(big) + len(small)), "the bar reaches the batch's total"
+    assert sorted(name for _, name in cas.iter_objects()) == sorted([sha(big), sha(small)])
 
 
 def test_put_many_sends_on_many_threads_and_stores_each_once(seaweed: SeaweedServer, make_cas: MakeCas) -> None:

@@ -59,6 +59,25 @@ def test_a_request_saves_one_call(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "ignoring reviewer family 'openai'" in warnings and "--identity-validated grants nothing" in warnings
 
 
+def test_a_call_carries_only_the_request_fields_named_as_given_and_never_identity() -> None:
+    """A field the request and the call share is carried only once it is named; ``identity_validated``
+    never is, so no option can set what only native evidence grants."""
+    from reviewtrail.tracing.commands._save_request import _AS_GIVEN, _review_call
+    from reviewtrail.tracing.files._documents import ReviewCall
+
+    shared = FIELDS & set(ReviewCall.__struct_fields__)
+    assert set(_AS_GIVEN) <= shared and "identity_validated" not in _AS_GIVEN
+    assert shared - set(_AS_GIVEN) == {
+        "prompt",
+        "response",
+        "files_referenced",
+        "native_evidence",
+        "identity_validated",
+    }
+    call = _review_call(TraceSaveRequest(skill="s", purpose="p", prompt="x", verdict="ready", identity_validated=True))
+    assert call.identity_validated is False and call.verdict == "ready" and call.skill == "s"
+
+
 def test_trace_mode_off_writes_nothing(tmp_path: Path) -> None:
     request = TraceSaveRequest(skill="s", purpose="p", prompt="x", trace_mode="off", project_dir=tmp_path)
     assert save_trace(request, env={}).mode == "off"

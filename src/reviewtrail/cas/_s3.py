@@ -28,6 +28,7 @@ import hashlib
 import io
 import json
 import os
+import stat
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -476,7 +477,7 @@ class S3Cas(CasStore):
     ) -> None:
         """Store the first of each address in ``blobs`` (with its size when known, and its bytes or
         the path of a file holding them), ``concurrency`` at once; ``on_bytes`` is told the bytes
-        sent, one call at a time."""
+        sent, one call at a time, and a repeated address's size at once, so a batch counts to its total."""
         count = None if on_bytes is None else _one_at_a_time(on_bytes)
         seen: set[str] = set()
         tasks: list[Callable[[], None]] = []
@@ -484,6 +485,8 @@ class S3Cas(CasStore):
             if hexdigest not in seen:
                 seen.add(hexdigest)
                 tasks.append(functools.partial(self._store_staged, pool, hexdigest, size, content, count))
+            elif count is not None and size is not None:
+                count(size)  # the same bytes again: stored once, by the first
         self._run_all(tasks)
 
     def _store_staged(
@@ -492,9 +495,16 @@ class S3Cas(CasStore):
         if isinstance(content, bytes):
             self._store(pool, _Upload(hexdigest, len(content), data=content), on_bytes)
             return
-        with open(content, "rb", buffering=0) as fh:
-            size = os.fstat(fh.fileno()).st_size if size is None else size
-            self._store(pool, _Upload(hexdigest, size, file=fh), on_bytes)
+        # Opened without waiting (a path swapped for a FIFO since it was hashed would block) and
+        # sent only while it is still a regular file: an endless device is refused, not uploaded.
+        with open(os.open(content, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb", buffering=0) as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise InvalidInputError(
+                    f"{content!r} is no longer a regular file (sha256:{hexdigest} when hashed); nothing was stored",
+                    field="path",
+                )
+            self._store(pool, _Upload(hexdigest, st.st_size if size is None else size, file=fh), on_bytes)
 
     def _run_all(self, tasks: list[Callable[[], None]]) -> None:
         if len(tasks) > 1:
@@ -574,7 +584,9 @@ class S3Cas(CasStore):
         finished = False
         try:
             upload.file.seek(0)
-            sent = send_parts(upload.file, send, part_size=self.part_size, window=_PART_WINDOW, on_bytes=on_bytes)
+            sent = send_parts(
+                upload.file, send, part_size=self.part_size, window=_PART_WINDOW, size=upload.size, on_bytes=on_bytes
+            )
             self._check_same(upload, sent.hexdigest, sent.size)
             finished = (
                 self._call(

@@ -54,11 +54,14 @@ def send_parts(
     *,
     part_size: int,
     window: int,
+    size: int,
     on_bytes: ByteCallback | None = None,
 ) -> SentParts:
-    """Read ``source`` to its end in parts of ``part_size`` bytes and send each with ``send``,
-    ``window`` at once: a new part is read as soon as any part in flight is done (not only the
-    oldest, so one slow part does not hold the others' slots).
+    """Read ``source`` in parts of ``part_size`` bytes and send each with ``send``, ``window`` at
+    once: a new part is read as soon as any part in flight is done (not only the oldest, so one
+    slow part does not hold the others' slots). The reading stops at end of file or one byte past
+    the ``size`` the object was hashed at, so a source that grows (or became an endless device)
+    is sent no further than that; the caller sees the size differ.
 
     ``on_bytes`` is told each part's size once the server has it. The first failure stops the
     reading, cancels the parts not yet started, waits for those being sent and is raised; the
@@ -66,7 +69,7 @@ def send_parts(
     """
     h = hashlib.sha256()
     etags: dict[int, str] = {}
-    size = 0
+    limit, size = size + 1, 0
     inflight: dict[cf.Future[str], tuple[int, int]] = {}
     pool = cf.ThreadPoolExecutor(max_workers=max(1, window), thread_name_prefix="rt-s3-part")
 
@@ -80,7 +83,8 @@ def send_parts(
     try:
         number = 0
         while True:
-            data = read_exact(source, part_size)
+            want = min(part_size, limit - size)
+            data = read_exact(source, want)
             if not data and number > 0:
                 break
             number += 1

@@ -108,10 +108,15 @@ def _native_evidence(path: Path | None) -> NativeEvidence | None:
     return validate_native_evidence(path)
 
 
-# The request's fields a call takes as they are; the others are read, split, checked or renamed first
-# (``identity_validated`` grants nothing: only native evidence validates identity).
-_READ_FIRST = {"prompt", "response", "files_referenced", "native_evidence", "identity_validated"}
-_AS_GIVEN = (FIELDS & set(ReviewCall.__struct_fields__)) - _READ_FIRST
+# The request's fields a call takes as they are, named one by one: a field new to both the request
+# and the call is not carried until it is listed here. The others are read, split, checked or renamed
+# first, and ``identity_validated`` is never carried: only native evidence validates identity.
+_AS_GIVEN = (
+    *("tool", "backend", "executor", "executor_model", "model", "reviewer_kind", "reviewer_profile"),
+    *("requested_reviewer_model", "reported_reviewer_model", "purpose", "skill", "effort", "agent_id"),
+    *("thread_id", "memory_hash", "status", "verdict", "fallback_reason", "review_completed"),
+    *("review_positive", "review_scope_complete", "duration_ms", "input_tokens", "output_tokens"),
+)
 
 
 def _review_call(r: TraceSaveRequest) -> ReviewCall:
