@@ -6,6 +6,8 @@ Unicode code points). The record privacy is the envelope's ``privacy``; the func
 make records (``new_*_record``) apply the rules that tie a payload to its envelope.
 """
 
+# No ``from __future__ import annotations``: the fields' types are objects, which a decoder takes
+# as they are (an annotation given as text is compiled when the decoder is built, at each read).
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 

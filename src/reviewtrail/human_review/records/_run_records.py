@@ -6,6 +6,8 @@ A candidate run's output is an ordinary ``stream.thought.output.review-response@
 subject is the run id. Run, receipt and output records of one run are appended in one batch.
 """
 
+# No ``from __future__ import annotations``: the fields' types are objects, which a decoder takes
+# as they are (an annotation given as text is compiled when the decoder is built, at each read).
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
