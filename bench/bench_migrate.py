@@ -218,8 +218,6 @@ def bench_migrate_s3(cfg: Config) -> Result:
 
 
 def _measure_s3(server: Any, settings: Any, objects: int, reps: int) -> Result:
-    import dataclasses
-
     from reviewtrail.app import catalog
     from reviewtrail.config import S3Settings
     from reviewtrail.migrate import MigrateOptions, migrate
@@ -230,7 +228,7 @@ def _measure_s3(server: Any, settings: Any, objects: int, reps: int) -> Result:
     client = server.client()
     client.upload_file(str(blobs[0]), bucket, "warm-up")  # the client and its first connection
     s3 = S3Settings(server.access_key, server.secret_key, None, server.endpoint, "us-east-1")
-    with_s3 = dataclasses.replace(settings, s3=s3)
+    with_s3 = settings.replace(s3=s3)
     whole: list[float] = []
 
     def ours(i: int) -> float:

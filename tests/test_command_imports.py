@@ -20,14 +20,20 @@ from reviewtrail.store import Store
 from support.catalog import DECLARATIONS
 from support.human_review import campaign_with_items, new_store
 
-# Prints, at exit, every loaded reviewtrail module and which optional heavy libraries were imported.
+# Prints, at exit, every loaded reviewtrail module, which optional heavy libraries were imported, the
+# loaded reviewtrail modules that define a dataclass, and every module loaded at all.
 PROBE = """
 import atexit, json, sys
 def report():
     names = sorted(m for m in sys.modules if m.startswith("reviewtrail."))
     heavy = ("psycopg", "cryptography", "jsonschema", "httpx", "rich", "typer", "click", "pydantic")
     libraries = sorted(m for m in heavy if m in sys.modules)
-    sys.stderr.write("\\nLOADED " + json.dumps([names, libraries]) + "\\n")
+    dataclasses = sorted(
+        name for name in names for value in list(vars(sys.modules[name]).values())
+        if isinstance(value, type) and value.__module__ == name and "__dataclass_fields__" in vars(value)
+    )
+    found = [names, libraries, sorted(set(dataclasses)), sorted(sys.modules)]
+    sys.stderr.write("\\nLOADED " + json.dumps(found) + "\\n")
 atexit.register(report)
 sys.argv[0] = "reviewtrail"
 from reviewtrail.cli import main
@@ -41,6 +47,7 @@ main()
 STORE = {
     "reviewtrail._durable",
     "reviewtrail._face",
+    "reviewtrail._value",
     "reviewtrail._version",
     "reviewtrail.app",
     "reviewtrail.canonical",
@@ -100,6 +107,8 @@ class Project:
         self.item_id = item_id
         self.human_review: list[str] = []  # human review's modules the last command loaded
         self.declared: set[str] = set()  # the declarations of the domain packages it loaded
+        self.dataclasses: set[str] = set()  # its loaded modules that define a dataclass
+        self.modules: set[str] = set()  # every module it loaded, the standard library's too
         self.env = {
             **{k: v for k, v in os.environ.items() if not k.startswith(("REVIEWTRAIL_", "ARIS_"))},
             "REVIEWTRAIL_STORE": str(root / "store"),
@@ -114,7 +123,8 @@ class Project:
         )
         assert proc.returncode == 0, proc.stderr
         line = next(x for x in proc.stderr.splitlines() if x.startswith("LOADED "))
-        names, libraries = json.loads(line.removeprefix("LOADED "))
+        names, libraries, dataclasses, modules = json.loads(line.removeprefix("LOADED "))
+        self.dataclasses, self.modules = set(dataclasses), set(modules)
         self.declared = set(names) & DECLARATIONS
         self.human_review = [m for m in names if m.startswith("reviewtrail.human_review.")]
         packages = {".".join(m.split(".")[:2]) for m in names if m not in DECLARATIONS}
@@ -206,6 +216,7 @@ QUEUE_PARTS = {
     "reviewtrail.human_review.records._records",
     "reviewtrail.human_review.records._run_records",
     "reviewtrail.human_review.records._self_identification",
+    "reviewtrail.human_review.records._tables",
     "reviewtrail.human_review.rules",
     "reviewtrail.human_review.rules._decision_rules",
     "reviewtrail.human_review.rules._frozen",
@@ -236,3 +247,32 @@ def test_verify_loads_every_package(project: Project) -> None:
     against its declaration in the record index), whatever records the store holds."""
     packages, _, _ = project.loaded("verify", "--json")
     assert NEVER | {"reviewtrail.human_review", "reviewtrail.models", "reviewtrail.tracing"} <= packages
+
+
+# A dataclass costs about half a millisecond to build at import: the modules the everyday commands load
+# define none (plain value classes, reviewtrail._value, or msgspec structs where the command loads
+# msgspec anyway). The ledger's envelope is the one left (so ``dataclasses`` and ``inspect`` still load).
+DATACLASSES_LEFT = {"reviewtrail.ledger.records._envelope"}
+# Standard-library modules an everyday command does not use, so never loads: human review's text digest
+# (``unicodedata``; made for a response's query-table rows, which only the queue derives); a writer
+# key's declaration (``base64``, ``binascii``; read when a signature is checked); reading ahead on a
+# thread (``queue``; verify, migrate); finding boto3 (``importlib.util``; an ``s3://`` CAS); ``secrets``
+# (it loads ``base64``, ``hmac`` and ``random``; a project folder's id is random bytes from the OS).
+UNUSED = {"unicodedata", "base64", "binascii", "queue", "importlib.util", "secrets"}
+
+
+def _everyday(project: Project) -> dict[str, tuple[str, ...]]:
+    return {
+        "ledger tail": ("ledger", "tail", "-n", "5"),
+        "cas cat": ("cas", "cat", project.digest),
+        "review queue": ("review", "queue"),
+        "trace save": tuple(_trace_save(project.root)),
+    }
+
+
+@pytest.mark.parametrize("command", ["ledger tail", "cas cat", "review queue", "trace save"])
+def test_everyday_commands_build_no_dataclass_and_skip_what_they_do_not_use(project: Project, command: str) -> None:
+    project.loaded(*_everyday(project)[command])
+    assert project.dataclasses <= DATACLASSES_LEFT
+    unused = UNUSED - {"unicodedata"} if command == "review queue" else UNUSED
+    assert project.modules & unused == set()

@@ -9,13 +9,14 @@ import json
 import os
 import secrets
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from conftest import run_cli
 from reviewtrail.errors import ReviewtrailError

@@ -108,9 +108,9 @@ def test_the_tools_and_their_input_schemas_come_from_the_request_types(mcp: InPr
     def properties(name: str) -> set[str]:
         return set(tools[name].input_schema["properties"])
 
-    assert properties("save_trace") == {f.name for f in dataclasses.fields(TraceSaveRequest)}
+    assert properties("save_trace") == set(TraceSaveRequest.__struct_fields__)
     assert sorted(tools["save_trace"].input_schema["required"]) == ["purpose", "skill"]
-    assert properties("review_decide") == {f.name for f in dataclasses.fields(DecisionInput)} | {
+    assert properties("review_decide") == set(DecisionInput.__struct_fields__) | {
         "item",
         "reviewer",
         "submission_id",
@@ -276,9 +276,7 @@ def test_review_checkpoint_refuses_bad_input(mcp: InProcess, tmp_path: Path) -> 
     ]:
         error = error_of(mcp.call("review_checkpoint", arguments))
         assert (error["field"], error["exitCode"]) == (field, code), arguments
-    off = InProcess(
-        mcp.store, dataclasses.replace(mcp.settings, reviewer=dataclasses.replace(mcp.settings.reviewer, tier=None))
-    )
+    off = InProcess(mcp.store, mcp.settings.replace(reviewer=mcp.settings.reviewer.replace(tier=None)))
     error = error_of(off.call("review_checkpoint", {"spec": "report.md"}))
     assert (error["type"], error["field"], error["exitCode"]) == ("ConfigError", "reviewer", 5)
 

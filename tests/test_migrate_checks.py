@@ -718,7 +718,7 @@ def test_a_source_whose_objects_were_moved_already_is_compared_by_its_cas_url(
 
     cas = tmp_path / "objects"
     assert run(shop, cas=cas).ok
-    moved = dataclasses.replace(shop.settings(), cas_url=f"file://{cas}")
+    moved = shop.settings().replace(cas_url=f"file://{cas}")
     with pytest.raises(InvalidInputError, match="nothing to migrate"):
         migrate(moved, catalog(), MigrateOptions(cas_url=f"file://{cas}/"))
 

@@ -110,7 +110,7 @@ def test_a_package_loads_when_its_type_is_validated_or_projected() -> None:
 
     def load() -> tuple[Any, Any]:
         loads.append("lazy")
-        return [Note], [Projection("lazy", 1, (table,), rows=rows)]
+        return [Note], [Projection("lazy", 1, (table,), rows=rows, types=frozenset({"lazy.note@1"}))]
 
     part = DeferredPart(
         "lazy", frozenset({"lazy.note@1"}), (DeclaredProjection("lazy", 1, (table,), frozenset({"lazy.note@1"})),), load
@@ -135,6 +135,21 @@ def test_a_package_that_differs_from_its_declaration_is_refused() -> None:
 
     def load() -> tuple[Any, Any]:
         return [], [Projection("lazy", 1, (changed,), rows=lambda env: [])]
+
+    catalog = RecordCatalog(deferred=[DeferredPart("lazy", frozenset(), declared, load)])
+    with pytest.raises(RuntimeError, match="differ from their declaration"):
+        catalog.load_all()
+
+
+def test_a_package_whose_tables_take_other_record_types_than_declared_is_refused() -> None:
+    """The record types a projection makes rows of are part of its declaration: the catalog offers
+    the package's function only records of the declared types, so a type left out would lose rows."""
+    table = ProjectionTable("lazy_notes", (("record_id", "text"),), key=("record_id",))
+    declared = (DeclaredProjection("lazy", 1, (table,), frozenset({"lazy.note@1"})),)
+
+    def load() -> tuple[Any, Any]:
+        wider = frozenset({"lazy.note@1", "lazy.other@1"})
+        return [], [Projection("lazy", 1, (table,), rows=lambda env: [], types=wider)]
 
     catalog = RecordCatalog(deferred=[DeferredPart("lazy", frozenset(), declared, load)])
     with pytest.raises(RuntimeError, match="differ from their declaration"):

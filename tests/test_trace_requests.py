@@ -62,12 +62,10 @@ def test_a_request_saves_one_call(tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_a_call_carries_only_the_request_fields_named_as_given_and_never_identity() -> None:
     """A field the request and the call share is carried only once it is named; ``identity_validated``
     never is, so no option can set what only native evidence grants."""
-    from dataclasses import fields
-
     from reviewtrail.tracing.commands._save_request import _AS_GIVEN, _review_call
     from reviewtrail.tracing.files._documents import ReviewCall
 
-    shared = FIELDS & {f.name for f in fields(ReviewCall)}
+    shared = FIELDS & set(ReviewCall.__struct_fields__)
     assert set(_AS_GIVEN) <= shared and "identity_validated" not in _AS_GIVEN
     assert shared - set(_AS_GIVEN) == {
         "prompt",

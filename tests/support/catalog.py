@@ -10,7 +10,7 @@ DECLARATIONS = {
     "reviewtrail.human_review",
     "reviewtrail.human_review.catalog",
     "reviewtrail.human_review.records",
-    "reviewtrail.human_review.records._projection",
+    "reviewtrail.human_review.records._tables",
     "reviewtrail.human_review.records._record_names",
     "reviewtrail.models",
     "reviewtrail.models.catalog",

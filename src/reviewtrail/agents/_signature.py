@@ -15,6 +15,8 @@ import typing
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import msgspec
+
 __all__ = [
     "ITEMS_MAX",
     "STRING_MAX",
@@ -33,23 +35,27 @@ _EMPTY = inspect.Parameter.empty
 def fields_of(
     request: type[Any], *, exclude: Iterable[str] = (), defaults: Mapping[str, Any] | None = None
 ) -> list[inspect.Parameter]:
-    """A keyword parameter per field of the dataclass ``request`` (its type and default; a
-    default factory is called once), but ``exclude``; ``defaults`` replaces some defaults."""
+    """A keyword parameter per field of the dataclass or msgspec struct ``request`` (its type and
+    default; a default factory is called once), but ``exclude``; ``defaults`` replaces some defaults."""
     hints = typing.get_type_hints(request)
     skip, given = set(exclude), dict(defaults or {})
+    if issubclass(request, msgspec.Struct):
+        unset: Any = msgspec.NODEFAULT
+        found = [(f.name, f.default, f.default_factory) for f in msgspec.structs.fields(request)]
+    else:
+        unset = dataclasses.MISSING
+        found = [(f.name, f.default, f.default_factory) for f in dataclasses.fields(request)]
     out = []
-    for f in dataclasses.fields(request):
-        if f.name in skip:
+    for name, value, factory in found:
+        if name in skip:
             continue
-        if f.name in given:
-            default = given[f.name]
-        elif f.default is not dataclasses.MISSING:
-            default = f.default
-        elif f.default_factory is not dataclasses.MISSING:
-            default = f.default_factory()
+        if name in given:
+            default = given[name]
+        elif value is not unset:
+            default = value
         else:
-            default = _EMPTY
-        out.append(inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=hints[f.name]))
+            default = _EMPTY if factory is unset else factory()
+        out.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=hints[name]))
     return out
 
 

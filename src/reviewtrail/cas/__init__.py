@@ -20,7 +20,6 @@ from reviewtrail.cas._address import is_hex as is_hex
 from reviewtrail.cas._address import parse_address as parse_address
 from reviewtrail.cas._address import parse_digest as parse_digest
 from reviewtrail.cas._filesystem import FilesystemCas as FilesystemCas
-from reviewtrail.cas._memory import MemoryCas as MemoryCas
 from reviewtrail.cas._open import open_cas as open_cas
 from reviewtrail.cas._open import parse_cas_url as parse_cas_url
 from reviewtrail.cas._protocol import BARE_SEARCH as BARE_SEARCH
@@ -41,6 +40,7 @@ from reviewtrail.cas._verified import write_verified as write_verified
 # The reference models are pydantic models, loaded on first use: reading an object by its address,
 # and reading records, never load pydantic. The S3 backend is loaded where it is named or opened.
 if typing.TYPE_CHECKING:
+    from reviewtrail.cas._memory import MemoryCas as MemoryCas
     from reviewtrail.cas._protocol import AnyRef as AnyRef
     from reviewtrail.cas._refs import CasObjectRef as CasObjectRef
     from reviewtrail.cas._refs import CasRef as CasRef

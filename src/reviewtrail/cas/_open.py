@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from reviewtrail.cas._filesystem import FilesystemCas
 from reviewtrail.cas._protocol import CasStore
-from reviewtrail.cas._s3_client import require_boto3
 from reviewtrail.cas._s3_names import CAS_URL_SETTING, check_bucket, check_prefix
 from reviewtrail.errors import InvalidInputError
 
@@ -79,6 +78,8 @@ def open_cas(
     kind, where, prefix = parse_cas_url(url, field=field)
     if kind == "file":
         return FilesystemCas(Path(where), create=create, read_only=read_only, require_layout=require_layout)
+    from reviewtrail.cas._s3_client import require_boto3
+
     require_boto3()
     from reviewtrail.cas._s3 import S3Cas
 

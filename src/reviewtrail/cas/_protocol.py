@@ -12,9 +12,9 @@ import contextlib
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, Literal
 
+from reviewtrail._value import Value
 from reviewtrail.cas._address import (
     DEFAULT_MEDIA_TYPE,
     POOLS,
@@ -64,14 +64,17 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@dataclass(frozen=True)
-class ObjectCheck:
+class ObjectCheck(Value):
     """The outcome of re-hashing one stored object."""
 
+    __slots__ = ("location", "name", "problem", "size")
     location: Location
     name: str
     size: int
     problem: str | None
+
+    def __init__(self, location: Location, name: str, size: int, problem: str | None) -> None:
+        self._take(locals())
 
 
 class VerifyingReader:

@@ -14,9 +14,9 @@ import importlib.util
 import io
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from reviewtrail._value import Value
 from reviewtrail.cas._s3_names import CAS_URL_SETTING
 from reviewtrail.errors import BackendUnavailableError, InvalidInputError, ReviewtrailError
 
@@ -48,14 +48,17 @@ _SESSION_LOCK = threading.Lock()
 _SESSION: list[Any] = []
 
 
-@dataclass(frozen=True)
-class S3Endpoint:
+class S3Endpoint(Value):
     """What messages say about where the objects are: the store's URL, the endpoint, the key id."""
 
+    __slots__ = ("access_key_id", "bucket", "endpoint", "url")
     url: str  # s3://bucket/prefix/
     bucket: str
     endpoint: str | None  # AWS_ENDPOINT_URL; None is AWS S3 itself
     access_key_id: str | None  # an identifier, not a secret: messages may name it
+
+    def __init__(self, url: str, bucket: str, endpoint: str | None, access_key_id: str | None) -> None:
+        self._take(locals())
 
     @property
     def where(self) -> str:

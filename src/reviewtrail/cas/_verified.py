@@ -14,10 +14,10 @@ import contextlib
 import errno
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO, Literal
 
+from reviewtrail._value import Value
 from reviewtrail.cas._address import parse_address
 from reviewtrail.cas._protocol import CHUNK, ByteCallback, CasStore, Location, VerifyingReader
 from reviewtrail.errors import InvalidInputError, ReviewtrailError
@@ -40,13 +40,16 @@ ObjectState = Literal["missing", "intact", "corrupt"]
 SAVE_THREADS = 8
 
 
-@dataclass(frozen=True)
-class StoredObject:
+class StoredObject(Value):
     """Where an address is stored and how many bytes are there; nothing verified yet."""
 
+    __slots__ = ("hexdigest", "location", "size")
     hexdigest: str
     location: Location | None
     size: int | None
+
+    def __init__(self, hexdigest: str, location: Location | None, size: int | None) -> None:
+        self._take(locals())
 
     @property
     def digest(self) -> str:

@@ -4,8 +4,8 @@ with it, and their typer commands are built from it (:mod:`reviewtrail.cli._ever
 so both read the same options, in the same order, with the same help, and call the same function.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: a NamedTuple compiles each field's annotation given as
+# text, and every command loads this module.
 from typing import Any, NamedTuple
 
 from reviewtrail.cli._everyday import TRUSTED_KEYS_HELP

@@ -10,11 +10,11 @@ ledger is an integrity failure, never a fresh empty ledger.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reviewtrail._durable import replace_file
+from reviewtrail._value import Value
 from reviewtrail.errors import IntegrityError
 
 if TYPE_CHECKING:
@@ -53,17 +53,37 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@dataclass(frozen=True)
-class StoreMarker:
+class StoreMarker(Value):
     """What ``reviewtrail-store.json`` says. Stores made before identities have none."""
 
+    __slots__ = (
+        "format",
+        "identity_hash",
+        "identity_id",
+        "identity_seq",
+        "ledger_kind",
+        "ledger_location",
+        "store_id",
+    )
     format: int
-    store_id: str | None = None
-    identity_seq: int | None = None
-    identity_id: str | None = None
-    identity_hash: str | None = None
-    ledger_kind: str | None = None
-    ledger_location: str | None = None
+    store_id: str | None
+    identity_seq: int | None
+    identity_id: str | None
+    identity_hash: str | None
+    ledger_kind: str | None
+    ledger_location: str | None
+
+    def __init__(
+        self,
+        format: int,
+        store_id: str | None = None,
+        identity_seq: int | None = None,
+        identity_id: str | None = None,
+        identity_hash: str | None = None,
+        ledger_kind: str | None = None,
+        ledger_location: str | None = None,
+    ) -> None:
+        self._take(locals())
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"format": self.format}

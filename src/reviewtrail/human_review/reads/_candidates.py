@@ -5,8 +5,9 @@ on; :func:`~._resolve.resolve_item` reads them through their payload models.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from reviewtrail.human_review.reads._chains import Records, run_state, stricter
 from reviewtrail.ledger import Envelope, Privacy
@@ -14,8 +15,7 @@ from reviewtrail.ledger import Envelope, Privacy
 __all__ = ["CandidateParts", "candidate_parts"]
 
 
-@dataclass(frozen=True)
-class CandidateParts:
+class CandidateParts(msgspec.Struct, frozen=True):
     """The records a candidate rests on as they stand: its one current run record, its one
     current output and its one current context receipt (each its current content), and the
     privacy in force of the run (the stricter of the run's and the receipt's) and of the output."""

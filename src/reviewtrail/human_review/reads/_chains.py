@@ -10,7 +10,6 @@ Nothing here reads a payload: every read path (:mod:`._resolve`) follows amendme
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 import msgspec
@@ -137,8 +136,7 @@ def run_parts(ledger: Records, run_id: str) -> tuple[list[Current], list[Current
     return receipts, outputs
 
 
-@dataclass(frozen=True)
-class RunState:
+class RunState(msgspec.Struct, frozen=True):
     """A run as it stands: its one current run record, its current receipts and outputs."""
 
     run: Current

@@ -6,10 +6,10 @@ Unicode code points). The record privacy is the envelope's ``privacy``; the func
 make records (``new_*_record``) apply the rules that tie a payload to its envelope.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: the fields' types are objects, which a decoder takes
+# as they are (an annotation given as text is compiled when the decoder is built, at each read).
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 import msgspec
 from msgspec import Meta
@@ -295,7 +295,7 @@ class SecondJudgment(PayloadStruct, frozen=True, kw_only=True, rename="camel"):
     submission_id: Ident
 
     @classmethod
-    def of_decision(cls, decision: ReviewDecision, compared_with: str) -> SecondJudgment:
+    def of_decision(cls, decision: ReviewDecision, compared_with: str) -> Self:
         """A decision's judgment fields as a second judgment of the decision ``compared_with``
         (``useForTraining`` and ``supersedes`` are not kept)."""
         return cls(**_fields_in(cls, decision), compared_with=compared_with)
@@ -311,7 +311,7 @@ def _fields_in(model: type[msgspec.Struct], source: msgspec.Struct) -> dict[str,
     return {name: getattr(source, name) for name in source.__struct_fields__ if name in shared}
 
 
-def new_prompt_record(payload: ReviewPrompt, privacy: Privacy, *, actor: str = ACTOR) -> NewRecord:
+def new_prompt_record(payload: ReviewPrompt, privacy: "Privacy", *, actor: str = ACTOR) -> "NewRecord":
     """The record of a review prompt. The envelope privacy is authoritative: only a
     ``public-source`` prompt may be ``externalExportEligible``."""
     if payload.external_export_eligible and privacy != "public-source":
@@ -322,22 +322,22 @@ def new_prompt_record(payload: ReviewPrompt, privacy: Privacy, *, actor: str = A
     return new_record(payload, actor=actor, privacy=privacy, subject=payload.campaign.id)
 
 
-def new_item_record(payload: ReviewItem, privacy: Privacy, *, actor: str = ACTOR) -> NewRecord:
+def new_item_record(payload: ReviewItem, privacy: "Privacy", *, actor: str = ACTOR) -> "NewRecord":
     """The record of a review item, about its prompt; its id is the item id's record."""
     return new_record(payload, actor=actor, privacy=privacy, subject=payload.item_id)
 
 
-def new_decision_record(payload: ReviewDecision, privacy: Privacy, *, actor: str = ACTOR) -> NewRecord:
+def new_decision_record(payload: ReviewDecision, privacy: "Privacy", *, actor: str = ACTOR) -> "NewRecord":
     """The record of a decision, about its item. A superseded decision is also named in the
     envelope's ``supersedes``, so the ledger checks it is an earlier record."""
     return new_record(payload, actor=actor, privacy=privacy, subject=payload.item_id, supersedes=payload.supersedes)
 
 
-def new_campaign_record(payload: CampaignSettings, *, supersedes: str | None = None, actor: str = ACTOR) -> NewRecord:
+def new_campaign_record(payload: CampaignSettings, *, supersedes: str | None = None, actor: str = ACTOR) -> "NewRecord":
     """The record of a campaign's settings (always private: it is not training data)."""
     return new_record(payload, actor=actor, privacy="private", subject=payload.campaign_id, supersedes=supersedes)
 
 
-def new_second_judgment_record(payload: SecondJudgment, privacy: Privacy, *, actor: str) -> NewRecord:
+def new_second_judgment_record(payload: SecondJudgment, privacy: "Privacy", *, actor: str) -> "NewRecord":
     """The record of a second judgment, about its item; it supersedes nothing."""
     return new_record(payload, actor=actor, privacy=privacy, subject=payload.item_id)

@@ -6,8 +6,8 @@ A candidate run's output is an ordinary ``stream.thought.output.review-response@
 subject is the run id. Run, receipt and output records of one run are appended in one batch.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: the fields' types are objects, which a decoder takes
+# as they are (an annotation given as text is compiled when the decoder is built, at each read).
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
@@ -161,13 +161,13 @@ class TrainingReceipt(PayloadStruct, frozen=True, kw_only=True, rename="camel"):
 
 def new_reclassification_record(
     payload: PrivacyReclassification, subject: str | None, *, actor: str = ACTOR
-) -> NewRecord:
+) -> "NewRecord":
     """The record of a privacy reclassification: it supersedes its target, with the new privacy."""
     privacy: Privacy = payload.privacy
     return new_record(payload, actor=actor, privacy=privacy, subject=subject, supersedes=payload.target_id)
 
 
 def new_training_receipt_record(
-    payload: TrainingReceipt, *, privacy: Privacy = "private", actor: str = ACTOR
-) -> NewRecord:
+    payload: TrainingReceipt, *, privacy: "Privacy" = "private", actor: str = ACTOR
+) -> "NewRecord":
     return new_record(payload, actor=actor, privacy=privacy, subject=payload.campaign.id)

@@ -27,9 +27,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal, get_args
+
+import msgspec
 
 __all__ = [
     "COMMON_WORDS",
@@ -98,8 +99,7 @@ _VERSION = re.compile(r"@[^@]*$")
 _DATE = re.compile(r"[\W_]+(?:\d{8}|\d{4}[\W_]\d{2}[\W_]\d{2})$")
 
 
-@dataclass(frozen=True)
-class CandidateIdentity:
+class CandidateIdentity(msgspec.Struct, frozen=True):
     """The names of one candidate: its agent id, model, provider and adapters (execution adapter,
     and the learned adapter when there is one)."""
 

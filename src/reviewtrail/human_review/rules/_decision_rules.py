@@ -5,7 +5,6 @@ may carry, which decision of an item is active, and idempotent submissions (docs
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
 from operator import attrgetter
 from typing import Any
 
@@ -38,8 +37,7 @@ _SEQ = attrgetter("seq")
 _WIRE_NAMES = {"reason_codes": "reasonCodes", "response_tags": "responseTags", "use_for_training": "useForTraining"}
 
 
-@dataclass(frozen=True)
-class DecisionInput:
+class DecisionInput(msgspec.Struct, frozen=True):
     """What a reviewer decides, as every surface gives it: ``review decide``, the write route and
     the MCP tool build this one object (:meth:`chosen`, :meth:`of`, the tool's arguments) and pass
     it to :func:`~reviewtrail.human_review.session.decide`, which checks it once, as the record's payload,
@@ -60,7 +58,7 @@ class DecisionInput:
     @classmethod
     def of(cls, values: Mapping[str, Any]) -> DecisionInput:
         """The decision of the fields named in ``values`` (a list as a tuple; other names ignored)."""
-        names = {f.name for f in fields(cls)}
+        names = set(cls.__struct_fields__)
         given: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items() if k in names}
         return cls(**given)
 
@@ -79,15 +77,14 @@ class DecisionInput:
     def to_wire(self) -> dict[str, Any]:
         """The decision fields in wire names, unset optional fields left out."""
         out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
+        for name in self.__struct_fields__:
+            value = getattr(self, name)
             if value is not None:
-                out[_WIRE_NAMES.get(f.name, f.name)] = list(value) if isinstance(value, tuple) else value
+                out[_WIRE_NAMES.get(name, name)] = list(value) if isinstance(value, tuple) else value
         return out
 
 
-@dataclass(frozen=True)
-class Refusal:
+class Refusal(msgspec.Struct, frozen=True):
     """Why a decision is refused: the field (wire name) and the problem."""
 
     field: str

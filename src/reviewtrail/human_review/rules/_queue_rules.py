@@ -14,8 +14,9 @@ against the records.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Literal
+
+import msgspec
 
 from reviewtrail.human_review.records._projection import SKIP
 
@@ -24,8 +25,7 @@ __all__ = ["SKIP", "DecisionMark", "ItemState", "in_queue_of", "item_state", "qu
 ItemState = Literal["never-judged", "skipped", "judged"]
 
 
-@dataclass(frozen=True)
-class DecisionMark:
+class DecisionMark(msgspec.Struct, frozen=True):
     """What the queue needs of one decision record: its seq, disposition and reviewer (actor)."""
 
     seq: int

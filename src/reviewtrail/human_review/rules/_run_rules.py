@@ -11,7 +11,8 @@ and no external action authority.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from reviewtrail.human_review.records._records import ReviewPrompt
 from reviewtrail.human_review.records._run_records import CandidateRun, ContextReceipt
@@ -47,8 +48,7 @@ EXCLUSION_CODES: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Exclusion:
+class Exclusion(msgspec.Struct, frozen=True):
     """Why a run is never paired: a code of :data:`EXCLUSION_CODES` and a sentence."""
 
     code: str
@@ -58,8 +58,7 @@ class Exclusion:
         return {"code": self.code, "detail": self.detail}
 
 
-@dataclass(frozen=True)
-class PromptRef:
+class PromptRef(msgspec.Struct, frozen=True):
     """The review prompt a run must name: its record id, its payload hash and its payload."""
 
     event_id: str
@@ -67,8 +66,7 @@ class PromptRef:
     prompt: ReviewPrompt
 
 
-@dataclass(frozen=True)
-class RunFacts:
+class RunFacts(msgspec.Struct, frozen=True):
     """One run as recorded now: its current run payload and seq, its current context receipts and
     the record ids of its current review-response outputs."""
 

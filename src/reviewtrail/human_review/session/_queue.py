@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
@@ -36,8 +37,7 @@ QUEUE_MAX = 1_000
 _PAGE = 1_001
 
 
-@dataclass(frozen=True)
-class QueueCandidate:
+class QueueCandidate(msgspec.Struct, frozen=True):
     """A candidate as a reviewer sees it: its position and exact response (None when the item is
     invalid: its responses are withheld)."""
 
@@ -48,8 +48,7 @@ class QueueCandidate:
         return {"position": self.position, "response": self.response}
 
 
-@dataclass(frozen=True)
-class QueueCard:
+class QueueCard(msgspec.Struct, frozen=True):
     """One blinded review card. It never holds a run id, agent id, model, provider, adapter,
     catalog generation, output event id, digest or any other provenance."""
 

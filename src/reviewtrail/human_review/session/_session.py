@@ -9,6 +9,8 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+import msgspec
+
 from reviewtrail.human_review.records._records import MAX_REASON_CODES, MAX_RESPONSE_TAGS, Disposition, Strength
 from reviewtrail.human_review.rules._decision_rules import DecisionInput
 from reviewtrail.human_review.session._decide import DecisionResult
@@ -445,7 +447,7 @@ class ReviewSession:
         decision = DecisionInput.of(vars(self.draft) | chosen)
         action = SessionAction("submit", item_id=self.card.item_id, decision=decision, submission_id=self.submission_id)
         if self.revising is not None:  # a superseding decision: recorded only once confirmed
-            decision = replace(decision, supersedes=self.revising.decision_id)
+            decision = msgspec.structs.replace(decision, supersedes=self.revising.decision_id)
             self.pending = replace(action, decision=decision)
             self.mode, self.preferred, self.event = "confirm", None, "confirm"
             return None
@@ -462,4 +464,4 @@ def _shown(key: str) -> str:
 
 def _invalidated(card: QueueCard, problem: str) -> QueueCard:
     withheld = (QueueCandidate("A", None), QueueCandidate("B", None))
-    return replace(card, valid=False, problems=(*card.problems, problem), candidates=withheld)
+    return msgspec.structs.replace(card, valid=False, problems=(*card.problems, problem), candidates=withheld)

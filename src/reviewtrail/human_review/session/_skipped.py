@@ -14,8 +14,9 @@ items before the ones served, not the number of items.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from reviewtrail.errors import IntegrityError
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
@@ -84,8 +85,7 @@ def check_state(records: Preloaded, item_id: str, state: ItemState) -> None:
     )
 
 
-@dataclass(frozen=True)
-class OwnCounts:
+class OwnCounts(msgspec.Struct, frozen=True):
     """One reviewer's share of a campaign version: the items whose active decision is theirs
     (``decided``: a judgment) and the open items they skipped (out of their queue)."""
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import queue
 import threading
 from collections.abc import Iterator
 from typing import TypeVar
@@ -18,6 +17,8 @@ def read_ahead(items: Iterator[_T], depth: int = 2) -> Iterator[_T]:
     the reader: what makes them (reading a source, checking it) runs while the reader waits on
     what it does with them (a database's answer). What the maker raises is raised to the reader;
     a reader that stops (or fails) stops the maker before this generator ends."""
+    import queue  # what reads ahead (verify, migrate) pays for it; a command reading a few records does not
+
     made: queue.Queue[tuple[bool, object]] = queue.Queue(maxsize=depth)
     stop = threading.Event()
 

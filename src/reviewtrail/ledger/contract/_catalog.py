@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from reviewtrail._value import Value
 from reviewtrail.ledger.contract._projections import BUILTIN_PROJECTIONS, Projection, ProjectionTable, Row
 
 if TYPE_CHECKING:
@@ -33,26 +33,39 @@ __all__ = ["EMPTY_CATALOG", "DeclaredProjection", "DeferredPart", "RecordCatalog
 PartContents = tuple[Iterable["type[PayloadModel]"], Iterable[Projection]]
 
 
-@dataclass(frozen=True)
-class DeclaredProjection:
+class DeclaredProjection(Value):
     """A projection as a catalog knows it before its package is loaded: everything but the
     function, and the record types (``name@version``) whose records it makes rows of."""
 
+    __slots__ = ("name", "tables", "types", "version")
     name: str
     version: int
     tables: tuple[ProjectionTable, ...]
-    consumes: frozenset[str]
+    types: frozenset[str]
+
+    def __init__(self, name: str, version: int, tables: tuple[ProjectionTable, ...], types: frozenset[str]) -> None:
+        self._take(locals())
 
 
-@dataclass(frozen=True)
-class DeferredPart:
+class DeferredPart(Value):
     """One package's record types and projections, declared; ``load`` imports the package and
     returns its payload models and projections, which must match the declaration exactly."""
 
+    __slots__ = ("load", "package", "projections", "record_types")
+    _unshown = _uncompared = frozenset(["load"])
     package: str
     record_types: frozenset[str]
     projections: tuple[DeclaredProjection, ...]
-    load: Callable[[], PartContents] = field(compare=False, repr=False)
+    load: Callable[[], PartContents]
+
+    def __init__(
+        self,
+        package: str,
+        record_types: frozenset[str],
+        projections: tuple[DeclaredProjection, ...],
+        load: Callable[[], PartContents],
+    ) -> None:
+        self._take(locals())
 
 
 class RecordCatalog:
@@ -84,9 +97,7 @@ class RecordCatalog:
                     raise ValueError(f"record type {name!r} is given twice")
                 self._pending[name] = part
             declared += [
-                Projection(
-                    p.name, p.version, p.tables, rows=_DeferredRows(self, part, p.name, p.consumes), types=p.consumes
-                )
+                Projection(p.name, p.version, p.tables, rows=_DeferredRows(self, part, p.name, p.types), types=p.types)
                 for p in part.projections
             ]
         self._projections = _checked((*(BUILTIN_PROJECTIONS if builtins else ()), *projections, *declared))
@@ -196,8 +207,8 @@ def _check_declared(
             f"{part.package} declares record types {sorted(part.record_types)} but has {sorted(types)}; "
             "update the application's record index"
         )
-    declared = {p.name: (p.version, p.tables) for p in part.projections}
-    actual = {name: (p.version, p.tables) for name, p in projections.items()}
+    declared = {p.name: (p.version, p.tables, p.types) for p in part.projections}
+    actual = {name: (p.version, p.tables, p.types) for name, p in projections.items()}
     if declared != actual:
         raise RuntimeError(
             f"{part.package}: its projections differ from their declaration "

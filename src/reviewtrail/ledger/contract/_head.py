@@ -9,9 +9,9 @@ holds at that seq shows its history was rewritten.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from reviewtrail._value import Value
 from reviewtrail.cas import is_hex
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.ledger.contract._protocol import Ledger
@@ -22,22 +22,23 @@ __all__ = ["LedgerHead", "ledger_head"]
 _MAX_SEQ = 2**53 - 1  # what a JSON reader holds exactly
 
 
-@dataclass(frozen=True)
-class LedgerHead:
+class LedgerHead(Value):
     """The hash (64 lowercase hex digits) and seq of a ledger's last record; an empty ledger's
     head is the genesis hash at seq 0. A malformed one is :class:`InvalidInputError` naming
     ``ledgerHead.hash`` or ``ledgerHead.seq``."""
 
+    __slots__ = ("hash", "seq")
     hash: str
     seq: int
 
-    def __post_init__(self) -> None:
-        if not is_hex(self.hash):
+    def __init__(self, hash: str, seq: int) -> None:
+        if not is_hex(hash):
             raise InvalidInputError("must be 64 lowercase hex digits", field="ledgerHead.hash")
-        if type(self.seq) is not int or not 0 <= self.seq <= _MAX_SEQ:
+        if type(seq) is not int or not 0 <= seq <= _MAX_SEQ:
             raise InvalidInputError("must be a whole number >= 0", field="ledgerHead.seq")
-        if self.seq == 0 and self.hash != GENESIS_HASH:
+        if seq == 0 and hash != GENESIS_HASH:
             raise InvalidInputError("seq 0 is the empty ledger, whose head is the genesis hash", field="ledgerHead")
+        self._take(locals())
 
     def to_json(self) -> dict[str, Any]:
         return {"hash": self.hash, "seq": self.seq}

@@ -11,9 +11,9 @@ another table (``within``: one index probe a row).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
+from reviewtrail._value import Value
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.ledger.contract._projections import ROW_SEQ, ProjectionTable
 
@@ -33,17 +33,29 @@ MAX_PAGE = 10_000
 MAX_OFFSET = 2**31 - 1
 
 
-@dataclass(frozen=True)
-class PageOrder:
+class PageOrder(Value):
     """How one page is chosen: ordered by ``column`` (of ``kind``), after ``after``, at most ``limit``."""
 
+    __slots__ = ("after", "column", "descending", "kind", "limit", "offset", "within")
     column: str
     kind: str
     after: Any
     limit: int
     descending: bool
-    offset: int = 0
-    within: ProjectionTable | None = None  # keep only rows whose value of its key column is one of its keys
+    offset: int
+    within: ProjectionTable | None  # keep only rows whose value of its key column is one of its keys
+
+    def __init__(
+        self,
+        column: str,
+        kind: str,
+        after: Any,
+        limit: int,
+        descending: bool,
+        offset: int = 0,
+        within: ProjectionTable | None = None,
+    ) -> None:
+        self._take(locals())
 
 
 def page_order(

@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from reviewtrail.errors import ConfigError, ConflictError, InvalidInputError
 
@@ -81,8 +82,7 @@ def _load(path: Path) -> RecordSigner:
         raise ConfigError(f"{path}: the signing key {detail}", field=where) from None
 
 
-@dataclass(frozen=True)
-class TrustedKeys:
+class TrustedKeys(msgspec.Struct, frozen=True):
     """Public keys a reader trusts as writers, by key id (:func:`load_trusted_keys`)."""
 
     keys: dict[str, Ed25519PublicKey]

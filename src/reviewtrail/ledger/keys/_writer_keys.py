@@ -17,12 +17,11 @@ Rotation is a declaration of the new key, then the revocation of the old one.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import math
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from reviewtrail._value import Value
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -52,33 +51,46 @@ def is_key_id(value: object) -> bool:
     return isinstance(value, str) and len(value) == 64 and set(value) <= _HEX
 
 
-@dataclass(frozen=True)
-class DeclaredKey:
+class DeclaredKey(Value):
     """A writer key the chain declares: its id, the writer's name, the key, and where."""
 
+    __slots__ = ("key", "key_id", "name", "seq")
     key_id: str
     name: str
     key: Ed25519PublicKey
     seq: int
 
+    def __init__(self, key_id: str, name: str, key: Ed25519PublicKey, seq: int) -> None:
+        self._take(locals())
 
-@dataclass
+
 class KeyBook:
     """The writer keys of a chain, built from its key records in seq order (:meth:`add`): the
     keys declared (the first declaration of each), the seq each was first revoked at, and the
     seq signatures are required from. Only the key records are kept, never the other records."""
 
-    declared: dict[str, DeclaredKey] = field(default_factory=dict)
-    revoked: dict[str, int] = field(default_factory=dict)
-    required_from: int | None = None
-    #: The seqs of every ``store.signatures.required@1`` record, in order (few).
-    requirements: list[int] = field(default_factory=list)
-    #: Key records that say nothing usable (a declaration whose key is not its id, a revocation
-    #: naming no key): reported by verify.
-    problems: list[str] = field(default_factory=list)
-    #: The seqs of revocations that name no key id: a gate fails closed on them (whose key they
-    #: revoke cannot be told), and verify reports them.
-    unnamed_revocations: list[int] = field(default_factory=list)
+    __slots__ = ("declared", "problems", "required_from", "requirements", "revoked", "unnamed_revocations")
+
+    def __init__(
+        self,
+        declared: dict[str, DeclaredKey] | None = None,
+        revoked: dict[str, int] | None = None,
+        required_from: int | None = None,
+        requirements: list[int] | None = None,
+        problems: list[str] | None = None,
+        unnamed_revocations: list[int] | None = None,
+    ) -> None:
+        self.declared: dict[str, DeclaredKey] = {} if declared is None else declared
+        self.revoked: dict[str, int] = {} if revoked is None else revoked
+        self.required_from = required_from
+        #: The seqs of every ``store.signatures.required@1`` record, in order (few).
+        self.requirements: list[int] = [] if requirements is None else requirements
+        #: Key records that say nothing usable (a declaration whose key is not its id, a revocation
+        #: naming no key): reported by verify.
+        self.problems: list[str] = [] if problems is None else problems
+        #: The seqs of revocations that name no key id: a gate fails closed on them (whose key they
+        #: revoke cannot be told), and verify reports them.
+        self.unnamed_revocations: list[int] = [] if unnamed_revocations is None else unnamed_revocations
 
     def copy(self) -> KeyBook:
         """A book that :meth:`add` can extend without changing this one."""
@@ -205,6 +217,9 @@ class KeyBook:
 
 def _declared(seq: int, doc: dict[str, Any]) -> DeclaredKey | str:
     """The key a declaration's payload declares, or why it declares none."""
+    import base64
+    import binascii
+
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
     key_id, public, name = doc.get("keyId"), doc.get("publicKey"), doc.get("name")

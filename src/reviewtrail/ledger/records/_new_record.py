@@ -88,5 +88,5 @@ class NewRecord(Model, frozen=True):
             _CHECKED.reset(token)
 
 
-_FIELDS = frozenset(f.name for f in msgspec.structs.fields(NewRecord))
+_FIELDS = frozenset(NewRecord.__struct_fields__)  # the names alone: no type resolved at import
 _REQUIRED = ("type", "actor", "privacy")

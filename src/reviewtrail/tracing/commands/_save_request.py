@@ -8,9 +8,10 @@ response, revalidates native evidence, records the call and warns about contradi
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from reviewtrail.tracing.commands._cli_support import read_prompt, read_response, split_files, warn_claims
 from reviewtrail.tracing.custody._ledger_link import StoreLocator
@@ -24,8 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["TraceSaveRequest", "save_trace", "trace_save_request"]
 
 
-@dataclass(frozen=True)
-class TraceSaveRequest:
+class TraceSaveRequest(msgspec.Struct, frozen=True):
     """The options of ``reviewtrail trace save`` (and of the reference ``save_trace.sh``)."""
 
     skill: str
@@ -50,7 +50,7 @@ class TraceSaveRequest:
     review_scope_complete: bool = False
     review_positive: bool = False
     trace_mode: str | None = None
-    files_referenced: list[str] | None = field(default=None)
+    files_referenced: list[str] | None = None
     duration_ms: int | None = None
     identity_validated: bool = False
     fallback_reason: str | None = None
@@ -70,7 +70,7 @@ class TraceSaveRequest:
     score: float | None = None  # the reviewer's score, read by the gate only (not a trace field)
 
 
-FIELDS = frozenset(f.name for f in fields(TraceSaveRequest))
+FIELDS = frozenset(TraceSaveRequest.__struct_fields__)
 
 
 def trace_save_request(options: Mapping[str, Any]) -> TraceSaveRequest:
@@ -86,8 +86,6 @@ def _gated(request: TraceSaveRequest) -> TraceSaveRequest:
     """With ``gate``: ``review_positive`` as the /auto-review-loop gate decides from ``score``
     and ``verdict``; a ``--review-positive`` the gate does not grant is refused (exit 2). A score
     without ``gate`` is refused: nothing else reads it."""
-    import dataclasses
-
     from reviewtrail.errors import InvalidInputError
     from reviewtrail.tracing.rules._gate import positive_gate
 
@@ -98,7 +96,7 @@ def _gated(request: TraceSaveRequest) -> TraceSaveRequest:
     outcome = positive_gate(request.score, request.verdict)
     if request.review_positive and not outcome.positive:
         raise InvalidInputError(f"the positive gate does not grant it ({outcome.reason})", field="review-positive")
-    return dataclasses.replace(request, review_positive=outcome.positive)
+    return msgspec.structs.replace(request, review_positive=outcome.positive)
 
 
 def _native_evidence(path: Path | None) -> NativeEvidence | None:

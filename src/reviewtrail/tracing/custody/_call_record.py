@@ -14,8 +14,8 @@ The models are msgspec models (:mod:`reviewtrail._struct`): a save decodes its p
 and loads no pydantic.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: the fields' types are objects, which a decoder takes
+# as they are (an annotation given as text is compiled when the decoder is built, at each save).
 from typing import Annotated, Any
 
 from msgspec import Meta

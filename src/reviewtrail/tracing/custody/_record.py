@@ -16,10 +16,11 @@ import functools
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+
+import msgspec
 
 from reviewtrail.errors import ReadOnlyStoreError, ReviewtrailError
 from reviewtrail.tracing.custody._ledger_link import StoreLocator
@@ -47,8 +48,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-@dataclass(frozen=True)
-class TraceResult:
+class TraceResult(msgspec.Struct, frozen=True):
     """Where a call was written (all ``None`` in ``off`` mode) and its labels."""
 
     mode: TraceMode

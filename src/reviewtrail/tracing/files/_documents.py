@@ -8,9 +8,10 @@ neither anywhere, only their SHA-256 and length.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
 
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.tracing.files._layout import check_name
@@ -46,8 +47,7 @@ _TEXT_FIELDS = (
 )  # fmt: skip
 
 
-@dataclass
-class ReviewCall:
+class ReviewCall(msgspec.Struct):
     """Everything known about one reviewer call.
 
     ``declared_*`` are the caller's own labels (``--executor-family``, ``--reviewer-family``,
@@ -75,7 +75,7 @@ class ReviewCall:
     review_completed: bool = False
     review_scope_complete: bool = False
     review_positive: bool = False
-    files_referenced: list[str] = field(default_factory=list)
+    files_referenced: list[str] = msgspec.field(default_factory=list)
     duration_ms: int | None = None
     started_at: datetime | None = None
     ended_at: datetime | None = None

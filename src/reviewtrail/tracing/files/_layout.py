@@ -13,8 +13,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from reviewtrail.errors import InvalidInputError
 
@@ -99,8 +100,7 @@ def events_path(project: Path) -> Path:
     return project / ARIS_DIR / "meta" / "events.jsonl"
 
 
-@dataclass(frozen=True)
-class CallFiles:
+class CallFiles(msgspec.Struct, frozen=True):
     number: int
     purpose: str
     request: Path

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import secrets
 from pathlib import Path
 
 from reviewtrail._durable import fsync_dir
@@ -61,11 +60,11 @@ def ensure_project_id(project: Path) -> str:
         return found
     path = project_id_path(project)
     path.parent.mkdir(parents=True, exist_ok=True)
-    staged = path.with_name(f".project-id.{secrets.token_hex(8)}.tmp")
+    staged = path.with_name(f".project-id.{os.urandom(8).hex()}.tmp")
     fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(f"{secrets.token_hex(16)}\n".encode("ascii"))
+            fh.write(f"{os.urandom(16).hex()}\n".encode("ascii"))
             fh.flush()
             os.fsync(fh.fileno())
         with contextlib.suppress(FileExistsError):

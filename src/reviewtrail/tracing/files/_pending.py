@@ -17,8 +17,9 @@ import json
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from reviewtrail._durable import fsync_dir
 from reviewtrail.canonical import loads_document
@@ -34,8 +35,7 @@ def pending_dir(project: Path) -> Path:
     return project / ARIS_DIR / "meta" / "pending"
 
 
-@dataclass(frozen=True)
-class Pending:
+class Pending(msgspec.Struct, frozen=True):
     """One marker: the call a save was about to write (or was writing)."""
 
     path: Path

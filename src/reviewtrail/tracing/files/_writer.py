@@ -34,10 +34,11 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from reviewtrail._durable import fsync_dir, sync_files
 from reviewtrail.canonical import loads_document
@@ -101,14 +102,13 @@ def locked(folder: Path) -> Iterator[None]:
         os.close(fd)
 
 
-@dataclass(frozen=True)
-class RunSlot:
+class RunSlot(msgspec.Struct, frozen=True):
     run_id: str
     path: Path
     created: bool
     files: CallFiles
     # (sha256, size) of every file this call wrote, by name in the run folder
-    written: dict[str, tuple[str, int]] = field(default_factory=dict)
+    written: dict[str, tuple[str, int]] = msgspec.field(default_factory=dict)
 
 
 def _runs(skill_path: Path) -> list[tuple[str, int, Path]]:

@@ -15,8 +15,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+import msgspec
 
 from reviewtrail.tracing.rules._families import UNKNOWN, model_family
 
@@ -111,8 +112,7 @@ def independence_verified(independence: str, identity_validated: bool) -> bool:
     return identity_validated is True and independence == "cross-family"
 
 
-@dataclass(frozen=True)
-class Identity:
+class Identity(msgspec.Struct, frozen=True):
     requested_reviewer_model: str | None
     reported_reviewer_model: str | None
     reviewer_model: str | None
@@ -121,8 +121,7 @@ class Identity:
     executor_family: str
 
 
-@dataclass(frozen=True)
-class Assurance:
+class Assurance(msgspec.Struct, frozen=True):
     identity: Identity
     review_independence: Independence
     acceptance_status: Acceptance

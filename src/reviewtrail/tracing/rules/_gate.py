@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from reviewtrail.errors import InvalidInputError
 
@@ -22,8 +23,7 @@ AUTO_REVIEW_LOOP_MIN_SCORE = 6.0
 AUTO_REVIEW_LOOP_VERDICTS = ("ready", "almost")
 
 
-@dataclass(frozen=True)
-class GateOutcome:
+class GateOutcome(msgspec.Struct, frozen=True):
     """Whether the gate passed, and why (or why not) in words."""
 
     positive: bool

@@ -4,13 +4,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 __all__ = ["LatestRun", "RunChoiceFacts", "decide_run"]
 
 
-@dataclass(frozen=True)
-class LatestRun:
+class LatestRun(msgspec.Struct, frozen=True):
     """Today's latest run: its name and number, the executor and reviewer backend its
     ``run.meta.json`` names (None when absent), and when its folder last changed (epoch seconds)."""
 
@@ -21,8 +20,7 @@ class LatestRun:
     last_activity: float
 
 
-@dataclass(frozen=True)
-class RunChoiceFacts:
+class RunChoiceFacts(msgspec.Struct, frozen=True):
     """``explicit_exists``: the explicit run's folder exists; ``thread_run``: the latest run (any
     day) that holds a call of the thread; ``latest_today``: today's latest run, if any."""
 
