@@ -30,7 +30,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from reviewtrail._value import Value
+from reviewtrail._value import Value, field
 from reviewtrail.errors import ConfigError
 
 __all__ = [
@@ -70,48 +70,23 @@ USER_CONFIG = Path("reviewtrail") / "config.toml"
 class ReviewerSettings(Value):
     """The Reviewer Specialist: its tier and, for Smart and Deep, the LLM it calls."""
 
-    __slots__ = ("anthropic_api_key", "backend", "base_url", "executor_model", "model", "openai_api_key", "tier")
-    _unshown = frozenset(["openai_api_key", "anthropic_api_key"])
-    tier: str | None  # REVIEWTRAIL_REVIEWER or ``reviewer`` in the file: off (None), quick, smart, deep
-    backend: str | None  # REVIEWTRAIL_REVIEWER_BACKEND: openai, anthropic
-    model: str | None  # REVIEWTRAIL_REVIEWER_MODEL
-    base_url: str | None  # REVIEWTRAIL_REVIEWER_BASE_URL (OpenAI-compatible endpoints)
-    openai_api_key: str | None  # OPENAI_API_KEY
-    anthropic_api_key: str | None  # ANTHROPIC_API_KEY
-    executor_model: str | None  # REVIEWTRAIL_EXECUTOR_MODEL: the main agent's model, for traces
-
-    def __init__(
-        self,
-        tier: str | None = None,
-        backend: str | None = None,
-        model: str | None = None,
-        base_url: str | None = None,
-        openai_api_key: str | None = None,
-        anthropic_api_key: str | None = None,
-        executor_model: str | None = None,
-    ) -> None:
-        self._take(locals())
+    tier: str | None = None  # REVIEWTRAIL_REVIEWER or ``reviewer`` in the file: off (None), quick, smart, deep
+    backend: str | None = None  # REVIEWTRAIL_REVIEWER_BACKEND: openai, anthropic
+    model: str | None = None  # REVIEWTRAIL_REVIEWER_MODEL
+    base_url: str | None = None  # REVIEWTRAIL_REVIEWER_BASE_URL (OpenAI-compatible endpoints)
+    openai_api_key: str | None = field(default=None, repr=False)  # OPENAI_API_KEY
+    anthropic_api_key: str | None = field(default=None, repr=False)  # ANTHROPIC_API_KEY
+    executor_model: str | None = None  # REVIEWTRAIL_EXECUTOR_MODEL: the main agent's model, for traces
 
 
 class TraceSettings(Value):
     """Reviewer-call traces: the mode, the run to join, when a run goes idle, the ARIS checkout."""
 
-    __slots__ = ("aris_repo", "home", "mode", "run_id", "run_idle_minutes")
-    mode: str | None  # ARIS_TRACE_MODE: full, meta, off
-    run_id: str | None  # ARIS_TRACE_RUN_ID
-    run_idle_minutes: str | None  # ARIS_TRACE_RUN_IDLE_MINUTES (default 30)
-    aris_repo: str | None  # ARIS_REPO
-    home: str | None  # HOME: where the global pointer ~/.aris/repo is
-
-    def __init__(
-        self,
-        mode: str | None = None,
-        run_id: str | None = None,
-        run_idle_minutes: str | None = None,
-        aris_repo: str | None = None,
-        home: str | None = None,
-    ) -> None:
-        self._take(locals())
+    mode: str | None = None  # ARIS_TRACE_MODE: full, meta, off
+    run_id: str | None = None  # ARIS_TRACE_RUN_ID
+    run_idle_minutes: str | None = None  # ARIS_TRACE_RUN_IDLE_MINUTES (default 30)
+    aris_repo: str | None = None  # ARIS_REPO
+    home: str | None = None  # HOME: where the global pointer ~/.aris/repo is
 
     def environ(self) -> dict[str, str]:
         """The settings by variable name, as the trace rules name them in their messages."""
@@ -130,23 +105,11 @@ class S3Settings(Value):
 
     ``None`` leaves a value to the client library's own defaults (its credential chain)."""
 
-    __slots__ = ("access_key_id", "endpoint_url", "region", "secret_access_key", "session_token")
-    _unshown = frozenset(["secret_access_key", "session_token"])
-    access_key_id: str | None  # AWS_ACCESS_KEY_ID
-    secret_access_key: str | None  # AWS_SECRET_ACCESS_KEY
-    session_token: str | None  # AWS_SESSION_TOKEN
-    endpoint_url: str | None  # AWS_ENDPOINT_URL_S3, then AWS_ENDPOINT_URL
-    region: str | None  # AWS_REGION, then AWS_DEFAULT_REGION
-
-    def __init__(
-        self,
-        access_key_id: str | None = None,
-        secret_access_key: str | None = None,
-        session_token: str | None = None,
-        endpoint_url: str | None = None,
-        region: str | None = None,
-    ) -> None:
-        self._take(locals())
+    access_key_id: str | None = None  # AWS_ACCESS_KEY_ID
+    secret_access_key: str | None = field(default=None, repr=False)  # AWS_SECRET_ACCESS_KEY
+    session_token: str | None = field(default=None, repr=False)  # AWS_SESSION_TOKEN
+    endpoint_url: str | None = None  # AWS_ENDPOINT_URL_S3, then AWS_ENDPOINT_URL
+    region: str | None = None  # AWS_REGION, then AWS_DEFAULT_REGION
 
 
 def s3_settings(env: Mapping[str, str]) -> S3Settings:
@@ -169,46 +132,18 @@ def s3_settings(env: Mapping[str, str]) -> S3Settings:
 
 
 class Settings(Value):
-    __slots__ = (
-        "cas_url",
-        "config_file",
-        "database_url",
-        "project",
-        "reviewer",
-        "s3",
-        "signing_key",
-        "store",
-        "trace",
-    )
     store: Path
     database_url: str
-    config_file: Path | None
+    config_file: Path | None = None
     # REVIEWTRAIL_CAS_URL or ``cas_url`` in the file: where the objects live; None is the store's folder.
-    cas_url: str | None
-    s3: S3Settings
-    reviewer: ReviewerSettings
-    trace: TraceSettings
-    project: str | None  # REVIEWTRAIL_PROJECT: the project of sessions and artifacts (default "default")
+    cas_url: str | None = None
+    s3: S3Settings = field(default_factory=S3Settings)
+    reviewer: ReviewerSettings = field(default_factory=ReviewerSettings)
+    trace: TraceSettings = field(default_factory=TraceSettings)
+    project: str | None = None  # REVIEWTRAIL_PROJECT: the project of sessions and artifacts (default "default")
     # REVIEWTRAIL_SIGNING_KEY or ``signing_key`` in the user's configuration: the Ed25519 private key
     # (PEM PKCS#8, owner-readable only) every record this process appends is signed with; None: unsigned.
-    signing_key: Path | None
-
-    def __init__(
-        self,
-        store: Path,
-        database_url: str,
-        config_file: Path | None = None,
-        cas_url: str | None = None,
-        s3: S3Settings | None = None,
-        reviewer: ReviewerSettings | None = None,
-        trace: TraceSettings | None = None,
-        project: str | None = None,
-        signing_key: Path | None = None,
-    ) -> None:
-        s3 = S3Settings() if s3 is None else s3
-        reviewer = ReviewerSettings() if reviewer is None else reviewer
-        trace = TraceSettings() if trace is None else trace
-        self._take(locals())
+    signing_key: Path | None = None
 
     @property
     def store_exists(self) -> bool:

@@ -67,14 +67,10 @@ def __getattr__(name: str) -> Any:
 class ObjectCheck(Value):
     """The outcome of re-hashing one stored object."""
 
-    __slots__ = ("location", "name", "problem", "size")
     location: Location
     name: str
     size: int
     problem: str | None
-
-    def __init__(self, location: Location, name: str, size: int, problem: str | None) -> None:
-        self._take(locals())
 
 
 class VerifyingReader:

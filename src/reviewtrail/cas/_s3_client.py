@@ -51,14 +51,10 @@ _SESSION: list[Any] = []
 class S3Endpoint(Value):
     """What messages say about where the objects are: the store's URL, the endpoint, the key id."""
 
-    __slots__ = ("access_key_id", "bucket", "endpoint", "url")
     url: str  # s3://bucket/prefix/
     bucket: str
     endpoint: str | None  # AWS_ENDPOINT_URL; None is AWS S3 itself
     access_key_id: str | None  # an identifier, not a secret: messages may name it
-
-    def __init__(self, url: str, bucket: str, endpoint: str | None, access_key_id: str | None) -> None:
-        self._take(locals())
 
     @property
     def where(self) -> str:

@@ -43,13 +43,9 @@ SAVE_THREADS = 8
 class StoredObject(Value):
     """Where an address is stored and how many bytes are there; nothing verified yet."""
 
-    __slots__ = ("hexdigest", "location", "size")
     hexdigest: str
     location: Location | None
     size: int | None
-
-    def __init__(self, hexdigest: str, location: Location | None, size: int | None) -> None:
-        self._take(locals())
 
     @property
     def digest(self) -> str:

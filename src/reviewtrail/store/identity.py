@@ -56,34 +56,13 @@ def __getattr__(name: str) -> Any:
 class StoreMarker(Value):
     """What ``reviewtrail-store.json`` says. Stores made before identities have none."""
 
-    __slots__ = (
-        "format",
-        "identity_hash",
-        "identity_id",
-        "identity_seq",
-        "ledger_kind",
-        "ledger_location",
-        "store_id",
-    )
     format: int
-    store_id: str | None
-    identity_seq: int | None
-    identity_id: str | None
-    identity_hash: str | None
-    ledger_kind: str | None
-    ledger_location: str | None
-
-    def __init__(
-        self,
-        format: int,
-        store_id: str | None = None,
-        identity_seq: int | None = None,
-        identity_id: str | None = None,
-        identity_hash: str | None = None,
-        ledger_kind: str | None = None,
-        ledger_location: str | None = None,
-    ) -> None:
-        self._take(locals())
+    store_id: str | None = None
+    identity_seq: int | None = None
+    identity_id: str | None = None
+    identity_hash: str | None = None
+    ledger_kind: str | None = None
+    ledger_location: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"format": self.format}

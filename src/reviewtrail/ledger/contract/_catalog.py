@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from reviewtrail._value import Value
+from reviewtrail._value import Value, field
 from reviewtrail.ledger.contract._projections import BUILTIN_PROJECTIONS, Projection, ProjectionTable, Row
 
 if TYPE_CHECKING:
@@ -37,35 +37,20 @@ class DeclaredProjection(Value):
     """A projection as a catalog knows it before its package is loaded: everything but the
     function, and the record types (``name@version``) whose records it makes rows of."""
 
-    __slots__ = ("name", "tables", "types", "version")
     name: str
     version: int
     tables: tuple[ProjectionTable, ...]
     types: frozenset[str]
-
-    def __init__(self, name: str, version: int, tables: tuple[ProjectionTable, ...], types: frozenset[str]) -> None:
-        self._take(locals())
 
 
 class DeferredPart(Value):
     """One package's record types and projections, declared; ``load`` imports the package and
     returns its payload models and projections, which must match the declaration exactly."""
 
-    __slots__ = ("load", "package", "projections", "record_types")
-    _unshown = _uncompared = frozenset(["load"])
     package: str
     record_types: frozenset[str]
     projections: tuple[DeclaredProjection, ...]
-    load: Callable[[], PartContents]
-
-    def __init__(
-        self,
-        package: str,
-        record_types: frozenset[str],
-        projections: tuple[DeclaredProjection, ...],
-        load: Callable[[], PartContents],
-    ) -> None:
-        self._take(locals())
+    load: Callable[[], PartContents] = field(compare=False, repr=False)
 
 
 class RecordCatalog:

@@ -27,18 +27,16 @@ class LedgerHead(Value):
     head is the genesis hash at seq 0. A malformed one is :class:`InvalidInputError` naming
     ``ledgerHead.hash`` or ``ledgerHead.seq``."""
 
-    __slots__ = ("hash", "seq")
     hash: str
     seq: int
 
-    def __init__(self, hash: str, seq: int) -> None:
-        if not is_hex(hash):
+    def __post_init__(self) -> None:
+        if not is_hex(self.hash):
             raise InvalidInputError("must be 64 lowercase hex digits", field="ledgerHead.hash")
-        if type(seq) is not int or not 0 <= seq <= _MAX_SEQ:
+        if type(self.seq) is not int or not 0 <= self.seq <= _MAX_SEQ:
             raise InvalidInputError("must be a whole number >= 0", field="ledgerHead.seq")
-        if seq == 0 and hash != GENESIS_HASH:
+        if self.seq == 0 and self.hash != GENESIS_HASH:
             raise InvalidInputError("seq 0 is the empty ledger, whose head is the genesis hash", field="ledgerHead")
-        self._take(locals())
 
     def to_json(self) -> dict[str, Any]:
         return {"hash": self.hash, "seq": self.seq}

@@ -36,26 +36,13 @@ MAX_OFFSET = 2**31 - 1
 class PageOrder(Value):
     """How one page is chosen: ordered by ``column`` (of ``kind``), after ``after``, at most ``limit``."""
 
-    __slots__ = ("after", "column", "descending", "kind", "limit", "offset", "within")
     column: str
     kind: str
     after: Any
     limit: int
     descending: bool
-    offset: int
-    within: ProjectionTable | None  # keep only rows whose value of its key column is one of its keys
-
-    def __init__(
-        self,
-        column: str,
-        kind: str,
-        after: Any,
-        limit: int,
-        descending: bool,
-        offset: int = 0,
-        within: ProjectionTable | None = None,
-    ) -> None:
-        self._take(locals())
+    offset: int = 0
+    within: ProjectionTable | None = None  # keep only rows whose value of its key column is one of its keys
 
 
 def page_order(

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
-from reviewtrail._value import Value
+from reviewtrail._value import Value, field
 from reviewtrail.ledger.records._envelope import Envelope, may_hold_refs
 
 __all__ = [
@@ -35,43 +35,34 @@ ROW_SEQ = "rt_seq"
 class ProjectionTable(Value):
     """A query table: columns with kinds, and the key rows are upserted on."""
 
-    __slots__ = ("columns", "indexes", "key", "name", "on_conflict")
     name: str
     columns: tuple[tuple[str, ColumnKind], ...]
     key: tuple[str, ...]
-    indexes: tuple[tuple[str, ...], ...]
+    indexes: tuple[tuple[str, ...], ...] = ()
     # What a second row with the same key does: replace the first ("update"), or make the
     # whole append fail with ConflictError ("error"), e.g. to claim a version number once.
     # "first": an append giving a key already held fails as with "error", but a rebuild or a
     # recomputation of the table keeps the first row given (so a chain recorded before the key
     # was claimed, which may give it twice, still rebuilds, and rebuilds as appends would have).
-    on_conflict: Literal["update", "error", "first"]
-
-    def __init__(
-        self,
-        name: str,
-        columns: tuple[tuple[str, ColumnKind], ...],
-        key: tuple[str, ...],
-        indexes: tuple[tuple[str, ...], ...] = (),
-        on_conflict: Literal["update", "error", "first"] = "update",
-    ) -> None:
-        names = [c for c, _ in columns]
-        for n in (name, *names):
-            if _NAME.fullmatch(n) is None:
-                raise ValueError(f"bad projection identifier {n!r}")
-        if ROW_SEQ in names:
-            raise ValueError(f"{ROW_SEQ} is reserved for the seq of the record behind a row")
-        if not set(key) <= set(names) or not key:
-            raise ValueError(f"key of {name} must be a non-empty subset of its columns")
-        for idx in indexes:
-            if not set(idx) <= set(names):
-                raise ValueError(f"index on {name} names unknown columns {idx}")
-        self._take(locals())
+    on_conflict: Literal["update", "error", "first"] = "update"
 
     @property
     def claims_once(self) -> bool:
         """Whether an append giving a key this table already holds fails with a conflict."""
         return self.on_conflict != "update"
+
+    def __post_init__(self) -> None:
+        names = [c for c, _ in self.columns]
+        for n in (self.name, *names):
+            if _NAME.fullmatch(n) is None:
+                raise ValueError(f"bad projection identifier {n!r}")
+        if ROW_SEQ in names:
+            raise ValueError(f"{ROW_SEQ} is reserved for the seq of the record behind a row")
+        if not set(self.key) <= set(names) or not self.key:
+            raise ValueError(f"key of {self.name} must be a non-empty subset of its columns")
+        for idx in self.indexes:
+            if not set(idx) <= set(names):
+                raise ValueError(f"index on {self.name} names unknown columns {idx}")
 
     @property
     def column_names(self) -> tuple[str, ...]:
@@ -81,24 +72,12 @@ class ProjectionTable(Value):
 class Projection(Value):
     """A named, versioned set of tables and the pure function that fills them."""
 
-    __slots__ = ("name", "rows", "tables", "types", "version")
-    _uncompared = frozenset(["rows", "types"])
     name: str
     version: int
     tables: tuple[ProjectionTable, ...]
-    rows: Callable[[Envelope], Iterable[Row]]
+    rows: Callable[[Envelope], Iterable[Row]] = field(compare=False)
     # The record types ``rows`` can give rows for (``None``: any): others are not offered to it.
-    types: frozenset[str] | None
-
-    def __init__(
-        self,
-        name: str,
-        version: int,
-        tables: tuple[ProjectionTable, ...],
-        rows: Callable[[Envelope], Iterable[Row]],
-        types: frozenset[str] | None = None,
-    ) -> None:
-        self._take(locals())
+    types: frozenset[str] | None = field(default=None, compare=False)
 
     def table(self, name: str) -> ProjectionTable:
         for t in self.tables:

@@ -54,14 +54,10 @@ def is_key_id(value: object) -> bool:
 class DeclaredKey(Value):
     """A writer key the chain declares: its id, the writer's name, the key, and where."""
 
-    __slots__ = ("key", "key_id", "name", "seq")
     key_id: str
     name: str
     key: Ed25519PublicKey
     seq: int
-
-    def __init__(self, key_id: str, name: str, key: Ed25519PublicKey, seq: int) -> None:
-        self._take(locals())
 
 
 class KeyBook:
