@@ -109,11 +109,15 @@ def _dump_plain(value: Any, field: str) -> bytes:
         ) from exc
 
 
-def _is_plain(value: Any) -> bool:
-    # A container met twice (shared, or cyclic) is left to the general path, where a
-    # cycle ends in RecursionError and is then located by _cycle_path. Scalars inside a
-    # container are checked in place (no trip through the stack), and an ASCII key is
-    # below U+D800 without looking at its characters.
+def _is_plain(value: Any, written: bool = False) -> bool:
+    """Whether ``value`` is made only of objects, arrays, text, booleans, null and safe integers
+    of exactly those types, its keys text below U+D800.
+
+    A container met twice (shared, or cyclic) is left to the general path, where a cycle ends in
+    RecursionError and is then located by _cycle_path. Scalars inside a container are checked in
+    place (no trip through the stack), and an ASCII key is below U+D800 without looking at its
+    characters. ``written``: msgspec wrote ``value`` already, so it holds no cycle and its keys
+    are text that :func:`_dump_at_c_speed` has looked at: only the values are walked."""
     t = type(value)
     if t is not dict and t is not list:
         return _plain_scalar(value)
@@ -123,16 +127,15 @@ def _is_plain(value: Any) -> bool:
     mark = seen.add
     while stack:
         item = pop()
-        if id(item) in seen:
-            return False
-        mark(id(item))
-        if type(item) is dict:
-            for key in item:
-                if type(key) is not str or (not key.isascii() and max(key) >= _KEY_LIMIT):
-                    return False
-            children: Any = item.values()
-        else:
-            children = item
+        if not written:
+            if id(item) in seen:
+                return False
+            mark(id(item))
+            if type(item) is dict:
+                for key in item:
+                    if type(key) is not str or (not key.isascii() and max(key) >= _KEY_LIMIT):
+                        return False
+        children: Any = item.values() if type(item) is dict else item
         for child in children:
             t = type(child)
             if t is str or t is bool or child is None:
@@ -373,30 +376,19 @@ def _dump_at_c_speed(value: dict[Any, Any] | list[Any]) -> bytes | None:
     that encoder may disagree with RFC 8785 or may have taken what has no JSON form (the caller
     then takes the general path, which also words the refusal).
 
-    A flat object (text keys in ASCII; text, booleans, null and safe integers as values) is
-    canonical by its types alone: written, and taken. Anything else is kept only when its bytes
-    hold nothing :data:`_MARKS` sends to the general path (no integer of sixteen digits or more,
-    no keys UTF-16 may order otherwise) and read back, floats refused, equal to ``value``: so NaN
-    (written as null), a tuple, a date (written as a string) or bytes (base64) are never taken.
-    msgspec refuses keys that are not text, lone surrogates and a value that contains itself."""
-    c = _C
-    if type(value) is dict and _flat(value):
-        try:
-            return c.write(value)
-        except Exception:  # a lone surrogate: the general path says so
-            return None
+    The encoder refuses what RFC 8785 refuses of a tree of objects, arrays, text, booleans, null
+    and safe integers (keys that are not text, a lone surrogate, a value that contains itself), and
+    writes the rest as RFC 8785 does, but for keys UTF-16 may order otherwise (see
+    :data:`_MARKS`). So bytes it wrote are taken when the value's types say it is such a tree
+    (:func:`_is_plain` of what was written): never a float, NaN (written as null), a
+    tuple, a date (written as text), bytes (base64) or an integer beyond 2**53 - 1."""
     try:
-        data: bytes = c.write(value)
+        data: bytes = _C.write(value)
     except Exception:  # a type, depth or text msgspec cannot write: the general path says why
         return None
-    marks = data.translate(_MARKS)
-    if marks.find(_LONG_INT) != -1 or (not data.isascii() and _mixed_high(marks)):
+    if not data.isascii() and _mixed_high(data.translate(_MARKS)):
         return None
-    try:
-        back = c.exact(data)
-    except Exception:  # a float (refused by the decoder) or too deep a nesting
-        return None
-    return data if back == value else None
+    return data if _is_plain(value, True) else None
 
 
 def _flat(value: dict[Any, Any]) -> bool:
