@@ -635,3 +635,30 @@ def test_loads_json_nested_too_deeply_is_a_decode_error() -> None:
 
 def test_loads_document_passes_its_options() -> None:
     assert canonical.loads_document("[1]", parse_int=float) == [1.0]
+
+
+# --- the C-speed path writes a plain tree once ---------------------------------------------------
+def _never_read(data: Any) -> Any:
+    raise AssertionError("bytes were read back")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"b": {"x": [1, "two\n", None, True]}, "a": [{"k": -SAFE}, []], "é": "\u2028\U0001f600"},
+        [{"input": {"messages": [{"role": "user", "content": "hi"}]}}, {"z": 0, "y": SAFE}],
+        {"prompt": "p", "chosen": "c", "rejected": "r"},
+    ],
+    ids=["nested", "rows", "flat"],
+)
+def test_a_plain_tree_is_written_once_and_never_read_back(value: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its types already make msgspec's bytes RFC 8785's: neither read back nor handed on."""
+    import rfc8785
+
+    expected = rfc8785.dumps(value)
+    canonical._C.write  # noqa: B018 - made before the readers are replaced
+    monkeypatch.setattr(canonical._C, "exact", _never_read)
+    monkeypatch.setattr(canonical._C, "read", _never_read)
+    calls = _rfc_calls(monkeypatch)
+    assert canonical_json(value) == expected
+    assert calls == []
