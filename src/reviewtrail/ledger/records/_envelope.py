@@ -485,15 +485,8 @@ def record_problems(env: Envelope) -> list[str]:
     next (CAS references, query-table rows) does not parse it again."""
     payload = env.payload
     canonical, value = canonical_value(payload)
-    if (
-        canonical
-        and hashlib.sha256(payload).hexdigest() == env.payload_hash
-        and type(env.type) is str
-        and env.type in _SOUND_TYPES
-        and env.privacy in PRIVACY_LEVELS
-        and envelope_hash(env) == env.hash
-    ):  # a sound record (the usual one), found sound without building its list of problems
-        env.__dict__["payload_value"] = value  # what the cached property would parse, parsed once
+    if canonical and stored_problem(env) is None:  # a sound record (the usual one), found sound at once
+        env.__dict__["payload_value"] = value  # what the kept property would parse, parsed once
         return []
     problems: list[str] = []
     if hashlib.sha256(payload).hexdigest() != env.payload_hash:
