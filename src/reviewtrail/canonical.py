@@ -123,14 +123,13 @@ def _is_plain(value: Any, written: bool = False) -> bool:
         return _plain_scalar(value)
     stack = [value]
     pop, push = stack.pop, stack.append
-    seen: set[int] = set()
-    mark = seen.add
+    seen: set[int] | None = None if written else set()
     while stack:
         item = pop()
-        if not written:
+        if seen is not None:
             if id(item) in seen:
                 return False
-            mark(id(item))
+            seen.add(id(item))
             if type(item) is dict:
                 for key in item:
                     if type(key) is not str or (not key.isascii() and max(key) >= _KEY_LIMIT):
