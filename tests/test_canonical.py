@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import json
 import math
 from typing import Any
@@ -288,3 +289,85 @@ def test_json_bytes_read_as_json_reads_them(value: Any, indent: int | None, repe
             loads_json(data)
         return
     assert _typed(loads_json(data)) == _typed(expected)
+
+
+class _Text(str):
+    pass
+
+
+class _Count(enum.IntEnum):
+    ONE = 1
+
+
+class _Word(enum.StrEnum):
+    A = "a"
+
+
+# Whatever a caller may hand over: JSON values and what only looks like one (floats, NaN, tuples,
+# bytes, dates, sets, subclasses, keys that are not text, integers past 2**53).
+_odd_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**64), max_value=2**64)
+    | st.sampled_from([2**53 - 1, 2**53, -(2**53) - 1, 10**15, 10**16, _Count.ONE, _Word.A, -0.0])
+    | st.floats()
+    | _any_text
+    | _any_text.map(_Text)
+    | st.binary(max_size=4)
+    | st.datetimes()
+    | st.uuids()
+    | st.decimals(allow_nan=False)
+)
+odd_values = st.recursive(
+    _odd_scalars,
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.lists(children, max_size=3).map(tuple)
+        | st.frozensets(st.integers(0, 9), max_size=3)
+        | st.dictionaries(_any_text, children, max_size=4)
+        | st.dictionaries(st.integers(0, 9) | st.none() | _any_text.map(_Text), children, max_size=3)
+    ),
+    max_leaves=16,
+)
+
+
+@given(odd_values.filter(lambda v: type(v) in (dict, list)))
+@example([math.nan])
+@example({"a": [1, (2,)]})
+@example({"\ue000": [1], "\U0001f600": [2]})
+@example({"a": [2**53]})
+@example({1: "one"})
+@example([_Text("t"), {"k": _Count.ONE}])
+def test_the_c_speed_path_writes_rfc8785_or_declines_on_any_value(value: Any) -> None:
+    """Bytes msgspec wrote are taken only where they are RFC 8785's; and canonical_json gives
+    RFC 8785's bytes for any value, or refuses what RFC 8785 refuses."""
+    from reviewtrail.canonical import _dump_at_c_speed
+
+    try:
+        expected = rfc8785.dumps(value)
+    except (rfc8785.CanonicalizationError, UnicodeEncodeError, ValueError, TypeError, RecursionError):
+        assert _dump_at_c_speed(value) is None
+        with pytest.raises(CanonicalJSONError):
+            canonical_json(value)
+        return
+    fast = _dump_at_c_speed(value)
+    assert fast is None or fast == expected
+    assert canonical_json(value) == expected
+
+
+@given(json_values, st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-32-be"]), st.binary(max_size=3))
+@example(1, "utf-16-le", b"")
+@example({"a": 1}, "utf-8-sig", b"")
+def test_bytes_in_any_encoding_read_as_json_loads_reads_them(value: Any, encoding: str, tail: bytes) -> None:
+    """loads_json reads bytes of any encoding json detects (a BOM, UTF-16, UTF-32), or anything
+    else, exactly as json.loads with doubles past 2**53, or refuses them as it does."""
+    from reviewtrail.canonical import _parse_int
+
+    for data in (json.dumps(value).encode(encoding), json.dumps(value).encode(encoding) + tail):
+        try:
+            expected = json.loads(data, parse_int=_parse_int)
+        except ValueError:
+            with pytest.raises(ValueError):
+                loads_json(data)
+            continue
+        assert _typed(loads_json(data)) == _typed(expected)

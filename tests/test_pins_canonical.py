@@ -92,11 +92,32 @@ def test_keys_sort_by_utf16_code_units_not_code_points() -> None:
     assert canonical_json({ASTRAL: 2, BMP_HIGH: 1}) == out
 
 
-@pytest.mark.parametrize("key", [BMP_HIGH, ASTRAL, "\ue000", "x\U0001f600y"])
-def test_keys_at_or_above_u_d800_leave_the_fast_path(key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("keys", [(BMP_HIGH, ASTRAL), ("\ue000", "x\U0001f600y"), ("a", "\uffff\U00010000")])
+def test_keys_utf16_may_order_otherwise_leave_the_fast_path(
+    keys: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A character in U+E000..U+FFFF and one above U+FFFF in the same value: the general path
+    orders the keys."""
+    import rfc8785
+
+    value = {key: [i] for i, key in enumerate(keys)}
+    expected = rfc8785.dumps(value)
     calls = _rfc_calls(monkeypatch)
-    canonical_json({key: 1})
+    assert canonical_json(value) == expected
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize("key", [BMP_HIGH, ASTRAL, "\ue000", "x\U0001f600y"])
+def test_keys_of_one_high_range_order_alike_and_stay_on_the_fast_path(
+    key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import rfc8785
+
+    value = {key: [1], key + "a": [2], "b": {key: 3}}
+    expected = rfc8785.dumps(value)
+    calls = _rfc_calls(monkeypatch)
+    assert canonical_json(value) == expected
+    assert calls == []
 
 
 @pytest.mark.parametrize("key", ["", "a", "\ud7ff", "z\ud7ffz", "é"])
@@ -312,14 +333,16 @@ def _flat_fallbacks(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     return calls
 
 
-@pytest.mark.parametrize("obj", [{"a": SAFE}, {"a": -SAFE}, {"a": 0}, {"a": None}, {"a": "x"}, {}, {"a": "é"}])
+@pytest.mark.parametrize(
+    "obj", [{"a": SAFE}, {"a": -SAFE}, {"a": 0}, {"a": None}, {"a": "x"}, {}, {"a": "é"}, {"a": True, "b": False}]
+)
 def test_flat_headers_never_fall_back(obj: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     calls = _flat_fallbacks(monkeypatch)
     assert canonical_flat(obj) == json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
     assert calls == []
 
 
-@pytest.mark.parametrize("obj", [{"é": "x"}, {"a": 1.5}, {"a": True}, {"a": [1]}, {"a": "x", "b": 2.0}])
+@pytest.mark.parametrize("obj", [{"é": "x"}, {"a": 1.5}, {"a": [1]}, {"a": "x", "b": 2.0}])
 def test_flat_falls_back_once_for_anything_else(obj: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     calls = _flat_fallbacks(monkeypatch)
     canonical_flat(obj)
@@ -612,3 +635,30 @@ def test_loads_json_nested_too_deeply_is_a_decode_error() -> None:
 
 def test_loads_document_passes_its_options() -> None:
     assert canonical.loads_document("[1]", parse_int=float) == [1.0]
+
+
+# --- the C-speed path writes a plain tree once ---------------------------------------------------
+def _never_read(data: Any) -> Any:
+    raise AssertionError("bytes were read back")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"b": {"x": [1, "two\n", None, True]}, "a": [{"k": -SAFE}, []], "é": "\u2028\U0001f600"},
+        [{"input": {"messages": [{"role": "user", "content": "hi"}]}}, {"z": 0, "y": SAFE}],
+        {"prompt": "p", "chosen": "c", "rejected": "r"},
+    ],
+    ids=["nested", "rows", "flat"],
+)
+def test_a_plain_tree_is_written_once_and_never_read_back(value: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its types already make msgspec's bytes RFC 8785's: neither read back nor handed on."""
+    import rfc8785
+
+    expected = rfc8785.dumps(value)
+    canonical._C.write  # noqa: B018 - made before the readers are replaced
+    monkeypatch.setattr(canonical._C, "exact", _never_read)
+    monkeypatch.setattr(canonical._C, "read", _never_read)
+    calls = _rfc_calls(monkeypatch)
+    assert canonical_json(value) == expected
+    assert calls == []

@@ -174,3 +174,45 @@ def test_a_record_edited_after_a_running_process_read_it_is_refused_there_and_in
         running.rows("claims")  # read again by the process that read it before
     assert subprocess.run(fresh, env=env, capture_output=True, text=True).returncode == 4  # and by a new one
     running.close()
+
+
+# --- the envelope's kept properties --------------------------------------------------------------
+@pytest.mark.parametrize("name", ["payload_value", "cas_refs"])
+def test_a_first_read_of_a_kept_property_does_not_wait_for_another(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``payload_value`` and ``cas_refs`` keep their value without a lock: one envelope's first
+    read does not wait while another envelope's first read is under way (a lock held by the
+    property, one per class, would hold it until the other ends)."""
+    import threading
+
+    from reviewtrail.ledger.records import _envelope
+
+    def env(seq: int) -> Envelope:
+        payload = b'{"n":%d,"size":0}' % seq
+        return Envelope(seq, f"r{seq}", "note@1", "t", "a", "private", None, None, payload, "", "", "")
+
+    first, second = env(1), env(2)
+    started, release, done = threading.Event(), threading.Event(), threading.Event()
+    real = _envelope.loads_json
+
+    def held(data: bytes) -> Any:
+        if data == first.payload:
+            started.set()
+            release.wait(60)
+        return real(data)
+
+    monkeypatch.setattr(_envelope, "loads_json", held)
+    reader = threading.Thread(target=getattr, args=(first, name))
+    other = threading.Thread(target=lambda: (getattr(second, name), done.set()))
+    reader.start()
+    try:
+        assert started.wait(60)
+        other.start()
+        finished = done.wait(10)
+    finally:
+        release.set()
+        reader.join()
+        if other.is_alive() or other.ident is not None:
+            other.join()
+    assert finished, f"the first read of {name} waited for another envelope's"
+    assert (first.payload_value, second.payload_value) == ({"n": 1, "size": 0}, {"n": 2, "size": 0})
+    assert (first.cas_refs, second.cas_refs) == ([], [])

@@ -18,7 +18,6 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import reviewtrail.cas
-import reviewtrail.verify._records as verify_records
 from reviewtrail import canonical
 from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
@@ -65,7 +64,6 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
         return real(value)
 
     monkeypatch.setattr(reviewtrail.cas, "refs_in", refs_in)
-    monkeypatch.setattr(verify_records, "refs_in", refs_in)
     return searched
 
 

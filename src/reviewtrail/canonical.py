@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import math
@@ -52,6 +51,12 @@ def canonical_json(value: Any, *, field: str = "value") -> bytes:
         fast = _dump_at_c_speed(value)
         if fast is not None:
             return fast
+    return _general_json(value, field)
+
+
+def _general_json(value: Any, field: str) -> bytes:
+    """:func:`canonical_json` without the C-speed path: the stdlib encoder for plain values,
+    ``rfc8785`` for the rest, and the refusal worded."""
     try:
         if _is_plain(value):
             return _dump_plain(value, field)
@@ -104,30 +109,32 @@ def _dump_plain(value: Any, field: str) -> bytes:
         ) from exc
 
 
-def _is_plain(value: Any) -> bool:
-    # A container met twice (shared, or cyclic) is left to the general path, where a
-    # cycle ends in RecursionError and is then located by _cycle_path. Scalars inside a
-    # container are checked in place (no trip through the stack), and an ASCII key is
-    # below U+D800 without looking at its characters.
+def _is_plain(value: Any, written: bool = False) -> bool:
+    """Whether ``value`` is made only of objects, arrays, text, booleans, null and safe integers
+    of exactly those types, its keys text below U+D800.
+
+    A container met twice (shared, or cyclic) is left to the general path, where a cycle ends in
+    RecursionError and is then located by _cycle_path. Scalars inside a container are checked in
+    place (no trip through the stack), and an ASCII key is below U+D800 without looking at its
+    characters. ``written``: msgspec wrote ``value`` already, so it holds no cycle and its keys
+    are text that :func:`_dump_at_c_speed` has looked at: only the values are walked."""
     t = type(value)
     if t is not dict and t is not list:
         return _plain_scalar(value)
     stack = [value]
     pop, push = stack.pop, stack.append
-    seen: set[int] = set()
-    mark = seen.add
+    seen: set[int] | None = None if written else set()
     while stack:
         item = pop()
-        if id(item) in seen:
-            return False
-        mark(id(item))
-        if type(item) is dict:
-            for key in item:
-                if type(key) is not str or (not key.isascii() and max(key) >= _KEY_LIMIT):
-                    return False
-            children: Any = item.values()
-        else:
-            children = item
+        if seen is not None:
+            if id(item) in seen:
+                return False
+            seen.add(id(item))
+            if type(item) is dict:
+                for key in item:
+                    if type(key) is not str or (not key.isascii() and max(key) >= _KEY_LIMIT):
+                        return False
+        children: Any = item.values() if type(item) is dict else item
         for child in children:
             t = type(child)
             if t is str or t is bool or child is None:
@@ -224,13 +231,9 @@ def _step(key: Any) -> str:
 def canonical_flat(obj: dict[str, str | int | None], *, field: str = "value") -> bytes:
     """RFC 8785 bytes of a flat object with ASCII keys (a record header): same bytes as
     :func:`canonical_json`, without walking a tree."""
-    for key, value in obj.items():
-        if not (
-            key.isascii()
-            and (value is None or type(value) is str or (type(value) is int and -_SAFE_INT <= value <= _SAFE_INT))
-        ):
-            return canonical_json(obj, field=field)
-    return _dump_plain(obj, field)
+    if type(obj) is dict and _flat(obj):
+        return _dump_plain(obj, field)
+    return canonical_json(obj, field=field)
 
 
 def canonical_sha256(value: Any, *, field: str = "value") -> str:
@@ -247,23 +250,22 @@ def _parse_int(text: str) -> int | float:
 _JSON_DECODER = json.JSONDecoder(parse_int=_parse_int)
 
 
-_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
-
-
 def loads_json(data: bytes | str) -> Any:
     """Parse JSON the way canonical bytes are meant: integers beyond 2**53 are doubles.
 
     Exactly ``json.loads(data, parse_int=...)`` (bytes decoded by their detected encoding, a
-    leading BOM refused), with one decoder made once instead of one per call."""
+    leading BOM refused), with one decoder made once instead of one per call. Bytes holding no
+    run of sixteen digits are read at C speed (see :data:`_MARKS`): msgspec reads every such JSON
+    value as json does, and refuses what it cannot read so (NaN, a lone surrogate, too deep a
+    nesting, malformed bytes, a BOM, a NUL of UTF-16 or UTF-32), which json then reads, or refuses."""
     if isinstance(data, (bytes, bytearray)):
-        # UTF-8 (what canonical bytes are) unless a BOM or a NUL in the first four bytes says
-        # otherwise: json.detect_encoding's answer, without calling it.
-        plain = b"\x00" not in data[:4] and not data.startswith(_BOMS)
-        if plain and data.translate(_DIGIT_RUNS).find(_SIXTEEN_DIGITS) == -1:
-            read = _read_at_c_speed(data)
-            if read is not _UNREAD:
-                return read
-        text = data.decode("utf-8" if plain else json.detect_encoding(data), "surrogatepass")
+        marks = data.translate(_MARKS)
+        if marks.find(_LONG_INT) == -1 and not marks.startswith(_DIGITS):
+            try:
+                return _C.read(data)
+            except Exception:  # noqa: S110 - what msgspec cannot read, json reads below or says why not
+                pass
+        text = data.decode(json.detect_encoding(data), "surrogatepass")
     elif isinstance(data, str):
         if data.startswith("\ufeff"):
             raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", data, 0)
@@ -274,29 +276,6 @@ def loads_json(data: bytes | str) -> Any:
         return _JSON_DECODER.decode(text)
     except RecursionError:
         raise json.JSONDecodeError("nested too deeply to read", text[:80], 0) from None
-
-
-# What loads_json reads at C speed: UTF-8 bytes with no run of sixteen digits (an integer that
-# long may be beyond 2**53 - 1, which json reads as a double and msgspec as an integer). msgspec
-# reads every other JSON value as json does; what it refuses (NaN, a lone surrogate, too deep a
-# nesting, malformed bytes) is read, or refused, by json.
-_DIGIT_RUNS = bytes(b"0"[0] if b in b"0123456789" else b"."[0] for b in range(256))
-_SIXTEEN_DIGITS = b"0" * 16
-_UNREAD = object()
-
-
-def _read_at_c_speed(data: bytes | bytearray) -> Any:
-    try:
-        return _plain_decode()(data)
-    except Exception:  # what msgspec cannot read: json reads it, or says why it cannot
-        return _UNREAD
-
-
-@functools.cache
-def _plain_decode() -> Any:
-    import msgspec
-
-    return msgspec.json.Decoder().decode
 
 
 def unique_members(
@@ -330,59 +309,97 @@ def loads_document(data: bytes | str, **options: Any) -> Any:
         raise json.JSONDecodeError("nested too deeply to read", text[:80], 0) from None
 
 
-# What the fast canonical check must leave to the general one, found in one pass over the bytes
-# (mapped by ``_MARKS``, then searched): a lead byte of a code point at or above U+D000 (keys
-# holding such characters may sort differently by UTF-16 code unit), mapped to ``!``; and an
-# integer of sixteen digits or more (it may be beyond 2**53 - 1, which reads as a double). In
-# bytes an encoder gives back, a number starts the value or follows ``:``, ``,`` or ``[``: these
-# and the minus sign map to ``:``, digits to ``0``. A digit run in a string can only send bytes
-# to the general check, never past it.
+# The C-speed path: msgspec's JSON reader, its reader that refuses every float, and its sorted-key
+# writer, made on first use (only what reads or checks payloads loads msgspec), and the one table
+# that says which bytes it may take. Mapped by ``_MARKS``, then searched:
+# - an integer of sixteen digits or more (it may be beyond 2**53 - 1, which json reads as a
+#   double and msgspec as an integer): a number starts the text or follows ``:``, ``,``, ``[`` or
+#   white space, which map to ``:`` with the minus sign, and digits map to ``0``. A digit run in
+#   a string can only send bytes to the general path, never past it;
+# - keys that may sort differently by UTF-16 code unit than by code point: that takes a character
+#   in U+E000..U+FFFF (lead byte 0xEE or 0xEF, mapped to ``!``) and one above U+FFFF (lead byte
+#   0xF0 to 0xF4, mapped to ``^``) in the same bytes. Either alone sorts alike both ways, as does
+#   everything below U+D800 (a lone surrogate has no UTF-8 form: msgspec refuses it).
 _MARKS = bytes(
-    b"0"[0] if chr(b) in "0123456789" else b":"[0] if chr(b) in ":,[-" else b"!"[0] if b >= 0xED else b"."[0]
+    b"0"[0]
+    if chr(b) in "0123456789"
+    else b":"[0]
+    if chr(b) in ":,[- \t\n\r"
+    else b"!"[0]
+    if b in (0xEE, 0xEF)
+    else b"^"[0]
+    if 0xF0 <= b <= 0xF4
+    else b"."[0]
     for b in range(256)
 )
-_LONG_INT = b":" + b"0" * 16
+_DIGITS = b"0" * 16
+_LONG_INT = b":" + _DIGITS
+
+
+def _mixed_high(marks: bytes) -> bool:
+    """Whether bytes mapped by :data:`_MARKS` hold characters of both ranges whose order UTF-16
+    reverses."""
+    return marks.find(b"!") != -1 and marks.find(b"^") != -1
 
 
 def _refuse_float(text: str) -> Any:
     raise ValueError(text)
 
 
-@functools.cache
-def _fast() -> tuple[Any, Any, type[Exception], type[Exception]]:
-    """msgspec's JSON decoder (refusing every float) and sorted-key encoder, made on first use:
-    loaded only by what checks stored payloads."""
-    import msgspec
+class _CSpeed:
+    """msgspec's JSON ``read`` (as :func:`loads_json` reads, floats and all), its ``exact`` read
+    (every float refused with ``Float``; ``Malformed`` for what is not JSON) and its sorted-key
+    ``write``, made on the first use of any of them."""
 
-    return (
-        msgspec.json.Decoder(float_hook=_refuse_float).decode,
-        msgspec.json.Encoder(order="sorted").encode,
-        msgspec.ValidationError,
-        msgspec.DecodeError,
-    )
+    read: Callable[[bytes | bytearray], Any]
+    exact: Callable[[bytes], Any]
+    write: Callable[[Any], bytes]
+    Float: type[Exception]
+    Malformed: type[Exception]
+
+    def __getattr__(self, name: str) -> Any:  # only until made: then they are plain attributes
+        import msgspec
+
+        self.read = msgspec.json.Decoder().decode
+        self.exact = msgspec.json.Decoder(float_hook=_refuse_float).decode
+        self.write = msgspec.json.Encoder(order="sorted").encode
+        self.Float, self.Malformed = msgspec.ValidationError, msgspec.DecodeError
+        return self.__dict__[name]
+
+
+_C = _CSpeed()
 
 
 def _dump_at_c_speed(value: dict[Any, Any] | list[Any]) -> bytes | None:
     """The RFC 8785 bytes of ``value`` written by msgspec's sorted-key encoder, or ``None`` when
     that encoder may disagree with RFC 8785 or may have taken what has no JSON form (the caller
-    then takes the general path, which also words the refusal). The encoding is kept only when
-    its bytes hold what :func:`canonical_value` checks at C speed (no float, no integer of
-    sixteen digits or more, no character at or above U+D000) and read back equal to ``value``:
-    so NaN (written as null), a tuple, a non-string key or a date (written as a string) are
-    never taken, and a value that contains itself fails the encoder."""
-    decode, encode, _float, _malformed = _fast()
+    then takes the general path, which also words the refusal).
+
+    The encoder refuses what RFC 8785 refuses of a tree of objects, arrays, text, booleans, null
+    and safe integers (keys that are not text, a lone surrogate, a value that contains itself), and
+    writes the rest as RFC 8785 does, but for keys UTF-16 may order otherwise (see
+    :data:`_MARKS`). So bytes it wrote are taken when the value's types say it is such a tree
+    (:func:`_is_plain` of what was written): never a float, NaN (written as null), a
+    tuple, a date (written as text), bytes (base64) or an integer beyond 2**53 - 1."""
     try:
-        data: bytes = encode(value)
+        data: bytes = _C.write(value)
     except Exception:  # a type, depth or text msgspec cannot write: the general path says why
         return None
-    marks = data.translate(_MARKS)
-    if marks.find(b"!") != -1 or marks.find(_LONG_INT) != -1:
+    if not data.isascii() and _mixed_high(data.translate(_MARKS)):
         return None
-    try:
-        back = decode(data)
-    except Exception:  # a float (refused by the decoder) or too deep a nesting
-        return None
-    return data if back == value else None
+    return data if _is_plain(value, True) else None
+
+
+def _flat(value: dict[Any, Any]) -> bool:
+    """Whether ``value`` is an object of ASCII text keys whose values are text, booleans, null and
+    safe integers: canonical JSON by its types (a lone surrogate in a value has no form at all)."""
+    for key, item in value.items():
+        t = type(item)
+        if not (t is str or item is None or t is bool or (t is int and -_SAFE_INT <= item <= _SAFE_INT)):
+            return False
+        if type(key) is not str or not key.isascii():
+            return False
+    return True
 
 
 def is_canonical(data: bytes) -> bool:
@@ -405,20 +422,16 @@ def canonical_value(data: bytes) -> tuple[bool, Any]:
     no canonical form; anything else (floats, long integers, high characters) takes the general
     check."""
     marks = data.translate(_MARKS)
-    if (
-        (data.isascii() or marks.find(b"!") == -1)  # ASCII bytes hold no lead byte of a high character
-        and marks.find(_LONG_INT) == -1
-        and not marks.startswith(_LONG_INT[1:])
-    ):
-        decode, encode, has_float, malformed = _fast()
+    if marks.find(_LONG_INT) == -1 and not marks.startswith(_DIGITS) and (data.isascii() or not _mixed_high(marks)):
+        c = _C
         try:
-            value = decode(data)
-        except has_float:
+            value = c.exact(data)
+        except c.Float:
             pass
-        except (malformed, RecursionError):
+        except (c.Malformed, RecursionError):
             return False, None
         else:
-            return (True, value) if encode(value) == data else (False, None)
+            return (True, value) if c.write(value) == data else (False, None)
     try:
         value = loads_canonical(data)
     except CanonicalJSONError:

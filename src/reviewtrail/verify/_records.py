@@ -21,9 +21,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewtrail.cas import BARE_SEARCH, CasObjectRef, CasRef, CasStore, Location, refs_in
+from reviewtrail.cas import BARE_SEARCH, CasObjectRef, CasRef, CasStore, Location
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.ledger import Envelope, Ledger, VerifyReads, chain_problems, may_hold_refs, verify_reads
+from reviewtrail.ledger import Envelope, Ledger, VerifyReads, chain_problems, verify_reads
 from reviewtrail.verify._projections import ProjectionCheck
 
 __all__ = ["SPLIT_AT_LEAST", "ObjectIndex", "WalkResult", "spare_core", "walk_records"]
@@ -76,20 +76,12 @@ class ObjectIndex:
 def ref_problems(env: Envelope, objects: ObjectIndex) -> tuple[list[str], int]:
     """Problems with the CAS references of one record (already checked by ``chain_problems``), and
     how many references it holds."""
-    known = env.__dict__
     try:
-        # A canonical payload was parsed by the record check, and holds no reference unless its
-        # bytes hold "size":; any other is searched as parsed. What is found is kept for the
-        # record's query-table rows (found once either way).
-        if "payload_value" not in known:
-            refs = refs_in(env.payload_value)
-        elif not may_hold_refs(env.payload):
-            refs = []
-        else:
-            refs = refs_in(known["payload_value"])
+        # Found once, and kept for the record's query-table rows; a canonical payload was parsed
+        # by the record check.
+        refs = env.cas_refs
     except (InvalidInputError, ValueError) as exc:
         return [f"ledger seq {env.seq} ({env.id}): unreadable CAS reference: {exc}"], 0
-    known["cas_refs"] = refs
     problems: list[str] = _NONE
     sound = objects.sound
     for ref in refs:

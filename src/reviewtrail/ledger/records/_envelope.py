@@ -18,8 +18,7 @@ import operator
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from reviewtrail.canonical import _is_plain, canonical_flat, canonical_json, canonical_value, loads_json
 from reviewtrail.errors import InvalidInputError
@@ -60,6 +59,33 @@ def format_time(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+_T = TypeVar("_T")
+
+
+class _kept(Generic[_T]):
+    """A property computed on its first read and kept in the envelope's ``__dict__``, which
+    attribute lookup reads first from then on: :func:`functools.cached_property` without the
+    lock it takes (one per class, in 3.11) on each first read. Two threads reading it at once
+    may both compute it; each gets an equal value, and one is kept."""
+
+    def __init__(self, compute: Callable[[Envelope], _T]) -> None:
+        self.func = compute
+        self.__doc__ = compute.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, env: None, owner: type | None = None) -> _kept[_T]: ...
+    @overload
+    def __get__(self, env: Envelope, owner: type | None = None) -> _T: ...
+    def __get__(self, env: Envelope | None, owner: type | None = None) -> _T | _kept[_T]:
+        if env is None:
+            return self
+        value = env.__dict__[self.name] = self.func(env)
+        return value
+
+
 @dataclass(frozen=True, eq=True)
 class Envelope:
     """A sealed ledger record. Python attributes are snake_case; :meth:`to_json` gives the wire names."""
@@ -77,12 +103,12 @@ class Envelope:
     prev_hash: str
     hash: str
 
-    @cached_property
+    @_kept
     def payload_value(self) -> Any:
         """The payload parsed as JSON (parsed once, then cached)."""
         return loads_json(self.payload)
 
-    @cached_property
+    @_kept
     def cas_refs(self) -> list[CasObjectRef | CasRef]:
         """The CAS references in the payload (found once, then cached); a malformed one raises
         :class:`InvalidInputError`. Canonical bytes with no ``"size":`` hold none."""
@@ -404,11 +430,41 @@ def seal_chain(
     return out
 
 
+# An envelope's fields in header order, read from its ``__dict__`` in one call.
+_STORED = operator.itemgetter(
+    "prev_hash", "seq", "id", "type", "time", "actor", "privacy", "subject", "supersedes", "payload_hash"
+)
+
+
 def stored_problem(env: Envelope) -> str | None:
     """What is wrong with one envelope's stored bytes on its own, or ``None``: the payload's
     SHA-256 against ``payloadHash``, the header's hash against ``hash``, a type and a privacy a
     writer could have sealed. This is the check of every read: the bytes that were hashed are
-    the bytes that are stored, so nothing is re-encoded but the small flat header."""
+    the bytes that are stored, so nothing is re-encoded but the small flat header.
+
+    A sound record (the usual one) is found sound in one pass over its fields; what it lacks is
+    then named by the checks one by one."""
+    payload = env.payload
+    fields = _STORED(env.__dict__)
+    kind, seq = fields[3], fields[1]
+    if (
+        type(payload) is bytes
+        and hashlib.sha256(payload).hexdigest() == fields[9]
+        and type(kind) is str
+        and (kind in _SOUND_TYPES or _sound_type(kind))
+        and fields[6] in PRIVACY_LEVELS
+        and type(seq) is int
+        and -_SAFE_SEQ <= seq <= _SAFE_SEQ
+    ):
+        try:
+            if _header_hash(*fields) == env.hash:
+                return None
+        except (TypeError, UnicodeEncodeError):  # a field of a type no sealed record has
+            pass
+    return _stored_problem(env)
+
+
+def _stored_problem(env: Envelope) -> str | None:
     where = f"ledger seq {env.seq} ({env.id})"
     if not isinstance(env.payload, bytes) or hashlib.sha256(env.payload).hexdigest() != env.payload_hash:
         return f"{where}: payload does not hash to payloadHash"
@@ -429,15 +485,8 @@ def record_problems(env: Envelope) -> list[str]:
     next (CAS references, query-table rows) does not parse it again."""
     payload = env.payload
     canonical, value = canonical_value(payload)
-    if (
-        canonical
-        and hashlib.sha256(payload).hexdigest() == env.payload_hash
-        and type(env.type) is str
-        and env.type in _SOUND_TYPES
-        and env.privacy in PRIVACY_LEVELS
-        and envelope_hash(env) == env.hash
-    ):  # a sound record (the usual one), found sound without building its list of problems
-        env.__dict__["payload_value"] = value  # what the cached property would parse, parsed once
+    if canonical and stored_problem(env) is None:  # a sound record (the usual one), found sound at once
+        env.__dict__["payload_value"] = value  # what the kept property would parse, parsed once
         return []
     problems: list[str] = []
     if hashlib.sha256(payload).hexdigest() != env.payload_hash:
