@@ -8,7 +8,6 @@ The source is a store with a record of every kind the CLI writes and a row in ev
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import shutil
@@ -55,7 +54,7 @@ def migrate(project: Project, *args: str, env: dict[str, str] | None = None) -> 
 def records(url: str) -> list[tuple[Any, ...]]:
     """Every record of the ledger at ``url``, every field (payload bytes and hashes included)."""
     with open_ledger(url, create=False, read_only=True) as ledger:
-        return [dataclasses.astuple(env) for env in ledger.read()]
+        return [tuple(vars(env)[n] for n in env._fields) for env in ledger.read()]
 
 
 def tables(url: str) -> dict[str, list[Any]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import re
 import uuid
@@ -50,10 +49,10 @@ def _record(privacy: str = "private", **fields: object) -> NewRecord:
 
 def _resealed(env: Envelope, **changes: object) -> Envelope:
     """``env`` with fields changed and every hash recomputed, so only the change is wrong."""
-    changed = dataclasses.replace(env, **changes)  # type: ignore[arg-type]
+    changed = env.replace(**changes)  # type: ignore[arg-type]
     payload_hash = hashlib.sha256(changed.payload).hexdigest()
-    changed = dataclasses.replace(changed, payload_hash=payload_hash)
-    return dataclasses.replace(changed, hash=compute_hash(changed.prev_hash, header_of(changed)))
+    changed = changed.replace(payload_hash=payload_hash)
+    return changed.replace(hash=compute_hash(changed.prev_hash, header_of(changed)))
 
 
 # --- fixed values ------------------------------------------------------------------------
@@ -260,7 +259,7 @@ def test_a_memory_ledger_holding_a_sensitive_record_verifies() -> None:
 
 def test_altered_payload_bytes() -> None:
     [env] = _chain(_record(payload={"a": 1}))
-    bad = dataclasses.replace(env, payload=b'{"a":2}')
+    bad = env.replace(payload=b'{"a":2}')
     assert record_problems(bad) == [f"ledger seq 1 ({env.id}): payload does not hash to payloadHash"]
 
 
@@ -293,13 +292,13 @@ def test_bad_privacy() -> None:
 
 def test_altered_header() -> None:
     [env] = _chain(_record())
-    bad = dataclasses.replace(env, actor="someone else")
+    bad = env.replace(actor="someone else")
     assert record_problems(bad) == [f"ledger seq 1 ({env.id}): hash does not match the envelope"]
 
 
 def test_header_that_cannot_be_hashed() -> None:
     [env] = _chain(_record())
-    bad = dataclasses.replace(env, actor="\ud800")
+    bad = env.replace(actor="\ud800")
     assert record_problems(bad) == [f"ledger seq 1 ({env.id}): hash does not match the envelope"]
 
 
@@ -538,16 +537,13 @@ def test_stored_problem_names_each_fault() -> None:
 
     [env] = _chain(_record(id="r-1"))
     assert stored_problem(env) is None
-    assert (
-        stored_problem(dataclasses.replace(env, payload=b"{ }"))
-        == "ledger seq 1 (r-1): payload does not hash to payloadHash"
-    )
+    assert stored_problem(env.replace(payload=b"{ }")) == "ledger seq 1 (r-1): payload does not hash to payloadHash"
     assert stored_problem(_resealed(env, type=1)) == "ledger seq 1 (r-1): type 1 is not 'name@version'"
     assert stored_problem(_resealed(env, type="A@1")) == "ledger seq 1 (r-1): type 'A@1' is not 'name@version'"
     assert stored_problem(_resealed(env, privacy="secret")) == (
         "ledger seq 1 (r-1): privacy 'secret' is not one of public-source, private, sensitive"
     )
-    assert stored_problem(dataclasses.replace(env, actor="b")) == "ledger seq 1 (r-1): hash does not match the envelope"
+    assert stored_problem(env.replace(actor="b")) == "ledger seq 1 (r-1): hash does not match the envelope"
 
 
 def test_record_problems_keeps_the_parsed_payload() -> None:

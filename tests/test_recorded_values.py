@@ -58,12 +58,11 @@ def test_the_domain_results_are_recorded_values(cls: type) -> None:
 def test_a_recorded_value_decodes_its_payload_bytes_once_into_its_model() -> None:
     """The payload's bytes go straight into the model: no generic JSON value is built first
     (and encoded again for the model)."""
-    import dataclasses
 
     payload = {"runId": "r1", "versionRecordId": "v1", "decision": "accept"}
     ledger = MemoryLedger()
     [env] = ledger.append([NewRecord(type="test.plain@1", actor="a", privacy="private", payload=payload)])
-    fresh = dataclasses.replace(env)  # an envelope as read back: nothing parsed yet
+    fresh = env.replace()  # an envelope as read back: nothing parsed yet
     assert "payload_value" not in fresh.__dict__
     recorded = Recorded.of(_Plain, fresh)
     assert recorded.record == _Plain(run_id="r1", version_record_id="v1", decision="accept")

@@ -8,7 +8,6 @@ exactly ``compute_hash(prev_hash, header_of(env))``; ``loads_json`` must read by
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -119,9 +118,9 @@ def test_envelope_hash_is_compute_hash(seq: int, ident: str, actor: str, time: s
 def test_envelope_hash_of_odd_stored_types_falls_back() -> None:
     env = Envelope(1, "i", "note@1", "t", "a", "private", None, None, b"{}", "p", "0" * 64, "h")
     assert envelope_hash(env) == compute_hash(env.prev_hash, header_of(env))
-    odd = dataclasses.replace(env, seq="1")  # a tampered row keeps its stored type
+    odd = env.replace(seq="1")  # a tampered row keeps its stored type
     assert envelope_hash(odd) == compute_hash(odd.prev_hash, header_of(odd))
-    no_actor = dataclasses.replace(env, actor=None)
+    no_actor = env.replace(actor=None)
     assert envelope_hash(no_actor) == compute_hash(no_actor.prev_hash, header_of(no_actor))
 
 

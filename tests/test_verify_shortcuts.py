@@ -9,7 +9,6 @@ Each is held to what the long way reports: a reference written here from the doc
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import sqlite3
 from pathlib import Path
@@ -142,13 +141,13 @@ def test_every_record_check_reports_what_the_long_way_does(
     if field == "payload" and rehash:
         changes["payload_hash"] = hashlib.sha256(payload).hexdigest()
     records = ledger.recorder._records  # what an attacker with write access to memory changes
-    env = records[seq - 1] = dataclasses.replace(records[seq - 1], **changes)
+    env = records[seq - 1] = records[seq - 1].replace(**changes)
     if rehash:  # sealed again: only the field's own check can catch it
         header = {name: getattr(env, name) for name in _HEADER}
         header.update(payloadHash=env.payload_hash, prevHash=env.prev_hash)
         with contextlib.suppress(ValueError, TypeError, AttributeError):  # else no hash a writer could give
-            records[seq - 1] = dataclasses.replace(env, hash=compute_hash(env.prev_hash, header))
-    envs = [dataclasses.replace(e) for e in ledger.read()]
+            records[seq - 1] = env.replace(hash=compute_hash(env.prev_hash, header))
+    envs = [e.replace() for e in ledger.read()]
     assert list(chain_problems(ledger.read())) == reference_chain_problems(envs)
 
 
@@ -261,7 +260,7 @@ def test_a_seq_beyond_the_safe_integers_has_no_hash_even_one_written_with_its_di
     header = {name: getattr(env, name) for name in _HEADER if name != "seq"}
     header.update(payloadHash=env.payload_hash, prevHash=env.prev_hash, seq=2**53 - 1)
     text = canonical_json(header).replace(b'"seq":9007199254740991', f'"seq":{seq}'.encode())
-    records[1] = dataclasses.replace(env, seq=seq, hash=hashlib.sha256(env.prev_hash.encode() + text).hexdigest())
+    records[1] = env.replace(seq=seq, hash=hashlib.sha256(env.prev_hash.encode() + text).hexdigest())
     assert f"ledger seq {seq} ({env.id}): hash does not match the envelope" in list(chain_problems(ledger.read()))
 
 
@@ -339,12 +338,12 @@ def test_the_check_of_every_read_reports_what_the_long_way_does(
     changes: dict[str, Any] = {field: payload if field == "payload" else value}
     if field == "payload" and rehash:
         changes["payload_hash"] = hashlib.sha256(payload).hexdigest()
-    env = dataclasses.replace(env, **changes)
+    env = env.replace(**changes)
     if rehash:
         header = {name: getattr(env, name) for name in _HEADER}
         header.update(payloadHash=env.payload_hash, prevHash=env.prev_hash)
         with contextlib.suppress(ValueError, TypeError, AttributeError):
-            env = dataclasses.replace(env, hash=compute_hash(env.prev_hash, header))
+            env = env.replace(hash=compute_hash(env.prev_hash, header))
     assert stored_problem(env) == reference_stored_problem(env)
 
 

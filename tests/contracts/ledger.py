@@ -12,7 +12,6 @@ ledger and that try to change records through the database itself.
 from __future__ import annotations
 
 import abc
-import dataclasses
 import hashlib
 import itertools
 from collections.abc import Iterator, Sequence
@@ -338,9 +337,7 @@ class LedgerContract(LedgerPagesContract):
     def test_a_record_resealed_with_its_own_hash_is_refused_by_the_next_link(self, ledger: Ledger) -> None:
         envs = ledger.append([rec(i, subject=f"s{i}") for i in range(3)])
         forged_payload = canonical_json({"n": 99})
-        forged = dataclasses.replace(
-            envs[1], payload=forged_payload, payload_hash=hashlib.sha256(forged_payload).hexdigest()
-        )
+        forged = envs[1].replace(payload=forged_payload, payload_hash=hashlib.sha256(forged_payload).hexdigest())
         forged_hash = compute_hash(forged.prev_hash, header_of(forged))
         edits = (("payload", forged_payload), ("payload_hash", forged.payload_hash), ("hash", forged_hash))
         for column, value in edits:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections.abc import Iterable, Iterator
 from datetime import datetime
@@ -191,7 +190,7 @@ class MemoryRecorder(Recorder):
 
     def tamper(self, seq: int, **changes: Any) -> None:
         env = self._records[seq - 1]
-        changed = self._records[seq - 1] = dataclasses.replace(env, **changes)
+        changed = self._records[seq - 1] = env.replace(**changes)
         del self._by_id[env.id]
         self._by_id[changed.id] = changed
 

@@ -16,10 +16,10 @@ import hashlib
 import json
 import operator
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
+from reviewtrail._value import Value
 from reviewtrail.canonical import _is_plain, canonical_flat, canonical_json, canonical_value, loads_json
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.ledger.records._fields import PRIVACY_LEVELS, TYPE_PATTERN, Privacy, new_id
@@ -86,8 +86,7 @@ class _kept(Generic[_T]):
         return value
 
 
-@dataclass(frozen=True, eq=True)
-class Envelope:
+class Envelope(Value):
     """A sealed ledger record. Python attributes are snake_case; :meth:`to_json` gives the wire names."""
 
     seq: int
@@ -312,7 +311,7 @@ def seal(
         header = {**dict(zip(names, fields, strict=True)), "seq": seq, "payloadHash": payload_hash}
         compute_hash(prev_hash, {**header, "prevHash": prev_hash})
         raise
-    env = object.__new__(Envelope)  # the frozen dataclass, filled without per-field __setattr__
+    env = object.__new__(Envelope)  # the frozen value, filled without per-field __setattr__
     env.__dict__.update(
         seq=seq,
         id=record.id,
@@ -421,7 +420,7 @@ def seal_chain(
                 "prev_hash": prev_hash,
                 "hash": sealed,
             }
-            env = new(Envelope)  # the frozen dataclass, given its fields without per-field __setattr__
+            env = new(Envelope)  # the frozen value, given its fields without per-field __setattr__
             set_dict(env, "__dict__", values)
         add(env)
         extend(values.values())
