@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reviewtrail.canonical import _is_plain, canonical_json
+from reviewtrail.canonical import canonical_json, is_plain
 from reviewtrail.errors import CanonicalJSONError, IntegrityError, InvalidInputError
 from reviewtrail.ledger import NewRecord, open_ledger
 from reviewtrail.ledger.backends._sql_schema import env_row
@@ -55,7 +55,7 @@ def test_encode_payload_writes_what_canonical_json_writes_or_refuses_alike(value
 
 @given(_values | st.dictionaries(_text, st.none() | st.booleans() | st.integers() | _text | st.floats(), max_size=6))
 def test_the_plain_check_answers_as_canonicals_does(value: Any) -> None:
-    assert _plain(value) is _is_plain(value)
+    assert _plain(value) is is_plain(value)
 
 
 def test_encode_payload_refuses_a_shared_or_cyclic_or_deep_value_as_canonical_json_does() -> None:

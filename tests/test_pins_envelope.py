@@ -384,7 +384,7 @@ def test_flat_payloads_are_judged_without_the_general_walk(
 ) -> None:
     from reviewtrail.ledger.records import _envelope
 
-    monkeypatch.setattr(_envelope, "_is_plain", _refuse)
+    monkeypatch.setattr(_envelope, "is_plain", _refuse)
     assert _envelope._plain(value) is plain
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "canonical_value",
     "encodable_text",
     "is_canonical",
+    "is_plain",
     "loads_canonical",
     "loads_document",
     "loads_json",
@@ -58,7 +59,7 @@ def _general_json(value: Any, field: str) -> bytes:
     """:func:`canonical_json` without the C-speed path: the stdlib encoder for plain values,
     ``rfc8785`` for the rest, and the refusal worded."""
     try:
-        if _is_plain(value):
+        if is_plain(value):
             return _dump_plain(value, field)
         return rfc8785.dumps(value)
     except CanonicalJSONError:
@@ -109,7 +110,7 @@ def _dump_plain(value: Any, field: str) -> bytes:
         ) from exc
 
 
-def _is_plain(value: Any, written: bool = False) -> bool:
+def is_plain(value: Any, written: bool = False) -> bool:
     """Whether ``value`` is made only of objects, arrays, text, booleans, null and safe integers
     of exactly those types, its keys text below U+D800.
 
@@ -379,7 +380,7 @@ def _dump_at_c_speed(value: dict[Any, Any] | list[Any]) -> bytes | None:
     and safe integers (keys that are not text, a lone surrogate, a value that contains itself), and
     writes the rest as RFC 8785 does, but for keys UTF-16 may order otherwise (see
     :data:`_MARKS`). So bytes it wrote are taken when the value's types say it is such a tree
-    (:func:`_is_plain` of what was written): never a float, NaN (written as null), a
+    (:func:`is_plain` of what was written): never a float, NaN (written as null), a
     tuple, a date (written as text), bytes (base64) or an integer beyond 2**53 - 1."""
     try:
         data: bytes = _C.write(value)
@@ -387,7 +388,7 @@ def _dump_at_c_speed(value: dict[Any, Any] | list[Any]) -> bytes | None:
         return None
     if not data.isascii() and _mixed_high(data.translate(_MARKS)):
         return None
-    return data if _is_plain(value, True) else None
+    return data if is_plain(value, True) else None
 
 
 def _flat(value: dict[Any, Any]) -> bool:

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from reviewtrail._value import Value
-from reviewtrail.canonical import _is_plain, canonical_flat, canonical_json, canonical_value, loads_json
+from reviewtrail.canonical import canonical_flat, canonical_json, canonical_value, is_plain, loads_json
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.ledger.records._fields import PRIVACY_LEVELS, TYPE_PATTERN, Privacy, new_id
 
@@ -253,15 +253,15 @@ _SAFE_INT = 2**53 - 1
 
 
 def _plain(value: Any) -> bool:
-    """``canonical._is_plain(value)``, answered without its general walk for the usual payload:
+    """``canonical.is_plain(value)``, answered without its general walk for the usual payload:
     an object whose keys are text below U+D800 and whose values are text, booleans, null and safe
     integers."""
     if type(value) is not dict:
-        return _is_plain(value)
+        return is_plain(value)
     for key, item in value.items():
         t = type(item)
         if not (t is str or item is None or t is bool or (t is int and -_SAFE_INT <= item <= _SAFE_INT)):
-            return _is_plain(value)  # a container (or anything else): the general walk decides
+            return is_plain(value)  # a container (or anything else): the general walk decides
         if type(key) is not str or not (key.isascii() or max(key) < "\ud800"):
             return False
     return True
