@@ -257,8 +257,9 @@ WITHOUT_MSGSPEC = {"dataclasses", "inspect", "msgspec"}
 # (``unicodedata``; made for a response's query-table rows, which only the queue derives); a writer
 # key's declaration (``base64``, ``binascii``; read when a signature is checked); reading ahead on a
 # thread (``queue``; verify, migrate); finding boto3 (``importlib.util``; an ``s3://`` CAS); ``secrets``
-# (it loads ``base64``, ``hmac`` and ``random``; a project folder's id is random bytes from the OS).
-UNUSED = {"unicodedata", "base64", "binascii", "queue", "importlib.util", "secrets"}
+# (it loads ``base64``, ``hmac`` and ``random``; a project folder's id is random bytes from the OS);
+# ``rfc8785`` (canonical JSON of a value the C-speed path declines, such as a float).
+UNUSED = {"unicodedata", "base64", "binascii", "queue", "importlib.util", "secrets", "rfc8785"}
 
 
 def _everyday(project: Project) -> dict[str, tuple[str, ...]]:

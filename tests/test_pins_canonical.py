@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import pytest
+import rfc8785
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -32,13 +33,13 @@ ASTRAL = "a\U00010000"
 def _rfc_calls(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """Record every value handed to the general (rfc8785) path."""
     calls: list[Any] = []
-    real = canonical.rfc8785.dumps
+    real = rfc8785.dumps
 
     def spy(value: Any) -> bytes:
         calls.append(value)
         return real(value)
 
-    monkeypatch.setattr(canonical.rfc8785, "dumps", spy)
+    monkeypatch.setattr(rfc8785, "dumps", spy)
     return calls
 
 
@@ -590,7 +591,7 @@ def test_a_shared_container_is_searched_once_for_non_finite_floats() -> None:
 
 @pytest.mark.parametrize("n", [SAFE, -SAFE, 0])
 def test_top_level_safe_integers_take_the_fast_path(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(canonical.rfc8785, "dumps", _refuse)
+    monkeypatch.setattr(rfc8785, "dumps", _refuse)
     assert canonical_json(n) == str(n).encode()
 
 

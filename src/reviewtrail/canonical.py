@@ -8,8 +8,6 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import rfc8785
-
 from reviewtrail.errors import CanonicalJSONError, InvalidInputError
 
 __all__ = [
@@ -58,6 +56,8 @@ def canonical_json(value: Any, *, field: str = "value") -> bytes:
 def _general_json(value: Any, field: str) -> bytes:
     """:func:`canonical_json` without the C-speed path: the stdlib encoder for plain values,
     ``rfc8785`` for the rest, and the refusal worded."""
+    import rfc8785  # loaded on the first value the C-speed path declines, not by every command
+
     try:
         if is_plain(value):
             return _dump_plain(value, field)
