@@ -126,7 +126,7 @@ class ReviewerCall:
             self.traces.append(call.endpoint.recorder.save_trace(review, mode=self.trace_mode, run_id=self.run_id))
 
     def _review_call(self, call: Call, *, last: bool, exc: BaseException | None) -> ReviewCall:
-        import dataclasses
+        import msgspec
 
         answer, request = call.answer, call.request
         status, error = "ok", None
@@ -138,7 +138,7 @@ class ReviewerCall:
             status = "incomplete"
         if answer is None and call.events is not None:
             answer = call.events.answer()
-        review = dataclasses.replace(
+        review = msgspec.structs.replace(
             self._facts,
             prompt=canonical_json(request.prompt_document(), field="prompt").decode("utf-8"),
             response=(answer.text if answer is not None else "").encode("utf-8"),
