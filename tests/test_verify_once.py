@@ -93,6 +93,23 @@ def test_each_record_s_references_are_found_once(
         assert report.problems == [f"ledger seq {seq} ({_id_at(tmp_path, seq)}): payload bytes are not canonical JSON"]
 
 
+def test_references_in_a_payload_of_another_byte_form_are_still_checked(tmp_path: Path) -> None:
+    """A payload whose bytes write ``"size" :`` (not canonical) is reported as such, and the object
+    it points at is still looked for: a missing one is reported too."""
+    init_store(_settings(tmp_path)).close()
+    with open_store(_settings(tmp_path)) as store:
+        ref = store.cas.put(b"evidence").to_json()
+        store.ledger.append([NewRecord(type="t.ref@1", actor="a", privacy="private", payload={"f": ref})])
+    missing = ref | {"digest": "sha256:" + hashlib.sha256(b"never stored").hexdigest(), "size": 12}
+    seq = _rewrite_last(tmp_path, json.dumps({"f": missing}, separators=(" , ", " : ")).encode())
+    with open_store(_settings(tmp_path)) as store:
+        report = verify_store(store)
+    where = f"ledger seq {seq} ({_id_at(tmp_path, seq)})"
+    assert report.problems[0] == f"{where}: payload bytes are not canonical JSON"
+    assert report.refs_checked == 1
+    assert any(where in p and "object missing" in p for p in report.problems[1:]), report.problems
+
+
 def _id_at(root: Path, seq: int) -> str:
     with closing(sqlite3.connect(root / "store" / "ledger.sqlite")) as conn:
         return str(conn.execute("SELECT id FROM rt_records WHERE seq = ?", (seq,)).fetchone()[0])

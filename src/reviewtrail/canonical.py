@@ -255,7 +255,7 @@ def loads_json(data: bytes | str) -> Any:
     """Parse JSON the way canonical bytes are meant: integers beyond 2**53 are doubles.
 
     Exactly ``json.loads(data, parse_int=...)`` (bytes decoded by their detected encoding, a
-    leading BOM refused), with one decoder made once instead of one per call. Bytes holding no
+    leading BOM in text refused), with one decoder made once instead of one per call. Bytes holding no
     run of sixteen digits are read at C speed (see :data:`_MARKS`): msgspec reads every such JSON
     value as json does, and refuses what it cannot read so (NaN, a lone surrogate, too deep a
     nesting, malformed bytes, a BOM, a NUL of UTF-16 or UTF-32), which json then reads, or refuses."""
@@ -414,10 +414,11 @@ def canonical_value(data: bytes) -> tuple[bool, Any]:
     otherwise it is ``None`` and means nothing.
 
     Bytes holding only objects, arrays, strings, booleans, null and integers of at most fifteen
-    digits, with no character at or above U+D000, are checked at C speed, with one decode and one
-    encode: for such values RFC 8785 is what msgspec's sorted-key encoder writes (strings escape
-    only quote, backslash and control characters, ``\\u00xx`` lowercase; keys sort by code
-    point, which is UTF-16 order below U+D000), and msgspec reads them as :func:`loads_json`
+    digits, whose keys do not mix characters of U+E000–U+FFFF with characters above U+FFFF, are
+    checked at C speed, with one decode and one encode: for such values RFC 8785 is what msgspec's
+    sorted-key encoder writes (strings escape only quote, backslash and control characters,
+    ``\\u00xx`` lowercase; keys sort by code point, which is UTF-16 order unless both of those
+    ranges meet), and msgspec reads them as :func:`loads_json`
     does, so the bytes are canonical exactly when that encoding of their parse gives them back.
     What msgspec cannot read (malformed JSON or UTF-8, a lone surrogate, too deep a nesting) has
     no canonical form; anything else (floats, long integers, high characters) takes the general

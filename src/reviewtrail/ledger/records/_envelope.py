@@ -11,6 +11,7 @@ Chain rule (documented in docs/architecture.md)::
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -494,11 +495,17 @@ def record_problems(env: Envelope) -> list[str]:
         env.__dict__["payload_value"] = value
     else:
         try:
-            canonical_json(loads_json(payload))
+            parsed = loads_json(payload)
+            canonical_json(parsed)
         except (ValueError, InvalidInputError):
             problems.append("payload is not valid JSON")
         else:
             problems.append("payload bytes are not canonical JSON")
+            # Bytes in another form may write the "size" key otherwise: their references are
+            # found in the parsed value, so verify still reports what they point at.
+            env.__dict__["payload_value"] = parsed
+            with contextlib.suppress(InvalidInputError, ValueError):  # a malformed one: the property says so
+                env.__dict__["cas_refs"] = _cas().refs_in(parsed)
     if type(env.type) is not str or (env.type not in _SOUND_TYPES and not _sound_type(env.type)):
         problems.append(f"type {env.type!r} is not 'name@version'")
     if env.privacy not in PRIVACY_LEVELS:
