@@ -30,12 +30,11 @@ from reviewtrail.ledger.backends._sql import (
     _READ_BACK,
     SIGNATURES_DROPPED,
     SIGNATURES_READ_BACK,
-    Cursor,
     SqlLedger,
     SqlRecorder,
     insert_chunks,
 )
-from reviewtrail.ledger.backends._sql_schema import COLUMNS, env_row, upsert_sql
+from reviewtrail.ledger.backends._sql_schema import COLUMNS, Cursor, env_row, upsert_sql
 from reviewtrail.ledger.contract._key_state import KEY_ROWS_SQL
 from reviewtrail.ledger.contract._projections import Projection, Row
 from reviewtrail.ledger.contract._protocol import catalog_of

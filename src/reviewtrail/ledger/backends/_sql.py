@@ -19,7 +19,6 @@ from reviewtrail.ledger.backends._sql_schema import (
     EMPTY_DIGEST,
     MIGRATIONS,
     READ_ONLY_OPTIONAL,
-    SCHEMA_VERSION,
     SIGNATURE_COLUMNS,
     SIGNATURES_MIGRATION,
     Cursor,
@@ -53,7 +52,7 @@ if TYPE_CHECKING:
     from reviewtrail.ledger.keys._record_signature import RecordSignature
     from reviewtrail.ledger.records._new_record import NewRecord
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SIGNATURES_DROPPED", "Cursor", "SqlLedger", "SqlRecorder"]
+__all__ = ["SIGNATURES_DROPPED", "SqlLedger", "SqlRecorder"]
 
 _PAGE = 1000
 #: What a missing signatures table is called in every refusal (exit 4).
