@@ -300,19 +300,6 @@ class PostgresRecorder(SqlRecorder):
         )
         return [(str(name), str(ddl)) for name, ddl in cur.fetchall()]
 
-    def _refuse_unless_stored(self, read_back: Any, envs: list[Envelope]) -> None:
-        """The read-back of an append (see ``SqlRecorder.append``): exactly the batch's seqs, each
-        holding the hash sealed for it, or nothing is committed."""
-        stored = tuple(read_back.fetchone())
-        first, final = envs[0].seq, envs[-1].seq
-        if stored != (len(envs), final, len(envs)):
-            raise IntegrityError(
-                f"{self.describe()}: the append of seq {first}..{final} was not stored as sealed "
-                f"(read back {stored[0]} row(s)): a rule or trigger on rt_records changes what is written; "
-                "nothing was written; run 'reviewtrail verify'",
-                field="ledger",
-            )
-
     def _write_rows(self, cur: Cursor, rows: list[Row], *, replay: bool = False) -> None:
         """The query rows, one statement per row sent without waiting (pipeline mode; inside an
         append's pipeline, with the records' INSERT before them), then every answer at once: a key

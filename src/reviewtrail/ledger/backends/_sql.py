@@ -361,23 +361,10 @@ class SqlRecorder(Recorder):
                 self._insert_signatures(cur, envs, signatures)
             # Read back what is acknowledged: a rule or trigger that swallows or alters the insert
             # must fail the append (nothing committed), never return records that are not stored.
-            # One row answers: the rows from the batch's first seq (LIMIT: one past the batch, so the
-            # primary key serves it whatever the statistics say) must be exactly the batch's seqs,
-            # each holding the hash sealed for it.
-            first, final = envs[0].seq, envs[-1].seq
             if signatures is not None:
-                cur.execute(self._q(SIGNATURES_READ_BACK), (first, final))
+                cur.execute(self._q(SIGNATURES_READ_BACK), (envs[0].seq, envs[-1].seq))
                 self._refuse_unless_signed(int(cur.fetchone()[0]), envs)
-            read_back = self._q(_READ_BACK.format(HASH_AT=self.hash_at_seq))
-            cur.execute(read_back, (self._sealed_hashes(envs), first, first, len(envs) + 1))
-            stored = tuple(cur.fetchone())
-            if stored != (len(envs), final, len(envs)):
-                raise IntegrityError(
-                    f"{self.describe()}: the append of seq {first}..{final} was not stored as sealed "
-                    f"(read back {stored[0]} row(s)): a rule or trigger on rt_records changes what is written; "
-                    "nothing was written; run 'reviewtrail verify'",
-                    field="ledger",
-                )
+            self._refuse_unless_stored_as_sealed(cur, envs)
             self._write_rows(cur, self.projection_rows(envs))
             return envs
 
@@ -462,14 +449,20 @@ class SqlRecorder(Recorder):
         self._insert_records(cur, [value for env in envelopes for value in env_row(env)])
 
     def _refuse_unless_stored_as_sealed(self, cur: Cursor, envs: list[Envelope]) -> None:
-        """The read-back of an append (see :meth:`append`): exactly the batch's seqs, each
-        holding the hash sealed for it, or nothing is committed."""
-        first, final = envs[0].seq, envs[-1].seq
+        """The read-back of an append: exactly the batch's seqs, each holding the hash sealed for
+        it, or nothing is committed. One row answers: the rows from the batch's first seq (LIMIT:
+        one past the batch, so the primary key serves it whatever the statistics say)."""
+        first = envs[0].seq
         cur.execute(
             self._q(_READ_BACK.format(HASH_AT=self.hash_at_seq)),
             (self._sealed_hashes(envs), first, first, len(envs) + 1),
         )
-        stored = tuple(cur.fetchone())
+        self._refuse_unless_stored(cur, envs)
+
+    def _refuse_unless_stored(self, read_back: Cursor, envs: list[Envelope]) -> None:
+        """Refuse the append unless the read-back's one row is (batch size, last seq, batch size)."""
+        stored = tuple(read_back.fetchone())
+        first, final = envs[0].seq, envs[-1].seq
         if stored != (len(envs), final, len(envs)):
             raise IntegrityError(
                 f"{self.describe()}: the append of seq {first}..{final} was not stored as sealed "
