@@ -30,7 +30,8 @@ from _util import Config, Result, verdict, work_dir
 from reviewtrail.app import init_store
 from reviewtrail.config import Settings
 from reviewtrail.ledger import new_record
-from reviewtrail.ledger.records._envelope import format_time, new_id
+from reviewtrail.ledger.records._envelope import format_time
+from reviewtrail.ledger.records._fields import new_id
 from reviewtrail.provenance.artifacts import declare_artifact, lineage
 from reviewtrail.provenance.records import ExecutionRun
 from reviewtrail.provenance.runs import create_session, run_code

@@ -42,7 +42,8 @@ from _util import WORK_ROOT, Config, Result, measure, rate, verdict
 from reviewtrail.app import init_store, open_store
 from reviewtrail.config import Settings
 from reviewtrail.ledger import NewRecord, new_record
-from reviewtrail.ledger.records._envelope import format_time, new_id
+from reviewtrail.ledger.records._envelope import format_time
+from reviewtrail.ledger.records._fields import new_id
 from reviewtrail.provenance.records import ExecutionRun
 from reviewtrail.provenance.runs import create_session
 from reviewtrail.store import Store

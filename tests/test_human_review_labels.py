@@ -16,11 +16,19 @@ from conftest import init_cli_store, open_cli_store, run_wide
 from reviewtrail.human_review.campaigns import correct_output
 from reviewtrail.human_review.reads import resolve_item
 from reviewtrail.human_review.rules import DecisionInput, prompt_label
-from reviewtrail.human_review.rules._labels import BLANK_LABEL, ELLIPSIS, LABEL_LIMIT, collapsed_text
+from reviewtrail.human_review.rules._labels import BLANK_LABEL, ELLIPSIS, LABEL_LIMIT
 from reviewtrail.human_review.session import decide
 from support.human_review import prompt_entry
 
 REMOVED = {"Cc", "Cf", "Cs", "Co", "Cn"}
+
+
+def collapsed_text(text: str) -> str:
+    """``text`` with its control and format characters removed and each run of whitespace made
+    one space, without leading or trailing space: what a label is a prefix of."""
+    visible = ("".join(ch for ch in word if unicodedata.category(ch) not in REMOVED) for word in text.split())
+    return " ".join(w for w in visible if w)
+
 
 # --- the rule ---------------------------------------------------------------------------------
 

@@ -170,7 +170,7 @@ def test_typed_payloads_are_validated_on_append() -> None:
 
 
 def test_schema_migrations_are_versioned(tmp_path: Path) -> None:
-    from reviewtrail.ledger.backends._sql import SCHEMA_VERSION
+    from reviewtrail.ledger.backends._sql_schema import SCHEMA_VERSION
 
     url = f"sqlite:///{tmp_path / 'l.sqlite'}"
     led = open_ledger(url)

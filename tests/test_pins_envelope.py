@@ -15,7 +15,6 @@ from reviewtrail.errors import CanonicalJSONError, InvalidInputError
 from reviewtrail.ledger.records import _fields
 from reviewtrail.ledger.records._envelope import (
     GENESIS_HASH,
-    PRIVACY_LEVELS,
     Envelope,
     chain_problems,
     compute_hash,
@@ -23,10 +22,10 @@ from reviewtrail.ledger.records._envelope import (
     format_time,
     header_of,
     may_hold_refs,
-    new_id,
     record_problems,
     seal,
 )
+from reviewtrail.ledger.records._fields import PRIVACY_LEVELS, new_id
 from reviewtrail.ledger.records._new_record import NewRecord
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)

@@ -28,7 +28,8 @@ from reviewtrail.human_review.rules import (
     item_id,
     item_problems,
 )
-from reviewtrail.human_review.rules._item_rules import DIGEST_VERSION, ITEM_NAMESPACE, candidate_digest_of
+from reviewtrail.human_review.rules._frozen import DIGEST_VERSION
+from reviewtrail.human_review.rules._item_rules import ITEM_NAMESPACE, candidate_digest_of
 from reviewtrail.human_review.rules._run_rules import PromptRef
 
 # --- item ids -----------------------------------------------------------------------------------

@@ -39,7 +39,6 @@ from reviewtrail.cas._address import DEFAULT_MEDIA_TYPE, POOLS, Pool, check_hex,
 from reviewtrail.cas._filesystem import OCI_INDEX, OCI_LAYOUT
 from reviewtrail.cas._protocol import CHUNK, ByteCallback, CasStore, Location, VerifyingReader, regular_files
 from reviewtrail.cas._s3_client import (
-    CAS_URL_SETTING,
     S3Body,
     S3Endpoint,
     error_code,
@@ -49,7 +48,7 @@ from reviewtrail.cas._s3_client import (
     s3_errors,
 )
 from reviewtrail.cas._s3_download import GET_PART, download_in_parts
-from reviewtrail.cas._s3_names import check_bucket, check_prefix
+from reviewtrail.cas._s3_names import CAS_URL_SETTING, check_bucket, check_prefix
 from reviewtrail.cas._s3_upload import hash_file, read_exact, run_all, send_parts, spool_stream
 from reviewtrail.errors import (
     BackendUnavailableError,

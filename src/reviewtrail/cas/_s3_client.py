@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from reviewtrail.config import S3Settings
 
 __all__ = [
-    "CAS_URL_SETTING",
     "S3Body",
     "S3Endpoint",
     "error_code",

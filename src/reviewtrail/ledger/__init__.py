@@ -39,18 +39,19 @@ from reviewtrail.ledger.keys._writer_keys import KeyBook as KeyBook
 from reviewtrail.ledger.keys._writer_keys import is_key_id as is_key_id
 from reviewtrail.ledger.records._envelope import GENESIS_HASH as GENESIS_HASH
 from reviewtrail.ledger.records._envelope import Envelope as Envelope
-from reviewtrail.ledger.records._envelope import Privacy as Privacy
 from reviewtrail.ledger.records._envelope import chain_problems as chain_problems
 from reviewtrail.ledger.records._envelope import compute_hash as compute_hash
 from reviewtrail.ledger.records._envelope import format_time as format_time
 from reviewtrail.ledger.records._envelope import may_hold_refs as may_hold_refs
-from reviewtrail.ledger.records._envelope import new_id as new_id
+from reviewtrail.ledger.records._fields import Privacy as Privacy
+from reviewtrail.ledger.records._fields import new_id as new_id
 from reviewtrail.ledger.records._reserved import is_reserved_type as is_reserved_type
 
 # Loaded on first use: reading needs none of these. The record to append and the payload models
 # are msgspec or pydantic models, so reading, tailing and checking records load neither.
 if typing.TYPE_CHECKING:
     from reviewtrail.ledger.backends._memory import MemoryLedger as MemoryLedger
+    from reviewtrail.ledger.contract._signature_gate import SignatureGate as SignatureGate
     from reviewtrail.ledger.contract._verify_reads import VerifyReads as VerifyReads
     from reviewtrail.ledger.contract._verify_reads import key_order as key_order
     from reviewtrail.ledger.contract._verify_reads import verify_reads as verify_reads
@@ -80,7 +81,6 @@ if typing.TYPE_CHECKING:
     from reviewtrail.ledger.signing._checkpoint import load_checkpoint as load_checkpoint
     from reviewtrail.ledger.signing._checkpoint import make_checkpoint as make_checkpoint
     from reviewtrail.ledger.signing._checkpoint import save_checkpoint as save_checkpoint
-    from reviewtrail.ledger.signing._gate import SignatureGate as SignatureGate
     from reviewtrail.ledger.signing._gate import signed_reads as signed_reads
     from reviewtrail.ledger.signing._key_payloads import KEY_PAYLOADS as KEY_PAYLOADS
     from reviewtrail.ledger.signing._key_records import WriterKeys as WriterKeys

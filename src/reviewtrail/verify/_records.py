@@ -30,7 +30,6 @@ __all__ = ["SPLIT_AT_LEAST", "ObjectIndex", "WalkResult", "spare_core", "walk_re
 
 # (phase, advance, total)
 Tick = Callable[[str, int, int], None]
-_ABSENT = -1
 _SOUND_MAX = 4096
 
 

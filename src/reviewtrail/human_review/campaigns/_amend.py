@@ -12,16 +12,14 @@ from typing import Any, Literal
 
 from reviewtrail._struct import parse, read
 from reviewtrail.errors import ConflictError, InvalidInputError, NotFoundError
-from reviewtrail.human_review.reads._resolve import current
-from reviewtrail.human_review.records._records import ACTOR, PROMPT, RESPONSE, ReviewResponse
+from reviewtrail.human_review.reads._chains import current
+from reviewtrail.human_review.records._record_names import ACTOR, PRIVACY_ORDER, PROMPT, RECEIPT, RESPONSE, RUN
+from reviewtrail.human_review.records._records import ReviewResponse
 from reviewtrail.human_review.records._run_records import (
-    RECEIPT,
-    RUN,
     CandidateRun,
     PrivacyReclassification,
     new_reclassification_record,
 )
-from reviewtrail.human_review.rules._eligibility import PRIVACY_ORDER
 from reviewtrail.ledger import Envelope, Ledger, PayloadModel, Privacy, new_record
 from reviewtrail.store import Store
 

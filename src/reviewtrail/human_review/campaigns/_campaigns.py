@@ -11,13 +11,8 @@ from reviewtrail.canonical import canonical_sha256
 from reviewtrail.errors import NotFoundError
 from reviewtrail.human_review.campaigns._campaign_file import FileFormat, file_format, parse_campaign_file
 from reviewtrail.human_review.reads._campaign_read import latest_settings
-from reviewtrail.human_review.records._records import (
-    ACTOR,
-    CampaignSettings,
-    new_campaign_record,
-    new_prompt_record,
-    prompt_digest,
-)
+from reviewtrail.human_review.records._record_names import ACTOR, prompt_digest
+from reviewtrail.human_review.records._records import CampaignSettings, new_campaign_record, new_prompt_record
 from reviewtrail.human_review.rules._labels import prompt_label
 from reviewtrail.ledger import Ledger
 from reviewtrail.store import Store

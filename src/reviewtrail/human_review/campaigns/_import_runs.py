@@ -25,11 +25,11 @@ from reviewtrail._struct import Model, decode, parse, words
 from reviewtrail.errors import InvalidInputError, NotFoundError
 from reviewtrail.human_review.campaigns._campaign_file import jsonl_lines
 from reviewtrail.human_review.campaigns._run_batch import response_problem
-from reviewtrail.human_review.reads._resolve import current, prompt_ref, run_facts, runs_over
-from reviewtrail.human_review.records._record_names import prompt_digest
-from reviewtrail.human_review.records._records import ACTOR, PROMPT, ReviewResponse
-from reviewtrail.human_review.records._run_records import ERROR_MAX_CHARS, CandidateRun, ContextReceipt
-from reviewtrail.human_review.rules._eligibility import PRIVACY_ORDER
+from reviewtrail.human_review.reads._chains import current
+from reviewtrail.human_review.reads._resolve import prompt_ref, run_facts, runs_over
+from reviewtrail.human_review.records._record_names import ACTOR, ERROR_MAX_CHARS, PRIVACY_ORDER, PROMPT, prompt_digest
+from reviewtrail.human_review.records._records import ReviewResponse
+from reviewtrail.human_review.records._run_records import CandidateRun, ContextReceipt
 from reviewtrail.human_review.rules._labels import prompt_label
 from reviewtrail.human_review.rules._run_rules import Exclusion, pairable_runs
 from reviewtrail.ledger import Envelope, NewRecord, Privacy, new_record

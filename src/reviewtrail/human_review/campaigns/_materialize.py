@@ -23,7 +23,7 @@ from reviewtrail.human_review.campaigns._campaigns import require_campaign
 from reviewtrail.human_review.campaigns._run_batch import item_record
 from reviewtrail.human_review.reads._resolve import prompt_ref, run_facts, runs_over
 from reviewtrail.human_review.records._projection import queue_key
-from reviewtrail.human_review.records._records import ACTOR
+from reviewtrail.human_review.records._record_names import ACTOR
 from reviewtrail.human_review.rules._item_rules import item_id
 from reviewtrail.human_review.rules._labels import prompt_label
 from reviewtrail.human_review.rules._run_rules import Exclusion, RunFacts, pairable_runs

@@ -12,8 +12,8 @@ import msgspec
 from reviewtrail._struct import parse, words
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.reads._resolve import run_candidate
+from reviewtrail.human_review.records._record_names import ACTOR
 from reviewtrail.human_review.records._records import (
-    ACTOR,
     CampaignRef,
     CandidateSelfIdentification,
     ItemCandidate,

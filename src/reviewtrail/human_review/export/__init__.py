@@ -18,6 +18,7 @@ if typing.TYPE_CHECKING:
     from reviewtrail.human_review.export._dataset_manifest import jsonl_bytes as jsonl_bytes
     from reviewtrail.human_review.export._dataset_manifest import write_export as write_export
     from reviewtrail.human_review.export._export_folder import JOURNAL_NAME as JOURNAL_NAME
+    from reviewtrail.human_review.export._export_folder import MANIFEST_MAX_BYTES as MANIFEST_MAX_BYTES
     from reviewtrail.human_review.export._export_job import EXPORT_KINDS as EXPORT_KINDS
     from reviewtrail.human_review.export._export_job import OPENAI_PREFERENCE as OPENAI_PREFERENCE
     from reviewtrail.human_review.export._export_job import TRL_PREFERENCE as TRL_PREFERENCE
@@ -27,7 +28,6 @@ if typing.TYPE_CHECKING:
     from reviewtrail.human_review.export._export_job import campaign_files as campaign_files
     from reviewtrail.human_review.export._export_job import export_campaign as export_campaign
     from reviewtrail.human_review.export._export_job import export_file_name as export_file_name
-    from reviewtrail.human_review.export._export_verify import MANIFEST_MAX_BYTES as MANIFEST_MAX_BYTES
     from reviewtrail.human_review.export._export_verify import ExportProblem as ExportProblem
     from reviewtrail.human_review.export._export_verify import ExportVerification as ExportVerification
     from reviewtrail.human_review.export._export_verify import prove_export_manifest as prove_export_manifest

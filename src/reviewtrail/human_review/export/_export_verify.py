@@ -29,7 +29,6 @@ from reviewtrail.errors import IntegrityError, InvalidInputError
 from reviewtrail.human_review.export._dataset_manifest import MANIFEST_NAME
 from reviewtrail.human_review.export._export_folder import (
     JOURNAL_NAME,
-    MANIFEST_MAX_BYTES,
     journaled_names,
     load_manifest,
 )
@@ -40,7 +39,6 @@ from reviewtrail.ledger import Ledger
 from reviewtrail.store import Store
 
 __all__ = [
-    "MANIFEST_MAX_BYTES",
     "ExportProblem",
     "ExportVerification",
     "prove_export_manifest",

@@ -24,15 +24,11 @@ from reviewtrail.human_review.quality._judgment_read import JudgmentTally
 from reviewtrail.human_review.quality._position_bias import position_bias
 from reviewtrail.human_review.quality._standings import STANDINGS_ROUNDS, Comparison, Standings, fit_standings
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
-from reviewtrail.human_review.reads._campaign_read import (
-    ItemState,
-    campaign_item_states,
-    campaign_training,
-    check_listed,
-)
+from reviewtrail.human_review.reads._campaign_read import ItemState, campaign_item_states, campaign_training
+from reviewtrail.human_review.reads._listed import check_listed
 from reviewtrail.human_review.reads._resolve import prompt_ref, run_facts, runs_over
-from reviewtrail.human_review.records._records import PROMPT
-from reviewtrail.human_review.records._run_records import RUN, TRAINING_RECEIPT, TrainingReceipt
+from reviewtrail.human_review.records._record_names import PROMPT, RUN, TRAINING_RECEIPT
+from reviewtrail.human_review.records._run_records import TrainingReceipt
 from reviewtrail.human_review.rules._export_rows import TRAINING_EXAMPLE_V4
 from reviewtrail.human_review.rules._labels import prompt_label
 from reviewtrail.human_review.rules._reviewers import reviewer_label

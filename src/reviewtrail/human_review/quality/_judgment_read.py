@@ -14,8 +14,9 @@ from reviewtrail.human_review.quality._judgment_agreement import (
     judgment_agreement,
     position_verdict,
 )
-from reviewtrail.human_review.reads._campaign_read import ITEM_PAGE, ItemState
-from reviewtrail.human_review.records._records import SECOND_JUDGMENT
+from reviewtrail.human_review.reads._campaign_read import ItemState
+from reviewtrail.human_review.reads._listed import ITEM_PAGE
+from reviewtrail.human_review.records._record_names import SECOND_JUDGMENT
 from reviewtrail.human_review.rules._reviewers import reviewer_label
 from reviewtrail.human_review.session._second_judgments import ItemJudgments, judgments_of
 from reviewtrail.ledger import Envelope, Ledger

@@ -17,30 +17,22 @@ import msgspec
 
 from reviewtrail.errors import IntegrityError
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
+from reviewtrail.human_review.reads._chains import Records, current
 from reviewtrail.human_review.reads._listed import ITEM_PAGE, check_listed
-from reviewtrail.human_review.reads._resolve import (
-    Records,
-    ResolvedItem,
-    active_decision,
-    current,
-    item_decisions,
-    resolve_item,
-)
-from reviewtrail.human_review.records._records import CAMPAIGN, ITEM
+from reviewtrail.human_review.reads._resolve import ResolvedItem, active_decision, item_decisions, resolve_item
+from reviewtrail.human_review.records._record_names import CAMPAIGN, ITEM
 from reviewtrail.human_review.rules._decision_rules import ActiveDecision, DecisionFact, Refusal
 from reviewtrail.human_review.rules._eligibility import ChainPrivacy, Eligibility, quality_eligible
 from reviewtrail.human_review.rules._export_rows import ExampleFacts, example_facts, example_refusal
 from reviewtrail.ledger import Envelope, Ledger, Privacy
 
 __all__ = [
-    "ITEM_PAGE",
     "CampaignTraining",
     "ItemState",
     "campaign_item_pages",
     "campaign_item_states",
     "campaign_training",
     "campaign_training_history",
-    "check_listed",
     "item_state",
     "latest_settings",
     "training_when_decided",

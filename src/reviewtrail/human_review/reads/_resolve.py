@@ -24,7 +24,6 @@ from reviewtrail.human_review.reads._chains import (
     amended_problems,
     current,
     run_state,
-    stricter,
 )
 from reviewtrail.human_review.records._records import ReviewDecision, ReviewItem, ReviewPrompt, ReviewResponse
 from reviewtrail.human_review.records._run_records import CandidateRun, ContextReceipt
@@ -40,20 +39,16 @@ from reviewtrail.human_review.rules._run_rules import PromptRef, RunFacts
 from reviewtrail.ledger import Privacy
 
 __all__ = [
-    "Current",
-    "Records",
     "ResolvedItem",
     "active_decision",
     "blinded_problems",
     "candidate_facts",
-    "current",
     "item_decisions",
     "prompt_ref",
     "resolve_item",
     "run_candidate",
     "run_facts",
     "runs_over",
-    "stricter",
 ]
 
 _SEQ = itemgetter("seq")

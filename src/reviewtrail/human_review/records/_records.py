@@ -37,7 +37,6 @@ from reviewtrail.human_review.records._record_names import (
     RESPONSE,
     RESPONSE_MAX_CHARS,
     SECOND_JUDGMENT,
-    prompt_digest,
 )
 from reviewtrail.human_review.records._self_identification import NAMED, Named
 from reviewtrail.ledger import new_record, record_type
@@ -46,24 +45,7 @@ if TYPE_CHECKING:
     from reviewtrail.ledger import NewRecord, Privacy
 
 __all__ = [
-    "ACTOR",
-    "CAMPAIGN",
-    "DECISION",
     "DISPOSITIONS",
-    "EVIDENCE_MAX_CHARS",
-    "INSTRUCTIONS_MAX_CHARS",
-    "ITEM",
-    "LABEL_MAX_CHARS",
-    "MAX_ALLOWLIST",
-    "MAX_CANDIDATE_AGENTS",
-    "MAX_REASON_CODES",
-    "MAX_RESPONSE_TAGS",
-    "NOTE_MAX_CHARS",
-    "PROMPT",
-    "PROMPT_MAX_CHARS",
-    "RESPONSE",
-    "RESPONSE_MAX_CHARS",
-    "SECOND_JUDGMENT",
     "CampaignIdentity",
     "CampaignRef",
     "CampaignSettings",
@@ -85,7 +67,6 @@ __all__ = [
     "new_item_record",
     "new_prompt_record",
     "new_second_judgment_record",
-    "prompt_digest",
 ]
 
 Disposition = Literal["prefer", "tie", "correct", "underdetermined", "malformed", "skip"]

@@ -30,14 +30,9 @@ if TYPE_CHECKING:
     from reviewtrail.ledger import NewRecord, Privacy
 
 __all__ = [
-    "ERROR_MAX_CHARS",
-    "RECEIPT",
     "RECEIPT_FILES_MAX",
-    "RECLASSIFICATION",
-    "RUN",
     "RUN_ORIGINS",
     "RUN_STATUSES",
-    "TRAINING_RECEIPT",
     "AgentIdentity",
     "CandidateRun",
     "ContextInput",

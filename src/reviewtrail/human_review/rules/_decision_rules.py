@@ -11,10 +11,9 @@ from typing import Any
 import msgspec
 
 from reviewtrail.errors import InvalidInputError
+from reviewtrail.human_review.records._record_names import MAX_REASON_CODES, MAX_RESPONSE_TAGS
 from reviewtrail.human_review.records._records import (
     DISPOSITIONS,
-    MAX_REASON_CODES,
-    MAX_RESPONSE_TAGS,
     Criterion,
     Disposition,
     ReviewDecision,

@@ -15,7 +15,6 @@ from reviewtrail.human_review.rules._decision_rules import ActiveDecision
 from reviewtrail.ledger import Privacy
 
 __all__ = [
-    "PRIVACY_ORDER",
     "TRAINING_DISPOSITIONS",
     "TRAINING_OFF_WHEN_DECIDED",
     "ChainPrivacy",

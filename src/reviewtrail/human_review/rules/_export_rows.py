@@ -12,14 +12,8 @@ from typing import Any
 
 import msgspec
 
-from reviewtrail.human_review.records._records import (
-    RESPONSE_MAX_CHARS,
-    Disposition,
-    ReviewDecision,
-    ReviewItem,
-    ReviewPrompt,
-    Strength,
-)
+from reviewtrail.human_review.records._record_names import RESPONSE_MAX_CHARS
+from reviewtrail.human_review.records._records import Disposition, ReviewDecision, ReviewItem, ReviewPrompt, Strength
 from reviewtrail.human_review.rules._decision_rules import Refusal, check_decision
 from reviewtrail.human_review.rules._eligibility import ChainPrivacy, Eligibility, externally_eligible
 from reviewtrail.human_review.rules._item_rules import CandidateFacts, item_problems

@@ -16,11 +16,10 @@ from reviewtrail.canonical import canonical_json
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.records._records import CandidateSelfIdentification, ReviewItem, ReviewPrompt
 from reviewtrail.human_review.records._self_identification import CandidateIdentity, self_identification
-from reviewtrail.human_review.rules._frozen import DIGEST_VERSION, facts_digest, spliced_digest
+from reviewtrail.human_review.rules._frozen import facts_digest, spliced_digest
 from reviewtrail.ledger import Privacy
 
 __all__ = [
-    "DIGEST_VERSION",
     "ITEM_NAMESPACE",
     "CandidateFacts",
     "candidate_digest",

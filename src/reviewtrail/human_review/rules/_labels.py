@@ -15,7 +15,7 @@ import re
 import unicodedata
 from itertools import islice
 
-__all__ = ["BLANK_LABEL", "ELLIPSIS", "LABEL_LIMIT", "collapsed_text", "prompt_label"]
+__all__ = ["BLANK_LABEL", "ELLIPSIS", "LABEL_LIMIT", "prompt_label"]
 
 #: The default length of a label, in characters, its ``…`` included.
 LABEL_LIMIT = 40
@@ -40,7 +40,8 @@ def _visible(word: str, most: int | None = None) -> str:
 
 
 def _first_words(text: str, limit: int) -> str:
-    """The start of :func:`collapsed_text`: all of it, or at least its first ``limit + 1``
+    """The start of ``text`` with its removed characters dropped and each run of whitespace made
+    one space (what a label is a prefix of): all of it, or at least its first ``limit + 1``
     characters; reads no more of ``text`` than that needs."""
     words: list[str] = []
     size = -1  # the joined length so far
@@ -52,12 +53,6 @@ def _first_words(text: str, limit: int) -> str:
             if size > limit:
                 break
     return " ".join(words)
-
-
-def collapsed_text(text: str) -> str:
-    """``text`` with its control and format characters removed and each run of whitespace made
-    one space, without leading or trailing space: what a label is a prefix of."""
-    return " ".join(w for w in (_visible(word) for word in text.split()) if w)
 
 
 def prompt_label(text: str, limit: int = LABEL_LIMIT) -> str:

@@ -14,30 +14,20 @@ import msgspec
 from reviewtrail._struct import parse
 from reviewtrail.errors import ConflictError, IntegrityError, InvalidInputError, NotFoundError
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
-from reviewtrail.human_review.reads._resolve import ResolvedItem, item_decisions, resolve_item
+from reviewtrail.human_review.reads._resolve import ResolvedItem, blinded_problems, item_decisions, resolve_item
 from reviewtrail.human_review.records._projection import SKIP
-from reviewtrail.human_review.records._records import (
-    DECISION,
-    SECOND_JUDGMENT,
-    Disposition,
-    ReviewDecision,
-    new_decision_record,
-)
+from reviewtrail.human_review.records._record_names import DECISION, PRIVACY_ORDER, SECOND_JUDGMENT
+from reviewtrail.human_review.records._records import Disposition, ReviewDecision, new_decision_record
 from reviewtrail.human_review.rules._decision_rules import (
     DecisionFact,
     DecisionInput,
     active_decisions,
     check_decision,
 )
-from reviewtrail.human_review.rules._eligibility import PRIVACY_ORDER, privacy_join
+from reviewtrail.human_review.rules._eligibility import privacy_join
 from reviewtrail.human_review.rules._labels import prompt_label
 from reviewtrail.human_review.rules._reviewers import check_reviewer_id, reviewer_label
-from reviewtrail.human_review.session._reveal import (
-    CandidateProvenance,
-    blinded_problems,
-    gated_provenance,
-    preferred_run,
-)
+from reviewtrail.human_review.session._reveal import CandidateProvenance, gated_provenance, preferred_run
 from reviewtrail.human_review.session._second_judgments import (
     ItemJudgments,
     item_judgments,

@@ -8,7 +8,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from reviewtrail.human_review.reads._campaign_read import campaign_training, training_when_decided
-from reviewtrail.human_review.reads._resolve import ResolvedItem, current, item_decisions, resolve_item
+from reviewtrail.human_review.reads._chains import current
+from reviewtrail.human_review.reads._resolve import ResolvedItem, blinded_problems, item_decisions, resolve_item
 from reviewtrail.human_review.rules._decision_rules import DecisionFact, active_decisions
 from reviewtrail.human_review.rules._eligibility import (
     ChainPrivacy,
@@ -16,15 +17,11 @@ from reviewtrail.human_review.rules._eligibility import (
     externally_eligible,
     quality_eligible,
 )
+from reviewtrail.human_review.rules._frozen import POSITIONS
 from reviewtrail.human_review.rules._labels import prompt_label
 from reviewtrail.human_review.rules._reviewers import reviewer_label
 from reviewtrail.human_review.session._decide import counted_when_recorded, superseded_count
-from reviewtrail.human_review.session._reveal import (
-    POSITIONS,
-    CandidateProvenance,
-    blinded_problems,
-    gated_provenance,
-)
+from reviewtrail.human_review.session._reveal import CandidateProvenance, gated_provenance
 from reviewtrail.human_review.session._second_judgments import pending_second_judgment
 from reviewtrail.ledger import Ledger
 from reviewtrail.store import Store

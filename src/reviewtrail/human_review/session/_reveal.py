@@ -8,20 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from reviewtrail.human_review.reads._resolve import Records, blinded_problems, run_facts
+from reviewtrail.human_review.reads._chains import Records
+from reviewtrail.human_review.reads._resolve import run_facts
 from reviewtrail.human_review.records._records import ReviewItem
 from reviewtrail.human_review.rules._frozen import POSITIONS
 from reviewtrail.human_review.session._reveal_gate import reveal_gate
 
-__all__ = [
-    "POSITIONS",
-    "CandidateProvenance",
-    "blinded_problems",
-    "candidate_provenance",
-    "gated_provenance",
-    "position_run",
-    "preferred_run",
-]
+__all__ = ["CandidateProvenance", "candidate_provenance", "gated_provenance", "position_run", "preferred_run"]
 
 
 def position_run(item: ReviewItem, position: str) -> str | None:

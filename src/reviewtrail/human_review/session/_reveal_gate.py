@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from reviewtrail._struct import read
 from reviewtrail.errors import NotFoundError
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
-from reviewtrail.human_review.reads._resolve import Records, item_decisions, prompt_ref
+from reviewtrail.human_review.reads._chains import Records
+from reviewtrail.human_review.reads._resolve import item_decisions, prompt_ref
 from reviewtrail.human_review.records._projection import SKIP
 from reviewtrail.human_review.records._records import ReviewItem
 from reviewtrail.human_review.rules._decision_rules import DecisionFact, active_decisions

@@ -14,13 +14,10 @@ from reviewtrail._struct import read
 from reviewtrail.errors import InvalidInputError
 from reviewtrail.human_review.reads._bulk_resolve import Preloaded
 from reviewtrail.human_review.reads._campaign_read import campaign_item_pages, latest_settings
-from reviewtrail.human_review.reads._resolve import Records, ResolvedItem, item_decisions, resolve_item
-from reviewtrail.human_review.records._records import (
-    SECOND_JUDGMENT,
-    ReviewDecision,
-    SecondJudgment,
-    new_second_judgment_record,
-)
+from reviewtrail.human_review.reads._chains import Records
+from reviewtrail.human_review.reads._resolve import ResolvedItem, item_decisions, resolve_item
+from reviewtrail.human_review.records._record_names import SECOND_JUDGMENT
+from reviewtrail.human_review.records._records import ReviewDecision, SecondJudgment, new_second_judgment_record
 from reviewtrail.human_review.rules._decision_rules import DecisionFact, active_decisions, check_decision
 from reviewtrail.human_review.rules._second_judgments import (
     SecondJudgmentFact,

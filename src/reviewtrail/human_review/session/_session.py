@@ -11,7 +11,8 @@ from typing import Literal
 
 import msgspec
 
-from reviewtrail.human_review.records._records import MAX_REASON_CODES, MAX_RESPONSE_TAGS, Disposition, Strength
+from reviewtrail.human_review.records._record_names import MAX_REASON_CODES, MAX_RESPONSE_TAGS
+from reviewtrail.human_review.records._records import Disposition, Strength
 from reviewtrail.human_review.rules._decision_rules import DecisionInput
 from reviewtrail.human_review.session._decide import DecisionResult
 from reviewtrail.human_review.session._queue import QueueCandidate, QueueCard

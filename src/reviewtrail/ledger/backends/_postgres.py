@@ -30,12 +30,11 @@ from reviewtrail.ledger.backends._sql import (
     _READ_BACK,
     SIGNATURES_DROPPED,
     SIGNATURES_READ_BACK,
-    Cursor,
     SqlLedger,
     SqlRecorder,
     insert_chunks,
 )
-from reviewtrail.ledger.backends._sql_schema import COLUMNS, env_row, upsert_sql
+from reviewtrail.ledger.backends._sql_schema import COLUMNS, Cursor, env_row, upsert_sql
 from reviewtrail.ledger.contract._key_state import KEY_ROWS_SQL
 from reviewtrail.ledger.contract._projections import Projection, Row
 from reviewtrail.ledger.contract._protocol import catalog_of
@@ -279,10 +278,8 @@ class PostgresRecorder(SqlRecorder):
                     self._refuse_unless_signed(int(signed.fetchone()[0]), envs)
                 self._attempt.commit_sent = True  # leaving the block sends the COMMIT
                 return envs
-        except psycopg.errors.UndefinedTable as exc:
-            raise self._dropped(exc) from None
-        except psycopg.errors.InsufficientPrivilege as exc:
-            raise self._denied(exc) from None
+        except (psycopg.errors.UndefinedTable, psycopg.errors.InsufficientPrivilege) as exc:
+            raise self._refusal(exc) from None
 
     def _insert_sealed(self, cur: Cursor, envelopes: list[Envelope]) -> None:
         """The rows of sealed records with one binary ``COPY``: no statement to parse, no parameter
@@ -300,19 +297,6 @@ class PostgresRecorder(SqlRecorder):
             "AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid) ORDER BY i.relname"
         )
         return [(str(name), str(ddl)) for name, ddl in cur.fetchall()]
-
-    def _refuse_unless_stored(self, read_back: Any, envs: list[Envelope]) -> None:
-        """The read-back of an append (see ``SqlRecorder.append``): exactly the batch's seqs, each
-        holding the hash sealed for it, or nothing is committed."""
-        stored = tuple(read_back.fetchone())
-        first, final = envs[0].seq, envs[-1].seq
-        if stored != (len(envs), final, len(envs)):
-            raise IntegrityError(
-                f"{self.describe()}: the append of seq {first}..{final} was not stored as sealed "
-                f"(read back {stored[0]} row(s)): a rule or trigger on rt_records changes what is written; "
-                "nothing was written; run 'reviewtrail verify'",
-                field="ledger",
-            )
 
     def _write_rows(self, cur: Cursor, rows: list[Row], *, replay: bool = False) -> None:
         """The query rows, one statement per row sent without waiting (pipeline mode; inside an
@@ -424,10 +408,8 @@ class PostgresRecorder(SqlRecorder):
                 if self._schema_ready:
                     cur.execute("LOCK TABLE rt_records IN EXCLUSIVE MODE")
                 yield cur
-        except psycopg.errors.UndefinedTable as exc:
-            raise self._dropped(exc) from None
-        except psycopg.errors.InsufficientPrivilege as exc:
-            raise self._denied(exc) from None
+        except (psycopg.errors.UndefinedTable, psycopg.errors.InsufficientPrivilege) as exc:
+            raise self._refusal(exc) from None
 
     @contextlib.contextmanager
     def _read(self) -> Iterator[Cursor]:
@@ -441,14 +423,12 @@ class PostgresRecorder(SqlRecorder):
             with cursor as cur:
                 try:
                     yield cur
-                except psycopg.errors.UndefinedTable as exc:
-                    raise self._dropped(exc) from None
+                except (psycopg.errors.UndefinedTable, psycopg.errors.InsufficientPrivilege) as exc:
+                    raise self._refusal(exc) from None
                 except psycopg.errors.InFailedSqlTransaction as exc:
                     if self._aborted_by is not None:
                         raise self._aborted_by from None
                     raise BackendUnavailableError(f"PostgreSQL: {self._redacted(exc)}", field="database") from None
-                except psycopg.errors.InsufficientPrivilege as exc:
-                    raise self._denied(exc) from None
                 except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
                     raise BackendUnavailableError(f"PostgreSQL: {self._redacted(exc)}", field="database") from None
 
@@ -464,12 +444,16 @@ class PostgresRecorder(SqlRecorder):
                     cur.execute(self._q(sql), params)
                     while rows := cur.fetchmany(_SCAN_BATCH):
                         yield from rows
-            except psycopg.errors.UndefinedTable as exc:
-                raise self._dropped(exc) from None
-            except psycopg.errors.InsufficientPrivilege as exc:
-                raise self._denied(exc) from None
+            except (psycopg.errors.UndefinedTable, psycopg.errors.InsufficientPrivilege) as exc:
+                raise self._refusal(exc) from None
             except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
                 raise BackendUnavailableError(f"PostgreSQL: {self._redacted(exc)}", field="database") from None
+
+    def _refusal(self, exc: Exception) -> IntegrityError | BackendUnavailableError:
+        """What a missing table (:meth:`_dropped`) or a missing privilege (:meth:`_denied`) means."""
+        import psycopg.errors
+
+        return self._dropped(exc) if isinstance(exc, psycopg.errors.UndefinedTable) else self._denied(exc)
 
     def _denied(self, exc: Exception) -> BackendUnavailableError:
         """The database role may not do what the command asked (exit 5), naming the role and the
@@ -516,10 +500,8 @@ class PostgresRecorder(SqlRecorder):
                         finally:
                             self._snapshots -= 1
                     return
-                except psycopg.errors.UndefinedTable as exc:
-                    raise self._dropped(exc) from None
-                except psycopg.errors.InsufficientPrivilege as exc:
-                    raise self._denied(exc) from None
+                except (psycopg.errors.UndefinedTable, psycopg.errors.InsufficientPrivilege) as exc:
+                    raise self._refusal(exc) from None
                 except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
                     if began or attempt == 2 or not self._conn.closed:
                         raise BackendUnavailableError(

@@ -19,7 +19,6 @@ from reviewtrail.ledger.backends._sql_schema import (
     EMPTY_DIGEST,
     MIGRATIONS,
     READ_ONLY_OPTIONAL,
-    SCHEMA_VERSION,
     SIGNATURE_COLUMNS,
     SIGNATURES_MIGRATION,
     Cursor,
@@ -53,7 +52,7 @@ if TYPE_CHECKING:
     from reviewtrail.ledger.keys._record_signature import RecordSignature
     from reviewtrail.ledger.records._new_record import NewRecord
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SIGNATURES_DROPPED", "Cursor", "SqlLedger", "SqlRecorder"]
+__all__ = ["SIGNATURES_DROPPED", "SqlLedger", "SqlRecorder"]
 
 _PAGE = 1000
 #: What a missing signatures table is called in every refusal (exit 4).
@@ -362,23 +361,10 @@ class SqlRecorder(Recorder):
                 self._insert_signatures(cur, envs, signatures)
             # Read back what is acknowledged: a rule or trigger that swallows or alters the insert
             # must fail the append (nothing committed), never return records that are not stored.
-            # One row answers: the rows from the batch's first seq (LIMIT: one past the batch, so the
-            # primary key serves it whatever the statistics say) must be exactly the batch's seqs,
-            # each holding the hash sealed for it.
-            first, final = envs[0].seq, envs[-1].seq
             if signatures is not None:
-                cur.execute(self._q(SIGNATURES_READ_BACK), (first, final))
+                cur.execute(self._q(SIGNATURES_READ_BACK), (envs[0].seq, envs[-1].seq))
                 self._refuse_unless_signed(int(cur.fetchone()[0]), envs)
-            read_back = self._q(_READ_BACK.format(HASH_AT=self.hash_at_seq))
-            cur.execute(read_back, (self._sealed_hashes(envs), first, first, len(envs) + 1))
-            stored = tuple(cur.fetchone())
-            if stored != (len(envs), final, len(envs)):
-                raise IntegrityError(
-                    f"{self.describe()}: the append of seq {first}..{final} was not stored as sealed "
-                    f"(read back {stored[0]} row(s)): a rule or trigger on rt_records changes what is written; "
-                    "nothing was written; run 'reviewtrail verify'",
-                    field="ledger",
-                )
+            self._refuse_unless_stored_as_sealed(cur, envs)
             self._write_rows(cur, self.projection_rows(envs))
             return envs
 
@@ -463,14 +449,20 @@ class SqlRecorder(Recorder):
         self._insert_records(cur, [value for env in envelopes for value in env_row(env)])
 
     def _refuse_unless_stored_as_sealed(self, cur: Cursor, envs: list[Envelope]) -> None:
-        """The read-back of an append (see :meth:`append`): exactly the batch's seqs, each
-        holding the hash sealed for it, or nothing is committed."""
-        first, final = envs[0].seq, envs[-1].seq
+        """The read-back of an append: exactly the batch's seqs, each holding the hash sealed for
+        it, or nothing is committed. One row answers: the rows from the batch's first seq (LIMIT:
+        one past the batch, so the primary key serves it whatever the statistics say)."""
+        first = envs[0].seq
         cur.execute(
             self._q(_READ_BACK.format(HASH_AT=self.hash_at_seq)),
             (self._sealed_hashes(envs), first, first, len(envs) + 1),
         )
-        stored = tuple(cur.fetchone())
+        self._refuse_unless_stored(cur, envs)
+
+    def _refuse_unless_stored(self, read_back: Cursor, envs: list[Envelope]) -> None:
+        """Refuse the append unless the read-back's one row is (batch size, last seq, batch size)."""
+        stored = tuple(read_back.fetchone())
+        first, final = envs[0].seq, envs[-1].seq
         if stored != (len(envs), final, len(envs)):
             raise IntegrityError(
                 f"{self.describe()}: the append of seq {first}..{final} was not stored as sealed "
@@ -574,20 +566,19 @@ class SqlRecorder(Recorder):
             )
             return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
 
-    def get_many(self, record_ids: Iterable[str]) -> dict[str, Envelope]:
-        wanted = list(dict.fromkeys(record_ids))
-        found: dict[str, Envelope] = {}
-        for i in range(0, len(wanted), _ID_CHUNK):
-            chunk = wanted[i : i + _ID_CHUNK]
+    def _rows_in(self, select: str, values: Sequence[Any], *before: Any) -> Iterator[tuple[Any, ...]]:
+        """The rows of ``select`` (SQL that ends in ``IN``) for ``values``, ``_ID_CHUNK`` values a
+        query; ``before`` are the parameters of the placeholders ahead of the list."""
+        for i in range(0, len(values), _ID_CHUNK):
+            chunk = values[i : i + _ID_CHUNK]
             with self._read() as cur:
-                cur.execute(
-                    self._q(f"SELECT {COLUMNS} FROM rt_records WHERE id IN ({', '.join('?' for _ in chunk)})"), chunk
-                )
+                cur.execute(self._q(f"{select} ({', '.join('?' for _ in chunk)})"), [*before, *chunk])
                 rows = cur.fetchall()
-            for row in rows:
-                env = row_to_env(row)
-                found[env.id] = env
-        return found
+            yield from rows
+
+    def get_many(self, record_ids: Iterable[str]) -> dict[str, Envelope]:
+        rows = self._rows_in(f"SELECT {COLUMNS} FROM rt_records WHERE id IN", list(dict.fromkeys(record_ids)))
+        return {env.id: env for env in map(row_to_env, rows)}
 
     def select_page(self, table: str, where: dict[str, Any], order: PageOrder) -> list[dict[str, Any]]:
         sql, params, cols = page_sql(self.tables[table], where, order, text_collation=self._text_order_collation())
@@ -650,35 +641,16 @@ class SqlRecorder(Recorder):
         return head, found
 
     def _prev_hashes(self, seqs: list[int]) -> dict[int, str | None]:
-        found: dict[int, str | None] = {}
-        for i in range(0, len(seqs), _ID_CHUNK):
-            chunk = seqs[i : i + _ID_CHUNK]
-            with self._read() as cur:
-                cur.execute(
-                    self._q(f"SELECT seq, prev_hash FROM rt_records WHERE seq IN ({', '.join('?' for _ in chunk)})"),
-                    chunk,
-                )
-                found.update((int(seq), str(prev)) for seq, prev in cur.fetchall())
-        return found
+        rows = self._rows_in("SELECT seq, prev_hash FROM rt_records WHERE seq IN", seqs)
+        return {int(seq): str(prev) for seq, prev in rows}
 
     # --- signatures -------------------------------------------------------------------------
     def signatures_at(self, seqs: Iterable[int]) -> dict[int, RecordSignature]:
         wanted = sorted(set(seqs))
-        found: dict[int, RecordSignature] = {}
         if not self._has_signatures:
-            return found
-        for i in range(0, len(wanted), _ID_CHUNK):
-            chunk = wanted[i : i + _ID_CHUNK]
-            with self._read() as cur:
-                cur.execute(
-                    self._q(
-                        f"SELECT {SIGNATURE_COLUMNS} FROM rt_signatures WHERE seq IN ({', '.join('?' for _ in chunk)})"
-                    ),
-                    chunk,
-                )
-                for seq, key_id, sig in cur.fetchall():
-                    found[int(seq)] = row_to_signature(key_id, sig)
-        return found
+            return {}
+        rows = self._rows_in(f"SELECT {SIGNATURE_COLUMNS} FROM rt_signatures WHERE seq IN", wanted)
+        return {int(seq): row_to_signature(key_id, sig) for seq, key_id, sig in rows}
 
     def signature_scan(self, *, start: int = 1, end: int | None = None) -> Iterator[tuple[int, str, str, Any]]:
         if not self._has_signatures:
@@ -728,19 +700,8 @@ class SqlRecorder(Recorder):
         with self._read() as cur:
             cur.execute(self._q(self._repeated_id_sql()), (end,))
             ids = [str(r[0]) for r in cur.fetchall()]
-        pairs: list[tuple[int, str]] = []
-        for i in range(0, len(ids), _ID_CHUNK):
-            chunk = ids[i : i + _ID_CHUNK]
-            with self._read() as cur:
-                cur.execute(
-                    self._q(
-                        f"SELECT seq, id FROM rt_records WHERE seq > 0 AND seq <= ? AND id IN "
-                        f"({', '.join('?' for _ in chunk)})"
-                    ),
-                    [end, *chunk],
-                )
-                pairs.extend((int(seq), str(id_)) for seq, id_ in cur.fetchall())
-        return repeated_from(pairs, start)
+        rows = self._rows_in("SELECT seq, id FROM rt_records WHERE seq > 0 AND seq <= ? AND id IN", ids, end)
+        return repeated_from([(int(seq), str(id_)) for seq, id_ in rows], start)
 
     def stored_rows_by_key(self, table: str, *, after_seq: int = 0) -> Iterator[tuple[Any, ...]]:
         spec = self.tables[table]
@@ -761,18 +722,8 @@ class SqlRecorder(Recorder):
         return None if row is None else tuple(row)
 
     def records_at(self, seqs: Iterable[int]) -> dict[int, Envelope]:
-        wanted = sorted(set(seqs))
-        found: dict[int, Envelope] = {}
-        for i in range(0, len(wanted), _ID_CHUNK):
-            chunk = wanted[i : i + _ID_CHUNK]
-            with self._read() as cur:
-                cur.execute(
-                    self._q(f"SELECT {COLUMNS} FROM rt_records WHERE seq IN ({', '.join('?' for _ in chunk)})"), chunk
-                )
-                for row in cur.fetchall():
-                    env = row_to_env(row)
-                    found[env.seq] = env
-        return found
+        rows = self._rows_in(f"SELECT {COLUMNS} FROM rt_records WHERE seq IN", sorted(set(seqs)))
+        return {env.seq: env for env in map(row_to_env, rows)}
 
 
 class SqlLedger(Ledger, abc.ABC):

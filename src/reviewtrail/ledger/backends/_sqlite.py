@@ -29,8 +29,8 @@ from reviewtrail.errors import (
     ReadOnlyStoreError,
     StorageFullError,
 )
-from reviewtrail.ledger.backends._sql import SIGNATURES_DROPPED, Cursor, SqlLedger, SqlRecorder, insert_chunks
-from reviewtrail.ledger.backends._sql_schema import COLUMNS
+from reviewtrail.ledger.backends._sql import SIGNATURES_DROPPED, SqlLedger, SqlRecorder, insert_chunks
+from reviewtrail.ledger.backends._sql_schema import COLUMNS, Cursor
 from reviewtrail.ledger.contract._projections import Projection
 from reviewtrail.ledger.contract._protocol import catalog_of
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 from reviewtrail._value import Value
 from reviewtrail.canonical import canonical_flat, canonical_json, canonical_value, is_plain, loads_json
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.ledger.records._fields import PRIVACY_LEVELS, TYPE_PATTERN, Privacy, new_id
+from reviewtrail.ledger.records._fields import PRIVACY_LEVELS, TYPE_PATTERN
 
 if TYPE_CHECKING:
     # The record to append is a msgspec model, loaded only where records are made
@@ -33,9 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GENESIS_HASH",
-    "PRIVACY_LEVELS",
     "Envelope",
-    "Privacy",
     "chain_problems",
     "compute_hash",
     "encode_payloads",
@@ -43,7 +41,6 @@ __all__ = [
     "format_time",
     "header_of",
     "may_hold_refs",
-    "new_id",
     "seal",
     "seal_chain",
     "stored_problem",

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from reviewtrail.ledger.contract._protocol import Ledger
     from reviewtrail.ledger.keys._signing_keys import TrustedKeys
 
-__all__ = ["SignatureGate", "open_gate", "signed_reads"]
+__all__ = ["open_gate", "signed_reads"]
 
 
 def open_gate(ledger: Ledger, trusted: TrustedKeys) -> SignatureGate:
