@@ -84,7 +84,7 @@ def test_run_code_never_reads_the_store_or_the_signing_key(mcp: InProcess) -> No
     key = root / "keys" / "host.pem"
     key.parent.mkdir()
     key.write_text(SECRET)
-    mcp.settings = type(mcp.settings)(**{**mcp.settings.__dict__, "signing_key": key})
+    mcp.settings = mcp.settings.replace(signing_key=key)
     hard = root / "innocent.py"
     os.link(key, hard)  # a hard link is the same file
     for given in (str(key), str(hard), str(mcp.settings.store / "ledger.sqlite"), ".reviewtrail-missing/../store/x"):

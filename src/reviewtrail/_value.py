@@ -48,6 +48,7 @@ class Value:
     _factories: ClassVar[dict[str, Callable[[], Any]]] = {}
     _shown: ClassVar[tuple[str, ...]] = ()
     _compared: ClassVar[tuple[str, ...]] = ()
+    _post: ClassVar[Callable[[Any], None] | None] = None  # the class's __post_init__, found once
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -75,6 +76,7 @@ class Value:
         cls._fields, cls._defaults, cls._factories = tuple(names), defaults, factories
         cls._shown = tuple(n for n in names if n not in hidden)
         cls._compared = tuple(n for n in names if n not in uncompared)
+        cls._post = getattr(cls, "__post_init__", None)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         fields = self._fields
@@ -104,9 +106,9 @@ class Value:
         self._check()
 
     def _check(self) -> None:
-        post = getattr(self, "__post_init__", None)
+        post = type(self)._post
         if post is not None:
-            post()
+            post(self)
 
     def _values(self) -> tuple[Any, ...]:
         return tuple(self.__dict__[n] for n in self._compared)
