@@ -539,7 +539,7 @@ class S3Cas(CasStore):
         """``PutObject`` create-only, the server checking the bytes' SHA-256; ``False`` when the key exists."""
         return self._create(key, upload.data, ChecksumSHA256=base64.b64encode(bytes.fromhex(upload.hexdigest)).decode())
 
-    def _create(self, key: str, body: bytes, **checks: str) -> bool:
+    def _create(self, key: str, body: bytes | None, **checks: Any) -> bool:
         """``PutObject`` create-only (``If-None-Match: *``); ``False`` when the key exists."""
         response = self._call(
             f"write {self._relative(key)}", "put_object", exists_ok=True, Bucket=self.bucket, Key=key, Body=body,
