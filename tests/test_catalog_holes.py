@@ -19,7 +19,8 @@ from conftest import init_cli_store, need, open_cli_store
 from conftest import run_wide as run
 from reviewtrail.cas._filesystem import FilesystemCas
 from reviewtrail.provenance.artifacts import declare_artifact
-from reviewtrail.provenance.records._records import ARTIFACT_VERSION, artifact_id_for
+from reviewtrail.provenance.catalog import ARTIFACT_VERSION
+from reviewtrail.provenance.records._records import artifact_id_for
 from reviewtrail.provenance.runs import pending_runs, repair_pending_runs, run_code
 from reviewtrail.provenance.runs._pending import session_locked
 

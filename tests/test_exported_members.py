@@ -146,6 +146,26 @@ def test_private_module_all_names_exist() -> None:
         assert [n for n in exported if not hasattr(module, n)] == [], dotted
 
 
+def _module_imports(tree: ast.Module) -> set[str]:
+    """The names a module binds by its top-level imports (those under ``if TYPE_CHECKING:`` too)."""
+    nodes = [n for top in tree.body for n in ([top] if not isinstance(top, ast.If) else top.body + top.orelse)]
+    return {alias.asname or alias.name for node in nodes if isinstance(node, ast.ImportFrom) for alias in node.names}
+
+
+@pytest.mark.parametrize("name", ["agents", "cas", "evidence", "human_review", "ledger", "provenance", "reviewer"])
+def test_private_modules_list_only_names_they_define(name: str) -> None:
+    """A private module's ``__all__`` lists what it defines, never a name it imports: its callers
+    import each name from the module that defines it (a package's face re-exports, it alone)."""
+    listed = []
+    for path in sorted((SRC / name).rglob("_*.py")):
+        if path.name == "__init__.py":
+            continue
+        dotted = ".".join(("reviewtrail", *path.relative_to(SRC).with_suffix("").parts))
+        imported = _module_imports(ast.parse(path.read_text(encoding="utf-8")))
+        listed += [f"{dotted}.{n}" for n in getattr(importlib.import_module(dotted), "__all__", []) if n in imported]
+    assert listed == []
+
+
 def test_no_module_imports_another_packages_private_modules() -> None:
     assert _cross_package_private_imports() == []
 

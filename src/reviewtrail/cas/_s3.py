@@ -176,16 +176,7 @@ class S3Cas(CasStore):
         self._check_writable()
         for pool in POOLS:
             for name, doc in (("oci-layout", OCI_LAYOUT), ("index.json", OCI_INDEX)):
-                key = self._pool_key(pool, name)
-                self._call(
-                    f"write {self._relative(key)}",
-                    "put_object",
-                    exists_ok=True,
-                    Bucket=self.bucket,
-                    Key=key,
-                    Body=json.dumps(doc).encode(),
-                    IfNoneMatch="*",
-                )
+                self._create(self._pool_key(pool, name), json.dumps(doc).encode())
 
     def furniture_problems(self) -> list[str]:
         """What is wrong with the layout's own objects: each pool's ``oci-layout`` and ``index.json``."""
@@ -546,17 +537,14 @@ class S3Cas(CasStore):
 
     def _put_small(self, key: str, upload: _Upload) -> bool:
         """``PutObject`` create-only, the server checking the bytes' SHA-256; ``False`` when the key exists."""
-        checksum = base64.b64encode(bytes.fromhex(upload.hexdigest)).decode()
+        return self._create(key, upload.data, ChecksumSHA256=base64.b64encode(bytes.fromhex(upload.hexdigest)).decode())
+
+    def _create(self, key: str, body: bytes | None, **checks: Any) -> bool:
+        """``PutObject`` create-only (``If-None-Match: *``); ``False`` when the key exists."""
         response = self._call(
-            f"write {self._relative(key)}",
-            "put_object",
-            exists_ok=True,
-            Bucket=self.bucket,
-            Key=key,
-            Body=upload.data,
-            IfNoneMatch="*",
-            ChecksumSHA256=checksum,
-        )
+            f"write {self._relative(key)}", "put_object", exists_ok=True, Bucket=self.bucket, Key=key, Body=body,
+            IfNoneMatch="*", **checks,
+        )  # fmt: skip
         return response is not False
 
     def _put_multipart(self, pool: Pool, key: str, upload: _Upload, on_bytes: ByteCallback | None) -> None:

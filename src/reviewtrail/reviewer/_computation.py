@@ -29,7 +29,7 @@ from reviewtrail.evidence import (
 from reviewtrail.media import media_kind
 from reviewtrail.provenance.artifacts import VersionInfo, lineage
 from reviewtrail.reviewer._chips import artifact_aliases, check_chips, resolve_chip
-from reviewtrail.reviewer._computation_rule import ClaimFacts, ComputationFacts, RunFacts, decide_computation
+from reviewtrail.reviewer._computation_rule import ClaimFacts, ComputationFacts, RunFacts, decide_computation, error_at
 from reviewtrail.reviewer._finding_codes import FindingCode
 from reviewtrail.reviewer._records import CheckResult, ReviewFinding
 from reviewtrail.store import Store
@@ -98,22 +98,8 @@ def check_uncited_numbers(info: VersionInfo, text: str | None) -> list[ReviewFin
         else:
             code = "COMPUTATION_NUMERIC_CLAIM_UNSUPPORTED"
             message = f"numeric claim {excerpt!r} cites nothing; cite the run or evidence it comes from"
-        out.append(
-            ReviewFinding.new(
-                code=code,
-                severity="error",
-                check="computation",
-                message=message,
-                location=_location(n),
-                evidence_refs=list(n.literature),
-            )
-        )
+        out.append(error_at(n, code, "computation", message, n.literature))
     return out
-
-
-def _location(claim: Any) -> dict[str, Any]:
-    text = claim.text
-    return {"excerpt": text[:160], "sentenceStart": claim.sentence_start, "sentenceEnd": claim.sentence_end}
 
 
 def check_computation(store: Store, info: VersionInfo, text: str | None) -> tuple[CheckResult, list[ReviewFinding]]:
@@ -190,16 +176,8 @@ def check_full_text(store: Store, pairs: list[tuple[Claim | None, Any]]) -> list
             if cit.target and cit.target.startswith("evidence:"):
                 item = get_evidence(store, cit.target.split(":", 1)[1])
                 if item.origin.kind in ("paper", "mcp-record") and not full_text_retrieved(store, item.origin.paper_id):
-                    out.append(
-                        ReviewFinding.new(
-                            code="FULL_TEXT_NOT_RETRIEVED",
-                            severity="error",
-                            check="citation",
-                            message=f"claims the full text was read, but {cit.raw} was never extracted",
-                            location=_location(claim),
-                            evidence_refs=[cit.raw],
-                        )
-                    )
+                    message = f"claims the full text was read, but {cit.raw} was never extracted"
+                    out.append(error_at(claim, "FULL_TEXT_NOT_RETRIEVED", "citation", message, [cit.raw]))
     return out
 
 
@@ -210,14 +188,6 @@ def check_unresolved(pairs: list[tuple[Claim | None, Any]]) -> list[ReviewFindin
     for _recorded, (claim, citations) in pairs:
         for cit in citations:
             if not cit.resolved and cit.alias is None:
-                out.append(
-                    ReviewFinding.new(
-                        code="CITATION_UNRESOLVED",
-                        severity="error",
-                        check="citation",
-                        message=f"{cit.raw} resolves to nothing recorded in this store",
-                        location=_location(claim),
-                        evidence_refs=[cit.raw],
-                    )
-                )
+                message = f"{cit.raw} resolves to nothing recorded in this store"
+                out.append(error_at(claim, "CITATION_UNRESOLVED", "citation", message, [cit.raw]))
     return out

@@ -20,7 +20,7 @@ Chip findings (:mod:`._chips`) are reported whatever the lineage says, after the
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +28,15 @@ from reviewtrail.errors import NotFoundError
 from reviewtrail.reviewer._finding_codes import FindingCode
 from reviewtrail.reviewer._records import CheckResult, ReviewFinding
 
-__all__ = ["ClaimFacts", "ComputationFacts", "RunFacts", "claim_problems", "decide_computation", "run_problem"]
+__all__ = [
+    "ClaimFacts",
+    "ComputationFacts",
+    "RunFacts",
+    "claim_problems",
+    "decide_computation",
+    "error_at",
+    "run_problem",
+]
 
 
 @dataclass(frozen=True)
@@ -87,8 +95,10 @@ def claim_problems(claim: ClaimFacts, runs: Mapping[str, RunFacts], artifact: st
     return problems
 
 
-def _location(claim: Any) -> dict[str, Any]:
-    return {"excerpt": claim.text[:160], "sentenceStart": claim.sentence_start, "sentenceEnd": claim.sentence_end}
+def error_at(claim: Any, code: FindingCode, check: str, message: str, refs: Iterable[str]) -> ReviewFinding:
+    """An error finding of ``check`` located at ``claim``'s sentence, citing ``refs``."""
+    location = {"excerpt": claim.text[:160], "sentenceStart": claim.sentence_start, "sentenceEnd": claim.sentence_end}
+    return ReviewFinding.new(code, "error", check, message, location=location, evidence_refs=refs)
 
 
 def _warning(message: str) -> ReviewFinding:
@@ -108,16 +118,7 @@ def decide_computation(
     findings = list(facts.uncited)
     for claim in facts.claims:
         for code, message in claim_problems(claim, facts.runs, facts.artifact):
-            findings.append(
-                ReviewFinding.new(
-                    code=code,
-                    severity="error",
-                    check="computation",
-                    message=message,
-                    location=_location(claim.claim),
-                    evidence_refs=list(claim.evidence_refs),
-                )
-            )
+            findings.append(error_at(claim.claim, code, "computation", message, claim.evidence_refs))
     if facts.unrecorded_runs:
         findings.append(_warning(f"{facts.unrecorded_runs} run(s) in the lineage are not recorded here"))
         return CheckResult(check="computation", status="inconclusive", detail="lineage incomplete"), [*findings, *chips]

@@ -20,7 +20,7 @@ import msgspec
 
 from reviewtrail.human_review.records._projection import SKIP
 
-__all__ = ["SKIP", "DecisionMark", "ItemState", "in_queue_of", "item_state", "queue_order", "skippers"]
+__all__ = ["DecisionMark", "ItemState", "in_queue_of", "item_state", "queue_order", "skippers"]
 
 ItemState = Literal["never-judged", "skipped", "judged"]
 

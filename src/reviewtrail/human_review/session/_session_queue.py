@@ -28,7 +28,7 @@ from reviewtrail.store import Store
 if TYPE_CHECKING:
     from reviewtrail.human_review.session._lease import Leases
 
-__all__ = ["DecisionUse", "SessionProgress", "SessionQueue", "campaign_progress", "decision_use", "next_open_card"]
+__all__ = ["SessionQueue", "campaign_progress", "decision_use", "next_open_card"]
 
 _PAGE = 10_000
 

@@ -314,7 +314,8 @@ class PostgresRecorder(SqlRecorder):
             if spec is not None and spec.claims_once:
                 raise ConflictError(f"{name}: a row with this key is already recorded ({exc})", field=name) from exc
             raise
-        self._check_rows_written(written)
+        for name, given, table_cur in written:
+            self._refuse_unless_all_stored(name, given, table_cur.rowcount)
 
     def _check_role(self, role: str) -> None:
         if role != "origin":
@@ -327,7 +328,7 @@ class PostgresRecorder(SqlRecorder):
 
     def _queue_rows(self, rows: list[Row], *, replay: bool = False) -> list[tuple[str, int, Any]]:
         """Send the query rows of an append, one multi-row statement per table (in pipeline mode:
-        nothing is waited for); what :meth:`_check_rows_written` checks once they are answered."""
+        nothing is waited for); what :meth:`_refuse_unless_all_stored` checks once they are answered."""
         by_table: dict[str, list[dict[str, Any]]] = {}
         for table, row in rows:
             by_table.setdefault(table, []).append(row)
@@ -339,16 +340,6 @@ class PostgresRecorder(SqlRecorder):
             if "DO NOTHING" not in sql:
                 written.append((name, len(items), cur))
         return written
-
-    def _check_rows_written(self, written: list[tuple[str, int, Any]]) -> None:
-        for name, count, cur in written:
-            stored = cur.rowcount  # rows inserted or updated; -1 when the driver cannot tell
-            if 0 <= stored < count:
-                raise IntegrityError(
-                    f"{self.describe()}: {count} row(s) written to query table rt_p_{name}, {stored} stored: "
-                    "a rule or trigger on it swallows rows; nothing was written; run 'reviewtrail verify'",
-                    field=name,
-                )
 
     def _migrate(self) -> None:
         super()._migrate()

@@ -302,13 +302,18 @@ class SqlRecorder(Recorder):
                 if spec.claims_once and self._is_unique_violation(exc):
                     raise ConflictError(f"{name}: a row with this key is already recorded ({exc})", field=name) from exc
                 raise
-            count = cur.rowcount  # rows inserted or updated; -1 when the driver cannot tell
-            if "DO NOTHING" not in sql and 0 <= count < len(items):
-                raise IntegrityError(
-                    f"{self.describe()}: {len(items)} row(s) written to query table rt_p_{name}, {count} stored: "
-                    "a rule or trigger on it swallows rows; nothing was written; run 'reviewtrail verify'",
-                    field=name,
-                )
+            if "DO NOTHING" not in sql:
+                self._refuse_unless_all_stored(name, len(items), cur.rowcount)
+
+    def _refuse_unless_all_stored(self, name: str, given: int, stored: int) -> None:
+        """Fail the append when query table ``name`` stored fewer of the ``given`` rows than it was
+        given (``stored``: rows inserted or updated; -1 when the driver cannot tell)."""
+        if 0 <= stored < given:
+            raise IntegrityError(
+                f"{self.describe()}: {given} row(s) written to query table rt_p_{name}, {stored} stored: "
+                "a rule or trigger on it swallows rows; nothing was written; run 'reviewtrail verify'",
+                field=name,
+            )
 
     # --- writes ---------------------------------------------------------------------------
     def _id_key_refuses(self, cur: Cursor) -> bool:

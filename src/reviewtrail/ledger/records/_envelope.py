@@ -203,36 +203,20 @@ def _header_hash(
 
 def encode_payload(record: NewRecord) -> bytes:
     """Canonical payload bytes; malformed CAS references are rejected here."""
-    value = record.payload
-    body = None
-    if _PLAIN_ENCODE is not None and _plain(value):
-        # What canonical_json writes for a plain value, without building an encoder per call;
-        # anything it would refuse (a lone surrogate, too deep a nesting) goes to it below.
-        try:
-            body = "".join(_PLAIN_ENCODE(value, 0)).encode("utf-8")
-        except Exception:  # canonical_json raises the documented error
-            body = None
-    if body is None:
-        body = canonical_json(value, field="payload")
-    if may_hold_refs(body):
-        from reviewtrail.cas import refs_in
-
-        refs_in(value)
-    return body
+    return encode_payloads((record,))[0]
 
 
 def encode_payloads(records: Iterable[NewRecord]) -> list[bytes]:
     """:func:`encode_payload` of each record in turn (a batch's payloads, in one loop)."""
-    encode = _PLAIN_ENCODE
-    if encode is None:
-        return [encode_payload(r) for r in records]
-    plain = _plain
+    encode, plain = _PLAIN_ENCODE, _plain
     out: list[bytes] = []
     add = out.append
     for record in records:
         value = record.payload
         body = None
-        if plain(value):
+        if encode is not None and plain(value):
+            # What canonical_json writes for a plain value, without building an encoder per call;
+            # anything it would refuse (a lone surrogate, too deep a nesting) goes to it below.
             try:
                 body = "".join(encode(value, 0)).encode("utf-8")
             except Exception:  # canonical_json raises the documented error

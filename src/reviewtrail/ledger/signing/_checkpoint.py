@@ -43,11 +43,8 @@ __all__ = [
     "CHECKPOINT_TYPE",
     "check_checkpoint",
     "load_checkpoint",
-    "load_private_key",
-    "load_public_key",
     "make_checkpoint",
     "parse_checkpoint",
-    "public_key_id",
     "save_checkpoint",
 ]
 

@@ -21,10 +21,11 @@ from typing import Any
 from reviewtrail.cas import CasRef
 from reviewtrail.errors import ConflictError, InvalidInputError, NotFoundError
 from reviewtrail.ledger import Recorded, format_time, new_record
-from reviewtrail.provenance.records._records import ARTIFACT_VERSION, ArtifactVersion, Origin, artifact_id_for
+from reviewtrail.media import media_type_for
+from reviewtrail.provenance.catalog import ARTIFACT_VERSION
+from reviewtrail.provenance.records._records import ArtifactVersion, Origin, artifact_id_for
 from reviewtrail.provenance.records._storage_errors import disk_full_errors
 from reviewtrail.provenance.runs._declare_guards import no_lineage_warning, no_pending_runs
-from reviewtrail.provenance.runs._runs import media_type_for
 from reviewtrail.provenance.runs._sessions import DEFAULT_PROJECT, check_project, get_session, require_live_session
 from reviewtrail.provenance.runs._snapshot import open_beneath
 from reviewtrail.store import Store

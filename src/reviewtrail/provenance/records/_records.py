@@ -21,7 +21,6 @@ from reviewtrail.provenance.catalog import (
 )
 
 __all__ = [
-    "ARTIFACT_VERSION",
     "ORIGINS",
     "RECORD_TYPES",
     "ArtifactDerivation",

@@ -13,35 +13,13 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import os
 from collections.abc import Iterator
 
 from reviewtrail.errors import ConflictError
-from reviewtrail.provenance.runs._pending import lock_path, pending_runs
+from reviewtrail.provenance.runs._pending import pending_runs, try_session_lock
 from reviewtrail.store import Store
 
 __all__ = ["no_lineage_warning", "no_pending_runs"]
-
-
-@contextlib.contextmanager
-def _try_lock(store: Store, session_id: str, *, shared: bool) -> Iterator[bool]:
-    """The session's run lock (the one runs hold exclusively), without waiting; yields whether it was free.
-
-    Declarations share it with each other; a run or a session removal excludes everything else.
-    """
-    path = lock_path(store, session_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        try:
-            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        yield True
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 @contextlib.contextmanager
@@ -49,7 +27,7 @@ def no_pending_runs(store: Store, session_id: str, *, then: str, shared: bool) -
     """Hold the session's run lock (``shared`` with other declarations, or alone); ConflictError (exit 6)
     when a run of the session is in progress or was interrupted before it was recorded.
     ``then`` says what to do afterwards."""
-    with _try_lock(store, session_id, shared=shared) as free:
+    with try_session_lock(store, session_id, shared=shared) as free:
         pending = [p for p in pending_runs(store) if p.session_id == session_id]
         if not free:
             which = f"run {pending[0].run_id}" if pending else "a run or a declaration"

@@ -93,18 +93,19 @@ def session_lock(store: Store, session_id: str, on_wait: Callable[[str], None] |
 
 
 @contextlib.contextmanager
-def try_session_lock(store: Store, session_id: str) -> Iterator[bool]:
-    """Hold the session's run lock if it is free; yields whether it was."""
+def try_session_lock(store: Store, session_id: str, *, shared: bool = False) -> Iterator[bool]:
+    """Hold the session's run lock if it is free, without waiting; yields whether it was. Runs and
+    session removals hold it alone; declarations share it (``shared``) with each other."""
     fd = _open_lock(store, session_id)
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
             yield False
             return
         yield True
     finally:
-        os.close(fd)
+        os.close(fd)  # closing releases the lock
 
 
 def session_locked(store: Store, session_id: str) -> bool:

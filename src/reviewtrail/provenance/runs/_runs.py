@@ -47,7 +47,6 @@ from reviewtrail.store import Store
 __all__ = [
     "RunOutcome",
     "environment_revision_id",
-    "media_type_for",
     "record_run",
     "run_code",
 ]
