@@ -28,7 +28,7 @@ from typing import Any
 from reviewtrail.ledger import ROW_SEQ, Envelope, Ledger, row_makers, verify_reads
 from reviewtrail.verify._row_diff import MAX_REPORTED_PER_TABLE, diff_table
 
-__all__ = ["MAX_REPORTED_PER_TABLE", "ProjectionCheck"]
+__all__ = ["ProjectionCheck"]
 
 _BATCH = 20_000  # recomputed rows held before they are written to the scratch database
 
