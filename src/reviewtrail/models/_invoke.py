@@ -29,17 +29,16 @@ from reviewtrail.models.catalog import MANIFEST_TYPE
 if TYPE_CHECKING:
     from reviewtrail.store import Store
 
-__all__ = ["JSON_MEDIA_TYPE", "TEXT_MEDIA_TYPE", "Invocation", "invoke"]
+__all__ = ["JSON_MEDIA_TYPE", "TEXT_MEDIA_TYPE", "Invocation", "RecordedTurn", "invoke"]
 
 TEXT_MEDIA_TYPE = "text/plain"  # UTF-8 bytes
 JSON_MEDIA_TYPE = "application/json"  # RFC 8785 bytes
 
 
 @dataclass(frozen=True)
-class Invocation:
-    """The answer and the two records that now vouch for it."""
+class RecordedTurn:
+    """The two records of a call, as appended."""
 
-    completion: Completion
     prompt_manifest: Recorded[PromptManifest]
     model_usage: Recorded[ModelInvocationUsage]
 
@@ -58,6 +57,13 @@ class Invocation:
     @property
     def usage_envelope(self) -> Envelope:
         return self.model_usage.envelope
+
+
+@dataclass(frozen=True)
+class Invocation(RecordedTurn):
+    """The answer and the two records that now vouch for it."""
+
+    completion: Completion
 
 
 def invoke(
@@ -112,9 +118,8 @@ def invoke(
     manifest_env, usage_env = store.append(
         _call_records(manifest, call, call_type=call_type, actor=actor, privacy=privacy)
     )
-    return Invocation(
-        call.completion, Recorded.of(PromptManifest, manifest_env), Recorded.of(ModelInvocationUsage, usage_env)
-    )
+    manifest_rec, usage_rec = Recorded.of(PromptManifest, manifest_env), Recorded.of(ModelInvocationUsage, usage_env)
+    return Invocation(manifest_rec, usage_rec, completion=call.completion)
 
 
 @dataclass(frozen=True)

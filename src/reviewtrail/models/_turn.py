@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from reviewtrail.canonical import canonical_json, canonical_sha256
 from reviewtrail.cas import CasRef
 from reviewtrail.ledger import Privacy, Recorded, new_id, new_record
-from reviewtrail.models._invoke import JSON_MEDIA_TYPE, TEXT_MEDIA_TYPE
+from reviewtrail.models._invoke import JSON_MEDIA_TYPE, TEXT_MEDIA_TYPE, RecordedTurn
 from reviewtrail.models._prices import price_usage
 from reviewtrail.models._records import (
     CallError,
@@ -27,7 +27,7 @@ from reviewtrail.models._usage import Tokens
 if TYPE_CHECKING:
     from reviewtrail.store import Store
 
-__all__ = ["ModelTurn", "RecordedTurn", "record_turn"]
+__all__ = ["ModelTurn", "record_turn"]
 
 _UNKNOWN_MODEL = "unknown"
 
@@ -61,18 +61,6 @@ class ModelTurn:
     outcome: CallOutcome | None = None
     error: CallError | None = None
     tool_calls: Any = None
-
-
-@dataclass(frozen=True)
-class RecordedTurn:
-    """The two records of a call, as appended."""
-
-    prompt_manifest: Recorded[PromptManifest]
-    model_usage: Recorded[ModelInvocationUsage]
-
-    @property
-    def manifest(self) -> PromptManifest:
-        return self.prompt_manifest.record
 
 
 def record_turn(
