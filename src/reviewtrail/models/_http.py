@@ -10,10 +10,11 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Self
 
+from reviewtrail._retry_after import parse_retry_after
 from reviewtrail.errors import BackendUnavailableError, ConfigError
 from reviewtrail.models._completion import Completion, text_or_none
 from reviewtrail.models._records import HttpAttempt
-from reviewtrail.models._retry import RetryPolicy, parse_retry_after, retry_wait, retryable
+from reviewtrail.models._retry import RetryPolicy, retry_wait, retryable
 from reviewtrail.models._usage import ResponseFormat, extract_tokens
 
 if TYPE_CHECKING:
