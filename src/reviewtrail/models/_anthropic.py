@@ -48,9 +48,8 @@ class AnthropicBackend(HttpBackend):
         if not api_key:
             raise ConfigError("an Anthropic API key is required", field="api_key")
         super().__init__(
-            base_url=base_url, model=model, api_key=api_key, timeout=timeout, client=client, retry=retry, sleep=sleep,
-            clock=clock,
-        )  # fmt: skip
+            base_url, model, api_key=api_key, timeout=timeout, client=client, retry=retry, sleep=sleep, clock=clock
+        )
 
     def complete(
         self,

@@ -69,9 +69,9 @@ class HttpBackend:
 
     def __init__(
         self,
-        *,
         base_url: str,
         model: str,
+        *,
         api_key: str | None,
         timeout: float,
         client: httpx.Client | None,

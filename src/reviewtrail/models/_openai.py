@@ -48,9 +48,8 @@ class OpenAICompatibleBackend(HttpBackend):
         clock: Clock | None = None,
     ) -> None:
         super().__init__(
-            base_url=base_url, model=model, api_key=api_key, timeout=timeout, client=client, retry=retry, sleep=sleep,
-            clock=clock,
-        )  # fmt: skip
+            base_url, model, api_key=api_key, timeout=timeout, client=client, retry=retry, sleep=sleep, clock=clock
+        )
         self.provider = provider if provider is not None else _KNOWN_HOSTS.get(self.endpoint_host)
 
     def complete(
