@@ -354,6 +354,33 @@ def test_the_manifest_of_a_turn_with_tool_calls_is_pinned(project: Project) -> N
     assert envelope.payload_hash == "f63a31b8e78ad90a769eacfd44faba43f6ab3263aa6899a017bb2601b3cb25e7"
 
 
+def test_a_recorded_turn_names_its_records_as_an_invocation_does(project: Project) -> None:
+    """``record_turn`` answers what ``invoke`` answers about the two records: the usage record and both
+    envelopes, the usage naming the manifest by id and payload hash, at the turn's times."""
+    from datetime import UTC, datetime, timedelta
+
+    from reviewtrail.models import ModelTurn, record_turn
+
+    start = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    turn = ModelTurn(
+        endpoint_host="api.example.test",
+        provider=None,
+        requested_model="m",
+        reported_model=None,
+        messages=[{"role": "user", "content": "Weather?"}],
+        response_text="Sunny.",
+        started_at=start,
+        ended_at=start + timedelta(seconds=2),
+        duration_ms=1999,
+    )
+    recorded = record_turn(project.store, turn)
+    manifest_env, usage = recorded.manifest_envelope, recorded.usage
+    assert manifest_env is recorded.prompt_manifest.envelope and usage is recorded.model_usage.record
+    assert usage.manifest_id == manifest_env.id and usage.manifest_hash == manifest_env.payload_hash
+    assert (usage.started_at, usage.ended_at, usage.duration_ms) == (turn.started_at, turn.ended_at, 1999)
+    assert recorded.usage_envelope.subject == manifest_env.subject == f"model-call:{manifest_env.id}"
+
+
 def test_verify_reports_a_manifests_tool_calls_object_deleted_or_changed(wire: WireServer, project: Project) -> None:
     """The tool calls are custody like the answer text: ``reviewtrail verify`` finds their object
     deleted, or its bytes changed, and names it (exit 4)."""

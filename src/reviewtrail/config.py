@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from reviewtrail._value import Value, field
 from reviewtrail.errors import ConfigError
@@ -188,25 +189,32 @@ def find_config_file(start: Path) -> Path | None:
 
 
 def _read_toml(path: Path) -> dict[str, str]:
-    import tomllib  # only a project with a reviewtrail.toml pays for the parser
-
-    try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"cannot read {path}: {exc}", field=CONFIG_FILE) from exc
-    for key, why in _PERSONAL_KEYS.items():
-        if key in doc:
-            raise ConfigError(f"{key} in {path}: a project's file is shared by its team, so {why}", field=key)
-    unknown = set(doc) - _KEYS
-    if unknown:
-        raise ConfigError(
-            f"unknown key(s) {', '.join(sorted(unknown))} in {path}; known: {', '.join(sorted(_KEYS))}",
-            field=CONFIG_FILE,
-        )
+    doc = _toml_table(path, _KEYS, CONFIG_FILE, _PERSONAL_KEYS)
     for key, value in doc.items():
         if not isinstance(value, str) or not value:
             raise ConfigError(f"must be a non-empty string in {path}", field=key)
     return dict(doc)
+
+
+def _toml_table(path: Path, known: set[str], field: str, personal: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """What the TOML file ``path`` holds: a file that cannot be read, or that holds a key not
+    ``known``, is a :class:`ConfigError` naming ``field``; one of ``personal`` (a project file's)
+    names itself and why it is not a project's."""
+    import tomllib  # only a project or a user with a configuration file pays for the parser
+
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}", field=field) from exc
+    for key, why in (personal or {}).items():
+        if key in doc:
+            raise ConfigError(f"{key} in {path}: a project's file is shared by its team, so {why}", field=key)
+    unknown = set(doc) - known
+    if unknown:
+        raise ConfigError(
+            f"unknown key(s) {', '.join(sorted(unknown))} in {path}; known: {', '.join(sorted(known))}", field=field
+        )
+    return doc
 
 
 def reviewer_settings(env: Mapping[str, str], file_tier: str | None = None) -> ReviewerSettings:
@@ -271,26 +279,14 @@ def signing_key_setting(env: Mapping[str, str] | None = None, cwd: Path | None =
     return path if path.is_absolute() else config.parent / path
 
 
-def _user_config(env: Mapping[str, str], field: str) -> tuple[Path | None, dict[str, object]]:
+def _user_config(env: Mapping[str, str], field: str) -> tuple[Path | None, dict[str, Any]]:
     """The user's own configuration file and what it holds (nothing when there is none); a file
     that cannot be read, or holds a key other than :data:`_USER_KEYS`, is a :class:`ConfigError`
     naming ``field``."""
     path = user_config_file(env)
     if path is None or not path.is_file():
         return None, {}
-    import tomllib
-
-    try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"cannot read {path}: {exc}", field=field) from exc
-    unknown = set(doc) - _USER_KEYS
-    if unknown:
-        raise ConfigError(
-            f"unknown key(s) {', '.join(sorted(unknown))} in {path}; known: {', '.join(sorted(_USER_KEYS))}",
-            field=field,
-        )
-    return path, doc
+    return path, _toml_table(path, _USER_KEYS, field)
 
 
 def trace_settings(env: Mapping[str, str]) -> TraceSettings:

@@ -29,6 +29,7 @@ __all__ = [
     "plain_table",
     "print_json",
     "print_json_stream",
+    "print_report",
     "read_text_file",
     "silence_stdout",
     "stdout_is_closed",
@@ -55,6 +56,19 @@ def print_json_stream(data: Any) -> None:
             sys.stdout.write("".join(chunks))
             chunks.clear()
     sys.stdout.write("".join(chunks) + "\n")
+
+
+def print_report(report: Any, as_json: bool, print_text: Callable[[Any], None], *, failure: str = "") -> None:
+    """``report`` as JSON or as ``print_text`` words it; one that is not ``ok`` then exits 4
+    (integrity), with ``failure`` on stderr when given."""
+    print_json(report.to_json()) if as_json else print_text(report)
+    if not report.ok:
+        from reviewtrail.errors import EXIT_INTEGRITY
+
+        sys.stdout.flush()
+        if failure:
+            sys.stderr.write(f"error: {failure}\n")
+        raise SystemExit(EXIT_INTEGRITY)
 
 
 def fail(message: str, code: int, *, as_json: bool = False, field: str | None = None, kind: str = "Error") -> None:

@@ -65,22 +65,19 @@ def _chat_tool_calls(choice: Any) -> tuple[Any, ...]:
     return tuple(plain(call) for call in calls) if calls else ()
 
 
-def _is_call_item(item: Any) -> bool:
+def _is_call(item: Any, suffix: str) -> bool:
+    """Whether ``item`` is a tool call: a Responses output item of a type ``*_call``, an Anthropic
+    block of a type ``*tool_use``."""
     kind = getattr(item, "type", None)
-    return isinstance(kind, str) and kind.endswith("_call")
+    return isinstance(kind, str) and kind.endswith(suffix)
 
 
 def _responses_tool_calls(response: Any) -> tuple[Any, ...]:
-    return tuple(plain(item) for item in getattr(response, "output", None) or () if _is_call_item(item))
-
-
-def _is_tool_block(block: Any) -> bool:
-    kind = getattr(block, "type", None)
-    return isinstance(kind, str) and kind.endswith("tool_use")
+    return tuple(plain(item) for item in getattr(response, "output", None) or () if _is_call(item, "_call"))
 
 
 def _anthropic_tool_calls(message: Any) -> tuple[Any, ...]:
-    return tuple(plain(block) for block in getattr(message, "content", None) or () if _is_tool_block(block))
+    return tuple(plain(block) for block in getattr(message, "content", None) or () if _is_call(block, "tool_use"))
 
 
 def _responses_text(response: Any) -> str:
@@ -190,7 +187,7 @@ class _ResponseEvents:
         kind = getattr(event, "type", None)
         if kind == "response.output_text.delta" and isinstance(getattr(event, "delta", None), str):
             self.parts.append(event.delta)
-        elif kind == "response.output_item.done" and _is_call_item(getattr(event, "item", None)):
+        elif kind == "response.output_item.done" and _is_call(getattr(event, "item", None), "_call"):
             self.calls.append(plain(event.item))
         response = getattr(event, "response", None)
         if response is not None:  # response.created, .in_progress, .completed, .incomplete, .failed
@@ -226,7 +223,7 @@ class _MessageEvents:
                     self.blocks[event.index][1].append(partial)
         elif kind == "content_block_start":
             block, index = getattr(event, "content_block", None), getattr(event, "index", None)
-            if _is_tool_block(block) and isinstance(index, int):
+            if _is_call(block, "tool_use") and isinstance(index, int):
                 self.blocks[index] = (plain(block), [])
         elif kind == "message_start":
             message = getattr(event, "message", None)

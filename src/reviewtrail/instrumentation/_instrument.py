@@ -25,10 +25,9 @@ from reviewtrail.instrumentation._wrap import (
     Method,
     RequestReader,
     async_method,
-    async_stream_method,
     read_stream_request,
+    stream_method,
     sync_method,
-    sync_stream_method,
 )
 
 if TYPE_CHECKING:
@@ -175,7 +174,7 @@ def _wrapped(
     kind: str, asynchronous: bool, original: Callable[..., Any], method: Method, endpoint: Endpoint
 ) -> Callable[..., Any]:
     if kind == "stream":
-        return (async_stream_method if asynchronous else sync_stream_method)(original, method, endpoint)
+        return stream_method(original, method, endpoint, asynchronous=asynchronous)
     return (async_method if asynchronous else sync_method)(original, method, endpoint)
 
 

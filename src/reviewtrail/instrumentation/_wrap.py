@@ -22,10 +22,9 @@ __all__ = [
     "Method",
     "RequestReader",
     "async_method",
-    "async_stream_method",
     "read_stream_request",
+    "stream_method",
     "sync_method",
-    "sync_stream_method",
 ]
 
 _RAW_HEADER = "x-stainless-raw-response"
@@ -166,57 +165,45 @@ def _request_slot(manager: object) -> str | None:
     return None
 
 
-def sync_stream_method(original: Callable[..., Any], method: Method, endpoint: Endpoint) -> Callable[..., Any]:
-    """Anthropic's ``messages.stream`` of a synchronous client: the stream its manager opens is watched."""
+def stream_method(
+    original: Callable[..., Any], method: Method, endpoint: Endpoint, *, asynchronous: bool
+) -> Callable[..., Any]:
+    """Anthropic's ``messages.stream``: the stream its manager opens is watched (the manager of an
+    asynchronous client keeps the request pending and awaits it; a synchronous one makes it)."""
 
     @functools.wraps(original)
     def stream(*args: Any, **kwargs: Any) -> Any:
         request = method.request(kwargs)
         manager = original(*args, **kwargs)
         slot = _request_slot(manager)
-        if slot is None:
-            return manager
-        make_request: Callable[[], Any] = getattr(manager, slot)
-
-        def watched_request() -> Any:
-            call = Call(endpoint, request)
-            try:
-                raw = make_request()
-            except BaseException as exc:
-                call.fail(exc)
-                raise
-            watch_stream(raw, call)
-            return raw
-
-        setattr(manager, slot, watched_request)
+        if slot is not None:
+            kept = getattr(manager, slot)
+            if asynchronous:
+                setattr(manager, slot, _watch_pending(kept, endpoint, request))
+            else:
+                setattr(manager, slot, functools.partial(_watch_made, kept, endpoint, request))
         return manager
 
     return stream
 
 
-def async_stream_method(original: Callable[..., Any], method: Method, endpoint: Endpoint) -> Callable[..., Any]:
-    """Anthropic's ``messages.stream`` of an asynchronous client (its manager awaits the request it keeps)."""
+def _watch_made(make_request: Callable[[], Any], endpoint: Endpoint, request: Request) -> Any:
+    call = Call(endpoint, request)
+    try:
+        raw = make_request()
+    except BaseException as exc:
+        call.fail(exc)
+        raise
+    watch_stream(raw, call)
+    return raw
 
-    @functools.wraps(original)
-    def stream(*args: Any, **kwargs: Any) -> Any:
-        request = method.request(kwargs)
-        manager = original(*args, **kwargs)
-        slot = _request_slot(manager)
-        if slot is None:
-            return manager
-        pending_request: Any = getattr(manager, slot)
 
-        async def watched_request() -> Any:
-            call = Call(endpoint, request)
-            try:
-                raw = await pending_request
-            except BaseException as exc:
-                await call.fail_async(exc)
-                raise
-            watch_async_stream(raw, call)
-            return raw
-
-        setattr(manager, slot, watched_request())
-        return manager
-
-    return stream
+async def _watch_pending(pending_request: Any, endpoint: Endpoint, request: Request) -> Any:
+    call = Call(endpoint, request)
+    try:
+        raw = await pending_request
+    except BaseException as exc:
+        await call.fail_async(exc)
+        raise
+    watch_async_stream(raw, call)
+    return raw

@@ -28,6 +28,7 @@ if typing.TYPE_CHECKING:
     from reviewtrail.models._completion import Completion as Completion
     from reviewtrail.models._completion import ModelBackend as ModelBackend
     from reviewtrail.models._invoke import Invocation as Invocation
+    from reviewtrail.models._invoke import RecordedTurn as RecordedTurn
     from reviewtrail.models._invoke import invoke as invoke
     from reviewtrail.models._openai import OpenAICompatibleBackend as OpenAICompatibleBackend
     from reviewtrail.models._prices import price as price
@@ -55,7 +56,6 @@ if typing.TYPE_CHECKING:
     from reviewtrail.models._scripted import ScriptedBackend as ScriptedBackend
     from reviewtrail.models._scripted import ScriptedCall as ScriptedCall
     from reviewtrail.models._turn import ModelTurn as ModelTurn
-    from reviewtrail.models._turn import RecordedTurn as RecordedTurn
     from reviewtrail.models._turn import record_turn as record_turn
     from reviewtrail.models._usage import RESPONSE_FORMATS as RESPONSE_FORMATS
     from reviewtrail.models._usage import ResponseFormat as ResponseFormat

@@ -6,10 +6,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reviewtrail.errors import BackendUnavailableError, ConfigError
-from reviewtrail.models._completion import Completion, check_messages, check_settings, text_or_none
-from reviewtrail.models._http import Clock, HttpBackend, Sleep, endpoint_parts
+from reviewtrail.models._completion import Completion, check_messages, check_settings
+from reviewtrail.models._http import Clock, HttpBackend, Sleep
 from reviewtrail.models._retry import RetryPolicy
-from reviewtrail.models._usage import extract_tokens
 
 if TYPE_CHECKING:
     import httpx
@@ -48,12 +47,9 @@ class AnthropicBackend(HttpBackend):
     ) -> None:
         if not api_key:
             raise ConfigError("an Anthropic API key is required", field="api_key")
-        super().__init__(api_key=api_key, timeout=timeout, client=client, retry=retry, sleep=sleep, clock=clock)
-        self.base_url, self.endpoint_host = endpoint_parts(base_url)
-        self.model = model
-
-    def __repr__(self) -> str:
-        return f"AnthropicBackend(base_url={self.base_url!r}, model={self.model!r})"
+        super().__init__(
+            base_url, model, api_key=api_key, timeout=timeout, client=client, retry=retry, sleep=sleep, clock=clock
+        )
 
     def complete(
         self,
@@ -78,22 +74,11 @@ class AnthropicBackend(HttpBackend):
         blocks = data.get("content")
         if not isinstance(blocks, list):
             raise BackendUnavailableError(f"{self.label} at {url} answered without a content list")
-        tokens = extract_tokens(data, "anthropic")
-        return Completion(
-            text="".join(_block_text(b) for b in blocks),
-            model_reported=text_or_none(data.get("model")),
-            input_tokens=tokens.input_tokens,
-            output_tokens=tokens.output_tokens,
-            cache_read_tokens=tokens.cache_read_tokens,
-            cache_write_tokens=tokens.cache_write_tokens,
-            cache_write_5m_tokens=tokens.cache_write_5m_tokens,
-            cache_write_1h_tokens=tokens.cache_write_1h_tokens,
-            response_id=text_or_none(data.get("id")),
-            finish_reason=text_or_none(data.get("stop_reason")),
-            attempts=attempts,
-            raw=data,
+        text = "".join(_block_text(b) for b in blocks)
+        return self._completion(
+            data, text, response_format="anthropic", finish_reason=data.get("stop_reason"), attempts=attempts,
             settings=sent,
-        )
+        )  # fmt: skip
 
 
 def _block_text(block: Any) -> str:

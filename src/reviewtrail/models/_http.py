@@ -6,12 +6,16 @@ import json
 import random
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Self
 
+from reviewtrail._retry_after import parse_retry_after
 from reviewtrail.errors import BackendUnavailableError, ConfigError
+from reviewtrail.models._completion import Completion, text_or_none
 from reviewtrail.models._records import HttpAttempt
-from reviewtrail.models._retry import RetryPolicy, parse_retry_after, retry_wait, retryable
+from reviewtrail.models._retry import RetryPolicy, retry_wait, retryable
+from reviewtrail.models._usage import ResponseFormat, extract_tokens
 
 if TYPE_CHECKING:
     import httpx
@@ -53,7 +57,7 @@ def endpoint_parts(base_url: str) -> tuple[str, str]:
 
 class HttpBackend:
     """Owns an ``httpx.Client`` (created on first use unless one is passed), the retries and
-    the error mapping.
+    the error mapping, for ``model`` at ``base_url`` (checked by :func:`endpoint_parts`).
 
     An answer of HTTP 429 or 5xx is retried as ``retry`` says (:class:`RetryPolicy`), waiting
     with ``sleep`` and reading HTTP-date ``Retry-After`` values against ``clock``; both are
@@ -65,6 +69,8 @@ class HttpBackend:
 
     def __init__(
         self,
+        base_url: str,
+        model: str,
         *,
         api_key: str | None,
         timeout: float,
@@ -73,6 +79,8 @@ class HttpBackend:
         sleep: Sleep | None = None,
         clock: Clock | None = None,
     ) -> None:
+        self.base_url, self.endpoint_host = endpoint_parts(base_url)
+        self.model = model
         self._api_key = api_key
         self._timeout = timeout
         self._client = client
@@ -80,6 +88,9 @@ class HttpBackend:
         self.retry = retry if retry is not None else RetryPolicy()
         self._sleep: Sleep = sleep if sleep is not None else time.sleep
         self._clock: Clock = clock if clock is not None else _utc_now
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r})"
 
     def _http(self) -> httpx.Client:
         if self._client is None:
@@ -135,6 +146,28 @@ class HttpBackend:
         if not isinstance(data, dict):
             raise BackendUnavailableError(f"{where} answered with JSON that is not an object")
         return data, tuple(attempts)
+
+    def _completion(
+        self,
+        data: dict[str, Any],
+        text: str,
+        *,
+        response_format: ResponseFormat,
+        finish_reason: object,
+        attempts: tuple[HttpAttempt, ...],
+        settings: dict[str, Any],
+    ) -> Completion:
+        """The answer ``text`` of the body ``data``, with the model, id and token counts it reports."""
+        return Completion(
+            text=text,
+            model_reported=text_or_none(data.get("model")),
+            **asdict(extract_tokens(data, response_format)),
+            response_id=text_or_none(data.get("id")),
+            finish_reason=text_or_none(finish_reason),
+            attempts=attempts,
+            raw=data,
+            settings=settings,
+        )
 
     def _send(self, url: str, headers: dict[str, str], body: dict[str, Any], where: str) -> httpx.Response:
         import httpx

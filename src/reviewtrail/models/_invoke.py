@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from reviewtrail.canonical import canonical_json, canonical_sha256
 from reviewtrail.cas import CasRef
 from reviewtrail.errors import InvalidInputError
-from reviewtrail.ledger import Envelope, NewRecord, Privacy, Recorded, new_record
+from reviewtrail.ledger import Envelope, NewRecord, Privacy, Recorded, new_id, new_record
 from reviewtrail.models._completion import Completion, ModelBackend, check_messages, check_settings
 from reviewtrail.models._prices import price_usage
 from reviewtrail.models._records import (
@@ -27,19 +27,19 @@ from reviewtrail.models._records import (
 from reviewtrail.models.catalog import MANIFEST_TYPE
 
 if TYPE_CHECKING:
+    from reviewtrail.models._usage import Tokens
     from reviewtrail.store import Store
 
-__all__ = ["JSON_MEDIA_TYPE", "TEXT_MEDIA_TYPE", "Invocation", "invoke"]
+__all__ = ["JSON_MEDIA_TYPE", "TEXT_MEDIA_TYPE", "Invocation", "RecordedTurn", "call_records", "invoke", "token_usage"]
 
 TEXT_MEDIA_TYPE = "text/plain"  # UTF-8 bytes
 JSON_MEDIA_TYPE = "application/json"  # RFC 8785 bytes
 
 
 @dataclass(frozen=True)
-class Invocation:
-    """The answer and the two records that now vouch for it."""
+class RecordedTurn:
+    """The two records of a call, as appended."""
 
-    completion: Completion
     prompt_manifest: Recorded[PromptManifest]
     model_usage: Recorded[ModelInvocationUsage]
 
@@ -58,6 +58,13 @@ class Invocation:
     @property
     def usage_envelope(self) -> Envelope:
         return self.model_usage.envelope
+
+
+@dataclass(frozen=True)
+class Invocation(RecordedTurn):
+    """The answer and the two records that now vouch for it."""
+
+    completion: Completion
 
 
 def invoke(
@@ -109,12 +116,12 @@ def invoke(
         call_type=call_type,
         redaction_status=redaction_status,
     )
-    manifest_env, usage_env = store.append(
-        _call_records(manifest, call, call_type=call_type, actor=actor, privacy=privacy)
+    manifest_record, usage_record, _ = call_records(
+        manifest, call.duration_ms, call_type=call_type, actor=actor, privacy=privacy
     )
-    return Invocation(
-        call.completion, Recorded.of(PromptManifest, manifest_env), Recorded.of(ModelInvocationUsage, usage_env)
-    )
+    manifest_env, usage_env = store.append([manifest_record, usage_record])
+    manifest_rec, usage_rec = Recorded.of(PromptManifest, manifest_env), Recorded.of(ModelInvocationUsage, usage_env)
+    return Invocation(manifest_rec, usage_rec, completion=call.completion)
 
 
 @dataclass(frozen=True)
@@ -198,14 +205,7 @@ def _manifest(
     """The prompt manifest of a finished call, priced at its start."""
     completion = call.completion
     model = completion.model_reported or backend.model
-    usage = TokenUsage.of(
-        completion.input_tokens,
-        completion.output_tokens,
-        cache_read_tokens=completion.cache_read_tokens,
-        cache_write_tokens=completion.cache_write_tokens,
-        cache_write_5m_tokens=completion.cache_write_5m_tokens,
-        cache_write_1h_tokens=completion.cache_write_1h_tokens,
-    )
+    usage = token_usage(completion)
     return PromptManifest(
         model=model,
         endpoint_host=backend.endpoint_host,
@@ -231,30 +231,38 @@ def _manifest(
     )
 
 
-def _call_records(
-    manifest: PromptManifest, call: _Call, *, call_type: CallType, actor: str, privacy: Privacy
-) -> list[NewRecord]:
-    """The manifest record and the usage record naming it (by id and payload hash, both known
-    before appending); both have subject ``model-call:<manifest id>``."""
-    manifest_id = new_record(manifest, actor=actor, privacy=privacy).id
+def call_records(
+    manifest: PromptManifest, duration_ms: int, *, call_type: CallType, actor: str, privacy: Privacy
+) -> tuple[NewRecord, NewRecord, ModelInvocationUsage]:
+    """The manifest record, the usage record naming it (by id and payload hash, both known before
+    appending; both have subject ``model-call:<manifest id>``), and that usage (the call's times
+    are the manifest's)."""
+    manifest_id = new_id()
     subject = f"model-call:{manifest_id}"
     manifest_record = new_record(manifest, actor=actor, privacy=privacy, subject=subject, id=manifest_id)
-    usage_record = new_record(
-        ModelInvocationUsage(
-            usage=manifest.usage,
-            cost=manifest.cost,
-            started_at=call.started_at,
-            ended_at=call.ended_at,
-            duration_ms=call.duration_ms,
-            manifest_id=manifest_record.id,
-            manifest_hash=canonical_sha256(manifest_record.payload),
-            call_type=call_type,
-        ),
-        actor=actor,
-        privacy=privacy,
-        subject=subject,
+    usage = ModelInvocationUsage(
+        usage=manifest.usage,
+        cost=manifest.cost,
+        started_at=manifest.started_at,
+        ended_at=manifest.ended_at,
+        duration_ms=duration_ms,
+        manifest_id=manifest_id,
+        manifest_hash=canonical_sha256(manifest_record.payload),
+        call_type=call_type,
     )
-    return [manifest_record, usage_record]
+    return manifest_record, new_record(usage, actor=actor, privacy=privacy, subject=subject), usage
+
+
+def token_usage(counts: Completion | Tokens) -> TokenUsage:
+    """The token counts of an answer, as a record keeps them."""
+    return TokenUsage.of(
+        counts.input_tokens,
+        counts.output_tokens,
+        cache_read_tokens=counts.cache_read_tokens,
+        cache_write_tokens=counts.cache_write_tokens,
+        cache_write_5m_tokens=counts.cache_write_5m_tokens,
+        cache_write_1h_tokens=counts.cache_write_1h_tokens,
+    )
 
 
 def _skill_ref(value: SkillRef | Mapping[str, Any], index: int) -> SkillRef:

@@ -6,10 +6,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reviewtrail.errors import BackendUnavailableError
-from reviewtrail.models._completion import Completion, check_messages, check_settings, text_or_none
-from reviewtrail.models._http import Clock, HttpBackend, Sleep, endpoint_parts
+from reviewtrail.models._completion import Completion, check_messages, check_settings
+from reviewtrail.models._http import Clock, HttpBackend, Sleep
 from reviewtrail.models._retry import RetryPolicy
-from reviewtrail.models._usage import extract_tokens
 
 if TYPE_CHECKING:
     import httpx
@@ -48,13 +47,10 @@ class OpenAICompatibleBackend(HttpBackend):
         sleep: Sleep | None = None,
         clock: Clock | None = None,
     ) -> None:
-        super().__init__(api_key=api_key, timeout=timeout, client=client, retry=retry, sleep=sleep, clock=clock)
-        self.base_url, self.endpoint_host = endpoint_parts(base_url)
-        self.model = model
+        super().__init__(
+            base_url, model, api_key=api_key, timeout=timeout, client=client, retry=retry, sleep=sleep, clock=clock
+        )
         self.provider = provider if provider is not None else _KNOWN_HOSTS.get(self.endpoint_host)
-
-    def __repr__(self) -> str:
-        return f"OpenAICompatibleBackend(base_url={self.base_url!r}, model={self.model!r})"
 
     def complete(
         self,
@@ -73,20 +69,9 @@ class OpenAICompatibleBackend(HttpBackend):
         url = f"{self.base_url}/chat/completions"
         data, attempts = self._post(url, headers, {"model": self.model, "messages": plain, **sent})
         text = _text(data, f"{self.label} at {url}")
-        tokens = extract_tokens(data, "openai-chat")
-        choice = data["choices"][0]
-        return Completion(
-            text=text,
-            model_reported=text_or_none(data.get("model")),
-            input_tokens=tokens.input_tokens,
-            output_tokens=tokens.output_tokens,
-            cache_read_tokens=tokens.cache_read_tokens,
-            cache_write_tokens=tokens.cache_write_tokens,
-            response_id=text_or_none(data.get("id")),
-            finish_reason=text_or_none(choice.get("finish_reason")),
-            attempts=attempts,
-            raw=data,
-            settings=sent,
+        finish_reason = data["choices"][0].get("finish_reason")
+        return self._completion(
+            data, text, response_format="openai-chat", finish_reason=finish_reason, attempts=attempts, settings=sent
         )
 
 

@@ -14,6 +14,7 @@ from datetime import datetime
 from reviewtrail._retry_after import parse_retry_after
 from reviewtrail.errors import ConfigError
 
+# parse_retry_after (reviewtrail._retry_after's) is listed for the face alone, which re-exports its own modules.
 __all__ = ["MAX_ATTEMPTS_LIMIT", "RetryPolicy", "parse_retry_after", "retry_wait", "retryable"]
 
 MAX_ATTEMPTS_LIMIT = 20

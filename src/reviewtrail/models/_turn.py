@@ -8,26 +8,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from reviewtrail.canonical import canonical_json, canonical_sha256
+from reviewtrail.canonical import canonical_json
 from reviewtrail.cas import CasRef
-from reviewtrail.ledger import Privacy, Recorded, new_id, new_record
-from reviewtrail.models._invoke import JSON_MEDIA_TYPE, TEXT_MEDIA_TYPE
+from reviewtrail.ledger import Privacy, Recorded
+from reviewtrail.models._invoke import JSON_MEDIA_TYPE, TEXT_MEDIA_TYPE, RecordedTurn, call_records, token_usage
 from reviewtrail.models._prices import price_usage
-from reviewtrail.models._records import (
-    CallError,
-    CallOutcome,
-    CallType,
-    ModelInvocationUsage,
-    PromptManifest,
-    RedactionStatus,
-    TokenUsage,
-)
+from reviewtrail.models._records import CallError, CallOutcome, CallType, PromptManifest, RedactionStatus
 from reviewtrail.models._usage import Tokens
 
 if TYPE_CHECKING:
     from reviewtrail.store import Store
 
-__all__ = ["ModelTurn", "RecordedTurn", "record_turn"]
+__all__ = ["ModelTurn", "record_turn"]
 
 _UNKNOWN_MODEL = "unknown"
 
@@ -61,18 +53,6 @@ class ModelTurn:
     outcome: CallOutcome | None = None
     error: CallError | None = None
     tool_calls: Any = None
-
-
-@dataclass(frozen=True)
-class RecordedTurn:
-    """The two records of a call, as appended."""
-
-    prompt_manifest: Recorded[PromptManifest]
-    model_usage: Recorded[ModelInvocationUsage]
-
-    @property
-    def manifest(self) -> PromptManifest:
-        return self.prompt_manifest.record
 
 
 def record_turn(
@@ -118,7 +98,7 @@ def record_turn(
         input_messages=json_refs[0],
         response=text_refs[0],
         specialist=specialist,
-        usage=(usage := _usage(turn.tokens)),
+        usage=(usage := token_usage(turn.tokens)),
         cost=price_usage(turn.provider, turn.reported_model or turn.requested_model, usage, at=turn.started_at),
         runtime_settings=settings,
         redaction_status=redaction_status,
@@ -135,20 +115,9 @@ def record_turn(
         error=turn.error,
         tool_calls=tool_calls_ref,
     )
-    manifest_id = new_id()
-    subject = f"model-call:{manifest_id}"
-    manifest_record = new_record(manifest, actor=actor, privacy=privacy, subject=subject, id=manifest_id)
-    usage_payload = ModelInvocationUsage(
-        usage=manifest.usage,
-        cost=manifest.cost,
-        started_at=turn.started_at,
-        ended_at=turn.ended_at,
-        duration_ms=turn.duration_ms,
-        manifest_id=manifest_id,
-        manifest_hash=canonical_sha256(manifest_record.payload),
-        call_type=call_type,
+    manifest_record, usage_record, usage_payload = call_records(
+        manifest, turn.duration_ms, call_type=call_type, actor=actor, privacy=privacy
     )
-    usage_record = new_record(usage_payload, actor=actor, privacy=privacy, subject=subject)
     manifest_env, usage_env = store.append([manifest_record, usage_record])
     return RecordedTurn(Recorded(manifest, manifest_env), Recorded(usage_payload, usage_env))
 
@@ -160,14 +129,3 @@ def _system(value: Any) -> tuple[bytes | None, str | None]:
     if isinstance(value, str):
         return value.encode("utf-8"), TEXT_MEDIA_TYPE
     return canonical_json(value, field="system"), JSON_MEDIA_TYPE
-
-
-def _usage(tokens: Tokens) -> TokenUsage:
-    return TokenUsage.of(
-        tokens.input_tokens,
-        tokens.output_tokens,
-        cache_read_tokens=tokens.cache_read_tokens,
-        cache_write_tokens=tokens.cache_write_tokens,
-        cache_write_5m_tokens=tokens.cache_write_5m_tokens,
-        cache_write_1h_tokens=tokens.cache_write_1h_tokens,
-    )

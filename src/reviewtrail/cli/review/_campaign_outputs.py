@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from reviewtrail.cli import _everyday
-from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, table
+from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, print_report, table
 from reviewtrail.cli._progress import PROGRESS_HELP
 
 if TYPE_CHECKING:
@@ -103,23 +103,15 @@ def export_verify(
 
     Example: reviewtrail review export-verify datasets/triage --json
     """
-    import sys
 
     from reviewtrail.app import open_store
-    from reviewtrail.errors import EXIT_INTEGRITY
     from reviewtrail.human_review.export import verify_export
 
     with open_store() as store:
         result = verify_export(store, directory)
-    if as_json:
-        print_json(result.to_json())
-    else:
-        _print_verification(result)
-    if not result.ok:
-        sys.stdout.flush()
-        listed = "; ".join(f"{p.name}: {p.problem}" for p in result.problems)
-        sys.stderr.write(f"error: the export at {result.directory} does not hold: {listed}\n")
-        raise typer.Exit(EXIT_INTEGRITY)
+    listed = "; ".join(f"{p.name}: {p.problem}" for p in result.problems)
+    failure = f"the export at {result.directory} does not hold: {listed}"
+    print_report(result, as_json, _print_verification, failure=failure)
 
 
 def _print_verification(result: ExportVerification) -> None:

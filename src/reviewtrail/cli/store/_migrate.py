@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json
+from reviewtrail.cli._output import JSON_HELP, handle_errors, print_report
 from reviewtrail.cli._progress import PROGRESS_HELP
 
 if TYPE_CHECKING:
@@ -68,7 +67,6 @@ def migrate(
     from reviewtrail.app import catalog
     from reviewtrail.cli._progress import phase_progress
     from reviewtrail.config import load_settings
-    from reviewtrail.errors import EXIT_INTEGRITY
     from reviewtrail.migrate import MigrateOptions
     from reviewtrail.migrate import migrate as copy_store
 
@@ -76,13 +74,7 @@ def migrate(
     settings = load_settings()
     with phase_progress("migrating", progress) as tick:
         report = copy_store(settings, catalog(), options, progress=tick)
-    if as_json:
-        print_json(report.to_json())
-    else:
-        _print_report(report)
-    if not report.ok:
-        sys.stdout.flush()
-        raise typer.Exit(EXIT_INTEGRITY)
+    print_report(report, as_json, _print_report)
 
 
 def _print_report(report: MigrateReport) -> None:

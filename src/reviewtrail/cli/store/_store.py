@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json
+from reviewtrail.cli._output import JSON_HELP, handle_errors, print_json, print_report
 from reviewtrail.cli._progress import PROGRESS_HELP
 
 if TYPE_CHECKING:
@@ -124,7 +123,6 @@ def verify(
     from reviewtrail.app import catalog, open_store
     from reviewtrail.audit import AuditOptions, audit
     from reviewtrail.cli._progress import phase_progress
-    from reviewtrail.errors import EXIT_INTEGRITY
     from reviewtrail.tracing.files import existing_project_root
 
     options = AuditOptions(
@@ -140,13 +138,7 @@ def verify(
     catalog().load_all()  # every package, checked against its declaration, before any table is checked or rebuilt
     with open_store(check_identity=False) as store, phase_progress("verifying", progress) as tick:
         report = audit(store, options, progress=tick)
-    if as_json:
-        print_json(report.to_json())
-    else:
-        _print_report(report)
-    if not report.ok:
-        sys.stdout.flush()
-        raise typer.Exit(EXIT_INTEGRITY)
+    print_report(report, as_json, _print_report)
 
 
 def _print_report(report: VerifyReport) -> None:

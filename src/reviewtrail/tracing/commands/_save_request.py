@@ -16,7 +16,7 @@ import msgspec
 from reviewtrail.tracing.commands._cli_support import read_prompt, read_response, split_files, warn_claims
 from reviewtrail.tracing.custody._ledger_link import StoreLocator
 from reviewtrail.tracing.custody._record import TraceResult, record_call
-from reviewtrail.tracing.files._documents import ReviewCall
+from reviewtrail.tracing.files._documents import CallLabels, ReviewCall
 
 if TYPE_CHECKING:
     from reviewtrail.store import Store
@@ -25,21 +25,10 @@ if TYPE_CHECKING:
 __all__ = ["TraceSaveRequest", "save_trace", "trace_save_request"]
 
 
-class TraceSaveRequest(msgspec.Struct, frozen=True):
-    """The options of ``reviewtrail trace save`` (and of the reference ``save_trace.sh``)."""
+class TraceSaveRequest(CallLabels, frozen=True):  # type: ignore[misc]  # msgspec freezes the labels too
+    """The options of ``reviewtrail trace save`` (and of the reference ``save_trace.sh``): the
+    call's labels, then the rest."""
 
-    skill: str
-    purpose: str
-    backend: str | None = None
-    tool: str | None = None
-    executor: str | None = None
-    executor_model: str | None = None
-    requested_reviewer_model: str | None = None
-    reported_reviewer_model: str | None = None
-    model: str | None = None
-    effort: str | None = None
-    thread_id: str | None = None
-    agent_id: str | None = None
     prompt_file: Path | None = None
     response_file: Path | None = None
     prompt: str | None = None
@@ -108,15 +97,15 @@ def _native_evidence(path: Path | None) -> NativeEvidence | None:
     return validate_native_evidence(path)
 
 
-# The request's fields a call takes as they are, named one by one: a field new to both the request
-# and the call is not carried until it is listed here. The others are read, split, checked or renamed
-# first, and ``identity_validated`` is never carried: only native evidence validates identity.
+# The request's fields a call takes as they are: the labels, then the others named one by one (a
+# field new to both the request and the call is not carried until it is listed here). The others are
+# read, split, checked or renamed first; ``identity_validated`` is never carried: only native
+# evidence validates identity.
 _AS_GIVEN = (
-    *("tool", "backend", "executor", "executor_model", "model", "reviewer_kind", "reviewer_profile"),
-    *("requested_reviewer_model", "reported_reviewer_model", "purpose", "skill", "effort", "agent_id"),
-    *("thread_id", "memory_hash", "status", "verdict", "fallback_reason", "review_completed"),
-    *("review_positive", "review_scope_complete", "duration_ms", "input_tokens", "output_tokens"),
-)
+    *CallLabels.__struct_fields__, "reviewer_kind", "reviewer_profile", "memory_hash", "status", "verdict",
+    *("fallback_reason", "review_completed", "review_positive", "review_scope_complete", "duration_ms"),
+    *("input_tokens", "output_tokens"),
+)  # fmt: skip
 
 
 def _review_call(r: TraceSaveRequest) -> ReviewCall:

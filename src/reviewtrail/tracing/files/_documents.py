@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from reviewtrail.tracing.native._native_evidence import NativeEvidence
 
 __all__ = [
+    "CallLabels",
     "ReviewCall",
     "TraceMode",
     "build_event",
@@ -47,19 +48,13 @@ _TEXT_FIELDS = (
 )  # fmt: skip
 
 
-class ReviewCall(msgspec.Struct):
-    """Everything known about one reviewer call.
-
-    ``declared_*`` are the caller's own labels (``--executor-family``, ``--reviewer-family``,
-    ``--independence-verified``): recorded as claims, never used by the rules. Identity is
-    host-validated only through ``native_evidence`` (see ``validate_native_evidence``);
-    ``identity_validated`` follows from it.
-    """
+class CallLabels(msgspec.Struct):
+    """What a reviewer call is saved under: its skill and purpose, the executor and the reviewer
+    (backend, tool, models, effort), and its thread and agent. A call and the ``trace save``
+    request that names it both start with these."""
 
     skill: str
     purpose: str
-    prompt: str | None = None
-    response: bytes | None = None
     backend: str | None = None
     tool: str | None = None
     executor: str | None = None
@@ -70,6 +65,19 @@ class ReviewCall(msgspec.Struct):
     effort: str | None = None
     thread_id: str | None = None
     agent_id: str | None = None
+
+
+class ReviewCall(CallLabels):
+    """Everything known about one reviewer call.
+
+    ``declared_*`` are the caller's own labels (``--executor-family``, ``--reviewer-family``,
+    ``--independence-verified``): recorded as claims, never used by the rules. Identity is
+    host-validated only through ``native_evidence`` (see ``validate_native_evidence``);
+    ``identity_validated`` follows from it.
+    """
+
+    prompt: str | None = None
+    response: bytes | None = None
     status: str = "ok"
     verdict: str | None = None
     review_completed: bool = False

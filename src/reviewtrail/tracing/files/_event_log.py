@@ -8,15 +8,26 @@ import errno
 import fcntl
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from reviewtrail.errors import StorageFullError
 from reviewtrail.tracing.files._layout import events_path
 
-__all__ = ["append_event", "event_line"]
+__all__ = ["append_event", "event_line", "full_disk"]
 
-_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+@contextlib.contextmanager
+def full_disk(doing: str, lost: str, field: str) -> Iterator[None]:
+    """A full disk (or quota) met in the block as a :class:`StorageFullError` naming ``field``:
+    "no space left to ``doing`` (why); ``lost``"."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise StorageFullError(f"no space left to {doing} ({exc.strerror}); {lost}", field=field) from exc
+        raise
 
 
 def event_line(event: dict[str, Any]) -> bytes:
@@ -32,7 +43,7 @@ def append_event(project: Path, event: dict[str, Any] | bytes) -> bytes:
     """
     path = events_path(project)
     line = event if isinstance(event, bytes) else event_line(event)
-    try:
+    with full_disk(f"append the event line to {path}", "the line was not kept", "events"):
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
@@ -49,11 +60,4 @@ def append_event(project: Path, event: dict[str, Any] | bytes) -> bytes:
                 raise
         finally:
             os.close(fd)
-    except OSError as exc:
-        if exc.errno in _FULL:
-            raise StorageFullError(
-                f"no space left to append the event line to {path} ({exc.strerror}); the line was not kept",
-                field="events",
-            ) from exc
-        raise
     return line

@@ -27,7 +27,6 @@ The event line is one write, cut back if it fails part way (:mod:`._event_log`).
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import hashlib
 import json
@@ -42,7 +41,8 @@ import msgspec
 
 from reviewtrail._durable import fsync_dir, sync_files
 from reviewtrail.canonical import loads_document
-from reviewtrail.errors import ConflictError, StorageFullError
+from reviewtrail.errors import ConflictError
+from reviewtrail.tracing.files._event_log import full_disk
 from reviewtrail.tracing.files._layout import RUN_ID, CallFiles, call_files, check_run_id, parse_call_filename
 from reviewtrail.tracing.rules._run_choice import LatestRun, RunChoiceFacts, decide_run
 
@@ -59,7 +59,6 @@ __all__ = [
 
 # Told (run id, call number, run created) before anything of that call is written.
 Claim = Callable[[str, int, bool], None]
-_FULL = (errno.ENOSPC, errno.EDQUOT)
 
 _DEFAULT_IDLE_MINUTES = 30.0
 
@@ -232,7 +231,7 @@ def allocate_and_write(
     :class:`StorageFullError`.
     """
     tell: Claim = claim or (lambda run, number, created: None)
-    try:
+    with full_disk(f"write the trace under {skill_path}", "nothing of this call was kept", "trace"):
         skill_path.mkdir(parents=True, exist_ok=True)
         with locked(skill_path):
             chosen, create = choose_run(
@@ -266,13 +265,6 @@ def allocate_and_write(
                         run.rmdir()
                         fsync_dir(skill_path)
                 raise
-    except OSError as exc:
-        if exc.errno in _FULL:
-            raise StorageFullError(
-                f"no space left to write the trace under {skill_path} ({exc.strerror}); nothing of this call was kept",
-                field="trace",
-            ) from exc
-        raise
 
 
 def _fill_run(

@@ -25,7 +25,7 @@ prompt as text: :func:`input_messages` answers ``None`` and the caller keeps tha
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = ["input_messages"]
@@ -74,11 +74,7 @@ def _message(role: object, parts: list[Part], source: Mapping[str, Any] | None =
 # --- OpenAI chat completions ---------------------------------------------------------------------
 
 
-def _chat_part(part: Any) -> Part:
-    if isinstance(part, str):
-        return _text(part)
-    if not isinstance(part, Mapping):
-        return {"type": "unknown", "content": part}
+def _chat_part(part: Mapping[str, Any]) -> Part:
     kind = part.get("type")
     if kind in ("text", "refusal") and isinstance(part.get(kind), str):
         return _text(part[kind])
@@ -88,14 +84,19 @@ def _chat_part(part: Any) -> Part:
     return _generic(part)
 
 
-def _content_parts(content: Any, read: Any) -> list[Part]:
+def _content_parts(content: Any, read: Callable[[Mapping[str, Any]], Part]) -> list[Part]:
+    """The parts of a message's content: a text, a part or a list of them; ``read`` reads a part object."""
     if content is None:
         return []
-    if isinstance(content, str):
-        return [_text(content)]
-    if isinstance(content, list):
-        return [read(part) for part in content]
-    return [read(content)]
+    return [_any_part(part, read) for part in (content if isinstance(content, list) else [content])]
+
+
+def _any_part(part: Any, read: Callable[[Mapping[str, Any]], Part]) -> Part:
+    if isinstance(part, str):
+        return _text(part)
+    if not isinstance(part, Mapping):
+        return {"type": "unknown", "content": part}
+    return read(part)
 
 
 def _chat(messages: Any) -> list[Message] | None:
@@ -132,11 +133,7 @@ def _chat(messages: Any) -> list[Message] | None:
 # --- OpenAI Responses ----------------------------------------------------------------------------
 
 
-def _responses_part(part: Any) -> Part:
-    if isinstance(part, str):
-        return _text(part)
-    if not isinstance(part, Mapping):
-        return {"type": "unknown", "content": part}
+def _responses_part(part: Mapping[str, Any]) -> Part:
     kind = part.get("type")
     if kind in ("input_text", "output_text", "text") and isinstance(part.get("text"), str):
         return _text(part["text"])
@@ -189,11 +186,7 @@ def _responses(doc: Mapping[str, Any]) -> tuple[list[Message], list[Part] | None
 # --- Anthropic messages --------------------------------------------------------------------------
 
 
-def _block(block: Any) -> Part:
-    if isinstance(block, str):
-        return _text(block)
-    if not isinstance(block, Mapping):
-        return {"type": "unknown", "content": block}
+def _block(block: Mapping[str, Any]) -> Part:
     kind = block.get("type")
     if kind == "text" and isinstance(block.get("text"), str):
         return _text(block["text"])
