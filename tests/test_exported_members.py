@@ -147,12 +147,34 @@ def test_private_module_all_names_exist() -> None:
 
 
 def _module_imports(tree: ast.Module) -> set[str]:
-    """The names a module binds by its top-level imports (those under ``if TYPE_CHECKING:`` too)."""
-    nodes = [n for top in tree.body for n in ([top] if not isinstance(top, ast.If) else top.body + top.orelse)]
-    return {alias.asname or alias.name for node in nodes if isinstance(node, ast.ImportFrom) for alias in node.names}
+    """The names a module binds by its imports at module level, at any depth of ``if``, ``try`` or
+    ``with`` (those under ``if TYPE_CHECKING:`` too), but not inside a function or a class."""
+    names: set[str] = set()
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.ImportFrom | ast.Import):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            todo.extend(ast.iter_child_nodes(node))
+    return names
 
 
-@pytest.mark.parametrize("name", ["agents", "cas", "evidence", "human_review", "ledger", "provenance", "reviewer"])
+def test_the_import_scan_sees_imports_at_any_depth_outside_functions() -> None:
+    source = (
+        "import a.b\nfrom c import d as e\nif X:\n    from f import g\nelse:\n    import h\n"
+        "try:\n    from i import j\nexcept ImportError:\n    if Y:\n        from k import m\n"
+        "def f():\n    from n import o\nclass C:\n    from p import q\n"
+    )
+    assert _module_imports(ast.parse(source)) == {"a", "e", "g", "h", "j", "m"}
+
+
+# The one name a private module lists only for its face: the models face re-exports its own modules'
+# names alone, and ``parse_retry_after`` is defined below every package (``reviewtrail._retry_after``).
+_LISTED_FOR_THE_FACE = {"reviewtrail.models._retry.parse_retry_after"}
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in SRC.iterdir() if (p / "__init__.py").is_file()))
 def test_private_modules_list_only_names_they_define(name: str) -> None:
     """A private module's ``__all__`` lists what it defines, never a name it imports: its callers
     import each name from the module that defines it (a package's face re-exports, it alone)."""
@@ -163,7 +185,8 @@ def test_private_modules_list_only_names_they_define(name: str) -> None:
         dotted = ".".join(("reviewtrail", *path.relative_to(SRC).with_suffix("").parts))
         imported = _module_imports(ast.parse(path.read_text(encoding="utf-8")))
         listed += [f"{dotted}.{n}" for n in getattr(importlib.import_module(dotted), "__all__", []) if n in imported]
-    assert listed == []
+    assert [n for n in listed if n not in _LISTED_FOR_THE_FACE] == []
+    assert {n for n in _LISTED_FOR_THE_FACE if n.startswith(f"reviewtrail.{name}.")} <= set(listed)  # still needed
 
 
 def test_no_module_imports_another_packages_private_modules() -> None:
