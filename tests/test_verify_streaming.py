@@ -27,8 +27,7 @@ from reviewtrail.ledger import (
 )
 from reviewtrail.store import Store
 from reviewtrail.verify import verify_store
-
-MAX = projection_check.MAX_REPORTED_PER_TABLE
+from reviewtrail.verify._row_diff import MAX_REPORTED_PER_TABLE as MAX
 
 
 def reference_problems(ledger: Ledger) -> list[str]:

@@ -26,7 +26,7 @@ from operator import itemgetter
 from typing import Any
 
 from reviewtrail.ledger import ROW_SEQ, Envelope, Ledger, row_makers, verify_reads
-from reviewtrail.verify._row_diff import MAX_REPORTED_PER_TABLE, diff_table
+from reviewtrail.verify._row_diff import diff_table
 
 __all__ = ["ProjectionCheck"]
 
