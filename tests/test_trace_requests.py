@@ -78,6 +78,24 @@ def test_a_call_carries_only_the_request_fields_named_as_given_and_never_identit
     assert call.identity_validated is False and call.verdict == "ready" and call.skill == "s"
 
 
+def test_the_request_keeps_its_field_order_and_freezes_its_labels_too() -> None:
+    """The request's fields in their order (the trace-save tool lists its parameters in it), the
+    labels it shares with a call first; every field, an inherited label too, refuses assignment."""
+    assert TraceSaveRequest.__struct_fields__ == (
+        *("skill", "purpose", "backend", "tool", "executor", "executor_model", "requested_reviewer_model"),
+        *("reported_reviewer_model", "model", "effort", "thread_id", "agent_id", "prompt_file", "response_file"),
+        *("prompt", "response", "status", "verdict", "review_completed", "review_scope_complete", "review_positive"),
+        *("trace_mode", "files_referenced", "duration_ms", "identity_validated", "fallback_reason"),
+        *("reviewer_profile", "memory_hash", "executor_family", "reviewer_family", "independence_verified"),
+        *("native_evidence", "reviewer_kind", "input_tokens", "output_tokens", "skill_args", "run_id"),
+        *("project_dir", "gate", "score"),
+    )
+    request = TraceSaveRequest(skill="s", purpose="p")
+    for name in ("skill", "agent_id", "prompt", "score"):
+        with pytest.raises(AttributeError):
+            setattr(request, name, "x")
+
+
 def test_trace_mode_off_writes_nothing(tmp_path: Path) -> None:
     request = TraceSaveRequest(skill="s", purpose="p", prompt="x", trace_mode="off", project_dir=tmp_path)
     assert save_trace(request, env={}).mode == "off"

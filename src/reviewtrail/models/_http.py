@@ -6,7 +6,6 @@ import json
 import random
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Self
 
@@ -158,10 +157,16 @@ class HttpBackend:
         settings: dict[str, Any],
     ) -> Completion:
         """The answer ``text`` of the body ``data``, with the model, id and token counts it reports."""
+        tokens = extract_tokens(data, response_format)
         return Completion(
             text=text,
             model_reported=text_or_none(data.get("model")),
-            **asdict(extract_tokens(data, response_format)),
+            input_tokens=tokens.input_tokens,
+            output_tokens=tokens.output_tokens,
+            cache_read_tokens=tokens.cache_read_tokens,
+            cache_write_tokens=tokens.cache_write_tokens,
+            cache_write_5m_tokens=tokens.cache_write_5m_tokens,
+            cache_write_1h_tokens=tokens.cache_write_1h_tokens,
             response_id=text_or_none(data.get("id")),
             finish_reason=text_or_none(finish_reason),
             attempts=attempts,

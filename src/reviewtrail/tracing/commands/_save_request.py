@@ -97,12 +97,14 @@ def _native_evidence(path: Path | None) -> NativeEvidence | None:
     return validate_native_evidence(path)
 
 
-# The request's fields a call takes as they are: the labels, then the others named one by one (a
-# field new to both the request and the call is not carried until it is listed here). The others are
+# The request's fields a call takes as they are, each named here: the labels, then the others (a
+# field new to both the request and the call, a new label too, is not carried until it is listed). The others are
 # read, split, checked or renamed first; ``identity_validated`` is never carried: only native
 # evidence validates identity.
 _AS_GIVEN = (
-    *CallLabels.__struct_fields__, "reviewer_kind", "reviewer_profile", "memory_hash", "status", "verdict",
+    *("skill", "purpose", "backend", "tool", "executor", "executor_model", "requested_reviewer_model"),
+    *("reported_reviewer_model", "model", "effort", "thread_id", "agent_id"),
+    "reviewer_kind", "reviewer_profile", "memory_hash", "status", "verdict",
     *("fallback_reason", "review_completed", "review_positive", "review_scope_complete", "duration_ms"),
     *("input_tokens", "output_tokens"),
 )  # fmt: skip
