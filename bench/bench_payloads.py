@@ -52,11 +52,22 @@ PAYLOAD: dict[str, Any] = {
 
 def _pydantic_model() -> Any:
     """``ReviewCallRecord`` as a pydantic model, as it stood before it was a msgspec model."""
-    from pydantic import BaseModel, ConfigDict, Field, field_validator
+    from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+    from pydantic_core import PydanticCustomError
 
-    from reviewtrail._strict import IS_INT, StrictBool
     from reviewtrail.cas import Pool, parse_digest
     from reviewtrail.cas._address import DEFAULT_MEDIA_TYPE, check_media_type
+
+    def strictly(kind: type) -> BeforeValidator:  # an int is not a bool, a bool not an int
+        def check(value: Any) -> Any:
+            if isinstance(value, kind) and (kind is bool or not isinstance(value, bool)):
+                return value
+            raise PydanticCustomError("strict", f"must be {kind.__name__}")
+
+        return BeforeValidator(check)
+
+    IS_INT = strictly(int)
+    StrictBool = Annotated[bool, strictly(bool)]
 
     class CasRef(BaseModel):
         model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
