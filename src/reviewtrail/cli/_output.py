@@ -61,7 +61,10 @@ def print_json_stream(data: Any) -> None:
 def print_report(report: Any, as_json: bool, print_text: Callable[[Any], None], *, failure: str = "") -> None:
     """``report`` as JSON or as ``print_text`` words it; one that is not ``ok`` then exits 4
     (integrity), with ``failure`` on stderr when given."""
-    print_json(report.to_json()) if as_json else print_text(report)
+    if as_json:
+        print_json(report.to_json())
+    else:
+        print_text(report)
     if not report.ok:
         from reviewtrail.errors import EXIT_INTEGRITY
 

@@ -116,12 +116,11 @@ def invoke(
         call_type=call_type,
         redaction_status=redaction_status,
     )
-    manifest_record, usage_record, _ = call_records(
+    manifest_record, usage_record, usage = call_records(
         manifest, call.duration_ms, call_type=call_type, actor=actor, privacy=privacy
     )
     manifest_env, usage_env = store.append([manifest_record, usage_record])
-    manifest_rec, usage_rec = Recorded.of(PromptManifest, manifest_env), Recorded.of(ModelInvocationUsage, usage_env)
-    return Invocation(manifest_rec, usage_rec, completion=call.completion)
+    return Invocation(Recorded(manifest, manifest_env), Recorded(usage, usage_env), completion=call.completion)
 
 
 @dataclass(frozen=True)

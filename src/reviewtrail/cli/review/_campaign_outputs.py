@@ -103,7 +103,6 @@ def export_verify(
 
     Example: reviewtrail review export-verify datasets/triage --json
     """
-
     from reviewtrail.app import open_store
     from reviewtrail.human_review.export import verify_export
 

@@ -98,9 +98,9 @@ def _native_evidence(path: Path | None) -> NativeEvidence | None:
 
 
 # The request's fields a call takes as they are, each named here: the labels, then the others (a
-# field new to both the request and the call, a new label too, is not carried until it is listed). The others are
-# read, split, checked or renamed first; ``identity_validated`` is never carried: only native
-# evidence validates identity.
+# field new to both the request and the call, a new label too, is not carried until it is listed).
+# The others are read, split, checked or renamed first; ``identity_validated`` is never carried:
+# only native evidence validates identity.
 _AS_GIVEN = (
     *("skill", "purpose", "backend", "tool", "executor", "executor_model", "requested_reviewer_model"),
     *("reported_reviewer_model", "model", "effort", "thread_id", "agent_id"),
